@@ -1,0 +1,5 @@
+"""cockpit: a terminal cockpit for Hugging Face TRL training."""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"

@@ -1,0 +1,298 @@
+"""The command line. Every user mistake is one line on stderr and exit code 2."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+from cockpit.core.errors import CockpitError
+
+
+def _runs_dir(args: argparse.Namespace) -> Path:
+    from cockpit.core.paths import runs_dir
+
+    return runs_dir(getattr(args, "runs_dir", None))
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from cockpit.core import launch
+    from cockpit.core.presets import apply_overrides, load_preset
+    from cockpit.core.validate import validate
+
+    preset = apply_overrides(load_preset(args.preset), args.set or [])
+    if args.dry_run:
+        plan = validate(preset)
+        from cockpit.core.presets import dump_yaml
+
+        cfg = plan.preset.to_dict()
+        print("# run.yaml")
+        print(dump_yaml(cfg), end="")
+        print("# command")
+        print("python -m cockpit.runner RUN_DIR")
+        if plan.spec.cli_command:
+            print(f"trl {plan.spec.cli_command} --config RUN_DIR/trl.yaml")
+        for w in plan.warnings:
+            print(f"# warning: {w}")
+        return 0
+    run = launch.launch(preset, _runs_dir(args), args.name)
+    print(run.path)
+    if not args.wait:
+        return 0
+    from cockpit.core.watch import watch
+
+    state = watch(run, sys.stderr if args.quiet else sys.stdout)
+    return 0 if state == "finished" else 1
+
+
+def cmd_runs(args: argparse.Namespace) -> int:
+    from cockpit.core.runs import run_summaries
+    from cockpit.core.watch import fmt_duration
+
+    rows = run_summaries(_runs_dir(args))
+    if args.json:
+        print(json.dumps([r.to_dict() for r in rows], indent=2))
+        return 0
+    if not rows:
+        print(f"no runs in {_runs_dir(args)}")
+        return 0
+    print(f"{'name':40} {'state':9} {'trainer':12} {'step':>11} {'age':>7}")
+    for r in rows:
+        step = f"{r.step if r.step is not None else '-'}/{r.max_steps or '?'}"
+        print(f"{r.name[:40]:40} {r.state:9} {r.trainer[:12]:12} {step:>11} "
+              f"{fmt_duration(time.time() - r.created):>7}")
+    return 0
+
+
+def cmd_watch(args: argparse.Namespace) -> int:
+    from cockpit.core.launch import resolve_run
+    from cockpit.core.watch import watch
+
+    run = resolve_run(args.run, _runs_dir(args))
+    state = watch(run, follow=not args.no_follow)
+    return 0 if state in ("finished", "running", "starting", "stopping", "stopped") else 1
+
+
+def cmd_trainers(args: argparse.Namespace) -> int:
+    from cockpit.core.registry import load_registry
+
+    reg = load_registry(refresh=args.refresh)
+    specs = reg.all_known() if args.all else reg.trainers
+    if args.json:
+        print(json.dumps([_spec_json(s) for s in specs], indent=2))
+        return 0
+    print(f"TRL {reg.trl_version}")
+    for s in specs:
+        flags = []
+        if s.experimental:
+            flags.append("experimental")
+        if s.cli_command:
+            flags.append(f"trl {s.cli_command}")
+        if s.needs:
+            flags.append(f"needs {s.needs}")
+        if not s.available:
+            flags.append(s.missing_hint or "not available")
+        data = " | ".join("/".join(f) for f in s.data_formats) or "?"
+        print(f"{s.name:20} {s.title[:34]:34} data: {data[:48]:48} {', '.join(flags)}")
+    return 0
+
+
+def _spec_json(s) -> dict:
+    return {"name": s.name, "title": s.title, "summary": s.summary, "module": s.module,
+            "trainer_class": s.trainer_class, "config_class": s.config_class,
+            "experimental": s.experimental, "available": s.available,
+            "data_formats": [list(f) for f in s.data_formats], "extra_models": list(s.extra_models),
+            "cli_command": s.cli_command, "needs": s.needs, "samples": s.samples,
+            "missing_hint": s.missing_hint, "fields": len(s.fields)}
+
+
+def cmd_fields(args: argparse.Namespace) -> int:
+    from cockpit.core.registry import load_registry
+
+    reg = load_registry()
+    spec = reg.get(args.trainer)
+    fields = reg.fields(spec.name)
+    if args.search:
+        q = args.search.lower()
+        fields = [f for f in fields if q in f.name.lower() or q in (f.help or "").lower()]
+    if args.json:
+        print(json.dumps([f.__dict__ for f in fields], indent=2, default=str))
+        return 0
+    for f in fields:
+        print(f"{f.name:36} {str(f.type)[:20]:20} {str(f.default)[:16]:16} {(f.help or '')[:80]}")
+    return 0
+
+
+def cmd_stop(args: argparse.Namespace) -> int:
+    from cockpit.core.launch import resolve_run, stop
+
+    run = resolve_run(args.run, _runs_dir(args))
+    if args.force:
+        status = stop(run, save=False, grace_s=args.grace)
+        print(f"{run.name}: {status.state}")
+    else:
+        stop(run, save=True)
+        print(f"{run.name}: asked to save a checkpoint and stop at the next step")
+    return 0
+
+
+def cmd_resume(args: argparse.Namespace) -> int:
+    from cockpit.core.launch import resolve_run, resume
+
+    run = resume(resolve_run(args.run, _runs_dir(args)))
+    print(run.path)
+    if args.wait:
+        from cockpit.core.watch import watch
+
+        return 0 if watch(run) == "finished" else 1
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from cockpit.core import launch
+    from cockpit.core.presets import apply_overrides, load_preset
+
+    preset = apply_overrides(load_preset(args.preset), args.set or [])
+    run = launch.launch(preset, _runs_dir(args))
+    if args.headless:
+        print(run.path)
+        from cockpit.core.watch import watch
+
+        return 0 if watch(run) == "finished" else 1
+    from cockpit.ui import run_app
+
+    return run_app(mode="live", paths=[str(run.path)], runs_dir=str(_runs_dir(args)))
+
+
+def cmd_tui(args: argparse.Namespace) -> int:
+    from cockpit.ui import run_app
+
+    return run_app(mode="home", paths=[], runs_dir=str(_runs_dir(args)))
+
+
+def cmd_attach(args: argparse.Namespace) -> int:
+    from cockpit.core.launch import resolve_run
+    from cockpit.ui import run_app
+
+    run = resolve_run(args.run, _runs_dir(args))
+    return run_app(mode="live", paths=[str(run.path)], runs_dir=str(_runs_dir(args)))
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    from cockpit.core.sources import open_source
+    from cockpit.ui import run_app
+
+    for p in args.paths:
+        open_source(p)  # a missing or unusable path is one line here, before the UI opens
+    return run_app(mode="replay", paths=list(args.paths), runs_dir=str(_runs_dir(args)))
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from cockpit.core.export import export
+
+    export(args.path, csv_out=args.csv, png_out=args.png)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="cockpit", description="A terminal cockpit for TRL training.")
+    p.add_argument("--runs-dir", help="folder of runs (default: $COCKPIT_RUNS_DIR or ./runs)")
+    sub = p.add_subparsers(dest="cmd")
+
+    r = sub.add_parser("run", help="launch a run from a preset (detached)")
+    r.add_argument("preset", help="a preset file, or a shipped/user preset name")
+    r.add_argument("--set", action="append", metavar="KEY=VALUE",
+                   help="override a key; dotted keys reach nested sections")
+    r.add_argument("--runs-dir", dest="runs_dir", default=argparse.SUPPRESS)
+    r.add_argument("--name", help="run name prefix (default: the preset's name)")
+    r.add_argument("--wait", action="store_true", help="follow the run; exit 0 only if it finished")
+    r.add_argument("--quiet", action="store_true", help="with --wait: progress to stderr")
+    r.add_argument("--dry-run", action="store_true", help="print the resolved config and command")
+    r.set_defaults(func=cmd_run)
+
+    rs = sub.add_parser("runs", help="list runs")
+    rs.add_argument("--json", action="store_true")
+    rs.add_argument("--runs-dir", dest="runs_dir", default=argparse.SUPPRESS)
+    rs.set_defaults(func=cmd_runs)
+
+    w = sub.add_parser("watch", help="follow a run in a plain terminal")
+    w.add_argument("run", help="run folder or name")
+    w.add_argument("--no-follow", action="store_true", help="print what is there and exit")
+    w.add_argument("--runs-dir", dest="runs_dir", default=argparse.SUPPRESS)
+    w.set_defaults(func=cmd_watch)
+
+    t = sub.add_parser("trainers", help="list the trainers the installed TRL ships")
+    t.add_argument("--json", action="store_true")
+    t.add_argument("--all", action="store_true", help="also trainers this TRL lacks")
+    t.add_argument("--refresh", action="store_true", help="rebuild the schema cache")
+    t.set_defaults(func=cmd_trainers)
+
+    f = sub.add_parser("fields", help="the config keys a trainer takes, with TRL's help")
+    f.add_argument("trainer")
+    f.add_argument("--search", help="filter by name or help text")
+    f.add_argument("--json", action="store_true")
+    f.set_defaults(func=cmd_fields)
+
+    s = sub.add_parser("stop", help="stop a run (default: save a checkpoint first)")
+    s.add_argument("run")
+    s.add_argument("--save", action="store_true", default=True,
+                   help="save a checkpoint at the next step, then stop (default)")
+    s.add_argument("--force", action="store_true", help="SIGTERM the run's process group, then SIGKILL")
+    s.add_argument("--grace", type=float, default=None, help="seconds before SIGKILL (default 10)")
+    s.add_argument("--runs-dir", dest="runs_dir", default=argparse.SUPPRESS)
+    s.set_defaults(func=cmd_stop)
+
+    rm = sub.add_parser("resume", help="continue a run from its newest complete checkpoint")
+    rm.add_argument("run")
+    rm.add_argument("--wait", action="store_true")
+    rm.add_argument("--runs-dir", dest="runs_dir", default=argparse.SUPPRESS)
+    rm.set_defaults(func=cmd_resume)
+
+    d = sub.add_parser("demo", help="launch the offline demo run and open it")
+    d.add_argument("--preset", default="demo-sft", help="demo preset (demo-sft, demo-dpo, demo-grpo)")
+    d.add_argument("--set", action="append", metavar="KEY=VALUE")
+    d.add_argument("--headless", action="store_true", help="no TUI: follow it in plain text")
+    d.add_argument("--runs-dir", dest="runs_dir", default=argparse.SUPPRESS)
+    d.set_defaults(func=cmd_demo)
+
+    a = sub.add_parser("attach", help="open a live or finished run in the TUI")
+    a.add_argument("run")
+    a.add_argument("--runs-dir", dest="runs_dir", default=argparse.SUPPRESS)
+    a.set_defaults(func=cmd_attach)
+
+    rp = sub.add_parser("replay", help="open trainer_state.json files, checkpoints, output dirs or runs")
+    rp.add_argument("paths", nargs="+")
+    rp.set_defaults(func=cmd_replay)
+
+    ex = sub.add_parser("export", help="metrics as CSV (and the default panels as PNG)")
+    ex.add_argument("path")
+    ex.add_argument("--csv", help="CSV file to write")
+    ex.add_argument("--png", help="PNG file to write")
+    ex.set_defaults(func=cmd_export)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    func = getattr(args, "func", None) or cmd_tui
+    try:
+        return int(func(args) or 0)
+    except CockpitError as exc:
+        print(f"cockpit: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        try:
+            sys.stdout.close()
+        except OSError:
+            pass
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

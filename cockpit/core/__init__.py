@@ -1,0 +1,1 @@
+"""The core: no Textual, no torch. Journal, run folders, presets, registry, process control."""

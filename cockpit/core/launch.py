@@ -1,0 +1,222 @@
+"""Start, stop and resume runs. The UI and the CLI both come through here.
+
+`launch` writes the run folder and starts a detached supervisor (new session,
+stdin /dev/null, output to files), then returns: nothing of the run is tied to
+the caller's terminal. `stop` asks the run to stop (cooperatively with a save,
+or by signals to its whole process group), `resume` starts a new attempt in the
+same folder from its newest complete checkpoint.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from cockpit.core import journal
+from cockpit.core.errors import CockpitError
+from cockpit.core.presets import Preset, dump_yaml
+from cockpit.core.runfolder import RunFolder, Status, create_run_folder, list_checkpoints
+from cockpit.core.validate import Plan, validate
+
+DEFAULT_GRACE_S = 10.0
+
+
+def runner_argv(run: RunFolder, resume_from: Path | None = None) -> list[str]:
+    argv = [sys.executable, "-m", "cockpit.runner", str(run.path)]
+    if resume_from is not None:
+        argv += ["--resume", str(resume_from)]
+    return argv
+
+
+def prepare(plan: Plan, runs_dir: Path, name: str | None = None) -> RunFolder:
+    """Create the run folder and write what was asked; start nothing."""
+    run = create_run_folder(runs_dir, name or plan.preset.name)
+    try:
+        preset = plan.preset.copy()
+        if not preset.trl.get("output_dir"):
+            preset.trl["output_dir"] = str(run.output.resolve())
+        run.output.mkdir(exist_ok=True)
+        run.run_yaml.write_text(preset.to_yaml(), encoding="utf-8")
+        run.trl_yaml.write_text(dump_yaml(preset.trl), encoding="utf-8")
+        spec = plan.spec
+        (run.path / "trainer.json").write_text(json.dumps({
+            "name": spec.name, "module": spec.module, "trainer_class": spec.trainer_class,
+            "config_class": spec.config_class, "cli_command": spec.cli_command,
+            "samples": spec.samples, "extra_models": list(spec.extra_models),
+            "data_formats": [list(f) for f in spec.data_formats],
+        }, indent=2), encoding="utf-8")
+        write_command(run, spec.cli_command)
+        run.write_status(Status(state="starting", name=run.name, trainer=spec.name,
+                                host=os.uname().nodename))
+        with journal.JournalWriter(run.events) as jw:
+            for w in plan.warnings:
+                jw.write(journal.warning(w, code="preset"))
+    except BaseException:
+        import shutil
+
+        shutil.rmtree(run.path, ignore_errors=True)
+        raise
+    return run
+
+
+def write_command(run: RunFolder, cli_command: str | None, resume_from: Path | None = None) -> None:
+    lines = ["# what cockpit runs (inside a detached supervisor):",
+             shlex.join(runner_argv(run, resume_from))]
+    if cli_command:
+        lines += ["# the same training with TRL's own CLI:",
+                  shlex.join(["trl", cli_command, "--config", str(run.trl_yaml.resolve())])]
+    run.command_txt.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def start_supervisor(run: RunFolder, resume_from: Path | None = None) -> int:
+    """Start the detached supervisor; returns its pid."""
+    argv = [sys.executable, "-m", "cockpit.core.supervisor", str(run.path)]
+    if resume_from is not None:
+        argv += ["--resume", str(resume_from)]
+    env = dict(os.environ)
+    env["PYTHONUNBUFFERED"] = "1"
+    with open(os.devnull, "rb") as devnull, open(run.supervisor_log, "ab") as log:
+        proc = subprocess.Popen(argv, stdin=devnull, stdout=log, stderr=subprocess.STDOUT,
+                                start_new_session=True, close_fds=True, env=env,
+                                cwd=str(run.path))
+    return proc.pid
+
+
+def launch(preset: Preset, runs_dir: Path, name: str | None = None) -> RunFolder:
+    plan = validate(preset)
+    run = prepare(plan, runs_dir, name)
+    pid = start_supervisor(run)
+    run.update_status(supervisor_pid=pid)
+    return run
+
+
+# -- stop ----------------------------------------------------------------------------------
+
+
+def _pgid_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def stop(run: RunFolder, *, save: bool, grace_s: float | None = None, wait: bool = True) -> Status:
+    """save=True: the runner saves a checkpoint at the next step and ends `stopped`.
+    save=False: SIGTERM to the run's process group, SIGKILL after `grace_s`; ends `killed`."""
+    status = run.read_status()
+    if not status.live:
+        raise CockpitError(f"{run.name} is not running (state: {status.state}) — nothing to stop")
+    if save:
+        run.request("stop_save")
+        return status
+    run.request("stop_force")
+    if grace_s is None:
+        grace_s = float(_cockpit_setting(run, "stop_grace_s", DEFAULT_GRACE_S))
+    pgid = status.pgid
+    if pgid is None:
+        # The runner has not started yet: the supervisor sees the request and does not start it.
+        return status
+    try:
+        os.killpg(pgid, signal.SIGTERM)
+    except ProcessLookupError:
+        return run.read_status()
+    if not wait:
+        return status
+    deadline = time.monotonic() + grace_s
+    while time.monotonic() < deadline and _pgid_alive(pgid):
+        time.sleep(0.05)
+    if _pgid_alive(pgid):
+        try:
+            os.killpg(pgid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        while _pgid_alive(pgid):
+            time.sleep(0.05)
+    return run.read_status()
+
+
+def _cockpit_setting(run: RunFolder, key: str, default: object) -> object:
+    try:
+        import yaml
+
+        obj = yaml.safe_load(run.run_yaml.read_text(encoding="utf-8")) or {}
+        return (obj.get("cockpit") or {}).get(key, default)
+    except (OSError, ValueError, AttributeError):
+        return default
+
+
+# -- resume --------------------------------------------------------------------------------
+
+
+def complete_checkpoint(path: Path) -> bool:
+    """A checkpoint is complete when its trainer_state.json parses and model weights are there."""
+    state = path / "trainer_state.json"
+    try:
+        json.loads(state.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    weights = ("model.safetensors", "adapter_model.safetensors", "pytorch_model.bin",
+               "model.safetensors.index.json", "adapter_model.bin")
+    return any((path / w).exists() for w in weights)
+
+
+def newest_complete_checkpoint(output_dir: Path) -> Path | None:
+    for ckpt in reversed(list_checkpoints(output_dir)):
+        if complete_checkpoint(ckpt):
+            return ckpt
+    return None
+
+
+def resume(run: RunFolder) -> RunFolder:
+    status = run.read_status()
+    if status.live:
+        raise CockpitError(f"{run.name} is still {status.state} — stop it before resuming")
+    import yaml
+
+    try:
+        cfg = yaml.safe_load(run.run_yaml.read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise CockpitError(f"{run.run_yaml}: cannot read it ({exc}) — not a cockpit run folder?") \
+            from None
+    output_dir = Path(str(cfg.get("output_dir") or run.output))
+    ckpt = newest_complete_checkpoint(output_dir)
+    if ckpt is None:
+        raise CockpitError(f"{run.name}: no complete checkpoint in {output_dir} — nothing to resume "
+                           "from; start a new run instead")
+    for stale in ("stop_save", "stop_force"):
+        run.clear_request(stale)
+    trainer = json.loads((run.path / "trainer.json").read_text(encoding="utf-8"))
+    write_command(run, trainer.get("cli_command"), ckpt)
+    run.write_status(Status(state="starting", name=run.name, trainer=status.trainer,
+                            attempt=status.attempt + 1, host=os.uname().nodename))
+    pid = start_supervisor(run, resume_from=ckpt)
+    run.update_status(supervisor_pid=pid)
+    return run
+
+
+def resolve_run(ref: str, runs_dir: Path) -> RunFolder:
+    """A run folder path, or a run's name (or unique name prefix) in the runs folder."""
+    p = Path(ref).expanduser()
+    if p.is_dir():
+        run = RunFolder(p)
+        if not run.exists():
+            raise CockpitError(f"{ref}: not a run folder (no run.yaml or events.jsonl)")
+        return run
+    if runs_dir.is_dir():
+        matches = sorted(c for c in runs_dir.iterdir() if c.is_dir() and c.name.startswith(ref))
+        exact = [c for c in matches if c.name == ref]
+        if exact or len(matches) == 1:
+            return RunFolder((exact or matches)[0])
+        if len(matches) > 1:
+            names = ", ".join(c.name for c in matches[:5])
+            raise CockpitError(f"{ref}: matches several runs ({names}) — give more of the name")
+    raise CockpitError(f"{ref}: no such run in {runs_dir} — `cockpit runs` lists them")

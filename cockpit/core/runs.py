@@ -1,0 +1,119 @@
+"""One line per run for `cockpit runs` and the home screen, without reading whole journals."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from cockpit.core import journal
+from cockpit.core.errors import CockpitError
+from cockpit.core.runfolder import LIVE_STATES, RunFolder, list_runs
+
+TAIL_BYTES = 256 * 1024
+
+
+def pid_alive(pid: int | None) -> bool:
+    if not pid:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+@dataclass
+class RunSummary:
+    name: str
+    path: str
+    state: str
+    trainer: str
+    step: int | None
+    max_steps: int | None
+    eta_s: float | None
+    created: float
+    phase: str | None
+    reason: str | None
+    error: str | None = None
+
+    @property
+    def live(self) -> bool:
+        return self.state in LIVE_STATES
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def tail_records(path: Path, nbytes: int = TAIL_BYTES) -> list[journal.Record]:
+    """The complete records in the last `nbytes` of a journal (the first, partial line dropped)."""
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            size = fh.tell()
+            start = max(0, size - nbytes)
+            fh.seek(start)
+            data = fh.read()
+    except OSError:
+        return []
+    lines = data.split(b"\n")
+    if start > 0:
+        lines = lines[1:]
+    lines = lines[:-1]  # the last element is "" or a partial line
+    out = []
+    for line in lines:
+        try:
+            out.append(journal.decode(line))
+        except journal.DecodeError:
+            continue
+    return out
+
+
+def effective_state(run: RunFolder) -> tuple[str, str | None]:
+    """The status, corrected when the supervisor died without writing its last word."""
+    st = run.read_status()
+    if st.live and st.supervisor_pid and st.host == os.uname().nodename \
+            and not pid_alive(st.supervisor_pid):
+        return "failed", "the supervisor process is gone (machine restarted or it was killed)"
+    return st.state, st.reason
+
+
+def summarize(run: RunFolder) -> RunSummary:
+    try:
+        st = run.read_status()
+        state, reason = effective_state(run)
+        error = None
+    except CockpitError as exc:
+        from cockpit.core.runfolder import Status
+
+        st, state, reason, error = Status(), "unknown", None, str(exc)
+    step = max_steps = eta = None
+    phase = None
+    trainer = st.trainer
+    for rec in tail_records(run.events):
+        if rec.kind == journal.PROGRESS:
+            step, max_steps, eta = rec.step, rec.data.get("max_steps"), rec.data.get("eta_s")
+        elif rec.kind == journal.METRICS and rec.step is not None:
+            step = rec.step
+        elif rec.kind == journal.PHASE:
+            phase = rec.data.get("phase")
+        elif rec.kind == journal.RUN_STARTED:
+            trainer = rec.data.get("trainer") or trainer
+            max_steps = rec.data.get("max_steps") or max_steps
+    try:
+        created = run.run_yaml.stat().st_mtime
+    except OSError:
+        created = 0.0
+    if max_steps is not None and max_steps < 0:
+        max_steps = None
+    return RunSummary(run.name, str(run.path), state, trainer or "?", step, max_steps,
+                      eta if state in LIVE_STATES else None, created, phase, reason, error)
+
+
+def run_summaries(runs_dir: Path) -> list[RunSummary]:
+    """Live runs first, then newest first."""
+    rows = [summarize(r) for r in list_runs(runs_dir)]
+    rows.sort(key=lambda r: (not r.live, -r.created))
+    return rows

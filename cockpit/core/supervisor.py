@@ -1,0 +1,249 @@
+"""The supervisor: a tiny stdlib process that outlives the UI and the SSH session.
+
+`python -m cockpit.core.supervisor RUN_DIR [--resume CKPT]`, started by
+`launch.start_supervisor` in a new session with stdin from /dev/null. It starts
+the runner in its own process group with its output in stdout.log, records
+pids in status.json, samples CPU/RAM (and GPUs when nvidia-ml-py is there) into
+the journal so the system pane keeps moving even when the training loop is
+stuck, and writes the final `run_ended` line and status whatever way the runner
+ended — exit code, exception it reported, or a signal.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from cockpit.core import diagnose, journal
+from cockpit.core.runfolder import RunFolder
+
+SAMPLE_EVERY_S = 5.0
+
+
+def _read_env(run: RunFolder) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONUNBUFFERED"] = "1"
+    env["COCKPIT_RUN_DIR"] = str(run.path)
+    env.setdefault("TOKENIZERS_PARALLELISM", "false")
+    env.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    try:
+        import yaml
+
+        cfg = yaml.safe_load(run.run_yaml.read_text(encoding="utf-8")) or {}
+        extra = (cfg.get("cockpit") or {}).get("env") or {}
+        env.update({str(k): str(v) for k, v in extra.items()})
+    except Exception:  # noqa: BLE001 - a broken run.yaml is the runner's to report
+        pass
+    return env
+
+
+class SystemSampler:
+    """CPU/RAM of the run's processes; GPU figures when nvidia-ml-py and a GPU are there."""
+
+    def __init__(self) -> None:
+        try:
+            import psutil
+
+            self._psutil = psutil
+        except ImportError:
+            self._psutil = None
+        self._nvml = None
+        try:
+            import pynvml
+
+            pynvml.nvmlInit()
+            self._nvml = pynvml
+        except Exception:  # noqa: BLE001 - no driver, no library: no GPU figures
+            self._nvml = None
+        self._procs: dict[int, object] = {}
+
+    def sample(self, pid: int) -> dict[str, object]:
+        out: dict[str, object] = {}
+        ps = self._psutil
+        if ps is not None:
+            try:
+                root = ps.Process(pid)
+                procs = [root, *root.children(recursive=True)]
+                cpu = 0.0
+                rss = 0
+                for p in procs:
+                    cached = self._procs.setdefault(p.pid, p)
+                    try:
+                        cpu += cached.cpu_percent(None)  # type: ignore[attr-defined]
+                        rss += p.memory_info().rss
+                    except (ps.NoSuchProcess, ps.AccessDenied):
+                        continue
+                out.update(cpu_percent=round(cpu, 1), rss_mb=round(rss / 2**20, 1),
+                           processes=len(procs))
+                vm = ps.virtual_memory()
+                out.update(ram_used_percent=vm.percent, ram_total_mb=round(vm.total / 2**20))
+            except (ps.NoSuchProcess, ps.AccessDenied):
+                pass
+        if self._nvml is not None:
+            gpus = []
+            nv = self._nvml
+            try:
+                for i in range(nv.nvmlDeviceGetCount()):
+                    h = nv.nvmlDeviceGetHandleByIndex(i)
+                    mem = nv.nvmlDeviceGetMemoryInfo(h)
+                    gpus.append({
+                        "index": i,
+                        "util_percent": nv.nvmlDeviceGetUtilizationRates(h).gpu,
+                        "mem_used_mb": round(mem.used / 2**20), "mem_total_mb": round(mem.total / 2**20),
+                        "temp_c": nv.nvmlDeviceGetTemperature(h, 0),
+                        "power_w": round(nv.nvmlDeviceGetPowerUsage(h) / 1000, 1),
+                    })
+            except Exception:  # noqa: BLE001 - a GPU query failing must not end the run
+                pass
+            if gpus:
+                out["gpus"] = gpus
+        return out
+
+
+def supervise(run: RunFolder, resume_from: Path | None = None) -> int:
+    jw = journal.JournalWriter(run.events)
+    status = run.read_status()
+    status.supervisor_pid = os.getpid()
+    status.started = time.time()
+    forced = {"by_signal": False}
+    child: subprocess.Popen[bytes] | None = None
+
+    def on_term(signum: int, _frame: object) -> None:
+        # Someone asked the supervisor itself to stop: stop the run the same way as a forced stop.
+        forced["by_signal"] = True
+        run.request("stop_force")
+        if child is not None and child.poll() is None:
+            try:
+                os.killpg(child.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, on_term)
+    signal.signal(signal.SIGINT, on_term)
+
+    if run.pending_request("stop_force"):
+        return _finish(run, jw, status, "killed", None, None,
+                       diagnose.Diagnosis("stopped_by_user", "stopped before it started", ""))
+
+    argv = [sys.executable, "-m", "cockpit.runner", str(run.path)]
+    if resume_from is not None:
+        argv += ["--resume", str(resume_from)]
+    (run.control).mkdir(exist_ok=True)
+    outcome_file = run.control / "outcome.json"
+    try:
+        outcome_file.unlink()
+    except FileNotFoundError:
+        pass
+    with open(os.devnull, "rb") as devnull, open(run.stdout_log, "ab") as out:
+        child = subprocess.Popen(argv, stdin=devnull, stdout=out, stderr=subprocess.STDOUT,
+                                 process_group=0, close_fds=True, env=_read_env(run),
+                                 cwd=str(run.path))
+    status.state = "running"
+    status.pid = child.pid
+    status.pgid = child.pid
+    run.write_status(status)
+
+    sampler = SystemSampler()
+    next_sample = time.monotonic() + 1.0
+    while True:
+        try:
+            rc = child.wait(timeout=0.5)
+            break
+        except subprocess.TimeoutExpired:
+            pass
+        if time.monotonic() >= next_sample:
+            next_sample = time.monotonic() + SAMPLE_EVERY_S
+            values = sampler.sample(child.pid)
+            if values:
+                jw.write(journal.system(values))
+        if run.pending_request("stop_save") and status.state == "running":
+            status.state = "stopping"
+            run.write_status(status)
+
+    # Anything left in the group (dataloader workers, accelerate children) goes too.
+    try:
+        os.killpg(child.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+    outcome = {}
+    try:
+        outcome = json.loads(outcome_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        pass
+    requested_force = run.pending_request("stop_force") or forced["by_signal"]
+    if rc < 0:
+        diag = diagnose.classify_signal(-rc, requested=requested_force)
+        return _finish(run, jw, status, "killed", None, -rc, diag)
+    if rc == 0:
+        state = outcome.get("state") or "finished"
+        reason = outcome.get("reason") or ("stopped and saved on request" if state == "stopped"
+                                           else "training finished")
+        return _finish(run, jw, status, state, 0, None,
+                       diagnose.Diagnosis(outcome.get("code", state), reason, outcome.get("fix", "")))
+    if outcome.get("reason"):
+        diag = diagnose.Diagnosis(outcome.get("code", "error"), outcome["reason"], outcome.get("fix", ""))
+    else:
+        tail = _tail(run.stdout_log)
+        diag = diagnose.classify_text(tail) or diagnose.Diagnosis(
+            "error", diagnose.last_error_line(tail) or f"the trainer exited with code {rc}",
+            f"see {run.stdout_log.name}")
+    return _finish(run, jw, status, "failed", rc, None, diag)
+
+
+def _tail(path: Path, n: int = 32_768) -> str:
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            size = fh.tell()
+            fh.seek(max(0, size - n))
+            return fh.read().decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def _finish(run: RunFolder, jw: journal.JournalWriter, status, state: str, exit_code: int | None,
+            signum: int | None, diag: diagnose.Diagnosis) -> int:
+    last_step = None
+    try:
+        records, _ = journal.read_all(run.events)
+        steps = [r.step for r in records if r.kind == journal.METRICS and r.step is not None]
+        last_step = steps[-1] if steps else None
+    except OSError:
+        pass
+    jw.write(journal.run_ended(state, exit_code=exit_code, signal=signum, reason=diag.reason,
+                               fix=diag.fix or None, step=last_step))
+    jw.close()
+    status.state = state
+    status.ended = time.time()
+    status.exit_code = exit_code
+    status.signal = signum
+    status.reason = diag.reason
+    status.fix = diag.fix or None
+    run.write_status(status)
+    for done in ("stop_save", "stop_force"):
+        run.clear_request(done)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    resume_from = None
+    if "--resume" in args:
+        i = args.index("--resume")
+        resume_from = Path(args[i + 1])
+        del args[i:i + 2]
+    if len(args) != 1:
+        print("usage: python -m cockpit.core.supervisor RUN_DIR [--resume CKPT]", file=sys.stderr)
+        return 2
+    return supervise(RunFolder(Path(args[0])), resume_from)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,238 @@
+"""Check a preset against the installed TRL before anything starts.
+
+Everything a user can get wrong is caught here with one line naming the problem
+and the fix: an unknown trainer or config key (with the close match), a value of
+the wrong type, a missing model or data file, data without the trainer's
+columns, a trainer the installed TRL lacks, an output dir that already holds
+checkpoints. Nothing here imports torch or trl: the config schema comes from
+the registry's cache.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cockpit.core import datasets as ds
+from cockpit.core.errors import CockpitError
+from cockpit.core.presets import Preset, resolve_demo_refs, uses_demo_assets
+from cockpit.core.registry import Registry, TrainerSpec, known_config_keys, load_registry, suggest_key
+from cockpit.core.runfolder import list_checkpoints
+
+# Keys the TRL CLI scripts take beyond the config dataclasses (DatasetMixtureConfig and the
+# GRPO/RLOO script arguments); TRL's own parser accepts them in a `--config` YAML.
+SCRIPT_EXTRA_KEYS = {"datasets", "streaming", "test_split_size", "reward_model_name_or_path",
+                     "reward_funcs"}
+
+_BUILTIN_REWARDS_HINT = "a TRL reward name, a dotted import path or path/file.py:function"
+
+
+@dataclass
+class Plan:
+    """A validated run: the resolved preset, the trainer, and what to warn about."""
+
+    preset: Preset
+    spec: TrainerSpec
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def trl_config(self) -> dict[str, Any]:
+        """The flat YAML `trl <cmd> --config` takes."""
+        return dict(self.preset.trl)
+
+
+def _type_problem(name: str, type_str: str, value: Any) -> str | None:
+    """A value that cannot be what the field's type says, or None."""
+    if value is None:
+        return None if ("None" in type_str or "Optional" in type_str) else None
+    t = type_str.replace(" ", "")
+    base = re.split(r"[|\[]", t)[0]
+    if base == "bool" and not isinstance(value, bool):
+        return f"{name} must be true or false (got {value!r})"
+    if base == "int" and (isinstance(value, bool) or not isinstance(value, int)):
+        if isinstance(value, float) and value.is_integer():
+            return None
+        if "float" in t and isinstance(value, float):
+            return None
+        if "str" in t and isinstance(value, str):
+            return None
+        return f"{name} must be an integer (got {value!r})"
+    if base == "float" and (isinstance(value, bool) or not isinstance(value, (int, float))):
+        if "str" in t and isinstance(value, str):
+            return None
+        return f"{name} must be a number (got {value!r})"
+    return None
+
+
+def _check_choices(name: str, choices: Any, value: Any) -> str | None:
+    if not choices or value is None or isinstance(value, (list, dict)):
+        return None
+    allowed = [str(c) for c in choices]
+    if str(value) not in allowed:
+        return f"{name} must be one of {', '.join(allowed)} (got {value!r})"
+    return None
+
+
+def validate(preset: Preset, registry: Registry | None = None, *,
+             demo_root: Path | None = None) -> Plan:
+    registry = registry or load_registry()
+    spec = registry.get(preset.trainer)
+    warnings: list[str] = []
+    if spec.needs and not _has_gpu():
+        raise CockpitError(f"trainer '{spec.name}' needs {spec.needs}, which this machine lacks — "
+                           "run it on a GPU box or pick another trainer")
+
+    built_later: tuple[str, ...] = ()
+    if uses_demo_assets(preset):
+        from cockpit.core import demo
+
+        root = demo_root or demo.demo_dir()
+        demo.ensure_datasets(root)
+        preset = resolve_demo_refs(preset, root)
+        # The runner builds the demo models on first use; their folders may not exist yet.
+        built_later = (str(root / "models"),)
+    else:
+        preset = preset.copy()
+
+    def _check_model_ref(what: str, ref: str, preset: Preset) -> None:
+        if not ref.startswith(built_later or ("\0",)):
+            _check_model_path(what, ref)
+
+    # -- keys and types --------------------------------------------------------------------
+    known = known_config_keys(spec) | SCRIPT_EXTRA_KEYS
+    fields_by_name = {f.name: f for f in spec.fields}
+    for group in (spec.model_config, spec.script_args):
+        for f in group:
+            fields_by_name.setdefault(f.name, f)
+    for key, value in preset.trl.items():
+        if key not in known:
+            close = suggest_key(spec, key)
+            hint = f" — did you mean '{close}'?" if close else \
+                f" — `cockpit fields {spec.name}` lists the keys {spec.config_class} takes"
+            raise CockpitError(f"unknown config key '{key}' for {spec.name}{hint}")
+        f = fields_by_name.get(key)
+        if f is not None:
+            problem = _type_problem(key, f.type, value) or _check_choices(key, f.choices, value)
+            if problem:
+                raise CockpitError(f"{problem} — fix it in the preset or with --set {key}=...")
+
+    # -- model -----------------------------------------------------------------------------
+    model = preset.trl.get("model_name_or_path")
+    if not model:
+        raise CockpitError(f"no model: set model_name_or_path (a local folder or hub id) — "
+                           f"e.g. --set model_name_or_path=Qwen/Qwen2.5-0.5B-Instruct")
+    _check_model_ref("model_name_or_path", str(model), preset)
+    if preset.trl.get("trust_remote_code"):
+        warnings.append("trust_remote_code is on: the model's own Python code will run")
+
+    models = preset.cockpit.get("models") or {}
+    if not isinstance(models, dict):
+        raise CockpitError("cockpit.models must be a mapping like {reward_model: path}")
+    for key, ref in models.items():
+        if key not in ("ref_model", "reward_model", "value_model", "teacher_model"):
+            raise CockpitError(f"cockpit.models.{key}: unknown model role — use ref_model, "
+                               "reward_model, value_model or teacher_model")
+        if ref:
+            _check_model_ref(f"cockpit.models.{key}", str(ref), preset)
+    if "teacher_model" in spec.extra_models:
+        teacher = preset.trl.get("teacher_model_name_or_path") or models.get("teacher_model")
+        if not teacher:
+            raise CockpitError(f"{spec.name} needs a teacher model — set teacher_model_name_or_path "
+                               "(or cockpit.models.teacher_model)")
+        _check_model_ref("teacher model", str(teacher), preset)
+    if "value_model" in spec.extra_models:
+        if not (models.get("reward_model") or preset.trl.get("reward_model_path")):
+            raise CockpitError(f"{spec.name} needs a reward model — set cockpit.models.reward_model "
+                               "(a sequence-classification model); the value model defaults to it")
+    if "reward_funcs" in spec.extra_models:
+        funcs = _reward_funcs(preset)
+        if not funcs and not preset.trl.get("reward_model_name_or_path") \
+                and not models.get("reward_model"):
+            raise CockpitError(f"{spec.name} needs rewards — set reward_funcs, cockpit.reward_funcs "
+                               f"({_BUILTIN_REWARDS_HINT}) or reward_model_name_or_path")
+        for fn in funcs:
+            _check_reward_ref(str(fn), preset)
+
+    # -- data ------------------------------------------------------------------------------
+    _check_data(preset, spec)
+
+    # -- output ----------------------------------------------------------------------------
+    out = preset.trl.get("output_dir")
+    if out:
+        out_path = Path(str(out)).expanduser()
+        if list_checkpoints(out_path):
+            raise CockpitError(f"output_dir {out_path} already holds checkpoints — continue it with "
+                               "`cockpit resume RUN`, or pick a new output_dir")
+    return Plan(preset=preset, spec=spec, warnings=warnings)
+
+
+def _has_gpu() -> bool:
+    return any(Path("/dev").glob("nvidia[0-9]*"))
+
+
+def _check_model_path(what: str, ref: str) -> None:
+    p = Path(ref).expanduser()
+    if p.exists():
+        if p.is_dir() and not (p / "config.json").exists() and not (p / "adapter_config.json").exists():
+            raise CockpitError(f"{what} {ref}: the folder has no config.json — point it at a saved "
+                               "model folder (save_pretrained output)")
+        return
+    if ref.startswith((".", "/", "~")) or ref.count("/") > 1:
+        raise CockpitError(f"{what} {ref}: no such folder — check the path, or give a hub id "
+                           "like Qwen/Qwen2.5-0.5B")
+
+
+def _reward_funcs(preset: Preset) -> list[Any]:
+    funcs: list[Any] = []
+    for source in (preset.trl.get("reward_funcs"), preset.cockpit.get("reward_funcs")):
+        if source is None:
+            continue
+        if isinstance(source, str):
+            source = [source]
+        if not isinstance(source, list):
+            raise CockpitError("reward_funcs must be a list of names — e.g. [accuracy_reward]")
+        funcs.extend(source)
+    return funcs
+
+
+def _check_reward_ref(ref: str, preset: Preset) -> None:
+    if ":" in ref and ref.split(":", 1)[0].endswith(".py"):
+        path = Path(ref.split(":", 1)[0]).expanduser()
+        if not path.is_file():
+            raise CockpitError(f"reward function {ref}: no file {path} — give path/file.py:function")
+
+
+def _check_data(preset: Preset, spec: TrainerSpec) -> None:
+    name = preset.trl.get("dataset_name")
+    if preset.trl.get("datasets"):
+        return  # TRL's dataset mixture: checked by TRL itself in the runner
+    if not name:
+        raise CockpitError("no data: set dataset_name (a hub id, a local folder or a "
+                           ".jsonl/.json/.parquet/.csv file)")
+    ref = ds.resolve(str(name), preset.trl.get("dataset_config"))
+    if ref.kind == "hub":
+        return
+    dcfg = preset.cockpit.get("dataset") or {}
+    if not isinstance(dcfg, dict):
+        raise CockpitError("cockpit.dataset must be a mapping (split, eval_split, columns)")
+    split_expr = str(dcfg.get("split") or preset.trl.get("dataset_train_split") or "train")
+    split = ds.split_base(split_expr)
+    path = ds.split_file(ref, split)
+    if path is None:
+        raise CockpitError(f"dataset {name}: no '{split}' split found in the folder — name a file "
+                           f"like {split}.jsonl, or set dataset_train_split")
+    columns, _ = ds.read_columns(path)
+    renames = dcfg.get("columns") or {}
+    if not isinstance(renames, dict):
+        raise CockpitError("cockpit.dataset.columns must map old names to new, e.g. {question: prompt}")
+    for old in renames:
+        if old not in columns:
+            raise CockpitError(f"cockpit.dataset.columns renames '{old}', which {path.name} does not "
+                               f"have (it has {', '.join(columns)})")
+    columns = [renames.get(c, c) for c in columns]
+    if spec.name == "ppo" and "input_ids" not in columns and "prompt" in columns:
+        return  # the runner tokenizes prompts to input_ids for PPO
+    ds.check_columns(columns, spec.data_formats, spec.name, os.fspath(path))

@@ -1,0 +1,127 @@
+"""`cockpit watch`: a run followed in a plain terminal, for pipes, logs and scripts.
+
+It tails the same journal the TUI reads, so what it prints is what the run
+recorded; it never parses the trainer's stdout.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from typing import Any, TextIO
+
+from cockpit.core import journal
+from cockpit.core.runfolder import LIVE_STATES, RunFolder
+from cockpit.core.runs import effective_state
+from cockpit.core.tailer import Tailer
+
+# Shown first when present; then whatever else the trainer logged, up to a few.
+PREFERRED = ("loss", "reward", "rewards/margins", "rewards/accuracies", "objective/rlhf_reward",
+             "objective/kl", "kl", "entropy", "mean_token_accuracy", "accuracy", "learning_rate",
+             "grad_norm")
+
+
+def fmt_value(v: Any) -> str:
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return str(v)
+    if isinstance(v, float):
+        if math.isnan(v):
+            return "nan"
+        if math.isinf(v):
+            return "inf" if v > 0 else "-inf"
+        if v != 0 and (abs(v) < 1e-3 or abs(v) >= 1e5):
+            return f"{v:.3e}"
+        return f"{v:.4g}"
+    return str(v)
+
+
+def fmt_duration(seconds: float | None) -> str:
+    if seconds is None or not math.isfinite(seconds):
+        return "?"
+    s = int(round(seconds))
+    h, rem = divmod(s, 3600)
+    m, sec = divmod(rem, 60)
+    return f"{h}h{m:02d}m" if h else (f"{m}m{sec:02d}s" if m else f"{sec}s")
+
+
+def describe(rec: journal.Record, max_keys: int = 6) -> str | None:
+    """One line for a record, or None for records not worth a line of their own."""
+    d = rec.data
+    if rec.kind == journal.RUN_STARTED:
+        v = d.get("versions") or {}
+        return (f"started {d.get('trainer')} on {d.get('device')} (world size {d.get('world_size')}, "
+                f"trl {v.get('trl', '?')}, transformers {v.get('transformers', '?')})"
+                + (f", resumed from {d['resumed_from']}" if d.get("resumed_from") else ""))
+    if rec.kind == journal.PHASE:
+        return f"phase: {d.get('phase')}" + (f" ({d['detail']})" if d.get("detail") else "")
+    if rec.kind in (journal.METRICS, journal.EVAL):
+        keys = [k for k in PREFERRED if k in d] + sorted(k for k in d if k not in PREFERRED
+                                                           and k not in ("epoch", "summary"))
+        parts = [f"{k}={fmt_value(d[k])}" for k in keys[:max_keys]]
+        label = "eval" if rec.kind == journal.EVAL else ("summary" if d.get("summary") else "step")
+        return f"{label} {rec.step}: " + " ".join(parts)
+    if rec.kind == journal.COMPLETIONS:
+        rows = d.get("rows") or []
+        if not rows:
+            return None
+        r = rows[-1]
+        rewards = " ".join(f"{k}={fmt_value(v)}" for k, v in (r.get("rewards") or {}).items())
+        comp = str(r.get("completion", "")).replace("\n", " ")[:80]
+        prompt = str(r.get("prompt", "")).replace("\n", " ")[-40:]
+        return f"sample @{rec.step} ({len(rows)} rows): {prompt!r} → {comp!r} {rewards}".rstrip()
+    if rec.kind == journal.CHECKPOINT:
+        return f"checkpoint {rec.step}: {d.get('path')}"
+    if rec.kind == journal.WARNING:
+        return f"warning: {d.get('message')}" + (f" — {d['fix']}" if d.get("fix") else "")
+    if rec.kind == journal.STOP_REQUESTED:
+        return f"stop requested at step {rec.step}: saving a checkpoint"
+    if rec.kind == journal.RUN_ENDED:
+        line = f"ended: {d.get('state')}"
+        if d.get("reason"):
+            line += f" — {d['reason']}"
+        if d.get("fix"):
+            line += f" (fix: {d['fix']})"
+        return line
+    return None
+
+
+def watch(run: RunFolder, out: TextIO = sys.stdout, *, poll_s: float = 0.25,
+          follow: bool = True) -> str:
+    """Print the run from its first line until it ends; returns the final state."""
+    tailer = Tailer(run.events)
+    last_progress = 0.0
+    final_state: str | None = None
+    idle_since = time.monotonic()
+    while True:
+        records = tailer.poll()
+        for rec in records:
+            if rec.kind == journal.PROGRESS:
+                now = time.monotonic()
+                if now - last_progress >= 5.0:
+                    last_progress = now
+                    d = rec.data
+                    total = d.get("max_steps")
+                    rate = d.get("steps_per_s")
+                    print(f"progress: step {rec.step}/{total or '?'}"
+                          + (f", {rate:.2f} steps/s" if rate else "")
+                          + (f", ETA {fmt_duration(d.get('eta_s'))}" if d.get("eta_s") is not None else ""),
+                          file=out, flush=True)
+                continue
+            line = describe(rec)
+            if line:
+                print(line, file=out, flush=True)
+            if rec.kind == journal.RUN_ENDED:
+                final_state = str(rec.data.get("state"))
+        if final_state is not None:
+            return final_state
+        if records:
+            idle_since = time.monotonic()
+        state, reason = effective_state(run)
+        if not follow:
+            return state
+        if state not in LIVE_STATES and time.monotonic() - idle_since > 2.0:
+            # Ended without a run_ended line (e.g. the supervisor itself was killed).
+            print(f"ended: {state} — {reason or 'no final journal line'}", file=out, flush=True)
+            return state
+        time.sleep(poll_s)

@@ -1,0 +1,1 @@
+"""Code that imports torch, transformers, trl, peft, datasets or tokenizers; it runs inside the training process."""

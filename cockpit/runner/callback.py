@@ -1,0 +1,189 @@
+"""CockpitCallback: the training process's voice in the journal.
+
+Rank 0 only (`state.is_world_process_zero`), one flushed line per event, and
+nothing heavier than serialize-and-append in `on_log`: the training loop must
+not notice it. It also watches for the cooperative stop-and-save request.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from collections.abc import Callable
+from typing import Any
+
+from transformers import TrainerCallback
+
+from cockpit.core import journal
+from cockpit.core.runfolder import RunFolder
+
+_EVAL_PREFIX = "eval_"
+_SUMMARY_KEYS = {"train_runtime", "train_samples_per_second", "train_steps_per_second",
+                 "total_flos", "train_loss"}
+COMPLETIONS_ROWS = 16
+
+
+def _number(v: Any) -> Any:
+    """Metrics as numbers; TRL sometimes hands tensors or numpy scalars."""
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return v
+    item = getattr(v, "item", None)
+    if callable(item):
+        try:
+            return item()
+        except (TypeError, ValueError):
+            return None
+    if isinstance(v, str):
+        try:
+            return float(v)
+        except ValueError:
+            return None
+    return None
+
+
+class CockpitCallback(TrainerCallback):
+    def __init__(self, run: RunFolder, writer: journal.JournalWriter, *,
+                 samples_fn: Callable[[int], list[dict[str, Any]] | None] | None = None,
+                 samples_every: int | None = None) -> None:
+        self.run = run
+        self.writer = writer
+        self.trainer: Any = None
+        self.samples_fn = samples_fn
+        self.samples_every = samples_every
+        self._segment_start: tuple[float, int] | None = None
+        self._last_completions_step = -1
+        self._last_completions_key: Any = None
+        self._stop_file = os.fspath(run.control / "stop_save")
+        self.stop_requested = False
+        self._saved_steps: set[int] = set()
+
+    # -- helpers ---------------------------------------------------------------------------
+    def _progress(self, state: Any) -> journal.Record:
+        now = time.time()
+        step = int(state.global_step)
+        if self._segment_start is None:
+            self._segment_start = (now, step)
+        t0, s0 = self._segment_start
+        rate = (step - s0) / (now - t0) if now > t0 and step > s0 else None
+        eta = (state.max_steps - step) / rate if rate and state.max_steps and state.max_steps > step \
+            else (0.0 if state.max_steps and step >= state.max_steps else None)
+        return journal.progress(step, state.max_steps or None, epoch=state.epoch,
+                                steps_per_s=rate, eta_s=eta)
+
+    # -- hooks -----------------------------------------------------------------------------
+    def on_train_begin(self, args, state, control, **kwargs):
+        if state.is_world_process_zero:
+            # ETA is measured on this segment only: a resumed run starts its clock here.
+            self._segment_start = (time.time(), int(state.global_step))
+            self.writer.write(journal.phase("training"))
+            self.writer.write(self._progress(state))
+
+    def on_step_end(self, args, state, control, **kwargs):
+        if os.path.exists(self._stop_file) and not self.stop_requested:
+            self.stop_requested = True
+            control.should_save = True
+            control.should_training_stop = True
+            if state.is_world_process_zero:
+                self.writer.write(journal.Record(journal.STOP_REQUESTED, {"save": True},
+                                                 step=int(state.global_step)))
+        return control
+
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        if not state.is_world_process_zero or not logs:
+            return
+        step = int(state.global_step)
+        train: dict[str, Any] = {}
+        evals: dict[str, Any] = {}
+        for key, value in logs.items():
+            num = _number(value)
+            if num is None:
+                continue
+            (evals if key.startswith(_EVAL_PREFIX) else train)[key] = num
+        epoch = train.pop("epoch", None)
+        if epoch is None:
+            epoch = evals.pop("epoch", state.epoch)
+        records = []
+        if train:
+            summary = bool(_SUMMARY_KEYS & train.keys()) and "loss" not in train
+            rec = journal.metrics(step, train, epoch=epoch)
+            if summary:
+                rec.data["summary"] = True
+            records.append(rec)
+            loss = train.get("loss")
+            if isinstance(loss, float) and not math.isfinite(loss):
+                records.append(journal.warning(f"loss became {loss} at step {step}", code="nan_loss",
+                                               step=step,
+                                               fix="lower learning_rate or set max_grad_norm"))
+        if evals:
+            records.append(journal.eval_metrics(step, evals, epoch=epoch))
+        records.append(self._progress(state))
+        comp = self._completions(step)
+        if comp is not None:
+            records.append(comp)
+        self.writer.write_all(records)
+
+    def on_save(self, args, state, control, **kwargs):
+        if state.is_world_process_zero:
+            step = int(state.global_step)
+            path = os.path.join(args.output_dir, f"checkpoint-{step}")
+            if step not in self._saved_steps:
+                self._saved_steps.add(step)
+                self.writer.write(journal.checkpoint(step, path))
+
+    def on_train_end(self, args, state, control, **kwargs):
+        if state.is_world_process_zero:
+            self.writer.write(self._progress(state))
+
+    # -- completions -----------------------------------------------------------------------
+    def _completions(self, step: int) -> journal.Record | None:
+        rows = self._trainer_logs_rows()
+        if rows is not None:
+            key = (rows[0]["prompt"], rows[0]["completion"], rows[-1]["completion"]) if rows else None
+            if rows and key != self._last_completions_key:
+                self._last_completions_key = key
+                return journal.completions(step, rows, source="trainer_logs")
+            return None
+        if self.samples_fn and self.samples_every and step // self.samples_every > \
+                self._last_completions_step // self.samples_every and step > 0:
+            self._last_completions_step = step
+            generated = self.samples_fn(step)
+            if generated:
+                return journal.completions(step, generated, source="generate")
+        return None
+
+    def _trainer_logs_rows(self) -> list[dict[str, Any]] | None:
+        """GRPO-family trainers keep their last sampled batch in `trainer._logs`."""
+        logs = getattr(self.trainer, "_logs", None)
+        if not isinstance(logs, dict) or "completion" not in logs:
+            return None
+        prompts = list(logs.get("prompt") or [])
+        comps = list(logs.get("completion") or [])
+        rewards = logs.get("rewards") or {}
+        advantages = list(logs.get("advantages") or [])
+        n = min(len(prompts), len(comps))
+        rows = []
+        for i in range(max(0, n - COMPLETIONS_ROWS), n):
+            rows.append({
+                "prompt": _text(prompts[i]),
+                "completion": _text(comps[i]),
+                "rewards": {name: _number(vals[i]) for name, vals in rewards.items()
+                            if i < len(vals)},
+                "advantage": _number(advantages[i]) if i < len(advantages) else None,
+            })
+        return rows
+
+
+def _text(x: Any) -> str:
+    """Conversational prompts are lists of messages: show them as 'role: content' lines."""
+    if isinstance(x, str):
+        return x
+    if isinstance(x, list):
+        parts = []
+        for m in x:
+            if isinstance(m, dict):
+                parts.append(f"{m.get('role', '?')}: {m.get('content', '')}")
+            else:
+                parts.append(str(m))
+        return "\n".join(parts)
+    return str(x)

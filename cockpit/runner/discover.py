@@ -1,0 +1,508 @@
+"""Discover the trainers of the installed TRL and print them as one JSON object.
+
+Run as `python -m cockpit.runner.discover`. It lives in the runner layer because it imports
+trl (10-30 s cold); `cockpit.core.registry` runs it in a subprocess once per TRL/transformers
+version pair and caches the result, so the UI and the CLI never import trl themselves.
+
+Nothing is hand-listed here: stable trainers are the `*Trainer` classes `trl` exports, experimental
+ones are the `trl.experimental.<x>` submodules that hold a Trainer class. Per-trainer facts that
+cannot be introspected (data columns, extra models, ...) live in `cockpit.core.registry.KNOWLEDGE`.
+
+stdout carries exactly one JSON document; everything TRL prints while importing goes to stderr.
+"""
+
+from __future__ import annotations
+
+import ast
+import collections.abc
+import contextlib
+import dataclasses
+import enum
+import importlib
+import importlib.util
+import inspect
+import json
+import math
+import os
+import pkgutil
+import re
+import sys
+import time
+import types
+import typing
+import warnings
+from typing import Any
+
+SCHEMA = 1
+
+# Experimental submodules that are known not to hold trainers are still imported (a new TRL may
+# add a trainer there); a module simply contributes nothing when it has no Trainer class.
+
+
+def snake_case(prefix: str) -> str:
+    """'SFT' -> 'sft', 'OnlineDPO' -> 'online_dpo', 'RLOO' -> 'rloo', 'AsyncGRPO' -> 'async_grpo'."""
+    s = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", prefix)
+    return s.lower()
+
+
+# ---------------------------------------------------------------------------------------------
+# Types, defaults, choices
+
+
+def _type_name(tp: Any) -> str:
+    """A short readable type: 'int', 'float|None', 'list[str]|None', "Literal['a','b']"."""
+    if tp is None or tp is type(None):
+        return "None"
+    if isinstance(tp, str):
+        # Unresolved string annotation: strip module paths, spaces and typing. prefixes.
+        s = re.sub(r"\b(?:[A-Za-z_][\w]*\.)+(?=[A-Za-z_])", "", tp)
+        s = s.replace("NoneType", "None").replace(" ", "")
+        m = re.fullmatch(r"Optional\[(.*)\]", s)
+        return f"{m.group(1)}|None" if m else s
+    if isinstance(tp, typing.ForwardRef):
+        return _type_name(tp.__forward_arg__)
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+    if origin is typing.Union or origin is types.UnionType:
+        parts = [_type_name(a) for a in args if a is not type(None)]
+        if any(a is type(None) for a in args):
+            parts.append("None")
+        return "|".join(parts)
+    if origin is typing.Literal:
+        return "Literal[" + ",".join(repr(a) for a in args) + "]"
+    if origin is typing.Annotated:
+        return _type_name(args[0])
+    if origin is not None:
+        name = getattr(origin, "__name__", None) or str(origin).replace("typing.", "")
+        if origin is collections.abc.Callable or name == "Callable":
+            return "Callable"
+        if not args:
+            return name
+        return f"{name}[" + ",".join("..." if a is Ellipsis else _type_name(a) for a in args) + "]"
+    if tp is typing.Any:
+        return "Any"
+    if isinstance(tp, type):
+        return tp.__name__
+    return str(tp).replace("typing.", "")
+
+
+def _enum_values(tp: Any) -> list[Any] | None:
+    """Choices implied by a Literal or Enum type (also inside `X | None` / `Enum | str`)."""
+    if isinstance(tp, str):
+        m = re.search(r"Literal\[(.*?)\]", tp)
+        if m:
+            try:
+                values = ast.literal_eval(f"({m.group(1)},)")
+            except (ValueError, SyntaxError):
+                return None
+            return [_json_safe(v) for v in values]
+        return None
+    if isinstance(tp, type) and issubclass(tp, enum.Enum):
+        return [_json_safe(m.value) for m in tp]
+    origin = typing.get_origin(tp)
+    if origin is typing.Literal:
+        return [_json_safe(a) for a in typing.get_args(tp)]
+    if origin is typing.Union or origin is types.UnionType:
+        for arg in typing.get_args(tp):
+            found = _enum_values(arg)
+            if found:
+                return found
+    return None
+
+
+def _json_safe(value: Any, depth: int = 0) -> Any:
+    """JSON-able default: plain values as is, enums by value, anything else as its repr."""
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else repr(value)
+    if isinstance(value, enum.Enum):
+        return _json_safe(value.value, depth + 1)
+    if depth < 4 and isinstance(value, (list, tuple)):
+        return [_json_safe(v, depth + 1) for v in value]
+    if depth < 4 and isinstance(value, dict) and all(isinstance(k, str) for k in value):
+        return {k: _json_safe(v, depth + 1) for k, v in value.items()}
+    return repr(value)
+
+
+def _resolved_hints(cls: type) -> dict[str, Any]:
+    """Field types resolved to objects where possible (TRL mixes real and string annotations);
+    an annotation that cannot be resolved stays a string."""
+    try:
+        return typing.get_type_hints(cls)
+    except Exception:
+        pass
+    hints: dict[str, Any] = {}
+    for klass in reversed(cls.__mro__):
+        module = sys.modules.get(klass.__module__)
+        scope = dict(vars(module)) if module is not None else {}
+        for name, ann in (klass.__dict__.get("__annotations__") or {}).items():
+            if isinstance(ann, str):
+                try:
+                    ann = eval(ann, scope, dict(vars(klass)))  # noqa: S307 - what get_type_hints does
+                except Exception:
+                    pass
+            hints[name] = ann
+    return hints
+
+
+def describe_fields(cls: type, training_arg_names: frozenset[str], group: str | None = None) -> list[dict]:
+    """The init fields of a dataclass as JSON dicts, in declaration order."""
+    hints = _resolved_hints(cls)
+    out: list[dict] = []
+    for f in dataclasses.fields(cls):
+        if f.name.startswith("_") or not f.init:
+            continue
+        tp = hints.get(f.name, f.type)
+        default: Any = None
+        has_factory = False
+        required = False
+        if f.default is not dataclasses.MISSING:
+            default = _json_safe(f.default)
+        elif f.default_factory is not dataclasses.MISSING:  # type: ignore[misc]
+            has_factory = True
+            try:
+                default = _json_safe(f.default_factory())  # type: ignore[misc]
+            except Exception as exc:  # a factory that needs a GPU, say
+                default = f"<factory failed: {type(exc).__name__}>"
+        else:
+            required = True
+        meta = dict(f.metadata or {})
+        choices = meta.get("choices")
+        if choices is not None:
+            choices = [_json_safe(c) for c in choices]
+        else:
+            choices = _enum_values(tp)
+        if group is not None:
+            field_group = group
+        else:
+            field_group = "TrainingArguments" if f.name in training_arg_names else cls.__name__
+        out.append(
+            {
+                "name": f.name,
+                "type": _type_name(tp),
+                "default": default,
+                "default_factory": has_factory,
+                "required": required,
+                "help": str(meta.get("help", "") or ""),
+                "choices": choices,
+                "group": field_group,
+            }
+        )
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Finding trainers
+
+
+def _is_config(obj: Any, training_args_cls: type) -> bool:
+    return (
+        inspect.isclass(obj)
+        and dataclasses.is_dataclass(obj)
+        and issubclass(obj, training_args_cls)
+        and obj is not training_args_cls
+    )
+
+
+def _config_from_signature(trainer_cls: type, training_args_cls: type) -> type | None:
+    """The config class a trainer's `args` parameter is annotated with (walks the MRO, since
+    e.g. the BEMA DPOTrainer takes *args and inherits DPOTrainer's signature)."""
+    for klass in trainer_cls.__mro__:
+        init = klass.__dict__.get("__init__")
+        if init is None:
+            continue
+        try:
+            param = inspect.signature(init).parameters.get("args")
+        except (TypeError, ValueError):
+            continue
+        if param is None or param.kind is inspect.Parameter.VAR_POSITIONAL:
+            continue
+        ann = param.annotation
+        if ann is inspect.Parameter.empty:
+            continue
+        candidates: list[Any] = []
+        if isinstance(ann, str):
+            module = sys.modules.get(klass.__module__)
+            for name in re.findall(r"[A-Za-z_]\w*", ann):
+                candidates.append(getattr(module, name, None))
+        else:
+            candidates = list(typing.get_args(ann)) or [ann]
+        for cand in candidates:
+            if _is_config(cand, training_args_cls):
+                return cand
+        return None
+    return None
+
+
+def _init_params(trainer_cls: type) -> list[str]:
+    """Keyword parameters the trainer's constructor takes (first __init__ in the MRO that names
+    them: the BEMA DPOTrainer forwards *args/**kwargs to DPOTrainer)."""
+    for klass in trainer_cls.__mro__:
+        init = klass.__dict__.get("__init__")
+        if init is None:
+            continue
+        try:
+            params = inspect.signature(init).parameters.values()
+        except (TypeError, ValueError):
+            continue
+        names = [p.name for p in params if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) and p.name != "self"]
+        if names:
+            return names
+    return []
+
+
+def _importable_from(cls: type, modules: list[str]) -> str:
+    """The first of `modules` that exports `cls` under its name, else where it is defined."""
+    for modname in modules:
+        mod = sys.modules.get(modname)
+        if mod is not None and getattr(mod, cls.__name__, None) is cls:
+            return modname
+    return cls.__module__
+
+
+def _trainer_entry(
+    name: str,
+    module: str,
+    trainer_cls: type,
+    config_cls: type | None,
+    experimental: bool,
+    training_arg_names: frozenset[str],
+    alias_of: str | None = None,
+) -> dict:
+    entry = {
+        "name": name,
+        "module": module,
+        "trainer_class": trainer_cls.__name__,
+        "config_class": config_cls.__name__ if config_cls else None,
+        "config_module": _importable_from(config_cls, [module, "trl"]) if config_cls else None,
+        "experimental": experimental,
+        "alias_of": alias_of,
+        "import_error": None,
+        "init_params": _init_params(trainer_cls),
+        "fields": [],
+    }
+    if config_cls is None:
+        entry["import_error"] = f"no config class found for {trainer_cls.__name__}"
+        return entry
+    try:
+        entry["fields"] = describe_fields(config_cls, training_arg_names)
+    except Exception as exc:
+        entry["import_error"] = f"reading {config_cls.__name__} fields failed: {type(exc).__name__}: {exc}"
+    return entry
+
+
+def _error_text(exc: BaseException) -> str:
+    text = f"{type(exc).__name__}: {exc}".strip()
+    return text.splitlines()[0][:300] if text else type(exc).__name__
+
+
+def discover_stable(trl: Any, training_args_cls: type, training_arg_names: frozenset[str]) -> list[dict]:
+    """`*Trainer` classes exported by `trl`, paired with their `*Config`."""
+    exported = sorted(set(getattr(trl, "__all__", None) or dir(trl)) | set(dir(trl)))
+    out: list[dict] = []
+    for attr in exported:
+        if not attr.endswith("Trainer") or attr == "Trainer" or attr.startswith("_"):
+            continue
+        prefix = attr[: -len("Trainer")]
+        name = snake_case(prefix)
+        try:
+            trainer_cls = getattr(trl, attr)
+            if not inspect.isclass(trainer_cls):
+                continue
+            config_cls = getattr(trl, prefix + "Config", None) if prefix + "Config" in exported else None
+            if not _is_config(config_cls, training_args_cls):
+                config_cls = _config_from_signature(trainer_cls, training_args_cls)
+        except Exception as exc:
+            out.append(_failed_entry(name, "trl", experimental=False, exc=exc, trainer_class=attr))
+            continue
+        out.append(_trainer_entry(name, "trl", trainer_cls, config_cls, False, training_arg_names))
+    return out
+
+
+def _failed_entry(name: str, module: str, *, experimental: bool, exc: BaseException, trainer_class: str | None) -> dict:
+    return {
+        "name": name,
+        "module": module,
+        "trainer_class": trainer_class,
+        "config_class": None,
+        "config_module": None,
+        "experimental": experimental,
+        "alias_of": None,
+        "import_error": _error_text(exc),
+        "init_params": [],
+        "fields": [],
+    }
+
+
+def discover_experimental(
+    stable: list[dict], training_args_cls: type, training_arg_names: frozenset[str]
+) -> list[dict]:
+    """One trainer per `trl.experimental.<x>` submodule holding a Trainer class, named `<x>`."""
+    try:
+        import trl.experimental as experimental  # noqa: PLC0415
+    except Exception as exc:
+        return [_failed_entry("experimental", "trl.experimental", experimental=True, exc=exc, trainer_class=None)]
+    import trl  # noqa: PLC0415
+
+    stable_classes = {}
+    for entry in stable:
+        cls = getattr(trl, entry["trainer_class"] or "", None)
+        if inspect.isclass(cls):
+            stable_classes[entry["name"]] = cls
+
+    out: list[dict] = []
+    for info in sorted(pkgutil.iter_modules(experimental.__path__), key=lambda m: m.name):
+        modname = f"trl.experimental.{info.name}"
+        if info.name.startswith("_"):
+            continue
+        try:
+            mod = importlib.import_module(modname)
+        except BaseException as exc:  # noqa: BLE001 - a broken optional dep must not stop discovery
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            out.append(_failed_entry(info.name, modname, experimental=True, exc=exc, trainer_class=None))
+            continue
+        try:
+            names = list(getattr(mod, "__all__", None) or dir(mod))
+            trainers = []
+            for attr in names:
+                if not attr.endswith("Trainer") or attr.startswith("_"):
+                    continue
+                obj = getattr(mod, attr, None)
+                if inspect.isclass(obj) and obj.__module__.startswith("trl"):
+                    trainers.append(obj)
+            if not trainers:
+                continue  # a helper module (callbacks, env adapters, utils)
+            configs = [getattr(mod, a, None) for a in names if a.endswith("Config")]
+            configs = [c for c in configs if _is_config(c, training_args_cls)]
+            for trainer_cls in trainers:
+                prefix = trainer_cls.__name__[: -len("Trainer")]
+                config_cls = next((c for c in configs if c.__name__ == prefix + "Config"), None)
+                if config_cls is None:
+                    config_cls = _config_from_signature(trainer_cls, training_args_cls)
+                if config_cls is None and len(configs) == 1:
+                    config_cls = configs[0]
+                # The module name is the trainer name; a second trainer in one module gets its own.
+                name = info.name if len(trainers) == 1 else f"{info.name}_{snake_case(prefix)}"
+                if len(trainers) > 1 and snake_case(prefix) == info.name:
+                    name = info.name
+                # `trl.experimental.kto` / `.distillation` re-export the stable classes as
+                # deprecated subclasses: same name, same base -> an alias, not a second trainer.
+                alias_of = None
+                base = stable_classes.get(name)
+                if base is not None and issubclass(trainer_cls, base):
+                    alias_of = name
+                out.append(
+                    _trainer_entry(name, modname, trainer_cls, config_cls, True, training_arg_names, alias_of)
+                )
+        except Exception as exc:
+            out.append(_failed_entry(info.name, modname, experimental=True, exc=exc, trainer_class=None))
+    return out
+
+
+def discover_cli(trainers: list[dict], training_arg_names: frozenset[str]) -> None:
+    """Mark trainers that `trl <name>` can run, with the extra script arguments its YAML takes.
+
+    `trl/scripts/<name>.py` exposing `make_parser()` is what the TRL CLI runs for `trl <name>`.
+    """
+    import trl  # noqa: PLC0415
+
+    base_script_args = getattr(trl, "ScriptArguments", None)
+    for entry in trainers:
+        entry.setdefault("cli_command", None)
+        entry.setdefault("cli_fields", [])
+        if entry["experimental"] or entry["import_error"]:
+            continue
+        modname = f"trl.scripts.{entry['name']}"
+        try:
+            if importlib.util.find_spec(modname) is None:
+                continue
+            mod = importlib.import_module(modname)
+            make_parser = getattr(mod, "make_parser", None)
+            if make_parser is None:
+                continue
+            parser = make_parser()
+            entry["cli_command"] = entry["name"]
+            known = {f["name"] for f in entry["fields"]}
+            if base_script_args is not None:
+                known |= {f.name for f in dataclasses.fields(base_script_args)}
+            extra: list[dict] = []
+            for dtype in getattr(parser, "dataclass_types", []):
+                if base_script_args is None or dtype is base_script_args or not issubclass(dtype, base_script_args):
+                    continue
+                described = describe_fields(dtype, training_arg_names, group="ScriptArguments")
+                extra += [f for f in described if f["name"] not in known]
+            entry["cli_fields"] = extra
+        except Exception as exc:  # the CLI is a convenience; its absence is not an error
+            print(f"cockpit discover: trl {entry['name']} CLI not inspected: {_error_text(exc)}", file=sys.stderr)
+
+
+def discover() -> dict:
+    """Everything cockpit needs to know about the installed TRL, as a JSON-able dict."""
+    started = time.perf_counter()
+    os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+    os.environ.setdefault("TRANSFORMERS_NO_ADVISORY_WARNINGS", "1")
+    warnings.simplefilter("ignore")
+
+    import transformers  # noqa: PLC0415
+    import trl  # noqa: PLC0415
+
+    training_args_cls = transformers.TrainingArguments
+    training_arg_names = frozenset(f.name for f in dataclasses.fields(training_args_cls))
+
+    stable = discover_stable(trl, training_args_cls, training_arg_names)
+    experimental = discover_experimental(stable, training_args_cls, training_arg_names)
+    trainers = stable + experimental
+    discover_cli(trainers, training_arg_names)
+
+    def _fields_of(attr: str, group: str) -> list[dict]:
+        cls = getattr(trl, attr, None)
+        if cls is None or not dataclasses.is_dataclass(cls):
+            return []
+        return describe_fields(cls, training_arg_names, group=group)
+
+    return {
+        "schema": SCHEMA,
+        "trl_version": getattr(trl, "__version__", None),
+        "transformers_version": getattr(transformers, "__version__", None),
+        "python": sys.version.split()[0],
+        "trainers": trainers,
+        "script_args": _fields_of("ScriptArguments", "ScriptArguments"),
+        "model_config": _fields_of("ModelConfig", "ModelConfig"),
+        "dataset_mixture": _fields_of("DatasetMixtureConfig", "DatasetMixtureConfig"),
+        "discovery_seconds": round(time.perf_counter() - started, 2),
+    }
+
+
+@contextlib.contextmanager
+def _stdout_to_stderr():
+    """Point fd 1 and sys.stdout at stderr (C extensions write to the fd, Python to sys.stdout)."""
+    sys.stdout.flush()
+    saved_fd = os.dup(1)
+    os.dup2(2, 1)
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved_fd, 1)
+        os.close(saved_fd)
+
+
+def main() -> int:
+    try:
+        # TRL and friends print banners and deprecation notes while importing: keep them off stdout.
+        with _stdout_to_stderr():
+            result = discover()
+        text = json.dumps(result, ensure_ascii=False)
+    except Exception as exc:
+        print(f"cockpit discover failed: {_error_text(exc)}", file=sys.stderr)
+        return 1
+    sys.stdout.write(text + "\n")
+    sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

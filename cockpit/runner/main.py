@@ -1,0 +1,131 @@
+"""The training process: build from run.yaml, train, save, and say how it went.
+
+The supervisor writes the final `run_ended` line; this process leaves its own
+verdict in control/outcome.json (state, reason, fix) so a failure is classified
+from the real exception, not guessed from the log.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+import traceback
+from pathlib import Path
+
+from cockpit.core import diagnose, journal
+from cockpit.core.errors import CockpitError
+from cockpit.core.runfolder import RunFolder, write_atomic
+
+
+def _versions() -> dict[str, str]:
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {}
+    for pkg in ("trl", "transformers", "torch", "peft", "accelerate", "datasets"):
+        try:
+            out[pkg] = version(pkg)
+        except PackageNotFoundError:
+            pass
+    return out
+
+
+def _write_outcome(run: RunFolder, **outcome: object) -> None:
+    run.control.mkdir(exist_ok=True)
+    write_atomic(run.control / "outcome.json", json.dumps(outcome))
+
+
+def _ensure_demo_assets(run: RunFolder) -> None:
+    """A run that names the offline demo assets builds them on first use (under a lock)."""
+    from cockpit.core.demo import demo_dir
+
+    root = demo_dir()
+    if str(root) in run.run_yaml.read_text(encoding="utf-8"):
+        from cockpit.runner.assets import ensure_all
+
+        ensure_all(root)
+
+
+def train(run: RunFolder, jw: journal.JournalWriter, resume_from: str | None) -> str:
+    jw.write(journal.phase("importing", "torch, transformers, trl"))
+    import torch
+    from accelerate import PartialState
+
+    from cockpit.runner.build import build, make_sampler, read_run
+    from cockpit.runner.callback import CockpitCallback
+
+    _ensure_demo_assets(run)
+    cuda = torch.cuda.is_available()
+    state = PartialState()
+    main_process = state.is_main_process
+    writer = jw if main_process else journal.JournalWriter(os.devnull)
+
+    built = build(run, writer, cuda=cuda)
+    trainer = built.trainer
+    _, cockpit, info = read_run(run)
+    for w in built.warnings:
+        writer.write(w)
+    sample_fn, every = make_sampler(built, cockpit)
+    cb = CockpitCallback(run, writer, samples_fn=sample_fn, samples_every=every)
+    cb.trainer = trainer
+    trainer.add_callback(cb)
+
+    args = built.config
+    device = "cuda" if cuda else "cpu"
+    writer.write(journal.run_started(
+        info["name"], world_size=state.num_processes, max_steps=getattr(args, "max_steps", None),
+        versions=_versions(), device=device, resumed_from=resume_from,
+        output_dir=str(getattr(args, "output_dir", "")), model=built.model.name_or_path))
+    trainer.train(resume_from_checkpoint=resume_from)
+
+    writer.write(journal.phase("saving", str(args.output_dir)))
+    trainer.save_model(args.output_dir)
+    trainer.save_state()
+    if hasattr(trainer, "end"):
+        try:
+            trainer.end()
+        except Exception:  # noqa: BLE001 - tracker teardown must not fail a finished run
+            pass
+    writer.write(journal.phase("done"))
+    return "stopped" if cb.stop_requested else "finished"
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    resume_from = None
+    if "--resume" in args:
+        i = args.index("--resume")
+        resume_from = args[i + 1]
+        del args[i:i + 2]
+    if len(args) != 1:
+        print("usage: python -m cockpit.runner RUN_DIR [--resume CHECKPOINT]", file=sys.stderr)
+        return 2
+    run = RunFolder(Path(args[0]))
+    jw = journal.JournalWriter(run.events)
+    t0 = time.time()
+    try:
+        state = train(run, jw, resume_from)
+    except CockpitError as exc:
+        print(f"cockpit: {exc}", file=sys.stderr, flush=True)
+        _write_outcome(run, state="failed", code="config", reason=str(exc), fix="")
+        jw.write(journal.warning(str(exc), code="config"))
+        return 3
+    except BaseException as exc:  # noqa: BLE001 - every way out is classified and recorded
+        text = traceback.format_exc()
+        print(text, file=sys.stderr, flush=True)
+        if isinstance(exc, KeyboardInterrupt):
+            _write_outcome(run, state="killed", code="interrupted", reason="interrupted", fix="")
+            return 130
+        diag = diagnose.classify_text(text)
+        line = diagnose.last_error_line(text) or f"{type(exc).__name__}: {exc}"
+        reason = f"{diag.reason}: {line}" if diag else line
+        _write_outcome(run, state="failed", code=diag.code if diag else "error", reason=reason[:500],
+                       fix=diag.fix if diag else f"see {run.stdout_log.name}")
+        return 1
+    _write_outcome(run, state=state, code=state,
+                   reason=f"stopped and saved on request after {time.time() - t0:.0f}s"
+                   if state == "stopped" else f"training finished in {time.time() - t0:.0f}s",
+                   fix="resume it with `cockpit resume RUN`" if state == "stopped" else "")
+    jw.close()
+    return 0
