@@ -47,7 +47,8 @@ def prepare(plan: Plan, runs_dir: Path, name: str | None = None) -> RunFolder:
         spec = plan.spec
         (run.path / "trainer.json").write_text(json.dumps({
             "name": spec.name, "module": spec.module, "trainer_class": spec.trainer_class,
-            "config_class": spec.config_class, "cli_command": spec.cli_command,
+            "config_class": spec.config_class, "config_module": spec.config_module,
+            "cli_command": spec.cli_command,
             "samples": spec.samples, "extra_models": list(spec.extra_models),
             "data_formats": [list(f) for f in spec.data_formats],
         }, indent=2), encoding="utf-8")

@@ -24,7 +24,9 @@ Also here: `CompletionsBuffer` (a ring buffer of sampled completions) and
 
 from __future__ import annotations
 
+import itertools
 import math
+import operator
 from collections import deque
 from typing import Any, Iterable, Iterator, Literal, Mapping, Sequence
 
@@ -153,16 +155,23 @@ class MetricStore:
             self.max_steps = parsed.max_steps
         if parsed.epoch is not None:
             self.epoch = parsed.epoch
-        dicts: list[Mapping[str, Any]] = []
-        keep: list[int] = []
-        for i, (entry, cat) in enumerate(zip(parsed.entries, parsed.categories)):
-            if cat == ts.SUMMARY:
-                self.summary.update(ts.metric_values(entry, _NOT_SERIES))
+        entries, steps = parsed.entries, parsed.steps
+        groups = (parsed.group_ids, parsed.group_keys) if parsed.group_keys else None
+        if ts.SUMMARY in parsed.categories:
+            cats = parsed.categories
+            summary = [i for i, cat in enumerate(cats) if cat == ts.SUMMARY]
+            for i in summary:
+                self.summary.update(ts.metric_values(entries[i], _NOT_SERIES))
+            n, k = len(entries), len(summary)
+            if summary == list(range(n - k, n)):  # the usual place: the end
+                entries, steps = entries[: n - k], steps[: n - k]
+                groups = (groups[0][: n - k], groups[1]) if groups else None
             else:
-                dicts.append(entry)
-                keep.append(i)
-        steps = parsed.steps if len(keep) == len(parsed.steps) else parsed.steps[keep]
-        self._ingest(dicts, steps, None)
+                rest = [i for i, cat in enumerate(cats) if cat != ts.SUMMARY]
+                entries = [entries[i] for i in rest]
+                steps = steps[rest]
+                groups = ([groups[0][i] for i in rest], groups[1]) if groups else None
+        self._ingest(entries, steps, None, groups)
         self.version += 1
 
     def add(self, record: journal.Record) -> bool:
@@ -270,8 +279,14 @@ class MetricStore:
         self.last_step = step
 
     def _ingest(self, dicts: Sequence[Mapping[str, Any]], steps: np.ndarray,
-                times: np.ndarray | None) -> None:
-        """The columnar core: many logged dicts at once, same result as one `add` each."""
+                times: np.ndarray | None,
+                groups: tuple[list[int], dict[int, tuple]] | None = None) -> None:
+        """The columnar core: many logged dicts at once, same result as one `add` each.
+
+        Dicts with the same keys (nearly all of them, in a real log) are read as
+        one block with one numpy conversion, instead of a Python step per value.
+        `groups` (a group id per dict and each group's keys) saves recomputing them.
+        """
         if not len(dicts):
             return
         keep, rewind_to = ts.surviving(steps, after=self.last_step)
@@ -280,38 +295,42 @@ class MetricStore:
                 self._rewind(rewind_to)
             else:
                 self.rewinds += 1
-        idx_all = np.flatnonzero(keep) if rewind_to is not None else np.arange(len(dicts))
         if times is not None:
             t0 = _first_wall_time(times)
             if t0 is not None and (self.t0 is None or t0 < self.t0):
                 self.t0 = t0
             times = np.where(np.isfinite(times) & (times > 0), times, np.nan)
+        if groups is None:
+            first_of: dict[tuple, int] = {}
+            ids = list(map(first_of.setdefault, map(tuple, dicts), itertools.count()))
+            keys_of = {gid: sig for sig, gid in first_of.items()}
+        else:
+            ids, keys_of = groups
+        positions = np.flatnonzero(keep) if rewind_to is not None else None
 
-        groups: dict[tuple, list[int]] = {}
-        for i in idx_all.tolist():
-            sig = tuple(dicts[i])
-            members = groups.get(sig)
-            if members is None:
-                groups[sig] = [i]
-            else:
-                members.append(i)
+        if len(keys_of) == 1:
+            blocks = [(next(iter(keys_of.values())),
+                       positions if positions is not None else np.arange(len(dicts), dtype=np.int64))]
+        else:
+            ids_arr = np.array(ids, dtype=np.int64)
+            if positions is not None:
+                ids_arr = ids_arr[positions]
+            order = np.argsort(ids_arr, kind="stable")
+            cuts = np.flatnonzero(np.diff(ids_arr[order])) + 1
+            blocks = []
+            for part in np.split(order, cuts):
+                if not len(part):
+                    continue
+                idx = positions[part] if positions is not None else part
+                blocks.append((keys_of[int(ids_arr[part[0]])], idx))
 
         fragments: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {}
-        for sig, members in groups.items():
-            rows = [dicts[i] for i in members]
-            idx = np.array(members, dtype=np.int64)
-            for key in sig:
-                if key in _NOT_SERIES:
-                    continue
-                col = [row[key] for row in rows]
-                name = key if type(key) is str else str(key)
-                if set(map(type, col)) <= {float, int}:
-                    try:
-                        fragments.setdefault(name, []).append((idx, np.array(col, dtype=np.float64)))
-                        continue
-                    except OverflowError:
-                        pass
-                _slow_column(name, col, idx, fragments)
+        n_all = len(dicts)
+        for sig, idx in blocks:
+            if all(k in _NOT_SERIES for k in sig):
+                continue
+            rows = dicts if len(idx) == n_all else [dicts[i] for i in idx.tolist()]
+            _read_block(sig, rows, idx, fragments)
 
         for key, parts in fragments.items():
             series = self._series.get(key)
@@ -336,10 +355,10 @@ class MetricStore:
             t = times[idx] if times is not None else np.full(len(idx), np.nan)
             series.extend(s, vals, t)
 
-        if len(idx_all):
-            top = int(steps[idx_all].max())
-            if self.last_step is None or top > self.last_step:
-                self.last_step = top
+        top = int(steps[positions].max() if positions is not None else steps.max()) \
+            if (positions is None or len(positions)) else None
+        if top is not None and (self.last_step is None or top > self.last_step):
+            self.last_step = top
 
     # -- reading -------------------------------------------------------------------------------
 
@@ -400,9 +419,49 @@ def _first_wall_time(times: np.ndarray) -> float | None:
     return float(ok.min()) if len(ok) else None
 
 
+_NUMERIC = frozenset({float, int})
+_NUMERIC_OR_TEXT = frozenset({float, int, str})
+
+
+def _read_block(sig: tuple, rows: Sequence[Mapping[str, Any]], idx: np.ndarray,
+                fragments: dict[str, list[tuple[np.ndarray, np.ndarray]]]) -> None:
+    """Rows that share their keys, in the order of `sig`: one flat conversion when every
+    value is a number (or a numeric string — numpy parses those exactly as float() does),
+    else column by column."""
+    cols = [(j, k if type(k) is str else str(k)) for j, k in enumerate(sig) if k not in _NOT_SERIES]
+    width = len(sig)
+    try:
+        kinds = set(map(type, itertools.chain.from_iterable(map(dict.values, rows))))
+    except TypeError:  # not plain dicts
+        kinds = None
+    if kinds is not None and kinds <= _NUMERIC_OR_TEXT:
+        try:
+            flat = np.fromiter(itertools.chain.from_iterable(map(dict.values, rows)),
+                               dtype=np.float64, count=len(rows) * width)
+        except (ValueError, OverflowError, TypeError):
+            flat = None
+        if flat is not None:
+            table = flat.reshape(len(rows), width)
+            for j, name in cols:
+                fragments.setdefault(name, []).append((idx, table[:, j]))
+            return
+    for j, name in cols:
+        key = sig[j]
+        col = [row[key] for row in rows]
+        if set(map(type, col)) <= _NUMERIC_OR_TEXT:
+            try:
+                values = np.array(col, dtype=np.float64)
+            except (ValueError, OverflowError, TypeError):
+                pass
+            else:
+                fragments.setdefault(name, []).append((idx, values))
+                continue
+        _slow_column(name, col, idx, fragments)
+
+
 def _slow_column(key: str, col: list[Any], idx: np.ndarray,
                  fragments: dict[str, list[tuple[np.ndarray, np.ndarray]]]) -> None:
-    """A column with strings, nulls, bools or nested dicts: value by value."""
+    """A column with non-numeric strings, nulls, bools or nested dicts: value by value."""
     out_idx: dict[str, list[int]] = {}
     out_val: dict[str, list[float]] = {}
     for i, value in zip(idx.tolist(), col):

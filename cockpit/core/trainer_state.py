@@ -36,6 +36,7 @@ in a fraction of a second.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from dataclasses import dataclass, field
@@ -87,8 +88,6 @@ def to_float(value: Any) -> float | None:
         except OverflowError:
             return None
     if kind is str:
-        if len(value) > 64:
-            return None
         try:
             return float(value)
         except ValueError:
@@ -216,6 +215,10 @@ class ParsedState:
     """int64 step of each entry (missing steps filled in)."""
     categories: list[str] = field(repr=False)
     """TRAIN / EVAL / SUMMARY / MIXED for each entry."""
+    group_ids: list[int] = field(default_factory=list, repr=False)
+    """Entries with the same keys (in the same order) share a group id..."""
+    group_keys: dict[int, tuple] = field(default_factory=dict, repr=False)
+    """...and these are the keys: the store reads each group as one block."""
     header: dict[str, Any] = field(default_factory=dict, repr=False)
     """Every other top-level scalar (logging_steps, save_steps, num_train_epochs, ...)."""
     _records: list[journal.Record] | None = field(default=None, repr=False)
@@ -371,23 +374,22 @@ def parse_trainer_state_obj(obj: Any, *, source: str = "") -> ParsedState:
         warnings.append(f"{len(history) - len(entries)} log_history entries are not objects — skipped")
 
     steps = _entry_steps(entries, warnings)
-    signature_cat: dict[tuple, str] = {}
-    categories: list[str] = []
-    for entry in entries:
-        sig = tuple(entry)
-        cat = signature_cat.get(sig)
-        if cat is None:
-            cat = signature_cat[sig] = categorize(sig)
-        categories.append(cat)
+    # An entry's key tuple decides its category; real logs have a handful of distinct tuples.
+    # setdefault hands each new tuple the counter value of its first entry: a group id.
+    group_keys: dict[tuple, int] = {}
+    group_ids = list(map(group_keys.setdefault, map(tuple, entries), itertools.count()))
+    category_of = {gid: categorize(sig) for sig, gid in group_keys.items()}
+    categories = list(map(category_of.__getitem__, group_ids))
 
     keep, rewound_to = surviving(steps)
     if rewound_to is not None:
         dropped = int(len(keep) - keep.sum())
         warnings.append(f"log_history goes back to step {rewound_to} (a resumed run?) — "
                         f"kept the later entries, dropped {dropped} earlier ones")
-        idx = np.flatnonzero(keep)
-        entries = [entries[i] for i in idx.tolist()]
-        categories = [categories[i] for i in idx.tolist()]
+        idx = np.flatnonzero(keep).tolist()
+        entries = [entries[i] for i in idx]
+        categories = [categories[i] for i in idx]
+        group_ids = [group_ids[i] for i in idx]
         steps = steps[keep]
     if len(steps) > 1:
         same = steps[1:] == steps[:-1]
@@ -419,6 +421,8 @@ def parse_trainer_state_obj(obj: Any, *, source: str = "") -> ParsedState:
         entries=entries,
         steps=steps,
         categories=categories,
+        group_ids=group_ids,
+        group_keys={gid: sig for sig, gid in group_keys.items()},
         header=header,
     )
 

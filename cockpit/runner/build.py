@@ -76,7 +76,7 @@ def parse_args(flat: dict[str, Any], info: dict[str, Any], *, cuda: bool,
     from transformers import HfArgumentParser
     from trl import ModelConfig
 
-    module = importlib.import_module(info["module"])
+    module = importlib.import_module(info.get("config_module") or info["module"])
     config_cls = getattr(module, info["config_class"])
     types: list[type] = [_script_args_class(info.get("cli_command")), config_cls, ModelConfig]
     try:
@@ -333,7 +333,11 @@ def build(run: RunFolder, jw: journal.JournalWriter, *, cuda: bool) -> Built:
 
     jw.write(journal.phase("loading_model", model_args.model_name_or_path))
     tokenizer = load_tokenizer(model_args, config, warnings)
-    model = load_causal_lm(model_args.model_name_or_path, model_args, tokenizer)
+    if info["name"] == "reward":
+        # The reward trainer trains a scorer: a sequence-classification head with one label.
+        model = load_scorer(model_args.model_name_or_path, model_args, tokenizer)
+    else:
+        model = load_causal_lm(model_args.model_name_or_path, model_args, tokenizer)
     models = cockpit.get("models") or {}
 
     params = inspect.signature(trainer_cls.__init__).parameters
@@ -430,7 +434,7 @@ def make_sampler(built: Built, cockpit: dict[str, Any]):
     """Periodic generation on a few fixed prompts for trainers that do not sample themselves."""
     comp = cockpit.get("completions") or {}
     every = comp.get("every_steps")
-    if not every or built.trainer_info.get("samples") or not built.sample_prompts:
+    if not every or not built.sample_prompts or built.trainer_info["name"] == "reward":
         return None, None
     max_new = int(comp.get("max_new_tokens", 24))
     prompts = built.sample_prompts

@@ -1,0 +1,141 @@
+"""Which metric panels a run shows first, chosen by what the run logged.
+
+The trainer name is only a hint: panels are picked from the keys present, so
+an unknown trainer (or a TRL release that renamed a metric) still gets loss,
+learning rate and whatever else it logged, never an empty grid.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass, field
+
+MAX_PANELS = 6
+
+
+@dataclass(frozen=True)
+class Panel:
+    """One plot: a title and the metric keys drawn in it (patterns allowed, e.g. rewards/*/mean)."""
+
+    title: str
+    keys: tuple[str, ...]
+    user: bool = field(default=False, compare=False)
+    """Picked by the user: kept when the defaults are recomputed."""
+
+    def resolve(self, available: list[str]) -> list[str]:
+        """The concrete keys to draw, in pattern order, eval twins right after their train key."""
+        out: list[str] = []
+        for pattern in self.keys:
+            matches = [k for k in available if fnmatch.fnmatchcase(k, pattern)] \
+                if any(c in pattern for c in "*?[") else ([pattern] if pattern in available else [])
+            for key in matches:
+                if key not in out:
+                    out.append(key)
+                twin = eval_twin(key)
+                if twin in available and twin not in out:
+                    out.append(twin)
+        return out
+
+
+def eval_twin(key: str) -> str:
+    """The eval series logged beside a train key (`loss` -> `eval_loss`)."""
+    return f"eval_{key}"
+
+
+SFT = (
+    Panel("loss", ("loss",)),
+    Panel("learning rate", ("learning_rate",)),
+    Panel("grad norm", ("grad_norm",)),
+    Panel("mean token accuracy", ("mean_token_accuracy",)),
+    Panel("entropy", ("entropy",)),
+)
+DPO = (
+    Panel("loss", ("loss",)),
+    Panel("reward margin", ("rewards/margins",)),
+    Panel("reward accuracy", ("rewards/accuracies",)),
+    Panel("rewards chosen vs rejected", ("rewards/chosen", "rewards/rejected")),
+    Panel("grad norm", ("grad_norm",)),
+    Panel("learning rate", ("learning_rate",)),
+)
+GRPO = (
+    Panel("reward", ("reward", "rewards/*/mean")),
+    Panel("reward std", ("reward_std",)),
+    Panel("KL", ("kl",)),
+    Panel("entropy", ("entropy",)),
+    Panel("completion length", ("completions/mean_length",)),
+    Panel("zero-std reward groups", ("frac_reward_zero_std",)),
+)
+PPO = (
+    Panel("RLHF reward", ("objective/rlhf_reward",)),
+    Panel("scores", ("objective/scores",)),
+    Panel("KL", ("objective/kl",)),
+    Panel("entropy", ("objective/entropy",)),
+    Panel("value ratio", ("val/ratio",)),
+    Panel("policy & value loss", ("loss/policy_avg", "loss/value_avg")),
+)
+# For anything else: what most trainers log.
+GENERIC = (
+    Panel("loss", ("loss",)),
+    Panel("learning rate", ("learning_rate",)),
+    Panel("grad norm", ("grad_norm",)),
+    Panel("accuracy", ("mean_token_accuracy", "accuracy")),
+    Panel("entropy", ("entropy",)),
+    Panel("reward", ("reward",)),
+)
+
+_BY_TRAINER = {
+    "sft": SFT,
+    "dpo": DPO, "cpo": DPO, "orpo": DPO, "kto": DPO, "bco": DPO, "ipo": DPO, "simpo": DPO,
+    "nash_md": DPO, "xpo": DPO, "online_dpo": DPO,
+    "grpo": GRPO, "rloo": GRPO, "gspo": GRPO, "dapo": GRPO,
+    "ppo": PPO,
+}
+_SKIP_KEYS = ("epoch", "step", "total_flos", "num_tokens", "step_time")
+
+
+def family(trainer: str | None, keys: list[str]) -> tuple[Panel, ...]:
+    """The panel family for a run: by trainer name when known, else guessed from the keys."""
+    name = (trainer or "").lower().replace("-", "_")
+    if name in _BY_TRAINER:
+        return _BY_TRAINER[name]
+    present = set(keys)
+    if "objective/rlhf_reward" in present:
+        return PPO
+    if "rewards/margins" in present or "rewards/chosen" in present:
+        return DPO
+    if "reward" in present or "frac_reward_zero_std" in present:
+        return GRPO
+    if "mean_token_accuracy" in present:
+        return SFT
+    return GENERIC
+
+
+def default_panels(trainer: str | None, keys: list[str], limit: int = MAX_PANELS) -> list[Panel]:
+    """Panels with at least one present key; topped up with other logged keys up to `limit`."""
+    chosen = [p for p in family(trainer, keys) if p.resolve(keys)]
+    used = {k for p in chosen for k in p.resolve(keys)}
+    for p in GENERIC:
+        if len(chosen) >= limit:
+            break
+        if p.title not in {c.title for c in chosen} and p.resolve(keys) \
+                and not used.intersection(p.resolve(keys)):
+            chosen.append(p)
+            used.update(p.resolve(keys))
+    for key in keys:
+        if len(chosen) >= limit:
+            break
+        if key in used or key.startswith("eval_") or key in _SKIP_KEYS \
+                or key.startswith("train_"):
+            continue
+        chosen.append(Panel(key, (key,)))
+        used.add(key)
+    if not chosen:
+        # Eval-only sources (an eval-only trainer_state.json) still show something.
+        for key in keys[:limit]:
+            chosen.append(Panel(key, (key,)))
+    return chosen[:limit]
+
+
+def panel_for_key(key: str) -> Panel:
+    """A user-picked panel for one key."""
+    return Panel(key, (key,), user=True)

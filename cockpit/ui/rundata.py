@@ -1,0 +1,147 @@
+"""What a run screen shows, in one object: metric store, completions, log rows, header facts.
+
+Live runs and replays both fill a `RunData`; the widgets read only this. It
+holds no Textual objects, so a worker thread can build one from a whole
+journal and hand it to the screen (the first poll of a long run is big; later
+polls are small and are applied on the UI thread).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from cockpit.core import journal
+from cockpit.core.store import CompletionsBuffer, LogRows, MetricStore
+
+
+@dataclass
+class Alert:
+    """A warning or the run's end, shown prominently."""
+
+    level: str  # "warning" | "error" | "information"
+    message: str
+    fix: str | None = None
+    step: int | None = None
+    t: float = 0.0
+
+
+@dataclass
+class RunData:
+    label: str
+    store: MetricStore = field(default_factory=MetricStore)
+    completions: CompletionsBuffer = field(default_factory=lambda: CompletionsBuffer(2000))
+    log_rows: LogRows = field(default_factory=lambda: LogRows(1000))
+    trainer: str | None = None
+    phase: str | None = None
+    phase_detail: str | None = None
+    state: str | None = None
+    step: int | None = None
+    max_steps: int | None = None
+    epoch: float | None = None
+    steps_per_s: float | None = None
+    eta_s: float | None = None
+    eta_at: float | None = None
+    """Wall time the ETA was computed at (the ETA counts down from there)."""
+    started: float | None = None
+    device: str | None = None
+    system: dict[str, Any] | None = None
+    system_t: float | None = None
+    alerts: deque = field(default_factory=lambda: deque(maxlen=200))
+    ended: Alert | None = None
+    checkpoints: list[tuple[int | None, str]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    """Problems met while loading (skipped lines, repaired files), shown once."""
+    version: int = 0
+    """Goes up whenever anything shown changed (the store has its own version too)."""
+
+    def apply(self, records: Iterable[journal.Record]) -> int:
+        """Take a batch of journal records; returns how many there were."""
+        records = list(records)
+        if not records:
+            return 0
+        self.store.add_many(records)
+        self.completions.add_many(records)
+        self.log_rows.add_many(records)
+        for rec in records:
+            self._header(rec)
+        self.version += 1
+        return len(records)
+
+    def _header(self, rec: journal.Record) -> None:
+        d = rec.data
+        kind = rec.kind
+        if kind in (journal.METRICS, journal.EVAL):
+            if rec.step is not None and not d.get("summary"):
+                self.step = rec.step if self.step is None else max(self.step, rec.step)
+            if isinstance(d.get("epoch"), (int, float)):
+                self.epoch = float(d["epoch"])
+        elif kind == journal.PROGRESS:
+            if rec.step is not None:
+                self.step = rec.step
+            if d.get("max_steps"):
+                self.max_steps = int(d["max_steps"])
+            if d.get("epoch") is not None:
+                self.epoch = d["epoch"]
+            self.steps_per_s = d.get("steps_per_s")
+            self.eta_s = d.get("eta_s")
+            self.eta_at = rec.t or None
+        elif kind == journal.RUN_STARTED:
+            self.trainer = d.get("trainer") or self.trainer
+            if d.get("max_steps"):
+                self.max_steps = int(d["max_steps"])
+            self.device = d.get("device")
+            self.started = rec.t or self.started
+            self.ended = None
+            self.state = "running"
+        elif kind == journal.PHASE:
+            self.phase = d.get("phase")
+            self.phase_detail = d.get("detail")
+        elif kind == journal.SYSTEM:
+            self.system = dict(d)
+            self.system_t = rec.t
+        elif kind == journal.WARNING:
+            self.alerts.append(Alert("warning", str(d.get("message") or d.get("code") or "warning"),
+                                     d.get("fix"), rec.step, rec.t))
+        elif kind == journal.STOP_REQUESTED:
+            self.alerts.append(Alert("information", f"stop requested at step {rec.step}: "
+                                     "saving a checkpoint", None, rec.step, rec.t))
+            self.state = "stopping"
+        elif kind == journal.CHECKPOINT:
+            self.checkpoints.append((rec.step, str(d.get("path"))))
+        elif kind == journal.RUN_ENDED:
+            state = str(d.get("state") or "ended")
+            self.state = state
+            self.phase = "done"
+            self.eta_s = None
+            msg = f"run {state}"
+            if d.get("reason"):
+                msg += f": {d['reason']}"
+            level = "information" if state in ("finished", "stopped") else "error"
+            self.ended = Alert(level, msg, d.get("fix"), rec.step, rec.t)
+            self.alerts.append(self.ended)
+
+    # -- derived -------------------------------------------------------------------------------
+
+    def eta_now(self, now: float | None = None) -> float | None:
+        """The last ETA, counted down since it was written (a stuck run shows 0, not a lie)."""
+        if self.eta_s is None:
+            return None
+        if self.eta_at is None:
+            return self.eta_s
+        return max(0.0, self.eta_s - ((now or time.time()) - self.eta_at))
+
+
+def load_journal(path: Path, label: str) -> tuple[RunData, Any]:
+    """A RunData from a whole journal and the tailer positioned at its end (for live follow)."""
+    from cockpit.core.tailer import Tailer
+
+    tailer = Tailer(path)
+    data = RunData(label)
+    data.apply(tailer.poll())
+    if tailer.skipped:
+        data.notes.append(f"{path}: skipped {tailer.skipped} unreadable journal line(s)")
+    return data, tailer

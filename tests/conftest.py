@@ -1,0 +1,46 @@
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+FIXTURES = SHARED / "fixtures" / "trainer_states"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _isolated_cache(tmp_path_factory):
+    """Every test session gets its own cache (demo assets, TRL schema) unless one is given:
+    COCKPIT_TEST_CACHE keeps it between sessions to save the asset build."""
+    cache = os.environ.get("COCKPIT_TEST_CACHE") or str(tmp_path_factory.mktemp("cockpit-cache"))
+    os.environ["COCKPIT_CACHE_DIR"] = cache
+    os.environ.setdefault("COCKPIT_CONFIG_DIR", str(tmp_path_factory.mktemp("cockpit-config")))
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    os.environ["HF_DATASETS_OFFLINE"] = "1"
+    yield
+
+
+@pytest.fixture
+def runs_dir(tmp_path) -> Path:
+    d = tmp_path / "runs"
+    d.mkdir()
+    return d
+
+
+@pytest.fixture(scope="session")
+def registry():
+    from cockpit.core.registry import load_registry
+
+    return load_registry()
+
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+
+
+def cockpit_cmd(*args: str) -> list[str]:
+    return [sys.executable, "-m", "cockpit.cli", *args]
