@@ -158,7 +158,10 @@ def encode(record: Record) -> bytes:
     obj = record.to_dict()
     obj["data"] = _clean(obj["data"])
     if _orjson is not None and not _has_nonfinite(obj):
-        return _orjson.dumps(obj) + b"\n"
+        try:
+            return _orjson.dumps(obj) + b"\n"
+        except TypeError:  # orjson refuses ints beyond 64 bits; the stdlib writes them
+            pass
     return (json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=True) + "\n").encode()
 
 
@@ -182,7 +185,7 @@ def decode(line: bytes | str) -> Record:
     """One line to a Record; raises DecodeError for anything that is not a version we know."""
     try:
         obj = loads_lenient(line)
-    except (ValueError, UnicodeDecodeError) as exc:
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:  # deep nesting: RecursionError
         raise DecodeError(f"not JSON: {exc}") from None
     if not isinstance(obj, dict) or "kind" not in obj:
         raise DecodeError("not a journal record")
@@ -245,5 +248,10 @@ def read_all(path: str | os.PathLike[str]) -> tuple[list[Record], int]:
     from cockpit.core.tailer import Tailer
 
     tailer = Tailer(path)
-    records = tailer.poll()
+    records: list[Record] = []
+    while True:  # one poll reads at most max_read bytes: read to the end
+        before = tailer.offset
+        records.extend(tailer.poll())
+        if tailer.offset == before:
+            break
     return records, tailer.skipped

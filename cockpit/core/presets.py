@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,33 @@ from cockpit.core.errors import CockpitError
 from cockpit.core.paths import package_presets_dir, user_presets_dir
 
 DEMO_PREFIX = "demo:"
+
+
+class _Loader(yaml.SafeLoader):
+    """YAML 1.2 scalars: `1e-4` is a number and `no`/`yes`/`on`/`off` are strings (YAML 1.1 reads
+    `eval_strategy: no` as false, which TRL then refuses)."""
+
+
+_Loader.yaml_implicit_resolvers = {
+    ch: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:bool"]
+    for ch, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+_Loader.add_implicit_resolver("tag:yaml.org,2002:bool",
+                              re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF"))
+
+_Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?
+                |[-+]?(?:[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)
+                |\.[0-9_]+(?:[eE][-+]?[0-9]+)?
+                |[-+]?\.(?:inf|Inf|INF)
+                |\.(?:nan|NaN|NAN))$""", re.X),
+    list("-+0123456789."),
+)
+
+
+def safe_load(text: str):
+    return yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
 
 # Keys of the `cockpit:` section and what each is for (validated; unknown ones refused).
 COCKPIT_KEYS = {
@@ -112,7 +140,7 @@ def load_preset(path: str | os.PathLike[str]) -> Preset:
         raise CockpitError(f"{p}: cannot read ({exc.strerror}) — check the path") from None
     text = raw.decode("utf-8-sig", errors="replace")
     try:
-        obj = yaml.safe_load(text)
+        obj = safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1}, column {mark.column + 1}" if mark else ""
@@ -170,7 +198,7 @@ def list_presets() -> list[PresetInfo]:
 def parse_value(text: str) -> Any:
     """`--set` values are YAML scalars or flow collections: 3, 1e-4, true, [a, b], {r: 8}."""
     try:
-        return yaml.safe_load(text) if text.strip() else ""
+        return safe_load(text) if text.strip() else ""
     except yaml.YAMLError:
         return text
 

@@ -12,39 +12,62 @@ from dataclasses import dataclass, field
 
 from cockpit.core import journal
 
+# How many of the last bytes read are kept to recognise the file on the next poll.
+_TAIL_KEEP = 64
+
 
 @dataclass
 class LineTailer:
-    """Returns the complete lines appended since the last poll."""
+    """Returns the complete lines appended since the last poll (blank lines are dropped)."""
 
     path: str | os.PathLike[str]
     offset: int = 0
     max_read: int = 64 * 1024 * 1024
     _partial: bytes = b""
-    _inode: int | None = None
+    _inode: tuple[int, int] | None = None
+    _tail: bytes = b""
+    """The last bytes read (up to _TAIL_KEEP): if the file no longer holds them at the same
+    place, it was truncated and rewritten (to any size) between two polls."""
     restarts: int = 0
 
     def poll(self) -> list[bytes]:
         try:
-            st = os.stat(self.path)
-        except FileNotFoundError:
+            fh = open(self.path, "rb")
+        except (FileNotFoundError, NotADirectoryError):
             return []
-        if self._inode is not None and (st.st_ino != self._inode or st.st_size < self.offset):
-            # Replaced or truncated: whatever we had is gone; read the new content whole.
-            self.offset = 0
-            self._partial = b""
-            self.restarts += 1
-        self._inode = st.st_ino
-        if st.st_size == self.offset:
-            return []
-        with open(self.path, "rb") as fh:
+        with fh:
+            # fstat the open file: a stat of the path could describe a file that is
+            # replaced (or removed) before the open.
+            st = os.fstat(fh.fileno())
+            ident = (st.st_dev, st.st_ino)
+            if self._inode is not None and (ident != self._inode or st.st_size < self.offset
+                                            or not self._same_tail(fh)):
+                # Replaced or truncated: whatever we had is gone; read the new content whole.
+                self._restart()
+            self._inode = ident
+            if st.st_size <= self.offset:
+                return []
             fh.seek(self.offset)
             chunk = fh.read(min(st.st_size - self.offset, self.max_read))
         self.offset += len(chunk)
+        if chunk:
+            self._tail = (self._tail + chunk[-_TAIL_KEEP:])[-_TAIL_KEEP:]
         data = self._partial + chunk
         lines = data.split(b"\n")
         self._partial = lines.pop()
         return [line for line in lines if line.strip()]
+
+    def _same_tail(self, fh) -> bool:  # type: ignore[no-untyped-def]
+        if not self._tail:
+            return True
+        fh.seek(self.offset - len(self._tail))
+        return fh.read(len(self._tail)) == self._tail
+
+    def _restart(self) -> None:
+        self.offset = 0
+        self._partial = b""
+        self._tail = b""
+        self.restarts += 1
 
     @property
     def pending(self) -> bytes:

@@ -342,11 +342,17 @@ def load_json(raw: bytes | bytearray | memoryview | str, *, source: str = "") ->
 
 def _quote_nonfinite(data: bytes) -> bytes | None:
     """NaN/Infinity literals as the strings "nan"/"inf"/"-inf" (which `to_float` reads back),
-    or None when there are none. bytes.replace, not a regex: 10x faster on a 30 MB file."""
-    if b"NaN" not in data and b"Infinity" not in data:
+    or None when there are none. bytes.replace, not a regex: 10x faster on a 30 MB file;
+    each literal is searched for once, since every scan of a 100 MB file costs ~0.1 s."""
+    has_nan = b"NaN" in data
+    has_inf = b"Infinity" in data
+    if not (has_nan or has_inf):
         return None
-    return (data.replace(b"-Infinity", b'"-inf"').replace(b"Infinity", b'"inf"')
-            .replace(b"NaN", b'"nan"'))
+    if has_inf:
+        data = data.replace(b"-Infinity", b'"-inf"').replace(b"Infinity", b'"inf"')
+    if has_nan:
+        data = data.replace(b"NaN", b'"nan"')
+    return data
 
 
 def parse_trainer_state(raw: bytes | str, *, source: str = "") -> ParsedState:

@@ -1,0 +1,32 @@
+"""The keys of the screen underneath and of the app, from their bindings (so remaps show)."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.markup import escape
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+
+class HelpScreen(ModalScreen[None]):
+    BINDINGS = [Binding("escape,question_mark,q", "close", "Close", id="help.close")]
+
+    def __init__(self, title: str, keys: list[tuple[str, str]]) -> None:
+        super().__init__()
+        self.title_text = title
+        self.keys = keys
+
+    def compose(self) -> ComposeResult:
+        width = max((len(k) for k, _ in self.keys), default=4) + 2
+        lines = [f"[b $accent]{escape(k):<{width}}[/] {escape(d)}" for k, d in self.keys]
+        with Vertical(classes="dialog dialog-tall", id="help-dialog"):
+            yield Static(f"[b]{escape(self.title_text)}[/b] — keys", classes="dialog-question")
+            with VerticalScroll():
+                yield Static("\n".join(lines))
+            yield Static("[dim]Every action is also in the command palette (ctrl+p). "
+                         "Escape closes.[/]")
+
+    def action_close(self) -> None:
+        self.dismiss(None)

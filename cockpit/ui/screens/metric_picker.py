@@ -1,0 +1,66 @@
+"""Search every logged metric key and pick one for a panel."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Input, OptionList, Static
+from textual.widgets.option_list import Option
+
+
+class MetricPicker(ModalScreen[str | None]):
+    """Type to filter (every word must match); Enter picks; Escape cancels."""
+
+    BINDINGS = [
+        Binding("escape", "cancel", "Cancel", id="picker.cancel"),
+        Binding("down", "move(1)", "Down", show=False, id="picker.down"),
+        Binding("up", "move(-1)", "Up", show=False, id="picker.up"),
+    ]
+
+    def __init__(self, keys: list[str], *, title: str = "Add a panel") -> None:
+        super().__init__()
+        self.keys = keys
+        self.title_text = title
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog dialog-tall"):
+            yield Static(f"{self.title_text} — {len(self.keys)} logged keys", classes="dialog-question")
+            yield Input(placeholder="filter, e.g. reward mean", id="picker-filter")
+            yield OptionList(*[Option(k, id=k) for k in self.keys], id="picker-options")
+
+    def on_mount(self) -> None:
+        self.query_one("#picker-filter", Input).focus()
+        options = self.query_one(OptionList)
+        if options.option_count:
+            options.highlighted = 0
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        words = event.value.lower().split()
+        options = self.query_one(OptionList)
+        options.clear_options()
+        options.add_options([Option(k, id=k) for k in self.keys
+                             if all(w in k.lower() for w in words)])
+        if options.option_count:
+            options.highlighted = 0
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        options = self.query_one(OptionList)
+        if options.highlighted is not None and options.option_count:
+            self.dismiss(options.get_option_at_index(options.highlighted).id)
+        elif event.value.strip() in self.keys:
+            self.dismiss(event.value.strip())
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(event.option.id)
+
+    def action_move(self, delta: int) -> None:
+        options = self.query_one(OptionList)
+        if not options.option_count:
+            return
+        current = options.highlighted if options.highlighted is not None else -delta
+        options.highlighted = max(0, min(options.option_count - 1, current + delta))
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,33 @@
+"""Text from runs made safe to show: control characters visible, long text folded."""
+
+from __future__ import annotations
+
+import math
+import re
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """Control characters (tiny models emit plenty) shown as `·`, never sent to the terminal."""
+    return _CONTROL.sub("·", text)
+
+
+def fold(text: str, width: int) -> str:
+    """One line of at most `width` characters: newlines as ⏎, an ellipsis when cut."""
+    one = printable(text).replace("\r\n", "\n").replace("\n", "⏎ ")
+    return one if len(one) <= width else one[: max(1, width - 1)] + "…"
+
+
+def num(value: object) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "nan"
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+        if value != 0 and (abs(value) < 1e-3 or abs(value) >= 1e5):
+            return f"{value:.3e}"
+        return f"{value:.4g}"
+    return str(value)

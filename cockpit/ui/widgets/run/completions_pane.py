@@ -1,0 +1,110 @@
+"""Sampled completions of one step: prompt, completion, each reward, advantage.
+
+Rows of the newest step are shown (following new steps as they arrive) until
+the user scrubs back with `[` / `]`. Cells hold folded one-line text; the
+highlighted row is shown whole underneath.
+"""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.markup import escape
+from textual.widgets import DataTable, Static
+
+from cockpit.ui.rundata import RunData
+from cockpit.ui.text import fold, num, printable
+
+
+class CompletionsPane(Vertical):
+    BINDINGS = [
+        Binding("left_square_bracket", "scrub(-1)", "Older step", id="completions.older"),
+        Binding("right_square_bracket", "scrub(1)", "Newer step", id="completions.newer"),
+        Binding("end", "follow", "Follow newest", id="completions.follow"),
+    ]
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.data: RunData | None = None
+        self.step: int | None = None
+        """The step shown; None follows the newest."""
+        self._shown: tuple = ()
+        self._rows: list[dict] = []
+
+    def compose(self) -> ComposeResult:
+        yield Static("no completions yet", classes="pane-title", id="completions-title")
+        table = DataTable(cursor_type="row", zebra_stripes=True, id="completions-table")
+        yield table
+        with VerticalScroll(id="completions-detail"):
+            yield Static("", id="completions-text")
+
+    def show(self, data: RunData | None) -> None:
+        self.data = data
+        if data is None:
+            return
+        buf = data.completions
+        steps = buf.steps()
+        step = self.step if self.step in steps else (steps[-1] if steps else None)
+        key = (id(data), buf.version, step)
+        if key == self._shown:
+            return
+        self._shown = key
+        title = self.query_one("#completions-title", Static)
+        table = self.query_one("#completions-table", DataTable)
+        if step is None:
+            title.update("no completions yet — GRPO-family trainers log them, others when "
+                         "`cockpit.completions` asks for samples")
+            table.clear(columns=True)
+            return
+        rows = buf.rows(step)
+        self._rows = rows
+        reward_names = list(dict.fromkeys(n for r in rows for n in r["rewards"]))
+        pos = steps.index(step) + 1
+        follow = "following newest" if self.step is None else "[$warning]scrubbed[/] (End follows)"
+        title.update(f"[b]step {step}[/b]  {len(rows)} samples  ·  step {pos} of {len(steps)} held"
+                     f"  ·  {follow}  ·  [dim][ older · ] newer[/]")
+        table.clear(columns=True)
+        width = max(20, (self.size.width or 120) - 14 * (len(reward_names) + 1) - 8)
+        table.add_column("prompt", width=max(12, width // 3))
+        table.add_column("completion", width=max(16, width - width // 3))
+        for name in reward_names:
+            table.add_column(name[:18])
+        table.add_column("advantage")
+        for i, r in enumerate(reversed(rows)):
+            cells = [fold(r["prompt"][-200:], 60), fold(r["completion"], 200)]
+            cells += [num(r["rewards"].get(n)) for n in reward_names]
+            cells.append(num(r["advantage"]))
+            table.add_row(*cells, key=str(i))
+        self._show_detail(0)
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        event.stop()
+        self._show_detail(event.cursor_row)
+
+    def _show_detail(self, index: int) -> None:
+        text = self.query_one("#completions-text", Static)
+        rows = list(reversed(self._rows))
+        if not 0 <= index < len(rows):
+            text.update("")
+            return
+        r = rows[index]
+        rewards = "  ".join(f"{escape(k)}={num(v)}" for k, v in r["rewards"].items())
+        text.update(f"[b]prompt[/b]\n{escape(printable(r['prompt']))}\n[b]completion[/b]\n"
+                    f"{escape(printable(r['completion']))}\n[dim]{rewards}  advantage="
+                    f"{num(r['advantage'])}  source={escape(r.get('source') or '-')}[/]")
+
+    def action_scrub(self, delta: int) -> None:
+        if self.data is None:
+            return
+        steps = self.data.completions.steps()
+        if not steps:
+            return
+        current = self.step if self.step in steps else steps[-1]
+        i = max(0, min(len(steps) - 1, steps.index(current) + delta))
+        self.step = None if i == len(steps) - 1 else steps[i]
+        self.show(self.data)
+
+    def action_follow(self) -> None:
+        self.step = None
+        self.show(self.data)

@@ -1,0 +1,52 @@
+"""The log history: one row per metrics/eval record, appended as they come, bounded."""
+
+from __future__ import annotations
+
+from textual.widgets import DataTable
+
+from cockpit.core import journal
+from cockpit.ui.rundata import RunData
+from cockpit.ui.text import num
+
+
+class LogHistoryTable(DataTable):
+    """Rows are appended (never rebuilt) unless new columns appear; at most `LogRows.capacity`."""
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(cursor_type="row", zebra_stripes=True, id=id)
+        self._source: int | None = None
+        self._version = 0
+        self._columns_shown: list[str] = []
+        self._next_key = 0
+
+    def show(self, data: RunData | None) -> None:
+        if data is None:
+            return
+        rows = data.log_rows
+        if self._source == id(data) and rows.version == self._version:
+            return
+        columns = rows.columns()
+        new = rows.version - self._version if self._source == id(data) else None
+        if self._source != id(data) or columns != self._columns_shown or new is None \
+                or new > rows.capacity:
+            self.clear(columns=True)
+            self._columns_shown = columns
+            self.add_column("kind", key="kind")
+            self.add_column("step", key="step")
+            for c in columns:
+                self.add_column(c, key=c)
+            fresh = rows.rows()
+        else:
+            fresh = rows.rows()[-new:] if new else []
+        self._source = id(data)
+        self._version = rows.version
+        at_end = self.cursor_row >= self.row_count - 1
+        for rec in fresh:
+            kind = "eval" if rec.kind == journal.EVAL else "train"
+            self.add_row(kind, str(rec.step), *[num(rec.data.get(c)) for c in columns],
+                         key=str(self._next_key))
+            self._next_key += 1
+        while self.row_count > rows.capacity:
+            self.remove_row(self.ordered_rows[0].key)
+        if at_end and self.row_count:
+            self.move_cursor(row=self.row_count - 1)

@@ -1,0 +1,59 @@
+"""The grid of metric panels; redraws only the panels whose inputs changed."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from textual.containers import Grid
+
+from cockpit.ui.panels import Panel
+from cockpit.ui.rundata import RunData
+from cockpit.ui.widgets.run.metric_plot import MetricPlot, XMode
+
+
+class PlotGrid(Grid):
+    """Panels in two or three columns, depending on how many there are."""
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.panels: list[Panel] = []
+
+    async def set_panels(self, panels: Sequence[Panel]) -> None:
+        """Replace the panels (only when the list changed: mounting plots is not free)."""
+        panels = list(panels)
+        if panels == self.panels and len(self.plots()) == len(panels):
+            return
+        self.panels = panels
+        focused_index = self._focused_index()
+        await self.remove_children()
+        await self.mount_all([MetricPlot(p, classes="metric-plot") for p in panels])
+        self.styles.grid_size_columns = 2 if len(panels) <= 4 else 3
+        if focused_index is not None and self.plots():
+            self.plots()[min(focused_index, len(self.plots()) - 1)].focus()
+
+    def plots(self) -> list[MetricPlot]:
+        return list(self.query(MetricPlot))
+
+    def focused_plot(self) -> MetricPlot | None:
+        focused = self.app.focused
+        return focused if isinstance(focused, MetricPlot) and focused.parent is self else None
+
+    def _focused_index(self) -> int | None:
+        plot = self.focused_plot()
+        return self.plots().index(plot) if plot is not None else None
+
+    def redraw(self, sources: Sequence[RunData], *, x_mode: XMode, smoothing: float,
+               colors: Sequence[tuple[int, int, int]], theme: str) -> int:
+        """Redraw the panels whose data, settings, size or theme changed; returns how many."""
+        versions = tuple((id(s), s.store.version) for s in sources)
+        redrawn = 0
+        for plot in self.plots():
+            if not plot.size.width:
+                continue
+            sig = (versions, x_mode, round(smoothing, 3), plot.panel, tuple(plot.size), theme)
+            if sig == plot.drawn_signature:
+                continue
+            plot.draw(sources, x_mode=x_mode, smoothing=smoothing, colors=colors)
+            plot.drawn_signature = sig
+            redrawn += 1
+        return redrawn

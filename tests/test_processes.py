@@ -1,0 +1,170 @@
+"""Real runs through the detached supervisor: run --wait, stop-and-save, resume, force stop.
+
+Each test starts real processes and sends real signals; nothing is mocked.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from cockpit.core import journal
+from cockpit.core.launch import launch, resume, stop
+from cockpit.core.presets import apply_overrides, load_preset
+from cockpit.core.runfolder import RunFolder
+from conftest import cockpit_cmd
+
+pytestmark = pytest.mark.slow
+
+
+def _wait_for(pred, timeout=180.0, every=0.2):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = pred()
+        if value:
+            return value
+        time.sleep(every)
+    raise AssertionError("timed out waiting")
+
+
+def _metric_steps(run: RunFolder) -> list[int]:
+    records, _ = journal.read_all(run.events)
+    return [r.step for r in records if r.kind == "metrics" and not r.data.get("summary")]
+
+
+def _ended(run: RunFolder):
+    records, _ = journal.read_all(run.events)
+    ends = [r for r in records if r.kind == "run_ended"]
+    return ends[-1] if ends else None
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def test_demo_grpo_wait_in_an_empty_directory(tmp_path):
+    """The run model's 'done when': reward metrics, completions and a final run_ended."""
+    work = tmp_path / "empty"
+    work.mkdir()
+    proc = subprocess.run(cockpit_cmd("run", "demo-grpo", "--wait", "--set", "max_steps=6",
+                                      "--set", "save_steps=3"),
+                          cwd=work, capture_output=True, text=True, timeout=600,
+                          stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    run = RunFolder(Path(proc.stdout.splitlines()[0]))
+    assert run.path.parent == work / "runs"
+    records, skipped = journal.read_all(run.events)
+    assert skipped == 0
+    metrics = [r for r in records if r.kind == "metrics"]
+    assert any("reward" in r.data for r in metrics)
+    assert any(r.kind == "completions" and r.data["rows"] for r in records)
+    assert records[-1].kind == "run_ended" and records[-1].data["state"] == "finished"
+    assert run.read_status().state == "finished"
+    assert "ended: finished" in proc.stdout
+    # The run folder holds a config TRL's own CLI takes, and the command lines to reproduce it.
+    assert "trl grpo --config" in run.command_txt.read_text()
+    assert run.trl_yaml.is_file() and (run.output / "trainer_state.json").is_file()
+
+
+def test_stop_and_save_then_resume_continues_the_same_journal(tmp_path):
+    preset = apply_overrides(load_preset("demo-sft"), [
+        "max_steps=400", "save_steps=1000", "eval_strategy=no", "cockpit.completions={}"])
+    run = launch(preset, tmp_path / "runs")
+    _wait_for(lambda: len(_metric_steps(run)) >= 3)
+    stop(run, save=True)
+    end = _wait_for(lambda: _ended(run))
+    assert end.data["state"] == "stopped", end.data
+    status = run.read_status()
+    assert status.state == "stopped" and status.exit_code == 0
+    steps_before = _metric_steps(run)
+    last = steps_before[-1]
+    assert last < 400
+    ckpts = run.checkpoints()
+    assert ckpts and ckpts[-1].name == f"checkpoint-{last}"
+    records, _ = journal.read_all(run.events)
+    assert any(r.kind == "stop_requested" for r in records)
+
+    # Resume: a new attempt in the same folder, steps continue after the checkpoint.
+    run.update_status()  # status file readable and not live
+    resume(run)
+    _wait_for(lambda: len(_metric_steps(run)) > len(steps_before) + 2)
+    stop(run, save=False, grace_s=5)
+    end = _wait_for(lambda: _ended(run) if _ended(run).data["state"] != "stopped" else None)
+    assert end.data["state"] == "killed"
+    steps = _metric_steps(run)
+    resumed = steps[len(steps_before):]
+    assert resumed and resumed[0] == last + 1
+    records, _ = journal.read_all(run.events)
+    starts = [r for r in records if r.kind == "run_started"]
+    assert len(starts) == 2 and starts[1].data["resumed_from"].endswith(f"checkpoint-{last}")
+    assert run.read_status().attempt == 2
+
+
+def test_force_stop_kills_the_whole_process_group(tmp_path):
+    preset = apply_overrides(load_preset("demo-sft"), ["max_steps=100000", "save_steps=100000",
+                                                      "eval_strategy=no"])
+    run = launch(preset, tmp_path / "runs")
+    _wait_for(lambda: run.read_status().pgid and len(_metric_steps(run)) >= 1)
+    pgid = run.read_status().pgid
+    status = stop(run, save=False, grace_s=5)
+    assert not _group_alive(pgid)
+    end = _wait_for(lambda: _ended(run))
+    assert end.data["state"] == "killed"
+    assert "stopped by request" in end.data["reason"]
+    assert _wait_for(lambda: run.read_status().state == "killed")
+    assert status is not None
+
+
+def test_a_run_outlives_the_process_that_launched_it(tmp_path):
+    """The launcher (here `cockpit run` without --wait) exits at once; the run goes on alone,
+    with no file descriptor tied to the launching terminal."""
+    runs = tmp_path / "runs"
+    proc = subprocess.run(cockpit_cmd("run", "demo-sft", "--runs-dir", str(runs), "--set",
+                                      "max_steps=8", "--set", "eval_strategy=no"),
+                          capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, proc.stderr
+    run = RunFolder(Path(proc.stdout.strip()))
+    status = _wait_for(lambda: run.read_status() if run.read_status().pid else None)
+    # Neither the supervisor nor the trainer shares the launcher's session or its stdio.
+    for pid in (status.supervisor_pid, status.pid):
+        if pid and Path(f"/proc/{pid}").exists():
+            assert os.getsid(pid) != os.getsid(0)
+            for fd in ("0", "1", "2"):
+                try:
+                    target = os.readlink(f"/proc/{pid}/fd/{fd}")
+                except OSError:
+                    continue
+                assert "pts" not in target and "tty" not in target, target
+    end = _wait_for(lambda: _ended(run))
+    assert end.data["state"] == "finished"
+
+
+def test_a_failing_run_ends_failed_with_a_reason(tmp_path):
+    """A dataset the runner cannot use (hub id, no network) fails with the reason recorded."""
+    preset = apply_overrides(load_preset("demo-sft"), ["dataset_name=someone/not-a-real-dataset"])
+    run = launch(preset, tmp_path / "runs")
+    end = _wait_for(lambda: _ended(run))
+    assert end.data["state"] == "failed"
+    assert end.data["reason"] and end.data["fix"]
+    st = run.read_status()
+    assert st.state == "failed" and st.exit_code not in (0, None)
+
+
+def test_sigkill_of_the_trainer_is_classified_as_oom_killer(tmp_path):
+    preset = apply_overrides(load_preset("demo-sft"), ["max_steps=100000", "save_steps=100000",
+                                                      "eval_strategy=no"])
+    run = launch(preset, tmp_path / "runs")
+    _wait_for(lambda: len(_metric_steps(run)) >= 1)
+    os.kill(run.read_status().pid, signal.SIGKILL)
+    end = _wait_for(lambda: _ended(run))
+    assert end.data["state"] == "killed" and "OOM" in end.data["reason"]
