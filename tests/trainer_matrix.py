@@ -31,6 +31,13 @@ TINY = {
     "num_value_samples": 2,
     "dataloader_num_workers": 0,
     "disable_tqdm": True,
+    # PPO (TRL <= 1.12) counts episodes, not steps: 8 episodes of batch 4 are 2 updates.
+    "total_episodes": 8,
+    "response_length": 8,
+    "num_ppo_epochs": 1,
+    "num_mini_batches": 1,
+    "local_rollout_forward_batch_size": 4,
+    "num_sample_generations": 2,
 }
 
 

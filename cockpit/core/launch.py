@@ -22,7 +22,7 @@ from cockpit.core import journal
 from cockpit.core.errors import CockpitError
 from cockpit.core.presets import Preset, dump_yaml
 from cockpit.core.runfolder import RunFolder, Status, create_run_folder, list_checkpoints
-from cockpit.core.validate import Plan, validate
+from cockpit.core.validate import Plan, has_gpu, validate
 
 DEFAULT_GRACE_S = 10.0
 
@@ -43,7 +43,7 @@ def prepare(plan: Plan, runs_dir: Path, name: str | None = None) -> RunFolder:
             preset.trl["output_dir"] = str(run.output.resolve())
         run.output.mkdir(exist_ok=True)
         run.run_yaml.write_text(preset.to_yaml(), encoding="utf-8")
-        run.trl_yaml.write_text(dump_yaml(preset.trl), encoding="utf-8")
+        run.trl_yaml.write_text(dump_yaml(trl_cli_config(preset.trl)), encoding="utf-8")
         spec = plan.spec
         (run.path / "trainer.json").write_text(json.dumps({
             "name": spec.name, "module": spec.module, "trainer_class": spec.trainer_class,
@@ -64,6 +64,18 @@ def prepare(plan: Plan, runs_dir: Path, name: str | None = None) -> RunFolder:
         shutil.rmtree(run.path, ignore_errors=True)
         raise
     return run
+
+
+def trl_cli_config(trl: dict) -> dict:
+    """The flat YAML for `trl <cmd> --config`: what the runner will really use, so on a machine
+    without a GPU it says use_cpu/bf16 as the runner sets them (TRL refuses bf16 on CPU)."""
+    out = dict(trl)
+    out.setdefault("report_to", "none")
+    if not has_gpu():
+        out["use_cpu"] = True
+        out["bf16"] = False
+        out.pop("fp16", None)
+    return out
 
 
 def write_command(run: RunFolder, cli_command: str | None, resume_from: Path | None = None) -> None:

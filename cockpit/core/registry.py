@@ -310,8 +310,9 @@ KNOWLEDGE: dict[str, Knowledge] = {
     # --- removed from TRL; kept so `cockpit` can say which TRL still has them
     "ppo": Knowledge(
         "Proximal policy optimization",
-        "Classic RLHF: samples, scores with a reward model, updates policy and value heads; data: input_ids.",
-        (("input_ids",),),
+        "Classic RLHF: samples, scores with a reward model, updates policy and value heads; "
+        "data: prompt (cockpit tokenizes it) or input_ids.",
+        (("prompt",), ("input_ids",)),
         extra_models=("ref_model", "reward_model", "value_model"),
         samples=True,
         module="trl.experimental.ppo",

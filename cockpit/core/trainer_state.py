@@ -16,8 +16,8 @@ shared/fixtures/trainer_states/PROVENANCE.md), so the parser is tolerant:
 - an entry without a step gets the previous step + 1 (and a warning);
 - train and eval entries share a step: both are kept (`metrics` and `eval`
   records); an entry that mixes both is split;
-- the final summary entry (`train_runtime`, `train_loss`, `total_flos`, ...)
-  becomes a `metrics` record with `data["summary"] = True`;
+- the final summary entry (the one with `train_runtime`; also `train_loss`,
+  `total_flos`, ...) becomes a `metrics` record with `data["summary"] = True`;
 - a step that repeats or goes back is what a resumed run looks like: the
   log is rewound to that step (every key's later points dropped) and within one
   step the last value of each key wins — the same rule `MetricStore` applies
@@ -54,9 +54,6 @@ except ImportError:  # pragma: no cover - orjson is a dependency
 
 # Keys of a log entry that are not metrics.
 NON_METRIC_KEYS = frozenset({"step", "epoch"})
-# Keys only the end-of-training summary entry carries (transformers' speed_metrics("train", ...)).
-SUMMARY_KEYS = frozenset({"train_runtime", "train_samples_per_second", "train_steps_per_second",
-                          "train_loss", "total_flos"})
 
 # Entry categories.
 TRAIN = "train"
@@ -140,9 +137,10 @@ def metric_values(entry: Mapping[str, Any], skip: Iterable[str] = NON_METRIC_KEY
 
 
 def is_summary(keys: Iterable[str]) -> bool:
-    """The end-of-training summary entry: `train_runtime` (or `train_loss` without `loss`)."""
-    keys = keys if isinstance(keys, (set, frozenset, dict)) else set(keys)
-    return "train_runtime" in keys or ("train_loss" in keys and "loss" not in keys)
+    """The end-of-training summary entry: transformers always puts `train_runtime` in it
+    (with train_loss, total_flos, train_samples_per_second, ...), and nothing else does."""
+    return "train_runtime" in (keys if isinstance(keys, (set, frozenset, dict, tuple, list))
+                               else set(keys))
 
 
 def categorize(keys: Iterable[str]) -> str:

@@ -81,7 +81,7 @@ def validate(preset: Preset, registry: Registry | None = None, *,
     registry = registry or load_registry()
     spec = registry.get(preset.trainer)
     warnings: list[str] = []
-    if spec.needs and not _has_gpu():
+    if spec.needs and not has_gpu():
         raise CockpitError(f"trainer '{spec.name}' needs {spec.needs}, which this machine lacks — "
                            "run it on a GPU box or pick another trainer")
 
@@ -169,7 +169,8 @@ def validate(preset: Preset, registry: Registry | None = None, *,
     return Plan(preset=preset, spec=spec, warnings=warnings)
 
 
-def _has_gpu() -> bool:
+def has_gpu() -> bool:
+    """An NVIDIA device node is there (no torch import needed to know)."""
     return any(Path("/dev").glob("nvidia[0-9]*"))
 
 

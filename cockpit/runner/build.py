@@ -252,7 +252,7 @@ def tokenize_prompts(dset, tokenizer):
         prompt = row["prompt"]
         if isinstance(prompt, list):
             ids = tokenizer.apply_chat_template(prompt, add_generation_prompt=True, tokenize=True)
-            if isinstance(ids, dict):
+            if hasattr(ids, "keys"):  # transformers 5 returns a BatchEncoding
                 ids = ids["input_ids"]
         else:
             ids = tokenizer(prompt, add_special_tokens=False)["input_ids"]
@@ -405,12 +405,8 @@ def build(run: RunFolder, jw: journal.JournalWriter, *, cuda: bool) -> Built:
     if missing:
         raise CockpitError(f"{info['trainer_class']} needs {', '.join(missing)}, which the preset "
                            "does not give — see `cockpit trainers`")
-    if info["name"] == "ppo":
-        kwargs.pop("model")
-        kwargs["policy"] = model if "policy" in params else None
-        if "policy" not in params:
-            kwargs["model"] = model
-            kwargs.pop("policy")
+    if "policy" in params and "model" not in params:  # PPO before TRL 1.0 named it `policy`
+        kwargs["policy"] = kwargs.pop("model")
     trainer = trainer_cls(**kwargs)
     return Built(trainer=trainer, config=config, tokenizer=tokenizer, model=model,
                  trainer_info=info, warnings=warnings, sample_prompts=sample_prompts)
@@ -442,8 +438,7 @@ def make_sampler(built: Built, cockpit: dict[str, Any]):
     def sample(step: int) -> list[dict[str, Any]]:
         import torch
 
-        trainer = built.trainer
-        model = trainer.model
+        model = built.model  # the policy itself: trainers may wrap it (PPO's policy+value wrapper)
         tok = built.tokenizer
         was_training = model.training
         model.eval()

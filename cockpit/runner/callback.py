@@ -136,18 +136,59 @@ class CockpitCallback(TrainerCallback):
             self.writer.write(self._progress(state))
 
     # -- completions -----------------------------------------------------------------------
+    def capture_printed_tables(self, module: Any) -> None:
+        """PPO shows its periodic samples only as a rich table printed from a DataFrame
+        (query / model response / score); take the rows from that call instead."""
+        original = getattr(module, "print_rich_table", None)
+        if original is None or getattr(original, "_cockpit", False):
+            return
+
+        def print_rich_table(df, *args, **kwargs):
+            try:
+                self._table_rows(df)
+            except Exception:  # noqa: BLE001 - showing samples must never break training
+                pass
+            return original(df, *args, **kwargs)
+
+        print_rich_table._cockpit = True  # type: ignore[attr-defined]
+        module.print_rich_table = print_rich_table
+
+    def _table_rows(self, df: Any) -> None:
+        cols = list(df.columns)
+        prompt_col = next((c for c in cols if c in ("query", "prompt")), None)
+        comp_col = next((c for c in cols if "response" in c or c == "completion"), None)
+        if prompt_col is None or comp_col is None:
+            return
+        rows = []
+        for rec in df.to_dict("records")[-COMPLETIONS_ROWS:]:
+            rewards = {c: _number(rec[c]) for c in cols if c not in (prompt_col, comp_col)}
+            rows.append({"prompt": _text(rec[prompt_col]), "completion": _text(rec[comp_col]),
+                         "rewards": {k: v for k, v in rewards.items() if v is not None},
+                         "advantage": None})
+        state = getattr(self.trainer, "state", None)
+        step = int(getattr(state, "global_step", 0) or 0)
+        if rows:
+            self.writer.write(journal.completions(step, rows, source="printed_table"))
+
     def _completions(self, step: int) -> journal.Record | None:
         rows = self._trainer_logs_rows()
-        if rows is not None:
-            key = (rows[0]["prompt"], rows[0]["completion"], rows[-1]["completion"]) if rows else None
-            if rows and key != self._last_completions_key:
+        if rows:  # trainers that keep their sampled batch (GRPO family); others get samples_fn
+            key = (rows[0]["prompt"], rows[0]["completion"], rows[-1]["completion"])
+            if key != self._last_completions_key:
                 self._last_completions_key = key
                 return journal.completions(step, rows, source="trainer_logs")
             return None
         if self.samples_fn and self.samples_every and step // self.samples_every > \
                 self._last_completions_step // self.samples_every and step > 0:
             self._last_completions_step = step
-            generated = self.samples_fn(step)
+            try:
+                generated = self.samples_fn(step)
+            except Exception as exc:  # noqa: BLE001 - sampling for display must never stop training
+                self.samples_fn = None
+                self.writer.write(journal.warning(
+                    f"periodic samples turned off: {type(exc).__name__}: {exc}"[:300],
+                    code="samples_failed", step=step))
+                return None
             if generated:
                 return journal.completions(step, generated, source="generate")
         return None

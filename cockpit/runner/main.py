@@ -69,6 +69,7 @@ def train(run: RunFolder, jw: journal.JournalWriter, resume_from: str | None) ->
     sample_fn, every = make_sampler(built, cockpit)
     cb = CockpitCallback(run, writer, samples_fn=sample_fn, samples_every=every)
     cb.trainer = trainer
+    cb.capture_printed_tables(sys.modules[type(trainer).__module__])
     trainer.add_callback(cb)
 
     args = built.config
@@ -77,7 +78,15 @@ def train(run: RunFolder, jw: journal.JournalWriter, resume_from: str | None) ->
         info["name"], world_size=state.num_processes, max_steps=getattr(args, "max_steps", None),
         versions=_versions(), device=device, resumed_from=resume_from,
         output_dir=str(getattr(args, "output_dir", "")), model=built.model.name_or_path))
-    trainer.train(resume_from_checkpoint=resume_from)
+    import inspect
+
+    if "resume_from_checkpoint" in inspect.signature(trainer.train).parameters:
+        trainer.train(resume_from_checkpoint=resume_from)
+    elif resume_from:
+        raise CockpitError(f"{info['trainer_class']} cannot resume from a checkpoint (its train() "
+                           "takes no resume_from_checkpoint) — start a new run instead")
+    else:
+        trainer.train()
 
     writer.write(journal.phase("saving", str(args.output_dir)))
     trainer.save_model(args.output_dir)

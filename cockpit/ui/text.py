@@ -31,3 +31,9 @@ def num(value: object) -> str:
             return f"{value:.3e}"
         return f"{value:.4g}"
     return str(value)
+
+
+def fold_tail(text: str, width: int) -> str:
+    """Like `fold`, keeping the end (prompts share their start; their end is what differs)."""
+    one = printable(text).replace("\r\n", "\n").replace("\n", "⏎ ")
+    return one if len(one) <= width else "…" + one[-max(1, width - 1):]

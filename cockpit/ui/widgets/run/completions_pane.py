@@ -14,7 +14,7 @@ from textual.markup import escape
 from textual.widgets import DataTable, Static
 
 from cockpit.ui.rundata import RunData
-from cockpit.ui.text import fold, num, printable
+from cockpit.ui.text import fold, fold_tail, num, printable
 
 
 class CompletionsPane(Vertical):
@@ -71,8 +71,8 @@ class CompletionsPane(Vertical):
         for name in reward_names:
             table.add_column(name[:18])
         table.add_column("advantage")
-        for i, r in enumerate(reversed(rows)):
-            cells = [fold(r["prompt"][-200:], 60), fold(r["completion"], 200)]
+        for i, r in enumerate(rows):
+            cells = [fold_tail(r["prompt"], max(12, width // 3)), fold(r["completion"], 200)]
             cells += [num(r["rewards"].get(n)) for n in reward_names]
             cells.append(num(r["advantage"]))
             table.add_row(*cells, key=str(i))
@@ -84,7 +84,7 @@ class CompletionsPane(Vertical):
 
     def _show_detail(self, index: int) -> None:
         text = self.query_one("#completions-text", Static)
-        rows = list(reversed(self._rows))
+        rows = self._rows
         if not 0 <= index < len(rows):
             text.update("")
             return

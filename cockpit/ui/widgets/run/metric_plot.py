@@ -31,6 +31,8 @@ class MetricPlot(PlotextPlot, can_focus=True):
         """What the plot last drew (source versions, settings, size); skip redraws when equal."""
         self.points_drawn = 0
         """How many points the last draw handed plotext (tests check the downsampling)."""
+        self.labels_drawn: list[str] = []
+        """The legend labels of the last draw, one per series."""
 
     def draw(self, sources: Sequence[RunData], *, x_mode: XMode, smoothing: float,
              colors: Sequence[tuple[int, int, int]]) -> None:
@@ -40,6 +42,7 @@ class MetricPlot(PlotextPlot, can_focus=True):
         multi = len(sources) > 1
         drawn = 0
         series_i = 0
+        labels: list[str] = []
         x_used: XMode = x_mode
         if x_mode == "time" and not all(s.store.has_wall_time for s in sources):
             x_used = "step"
@@ -61,6 +64,7 @@ class MetricPlot(PlotextPlot, can_focus=True):
                 else:
                     plt.plot(_floats(x), y.tolist(), color=color, label=label, marker=marker)
                 drawn += len(x)
+                labels.append(label)
                 series_i += 1
         title = self.panel.title
         if smoothing > 0:
@@ -73,6 +77,7 @@ class MetricPlot(PlotextPlot, can_focus=True):
         else:
             plt.xlabel("seconds" if x_used == "time" else "step")
         self.points_drawn = drawn
+        self.labels_drawn = labels
         self.refresh()
 
 

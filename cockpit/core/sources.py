@@ -1,0 +1,341 @@
+"""What a user can point replay at, resolved to one readable source.
+
+    cockpit replay runs/sft-20250101-120000     a run folder: its journal (events.jsonl),
+                                                 its output/ when the journal has nothing
+    cockpit replay out/                          an output dir: out/trainer_state.json, else the
+                                                 newest checkpoint-N/ (by N: 10 after 9)
+    cockpit replay out/checkpoint-250            a checkpoint: its trainer_state.json
+    cockpit replay path/trainer_state.json       the file itself (any *.json)
+    cockpit replay runs/x/events.jsonl           a journal directly (any *.jsonl)
+
+Journals and trainer_state.json files become the same thing — journal records
+and a `MetricStore` — so replay uses the live view's widgets. An output dir
+whose newest checkpoint holds a half-written trainer_state.json (transformers
+writes it non-atomically) falls back to the previous checkpoint, with a warning.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cockpit.core import journal
+from cockpit.core import trainer_state as ts
+from cockpit.core.errors import CockpitError
+from cockpit.core.store import CompletionsBuffer, LogRows, MetricStore
+from cockpit.core.tailer import Tailer
+
+TRAINER_STATE = "trainer_state.json"
+EVENTS = "events.jsonl"
+_CKPT = re.compile(r"^checkpoint-(\d+)$")
+_COMPLETIONS_FILE = re.compile(r"^completions_(\d+)\.parquet$")
+_WHAT = ("a run folder, an output dir, a checkpoint-N folder, a trainer_state.json "
+         "or an events.jsonl")
+
+# Source kinds: what the user pointed at.
+KIND_TRAINER_STATE = "trainer_state"
+KIND_CHECKPOINT = "checkpoint"
+KIND_OUTPUT_DIR = "output_dir"
+KIND_RUN_FOLDER = "run_folder"
+KIND_JOURNAL = "journal"
+
+
+@dataclass
+class Source:
+    """One replayable thing: where it is, what it holds, what was odd about it.
+
+    `path` is the file actually read (a trainer_state.json or an events.jsonl);
+    `parsed` is set for trainer_state.json sources, `journal_records` for journals.
+    """
+
+    label: str
+    kind: str
+    path: Path
+    warnings: list[str] = field(default_factory=list)
+    parsed: ts.ParsedState | None = None
+    journal_records: list[journal.Record] | None = None
+    skipped: int = 0
+    """Journal lines that could not be read (newer-version lines included)."""
+    newer_version: int = 0
+    """Journal lines written by a newer cockpit (skipped)."""
+    completions_dir: Path | None = None
+    """Where GRPO-style trainers wrote completions/*.parquet, for sources without a journal."""
+
+    @property
+    def is_journal(self) -> bool:
+        return self.journal_records is not None
+
+    @property
+    def records(self) -> list[journal.Record]:
+        """Every record: the journal's, or the trainer_state.json entries as records."""
+        if self.journal_records is not None:
+            return self.journal_records
+        assert self.parsed is not None
+        return self.parsed.records
+
+    @property
+    def max_steps(self) -> int | None:
+        if self.parsed is not None:
+            return self.parsed.max_steps
+        found = None
+        for rec in self.records:
+            if rec.kind in (journal.RUN_STARTED, journal.PROGRESS):
+                found = ts.to_int(rec.data.get("max_steps")) or found
+        return found
+
+    def load_store(self) -> MetricStore:
+        """A fresh store of every metric series (the columnar fast path for trainer_state.json)."""
+        if self.parsed is not None:
+            return MetricStore.from_parsed(self.parsed)
+        return MetricStore.from_records(self.records)
+
+    def load_log_rows(self, capacity: int = 1000) -> LogRows:
+        rows = LogRows(capacity)
+        if self.parsed is not None:
+            # Build records only for the tail the table can hold.
+            rows.add_many(self.parsed.records[-capacity:])
+        else:
+            rows.add_many(self.records)
+        return rows
+
+    def load_completions(self, capacity: int = 2000) -> CompletionsBuffer:
+        """Sampled completions: the journal's completions records, else the parquet files
+        GRPO/Distillation write with log_completions=True (output_dir/completions/)."""
+        buf = CompletionsBuffer(capacity)
+        if self.journal_records is not None:
+            buf.add_many(r for r in self.journal_records if r.kind == journal.COMPLETIONS)
+        if not len(buf) and self.completions_dir is not None:
+            max_step = self.parsed.global_step if self.kind == KIND_CHECKPOINT and self.parsed else None
+            self.warnings.extend(read_completions_parquet(self.completions_dir, buf, max_step=max_step))
+        return buf
+
+
+# -- resolution -------------------------------------------------------------------------------
+
+
+def open_source(path: str | os.PathLike[str]) -> Source:
+    """Resolve what the user pointed replay at; `CockpitError` (one line) when nothing is usable."""
+    p = Path(path).expanduser()
+    if not p.exists():
+        raise CockpitError(f"{p}: no such file or folder — point replay at {_WHAT}")
+    if p.is_file():
+        if p.suffix == ".jsonl":
+            return _journal_source(p, label=_label_for_file(p), kind=KIND_JOURNAL)
+        return _state_source(p, label=_label_for_file(p), kind=KIND_TRAINER_STATE)
+    if not p.is_dir():
+        raise CockpitError(f"{p}: not a file or a folder — point replay at {_WHAT}")
+
+    events = p / EVENTS
+    if events.is_file():
+        return _run_folder_source(p)
+    if _CKPT.match(p.name) and (p / TRAINER_STATE).is_file():
+        return _state_source(p / TRAINER_STATE, label=f"{p.parent.name}/{p.name}",
+                             kind=KIND_CHECKPOINT, completions_dir=_completions_dir(p.parent))
+    found = _output_dir_source(p, label=p.name)
+    if found is not None:
+        return found
+    if (p / "output").is_dir():  # a run folder without a journal
+        found = _output_dir_source(p / "output", label=p.name)
+        if found is not None:
+            found.kind = KIND_RUN_FOLDER
+            return found
+    raise CockpitError(f"{p}: no {EVENTS}, {TRAINER_STATE} or checkpoint-N/{TRAINER_STATE} "
+                       f"here — point replay at {_WHAT}")
+
+
+def _label_for_file(p: Path) -> str:
+    """trainer_state.json / events.jsonl are named after their folder; other files by name."""
+    if p.name in (TRAINER_STATE, EVENTS):
+        parent = p.resolve().parent
+        if _CKPT.match(parent.name):
+            return f"{parent.parent.name}/{parent.name}"
+        return parent.name or p.name
+    return p.stem
+
+
+def _read(p: Path) -> bytes:
+    try:
+        return p.read_bytes()
+    except PermissionError:
+        raise CockpitError(f"{p}: permission denied — check the file's owner and mode") from None
+    except IsADirectoryError:
+        raise CockpitError(f"{p}: is a folder — point replay at {_WHAT}") from None
+    except OSError as exc:
+        raise CockpitError(f"{p}: could not be read ({exc.strerror or exc})") from None
+
+
+def _state_source(p: Path, *, label: str, kind: str, completions_dir: Path | None = None) -> Source:
+    parsed = ts.parse_trainer_state(_read(p), source=str(p))
+    return Source(label=label, kind=kind, path=p, warnings=list(parsed.warnings), parsed=parsed,
+                  completions_dir=completions_dir)
+
+
+def _completions_dir(output_dir: Path) -> Path | None:
+    d = output_dir / "completions"
+    return d if d.is_dir() else None
+
+
+def _output_dir_source(d: Path, *, label: str) -> Source | None:
+    """The root trainer_state.json, else the newest checkpoint whose file parses; None if none."""
+    completions = _completions_dir(d)
+    if (d / TRAINER_STATE).is_file():
+        return _state_source(d / TRAINER_STATE, label=label, kind=KIND_OUTPUT_DIR,
+                             completions_dir=completions)
+    checkpoints = _checkpoints(d)
+    skipped: list[str] = []
+    first_error: CockpitError | None = None
+    for ckpt in reversed(checkpoints):
+        state = ckpt / TRAINER_STATE
+        if not state.is_file():
+            skipped.append(f"{ckpt.name} has no {TRAINER_STATE}")
+            continue
+        try:
+            src = _state_source(state, label=f"{label}/{ckpt.name}", kind=KIND_OUTPUT_DIR,
+                                completions_dir=completions)
+        except CockpitError as exc:
+            first_error = first_error or exc
+            skipped.append(f"{ckpt.name}/{TRAINER_STATE} is unreadable (half-written?)")
+            continue
+        if skipped:
+            src.warnings.insert(0, f"replaying {ckpt.name}: newer " + "; ".join(skipped))
+        return src
+    if first_error is not None:
+        raise first_error
+    return None
+
+
+def _checkpoints(d: Path) -> list[Path]:
+    """checkpoint-N folders sorted by N (checkpoint-10 after checkpoint-9)."""
+    found = []
+    try:
+        children = list(d.iterdir())
+    except OSError:
+        return []
+    for child in children:
+        m = _CKPT.match(child.name)
+        if m and child.is_dir():
+            found.append((int(m.group(1)), child))
+    return [c for _, c in sorted(found)]
+
+
+def _read_journal(p: Path) -> tuple[list[journal.Record], int, int]:
+    tailer = Tailer(p)
+    records: list[journal.Record] = []
+    while True:  # one poll reads at most 64 MB
+        before = tailer.offset
+        records.extend(tailer.poll())
+        if tailer.offset == before:
+            break
+    return records, tailer.skipped, tailer.newer_version
+
+
+def _journal_warnings(p: Path, skipped: int, newer: int) -> list[str]:
+    out = []
+    if newer:
+        out.append(f"{p}: {newer} line(s) written by a newer cockpit were skipped — "
+                   "upgrade cockpit to see them")
+    if skipped - newer:
+        out.append(f"{p}: {skipped - newer} unreadable line(s) skipped")
+    return out
+
+
+def _journal_source(p: Path, *, label: str, kind: str) -> Source:
+    try:
+        records, skipped, newer = _read_journal(p)
+    except PermissionError:
+        raise CockpitError(f"{p}: permission denied — check the file's owner and mode") from None
+    if not records:
+        if skipped:
+            raise CockpitError(f"{p}: none of its {skipped} line(s) could be read"
+                               + (" — written by a newer cockpit; upgrade cockpit" if newer else ""))
+        raise CockpitError(f"{p}: the journal is empty — nothing to replay yet")
+    output = p.parent / "output"
+    return Source(label=label, kind=kind, path=p, warnings=_journal_warnings(p, skipped, newer),
+                  journal_records=records, skipped=skipped, newer_version=newer,
+                  completions_dir=_completions_dir(output) if output.is_dir() else None)
+
+
+def _run_folder_source(d: Path) -> Source:
+    """The journal; the output dir when the journal has no metrics (or cannot be read)."""
+    events = d / EVENTS
+    try:
+        src: Source | None = _journal_source(events, label=d.name, kind=KIND_RUN_FOLDER)
+        journal_error: CockpitError | None = None
+    except CockpitError as exc:
+        src, journal_error = None, exc
+    has_metrics = src is not None and any(
+        r.kind in (journal.METRICS, journal.EVAL) for r in src.records)
+    if src is not None and has_metrics:
+        return src
+    output = d / "output"
+    fallback = _output_dir_source(output, label=d.name) if output.is_dir() else None
+    if fallback is not None:
+        fallback.kind = KIND_RUN_FOLDER
+        why = "has no metrics" if journal_error is None else f"is unusable ({journal_error})"
+        fallback.warnings.insert(0, f"{events} {why} — replaying {fallback.path} instead")
+        if src is not None:
+            fallback.warnings.extend(src.warnings)
+        return fallback
+    if src is not None:  # a run that has not logged yet: still a run
+        src.warnings.append(f"{events}: no metrics logged yet")
+        return src
+    assert journal_error is not None
+    raise CockpitError(f"{d}: {journal_error} and output/ holds no {TRAINER_STATE}")
+
+
+# -- completions parquet ----------------------------------------------------------------------
+
+
+def read_completions_parquet(d: Path, buf: CompletionsBuffer, *,
+                             max_step: int | None = None) -> list[str]:
+    """Fill `buf` from completions_{step:05d}.parquet files (step, prompt, completion, one
+    column per reward, advantage), newest files first until the buffer is full. Returns
+    warnings (unreadable files are skipped, not fatal)."""
+    files = []
+    for child in d.iterdir():
+        m = _COMPLETIONS_FILE.match(child.name)
+        if m:
+            step = int(m.group(1))
+            if max_step is None or step <= max_step:
+                files.append((step, child))
+    if not files:
+        return []
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:  # pragma: no cover - pyarrow is a dependency
+        return [f"{d}: pyarrow is not installed — completions not shown"]
+    warnings: list[str] = []
+    chosen: list[tuple[int, list[dict[str, Any]]]] = []
+    total = 0
+    for step, f in sorted(files, reverse=True):
+        try:
+            rows = pq.read_table(f).to_pylist()
+        except Exception as exc:  # a half-written parquet file: skip it, keep the rest
+            warnings.append(f"{f}: unreadable ({type(exc).__name__}) — skipped")
+            continue
+        chosen.append((step, rows))
+        total += len(rows)
+        if total >= buf.capacity:
+            break
+    for step, rows in reversed(chosen):
+        buf.add_rows(step, [_parquet_row(r) for r in rows], source="parquet")
+    return warnings
+
+
+_PARQUET_FIXED = frozenset({"step", "prompt", "completion", "advantage", "__index_level_0__"})
+
+
+def _parquet_row(row: dict[str, Any]) -> dict[str, Any]:
+    rewards: dict[str, float] = {}
+    for key, value in row.items():
+        if key in _PARQUET_FIXED:
+            continue
+        f = ts.to_float(value)
+        if f is not None or value is None:
+            rewards[key] = f if f is not None else math.nan
+    return {"prompt": row.get("prompt"), "completion": row.get("completion"),
+            "rewards": rewards, "advantage": row.get("advantage")}

@@ -1,0 +1,19 @@
+"""The Textual UI. Importing this package is cheap: the app loads on `run_app`.
+
+Never imports torch, transformers, trl, peft or datasets (a test proves it):
+the UI reads run folders through `cockpit.core` only.
+"""
+
+from __future__ import annotations
+
+import os
+
+
+def run_app(mode: str = "home", paths: list[str] | None = None, runs_dir: str | None = None) -> int:
+    """Run the TUI until the user quits; the exit code for the CLI."""
+    from cockpit.ui.app import make_app
+
+    app = make_app(mode, paths or [], runs_dir,  # type: ignore[arg-type]
+                   theme=os.environ.get("COCKPIT_THEME") or None)
+    app.run()
+    return int(app.return_code or 0)

@@ -1,0 +1,125 @@
+"""The cockpit Textual app: screens, themes, help and the command palette. Kept thin:
+screens live in `screens/`, widgets in `widgets/<feature>/`."""
+
+from __future__ import annotations
+
+from functools import partial
+from pathlib import Path
+from typing import Iterable, Literal
+
+from textual.app import App, SystemCommand
+from textual.binding import Binding
+from textual.screen import Screen
+
+from cockpit.ui.screens.help import HelpScreen
+from cockpit.ui.screens.home import HomeScreen
+from cockpit.ui.themes import DEFAULT_THEME, load_themes
+
+Mode = Literal["home", "live", "replay"]
+
+
+class CockpitApp(App):
+    CSS_PATH = "app.tcss"
+    TITLE = "cockpit"
+    BINDINGS = [
+        Binding("question_mark,f1", "help", "Help", id="app.help"),
+        Binding("ctrl+q", "quit", "Quit", show=False, id="app.quit"),
+    ]
+
+    def __init__(self, *, mode: Mode = "home", paths: list[str] | None = None,
+                 runs_dir: Path, theme_dirs: list[Path] | None = None,
+                 theme: str | None = None) -> None:
+        super().__init__()
+        self.mode = mode
+        self.paths = list(paths or [])
+        self.runs_dir = Path(runs_dir)
+        self.theme_errors: list[str] = []
+        themes, self.theme_errors = load_themes(theme_dirs)
+        for t in themes:
+            self.register_theme(t)
+        wanted = theme or DEFAULT_THEME
+        self.theme = wanted if wanted in self.available_themes else "textual-dark"
+
+    def get_default_screen(self) -> Screen:
+        return HomeScreen(self.runs_dir)
+
+    def on_mount(self) -> None:
+        if self.theme_errors:
+            self.notify("\n".join(self.theme_errors), title="themes skipped", severity="warning",
+                        timeout=10)
+        if self.mode == "live" and self.paths:
+            self.open_live(self.paths[0])
+        elif self.mode == "replay" and self.paths:
+            self.open_replay(self.paths)
+
+    # -- navigation (screens call these) ---------------------------------------------------------
+
+    def open_live(self, run_path: str) -> None:
+        from cockpit.ui.screens.live import LiveRunScreen
+
+        self.push_screen(LiveRunScreen(run_path))
+
+    def open_replay(self, paths: list[str]) -> None:
+        from cockpit.ui.screens.replay import ReplayScreen
+
+        self.push_screen(ReplayScreen(paths))
+
+    def open_setup(self) -> None:
+        try:
+            from cockpit.ui.screens.setup import SetupScreen
+        except ImportError:
+            self.notify("setup screen not available yet — launch a preset from the list",
+                        severity="warning")
+            return
+        self.push_screen(SetupScreen(runs_dir=self.runs_dir))
+
+    def switch_to_home(self) -> None:
+        while len(self.screen_stack) > 1:
+            self.pop_screen()
+
+    # -- help and the command palette ----------------------------------------------------------
+
+    def _screen_bindings(self, screen: Screen) -> list[tuple[str, str, str, object]]:
+        """(key, description, action, node) of every binding active on a screen."""
+        out = []
+        seen: set[tuple[str, str]] = set()
+        for key, active in screen.active_bindings.items():
+            b = active.binding
+            if not b.description or (b.action, b.description) in seen:
+                continue
+            seen.add((b.action, b.description))
+            out.append((self.get_key_display(b), b.description, b.action, active.node))
+        return out
+
+    def action_help(self) -> None:
+        if isinstance(self.screen, HelpScreen):
+            return
+        keys = [(k, d) for k, d, _, _ in self._screen_bindings(self.screen)]
+        keys.append(("ctrl+p", "Command palette (every action, themes)"))
+        title = type(self.screen).__name__.replace("Screen", "") or "cockpit"
+        self.push_screen(HelpScreen(title, keys))
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        for name in sorted(self.available_themes):
+            if name.startswith("cockpit-"):
+                yield SystemCommand(f"Theme: {name}", "Switch to this theme",
+                                    partial(setattr, self, "theme", name))
+        for key, description, action, node in self._screen_bindings(screen):
+            if action in ("help", "quit", "app.quit", "command_palette"):
+                continue
+            yield SystemCommand(description, f"key: {key}",
+                                partial(self._run_from_palette, action, node))
+
+    def _run_from_palette(self, action: str, node: object) -> None:
+        self.call_later(self.run_action, action, node)
+
+
+def make_app(mode: Mode = "home", paths: list[str] | None = None,
+             runs_dir: str | Path | None = None, *, theme_dirs: list[Path] | None = None,
+             theme: str | None = None) -> CockpitApp:
+    """The app as the CLI and the tests build it."""
+    from cockpit.core.paths import runs_dir as default_runs_dir
+
+    return CockpitApp(mode=mode, paths=paths, runs_dir=default_runs_dir(runs_dir),
+                      theme_dirs=theme_dirs, theme=theme)

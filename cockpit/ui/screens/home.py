@@ -1,0 +1,157 @@
+"""Home: the runs of the runs folder and the presets, one key from everything else."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.markup import escape
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Static
+
+from cockpit.core.errors import CockpitError
+from cockpit.ui.screens.path_prompt import PathPrompt
+from cockpit.ui.widgets.home.preset_list import PresetList
+from cockpit.ui.widgets.home.runs_table import RunsTable
+
+REFRESH_S = 2.0
+
+
+class HomeScreen(Screen):
+    BINDINGS = [
+        Binding("n", "new_run", "New run", id="home.new_run"),
+        Binding("r", "replay", "Replay", id="home.replay"),
+        Binding("c", "compare", "Compare", id="home.compare"),
+        Binding("p", "focus_presets", "Presets", id="home.presets"),
+        Binding("l", "focus_runs", "Runs", id="home.runs"),
+        Binding("f5,ctrl+r", "refresh", "Refresh", show=False, id="home.refresh"),
+        Binding("q", "app.quit", "Quit", id="home.quit"),
+    ]
+
+    class RunsLoaded(Message):
+        def __init__(self, rows: list) -> None:
+            super().__init__()
+            self.rows = rows
+
+    class PresetsLoaded(Message):
+        def __init__(self, infos: list) -> None:
+            super().__init__()
+            self.infos = infos
+
+    def __init__(self, runs_dir: Path) -> None:
+        super().__init__()
+        self.runs_dir = Path(runs_dir)
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Horizontal(id="home-body"):
+            with Vertical(id="home-runs"):
+                yield Static(f"[b]Runs[/b]  [dim]{escape(str(self.runs_dir))}[/]", classes="pane-title",
+                             id="runs-title")
+                yield RunsTable(id="runs-table")
+            with Vertical(id="home-presets"):
+                yield Static("[b]Presets[/b]  [dim]Enter launches[/]", classes="pane-title")
+                yield PresetList(id="preset-list")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.sub_title = str(self.runs_dir)
+        self.action_refresh()
+        self.load_presets()
+        self.set_interval(REFRESH_S, self.action_refresh)
+        self.query_one(RunsTable).focus()
+
+    # -- workers -------------------------------------------------------------------------------
+
+    def action_refresh(self) -> None:
+        self.load_runs()
+
+    @work(thread=True, exclusive=True, group="home-runs", exit_on_error=False)
+    def load_runs(self) -> None:
+        from cockpit.core.runs import run_summaries
+
+        try:
+            rows = run_summaries(self.runs_dir)
+        except (OSError, CockpitError) as exc:
+            self.app.call_from_thread(self.notify, f"{self.runs_dir}: {exc}", severity="error")
+            return
+        self.post_message(self.RunsLoaded(rows))
+
+    @work(thread=True, exclusive=True, group="home-presets", exit_on_error=False)
+    def load_presets(self) -> None:
+        from cockpit.core.presets import list_presets
+
+        self.post_message(self.PresetsLoaded(list_presets()))
+
+    def on_home_screen_runs_loaded(self, message: RunsLoaded) -> None:
+        table = self.query_one(RunsTable)
+        table.show(message.rows)
+        live = sum(1 for r in message.rows if r.live)
+        self.query_one("#runs-title", Static).update(
+            f"[b]Runs[/b]  {len(message.rows)} ({live} live)  [dim]{escape(str(self.runs_dir))}"
+            "  · Enter opens[/]" if message.rows else
+            f"[b]Runs[/b]  [dim]none yet in {escape(str(self.runs_dir))} — pick a preset and "
+            "press Enter, or n for a new run[/]")
+
+    def on_home_screen_presets_loaded(self, message: PresetsLoaded) -> None:
+        self.query_one(PresetList).show(message.infos)
+
+    # -- choices -------------------------------------------------------------------------------
+
+    @on(RunsTable.Chosen)
+    def open_run(self, message: RunsTable.Chosen) -> None:
+        self.app.open_live(message.path)  # type: ignore[attr-defined]
+
+    @on(PresetList.Chosen)
+    def launch_preset(self, message: PresetList.Chosen) -> None:
+        self.notify(f"launching {message.info.name}…")
+        self._launch(str(message.info.path))
+
+    @work(thread=True, group="launch", exit_on_error=False)
+    def _launch(self, preset_path: str) -> None:
+        from cockpit.core.launch import launch
+        from cockpit.core.presets import load_preset
+
+        try:
+            run = launch(load_preset(preset_path), self.runs_dir)
+        except CockpitError as exc:
+            self.app.call_from_thread(self.notify, str(exc), title="cannot launch",
+                                      severity="error", timeout=10)
+            return
+        except OSError as exc:
+            self.app.call_from_thread(self.notify, f"{preset_path}: {exc}", title="cannot launch",
+                                      severity="error", timeout=10)
+            return
+        self.app.call_from_thread(self.app.open_live, str(run.path))  # type: ignore[attr-defined]
+
+    def action_new_run(self) -> None:
+        self.app.open_setup()  # type: ignore[attr-defined]
+
+    def action_replay(self) -> None:
+        def chosen(paths: list[str] | None) -> None:
+            if paths:
+                self.app.open_replay(paths)  # type: ignore[attr-defined]
+
+        self.app.push_screen(PathPrompt("Replay: a trainer_state.json, checkpoint, output dir "
+                                        "or run folder"), chosen)
+
+    def action_compare(self) -> None:
+        table = self.query_one(RunsTable)
+        value = " ".join(r.path for r in table.summaries[:2])
+
+        def chosen(paths: list[str] | None) -> None:
+            if paths:
+                self.app.open_replay(paths)  # type: ignore[attr-defined]
+
+        self.app.push_screen(PathPrompt("Compare: paths to overlay, separated by spaces",
+                                        value=value), chosen)
+
+    def action_focus_presets(self) -> None:
+        self.query_one(PresetList).focus()
+
+    def action_focus_runs(self) -> None:
+        self.query_one(RunsTable).focus()

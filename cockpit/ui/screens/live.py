@@ -1,0 +1,210 @@
+"""A run folder followed live (or a finished one shown from its first line).
+
+A thread worker reads the whole journal once (building the RunData off the UI
+thread), then polls the journal, stdout.log and status.json every 0.2 s and
+posts one message per poll with whatever was new.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.message import Message
+from textual.widgets import Log, TabPane
+from textual.worker import get_current_worker
+
+from cockpit.core.errors import CockpitError
+from cockpit.core.runfolder import LIVE_STATES, RunFolder
+from cockpit.core.tailer import LineTailer
+from cockpit.ui.rundata import RunData, load_journal
+from cockpit.ui.screens.confirm import ConfirmScreen
+from cockpit.ui.screens.run_view import RunView
+from cockpit.ui.text import printable
+
+OUTPUT_TAIL_BYTES = 256 * 1024
+OUTPUT_MAX_LINES = 2000
+STATUS_EVERY_S = 1.0
+
+
+def _output_lines(raw: list[bytes]) -> list[str]:
+    """stdout.log lines for the Log widget: progress bars (\\r) keep their last state."""
+    out = []
+    for line in raw:
+        text = line.decode("utf-8", errors="replace").rstrip("\r")
+        if "\r" in text:
+            text = text.rsplit("\r", 1)[-1]
+        out.append(printable(text))
+    return out
+
+
+class LiveRunScreen(RunView):
+    BINDINGS = [
+        Binding("s", "stop(True)", "Stop & save", id="live.stop_save"),
+        Binding("K", "stop(False)", "Force stop", id="live.force_stop"),
+        Binding("u", "resume", "Resume", id="live.resume"),
+    ]
+
+    class Loaded(Message):
+        """The whole journal so far, read by the worker."""
+
+        def __init__(self, data: RunData, output: list[str], state: str | None) -> None:
+            super().__init__()
+            self.data = data
+            self.output = output
+            self.state = state
+
+    class Polled(Message):
+        """What one poll found: new records, new output lines, the status if it changed."""
+
+        def __init__(self, records: list, output: list[str], state: str | None) -> None:
+            super().__init__()
+            self.records = records
+            self.output = output
+            self.state = state
+
+    class Failed(Message):
+        """Reading the run folder failed (e.g. written by a newer cockpit)."""
+
+        def __init__(self, message: str) -> None:
+            super().__init__()
+            self.message = message
+
+    def __init__(self, run_path: str | Path, *, poll_interval: float = 0.2) -> None:
+        super().__init__()
+        self.run = RunFolder(Path(run_path))
+        self.poll_interval = poll_interval
+        self.state: str | None = None
+        """The supervisor's view (status.json), corrected when the supervisor is gone."""
+
+    def compose_output_tab(self) -> ComposeResult:
+        with TabPane("Output ⁴", id="output"):
+            yield Log(max_lines=OUTPUT_MAX_LINES, id="output-log", highlight=False)
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.sub_title = self.run.name
+        self.follow()
+
+    def header_state(self) -> str | None:
+        return self.state
+
+    # -- the tail worker -----------------------------------------------------------------------
+
+    @work(thread=True, exclusive=True, group="tail", exit_on_error=False)
+    def follow(self) -> None:
+        from cockpit.core.runs import effective_state
+
+        worker = get_current_worker()
+        run = self.run
+
+        def read_state() -> str | None:
+            try:
+                return effective_state(run)[0]
+            except CockpitError as exc:
+                self.post_message(self.Failed(str(exc)))
+                return None
+
+        data, tailer = load_journal(run.events, run.name)
+        out = LineTailer(run.stdout_log)
+        try:
+            size = run.stdout_log.stat().st_size
+        except OSError:
+            size = 0
+        skip_first = size > OUTPUT_TAIL_BYTES
+        out.offset = max(0, size - OUTPUT_TAIL_BYTES)
+        first = out.poll()
+        if skip_first and first:
+            first = first[1:]  # the first line was cut in the middle
+        state = read_state()
+        self.post_message(self.Loaded(data, _output_lines(first[-OUTPUT_MAX_LINES:]), state))
+        last_status = time.monotonic()
+        while not worker.is_cancelled:
+            time.sleep(self.poll_interval)
+            records = tailer.poll()
+            lines = _output_lines(out.poll())
+            new_state = None
+            if time.monotonic() - last_status >= STATUS_EVERY_S:
+                last_status = time.monotonic()
+                current = read_state()
+                if current != state:
+                    state = new_state = current
+            if records or lines or new_state is not None:
+                self.post_message(self.Polled(records, lines, new_state))
+
+    def on_live_run_screen_loaded(self, message: Loaded) -> None:
+        self.sources = [message.data]
+        self.state = message.state or message.data.state
+        if message.output:
+            self.query_one("#output-log", Log).write_lines(message.output)
+        for note in message.data.notes:
+            self.notify(note, severity="warning")
+
+    def on_live_run_screen_polled(self, message: Polled) -> None:
+        if not self.sources:
+            return
+        self.sources[0].apply(message.records)
+        if message.state is not None:
+            self.state = message.state
+        if message.output:
+            self.query_one("#output-log", Log).write_lines(message.output)
+
+    def on_live_run_screen_failed(self, message: Failed) -> None:
+        self.notify(message.message, severity="error", timeout=10)
+
+    # -- control -------------------------------------------------------------------------------
+
+    def action_stop(self, save: bool) -> None:
+        if self.state not in LIVE_STATES:
+            self.notify(f"{self.run.name} is not running ({self.state or 'unknown'}) — nothing to stop")
+            return
+        if save:
+            question = f"Stop {self.run.name} after saving a checkpoint at the next step?"
+        else:
+            question = (f"Force-stop {self.run.name} now? Its processes get SIGTERM, then SIGKILL; "
+                        "steps since the last checkpoint are lost.")
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self._control("stop_save" if save else "stop_force")
+
+        self.app.push_screen(ConfirmScreen(question, yes="Stop" if save else "Force stop",
+                                           danger=not save), answered)
+
+    def action_resume(self) -> None:
+        if self.state in LIVE_STATES:
+            self.notify(f"{self.run.name} is still {self.state} — stop it before resuming")
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self._control("resume")
+
+        self.app.push_screen(ConfirmScreen(f"Resume {self.run.name} from its newest complete "
+                                           "checkpoint?", yes="Resume"), answered)
+
+    @work(thread=True, group="control", exit_on_error=False)
+    def _control(self, what: str) -> None:
+        from cockpit.core import launch
+
+        try:
+            if what == "stop_save":
+                launch.stop(self.run, save=True)
+                msg = "asked to save a checkpoint and stop at the next step"
+            elif what == "stop_force":
+                status = launch.stop(self.run, save=False)
+                msg = f"force-stopped ({status.state})"
+            else:
+                launch.resume(self.run)
+                msg = "resumed from the newest complete checkpoint"
+        except CockpitError as exc:
+            self.app.call_from_thread(self.notify, str(exc), severity="error", timeout=8)
+            return
+        except OSError as exc:
+            self.app.call_from_thread(self.notify, f"{self.run.name}: {exc}", severity="error",
+                                      timeout=8)
+            return
+        self.app.call_from_thread(self.notify, f"{self.run.name}: {msg}")

@@ -1,0 +1,220 @@
+"""What live runs and replays share: header, alert bar, plot grid and the detail tabs.
+
+Subclasses fill `self.sources` (one RunData for a live run, several for an
+overlay). A 4 Hz timer redraws what changed; plots only when a store's
+version, the view settings, the size or the theme changed.
+"""
+
+from __future__ import annotations
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, TabbedContent, TabPane
+
+from cockpit.ui.colors import series_colors
+from cockpit.ui.panels import default_panels, panel_for_key
+from cockpit.ui.rundata import RunData
+from cockpit.ui.screens.metric_picker import MetricPicker
+from cockpit.ui.widgets.run.alert_bar import AlertBar
+from cockpit.ui.widgets.run.alerts_list import AlertsList
+from cockpit.ui.widgets.run.completions_pane import CompletionsPane
+from cockpit.ui.widgets.run.log_history import LogHistoryTable
+from cockpit.ui.widgets.run.plot_grid import PlotGrid
+from cockpit.ui.widgets.run.run_header import RunHeader
+from cockpit.ui.widgets.run.system_pane import SystemPane
+
+SMOOTHING_STEPS = (0.0, 0.3, 0.6, 0.8, 0.9, 0.95, 0.99)
+REDRAW_HZ = 4
+
+
+class RunView(Screen):
+    BINDINGS = [
+        Binding("escape", "back", "Back", id="run.back"),
+        Binding("m", "pick_metric", "Add/replace panel", id="run.pick_metric"),
+        Binding("d", "remove_panel", "Remove panel", id="run.remove_panel"),
+        Binding("0", "reset_panels", "Default panels", show=False, id="run.reset_panels"),
+        Binding("e", "toggle_smoothing", "Smoothing", id="run.toggle_smoothing"),
+        Binding("plus,equals_sign", "smoothing(1)", "More smoothing", show=False,
+                id="run.smoothing_up"),
+        Binding("minus", "smoothing(-1)", "Less smoothing", show=False, id="run.smoothing_down"),
+        Binding("x", "toggle_x", "x: step/time", id="run.toggle_x"),
+        Binding("1", "tab('plots')", "Plots tab", show=False, id="run.tab_plots"),
+        Binding("2", "tab('completions')", "Completions tab", show=False, id="run.tab_completions"),
+        Binding("3", "tab('history')", "Log history tab", show=False, id="run.tab_history"),
+        Binding("4", "tab('output')", "Trainer output tab", show=False, id="run.tab_output"),
+        Binding("5", "tab('system')", "System tab", show=False, id="run.tab_system"),
+        Binding("6", "tab('alerts')", "Alerts tab", show=False, id="run.tab_alerts"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sources: list[RunData] = []
+        self.x_mode: str = "step"
+        self.smoothing_index = 2
+        self.smoothing_on = False
+        self.user_panels = False
+        """True once the user changed the panels: defaults are no longer recomputed."""
+        self._keys_seen: tuple[str, ...] = ()
+
+    # -- layout --------------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield RunHeader("loading…", id="run-header")
+        alert = AlertBar("", id="alert-bar")
+        alert.display = False
+        yield alert
+        with TabbedContent(initial="plots", id="run-tabs"):
+            with TabPane("Plots ¹", id="plots"):
+                yield PlotGrid(id="plot-grid")
+            with TabPane("Completions ²", id="completions"):
+                yield CompletionsPane(id="completions-pane")
+            with TabPane("Log history ³", id="history"):
+                yield LogHistoryTable(id="history-table")
+            yield from self.compose_output_tab()
+            with TabPane("System ⁵", id="system"):
+                with VerticalScroll():
+                    yield SystemPane("", id="system-pane")
+            with TabPane("Alerts ⁶", id="alerts"):
+                with VerticalScroll():
+                    yield AlertsList("", id="alerts-list")
+        yield Footer()
+
+    def compose_output_tab(self) -> ComposeResult:
+        """The live screen adds the trainer's output here."""
+        yield from ()
+
+    def on_mount(self) -> None:
+        self.set_interval(1 / REDRAW_HZ, self.refresh_view)
+
+    # -- what subclasses provide ---------------------------------------------------------------
+
+    @property
+    def detail(self) -> RunData | None:
+        """The source the completions/history/system tabs show (the first one)."""
+        return self.sources[0] if self.sources else None
+
+    def header_state(self) -> str | None:
+        return None
+
+    def header_title(self) -> str | None:
+        if len(self.sources) > 1:
+            return f"{len(self.sources)} runs: " + ", ".join(s.label for s in self.sources)
+        return None
+
+    # -- refresh -------------------------------------------------------------------------------
+
+    @property
+    def smoothing(self) -> float:
+        return SMOOTHING_STEPS[self.smoothing_index] if self.smoothing_on else 0.0
+
+    def all_keys(self) -> list[str]:
+        keys: dict[str, None] = {}
+        for s in self.sources:
+            keys.update(dict.fromkeys(s.store.keys()))
+        return list(keys)
+
+    async def refresh_view(self) -> None:
+        if not self.is_current:
+            return
+        data = self.detail
+        if data is None:
+            return
+        settings = f"x: {self.x_mode}  smoothing: " + (f"{self.smoothing:.2f}" if self.smoothing_on
+                                                       else "off")
+        self.query_one(RunHeader).show(data, state=self.header_state(), extra=settings,
+                                       title=self.header_title())
+        self.query_one(AlertBar).show(data)
+        grid = self.query_one(PlotGrid)
+        keys = tuple(self.all_keys())
+        if keys != self._keys_seen and not self.user_panels:
+            self._keys_seen = keys
+            await grid.set_panels(default_panels(data.trainer, list(keys)))
+        with self.app.batch_update():
+            grid.redraw(self.sources, x_mode=self.x_mode, smoothing=self.smoothing,  # type: ignore[arg-type]
+                        colors=series_colors(self.app), theme=self.app.theme)
+        active = self.query_one(TabbedContent).active
+        if active == "completions":
+            self.query_one(CompletionsPane).show(data)
+        elif active == "history":
+            self.query_one(LogHistoryTable).show(data)
+        elif active == "system":
+            self.query_one(SystemPane).show(data)
+        elif active == "alerts":
+            self.query_one(AlertsList).show(data)
+
+    @on(TabbedContent.TabActivated)
+    async def _tab_changed(self) -> None:
+        await self.refresh_view()
+
+    # -- actions -------------------------------------------------------------------------------
+
+    def action_back(self) -> None:
+        if len(self.app.screen_stack) > 2:
+            self.app.pop_screen()
+        else:
+            self.app.switch_to_home()  # type: ignore[attr-defined]
+
+    def action_tab(self, tab: str) -> None:
+        tabs = self.query_one(TabbedContent)
+        try:
+            tabs.active = tab
+        except ValueError:
+            pass
+
+    def action_pick_metric(self) -> None:
+        keys = self.all_keys()
+        if not keys:
+            self.notify("no metrics logged yet", severity="warning")
+            return
+        grid = self.query_one(PlotGrid)
+        target = grid.focused_plot()
+        title = f"Replace panel '{target.panel.title}'" if target else "Add a panel"
+
+        async def chosen(key: str | None) -> None:
+            if not key:
+                return
+            panels = list(grid.panels)
+            new = panel_for_key(key)
+            if target is not None and target.panel in panels:
+                panels[panels.index(target.panel)] = new
+            else:
+                panels.append(new)
+            self.user_panels = True
+            await grid.set_panels(panels)
+            await self.refresh_view()
+
+        self.app.push_screen(MetricPicker(keys, title=title), chosen)
+
+    async def action_remove_panel(self) -> None:
+        grid = self.query_one(PlotGrid)
+        target = grid.focused_plot()
+        if target is None:
+            self.notify("focus a panel first (Tab), then d removes it")
+            return
+        panels = [p for p in grid.panels if p != target.panel]
+        self.user_panels = True
+        await grid.set_panels(panels)
+
+    async def action_reset_panels(self) -> None:
+        self.user_panels = False
+        self._keys_seen = ()
+        await self.refresh_view()
+
+    def action_toggle_smoothing(self) -> None:
+        self.smoothing_on = not self.smoothing_on
+        self.notify(f"smoothing {'%.2f' % self.smoothing if self.smoothing_on else 'off'}",
+                    timeout=1.5)
+
+    def action_smoothing(self, delta: int) -> None:
+        self.smoothing_on = True
+        self.smoothing_index = max(1, min(len(SMOOTHING_STEPS) - 1, self.smoothing_index + delta))
+        self.notify(f"smoothing {self.smoothing:.2f} (debiased EMA)", timeout=1.5)
+
+    def action_toggle_x(self) -> None:
+        self.x_mode = "time" if self.x_mode == "step" else "step"
+        if self.x_mode == "time" and not all(s.store.has_wall_time for s in self.sources):
+            self.notify("some sources have no wall times (trainer_state.json): they stay by step",
+                        severity="warning")

@@ -1,0 +1,302 @@
+"""MetricStore, downsampling, smoothing, completions and log rows."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from cockpit.core import journal
+from cockpit.core import store as store_mod
+from cockpit.core.store import CompletionsBuffer, LogRows, MetricStore, downsample, ema
+
+
+def m(step, t=None, **values):
+    rec = journal.metrics(step, values, epoch=step / 10)
+    if t is not None:
+        rec.t = t
+    return rec
+
+
+def e(step, **values):
+    return journal.eval_metrics(step, values)
+
+
+# -- the store ---------------------------------------------------------------------------------
+
+
+def test_series_are_numpy_arrays_in_step_order():
+    s = MetricStore()
+    for step in range(1, 6):
+        s.add(m(step, loss=1.0 / step, lr=0.1))
+    x, y = s.series("loss")
+    assert x.dtype == np.int64 and y.dtype == np.float64
+    assert x.tolist() == [1, 2, 3, 4, 5]
+    assert y[-1] == pytest.approx(0.2)
+    assert s.keys() == ["loss", "lr"] and len(s) == 2 and s.count("loss") == 5
+    assert s.latest("loss") == pytest.approx(0.2) and s.latest_step("loss") == 5
+    assert s.latest("missing") is None
+    assert s.series("missing")[0].size == 0
+
+
+def test_the_last_value_wins_when_a_step_repeats():
+    s = MetricStore()
+    s.add(m(1, loss=1.0))
+    s.add(m(2, loss=2.0))
+    s.add(m(2, loss=3.0))
+    assert s.series("loss")[0].tolist() == [1, 2]
+    assert s.series("loss")[1].tolist() == [1.0, 3.0]
+
+
+def test_a_resume_truncates_every_series_back_to_its_step():
+    s = MetricStore()
+    for step in range(1, 11):
+        s.add(m(step, loss=float(step)))
+    s.add(e(10, eval_loss=5.0))
+    s.add(m(6, loss=60.0))  # resumed from checkpoint-5
+    s.add(m(7, loss=70.0))
+    assert s.series("loss")[0].tolist() == [1, 2, 3, 4, 5, 6, 7]
+    assert s.series("loss")[1].tolist()[-2:] == [60.0, 70.0]
+    assert "eval_loss" not in s  # logged at step 10, after the resume point
+    assert s.rewinds == 1 and s.last_step == 7
+
+
+def test_train_and_eval_at_the_same_step_are_both_kept():
+    s = MetricStore()
+    s.add(m(20, loss=1.0))
+    s.add(e(20, eval_loss=2.0))
+    s.add(m(21, loss=0.9))
+    assert s.series("loss")[0].tolist() == [20, 21]
+    assert s.series("eval_loss")[0].tolist() == [20]
+
+
+def test_nan_and_inf_are_kept_in_the_store():
+    s = MetricStore()
+    s.add(m(1, grad_norm=math.nan))
+    s.add(m(2, grad_norm=math.inf))
+    y = s.series("grad_norm")[1]
+    assert math.isnan(y[0]) and y[1] == math.inf
+    s.add(m(3, grad_norm=math.nan))
+    assert math.isnan(s.latest("grad_norm"))
+
+
+def test_the_summary_entry_is_not_a_series():
+    s = MetricStore()
+    s.add(m(10, loss=1.0))
+    s.add(journal.metrics(10, {"train_runtime": 12.0, "train_loss": 0.9, "total_flos": 1e9}))
+    assert s.keys() == ["loss"]
+    assert s.summary == {"train_runtime": 12.0, "train_loss": 0.9, "total_flos": 1e9}
+
+
+def test_version_changes_only_when_the_store_does():
+    s = MetricStore()
+    v0 = s.version
+    assert not s.add(journal.phase("training"))
+    assert s.version == v0
+    s.add(m(1, loss=1.0))
+    v1 = s.version
+    assert v1 > v0
+    s.add_many([journal.phase("saving"), journal.system({"cpu": 1})])
+    assert s.version == v1
+    s.add_many([m(2, loss=0.5)])
+    assert s.version > v1
+
+
+def test_progress_and_run_started_set_max_steps():
+    s = MetricStore()
+    s.add(journal.run_started("sft", max_steps=100))
+    assert s.max_steps == 100
+    s.add_many([journal.progress(5, 120)])
+    assert s.max_steps == 120
+
+
+def test_time_axis_counts_seconds_from_the_first_record():
+    s = MetricStore()
+    s.add_many([m(1, t=1000.0, loss=1.0), m(2, t=1002.5, loss=0.5)])
+    s.add(m(3, t=1010.0, loss=0.25))
+    x, _ = s.series("loss", x="time")
+    assert x.tolist() == [0.0, 2.5, 10.0]
+    assert s.has_wall_time
+
+
+def test_trainer_state_sources_have_no_wall_time():
+    s = MetricStore.from_trainer_state(b'{"log_history": [{"step": 1, "loss": 1.0}]}')
+    assert not s.has_wall_time
+    assert np.isnan(s.series("loss", x="time")[0]).all()
+
+
+def test_a_flood_of_keys_is_capped_not_fatal(monkeypatch):
+    monkeypatch.setattr(store_mod, "MAX_KEYS", 50)
+    s = MetricStore()
+    s.add(m(1, **{f"k{i}": 1.0 for i in range(80)}))
+    s.add_many([m(2, **{f"j{i}": 1.0 for i in range(80)})])
+    assert len(s) == 50
+    assert s.warnings
+
+
+_record = st.tuples(
+    st.sampled_from([journal.METRICS, journal.EVAL]),
+    st.integers(min_value=0, max_value=15),
+    st.dictionaries(st.sampled_from(["loss", "lr", "eval_loss", "train_runtime", "r"]),
+                    st.one_of(st.floats(allow_nan=True), st.integers(-5, 5), st.none(),
+                              st.sampled_from(["0.5", "x", True])), max_size=4),
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_record, max_size=30), st.integers(min_value=0, max_value=30))
+def test_add_many_equals_add_one_by_one(items, split):
+    """However a journal's records are batched into polls, the store ends up the same."""
+    records = []
+    for i, (kind, step, values) in enumerate(items):
+        rec = journal.Record(kind, {"epoch": None, **values}, step=step, t=1000.0 + i)
+        records.append(rec)
+    one = MetricStore()
+    for rec in records:
+        one.add(rec)
+    batched = MetricStore()
+    batched.add_many(records[:split])
+    batched.add_many(records[split:])
+    assert sorted(one.keys()) == sorted(batched.keys())
+    for key in one.keys():
+        for axis in ("step", "time"):
+            np.testing.assert_array_equal(one.series(key, x=axis)[0], batched.series(key, x=axis)[0])
+        np.testing.assert_array_equal(one.series(key)[1], batched.series(key)[1])
+        assert np.all(np.diff(one.series(key)[0]) > 0)
+    assert one.summary.keys() == batched.summary.keys()
+    assert one.last_step == batched.last_step
+
+
+# -- downsampling and smoothing ----------------------------------------------------------------
+
+
+def test_downsampling_keeps_a_single_spike_in_a_million_points():
+    rng = np.random.default_rng(0)
+    y = rng.normal(size=1_000_000)
+    y[654_321] = 1e6
+    x = np.arange(len(y), dtype=np.int64)
+    xs, ys = downsample(x, y, 200)
+    assert len(xs) <= 200
+    assert ys.max() == 1e6 and 654_321 in xs.tolist()
+
+
+def test_downsampling_drops_nan_and_inf_without_breaking():
+    x = np.arange(10_000, dtype=np.int64)
+    y = np.sin(x / 100.0)
+    y[::7] = np.nan
+    y[5] = np.inf
+    xs, ys = downsample(x, y, 100)
+    assert len(xs) <= 100 and np.isfinite(ys).all()
+    small_x, small_y = downsample(x[:20], y[:20], 100)  # fast path: finite points only
+    assert np.isfinite(small_y).all() and len(small_x) == 20 - 3 - 1
+
+
+def test_downsampling_returns_short_series_untouched():
+    x = np.array([1, 2, 3])
+    y = np.array([0.1, 0.2, 0.3])
+    xs, ys = downsample(x, y, 200)
+    assert xs.tolist() == [1, 2, 3] and ys.tolist() == [0.1, 0.2, 0.3]
+
+
+@pytest.mark.parametrize("n_out", [0, 1, 2, 3, 5])
+def test_downsampling_to_tiny_sizes_never_exceeds_n_out(n_out):
+    x = np.arange(1000, dtype=np.float64)
+    xs, ys = downsample(x, np.cos(x), n_out)
+    assert len(xs) == len(ys) <= n_out
+
+
+def test_downsampling_accepts_unsorted_time_axes():
+    x = np.array([3.0, 1.0, 2.0, np.nan] * 100) + np.repeat(np.arange(100) * 10.0, 4)
+    xs, ys = downsample(x, np.ones_like(x), 20)
+    assert len(xs) <= 20 and np.all(np.diff(xs) >= 0)
+
+
+def reference_ema(values, w):
+    """TensorBoard's smoothing loop, verbatim in Python."""
+    finite = [v for v in values if math.isfinite(v)]
+    if finite and all(v == finite[0] for v in finite):
+        return list(values)
+    out, last, n = [], 0.0, 0
+    for v in values:
+        if not math.isfinite(v):
+            out.append(v)
+            continue
+        last = last * w + (1 - w) * v
+        n += 1
+        out.append(last / (1 - w ** n))
+    return out
+
+
+def test_ema_of_a_constant_series_is_the_constant():
+    for w in (0.0, 0.6, 0.9, 0.99, 0.999):
+        assert ema(np.full(5000, 0.693), w).tolist() == [0.693] * 5000
+
+
+def test_ema_is_debiased_from_the_first_point():
+    assert ema([4.0, 0.0], 0.9)[0] == pytest.approx(4.0)
+
+
+def test_ema_steps_over_nan_and_keeps_it():
+    out = ema([1.0, math.nan, 3.0, math.inf], 0.5)
+    assert out[0] == 1.0 and math.isnan(out[1]) and out[3] == math.inf
+    assert out[2] == pytest.approx(reference_ema([1.0, 3.0], 0.5)[1])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(st.floats(-1e6, 1e6), st.just(math.nan)), max_size=300),
+       st.sampled_from([0.0, 0.1, 0.5, 0.9, 0.99, 0.999]))
+def test_ema_matches_tensorboard(values, w):
+    got = ema(values, w)
+    want = reference_ema(values, w)
+    assert len(got) == len(want)
+    for a, b in zip(got, want):
+        assert (math.isnan(a) and math.isnan(b)) or a == pytest.approx(b, rel=1e-9, abs=1e-6)
+
+
+def test_ema_over_long_series_matches_tensorboard():
+    rng = np.random.default_rng(1)
+    values = rng.normal(size=20_000)
+    values[rng.integers(0, 20_000, 100)] = np.nan
+    for w in (0.3, 0.95, 0.9995):
+        np.testing.assert_allclose(ema(values, w), reference_ema(values.tolist(), w), rtol=1e-8, atol=1e-9)
+
+
+# -- completions and log rows ------------------------------------------------------------------
+
+
+def test_completions_buffer_keeps_the_newest_rows_with_their_step():
+    buf = CompletionsBuffer()
+    assert buf.capacity == 2000
+    for step in range(25):
+        rows = [{"prompt": f"p{step}-{i}", "completion": "c", "rewards": {"acc": 1.0},
+                 "advantage": 0.5} for i in range(100)]
+        buf.add(journal.completions(step, rows, source="trainer_logs"))
+    assert len(buf) == 2000 and buf.total == 2500
+    assert buf.rows()[0]["prompt"] == "p5-0" and buf.rows()[0]["step"] == 5
+    assert buf.latest_step == 24 and buf.steps()[0] == 5
+    assert len(buf.rows(step=24)) == 100
+    assert buf.rows()[-1]["source"] == "trainer_logs"
+
+
+def test_completions_rows_are_made_readable():
+    buf = CompletionsBuffer(10)
+    buf.add_rows(3, [{"prompt": [{"role": "user", "content": "hi"}],
+                      "completion": [{"role": "assistant", "content": "yo"}],
+                      "rewards": {"a": None, "b": "0.5"}, "advantage": None}, "not a row"])
+    row = buf.rows()[0]
+    assert row["prompt"] == "user: hi" and row["completion"] == "assistant: yo"
+    assert math.isnan(row["rewards"]["a"]) and row["rewards"]["b"] == 0.5
+    assert row["advantage"] is None and len(buf) == 1
+
+
+def test_log_rows_are_bounded_and_version_counts_rows_added():
+    rows = LogRows(capacity=3)
+    rows.add_many([m(i, loss=1.0) for i in range(5)] + [journal.phase("x")])
+    assert [r.step for r in rows.rows()] == [2, 3, 4]
+    assert rows.version == 3
+    rows.add(e(5, eval_loss=1.0))
+    assert rows.version == 4 and len(rows) == 3
+    assert rows.columns() == ["epoch", "loss", "eval_loss"]

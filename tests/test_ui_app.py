@@ -1,0 +1,354 @@
+"""Pilot tests of the TUI flows: home, live run, replay, overlay, themes, bad input.
+
+Run folders are written by hand with the core APIs (journal writer + status),
+so no training is needed.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from pathlib import Path
+
+import pytest
+
+from cockpit.core import journal
+from cockpit.core.runfolder import RunFolder, Status, create_run_folder
+
+pytestmark = pytest.mark.anyio
+
+FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "trainer_states"
+SIZE = (120, 40)
+
+
+def make_run(runs_dir: Path, name: str, records: list[journal.Record], *, state: str = "running",
+             trainer: str = "sft") -> RunFolder:
+    run = create_run_folder(runs_dir, name)
+    run.run_yaml.write_text(f"trainer: {trainer}\n", encoding="utf-8")
+    run.write_status(Status(state=state, name=run.name, trainer=trainer, started=time.time()))
+    with journal.JournalWriter(run.events) as jw:
+        jw.write_all(records)
+    return run
+
+
+def sft_records(steps: range, *, max_steps: int = 100) -> list[journal.Record]:
+    out = [journal.run_started("sft", max_steps=max_steps), journal.phase("training")]
+    for s in steps:
+        out.append(journal.metrics(s, {"loss": 2.0 / s, "learning_rate": 1e-4,
+                                       "grad_norm": math.nan if s == 3 else 1.0 + s / 10,
+                                       "mean_token_accuracy": s / 100, "entropy": 1.5},
+                                   epoch=s / 50))
+        out.append(journal.progress(s, max_steps, steps_per_s=2.0, eta_s=(max_steps - s) / 2))
+    return out
+
+
+async def wait_for(pilot, condition, what: str, limit: float = 15.0) -> None:
+    """Let the app work until `condition()` holds (a deadline, not a timing assertion)."""
+    deadline = time.monotonic() + limit
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"gave up waiting for: {what}")
+        await pilot.pause(0.05)
+
+
+def app_for(tmp_path: Path, mode="home", paths=None, **kw):
+    from cockpit.ui.app import make_app
+
+    return make_app(mode, paths or [], str(tmp_path / "runs"), **kw)
+
+
+def notifications(app) -> list[str]:
+    return [n.message for n in app._notifications]
+
+
+# -- home -------------------------------------------------------------------------------------
+
+
+async def test_home_lists_runs_with_live_ones_first(tmp_path):
+    runs = tmp_path / "runs"
+    make_run(runs, "old-finished", sft_records(range(1, 11)), state="finished")
+    time.sleep(0.01)
+    live = make_run(runs, "now-running", sft_records(range(1, 6)), state="running")
+    make_run(runs, "newest-failed", sft_records(range(1, 3)), state="failed")
+    from cockpit.ui.widgets.home.runs_table import RunsTable
+
+    app = app_for(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        table = app.screen.query_one(RunsTable)
+        await wait_for(pilot, lambda: table.row_count == 3, "three runs listed")
+        first = table.get_row_at(0)
+        assert str(first[0]) == live.name
+        assert str(first[1]) == "running"
+        assert first[3] == "5/100"
+        assert {str(table.get_row_at(i)[1]) for i in range(3)} == {"running", "finished", "failed"}
+
+
+async def test_home_enter_on_a_run_opens_it_live(tmp_path):
+    run = make_run(tmp_path / "runs", "open-me", sft_records(range(1, 11)), state="finished")
+    from cockpit.ui.screens.live import LiveRunScreen
+    from cockpit.ui.widgets.home.runs_table import RunsTable
+
+    app = app_for(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        table = app.screen.query_one(RunsTable)
+        await wait_for(pilot, lambda: table.row_count == 1, "the run listed")
+        table.focus()
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, LiveRunScreen), "live screen")
+        assert app.screen.run.path == run.path
+
+
+async def test_new_run_without_setup_screen_says_so(tmp_path, monkeypatch):
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_setup(name, *args, **kwargs):
+        if name == "cockpit.ui.screens.setup":
+            raise ImportError(name)
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_setup)
+    app = app_for(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("n")
+        await pilot.pause()
+        assert any("setup screen not available" in m for m in notifications(app))
+
+
+# -- live -------------------------------------------------------------------------------------
+
+
+async def test_live_screen_fills_plots_table_and_completions_then_follows_appends(tmp_path):
+    records = sft_records(range(1, 21))
+    records.append(journal.completions(20, [
+        {"prompt": "Question: 2+2?\nAnswer:", "completion": "four\x07", "rewards": {"acc": 1.0},
+         "advantage": 0.5},
+        {"prompt": "Question: 2+2?\nAnswer:", "completion": "five", "rewards": {"acc": 0.0},
+         "advantage": -0.5}], source="trainer_logs"))
+    records.append(journal.system({"cpu_percent": 99.0, "rss_mb": 512.0}))
+    records.append(journal.warning("loss became nan at step 3", code="nan_loss", fix="lower the LR"))
+    run = make_run(tmp_path / "runs", "live", records)
+    from textual.widgets import DataTable, TabbedContent
+
+    from cockpit.ui.widgets.run.completions_pane import CompletionsPane
+    from cockpit.ui.widgets.run.log_history import LogHistoryTable
+    from cockpit.ui.widgets.run.metric_plot import MetricPlot
+    from cockpit.ui.widgets.run.run_header import RunHeader
+
+    app = app_for(tmp_path, "live", [str(run.path)])
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: len(app.screen.query(MetricPlot)) >= 4, "plots mounted")
+        screen = app.screen
+        titles = [p.panel.title for p in screen.query(MetricPlot)]
+        assert titles[:5] == ["loss", "learning rate", "grad norm", "mean token accuracy", "entropy"]
+        await wait_for(pilot, lambda: all(p.points_drawn for p in screen.query(MetricPlot)),
+                       "every panel drawn")
+        grad = next(p for p in screen.query(MetricPlot) if p.panel.title == "grad norm")
+        assert grad.points_drawn == 19  # the NaN at step 3 is skipped, the line goes on
+        header = str(screen.query_one(RunHeader).render())
+        assert "step 20/100" in header and "sft" in header
+
+        await pilot.press("3")
+        table = screen.query_one(LogHistoryTable)
+        await wait_for(pilot, lambda: table.row_count == 20, "20 log rows")
+        await pilot.press("2")
+        comp_table = screen.query_one(CompletionsPane).query_one(DataTable)
+        await wait_for(pilot, lambda: comp_table.row_count == 2, "two completions")
+        assert "four·" in str(comp_table.get_row_at(0)[1])  # control character made visible
+        assert str(screen.query_one("#alert-bar").render()).count("loss became nan") == 1
+
+        # Lines appended after the screen opened show up.
+        with journal.JournalWriter(run.events) as jw:
+            jw.write_all(sft_records(range(21, 31))[2:])
+            jw.write(journal.run_ended("finished", reason="training finished"))
+        await pilot.press("1")
+        await wait_for(pilot, lambda: screen.sources[0].store.last_step == 30, "appended steps")
+        loss = next(p for p in screen.query(MetricPlot) if p.panel.title == "loss")
+        await wait_for(pilot, lambda: loss.points_drawn == 30, "loss redrawn with 30 points")
+        await pilot.press("3")
+        await wait_for(pilot, lambda: table.row_count == 30, "30 log rows")
+        await wait_for(pilot, lambda: "finished" in str(screen.query_one("#alert-bar").render()),
+                       "run end shown")
+        assert screen.query_one(TabbedContent).active == "history"
+
+
+async def test_live_plots_hand_plotext_at_most_two_points_per_column(tmp_path):
+    records = [journal.run_started("sft", max_steps=20000)]
+    records += [journal.metrics(s, {"loss": math.sin(s / 100)}) for s in range(1, 20001)]
+    run = make_run(tmp_path / "runs", "big", records)
+    from cockpit.ui.widgets.run.metric_plot import MetricPlot
+
+    app = app_for(tmp_path, "live", [str(run.path)])
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: any(p.points_drawn for p in app.screen.query(MetricPlot)),
+                       "loss drawn")
+        plot = app.screen.query(MetricPlot).first()
+        assert 0 < plot.points_drawn <= 2 * plot.size.width
+
+
+async def test_metric_picker_adds_a_panel_for_any_logged_key(tmp_path):
+    records = sft_records(range(1, 6))
+    records.append(journal.metrics(6, {"loss": 0.3, "my/custom_metric": 7.0}))
+    run = make_run(tmp_path / "runs", "pick", records)
+    from cockpit.ui.widgets.run.metric_plot import MetricPlot
+
+    app = app_for(tmp_path, "live", [str(run.path)])
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: len(app.screen.query(MetricPlot)) >= 5, "plots mounted")
+        screen = app.screen
+        before = len(screen.query(MetricPlot))
+        await pilot.press("m")
+        await pilot.press(*"custom")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: len(screen.query(MetricPlot)) == before + 1, "panel added")
+        assert screen.query(MetricPlot).last().panel.keys == ("my/custom_metric",)
+
+
+async def test_stop_asks_for_confirmation_and_requests_a_save(tmp_path):
+    run = make_run(tmp_path / "runs", "stopme", sft_records(range(1, 4)))
+    from cockpit.ui.screens.confirm import ConfirmScreen
+    from cockpit.ui.screens.live import LiveRunScreen
+
+    app = app_for(tmp_path, "live", [str(run.path)])
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, LiveRunScreen) and app.screen.state,
+                       "live screen with a state")
+        await pilot.press("s")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "confirmation")
+        assert not run.pending_request("stop_save")
+        await pilot.press("y")
+        await wait_for(pilot, lambda: run.pending_request("stop_save"), "stop_save request")
+
+
+# -- replay -----------------------------------------------------------------------------------
+
+
+async def test_replay_of_a_fixture_draws_the_grpo_panels(tmp_path):
+    path = FIXTURES / "trl_grpo_modern_multireward.json"
+    from cockpit.ui.widgets.run.metric_plot import MetricPlot
+
+    app = app_for(tmp_path, "replay", [str(path)])
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: any(p.points_drawn for p in app.screen.query(MetricPlot)),
+                       "plots drawn")
+        titles = [p.panel.title for p in app.screen.query(MetricPlot)]
+        assert titles[0] == "reward"
+        assert "reward std" in titles
+        reward = app.screen.query(MetricPlot).first()
+        keys = reward.panel.resolve(app.screen.sources[0].store.keys())
+        assert "reward" in keys and any(k.startswith("rewards/") and k.endswith("/mean") for k in keys)
+
+
+async def test_overlay_of_two_fixtures_draws_both_in_the_same_panel(tmp_path):
+    a = FIXTURES / "trl_dpo_nan_gradnorm_midrun.json"
+    b = FIXTURES / "trl_orpo_recsys.json"
+    from cockpit.ui.widgets.run.metric_plot import MetricPlot
+
+    app = app_for(tmp_path, "replay", [str(a), str(b)])
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: len(app.screen.sources) == 2, "both loaded")
+        await wait_for(pilot, lambda: app.screen.query(MetricPlot), "plots mounted")
+        loss = app.screen.query(MetricPlot).first()
+        await wait_for(pilot, lambda: loss.drawn_signature and len(loss.drawn_signature[0]) == 2,
+                       "loss drawn from both")
+        labels = [s.label for s in app.screen.sources]
+        assert labels == ["trl_dpo_nan_gradnorm_midrun", "trl_orpo_recsys"]
+        assert loss.labels_drawn == [f"{label}: loss" for label in labels]
+
+
+async def test_add_a_run_to_the_overlay_from_the_tui(tmp_path):
+    a = FIXTURES / "trl_sft_token_accuracy.json"
+    b = FIXTURES / "trl_dpo_nan_gradnorm_midrun.json"
+    app = app_for(tmp_path, "replay", [str(a)])
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: len(getattr(app.screen, "sources", [])) == 1, "one loaded")
+        await pilot.press("a")
+        await pilot.pause()
+        app.screen.query_one("#path-input").value = str(b)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: len(app.screen.sources) == 2, "second source added")
+
+
+@pytest.mark.parametrize("content", [None, b"", b'{"log_history": [{"loss": 1.0, "st',
+                                     b"[1, 2, 3]"])
+async def test_bad_replay_path_is_a_notification_and_the_app_keeps_running(tmp_path, content):
+    bad = tmp_path / "trainer_state.json"
+    if content is not None:
+        bad.write_bytes(content)
+    good = FIXTURES / "trl_sft_token_accuracy.json"
+    app = app_for(tmp_path, "replay", [str(bad), str(good)])
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: any(str(bad) in m for m in notifications(app)),
+                       "a notification naming the file")
+        await wait_for(pilot, lambda: len(app.screen.sources) == 1, "the good one still loads")
+        assert app.is_running
+        assert not any("Traceback" in m for m in notifications(app))
+
+
+# -- themes and help --------------------------------------------------------------------------
+
+
+async def test_theme_switch_recolours_the_plots(tmp_path):
+    from cockpit.ui.colors import series_colors
+    from cockpit.ui.widgets.run.metric_plot import MetricPlot
+
+    app = app_for(tmp_path, "replay", [str(FIXTURES / "trl_sft_token_accuracy.json")])
+    async with app.run_test(size=SIZE) as pilot:
+        assert app.theme == "cockpit-night"
+        assert {"cockpit-night", "cockpit-day", "cockpit-amber"} <= set(app.available_themes)
+        await wait_for(pilot, lambda: any(p.points_drawn for p in app.screen.query(MetricPlot)),
+                       "plots drawn")
+        plot = app.screen.query(MetricPlot).first()
+        night = series_colors(app)
+        sig = plot.drawn_signature
+        app.theme = "cockpit-day"
+        await wait_for(pilot, lambda: plot.drawn_signature != sig, "plot redrawn for the theme")
+        assert series_colors(app) != night
+        assert plot.drawn_signature[-1] == "cockpit-day"
+
+
+async def test_bad_user_theme_files_are_reported_once_and_skipped(tmp_path):
+    from cockpit.ui.themes import shipped_themes_dir
+
+    user = tmp_path / "themes"
+    user.mkdir()
+    (user / "broken.toml").write_text("name = \n", encoding="utf-8")
+    (user / "nocolour.yaml").write_text("name: x\nprimary: notacolour\n", encoding="utf-8")
+    (user / "mine.yaml").write_text("name: mine\nprimary: '#ff0000'\ndark: true\n", encoding="utf-8")
+    app = app_for(tmp_path, theme_dirs=[shipped_themes_dir(), user])
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        theme_notes = [m for m in notifications(app) if "broken.toml" in m or "nocolour" in m]
+        assert len(theme_notes) == 1
+        assert "broken.toml" in theme_notes[0] and "nocolour.yaml" in theme_notes[0]
+        assert "mine" in app.available_themes
+        app.theme = "mine"
+        await pilot.pause()
+
+
+async def test_help_lists_the_keys_of_the_screen(tmp_path):
+    from textual.widgets import Static
+
+    from cockpit.ui.screens.help import HelpScreen
+
+    app = app_for(tmp_path, "replay", [str(FIXTURES / "trl_sft_token_accuracy.json")])
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press("question_mark")
+        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), "help screen")
+        text = "\n".join(str(s.render()) for s in app.screen.query(Static))
+        for description in ("Add/replace panel", "Smoothing", "Add run", "Back"):
+            assert description in text
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not isinstance(app.screen, HelpScreen), "help closed")
+
+
+async def test_every_screen_action_is_in_the_command_palette(tmp_path):
+    app = app_for(tmp_path, "replay", [str(FIXTURES / "trl_sft_token_accuracy.json")])
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        titles = {c.title for c in app.get_system_commands(app.screen)}
+        for wanted in ("Add/replace panel", "Smoothing", "x: step/time", "Add run",
+                       "Theme: cockpit-day", "Completions tab"):
+            assert wanted in titles
