@@ -7,7 +7,6 @@ not notice it. It also watches for the cooperative stop-and-save request.
 
 from __future__ import annotations
 
-import math
 import os
 import time
 from collections.abc import Callable
@@ -16,6 +15,7 @@ from typing import Any
 from transformers import TrainerCallback
 
 from cockpit.core import journal
+from cockpit.core.health import HealthMonitor
 from cockpit.core.runfolder import RunFolder
 
 _EVAL_PREFIX = "eval_"
@@ -57,6 +57,7 @@ class CockpitCallback(TrainerCallback):
         self._stop_file = os.fspath(run.control / "stop_save")
         self.stop_requested = False
         self._saved_steps: set[int] = set()
+        self.health = HealthMonitor()
 
     # -- helpers ---------------------------------------------------------------------------
     def _progress(self, state: Any) -> journal.Record:
@@ -110,11 +111,8 @@ class CockpitCallback(TrainerCallback):
             if summary:
                 rec.data["summary"] = True
             records.append(rec)
-            loss = train.get("loss")
-            if isinstance(loss, float) and not math.isfinite(loss):
-                records.append(journal.warning(f"loss became {loss} at step {step}", code="nan_loss",
-                                               step=step,
-                                               fix="lower learning_rate or set max_grad_norm"))
+            if not summary:
+                records.extend(self.health.observe(step, train))
         if evals:
             records.append(journal.eval_metrics(step, evals, epoch=epoch))
         records.append(self._progress(state))

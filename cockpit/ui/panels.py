@@ -139,3 +139,11 @@ def default_panels(trainer: str | None, keys: list[str], limit: int = MAX_PANELS
 def panel_for_key(key: str) -> Panel:
     """A user-picked panel for one key."""
     return Panel(key, (key,), user=True)
+
+
+def guess_trainer(keys: list[str]) -> str | None:
+    """A trainer family for sources that do not say (trainer_state.json): "grpo-like" etc."""
+    fam = family(None, keys)
+    names = {id(SFT): "sft", id(DPO): "dpo", id(GRPO): "grpo", id(PPO): "ppo"}
+    name = names.get(id(fam))
+    return f"{name}-like" if name else None

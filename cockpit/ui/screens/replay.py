@@ -89,6 +89,12 @@ class ReplayScreen(RunView):
     def on_replay_screen_failed(self, message: Failed) -> None:
         msg = message.message if message.path in message.message else f"{message.path}: {message.message}"
         self.notify(msg, title="cannot open", severity="error", timeout=10)
+        self._failed = getattr(self, "_failed", 0) + 1
+        if not self.sources and self._failed == len(self.paths):
+            from cockpit.ui.widgets.run.run_header import RunHeader
+
+            self.query_one(RunHeader).update("nothing to show — [b]a[/b] adds a path, "
+                                             "[b]escape[/b] goes home")
 
     def action_add_source(self) -> None:
         def chosen(paths: list[str] | None) -> None:

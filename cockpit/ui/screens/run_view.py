@@ -15,7 +15,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, TabbedContent, TabPane
 
 from cockpit.ui.colors import series_colors
-from cockpit.ui.panels import default_panels, panel_for_key
+from cockpit.ui.panels import default_panels, guess_trainer, panel_for_key
 from cockpit.ui.rundata import RunData
 from cockpit.ui.screens.metric_picker import MetricPicker
 from cockpit.ui.widgets.run.alert_bar import AlertBar
@@ -124,11 +124,12 @@ class RunView(Screen):
             return
         settings = f"x: {self.x_mode}  smoothing: " + (f"{self.smoothing:.2f}" if self.smoothing_on
                                                        else "off")
+        keys = tuple(self.all_keys())
         self.query_one(RunHeader).show(data, state=self.header_state(), extra=settings,
-                                       title=self.header_title())
+                                       title=self.header_title(),
+                                       trainer=data.trainer or guess_trainer(list(keys)))
         self.query_one(AlertBar).show(data)
         grid = self.query_one(PlotGrid)
-        keys = tuple(self.all_keys())
         if keys != self._keys_seen and not self.user_panels:
             self._keys_seen = keys
             await grid.set_panels(default_panels(data.trainer, list(keys)))

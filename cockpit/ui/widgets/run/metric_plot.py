@@ -43,6 +43,7 @@ class MetricPlot(PlotextPlot, can_focus=True):
         drawn = 0
         series_i = 0
         labels: list[str] = []
+        lo, hi = np.inf, -np.inf
         x_used: XMode = x_mode
         if x_mode == "time" and not all(s.store.has_wall_time for s in sources):
             x_used = "step"
@@ -64,8 +65,12 @@ class MetricPlot(PlotextPlot, can_focus=True):
                 else:
                     plt.plot(_floats(x), y.tolist(), color=color, label=label, marker=marker)
                 drawn += len(x)
+                lo, hi = min(lo, float(y.min())), max(hi, float(y.max()))
                 labels.append(label)
                 series_i += 1
+        if drawn and hi > lo:
+            ticks = np.linspace(lo, hi, 5).tolist()
+            plt.yticks(ticks, [tick_label(t, hi - lo) for t in ticks])
         title = self.panel.title
         if smoothing > 0:
             title += f"  (smoothed {smoothing:.2f})"
@@ -83,3 +88,13 @@ class MetricPlot(PlotextPlot, can_focus=True):
 
 def _floats(x: np.ndarray) -> list[float]:
     return x.astype(np.float64).tolist() if x.dtype.kind != "f" else x.tolist()
+
+
+def tick_label(value: float, span: float) -> str:
+    """Short y labels: learning rates read 5e-05, not 0.0000500 (which eats the plot's width)."""
+    if value == 0:
+        return "0"
+    mag = max(abs(value), span)
+    if mag < 1e-2 or mag >= 1e5:
+        return f"{value:.2e}".replace("e-0", "e-").replace("e+0", "e")
+    return f"{value:.3g}"

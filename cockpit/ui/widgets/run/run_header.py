@@ -19,13 +19,14 @@ _STATE_STYLE = {
 class RunHeader(Static):
     """Two lines: name, trainer, state, phase; then step/max, epoch, speed, ETA and view settings."""
 
-    def show(self, data: RunData, *, state: str | None, extra: str = "", title: str | None = None) -> None:
+    def show(self, data: RunData, *, state: str | None, extra: str = "", title: str | None = None,
+             trainer: str | None = None) -> None:
         state = state or data.state or "?"
         style = _STATE_STYLE.get(state, "$foreground")
         phase = data.phase or "-"
         if data.phase_detail and phase not in ("training", "done"):
             phase += f" ({data.phase_detail})"
-        line1 = (f"[b]{escape(title or data.label)}[/b]  [dim]trainer[/] {escape(data.trainer or '?')}"
+        line1 = (f"[b]{escape(title or data.label)}[/b]  [dim]trainer[/] {escape(trainer or data.trainer or '?')}"
                  f"  [dim]state[/] [{style}]{escape(state)}[/]  [dim]phase[/] {escape(phase)}")
         step = data.step if data.step is not None else "-"
         total = data.max_steps or "?"

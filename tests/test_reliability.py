@@ -1,0 +1,88 @@
+"""The run outlives its terminal: hang up the pty that ran `cockpit run --wait` mid-run, and the
+run still finishes with every journal line written."""
+
+from __future__ import annotations
+
+import os
+import pty
+import select
+import signal
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from cockpit.core import journal
+from cockpit.core.runfolder import RunFolder
+from conftest import cockpit_cmd
+
+pytestmark = pytest.mark.slow
+
+
+def _read_until(fd: int, needle: bytes, timeout: float) -> bytes:
+    buf = b""
+    deadline = time.monotonic() + timeout
+    while needle not in buf and time.monotonic() < deadline:
+        ready, _, _ = select.select([fd], [], [], 0.5)
+        if ready:
+            try:
+                chunk = os.read(fd, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            buf += chunk
+    return buf
+
+
+def _wait_for(pred, timeout=240.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        v = pred()
+        if v:
+            return v
+        time.sleep(0.2)
+    raise AssertionError("timed out")
+
+
+def test_hanging_up_the_terminal_does_not_touch_the_run(tmp_path):
+    runs = tmp_path / "runs"
+    max_steps = 60
+    argv = cockpit_cmd("run", "demo-sft", "--wait", "--runs-dir", str(runs), "--set",
+                       f"max_steps={max_steps}", "--set", "eval_strategy=no",
+                       "--set", "save_steps=1000")
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: a shell-less "terminal session" running cockpit
+        os.execv(sys.executable, argv)
+    try:
+        out = _read_until(fd, b"step 3:", 240)
+        assert b"step 3:" in out, out[-2000:]
+        run_path = next(line for line in out.decode(errors="replace").splitlines()
+                        if line.strip().startswith(str(runs)))
+        run = RunFolder(Path(run_path.strip()))
+        assert run.read_status().live  # mid-run
+        # Hang up: the terminal goes away (close the master) and the session gets SIGHUP,
+        # as when an SSH connection drops.
+        os.close(fd)
+        fd = -1
+        try:
+            os.killpg(os.getpgid(pid), signal.SIGHUP)
+        except ProcessLookupError:
+            pass
+        _, status = os.waitpid(pid, 0)
+        assert os.WIFSIGNALED(status) or os.WEXITSTATUS(status) != 0  # the --wait follower died
+    finally:
+        if fd >= 0:
+            os.close(fd)
+
+    def ended():
+        records, _ = journal.read_all(run.events)
+        ends = [r for r in records if r.kind == "run_ended"]
+        return (records, ends[-1]) if ends else None
+
+    records, end = _wait_for(ended)
+    assert end.data["state"] == "finished", end.data
+    steps = [r.step for r in records if r.kind == "metrics" and not r.data.get("summary")]
+    assert steps == list(range(1, max_steps + 1))  # one line per on_log call, none lost
+    assert run.read_status().state == "finished"
