@@ -8,7 +8,7 @@ are series of their own under the names they were logged with (`eval_loss`).
 Resumed runs repeat steps. The rule, applied the same way to a live journal
 (`add`/`add_many`) and to a trainer_state.json (`from_trainer_state`):
 
-- a record at a step *lower* than the highest step seen rewinds the store:
+- a record at a step *lower* than the record before it rewinds the store:
   every series drops its points at that step and later (that is what a
   resume means: the run went back to a checkpoint and logs those steps again);
 - a record at the step a series already ends on overwrites that point (last
@@ -118,7 +118,7 @@ class MetricStore:
         self.version = 0
         """Goes up on every change; compare with the value you drew last."""
         self.last_step: int | None = None
-        """The highest step of any metrics/eval record."""
+        """The step of the latest metrics/eval record (the highest, unless a resume went back)."""
         self.max_steps: int | None = None
         """From run_started/progress records, or the trainer_state.json header."""
         self.epoch: float | None = None
@@ -203,8 +203,7 @@ class MetricStore:
                 if series is None:
                     continue
             series.put(step, value, t)
-        if self.last_step is None or step > self.last_step:
-            self.last_step = step
+        self.last_step = step  # after a rewind the run carries on from here
         self.version += 1
         return True
 
@@ -355,10 +354,7 @@ class MetricStore:
             t = times[idx] if times is not None else np.full(len(idx), np.nan)
             series.extend(s, vals, t)
 
-        top = int(steps[positions].max() if positions is not None else steps.max()) \
-            if (positions is None or len(positions)) else None
-        if top is not None and (self.last_step is None or top > self.last_step):
-            self.last_step = top
+        self.last_step = int(steps[-1])  # the last record survives every rewind
 
     # -- reading -------------------------------------------------------------------------------
 

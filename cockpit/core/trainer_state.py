@@ -161,24 +161,21 @@ def categorize(keys: Iterable[str]) -> str:
 def surviving(steps: np.ndarray, after: int | None = None) -> tuple[np.ndarray, int | None]:
     """Which points survive the rewinds in a step sequence, and the earliest rewind.
 
-    A step lower than one already seen means a resumed run: everything logged
-    at that step or later is replaced by what comes next. Point i survives when
-    no later point j rewinds (steps[j] < max(steps[:j], after)) to a step <=
-    steps[i]. The survivors are in non-decreasing step order. The second value
-    is the lowest step any point rewinds to (None when nothing rewinds); a
-    store holding earlier points (`after` = its highest step) truncates there.
+    A step lower than the step before it means a resumed run: everything
+    logged at that step or later is replaced by what comes next, and the run
+    carries on from there. So point i survives when no later point j rewinds
+    (steps[j] < steps[j-1], or < `after` for the first) to a step <= steps[i].
+    The survivors are in non-decreasing step order. The second value is the
+    lowest step any point rewinds to (None when nothing rewinds); a store
+    holding earlier points (`after` = its last step) truncates there.
     """
     n = len(steps)
     if n == 0:
         return np.ones(0, dtype=bool), None
     steps = np.asarray(steps, dtype=np.int64)
-    running = np.maximum.accumulate(steps)
-    prev_max = np.empty(n, dtype=np.int64)
-    prev_max[0] = after if after is not None else np.iinfo(np.int64).min
-    prev_max[1:] = running[:-1]
-    if after is not None:
-        np.maximum(prev_max, after, out=prev_max)
-    rewinds = steps < prev_max
+    rewinds = np.empty(n, dtype=bool)
+    rewinds[0] = after is not None and steps[0] < after
+    np.less(steps[1:], steps[:-1], out=rewinds[1:])
     if not rewinds.any():
         return np.ones(n, dtype=bool), None
     big = np.iinfo(np.int64).max
