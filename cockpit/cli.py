@@ -197,6 +197,20 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_serve(args: argparse.Namespace) -> int:
+    """The same app in a browser (textual-serve); each browser tab runs its own cockpit process."""
+    import shlex
+
+    from textual_serve.server import Server
+
+    if args.host not in ("127.0.0.1", "localhost", "::1"):
+        print(f"cockpit: serving on {args.host}: anyone who can reach this port can stop your runs",
+              file=sys.stderr)
+    command = shlex.join([sys.executable, "-m", "cockpit.cli", "--runs-dir", str(_runs_dir(args))])
+    Server(command, host=args.host, port=args.port, title="cockpit").serve()
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="cockpit", description="A terminal cockpit for TRL training.")
     p.add_argument("--runs-dir", help="folder of runs (default: $COCKPIT_RUNS_DIR or ./runs)")
@@ -272,6 +286,12 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("--csv", help="CSV file to write")
     ex.add_argument("--png", help="PNG file to write")
     ex.set_defaults(func=cmd_export)
+
+    sv = sub.add_parser("serve", help="publish the TUI to a browser (localhost unless told)")
+    sv.add_argument("--host", default="127.0.0.1")
+    sv.add_argument("--port", type=int, default=8000)
+    sv.add_argument("--runs-dir", dest="runs_dir", default=argparse.SUPPRESS)
+    sv.set_defaults(func=cmd_serve)
     return p
 
 

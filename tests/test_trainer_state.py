@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from cockpit.core import journal
 from cockpit.core.errors import CockpitError
 from cockpit.core.store import MetricStore
-from cockpit.core.trainer_state import parse_trainer_state
+from cockpit.core.trainer_state import is_summary, metric_values, parse_trainer_state, to_int
 
 FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "trainer_states"
 
@@ -319,6 +319,20 @@ _entry = st.dictionaries(_keys, st.one_of(_scalars, st.dictionaries(st.sampled_f
 _steps = st.one_of(st.none(), st.integers(min_value=-3, max_value=12), st.just("4"), st.just(2.0))
 
 
+def parsed_raw_entries(history):
+    return [e for e in history if isinstance(e, dict)]
+
+
+def _filled_steps(history):
+    """The parser's rule for missing steps: the previous step + 1."""
+    out, prev = [], 0
+    for entry in parsed_raw_entries(history):
+        step = to_int(entry.get("step"))
+        prev = prev + 1 if step is None else step
+        out.append(prev)
+    return out
+
+
 def _dumps(obj) -> bytes:
     return json.dumps(obj, allow_nan=True).encode()
 
@@ -361,6 +375,14 @@ def test_records_and_the_columnar_store_always_agree(items):
         one_by_one.add(record)
     assert_same_store(columnar, one_by_one)
     assert_same_store(columnar, MetricStore.from_records(parsed.records))
+    # ...and both equal feeding the raw entries one by one, as a live journal would
+    raw = MetricStore()
+    for entry, step in zip(parsed_raw_entries(history), _filled_steps(history)):
+        data = metric_values(entry)
+        if is_summary(entry):
+            data["summary"] = True
+        raw.add(journal.Record(journal.METRICS, data, step=step))
+    assert_same_store(columnar, raw)
     for key in columnar.keys():
         steps, _ = columnar.series(key)
         assert np.all(np.diff(steps) > 0)

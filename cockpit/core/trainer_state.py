@@ -382,7 +382,15 @@ def parse_trainer_state_obj(obj: Any, *, source: str = "") -> ParsedState:
     category_of = {gid: categorize(sig) for sig, gid in group_keys.items()}
     categories = list(map(category_of.__getitem__, group_ids))
 
-    keep, rewound_to = surviving(steps)
+    if SUMMARY in category_of.values():
+        # The summary stands outside the step sequence (the store keeps it apart too):
+        # it neither rewinds the log nor is dropped by a rewind.
+        in_sequence = np.flatnonzero(np.array(categories, dtype=object) != SUMMARY)
+        kept, rewound_to = surviving(steps[in_sequence])
+        keep = np.ones(len(steps), dtype=bool)
+        keep[in_sequence] = kept
+    else:
+        keep, rewound_to = surviving(steps)
     if rewound_to is not None:
         dropped = int(len(keep) - keep.sum())
         warnings.append(f"log_history goes back to step {rewound_to} (a resumed run?) — "

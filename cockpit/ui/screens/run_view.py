@@ -15,7 +15,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, TabbedContent, TabPane
 
 from cockpit.ui.colors import series_colors
-from cockpit.ui.panels import default_panels, guess_trainer, panel_for_key
+from cockpit.core.panels import default_panels, guess_trainer, panel_for_key
 from cockpit.ui.rundata import RunData
 from cockpit.ui.screens.metric_picker import MetricPicker
 from cockpit.ui.widgets.run.alert_bar import AlertBar

@@ -8,7 +8,7 @@ import numpy as np
 from textual_plotext import PlotextPlot
 
 from cockpit.core.store import downsample, ema
-from cockpit.ui.panels import Panel
+from cockpit.core.panels import Panel
 from cockpit.ui.rundata import RunData
 
 XMode = Literal["step", "time"]

@@ -6,7 +6,7 @@ from typing import Sequence
 
 from textual.containers import Grid
 
-from cockpit.ui.panels import Panel
+from cockpit.core.panels import Panel
 from cockpit.ui.rundata import RunData
 from cockpit.ui.widgets.run.metric_plot import MetricPlot, XMode
 
