@@ -38,7 +38,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         for w in plan.warnings:
             print(f"# warning: {w}")
         return 0
-    run = launch.launch(preset, _runs_dir(args), args.name)
+    plan = validate(preset)
+    for w in plan.warnings:
+        print(f"cockpit: note: {w}", file=sys.stderr)
+    run = launch.launch_plan(plan, _runs_dir(args), args.name)
     print(run.path)
     if not args.wait:
         return 0

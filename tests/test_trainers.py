@@ -67,6 +67,17 @@ def matrix(registry, tmp_path_factory):
             preset.trl["model_name_or_path"] = "demo:models/tiny-lm-nopad"
             preset.cockpit["name"] = f"matrix-{name}-nopad"
             folders[f"{name}-nopad"] = prepare(validate(preset, registry), runs)
+    # A reward function from a file the preset names (path/file.py:function).
+    if "grpo" in folders:
+        reward_file = runs / "my_rewards.py"
+        reward_file.write_text("def brevity(completions, **kwargs):\n"
+                               "    return [1.0 / (1 + len(str(c))) for c in completions]\n")
+        preset = tiny_preset(registry.get("grpo"))
+        preset.cockpit["reward_funcs"] = [f"{reward_file}:brevity"]
+        preset.cockpit["name"] = "matrix-grpo-file-reward"
+        plan = validate(preset, registry)
+        assert any("reward function code will run" in w for w in plan.warnings)
+        folders["grpo-file-reward"] = prepare(plan, runs)
     code = ("import sys\nfrom cockpit.runner.main import main\n"
             "codes = [main([d]) for d in sys.argv[1:]]\nprint('CODES', codes)\n")
     proc = subprocess.run([sys.executable, "-c", code, *[str(r.path) for r in folders.values()]],
@@ -170,3 +181,16 @@ def test_trl_yaml_is_accepted_by_trls_own_cli_parser(matrix, registry):
                           timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.count("OK") == len(pairs)
+
+
+def test_a_reward_function_from_a_named_file_is_used(matrix):
+    folders, proc = matrix
+    if "grpo-file-reward" not in folders:
+        pytest.skip("grpo not in this matrix")
+    run = folders["grpo-file-reward"]
+    assert _outcome(run)["state"] == "finished", proc.stderr[-3000:]
+    records, _ = journal.read_all(run.events)
+    metrics = [r for r in records if r.kind == "metrics" and not r.data.get("summary")]
+    assert any("rewards/brevity/mean" in r.data for r in metrics)
+    comps = [r for r in records if r.kind == "completions"]
+    assert "brevity" in comps[-1].data["rows"][0]["rewards"]

@@ -102,7 +102,10 @@ def start_supervisor(run: RunFolder, resume_from: Path | None = None) -> int:
 
 
 def launch(preset: Preset, runs_dir: Path, name: str | None = None) -> RunFolder:
-    plan = validate(preset)
+    return launch_plan(validate(preset), runs_dir, name)
+
+
+def launch_plan(plan: Plan, runs_dir: Path, name: str | None = None) -> RunFolder:
     run = prepare(plan, runs_dir, name)
     pid = start_supervisor(run)
     run.update_status(supervisor_pid=pid)

@@ -155,6 +155,8 @@ def validate(preset: Preset, registry: Registry | None = None, *,
                                f"({_BUILTIN_REWARDS_HINT}) or reward_model_name_or_path")
         for fn in funcs:
             _check_reward_ref(str(fn), preset)
+            if ":" in str(fn) and str(fn).split(":", 1)[0].endswith(".py"):
+                warnings.append(f"reward function code will run from {fn}")
 
     # -- data ------------------------------------------------------------------------------
     _check_data(preset, spec)

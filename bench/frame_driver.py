@@ -1,0 +1,63 @@
+"""A Textual driver for the benchmark: a real (not headless) driver without a terminal.
+
+Textual reads `TEXTUAL_DRIVER=module:Class` from the environment, so the real `cockpit`
+command runs unchanged with this driver. Unlike Textual's HeadlessDriver it reports
+`is_headless = False`, so the app renders every frame all the way to the terminal escape
+sequences it would write — and `write()` is the moment a frame leaves the app. That is
+what "first frame drawn" means here.
+
+Environment:
+  COCKPIT_BENCH_SIZE        "COLSxROWS" of the pretend terminal (default 160x48)
+  COCKPIT_BENCH_FIRST_FRAME a file: on the first write of a frame, write time.time() there
+                            and end the process at once (the first-frame figure)
+Probes in the same process can set `FrameDriver.on_write` to observe every frame.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Callable
+
+from textual.drivers.headless_driver import HeadlessDriver
+
+# A frame of the cockpit is kilobytes of escape sequences; the sync/cursor sequences Textual
+# writes around it are a few bytes. Count a write as a frame only above this size.
+FRAME_MIN_BYTES = 200
+
+
+def _size() -> tuple[int, int]:
+    raw = os.environ.get("COCKPIT_BENCH_SIZE", "160x48")
+    cols, _, rows = raw.partition("x")
+    return int(cols), int(rows)
+
+
+class FrameDriver(HeadlessDriver):
+    on_write: Callable[[str], None] | None = None
+    """Set by an in-process probe: called with every chunk the app writes."""
+    frames = 0
+    bytes_written = 0
+
+    @property
+    def is_headless(self) -> bool:
+        return False  # render frames to escape sequences, as on a real terminal
+
+    def _get_terminal_size(self) -> tuple[int, int]:
+        return _size()
+
+    def write(self, data: str) -> None:
+        FrameDriver.bytes_written += len(data)
+        if len(data) >= FRAME_MIN_BYTES:
+            FrameDriver.frames += 1
+            path = os.environ.get("COCKPIT_BENCH_FIRST_FRAME")
+            if path and FrameDriver.frames == 1:
+                now = time.time()
+                with open(path, "w", encoding="utf-8") as fh:
+                    fh.write(repr(now))
+                os._exit(0)
+        hook = FrameDriver.on_write
+        if hook is not None:
+            hook(data)
+
+    def flush(self) -> None:
+        pass

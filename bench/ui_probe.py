@@ -1,0 +1,339 @@
+"""Child process of the benchmark: runs the real cockpit app and observes it from inside.
+
+    python bench/ui_probe.py latency RUN_DIR OUT.json --rate 20 --seconds 10
+    python bench/ui_probe.py replay  TRAINER_STATE.json OUT.json
+    python bench/ui_probe.py frame   OUT.json --points 1000000 --repeats 7
+
+It is started with TEXTUAL_DRIVER=frame_driver:FrameDriver (see frame_driver.py), so every
+frame is rendered to escape sequences as on a real terminal; the probe hooks
+`MetricPlot.draw` (what data a plot was handed) and `MetricPlot.render` (the plot built by
+plotext), and the driver's `write` (the frame leaving the app). A step is *visible* when a
+frame is written after a render of a plot that was drawn from a store holding that step.
+
+Results go to OUT.json (the app owns stdout while it runs).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from frame_driver import FRAME_MIN_BYTES, FrameDriver  # noqa: E402
+
+
+class PlotWatch:
+    """Hooks MetricPlot to know which step each plot holds and when it was last built."""
+
+    def __init__(self) -> None:
+        from cockpit.ui.widgets.run.metric_plot import MetricPlot
+
+        self.rendered_step: dict[int, int] = {}  # id(plot) -> step held by its last render
+        self.rendered_at: dict[int, float] = {}
+        self.drawn_step: dict[int, int] = {}
+        self.draw_s: list[float] = []
+        self.render_s: list[float] = []
+        watch = self
+        orig_draw, orig_render = MetricPlot.draw, MetricPlot.render
+
+        def draw(self, sources, **kw):  # type: ignore[no-untyped-def]
+            t0 = time.perf_counter()
+            orig_draw(self, sources, **kw)
+            watch.draw_s.append(time.perf_counter() - t0)
+            steps = [s.store.last_step for s in sources if s.store.last_step is not None]
+            watch.drawn_step[id(self)] = max(steps) if steps and self.points_drawn else -1
+
+        def render(self):  # type: ignore[no-untyped-def]
+            t0 = time.perf_counter()
+            out = orig_render(self)
+            watch.render_s.append(time.perf_counter() - t0)
+            if id(self) in watch.drawn_step:
+                watch.rendered_step[id(self)] = watch.drawn_step[id(self)]
+                watch.rendered_at[id(self)] = time.perf_counter()
+            return out
+
+        MetricPlot.draw = draw  # type: ignore[method-assign]
+        MetricPlot.render = render  # type: ignore[method-assign]
+
+
+def _plots(app):  # type: ignore[no-untyped-def]
+    from cockpit.ui.widgets.run.metric_plot import MetricPlot
+
+    try:
+        return list(app.screen.query(MetricPlot))
+    except Exception:  # noqa: BLE001 - screen switching
+        return []
+
+
+# -- latency ---------------------------------------------------------------------------------
+
+WRITER = r"""
+import sys, time, math
+from cockpit.core import journal
+path, first, n, rate = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
+jw = journal.JournalWriter(path)
+start = time.time() + 0.05
+for i in range(n):
+    due = start + i / rate
+    delay = due - time.time()
+    if delay > 0:
+        time.sleep(delay)
+    step = first + i
+    rec = journal.metrics(step, {"loss": 2.0 / (1 + step / 50) + 0.05 * math.sin(step),
+                                 "learning_rate": 1e-4, "grad_norm": 1.0 + 0.1 * math.cos(step),
+                                 "mean_token_accuracy": min(1.0, step / 400), "entropy": 1.5,
+                                 "num_tokens": 1024.0 * step}, epoch=step / 1000)
+    jw.write_all([rec, journal.progress(step, 100000, steps_per_s=rate, eta_s=1000.0)])
+jw.close()
+"""
+
+
+async def run_latency(run_dir: Path, out: Path, rate: float, seconds: float, first: int) -> None:
+    from cockpit.core import journal
+    from cockpit.ui.app import make_app
+
+    watch = PlotWatch()
+    visible: dict[int, float] = {}
+    shown = {"step": -1, "plot": None}
+
+    def on_write(data: str) -> None:
+        if len(data) < FRAME_MIN_BYTES or shown["plot"] is None:
+            return
+        step = watch.rendered_step.get(shown["plot"], -1)
+        if step > shown["step"]:
+            now = time.time()
+            for s in range(shown["step"] + 1, step + 1):
+                visible.setdefault(s, now)
+            shown["step"] = step
+
+    FrameDriver.on_write = on_write
+    app = make_app("live", [str(run_dir)], str(run_dir.parent))
+    n = int(rate * seconds)
+
+    async def conduct() -> None:
+        deadline = time.monotonic() + 30
+        while shown["plot"] is None and time.monotonic() < deadline:  # the loss panel mounted
+            for p in _plots(app):
+                if p.panel.title == "loss":
+                    shown["plot"] = id(p)
+            await asyncio.sleep(0.02)
+        while shown["step"] < first - 1 and time.monotonic() < deadline:  # the history is shown
+            await asyncio.sleep(0.02)
+        writer = subprocess.Popen([sys.executable, "-c", WRITER, str(run_dir / "events.jsonl"),
+                                   str(first), str(n), str(rate)])
+        while writer.poll() is None:
+            await asyncio.sleep(0.05)
+        end = time.monotonic() + 2.0
+        while shown["step"] < first + n - 1 and time.monotonic() < end:
+            await asyncio.sleep(0.05)
+        app.exit()
+
+    task = asyncio.create_task(conduct())
+    await app.run_async()
+    await task
+    records, _ = journal.read_all(run_dir / "events.jsonl")
+    written = {r.step: r.t for r in records if r.kind == journal.METRICS and r.step is not None
+               and r.step >= first}
+    lat = {s: (visible[s] - t) * 1000 for s, t in written.items() if s in visible}
+    out.write_text(json.dumps({
+        "latencies_ms": [lat[s] for s in sorted(lat)],
+        "written": len(written), "seen": len(lat),
+        "draw_ms_median": statistics.median(watch.draw_s) * 1000 if watch.draw_s else None,
+        "render_ms_median": statistics.median(watch.render_s) * 1000 if watch.render_s else None,
+        "frames": FrameDriver.frames,
+    }))
+
+
+# -- replay ----------------------------------------------------------------------------------
+
+
+async def run_replay(path: Path, out: Path) -> None:
+    import cockpit.ui.replay_loader as loader
+    from cockpit.ui.app import CockpitApp, make_app
+
+    watch = PlotWatch()
+    marks: dict[str, float] = {}
+    orig_open = CockpitApp.open_replay
+
+    def open_replay(self, paths):  # type: ignore[no-untyped-def]
+        marks["open"] = time.perf_counter()
+        return orig_open(self, paths)
+
+    CockpitApp.open_replay = open_replay  # type: ignore[method-assign]
+    orig_load = loader.load_replay
+
+    def load_replay(p):  # type: ignore[no-untyped-def]
+        t0 = time.perf_counter()
+        data = orig_load(p)
+        marks["load_s"] = time.perf_counter() - t0
+        marks["loaded"] = time.perf_counter()
+        return data
+
+    loader.load_replay = load_replay
+    done = asyncio.Event()
+    app = make_app("replay", [str(path)], tempfile.mkdtemp(prefix="cockpit-bench-runs-"))
+
+    def on_write(data: str) -> None:
+        if len(data) < FRAME_MIN_BYTES or "open" not in marks or "drawn" in marks:
+            return
+        plots = _plots(app)
+        if plots and all(watch.rendered_step.get(id(p), -1) >= 0 for p in plots):
+            marks["drawn"] = time.perf_counter()
+            marks["panels"] = len(plots)
+            done.set()
+
+    FrameDriver.on_write = on_write
+
+    async def conduct() -> None:
+        try:
+            await asyncio.wait_for(done.wait(), 60)
+        finally:
+            app.exit()
+
+    task = asyncio.create_task(conduct())
+    await app.run_async()
+    await task
+    out.write_text(json.dumps({
+        "open_to_drawn_s": marks["drawn"] - marks["open"],
+        "load_s": marks.get("load_s"),
+        "loaded_to_drawn_s": marks["drawn"] - marks["loaded"] if "loaded" in marks else None,
+        "panels": marks.get("panels"),
+        "draw_ms": [d * 1000 for d in watch.draw_s],
+        "render_ms": [r * 1000 for r in watch.render_s],
+    }))
+
+
+# -- four plots of 1M points ---------------------------------------------------------------
+
+
+def big_rundata(points: int):  # type: ignore[no-untyped-def]
+    """A RunData whose store holds four SFT series of `points` points each, built straight
+    into the store's arrays (parsing 4M values is what the replay figures measure)."""
+    import numpy as np
+
+    from cockpit.ui.rundata import RunData
+
+    data = RunData("bench-4x1M")
+    data.trainer = "sft"
+    store = data.store
+    steps = np.arange(1, points + 1, dtype=np.int64)
+    times = 1.7e9 + steps * 0.5
+    rng = np.random.default_rng(0)
+    noise = rng.standard_normal(points)
+    series = {
+        "loss": 2.0 / (1 + steps / 5e4) + 0.05 * noise,
+        "learning_rate": 1e-4 * (1 - steps / (points + 1)),
+        "grad_norm": np.abs(1.0 + 0.3 * noise) + (steps % 50_000 == 0) * 25.0,
+        "mean_token_accuracy": np.clip(0.3 + steps / (2 * points) + 0.02 * noise, 0, 1),
+    }
+    for key, values in series.items():
+        s = store._new_series(key)
+        s.extend(steps, values.astype(np.float64), times)
+    del noise, series
+    store.last_step = points
+    store.t0 = float(times[0])
+    store.version += 1
+    data.step = points
+    data.max_steps = points
+    data.state = "replay"
+    data.version += 1
+    return data
+
+
+async def run_frame(out: Path, points: int, repeats: int) -> None:
+    import gc
+
+    import psutil
+
+    from cockpit.ui.app import make_app
+    from cockpit.ui.colors import series_colors
+    from cockpit.ui.screens.replay import ReplayScreen
+    from cockpit.ui.widgets.run.plot_grid import PlotGrid
+
+    PlotWatch()
+    app = make_app("home", [], tempfile.mkdtemp(prefix="cockpit-bench-runs-"))
+    result: dict[str, object] = {}
+
+    async def conduct() -> None:
+        try:
+            while FrameDriver.frames < 1:
+                await asyncio.sleep(0.02)
+            data = big_rundata(points)
+            screen = ReplayScreen([])
+            await app.push_screen(screen)
+            screen.sources = [data]
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                plots = _plots(app)
+                if len(plots) >= 4 and all(p.points_drawn for p in plots):
+                    break
+                await asyncio.sleep(0.05)
+            await asyncio.sleep(0.3)
+            grid = screen.query_one(PlotGrid)
+            plots = grid.plots()
+            times = []
+            for _ in range(repeats):
+                data.store.version += 1  # new data: every panel must redraw
+                t0 = time.perf_counter()
+                grid.redraw(screen.sources, x_mode=screen.x_mode, smoothing=screen.smoothing,
+                            colors=series_colors(app), theme=app.theme)
+                for p in plots:
+                    p.render()
+                times.append((time.perf_counter() - t0) * 1000)
+                await asyncio.sleep(0.05)
+            gc.collect()
+            await asyncio.sleep(0.3)
+            result.update({
+                "frame_ms": statistics.median(times), "frame_ms_all": times,
+                "rss_mb": psutil.Process().memory_info().rss / 2**20,
+                "panels": len(plots), "points_per_series": points,
+                "plot_sizes": [tuple(p.size) for p in plots],
+                "points_drawn": [p.points_drawn for p in plots],
+            })
+        finally:
+            app.exit()
+
+    task = asyncio.create_task(conduct())
+    await app.run_async()
+    await task
+    out.write_text(json.dumps(result))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    sub = ap.add_subparsers(dest="mode", required=True)
+    la = sub.add_parser("latency")
+    la.add_argument("run_dir", type=Path)
+    la.add_argument("out", type=Path)
+    la.add_argument("--rate", type=float, default=20.0)
+    la.add_argument("--seconds", type=float, default=10.0)
+    la.add_argument("--first", type=int, default=21)
+    rp = sub.add_parser("replay")
+    rp.add_argument("path", type=Path)
+    rp.add_argument("out", type=Path)
+    fr = sub.add_parser("frame")
+    fr.add_argument("out", type=Path)
+    fr.add_argument("--points", type=int, default=1_000_000)
+    fr.add_argument("--repeats", type=int, default=7)
+    args = ap.parse_args()
+    assert os.environ.get("TEXTUAL_DRIVER", "").endswith("FrameDriver"), "run me from bench/run.py"
+    if args.mode == "latency":
+        asyncio.run(run_latency(args.run_dir, args.out, args.rate, args.seconds, args.first))
+    elif args.mode == "replay":
+        asyncio.run(run_replay(args.path, args.out))
+    else:
+        asyncio.run(run_frame(args.out, args.points, args.repeats))
+
+
+if __name__ == "__main__":
+    main()

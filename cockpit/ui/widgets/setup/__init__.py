@@ -1,0 +1,1 @@
+"""Widgets of the setup screen (new run, edit a preset)."""

@@ -1,0 +1,82 @@
+"""Every trainer of the installed TRL, stable then experimental, each with what it does and the
+data it takes; the ones that cannot run here are listed, disabled, with the reason."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from rich.text import Text
+from textual.message import Message
+from textual.widgets import OptionList
+from textual.widgets.option_list import Option
+
+from cockpit.core.registry import TrainerSpec
+
+
+def unavailable_reason(spec: TrainerSpec, gpu: bool) -> str | None:
+    """Why this trainer cannot be picked on this machine, or None."""
+    if not spec.available:
+        return spec.missing_hint or f"{spec.name} is not available in the installed TRL"
+    if spec.needs and not gpu:
+        return f"needs {spec.needs}, which this machine lacks"
+    return None
+
+
+class TrainerPicker(OptionList):
+    DEFAULT_CSS = """
+    TrainerPicker {
+        height: 1fr;
+        border: none;
+        background: $surface;
+    }
+    """
+
+    class Picked(Message):
+        """Enter (or a click) on a trainer that can run here."""
+
+        def __init__(self, spec: TrainerSpec) -> None:
+            super().__init__()
+            self.spec = spec
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.specs: dict[str, TrainerSpec] = {}
+        self.reasons: dict[str, str] = {}
+
+    def show(self, specs: Sequence[TrainerSpec], *, gpu: bool, current: str | None = None) -> None:
+        self.clear_options()
+        self.specs = {s.name: s for s in specs}
+        self.reasons = {s.name: r for s in specs if (r := unavailable_reason(s, gpu))}
+        groups = (
+            ("Stable", [s for s in specs if not s.experimental and s.name not in self.reasons]),
+            ("Experimental", [s for s in specs if s.experimental and s.name not in self.reasons]),
+            ("Not available here", [s for s in specs if s.name in self.reasons]),
+        )
+        options: list[Option] = []
+        for title, members in groups:
+            if not members:
+                continue
+            options.append(Option(Text(f"{title} ({len(members)})", style="bold reverse"),
+                                  id=f"group:{title}", disabled=True))
+            options.extend(self._option(s) for s in members)
+        self.add_options(options)
+        if current and current in self.specs and current not in self.reasons:
+            self.highlighted = self.get_option_index(current)
+        else:
+            self.highlighted = next((i for i, o in enumerate(options) if not o.disabled), None)
+
+    def _option(self, spec: TrainerSpec) -> Option:
+        reason = self.reasons.get(spec.name)
+        text = Text()
+        text.append(spec.name, style="bold" if reason is None else "")
+        text.append(f"  {spec.title}", style="italic" if reason is None else "")
+        text.append(f"\n{spec.summary}", style="dim")
+        if reason:
+            text.append(f"\n✗ {reason}", style="italic")
+        return Option(text, id=spec.name, disabled=reason is not None)
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        spec = self.specs.get(event.option.id or "")
+        if spec is not None and spec.name not in self.reasons:
+            self.post_message(self.Picked(spec))
