@@ -192,7 +192,9 @@ class MetricStore:
             self.summary.update(values)
             self.version += 1
             return True
-        step = record.step if record.step is not None else (self.last_step or 0)
+        step = _step_of(record)
+        if step is None:
+            step = self.last_step or 0
         t = self._wall_time(record.t)
         if self.last_step is not None and step < self.last_step:
             self._rewind(step)
@@ -233,7 +235,7 @@ class MetricStore:
             if kind == journal.METRICS and (data.get("summary") is True or ts.is_summary(data)):
                 self.summary.update(ts.metric_values(data, _NOT_SERIES))
                 continue
-            step = record.step
+            step = _step_of(record)
             if step is None:
                 step = steps[-1] if steps else (last or 0)
             dicts.append(data)
@@ -410,12 +412,16 @@ class MetricStore:
         return f"MetricStore({len(self)} keys, last_step={self.last_step}, version={self.version})"
 
 
+def _step_of(record: journal.Record) -> int | None:
+    step = record.step
+    return step if type(step) is int else ts.to_int(step)
+
+
 def _first_wall_time(times: np.ndarray) -> float | None:
     ok = times[np.isfinite(times) & (times > 0)]
     return float(ok.min()) if len(ok) else None
 
 
-_NUMERIC = frozenset({float, int})
 _NUMERIC_OR_TEXT = frozenset({float, int, str})
 
 

@@ -260,7 +260,8 @@ def _build_records(entries: list[dict[str, Any]], steps: np.ndarray,
         if cat == MIXED:
             evals = {k: v for k, v in values.items() if k.startswith("eval_")}
             train = {k: v for k, v in values.items() if not k.startswith("eval_")}
-            parts = [(journal.METRICS, train), (journal.EVAL, evals)]
+            parts = [(kind, vals) for kind, vals in ((journal.METRICS, train), (journal.EVAL, evals))
+                     if vals]
         elif cat == EVAL:
             parts = [(journal.EVAL, values)]
         elif cat == SUMMARY:
