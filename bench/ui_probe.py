@@ -265,6 +265,9 @@ async def run_frame(out: Path, points: int, repeats: int) -> None:
     result: dict[str, object] = {}
 
     async def conduct() -> None:
+        from textual._context import active_app
+
+        active_app.set(app)  # this task drives the app from outside its message loop
         try:
             while FrameDriver.frames < 1:
                 await asyncio.sleep(0.02)

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -44,3 +45,14 @@ def anyio_backend():
 
 def cockpit_cmd(*args: str) -> list[str]:
     return [sys.executable, "-m", "cockpit.cli", *args]
+
+
+def wait_for(pred, timeout: float = 240.0, every: float = 0.2):
+    """Poll `pred` until it returns something truthy; fail the test after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = pred()
+        if value:
+            return value
+        time.sleep(every)
+    raise AssertionError(f"timed out after {timeout:.0f}s waiting")

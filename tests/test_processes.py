@@ -8,8 +8,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -18,19 +16,11 @@ from cockpit.core import journal
 from cockpit.core.launch import launch, resume, stop
 from cockpit.core.presets import apply_overrides, load_preset
 from cockpit.core.runfolder import RunFolder
-from conftest import cockpit_cmd
+from conftest import cockpit_cmd, wait_for
 
 pytestmark = pytest.mark.slow
 
 
-def _wait_for(pred, timeout=180.0, every=0.2):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = pred()
-        if value:
-            return value
-        time.sleep(every)
-    raise AssertionError("timed out waiting")
 
 
 def _metric_steps(run: RunFolder) -> list[int]:
@@ -80,9 +70,9 @@ def test_stop_and_save_then_resume_continues_the_same_journal(tmp_path):
     preset = apply_overrides(load_preset("demo-sft"), [
         "max_steps=400", "save_steps=1000", "eval_strategy=no", "cockpit.completions={}"])
     run = launch(preset, tmp_path / "runs")
-    _wait_for(lambda: len(_metric_steps(run)) >= 3)
+    wait_for(lambda: len(_metric_steps(run)) >= 3)
     stop(run, save=True)
-    end = _wait_for(lambda: _ended(run))
+    end = wait_for(lambda: _ended(run))
     assert end.data["state"] == "stopped", end.data
     status = run.read_status()
     assert status.state == "stopped" and status.exit_code == 0
@@ -97,9 +87,9 @@ def test_stop_and_save_then_resume_continues_the_same_journal(tmp_path):
     # Resume: a new attempt in the same folder, steps continue after the checkpoint.
     run.update_status()  # status file readable and not live
     resume(run)
-    _wait_for(lambda: len(_metric_steps(run)) > len(steps_before) + 2)
+    wait_for(lambda: len(_metric_steps(run)) > len(steps_before) + 2)
     stop(run, save=False, grace_s=5)
-    end = _wait_for(lambda: _ended(run) if _ended(run).data["state"] != "stopped" else None)
+    end = wait_for(lambda: _ended(run) if _ended(run).data["state"] != "stopped" else None)
     assert end.data["state"] == "killed"
     steps = _metric_steps(run)
     resumed = steps[len(steps_before):]
@@ -114,14 +104,14 @@ def test_force_stop_kills_the_whole_process_group(tmp_path):
     preset = apply_overrides(load_preset("demo-sft"), ["max_steps=100000", "save_steps=100000",
                                                       "eval_strategy=no"])
     run = launch(preset, tmp_path / "runs")
-    _wait_for(lambda: run.read_status().pgid and len(_metric_steps(run)) >= 1)
+    wait_for(lambda: run.read_status().pgid and len(_metric_steps(run)) >= 1)
     pgid = run.read_status().pgid
     status = stop(run, save=False, grace_s=5)
     assert not _group_alive(pgid)
-    end = _wait_for(lambda: _ended(run))
+    end = wait_for(lambda: _ended(run))
     assert end.data["state"] == "killed"
     assert "stopped by request" in end.data["reason"]
-    assert _wait_for(lambda: run.read_status().state == "killed")
+    assert wait_for(lambda: run.read_status().state == "killed")
     assert status is not None
 
 
@@ -134,7 +124,7 @@ def test_a_run_outlives_the_process_that_launched_it(tmp_path):
                           capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
     assert proc.returncode == 0, proc.stderr
     run = RunFolder(Path(proc.stdout.strip()))
-    status = _wait_for(lambda: run.read_status() if run.read_status().pid else None)
+    status = wait_for(lambda: run.read_status() if run.read_status().pid else None)
     # Neither the supervisor nor the trainer shares the launcher's session or its stdio.
     for pid in (status.supervisor_pid, status.pid):
         if pid and Path(f"/proc/{pid}").exists():
@@ -145,7 +135,7 @@ def test_a_run_outlives_the_process_that_launched_it(tmp_path):
                 except OSError:
                     continue
                 assert "pts" not in target and "tty" not in target, target
-    end = _wait_for(lambda: _ended(run))
+    end = wait_for(lambda: _ended(run))
     assert end.data["state"] == "finished"
 
 
@@ -153,7 +143,7 @@ def test_a_failing_run_ends_failed_with_a_reason(tmp_path):
     """A dataset the runner cannot use (hub id, no network) fails with the reason recorded."""
     preset = apply_overrides(load_preset("demo-sft"), ["dataset_name=someone/not-a-real-dataset"])
     run = launch(preset, tmp_path / "runs")
-    end = _wait_for(lambda: _ended(run))
+    end = wait_for(lambda: _ended(run))
     assert end.data["state"] == "failed"
     assert end.data["reason"] and end.data["fix"]
     st = run.read_status()
@@ -164,7 +154,7 @@ def test_sigkill_of_the_trainer_is_classified_as_oom_killer(tmp_path):
     preset = apply_overrides(load_preset("demo-sft"), ["max_steps=100000", "save_steps=100000",
                                                       "eval_strategy=no"])
     run = launch(preset, tmp_path / "runs")
-    _wait_for(lambda: len(_metric_steps(run)) >= 1)
+    wait_for(lambda: len(_metric_steps(run)) >= 1)
     os.kill(run.read_status().pid, signal.SIGKILL)
-    end = _wait_for(lambda: _ended(run))
+    end = wait_for(lambda: _ended(run))
     assert end.data["state"] == "killed" and "OOM" in end.data["reason"]

@@ -15,7 +15,7 @@ import pytest
 
 from cockpit.core import journal
 from cockpit.core.runfolder import RunFolder
-from conftest import cockpit_cmd
+from conftest import cockpit_cmd, wait_for
 
 pytestmark = pytest.mark.slow
 
@@ -36,14 +36,6 @@ def _read_until(fd: int, needle: bytes, timeout: float) -> bytes:
     return buf
 
 
-def _wait_for(pred, timeout=240.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        v = pred()
-        if v:
-            return v
-        time.sleep(0.2)
-    raise AssertionError("timed out")
 
 
 def test_hanging_up_the_terminal_does_not_touch_the_run(tmp_path):
@@ -81,7 +73,7 @@ def test_hanging_up_the_terminal_does_not_touch_the_run(tmp_path):
         ends = [r for r in records if r.kind == "run_ended"]
         return (records, ends[-1]) if ends else None
 
-    records, end = _wait_for(ended)
+    records, end = wait_for(ended)
     assert end.data["state"] == "finished", end.data
     steps = [r.step for r in records if r.kind == "metrics" and not r.data.get("summary")]
     assert steps == list(range(1, max_steps + 1))  # one line per on_log call, none lost

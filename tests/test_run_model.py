@@ -7,7 +7,6 @@ import math
 import os
 import stat
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,7 +14,7 @@ import pytest
 from cockpit.core import journal
 from cockpit.core.errors import CockpitError
 from cockpit.core.presets import apply_overrides, load_preset, preset_from_dict
-from cockpit.core.runfolder import RunFolder, Status, create_run_folder, list_checkpoints
+from cockpit.core.runfolder import Status, create_run_folder, list_checkpoints
 from cockpit.core.validate import validate
 from conftest import REPO, cockpit_cmd
 

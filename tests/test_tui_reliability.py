@@ -8,13 +8,13 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 import uuid
 
 import pytest
 
 from cockpit.core import journal
 from cockpit.core.runfolder import list_runs
+from conftest import wait_for
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")]
@@ -24,14 +24,6 @@ def _tmux(*args: str) -> str:
     return subprocess.run(["tmux", *args], capture_output=True, text=True, check=True).stdout
 
 
-def _wait_for(pred, timeout=240.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        v = pred()
-        if v:
-            return v
-        time.sleep(0.3)
-    raise AssertionError("timed out")
 
 
 def _session(cmd: list[str], env: dict[str, str]) -> str:
@@ -50,15 +42,15 @@ def test_killing_the_tui_leaves_the_run_alone_and_attach_shows_it_all(tmp_path):
                    "--set", f"max_steps={max_steps}", "--set", "eval_strategy=no",
                    "--set", "save_steps=1000"], env)
     try:
-        run = _wait_for(lambda: (list_runs(runs) or [None])[0])
+        run = wait_for(lambda: (list_runs(runs) or [None])[0])
 
         def steps():
             records, _ = journal.read_all(run.events)
             return [r.step for r in records if r.kind == "metrics" and not r.data.get("summary")]
 
-        _wait_for(lambda: len(steps()) >= 3)
+        wait_for(lambda: len(steps()) >= 3)
         assert run.read_status().live
-        _wait_for(lambda: "step" in _tmux("capture-pane", "-p", "-t", s1))
+        wait_for(lambda: "step" in _tmux("capture-pane", "-p", "-t", s1))
         tui_pid = int(_tmux("display-message", "-p", "-t", s1, "#{pane_pid}").strip())
         os.kill(tui_pid, signal.SIGKILL)
     finally:
@@ -68,14 +60,14 @@ def test_killing_the_tui_leaves_the_run_alone_and_attach_shows_it_all(tmp_path):
         records, _ = journal.read_all(run.events)
         return next((r for r in records if r.kind == "run_ended"), None)
 
-    end = _wait_for(ended)
+    end = wait_for(ended)
     assert end.data["state"] == "finished"
     assert steps() == list(range(1, max_steps + 1))
 
     s2 = _session([sys.executable, "-m", "cockpit.cli", "--runs-dir", str(runs), "attach",
                    run.name], env)
     try:
-        screen = _wait_for(lambda: (lambda t: t if f"{max_steps}/{max_steps}" in t else None)(
+        screen = wait_for(lambda: (lambda t: t if f"{max_steps}/{max_steps}" in t else None)(
             _tmux("capture-pane", "-p", "-t", s2)), timeout=60)
         assert "finished" in screen and "loss" in screen and "Traceback" not in screen
     finally:

@@ -97,7 +97,7 @@ class Source:
         rows = LogRows(capacity)
         if self.parsed is not None:
             # Build records only for the tail the table can hold.
-            rows.add_many(self.parsed.records[-capacity:])
+            rows.add_many(self.parsed.tail_records(capacity))
         else:
             rows.add_many(self.records)
         return rows
@@ -110,7 +110,9 @@ class Source:
             buf.add_many(r for r in self.journal_records if r.kind == journal.COMPLETIONS)
         if not len(buf) and self.completions_dir is not None:
             max_step = self.parsed.global_step if self.kind == KIND_CHECKPOINT and self.parsed else None
-            self.warnings.extend(read_completions_parquet(self.completions_dir, buf, max_step=max_step))
+            for warning in read_completions_parquet(self.completions_dir, buf, max_step=max_step):
+                if warning not in self.warnings:
+                    self.warnings.append(warning)
         return buf
 
 
@@ -135,7 +137,9 @@ def open_source(path: str | os.PathLike[str]) -> Source:
     if _CKPT.match(p.name) and (p / TRAINER_STATE).is_file():
         return _state_source(p / TRAINER_STATE, label=f"{p.parent.name}/{p.name}",
                              kind=KIND_CHECKPOINT, completions_dir=_completions_dir(p.parent))
-    found = _output_dir_source(p, label=p.name)
+    # runs/<name>/output is named after its run
+    label = p.parent.name if p.name == "output" and (p.parent / "run.yaml").is_file() else p.name
+    found = _output_dir_source(p, label=label)
     if found is not None:
         return found
     if (p / "output").is_dir():  # a run folder without a journal

@@ -541,9 +541,9 @@ def ema(values: np.ndarray | Sequence[float], weight: float) -> np.ndarray:
         return v
     n = len(f)
     out = np.empty(n, dtype=np.float64)
-    # Blocks short enough that w**-len stays small (<= e**40): inside one block the
+    # Blocks short enough that w**-len stays finite (<= e**100): inside one block the
     # recurrence is a scaled cumulative sum, so no Python loop per point.
-    block = int(max(1, min(4096, 40.0 / -math.log(w))))
+    block = int(max(1, min(4096, 100.0 / -math.log(w))))
     pw_full = w ** np.arange(block, dtype=np.float64)
     inv_full = 1.0 / pw_full
     last = 0.0

@@ -242,6 +242,29 @@ class ParsedState:
             self._records = _build_records(self.entries, self.steps, self.categories)
         return self._records
 
+    def tail_records(self, n: int) -> list[journal.Record]:
+        """The last `n` of `records`, building records for the end of the log only.
+
+        Replay's log table holds 1000 rows; building a Record for every entry of a
+        100k-entry file to keep the last 1000 took 0.7 s. Entries of one step merge,
+        so the tail starts at a step boundary.
+        """
+        if n <= 0:
+            return []
+        total = len(self.entries)
+        if self._records is not None or total <= 2 * n:
+            return self.records[-n:]
+        start = total - 2 * n  # every entry gives at least one record: 2n entries are plenty
+        first = self.steps[start]
+        while start < total and self.steps[start] == first:
+            start += 1
+        if start >= total:
+            return self.records[-n:]
+        tail = _build_records(self.entries[start:], self.steps[start:], self.categories[start:])
+        if len(tail) < n:
+            return self.records[-n:]
+        return tail[-n:]
+
     def __len__(self) -> int:
         return len(self.entries)
 
@@ -261,7 +284,7 @@ def _build_records(entries: list[dict[str, Any]], steps: np.ndarray,
             evals = {k: v for k, v in values.items() if k.startswith("eval_")}
             train = {k: v for k, v in values.items() if not k.startswith("eval_")}
             parts = [(kind, vals) for kind, vals in ((journal.METRICS, train), (journal.EVAL, evals))
-                     if vals]
+                     if vals] or [(journal.METRICS, train)]  # keep the step even when empty
         elif cat == EVAL:
             parts = [(journal.EVAL, values)]
         elif cat == SUMMARY:

@@ -122,8 +122,8 @@ def validate(preset: Preset, registry: Registry | None = None, *,
     # -- model -----------------------------------------------------------------------------
     model = preset.trl.get("model_name_or_path")
     if not model:
-        raise CockpitError(f"no model: set model_name_or_path (a local folder or hub id) — "
-                           f"e.g. --set model_name_or_path=Qwen/Qwen2.5-0.5B-Instruct")
+        raise CockpitError("no model: set model_name_or_path (a local folder or hub id) — "
+                           "e.g. --set model_name_or_path=Qwen/Qwen2.5-0.5B-Instruct")
     _check_model_ref("model_name_or_path", str(model), preset)
     if preset.trl.get("trust_remote_code"):
         warnings.append("trust_remote_code is on: the model's own Python code will run")

@@ -141,7 +141,11 @@ def load_journal(path: Path, label: str) -> tuple[RunData, Any]:
 
     tailer = Tailer(path)
     data = RunData(label)
-    data.apply(tailer.poll())
+    while True:  # one poll reads at most LineTailer.max_read bytes; a long journal takes several
+        batch = tailer.poll()
+        if not batch:
+            break
+        data.apply(batch)
     if tailer.skipped:
         data.notes.append(f"{path}: skipped {tailer.skipped} unreadable journal line(s)")
     return data, tailer

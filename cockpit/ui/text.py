@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import math
 import re
+
+from cockpit.core.watch import fmt_value
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
@@ -20,17 +21,8 @@ def fold(text: str, width: int) -> str:
 
 
 def num(value: object) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, float):
-        if math.isnan(value):
-            return "nan"
-        if math.isinf(value):
-            return "inf" if value > 0 else "-inf"
-        if value != 0 and (abs(value) < 1e-3 or abs(value) >= 1e5):
-            return f"{value:.3e}"
-        return f"{value:.4g}"
-    return str(value)
+    """A metric value as the cockpit prints it everywhere (`-` for none)."""
+    return "-" if value is None else fmt_value(value)
 
 
 def fold_tail(text: str, width: int) -> str:

@@ -57,13 +57,12 @@ class FieldEditor(Vertical):
     FieldEditor {
         height: auto;
         padding: 0 1 0 0;
-        margin-bottom: 1;
     }
     FieldEditor .field-row {
         height: auto;
     }
     FieldEditor .field-name {
-        width: 26;
+        width: 29;
         padding: 0 1 0 0;
         color: $text-muted;
     }
@@ -85,12 +84,18 @@ class FieldEditor(Vertical):
         padding: 0 1;
     }
     FieldEditor .field-help {
-        padding-left: 26;
+        padding-left: 2;
         color: $text-muted;
         height: auto;
+        text-wrap: nowrap;
+        text-overflow: ellipsis;
+    }
+    FieldEditor.-focused .field-help {
+        text-wrap: wrap;
+        color: $text;
     }
     FieldEditor .field-error {
-        padding-left: 26;
+        padding-left: 2;
         color: $text-error;
         height: auto;
         display: none;
@@ -118,12 +123,13 @@ class FieldEditor(Vertical):
             return self.editor.field.name
 
     def __init__(self, field: ConfigField, value: Any = UNSET, *, label: str | None = None,
-                 suggester: Suggester | None = None, id: str | None = None,
-                 classes: str | None = None) -> None:
+                 suggester: Suggester | None = None, placeholder: str | None = None,
+                 id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id or editor_id(field.name), classes=classes)
         self.field = field
         self.label = label or field.name
         self.suggester = suggester
+        self.placeholder = placeholder
         self.initial = value
         self.value: Any = value
         """What the preset holds for this field (UNSET: the key is left out)."""
@@ -147,7 +153,7 @@ class FieldEditor(Vertical):
             current = value if value is not UNSET else field.default
             return Switch(bool(current), animate=False, classes="field-control", id="control")
         text = format_value(field, value) if value is not UNSET else ""
-        return Input(text, placeholder=default_text(field), suggester=self.suggester,
+        return Input(text, placeholder=self.placeholder or default_text(field), suggester=self.suggester,
                      validators=[FieldValueValidator(field)], compact=True,
                      classes="field-control", id="control")
 
@@ -174,10 +180,12 @@ class FieldEditor(Vertical):
     # -- help in full while focused --------------------------------------------------------
 
     def on_descendant_focus(self, event: DescendantFocus) -> None:
+        self.add_class("-focused")
         if self.field.help:
             self.query_one(".field-help", Static).update(" ".join(self.field.help.split()))
 
     def on_descendant_blur(self, event: DescendantBlur) -> None:
+        self.remove_class("-focused")
         if self.field.help:
             self.query_one(".field-help", Static).update(first_sentence(self.field.help))
 

@@ -11,7 +11,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.message import Message
-from textual.widgets import Input, OptionList
+from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from cockpit.core.registry import ConfigField
@@ -37,8 +37,9 @@ class FieldSearch(Vertical):
     FieldSearch {
         height: auto;
     }
-    FieldSearch #field-search-input {
-        margin-bottom: 0;
+    FieldSearch #field-search-title {
+        margin-top: 1;
+        color: $text-muted;
     }
     FieldSearch #field-search-list {
         height: 12;
@@ -65,6 +66,7 @@ class FieldSearch(Vertical):
         self.shown: set[str] = set()
 
     def compose(self) -> ComposeResult:
+        yield Static("", id="field-search-title")
         yield Input(placeholder="/ search every field by name or help, e.g. warmup",
                     id="field-search-input", compact=True)
         yield OptionList(id="field-search-list", compact=True)
@@ -73,6 +75,8 @@ class FieldSearch(Vertical):
         """The fields to search; `shown` ones are already in the form (marked, still listed)."""
         self.fields = list(fields)
         self.shown = set(shown)
+        self.query_one("#field-search-title", Static).update(
+            f"All {len(self.fields)} fields — ctrl+f or / searches, Enter puts one in the form")
         self.refilter()
 
     def mark_shown(self, name: str) -> None:

@@ -1,0 +1,328 @@
+"""Pilot tests of the setup screen: pick a trainer, fill the form, see the preset, validate,
+search fields, save a preset, launch; plus the form's text <-> value rules."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+from textual.app import App
+from textual.widgets import Button, Input, OptionList, Static
+
+from cockpit.core.registry import ConfigField
+from cockpit.ui.widgets.setup.values import UNSET, parse_text, same_as_default
+
+pytestmark = pytest.mark.anyio
+
+SIZE = (140, 45)
+APP_CSS = Path(__file__).resolve().parents[1] / "cockpit" / "ui" / "app.tcss"
+
+
+class Host(App):
+    """The setup screen alone, pushed the way the home screen pushes it."""
+
+    CSS_PATH = str(APP_CSS)
+
+    def __init__(self, runs_dir: Path, preset=None) -> None:
+        super().__init__()
+        self.runs_dir = runs_dir
+        self.preset = preset
+        self.result: object = "not dismissed"
+
+    def on_mount(self) -> None:
+        from cockpit.ui.screens.setup import SetupScreen
+
+        self.push_screen(SetupScreen(runs_dir=self.runs_dir, preset=self.preset), self._done)
+
+    def _done(self, result: object) -> None:
+        self.result = result
+
+
+async def wait_for(pilot, condition, what: str, limit: float = 20.0) -> None:
+    """Let the app work until `condition()` holds (a deadline, not a timing assertion)."""
+    deadline = time.monotonic() + limit
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"gave up waiting for: {what}")
+        await pilot.pause(0.05)
+
+
+def setup_screen(app):
+    from cockpit.ui.screens.setup import SetupScreen
+
+    screen = app.screen
+    assert isinstance(screen, SetupScreen)
+    return screen
+
+
+async def pick(pilot, app, trainer: str) -> None:
+    """Highlight a trainer in the picker and press Enter, as a person would."""
+    from cockpit.ui.widgets.setup.trainer_picker import TrainerPicker
+
+    screen = setup_screen(app)
+    picker = screen.query_one(TrainerPicker)
+    await wait_for(pilot, lambda: picker.option_count > 0, "the trainers listed")
+    picker.focus()
+    picker.highlighted = picker.get_option_index(trainer)
+    await pilot.press("enter")
+    await wait_for(pilot, lambda: screen.spec is not None and screen.spec.name == trainer
+                   and screen.query("#field-dataset_name"), f"the form for {trainer}")
+
+
+def control(app, name: str):
+    from cockpit.ui.widgets.setup.field_editor import FieldEditor, editor_id
+
+    return setup_screen(app).query_one(f"#{editor_id(name)}", FieldEditor).control
+
+
+async def type_into(pilot, app, name: str, text: str) -> None:
+    widget = control(app, name)
+    assert isinstance(widget, Input)
+    widget.focus()
+    widget.value = ""
+    await pilot.press(*text)
+
+
+def preview_text(app) -> str:
+    from cockpit.ui.widgets.setup.preset_preview import PresetPreview
+
+    return str(setup_screen(app).query_one(PresetPreview).content)
+
+
+def launch_button(app) -> Button:
+    return setup_screen(app).query_one("#launch-button", Button)
+
+
+# -- the flows ---------------------------------------------------------------------------------
+
+
+async def test_sft_form_previews_the_yaml_and_launches_a_run(registry, runs_dir):
+    from cockpit.core.launch import stop
+    from cockpit.core.runfolder import RunFolder
+
+    app = Host(runs_dir)
+    async with app.run_test(size=SIZE) as pilot:
+        await pick(pilot, app, "sft")
+        screen = setup_screen(app)
+        # Picking a trainer moves the focus to the model; type it like a person.
+        await wait_for(pilot, lambda: app.focused is control(app, "model_name_or_path"),
+                       "focus on the model input")
+        await pilot.press(*"demo:models/tiny-lm")
+        await type_into(pilot, app, "dataset_name", "demo:data/prompt_completion")
+        await type_into(pilot, app, "max_steps", "2")
+        await wait_for(pilot, lambda: not launch_button(app).disabled, "the preset validated")
+
+        text = preview_text(app)
+        assert "trainer: sft" in text
+        assert "model_name_or_path: demo:models/tiny-lm" in text
+        assert "dataset_name: demo:data/prompt_completion" in text
+        assert "max_steps: 2" in text
+        # Only what the user set goes into the preset: untouched defaults stay out.
+        assert set(screen.current_preset().trl) == {"model_name_or_path", "dataset_name", "max_steps"}
+        assert "✓" in str(screen.query_one("#validation", Static).content)
+
+        await pilot.press("ctrl+l")
+        await wait_for(pilot, lambda: isinstance(app.result, RunFolder), "the run launched",
+                       limit=60)
+    run = app.result
+    assert isinstance(run, RunFolder)
+    try:
+        assert run.path.parent == runs_dir
+        saved = yaml.safe_load(run.run_yaml.read_text(encoding="utf-8"))
+        assert saved["trainer"] == "sft"
+        assert saved["max_steps"] == 2
+        assert saved["model_name_or_path"].endswith("models/tiny-lm")
+        assert saved["dataset_name"].endswith("data/prompt_completion")
+    finally:
+        if run.read_status().live:
+            stop(run, save=False, grace_s=2)
+
+
+async def test_dpo_on_prompt_completion_data_names_the_missing_columns(registry, runs_dir):
+    app = Host(runs_dir)
+    async with app.run_test(size=SIZE) as pilot:
+        await pick(pilot, app, "dpo")
+        screen = setup_screen(app)
+        await type_into(pilot, app, "model_name_or_path", "demo:models/tiny-lm")
+        await type_into(pilot, app, "dataset_name", "demo:data/prompt_completion")
+
+        box = screen.query_one("#validation", Static)
+        await wait_for(pilot, lambda: "has no column" in str(box.content), "the column problem")
+        assert "'chosen'" in str(box.content) and "'rejected'" in str(box.content)
+        assert box.has_class("-bad")
+        # The data section says it too, and the dataset field is the one marked.
+        from cockpit.ui.widgets.setup.data_preview import DataPreview
+
+        preview = screen.query_one(DataPreview)
+        await wait_for(pilot, lambda: preview.has_class("-bad"), "the data check")
+        assert screen.query_one("#field-dataset_name").has_class("-invalid")
+        assert launch_button(app).disabled
+
+        await pilot.press("ctrl+l")
+        await pilot.pause(0.2)
+        assert not list(runs_dir.iterdir())
+        assert app.result == "not dismissed"
+
+
+async def test_field_search_finds_warmup_steps_with_its_help(registry, runs_dir):
+    app = Host(runs_dir)
+    async with app.run_test(size=SIZE) as pilot:
+        await pick(pilot, app, "sft")
+        screen = setup_screen(app)
+        screen.query_one("#trainer-picker").focus()
+        await pilot.press("slash")
+        search = screen.query_one("#field-search-input", Input)
+        assert app.focused is search
+        await pilot.press(*"warmup")
+        options = screen.query_one("#field-search-list", OptionList)
+        await wait_for(pilot, lambda: options.option_count > 0, "matches")
+        ids = [options.get_option_at_index(i).id for i in range(options.option_count)]
+        assert "warmup_steps" in ids
+        option = options.get_option_at_index(ids.index("warmup_steps"))
+        assert "linear warmup" in str(option.prompt)
+
+        options.highlighted = ids.index("warmup_steps")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: screen.query("#field-warmup_steps"), "the field in the form")
+        editor = screen.query_one("#field-warmup_steps")
+        assert app.focused is control(app, "warmup_steps")
+        assert "linear warmup" in str(editor.query_one(".field-help", Static).content)
+        await pilot.press("1", "0")
+        await wait_for(pilot, lambda: screen.current_preset().trl.get("warmup_steps") == 10,
+                       "warmup_steps in the preset")
+        assert "warmup_steps: 10" in preview_text(app)
+
+
+async def test_invalid_number_is_marked_at_the_field_and_blocks_launch(registry, runs_dir):
+    app = Host(runs_dir)
+    async with app.run_test(size=SIZE) as pilot:
+        await pick(pilot, app, "sft")
+        screen = setup_screen(app)
+        await type_into(pilot, app, "model_name_or_path", "demo:models/tiny-lm")
+        await type_into(pilot, app, "dataset_name", "demo:data/prompt_completion")
+        await wait_for(pilot, lambda: not launch_button(app).disabled, "valid first")
+        await type_into(pilot, app, "max_steps", "2.5")
+        editor = screen.query_one("#field-max_steps")
+        assert editor.has_class("-invalid")
+        assert "whole number" in str(editor.query_one(".field-error", Static).content)
+        assert launch_button(app).disabled
+        assert "max_steps" not in screen.current_preset().trl
+
+
+async def test_save_as_preset_writes_the_yaml_and_asks_before_overwriting(registry, runs_dir):
+    from cockpit.core.paths import user_presets_dir
+    from cockpit.ui.screens.confirm import ConfirmScreen
+    from cockpit.ui.widgets.setup.save_prompt import SavePresetPrompt
+
+    target = user_presets_dir() / "setup-test-save.yaml"
+    target.unlink(missing_ok=True)
+    app = Host(runs_dir)
+    async with app.run_test(size=SIZE) as pilot:
+        await pick(pilot, app, "sft")
+        screen = setup_screen(app)
+        await type_into(pilot, app, "model_name_or_path", "demo:models/tiny-lm")
+        await type_into(pilot, app, "max_steps", "7")
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: isinstance(app.screen, SavePresetPrompt), "the name prompt")
+        app.screen.query_one("#preset-name", Input).value = "setup-test-save"
+        await pilot.press("enter")
+        await wait_for(pilot, target.exists, "the preset file")
+        saved = yaml.safe_load(target.read_text(encoding="utf-8"))
+        assert saved == {"trainer": "sft", "model_name_or_path": "demo:models/tiny-lm",
+                         "max_steps": 7}
+        assert app.screen is screen
+        assert f"cockpit run {target}" in str(screen.query_one("#command-preview", Static).content)
+
+        # Same name again: a confirmation first; "n" keeps the old file.
+        await type_into(pilot, app, "max_steps", "9")
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: isinstance(app.screen, SavePresetPrompt), "the prompt")
+        app.screen.query_one("#preset-name", Input).value = "setup-test-save"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the overwrite question")
+        await pilot.press("n")
+        await wait_for(pilot, lambda: app.screen is screen, "back to the form")
+        assert yaml.safe_load(target.read_text(encoding="utf-8"))["max_steps"] == 7
+
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: isinstance(app.screen, SavePresetPrompt), "the prompt")
+        app.screen.query_one("#preset-name", Input).value = "setup-test-save"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the question")
+        await pilot.press("y")
+        await wait_for(pilot, lambda: yaml.safe_load(target.read_text(encoding="utf-8"))
+                       ["max_steps"] == 9, "the overwritten file")
+
+
+async def test_opening_a_preset_fills_the_form(registry, runs_dir):
+    from cockpit.core.presets import load_preset
+
+    preset = load_preset("demo-sft")
+    app = Host(runs_dir, preset)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = setup_screen(app)
+        await wait_for(pilot, lambda: screen.spec is not None and screen.query("#field-dataset_name"),
+                       "the form filled from the preset")
+        assert screen.spec.name == "sft"
+        assert control(app, "model_name_or_path").value == "demo:models/tiny-lm"
+        assert control(app, "learning_rate").value == "0.001"
+        assert control(app, "eval_strategy").value == "steps"
+        # Keys outside the curated list get their own field.
+        assert control(app, "warmup_steps").value == "10"
+        assert control(app, "seed").value == "42"
+        # Untouched, the preset comes back as it was (cockpit section included).
+        assert screen.current_preset().trl == preset.trl
+        assert screen.current_preset().cockpit == preset.cockpit
+        await wait_for(pilot, lambda: not launch_button(app).disabled, "the preset validated")
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.result is None, "dismissed with None")
+
+
+async def test_unavailable_trainers_are_listed_disabled_with_the_reason(registry, runs_dir):
+    from cockpit.ui.widgets.setup.trainer_picker import TrainerPicker
+
+    app = Host(runs_dir)
+    async with app.run_test(size=SIZE) as pilot:
+        picker = setup_screen(app).query_one(TrainerPicker)
+        await wait_for(pilot, lambda: picker.option_count > 0, "the trainers listed")
+        ids = [picker.get_option_at_index(i).id for i in range(picker.option_count)]
+        for spec in registry.all_known():
+            assert spec.name in ids
+        ppo = picker.get_option("ppo")
+        assert ppo.disabled
+        assert "trl==1.12" in str(ppo.prompt)
+        assert not picker.get_option("sft").disabled
+        assert ids.index("sft") < ids.index("cpo")  # stable before experimental
+
+
+# -- text <-> value ----------------------------------------------------------------------------
+
+
+def _field(type_: str, default=None, name: str = "x") -> ConfigField:
+    return ConfigField(name=name, type=type_, default=default, help="", choices=None, group="T")
+
+
+def test_typed_text_becomes_the_value_trl_would_read():
+    assert parse_text(_field("int"), " 8 ") == 8
+    assert parse_text(_field("float"), "1e-4") == 1e-4
+    assert parse_text(_field("float"), "10") == 10
+    assert parse_text(_field("int|None"), "") is UNSET
+    assert parse_text(_field("list[str]|None"), "q_proj, v_proj") == ["q_proj", "v_proj"]
+    assert parse_text(_field("str|list[str]|None"), "none") == "none"
+    assert parse_text(_field("dict[str,Any]|str|None"), "{a: 1}") == {"a": 1}
+    assert parse_text(_field("str"), "no") == "no"
+    assert parse_text(_field("map"), "question:prompt, answer:completion") == {
+        "question": "prompt", "answer": "completion"}
+    for type_, text in (("int", "2.5"), ("float", "fast"), ("map", "question")):
+        with pytest.raises(ValueError):
+            parse_text(_field(type_), text)
+
+
+def test_values_equal_to_the_default_stay_out_of_the_preset():
+    assert same_as_default(_field("float", 2e-5), 2e-5)
+    assert same_as_default(_field("bool|None", None), False)
+    assert not same_as_default(_field("bool", True), False)
+    assert not same_as_default(_field("int", -1), 2)
+    assert same_as_default(_field("int", -1), UNSET)
