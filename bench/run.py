@@ -261,6 +261,7 @@ def measure_frame(quick: bool, work: Path) -> dict[str, Any]:
     res = _frame(quick)
     return {"frame_4x1M_ms": res["frame_ms"],
             "_detail": {"all_ms": [round(x, 1) for x in res["frame_ms_all"]],
+                        "draw_part_ms": round(res["draw_ms"], 1),
                         "panels": res["panels"], "plot_sizes": res["plot_sizes"],
                         "points_drawn": res["points_drawn"]}}
 
@@ -372,10 +373,19 @@ def _journal_steps(path: Path) -> dict[int, float]:
 
 
 def _rate(stamps: dict[int, float], warmup: int) -> float:
-    """Steps per second between the end of step `warmup` and the last step."""
+    """Steps per second from the median time between consecutive steps after `warmup`.
+
+    The median, not (last - first) / n: on a shared machine another process's burst
+    stalls a few steps by tens of ms, which moves a mean by more than the 1% this figure
+    is about, while a per-step cost of the cockpit moves every interval (and so the median)."""
     steps = sorted(s for s in stamps if s >= warmup)
-    first, last = steps[0], steps[-1]
-    return (last - first) / (stamps[last] - stamps[first])
+    gaps = [(stamps[b] - stamps[a]) / (b - a) for a, b in zip(steps, steps[1:])]
+    return 1.0 / statistics.median(gaps)
+
+
+def _mean_rate(stamps: dict[int, float], warmup: int) -> float:
+    steps = sorted(s for s in stamps if s >= warmup)
+    return (steps[-1] - steps[0]) / (stamps[steps[-1]] - stamps[steps[0]])
 
 
 _training: dict[str, Training] = {}
@@ -392,11 +402,11 @@ def measure_throughput(quick: bool, work: Path) -> dict[str, Any]:
     """Plain script (A) and cockpit's runner (B), interleaved A/B/A/B; steps/s from per-step
     on_log times after the warm-up steps; the median of the per-pair ratios B/A."""
     tr = _train(work)
-    steps, pairs, warmup = (30, 1, 5) if quick else (150, 3, 10)
+    steps, pairs, warmup = (40, 1, 5) if quick else (600, 5, 20)
     log("warm-up: one short run of each")
     tr.plain(3)
     tr.runner(3)
-    ratios, rates_a, rates_b = [], [], []
+    ratios, rates_a, rates_b, mean_ratios = [], [], [], []
     for i in range(pairs):
         log(f"throughput pair {i + 1}/{pairs}: plain TRL")
         _, a = tr.plain(steps)
@@ -406,9 +416,11 @@ def measure_throughput(quick: bool, work: Path) -> dict[str, Any]:
         rates_a.append(ra)
         rates_b.append(rb)
         ratios.append(rb / ra)
+        mean_ratios.append(_mean_rate(b, warmup) / _mean_rate(a, warmup))
         log(f"  plain {ra:.2f} steps/s, cockpit {rb:.2f} steps/s, ratio {rb / ra:.3f}")
     return {"throughput_ratio": statistics.median(ratios),
             "_detail": {"ratios": [round(r, 3) for r in ratios],
+                        "ratios_of_mean_rates": [round(r, 3) for r in mean_ratios],
                         "plain_steps_per_s": [round(r, 2) for r in rates_a],
                         "cockpit_steps_per_s": [round(r, 2) for r in rates_b],
                         "steps": steps, "warmup_steps": warmup}}
@@ -479,6 +491,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", help="comma-separated figures: " + ", ".join(MEASURES))
     ap.add_argument("--quick", action="store_true", help="small sizes, few repeats (smoke test)")
     ap.add_argument("--work", type=Path, help="scratch folder (default: a temporary one)")
+    ap.add_argument("--prototype", action="store_true",
+                    help="UI figures with the proposed UI changes patched in (bench/prototype.py)")
     args = ap.parse_args(argv)
     wanted = list(MEASURES)
     if args.only:
@@ -487,6 +501,8 @@ def main(argv: list[str] | None = None) -> int:
         if unknown:
             ap.error(f"unknown figure(s): {', '.join(unknown)} — pick from {', '.join(MEASURES)}")
     sys.path.insert(0, str(BENCH))
+    if args.prototype:
+        os.environ["COCKPIT_BENCH_PROTOTYPE"] = "1"
     mach = machine()
     work = args.work or Path(tempfile.mkdtemp(prefix="cockpit-bench-"))
     work.mkdir(parents=True, exist_ok=True)

@@ -165,8 +165,16 @@ async def run_replay(path: Path, out: Path) -> None:
     marks: dict[str, float] = {}
     orig_open = CockpitApp.open_replay
 
+    profiler = None
+    if os.environ.get("COCKPIT_BENCH_PROFILE"):  # pyinstrument text report of open → drawn
+        from pyinstrument import Profiler
+
+        profiler = Profiler(interval=0.001, async_mode="disabled")
+
     def open_replay(self, paths):  # type: ignore[no-untyped-def]
         marks["open"] = time.perf_counter()
+        if profiler is not None:
+            profiler.start()
         return orig_open(self, paths)
 
     CockpitApp.open_replay = open_replay  # type: ignore[method-assign]
@@ -190,6 +198,10 @@ async def run_replay(path: Path, out: Path) -> None:
         if plots and all(watch.rendered_step.get(id(p), -1) >= 0 for p in plots):
             marks["drawn"] = time.perf_counter()
             marks["panels"] = len(plots)
+            if profiler is not None:
+                profiler.stop()
+                Path(os.environ["COCKPIT_BENCH_PROFILE"]).write_text(
+                    profiler.output_text(unicode=False, color=False, flat=os.environ.get("COCKPIT_BENCH_PROFILE_FLAT") == "1"))
             done.set()
 
     FrameDriver.on_write = on_write
@@ -284,20 +296,23 @@ async def run_frame(out: Path, points: int, repeats: int) -> None:
             await asyncio.sleep(0.3)
             grid = screen.query_one(PlotGrid)
             plots = grid.plots()
-            times = []
+            times, draws = [], []
             for _ in range(repeats):
                 data.store.version += 1  # new data: every panel must redraw
                 t0 = time.perf_counter()
                 grid.redraw(screen.sources, x_mode=screen.x_mode, smoothing=screen.smoothing,
                             colors=series_colors(app), theme=app.theme)
+                t1 = time.perf_counter()
                 for p in plots:
                     p.render()
                 times.append((time.perf_counter() - t0) * 1000)
+                draws.append((t1 - t0) * 1000)
                 await asyncio.sleep(0.05)
             gc.collect()
             await asyncio.sleep(0.3)
             result.update({
                 "frame_ms": statistics.median(times), "frame_ms_all": times,
+                "draw_ms": statistics.median(draws),
                 "rss_mb": psutil.Process().memory_info().rss / 2**20,
                 "panels": len(plots), "points_per_series": points,
                 "plot_sizes": [tuple(p.size) for p in plots],
@@ -330,6 +345,10 @@ def main() -> None:
     fr.add_argument("--repeats", type=int, default=7)
     args = ap.parse_args()
     assert os.environ.get("TEXTUAL_DRIVER", "").endswith("FrameDriver"), "run me from bench/run.py"
+    if os.environ.get("COCKPIT_BENCH_PROTOTYPE") == "1":
+        import prototype
+
+        prototype.apply()
     if args.mode == "latency":
         asyncio.run(run_latency(args.run_dir, args.out, args.rate, args.seconds, args.first))
     elif args.mode == "replay":

@@ -297,6 +297,40 @@ async def test_unavailable_trainers_are_listed_disabled_with_the_reason(registry
         assert ids.index("sft") < ids.index("cpo")  # stable before experimental
 
 
+async def test_a_misspelt_preset_key_is_marked_and_can_be_cleared(registry, runs_dir):
+    from cockpit.core.presets import load_preset
+
+    preset = load_preset("demo-sft")
+    preset.trl["learning_rat"] = 0.1
+    app = Host(runs_dir, preset)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = setup_screen(app)
+        await wait_for(pilot, lambda: screen.query("#field-learning_rat"), "the unknown key shown")
+        editor = screen.query_one("#field-learning_rat")
+        await wait_for(pilot, lambda: editor.has_class("-invalid"), "the key marked")
+        assert "did you mean 'learning_rate'" in str(editor.query_one(".field-error", Static).content)
+        assert launch_button(app).disabled
+        await type_into(pilot, app, "learning_rat", "")
+        await wait_for(pilot, lambda: not launch_button(app).disabled, "valid without it")
+        assert "learning_rat" not in screen.current_preset().trl
+
+
+async def test_model_input_completes_demo_models_and_local_folders(tmp_path):
+    from cockpit.ui.widgets.setup.suggest import CandidateSuggester, find_datasets, find_models
+
+    (tmp_path / "ckpts" / "my-model").mkdir(parents=True)
+    (tmp_path / "ckpts" / "my-model" / "config.json").write_text("{}")
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "train.jsonl").write_text('{"text": "a"}\n')
+    models = find_models(tmp_path, tmp_path / "no-demo", ["tiny-lm"])
+    assert models == ["demo:models/tiny-lm", "./ckpts/my-model"]
+    assert "./data/train.jsonl" in find_datasets(tmp_path, ["text"])
+    suggester = CandidateSuggester(models)
+    assert await suggester.get_suggestion("demo:") == "demo:models/tiny-lm"
+    assert await suggester.get_suggestion("./ck") == "./ckpts/my-model"
+    assert await suggester.get_suggestion("zzz") is None
+
+
 # -- text <-> value ----------------------------------------------------------------------------
 
 

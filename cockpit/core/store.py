@@ -376,17 +376,22 @@ class MetricStore:
         series = self._series.get(key)
         return series.n if series is not None else 0
 
-    def series(self, key: str, x: Literal["step", "time"] = "step") -> tuple[np.ndarray, np.ndarray]:
+    def series(self, key: str, x: Literal["step", "time"] = "step", *,
+               copy: bool = True) -> tuple[np.ndarray, np.ndarray]:
         """(x, y) copies for one key: x is the step (int64) or seconds since `t0` (float64,
-        NaN where the source had no wall time, e.g. trainer_state.json). Unknown key: empty."""
+        NaN where the source had no wall time, e.g. trainer_state.json). Unknown key: empty.
+
+        copy=False hands out read-only views instead (no 16 MB copy of a 1M-point series
+        on every redraw); use them at once — the store may overwrite or move its arrays
+        on the next change. Steps are non-decreasing (the resume rule keeps them so)."""
         series = self._series.get(key)
         if series is None or not series.n:
             empty_x = np.empty(0, dtype=np.int64 if x == "step" else np.float64)
             return empty_x, np.empty(0, dtype=np.float64)
         n = series.n
-        y = series.values[:n].copy()
+        y = series.values[:n].copy() if copy else _readonly(series.values[:n])
         if x == "step":
-            return series.steps[:n].copy(), y
+            return (series.steps[:n].copy() if copy else _readonly(series.steps[:n])), y
         if x == "time":
             base = self.t0 if self.t0 is not None else 0.0
             return series.times[:n] - base, y
@@ -415,6 +420,12 @@ class MetricStore:
 def _step_of(record: journal.Record) -> int | None:
     step = record.step
     return step if type(step) is int else ts.to_int(step)
+
+
+def _readonly(a: np.ndarray) -> np.ndarray:
+    view = a.view()
+    view.flags.writeable = False
+    return view
 
 
 def _first_wall_time(times: np.ndarray) -> float | None:
@@ -487,11 +498,12 @@ def _slow_column(key: str, col: list[Any], idx: np.ndarray,
 
 
 def downsample(x: np.ndarray | Sequence[float], y: np.ndarray | Sequence[float],
-               n_out: int) -> tuple[np.ndarray, np.ndarray]:
+               n_out: int, *, sorted_x: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """At most `n_out` points of (x, y) for a plot, spikes kept (MinMaxLTTB).
 
     NaN/inf points are dropped first (a plot cannot draw them; the line just
-    skips them), so the result holds finite points only. x need not be sorted.
+    skips them), so the result holds finite points only. x need not be sorted;
+    sorted_x=True (steps from the store are) skips the check, a pass over x.
     """
     xa = np.asarray(x)
     ya = np.asarray(y, dtype=np.float64)
@@ -512,7 +524,7 @@ def downsample(x: np.ndarray | Sequence[float], y: np.ndarray | Sequence[float],
     if n_out < 3:  # MinMaxLTTB needs 3 (and panics below that): keep the ends
         idx = np.array([0, n - 1][:n_out], dtype=np.int64) if n_out == 2 else np.array([n - 1])
         return xa[idx], ya[idx]
-    if len(xa) > 1 and np.any(xa[1:] < xa[:-1]):
+    if not sorted_x and len(xa) > 1 and np.any(xa[1:] < xa[:-1]):
         order = np.argsort(xa, kind="stable")
         xa, ya = xa[order], ya[order]
     from tsdownsample import MinMaxLTTBDownsampler

@@ -64,14 +64,21 @@ class CockpitApp(App):
 
         self.push_screen(ReplayScreen(paths))
 
-    def open_setup(self) -> None:
-        try:
-            from cockpit.ui.screens.setup import SetupScreen
-        except ImportError:
-            self.notify("setup screen not available yet — launch a preset from the list",
-                        severity="warning")
-            return
-        self.push_screen(SetupScreen(runs_dir=self.runs_dir))
+    def open_setup(self, preset_path: str | None = None) -> None:
+        """The setup form, empty or filled from a preset; a launched run opens live."""
+        from cockpit.core.errors import CockpitError
+        from cockpit.core.presets import load_preset
+        from cockpit.ui.screens.setup import SetupScreen
+
+        preset = None
+        if preset_path:
+            try:
+                preset = load_preset(preset_path)
+            except CockpitError as exc:
+                self.notify(str(exc), severity="error")
+                return
+        self.push_screen(SetupScreen(runs_dir=self.runs_dir, preset=preset),
+                         lambda run: run and self.open_live(str(run.path)))
 
     def switch_to_home(self) -> None:
         while len(self.screen_stack) > 1:

@@ -24,6 +24,7 @@ REFRESH_S = 2.0
 class HomeScreen(Screen):
     BINDINGS = [
         Binding("n", "new_run", "New run", id="home.new_run"),
+        Binding("e", "edit_preset", "Edit preset", id="home.edit_preset"),
         Binding("r", "replay", "Replay", id="home.replay"),
         Binding("c", "compare", "Compare", id="home.compare"),
         Binding("p", "focus_presets", "Presets", id="home.presets"),
@@ -130,6 +131,16 @@ class HomeScreen(Screen):
 
     def action_new_run(self) -> None:
         self.app.open_setup()  # type: ignore[attr-defined]
+
+    def action_edit_preset(self) -> None:
+        """The highlighted preset in the setup form: change it, launch it or save it as yours."""
+        presets = self.query_one(PresetList)
+        index = presets.highlighted
+        if index is None:
+            self.notify("highlight a preset first (p moves to the list)", severity="warning")
+            return
+        option = presets.get_option_at_index(index)
+        self.app.open_setup(option.id)  # type: ignore[attr-defined]
 
     def action_replay(self) -> None:
         def chosen(paths: list[str] | None) -> None:

@@ -94,6 +94,8 @@ PROBLEM_PHRASES = (
     ("reward function", REWARDS_FIELD.name),
 )
 """Validation messages that name a field in words rather than by its key."""
+TODO_PROBLEMS = ("no model:", "no data:")
+"""Validation messages that only mean "not filled in yet"."""
 
 
 class SetupScreen(Screen["RunFolder | None"]):
@@ -147,6 +149,10 @@ class SetupScreen(Screen["RunFolder | None"]):
     SetupScreen #launch-row {
         height: auto;
         margin-bottom: 1;
+    }
+    SetupScreen #setup-form.-narrow FieldEditor .field-name,
+    SetupScreen #setup-form.-narrow #launch-row Label {
+        width: 22;
     }
     SetupScreen #launch-row Label {
         width: 29;
@@ -268,6 +274,8 @@ class SetupScreen(Screen["RunFolder | None"]):
         self.extra_names: list[str] = []
         """Fields added from the search (or set by the preset) beyond the fixed ones."""
         self.launching = False
+        self.dirty = False
+        """The form differs from the preset file it was opened from or saved to."""
         self.model_suggester = CandidateSuggester()
         self.data_suggester = CandidateSuggester()
         self._timer: Timer | None = None
@@ -314,6 +322,14 @@ class SetupScreen(Screen["RunFolder | None"]):
                     yield Button("Launch ^l", id="launch-button", variant="success",
                                  disabled=True, compact=True)
         yield Footer()
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._fit_labels)
+
+    def _fit_labels(self) -> None:
+        """Narrower field names when the form is narrow (120 columns), so inputs stay usable."""
+        form = self.query_one("#setup-form")
+        form.set_class(0 < form.size.width < 72, "-narrow")
 
     def on_mount(self) -> None:
         self.sub_title = f"new run · {self.runs_dir}" if self.preset_in is None else \
@@ -401,6 +417,7 @@ class SetupScreen(Screen["RunFolder | None"]):
             if dropped:
                 self.notify(f"{spec.name} does not take {', '.join(dropped)} — left out",
                             severity="warning")
+            self.dirty = self.dirty or self.spec is None or spec.name != self.spec.name
         self.spec = spec
         self.query_one(TrainerPicker).highlighted = self.query_one(TrainerPicker).get_option_index(
             spec.name)
@@ -469,8 +486,8 @@ class SetupScreen(Screen["RunFolder | None"]):
 
         fixed = {e.field.name for e in (*model, *extras, *data, *common)}
         self.extra_names = [n for n in dict.fromkeys([*self.extra_names, *self.trl])
-                            if n not in fixed and self._field(n) is not None]
-        more = [self._editor(self._field(n)) for n in self.extra_names]  # type: ignore[arg-type]
+                            if n not in fixed and (n in self.trl or self._field(n) is not None)]
+        more = [self._editor(self._field(n) or _unknown_field(n, spec)) for n in self.extra_names]
 
         self._order = {}
         for i, name in enumerate([*(e.field.name for e in (*model, *data, *common, *more)),
@@ -567,6 +584,7 @@ class SetupScreen(Screen["RunFolder | None"]):
         else:
             self.input_errors.pop(name, None)
         self.set_value(name, message.value)
+        self.dirty = True
         if name in ("use_peft", "trust_remote_code"):
             self._sync_visibility()
         self._changed(data=name in DATA_KEYS)
@@ -585,8 +603,9 @@ class SetupScreen(Screen["RunFolder | None"]):
     def _refresh_preview(self) -> None:
         preset = self.current_preset()
         cli = self.spec.cli_command if self.spec else None
-        self.query_one(PresetPreview).show(preset, cli, self.saved_as)
-        self.query_one(CommandPreview).show(preset, cli, self.saved_as)
+        saved_as = None if self.dirty else self.saved_as
+        self.query_one(PresetPreview).show(preset, cli, saved_as)
+        self.query_one(CommandPreview).show(preset, cli, saved_as)
 
     # -- validation ----------------------------------------------------------------------------
 
@@ -641,6 +660,10 @@ class SetupScreen(Screen["RunFolder | None"]):
             box.set_classes("-bad")
         elif pending:
             box.update(Content("… checking"))
+            box.set_classes("-pending")
+        elif self.problem and self.problem.startswith(TODO_PROBLEMS):
+            # Not a mistake yet, just the next thing to fill in: say so without alarm.
+            box.update(Content(f"→ next: {self.problem}"))
             box.set_classes("-pending")
         elif self.problem:
             box.update(Content(f"✗ {self.problem}"))
@@ -775,6 +798,7 @@ class SetupScreen(Screen["RunFolder | None"]):
             return
         self.source = path
         self.saved_as = str(path)
+        self.dirty = False
         self._refresh_preview()
         note = "" if self.can_launch or self.problem is None else f" (not valid yet: {self.problem})"
         self.notify(f"saved {path}{note}", title="preset saved")
@@ -839,6 +863,15 @@ class SetupScreen(Screen["RunFolder | None"]):
 
     def action_back(self) -> None:
         self.dismiss(None)
+
+
+def _unknown_field(name: str, spec: TrainerSpec) -> ConfigField:
+    """A key the preset holds that no config of the trainer has: shown so it can be fixed or
+    cleared (validation names it, with the close match)."""
+    return ConfigField(name=name, type="any", default=None, choices=None, group="unknown",
+                       help=f"Not an option of {spec.config_class or spec.name}, the model config "
+                            "or the script arguments — correct the value's key in the file, or "
+                            "clear it to leave it out.")
 
 
 def _script_extra_keys() -> set[str]:

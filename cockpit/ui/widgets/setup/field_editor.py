@@ -131,6 +131,7 @@ class FieldEditor(Vertical):
         self.suggester = suggester
         self.placeholder = placeholder
         self.initial = value
+        self._raw: Any = value
         self.value: Any = value
         """What the preset holds for this field (UNSET: the key is left out)."""
         self.input_error: str | None = None
@@ -216,11 +217,13 @@ class FieldEditor(Vertical):
         event.stop()
         self._report(bool(event.value), None)
 
-    def _report(self, value: Any, error: str | None) -> None:
-        if same_as_default(self.field, value):
-            value = UNSET
-        if error is None and value == self.value and self.input_error is None:
-            return  # e.g. a Select announcing its initial value
+    def _report(self, raw: Any, error: str | None) -> None:
+        if error is None and self.input_error is None and raw == self._raw:
+            return  # a control announcing the value it was given
+        self._raw = raw
+        value = UNSET if same_as_default(self.field, raw) else raw
+        if error is None and self.input_error is None and value == self.value:
+            return  # e.g. a Select announcing TRL's default it shows preselected
         self.value = value
         self.input_error = error
         self.set_class(value is not UNSET, "-set")

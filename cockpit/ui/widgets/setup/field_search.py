@@ -45,6 +45,9 @@ class FieldSearch(Vertical):
         height: 12;
         border: none;
         background: $surface;
+        &:focus {
+            border: none;
+        }
     }
     """
 

@@ -28,6 +28,10 @@ class TrainerPicker(OptionList):
         height: 1fr;
         border: none;
         background: $surface;
+        scrollbar-gutter: stable;
+        &:focus {
+            border: none;
+        }
     }
     """
 
