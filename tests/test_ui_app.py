@@ -98,22 +98,21 @@ async def test_home_enter_on_a_run_opens_it_live(tmp_path):
         assert app.screen.run.path == run.path
 
 
-async def test_new_run_without_setup_screen_says_so(tmp_path, monkeypatch):
-    import builtins
+async def test_new_run_and_edit_preset_open_the_setup_screen(tmp_path):
+    from cockpit.ui.screens.setup import SetupScreen
 
-    real_import = builtins.__import__
-
-    def no_setup(name, *args, **kwargs):
-        if name == "cockpit.ui.screens.setup":
-            raise ImportError(name)
-        return real_import(name, *args, **kwargs)
-
-    monkeypatch.setattr(builtins, "__import__", no_setup)
     app = app_for(tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("n")
         await pilot.pause()
-        assert any("setup screen not available" in m for m in notifications(app))
+        assert isinstance(app.screen, SetupScreen)
+        await pilot.press("escape")
+        await pilot.pause()
+        await pilot.press("p")  # the presets list, first preset highlighted
+        await pilot.pause()
+        await pilot.press("e")
+        await pilot.pause()
+        assert isinstance(app.screen, SetupScreen)
 
 
 # -- live -------------------------------------------------------------------------------------
