@@ -158,3 +158,19 @@ def test_sigkill_of_the_trainer_is_classified_as_oom_killer(tmp_path):
     os.kill(run.read_status().pid, signal.SIGKILL)
     end = wait_for(lambda: _ended(run))
     assert end.data["state"] == "killed" and "OOM" in end.data["reason"]
+
+
+def test_two_processes_write_one_journal(tmp_path):
+    """cockpit.launcher.num_processes=2 on a CPU box: two ranks (torchrun, gloo), rank 0 alone
+    writes the journal, one metrics line per step."""
+    preset = apply_overrides(load_preset("demo-sft"), [
+        "max_steps=6", "eval_strategy=no", "cockpit.completions={}",
+        "cockpit.launcher.num_processes=2"])
+    run = launch(preset, tmp_path / "runs")
+    end = wait_for(lambda: _ended(run))
+    assert end.data["state"] == "finished", end.data
+    records, _ = journal.read_all(run.events)
+    started = [r for r in records if r.kind == "run_started"]
+    assert len(started) == 1 and started[0].data["world_size"] == 2
+    assert _metric_steps(run) == [1, 2, 3, 4, 5, 6]
+    assert "nproc_per_node 2" in run.command_txt.read_text()

@@ -284,3 +284,26 @@ def test_trainers_json_lists_at_least_twenty(registry):
     assert proc.returncode == 0, proc.stderr
     names = {t["name"] for t in json.loads(proc.stdout)}
     assert len(names) >= 20 and {"sft", "dpo", "grpo"} <= names
+
+
+@pytest.mark.parametrize("launcher, needle", [
+    ({"num_processes": 0}, "≥ 1"),
+    ({"kind": "slurm"}, "must be one of"),
+    ({"kind": "python", "num_processes": 2}, "needs kind"),
+    ({"config_file": "/nonexistent/ds.yaml"}, "no such file"),
+    ({"nodes": 2}, "unknown key"),
+])
+def test_bad_launcher_sections_are_refused(registry, launcher, needle):
+    p = _demo()
+    p.cockpit["launcher"] = launcher
+    with pytest.raises(CockpitError, match=needle):
+        validate(p, registry)
+
+
+def test_launcher_command_lines():
+    from cockpit.core.launcher import runner_argv
+
+    one = runner_argv(Path("/r"), None)
+    assert one[1:] == ["-m", "cockpit.runner", "/r"]
+    two = runner_argv(Path("/r"), {"kind": "torchrun", "num_processes": 2}, Path("/r/output/ck"))
+    assert "torch.distributed.run" in two and two[-3:] == ["/r", "--resume", "/r/output/ck"]

@@ -28,10 +28,9 @@ DEFAULT_GRACE_S = 10.0
 
 
 def runner_argv(run: RunFolder, resume_from: Path | None = None) -> list[str]:
-    argv = [sys.executable, "-m", "cockpit.runner", str(run.path)]
-    if resume_from is not None:
-        argv += ["--resume", str(resume_from)]
-    return argv
+    from cockpit.core.launcher import runner_argv as argv_for
+
+    return argv_for(run.path, _cockpit_setting(run, "launcher", None), resume_from)
 
 
 def prepare(plan: Plan, runs_dir: Path, name: str | None = None) -> RunFolder:

@@ -20,9 +20,22 @@ import time
 from pathlib import Path
 
 from cockpit.core import diagnose, journal
+from cockpit.core.errors import CockpitError
+from cockpit.core.launcher import runner_argv
 from cockpit.core.runfolder import RunFolder
 
 SAMPLE_EVERY_S = 5.0
+
+
+def _cockpit_section(run: RunFolder) -> dict:
+    try:
+        import yaml
+
+        cfg = yaml.safe_load(run.run_yaml.read_text(encoding="utf-8")) or {}
+        section = cfg.get("cockpit") or {}
+        return section if isinstance(section, dict) else {}
+    except Exception:  # noqa: BLE001 - a broken run.yaml is the runner's to report
+        return {}
 
 
 def _read_env(run: RunFolder) -> dict[str, str]:
@@ -31,14 +44,9 @@ def _read_env(run: RunFolder) -> dict[str, str]:
     env["COCKPIT_RUN_DIR"] = str(run.path)
     env.setdefault("TOKENIZERS_PARALLELISM", "false")
     env.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-    try:
-        import yaml
-
-        cfg = yaml.safe_load(run.run_yaml.read_text(encoding="utf-8")) or {}
-        extra = (cfg.get("cockpit") or {}).get("env") or {}
+    extra = _cockpit_section(run).get("env") or {}
+    if isinstance(extra, dict):
         env.update({str(k): str(v) for k, v in extra.items()})
-    except Exception:  # noqa: BLE001 - a broken run.yaml is the runner's to report
-        pass
     return env
 
 
@@ -131,9 +139,11 @@ def supervise(run: RunFolder, resume_from: Path | None = None) -> int:
         return _finish(run, jw, status, "killed", None, None,
                        diagnose.Diagnosis("stopped_by_user", "stopped before it started", ""))
 
-    argv = [sys.executable, "-m", "cockpit.runner", str(run.path)]
-    if resume_from is not None:
-        argv += ["--resume", str(resume_from)]
+    try:
+        argv = runner_argv(run.path, _cockpit_section(run).get("launcher"), resume_from)
+    except CockpitError as exc:
+        return _finish(run, jw, status, "failed", None, None,
+                       diagnose.Diagnosis("config", str(exc), "fix cockpit.launcher in the preset"))
     (run.control).mkdir(exist_ok=True)
     outcome_file = run.control / "outcome.json"
     try:

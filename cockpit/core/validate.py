@@ -158,6 +158,10 @@ def validate(preset: Preset, registry: Registry | None = None, *,
             if ":" in str(fn) and str(fn).split(":", 1)[0].endswith(".py"):
                 warnings.append(f"reward function code will run from {fn}")
 
+    from cockpit.core.launcher import check as check_launcher
+
+    check_launcher(preset.cockpit.get("launcher"))
+
     # -- data ------------------------------------------------------------------------------
     _check_data(preset, spec)
 

@@ -453,7 +453,12 @@ def make_sampler(built: Built, cockpit: dict[str, Any]):
                     enc = tok(text, return_tensors="pt", add_special_tokens=False).to(model.device)
                     out = model.generate(**enc, max_new_tokens=max_new, do_sample=False,
                                          pad_token_id=tok.pad_token_id)
-                    completion = tok.decode(out[0, enc["input_ids"].shape[1]:], skip_special_tokens=True)
+                    # Special tokens stay visible: a model that answers with an immediate EOS
+                    # should show that, not an empty string.
+                    new = out[0, enc["input_ids"].shape[1]:].tolist()
+                    while len(new) > 1 and new[-1] == tok.pad_token_id and new[-2] == tok.pad_token_id:
+                        new.pop()
+                    completion = tok.decode(new, skip_special_tokens=False)
                     rows.append({"prompt": text, "completion": completion, "rewards": {},
                                  "advantage": None})
         finally:

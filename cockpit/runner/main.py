@@ -31,7 +31,17 @@ def _versions() -> dict[str, str]:
     return out
 
 
+def _rank() -> int:
+    """This process's rank under torchrun/accelerate (0 when started alone)."""
+    try:
+        return int(os.environ.get("RANK", "0"))
+    except ValueError:
+        return 0
+
+
 def _write_outcome(run: RunFolder, **outcome: object) -> None:
+    if _rank() != 0:
+        return  # rank 0 speaks for the run
     run.control.mkdir(exist_ok=True)
     write_atomic(run.control / "outcome.json", json.dumps(outcome))
 
@@ -58,8 +68,7 @@ def train(run: RunFolder, jw: journal.JournalWriter, resume_from: str | None) ->
     _ensure_demo_assets(run)
     cuda = torch.cuda.is_available()
     state = PartialState()
-    main_process = state.is_main_process
-    writer = jw if main_process else journal.JournalWriter(os.devnull)
+    writer = jw
 
     built = build(run, writer, cuda=cuda)
     trainer = built.trainer
@@ -111,7 +120,8 @@ def main(argv: list[str] | None = None) -> int:
         print("usage: python -m cockpit.runner RUN_DIR [--resume CHECKPOINT]", file=sys.stderr)
         return 2
     run = RunFolder(Path(args[0]))
-    jw = journal.JournalWriter(run.events)
+    # Only rank 0 writes the journal; the other ranks' records go nowhere.
+    jw = journal.JournalWriter(run.events if _rank() == 0 else os.devnull)
     t0 = time.time()
     try:
         state = train(run, jw, resume_from)
