@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import platform
 import shutil
@@ -107,6 +108,10 @@ def _env(**extra: str) -> dict[str, str]:
     env.update({"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
                 "PYTHONUNBUFFERED": "1", "TOKENIZERS_PARALLELISM": "false"})
     env.pop("TEXTUAL_DRIVER", None)
+    # A user's Python caches compiled modules; this sandbox sets PYTHONDONTWRITEBYTECODE,
+    # which would make every measured start compile cockpit from source. (__pycache__ is
+    # in .gitignore.)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     env.update(extra)
     return env
 
@@ -141,7 +146,7 @@ def _p(values: list[float], q: float) -> float:
     s = sorted(values)
     if not s:
         raise ValueError("no values")
-    k = max(0, min(len(s) - 1, int(round(q / 100 * len(s) + 0.5)) - 1))
+    k = max(0, min(len(s) - 1, math.ceil(q / 100 * len(s)) - 1))
     return s[k]
 
 

@@ -157,9 +157,14 @@ class MetricStore:
             self.epoch = parsed.epoch
         entries, steps = parsed.entries, parsed.steps
         groups = (parsed.group_ids, parsed.group_keys) if parsed.group_keys else None
-        if ts.SUMMARY in parsed.categories:
-            cats = parsed.categories
-            summary = [i for i, cat in enumerate(cats) if cat == ts.SUMMARY]
+        cats = parsed.categories
+        n_summary = cats.count(ts.SUMMARY)  # C-speed scans: a 100k-entry log has one, at the end
+        if n_summary:
+            n = len(cats)
+            if all(cat == ts.SUMMARY for cat in cats[n - n_summary:]):
+                summary = list(range(n - n_summary, n))
+            else:
+                summary = [i for i, cat in enumerate(cats) if cat == ts.SUMMARY]
             for i in summary:
                 self.summary.update(ts.metric_values(entries[i], _NOT_SERIES))
             n, k = len(entries), len(summary)

@@ -1,8 +1,9 @@
 """A run folder followed live (or a finished one shown from its first line).
 
 A thread worker reads the whole journal once (building the RunData off the UI
-thread), then polls the journal, stdout.log and status.json every 0.2 s and
-posts one message per poll with whatever was new.
+thread), then polls the journal and stdout.log every 0.05 s (a poll that finds
+nothing is one open + fstat) and status.json every second, and posts one message per
+poll with whatever was new.
 """
 
 from __future__ import annotations
@@ -73,7 +74,7 @@ class LiveRunScreen(RunView):
             super().__init__()
             self.message = message
 
-    def __init__(self, run_path: str | Path, *, poll_interval: float = 0.2) -> None:
+    def __init__(self, run_path: str | Path, *, poll_interval: float = 0.05) -> None:
         super().__init__()
         self.run = RunFolder(Path(run_path))
         self.poll_interval = poll_interval
@@ -142,6 +143,7 @@ class LiveRunScreen(RunView):
             self.query_one("#output-log", Log).write_lines(message.output)
         for note in message.data.notes:
             self.notify(note, severity="warning")
+        self.request_redraw()
 
     def on_live_run_screen_polled(self, message: Polled) -> None:
         if not self.sources:
@@ -151,6 +153,8 @@ class LiveRunScreen(RunView):
             self.state = message.state
         if message.output:
             self.query_one("#output-log", Log).write_lines(message.output)
+        if message.records:
+            self.request_redraw()
 
     def on_live_run_screen_failed(self, message: Failed) -> None:
         self.notify(message.message, severity="error", timeout=10)

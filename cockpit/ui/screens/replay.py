@@ -85,6 +85,7 @@ class ReplayScreen(RunView):
         self.sources = [s for s in self._slots if s is not None]
         for note in message.data.notes:
             self.notify(f"{message.data.label}: {note}", severity="warning")
+        self.request_redraw()
 
     def on_replay_screen_failed(self, message: Failed) -> None:
         msg = message.message if message.path in message.message else f"{message.path}: {message.message}"

@@ -2,10 +2,14 @@
 
 Subclasses fill `self.sources` (one RunData for a live run, several for an
 overlay). A 4 Hz timer redraws what changed; plots only when a store's
-version, the view settings, the size or the theme changed.
+version, the view settings, the size or the theme changed. New data asks for a
+redraw at once (`request_redraw`), at most every MIN_REDRAW_S however fast lines
+arrive, so a new step shows without waiting for the tick (bench: latency_p95_ms).
 """
 
 from __future__ import annotations
+
+import time
 
 from textual import on
 from textual.app import ComposeResult
@@ -28,6 +32,8 @@ from cockpit.ui.widgets.run.system_pane import SystemPane
 
 SMOOTHING_STEPS = (0.0, 0.3, 0.6, 0.8, 0.9, 0.95, 0.99)
 REDRAW_HZ = 4
+MIN_REDRAW_S = 0.1
+"""Data-driven redraws at most 10 a second (a fast writer must not keep a 1M-point plot busy)."""
 
 
 class RunView(Screen):
@@ -58,6 +64,8 @@ class RunView(Screen):
         self.user_panels = False
         """True once the user changed the panels: defaults are no longer recomputed."""
         self._keys_seen: tuple[str, ...] = ()
+        self._redraw_pending = False
+        self._last_data_redraw = 0.0
 
     # -- layout --------------------------------------------------------------------------------
 
@@ -132,7 +140,12 @@ class RunView(Screen):
         grid = self.query_one(PlotGrid)
         if keys != self._keys_seen and not self.user_panels:
             self._keys_seen = keys
+            before = list(grid.panels)
             await grid.set_panels(default_panels(data.trainer, list(keys)))
+            if grid.panels != before:
+                # New panels have no size until the next layout and are skipped below:
+                # finish this redraw right after it, not a tick later.
+                self.call_after_refresh(self.refresh_view)
         with self.app.batch_update():
             grid.redraw(self.sources, x_mode=self.x_mode, smoothing=self.smoothing,  # type: ignore[arg-type]
                         colors=series_colors(self.app), theme=self.app.theme)
@@ -145,6 +158,22 @@ class RunView(Screen):
             self.query_one(SystemPane).show(data)
         elif active == "alerts":
             self.query_one(AlertsList).show(data)
+
+    def request_redraw(self) -> None:
+        """New data: redraw now, or once MIN_REDRAW_S has passed since the last such redraw."""
+        if self._redraw_pending:
+            return
+        self._redraw_pending = True
+        wait = MIN_REDRAW_S - (time.monotonic() - self._last_data_redraw)
+        if wait <= 0:
+            self.call_later(self._data_redraw)
+        else:
+            self.set_timer(wait, self._data_redraw)
+
+    async def _data_redraw(self) -> None:
+        self._last_data_redraw = time.monotonic()
+        self._redraw_pending = False
+        await self.refresh_view()
 
     @on(TabbedContent.TabActivated)
     async def _tab_changed(self) -> None:
