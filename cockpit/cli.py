@@ -184,11 +184,11 @@ def cmd_attach(args: argparse.Namespace) -> int:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    from cockpit.core.sources import open_source
+    from cockpit.core.sources import check_path
     from cockpit.ui import run_app
 
     for p in args.paths:
-        open_source(p)  # a missing or unusable path is one line here, before the UI opens
+        check_path(p)  # a missing or unusable path is one line here, before the UI opens
     return run_app(mode="replay", paths=list(args.paths), runs_dir=str(_runs_dir(args)))
 
 

@@ -119,6 +119,26 @@ class Source:
 # -- resolution -------------------------------------------------------------------------------
 
 
+def check_path(path: str | os.PathLike[str]) -> Path:
+    """What `open_source` would refuse without reading a file, as the same one line: the CLI
+    says it before the TUI starts, and the replay screen still parses only once."""
+    p = Path(path).expanduser()
+    if not p.exists():
+        raise CockpitError(f"{p}: no such file or folder — point replay at {_WHAT}")
+    if p.is_file():
+        return p
+    if not p.is_dir():
+        raise CockpitError(f"{p}: not a file or a folder — point replay at {_WHAT}")
+    for d in (p, p / "output"):
+        if (d / EVENTS).is_file() or (d / TRAINER_STATE).is_file() or \
+                any((c / TRAINER_STATE).is_file() for c in _checkpoints(d)):
+            return p
+    if _CKPT.match(p.name):
+        raise CockpitError(f"{p}: no {TRAINER_STATE} in this checkpoint — point replay at {_WHAT}")
+    raise CockpitError(f"{p}: no {EVENTS}, {TRAINER_STATE} or checkpoint-N/{TRAINER_STATE} "
+                       f"here — point replay at {_WHAT}")
+
+
 def open_source(path: str | os.PathLike[str]) -> Source:
     """Resolve what the user pointed replay at; `CockpitError` (one line) when nothing is usable."""
     p = Path(path).expanduser()
