@@ -268,7 +268,12 @@ def test_wrong_shapes_are_one_clear_line(raw, needle):
 def test_deep_nesting_does_not_crash():
     deep = b"[" * 100_000 + b"]" * 100_000
     ok = b'{"log_history": [{"step": 1, "loss": 1.0, "x": ' + deep + b"}]}"
-    assert parse_trainer_state(ok).records[0].data == {"epoch": None, "loss": 1.0}
+    # orjson < 3.9 parses any depth; newer orjson stops at 1024 levels and the stdlib parser
+    # then recurses too deep: either the entry is salvaged or it is one clear line.
+    try:
+        assert parse_trainer_state(ok).records[0].data == {"epoch": None, "loss": 1.0}
+    except CockpitError as exc:
+        assert "nested too deeply" in str(exc)
     # a bare NaN plus "NaN" inside a string send the file to the stdlib parser, which recurses
     slow = b'{"note": "NaN", "log_history": [{"step": 1, "a": NaN, "x": ' + deep + b"}]}"
     with pytest.raises(CockpitError, match="nested too deeply"):
