@@ -105,8 +105,22 @@ def train(run: RunFolder, jw: journal.JournalWriter, resume_from: str | None) ->
             trainer.end()
         except Exception:  # noqa: BLE001 - tracker teardown must not fail a finished run
             pass
+    _leave_process_group()
     writer.write(journal.phase("done"))
     return "stopped" if cb.stop_requested else "finished"
+
+
+def _leave_process_group() -> None:
+    """Several ranks: wait for each other, then tear the process group down before exit. A
+    gloo group left to interpreter shutdown can abort a rank ("terminate called without an
+    active exception") after training has finished, which would fail the whole run."""
+    import torch.distributed as dist
+
+    if dist.is_available() and dist.is_initialized():
+        try:
+            dist.barrier()
+        finally:
+            dist.destroy_process_group()
 
 
 def main(argv: list[str] | None = None) -> int:
