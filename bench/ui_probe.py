@@ -154,6 +154,16 @@ async def run_latency(run_dir: Path, out: Path, rate: float, seconds: float, fir
     }))
 
 
+def _empty_runs_dir() -> str:
+    """An empty runs folder for the app, removed when the probe process ends."""
+    import atexit
+    import shutil
+
+    d = tempfile.mkdtemp(prefix="cockpit-bench-runs-")
+    atexit.register(shutil.rmtree, d, True)
+    return d
+
+
 # -- replay ----------------------------------------------------------------------------------
 
 
@@ -189,7 +199,7 @@ async def run_replay(path: Path, out: Path) -> None:
 
     loader.load_replay = load_replay
     done = asyncio.Event()
-    app = make_app("replay", [str(path)], tempfile.mkdtemp(prefix="cockpit-bench-runs-"))
+    app = make_app("replay", [str(path)], _empty_runs_dir())
 
     def on_write(data: str) -> None:
         if len(data) < FRAME_MIN_BYTES or "open" not in marks or "drawn" in marks:
@@ -273,7 +283,7 @@ async def run_frame(out: Path, points: int, repeats: int) -> None:
     from cockpit.ui.widgets.run.plot_grid import PlotGrid
 
     PlotWatch()
-    app = make_app("home", [], tempfile.mkdtemp(prefix="cockpit-bench-runs-"))
+    app = make_app("home", [], _empty_runs_dir())
     result: dict[str, object] = {}
 
     async def conduct() -> None:

@@ -1,0 +1,37 @@
+"""Replay files are parsed in a forked child; what comes back equals parsing in-process."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from cockpit.core.errors import CockpitError
+from cockpit.ui import replay_loader
+from conftest import FIXTURES
+
+
+def test_child_parse_matches_in_process_parse(monkeypatch):
+    path = str(FIXTURES / "trl_dpo_nan_gradnorm_midrun.json")
+    forked = replay_loader._load_in_child(path)
+    assert forked is not None
+    local = replay_loader.from_source(replay_loader.open_source(path))
+    assert forked.store.keys() == local.store.keys()
+    for key in local.store.keys():
+        fx, fy = forked.store.series(key)
+        lx, ly = local.store.series(key)
+        assert np.array_equal(fx, lx) and np.array_equal(fy, ly, equal_nan=True)
+    assert len(forked.log_rows.rows()) == len(local.log_rows.rows())
+
+
+def test_child_errors_come_back_as_one_line(tmp_path):
+    bad = tmp_path / "trainer_state.json"
+    bad.write_text('{"log_history": [{"loss": 1, "st')
+    with pytest.raises(CockpitError, match="trainer_state.json"):
+        replay_loader.load_replay(str(bad))
+
+
+def test_in_process_parsing_can_be_asked_for(monkeypatch):
+    monkeypatch.setenv("COCKPIT_REPLAY_IN_PROCESS", "1")
+    monkeypatch.setattr(replay_loader, "_load_in_child", lambda p: pytest.fail("forked"))
+    data = replay_loader.load_replay(str(FIXTURES / "trl_sft_token_accuracy.json"))
+    assert "loss" in data.store.keys()
