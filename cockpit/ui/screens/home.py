@@ -63,8 +63,16 @@ class HomeScreen(Screen):
         self.sub_title = str(self.runs_dir)
         self.action_refresh()
         self.load_presets()
-        self.set_interval(REFRESH_S, self.action_refresh)
+        self.set_interval(REFRESH_S, self._tick)
         self.query_one(RunsTable).focus()
+
+    def _tick(self) -> None:
+        # Under a live or replay screen the list is not seen: no need to read every run.
+        if self.is_current:
+            self.action_refresh()
+
+    def on_screen_resume(self) -> None:
+        self.action_refresh()
 
     # -- workers -------------------------------------------------------------------------------
 
