@@ -30,6 +30,18 @@ LIVE_STATES = frozenset({"starting", "running", "stopping"})
 STATUS_VERSION = 1
 
 
+def read_tail(path: Path, nbytes: int) -> tuple[bytes, int]:
+    """The last `nbytes` of a file and the offset they start at; (b"", 0) when unreadable."""
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            start = max(0, fh.tell() - nbytes)
+            fh.seek(start)
+            return fh.read(), start
+    except OSError:
+        return b"", 0
+
+
 def write_atomic(path: Path, text: str) -> None:
     """Temp file in the same folder + os.replace: a reader sees the old or the new file whole."""
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from cockpit.core import journal
 from cockpit.core.errors import CockpitError
-from cockpit.core.runfolder import LIVE_STATES, RunFolder, list_runs
+from cockpit.core.runfolder import LIVE_STATES, RunFolder, list_runs, read_tail
 
 TAIL_BYTES = 256 * 1024
 
@@ -49,15 +49,7 @@ class RunSummary:
 
 def tail_records(path: Path, nbytes: int = TAIL_BYTES) -> list[journal.Record]:
     """The complete records in the last `nbytes` of a journal (the first, partial line dropped)."""
-    try:
-        with open(path, "rb") as fh:
-            fh.seek(0, os.SEEK_END)
-            size = fh.tell()
-            start = max(0, size - nbytes)
-            fh.seek(start)
-            data = fh.read()
-    except OSError:
-        return []
+    data, start = read_tail(path, nbytes)
     lines = data.split(b"\n")
     if start > 0:
         lines = lines[1:]

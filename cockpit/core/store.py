@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import operator
 from collections import deque
 from typing import Any, Iterable, Iterator, Literal, Mapping, Sequence
 

@@ -22,7 +22,8 @@ from pathlib import Path
 from cockpit.core import diagnose, journal
 from cockpit.core.errors import CockpitError
 from cockpit.core.launcher import runner_argv
-from cockpit.core.runfolder import RunFolder
+from cockpit.core.runfolder import RunFolder, read_tail
+from cockpit.core.runs import tail_records
 
 SAMPLE_EVERY_S = 5.0
 
@@ -200,33 +201,18 @@ def supervise(run: RunFolder, resume_from: Path | None = None) -> int:
     if outcome.get("reason"):
         diag = diagnose.Diagnosis(outcome.get("code", "error"), outcome["reason"], outcome.get("fix", ""))
     else:
-        tail = _tail(run.stdout_log)
+        tail = read_tail(run.stdout_log, 32_768)[0].decode("utf-8", errors="replace")
         diag = diagnose.classify_text(tail) or diagnose.Diagnosis(
             "error", diagnose.last_error_line(tail) or f"the trainer exited with code {rc}",
             f"see {run.stdout_log.name}")
     return _finish(run, jw, status, "failed", rc, None, diag)
 
 
-def _tail(path: Path, n: int = 32_768) -> str:
-    try:
-        with open(path, "rb") as fh:
-            fh.seek(0, os.SEEK_END)
-            size = fh.tell()
-            fh.seek(max(0, size - n))
-            return fh.read().decode("utf-8", errors="replace")
-    except OSError:
-        return ""
-
-
 def _finish(run: RunFolder, jw: journal.JournalWriter, status, state: str, exit_code: int | None,
             signum: int | None, diag: diagnose.Diagnosis) -> int:
-    last_step = None
-    try:
-        records, _ = journal.read_all(run.events)
-        steps = [r.step for r in records if r.kind == journal.METRICS and r.step is not None]
-        last_step = steps[-1] if steps else None
-    except OSError:
-        pass
+    # The last step from the journal's tail: the whole journal may be large.
+    steps = [r.step for r in tail_records(run.events) if r.kind == journal.METRICS and r.step is not None]
+    last_step = steps[-1] if steps else None
     jw.write(journal.run_ended(state, exit_code=exit_code, signal=signum, reason=diag.reason,
                                fix=diag.fix or None, step=last_step))
     jw.close()
