@@ -67,8 +67,9 @@ def test_killing_the_tui_leaves_the_run_alone_and_attach_shows_it_all(tmp_path):
     s2 = _session([sys.executable, "-m", "cockpit.cli", "--runs-dir", str(runs), "attach",
                    run.name], env)
     try:
-        screen = wait_for(lambda: (lambda t: t if f"{max_steps}/{max_steps}" in t else None)(
-            _tmux("capture-pane", "-p", "-t", s2)), timeout=60)
+        # The header comes first, the plots a frame or two later: wait for both.
+        screen = wait_for(lambda: (lambda t: t if f"{max_steps}/{max_steps}" in t and "loss" in t
+                                   else None)(_tmux("capture-pane", "-p", "-t", s2)), timeout=60)
         assert "finished" in screen and "loss" in screen and "Traceback" not in screen
     finally:
         subprocess.run(["tmux", "kill-session", "-t", s2], capture_output=True)

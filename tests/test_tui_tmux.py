@@ -17,7 +17,7 @@ FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "traine
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 
 
-def _screen_of(command: list[str], *, until: str, limit: float = 30.0) -> str:
+def _screen_of(command: list[str], *, until: tuple[str, ...], limit: float = 30.0) -> str:
     session = f"cockpit-test-{os.getpid()}"
     shell = " ".join(shlex.quote(c) for c in command) + "; sleep 600"
     subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "140", "-y", "40", shell],
@@ -29,7 +29,7 @@ def _screen_of(command: list[str], *, until: str, limit: float = 30.0) -> str:
             time.sleep(0.5)
             screen = subprocess.run(["tmux", "capture-pane", "-p", "-t", session],
                                     capture_output=True, text=True).stdout
-            if until in screen or "Traceback" in screen:
+            if all(u in screen for u in until) or "Traceback" in screen:
                 break
         return screen
     finally:
@@ -39,7 +39,7 @@ def _screen_of(command: list[str], *, until: str, limit: float = 30.0) -> str:
 def test_replay_in_a_real_terminal_shows_the_metrics(tmp_path):
     fixture = FIXTURES / "trl_grpo_modern_multireward.json"
     screen = _screen_of([sys.executable, "-m", "cockpit.cli", "--runs-dir", str(tmp_path),
-                         "replay", str(fixture)], until="completion length")
+                         "replay", str(fixture)], until=("completion length", "step 200/200"))
     assert "Traceback" not in screen
     for text in ("reward", "reward std", "KL", "completion length", "step 200/200"):
         assert text in screen, screen
