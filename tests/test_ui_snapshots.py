@@ -80,3 +80,25 @@ def test_help_screen(snap_compare, tmp_path):
         await pilot.pause(0.3)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=open_help)
+
+
+@pytest.fixture
+def fixed_runs_dir():
+    """A runs folder at a fixed path (the path shows on screen), empty: no ages to drift."""
+    import shutil
+    from pathlib import Path
+
+    d = Path("/tmp/cockpit-snapshot-runs")
+    shutil.rmtree(d, ignore_errors=True)
+    d.mkdir()
+    yield d
+    shutil.rmtree(d, ignore_errors=True)
+
+
+def test_home_with_no_runs(snap_compare, fixed_runs_dir):
+    app = make_app("home", [], str(fixed_runs_dir))
+    assert snap_compare(app, terminal_size=SIZE, run_before=_settle)
+
+
+# The setup screen has no snapshot: its trainer list is the installed TRL's, so a snapshot
+# would change with every TRL release. tests/test_ui_setup.py drives it instead.
