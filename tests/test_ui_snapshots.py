@@ -95,7 +95,9 @@ def fixed_runs_dir():
     shutil.rmtree(d, ignore_errors=True)
 
 
-def test_home_with_no_runs(snap_compare, fixed_runs_dir):
+def test_home_with_no_runs(snap_compare, fixed_runs_dir, tmp_path, monkeypatch):
+    # Only the shipped presets: other tests save user presets into the session's config dir.
+    monkeypatch.setenv("COCKPIT_CONFIG_DIR", str(tmp_path / "config"))
     app = make_app("home", [], str(fixed_runs_dir))
     assert snap_compare(app, terminal_size=SIZE, run_before=_settle)
 
