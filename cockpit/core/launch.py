@@ -30,7 +30,7 @@ DEFAULT_GRACE_S = 10.0
 def runner_argv(run: RunFolder, resume_from: Path | None = None) -> list[str]:
     from cockpit.core.launcher import runner_argv as argv_for
 
-    return argv_for(run.path, _cockpit_setting(run, "launcher", None), resume_from)
+    return argv_for(run.path, run.cockpit_section().get("launcher"), resume_from)
 
 
 def prepare(plan: Plan, runs_dir: Path, name: str | None = None) -> RunFolder:
@@ -135,7 +135,7 @@ def stop(run: RunFolder, *, save: bool, grace_s: float | None = None, wait: bool
         return status
     run.request("stop_force")
     if grace_s is None:
-        grace_s = float(_cockpit_setting(run, "stop_grace_s", DEFAULT_GRACE_S))
+        grace_s = float(run.cockpit_section().get("stop_grace_s", DEFAULT_GRACE_S))
     pgid = status.pgid
     if pgid is None:
         # The runner has not started yet: the supervisor sees the request and does not start it.
@@ -157,16 +157,6 @@ def stop(run: RunFolder, *, save: bool, grace_s: float | None = None, wait: bool
         while _pgid_alive(pgid):
             time.sleep(0.05)
     return run.read_status()
-
-
-def _cockpit_setting(run: RunFolder, key: str, default: object) -> object:
-    try:
-        import yaml
-
-        obj = yaml.safe_load(run.run_yaml.read_text(encoding="utf-8")) or {}
-        return (obj.get("cockpit") or {}).get(key, default)
-    except (OSError, ValueError, AttributeError):
-        return default
 
 
 # -- resume --------------------------------------------------------------------------------

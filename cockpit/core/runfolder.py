@@ -141,6 +141,18 @@ class RunFolder:
     def exists(self) -> bool:
         return self.run_yaml.is_file() or self.status_json.is_file() or self.events.is_file()
 
+    def cockpit_section(self) -> dict[str, Any]:
+        """run.yaml's `cockpit:` section; {} when the file is missing or broken (the runner
+        is the one that reports a broken run.yaml)."""
+        import yaml
+
+        try:
+            cfg = yaml.safe_load(self.run_yaml.read_text(encoding="utf-8")) or {}
+        except (OSError, ValueError, yaml.YAMLError):
+            return {}
+        section = cfg.get("cockpit") if isinstance(cfg, dict) else None
+        return section if isinstance(section, dict) else {}
+
     # -- status ----------------------------------------------------------------------------
     def read_status(self) -> Status:
         """The status; a run folder from a newer cockpit is refused with a clear line."""

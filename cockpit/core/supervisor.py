@@ -28,24 +28,13 @@ from cockpit.core.runs import tail_records
 SAMPLE_EVERY_S = 5.0
 
 
-def _cockpit_section(run: RunFolder) -> dict:
-    try:
-        import yaml
-
-        cfg = yaml.safe_load(run.run_yaml.read_text(encoding="utf-8")) or {}
-        section = cfg.get("cockpit") or {}
-        return section if isinstance(section, dict) else {}
-    except Exception:  # noqa: BLE001 - a broken run.yaml is the runner's to report
-        return {}
-
-
 def _read_env(run: RunFolder) -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONUNBUFFERED"] = "1"
     env["COCKPIT_RUN_DIR"] = str(run.path)
     env.setdefault("TOKENIZERS_PARALLELISM", "false")
     env.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-    extra = _cockpit_section(run).get("env") or {}
+    extra = run.cockpit_section().get("env") or {}
     if isinstance(extra, dict):
         env.update({str(k): str(v) for k, v in extra.items()})
     return env
@@ -141,7 +130,7 @@ def supervise(run: RunFolder, resume_from: Path | None = None) -> int:
                        diagnose.Diagnosis("stopped_by_user", "stopped before it started", ""))
 
     try:
-        argv = runner_argv(run.path, _cockpit_section(run).get("launcher"), resume_from)
+        argv = runner_argv(run.path, run.cockpit_section().get("launcher"), resume_from)
     except CockpitError as exc:
         return _finish(run, jw, status, "failed", None, None,
                        diagnose.Diagnosis("config", str(exc), "fix cockpit.launcher in the preset"))
