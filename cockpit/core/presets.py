@@ -22,7 +22,7 @@ import yaml
 from cockpit.core.errors import CockpitError
 from cockpit.core.paths import package_presets_dir, user_presets_dir
 
-DEMO_PREFIX = "demo:"
+from cockpit.core.demo import DEMO_PREFIX
 
 
 class _Loader(yaml.SafeLoader):
@@ -235,6 +235,17 @@ def apply_overrides(preset: Preset, assignments: list[str]) -> Preset:
             target = nxt
         target[parts[-1]] = value
     return out
+
+
+# -- reward functions from files ----------------------------------------------------------
+
+
+def reward_file_ref(ref: str) -> tuple[Path, str] | None:
+    """`path/file.py:function` as (path, function); None for names and dotted paths."""
+    file, sep, func = str(ref).partition(":")
+    if not sep or not file.endswith(".py"):
+        return None
+    return Path(file).expanduser(), func
 
 
 # -- demo asset references -----------------------------------------------------------------

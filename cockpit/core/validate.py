@@ -18,7 +18,7 @@ from typing import Any
 
 from cockpit.core import datasets as ds
 from cockpit.core.errors import CockpitError
-from cockpit.core.presets import Preset, resolve_demo_refs, uses_demo_assets
+from cockpit.core.presets import Preset, resolve_demo_refs, reward_file_ref, uses_demo_assets
 from cockpit.core.registry import Registry, TrainerSpec, known_config_keys, load_registry, suggest_key
 from cockpit.core.runfolder import list_checkpoints
 
@@ -47,7 +47,7 @@ class Plan:
 def _type_problem(name: str, type_str: str, value: Any) -> str | None:
     """A value that cannot be what the field's type says, or None."""
     if value is None:
-        return None if ("None" in type_str or "Optional" in type_str) else None
+        return None  # null means "TRL's default" for every field
     t = type_str.replace(" ", "")
     base = re.split(r"[|\[]", t)[0]
     if base == "bool" and not isinstance(value, bool):
@@ -97,7 +97,7 @@ def validate(preset: Preset, registry: Registry | None = None, *,
     else:
         preset = preset.copy()
 
-    def _check_model_ref(what: str, ref: str, preset: Preset) -> None:
+    def _check_model_ref(what: str, ref: str) -> None:
         if not ref.startswith(built_later or ("\0",)):
             _check_model_path(what, ref)
 
@@ -124,7 +124,7 @@ def validate(preset: Preset, registry: Registry | None = None, *,
     if not model:
         raise CockpitError("no model: set model_name_or_path (a local folder or hub id) — "
                            "e.g. --set model_name_or_path=Qwen/Qwen2.5-0.5B-Instruct")
-    _check_model_ref("model_name_or_path", str(model), preset)
+    _check_model_ref("model_name_or_path", str(model))
     if preset.trl.get("trust_remote_code"):
         warnings.append("trust_remote_code is on: the model's own Python code will run")
 
@@ -136,13 +136,13 @@ def validate(preset: Preset, registry: Registry | None = None, *,
             raise CockpitError(f"cockpit.models.{key}: unknown model role — use ref_model, "
                                "reward_model, value_model or teacher_model")
         if ref:
-            _check_model_ref(f"cockpit.models.{key}", str(ref), preset)
+            _check_model_ref(f"cockpit.models.{key}", str(ref))
     if "teacher_model" in spec.extra_models:
         teacher = preset.trl.get("teacher_model_name_or_path") or models.get("teacher_model")
         if not teacher:
             raise CockpitError(f"{spec.name} needs a teacher model — set teacher_model_name_or_path "
                                "(or cockpit.models.teacher_model)")
-        _check_model_ref("teacher model", str(teacher), preset)
+        _check_model_ref("teacher model", str(teacher))
     if "value_model" in spec.extra_models:
         if not (models.get("reward_model") or preset.trl.get("reward_model_path")):
             raise CockpitError(f"{spec.name} needs a reward model — set cockpit.models.reward_model "
@@ -154,8 +154,11 @@ def validate(preset: Preset, registry: Registry | None = None, *,
             raise CockpitError(f"{spec.name} needs rewards — set reward_funcs, cockpit.reward_funcs "
                                f"({_BUILTIN_REWARDS_HINT}) or reward_model_name_or_path")
         for fn in funcs:
-            _check_reward_ref(str(fn), preset)
-            if ":" in str(fn) and str(fn).split(":", 1)[0].endswith(".py"):
+            file_ref = reward_file_ref(str(fn))
+            if file_ref is not None:
+                if not file_ref[0].is_file():
+                    raise CockpitError(f"reward function {fn}: no file {file_ref[0]} — give "
+                                       "path/file.py:function")
                 warnings.append(f"reward function code will run from {fn}")
 
     from cockpit.core.launcher import check as check_launcher
@@ -203,13 +206,6 @@ def _reward_funcs(preset: Preset) -> list[Any]:
             raise CockpitError("reward_funcs must be a list of names — e.g. [accuracy_reward]")
         funcs.extend(source)
     return funcs
-
-
-def _check_reward_ref(ref: str, preset: Preset) -> None:
-    if ":" in ref and ref.split(":", 1)[0].endswith(".py"):
-        path = Path(ref.split(":", 1)[0]).expanduser()
-        if not path.is_file():
-            raise CockpitError(f"reward function {ref}: no file {path} — give path/file.py:function")
 
 
 def _check_data(preset: Preset, spec: TrainerSpec) -> None:

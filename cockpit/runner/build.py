@@ -19,7 +19,6 @@ import json
 import os
 import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import yaml
@@ -27,6 +26,7 @@ import yaml
 from cockpit.core import datasets as ds
 from cockpit.core import journal
 from cockpit.core.errors import CockpitError
+from cockpit.core.presets import reward_file_ref
 from cockpit.core.runfolder import RunFolder
 
 SIMPLE_CHAT_TEMPLATE = (
@@ -266,9 +266,9 @@ def tokenize_prompts(dset, tokenizer):
 
 def load_reward_func(ref: str):
     """TRL built-in names, cockpit built-ins, dotted import paths, or path/file.py:function."""
-    if ":" in ref and ref.split(":", 1)[0].endswith(".py"):
-        file, func = ref.split(":", 1)
-        path = Path(file).expanduser().resolve()
+    file_ref = reward_file_ref(ref)
+    if file_ref is not None:
+        path, func = file_ref[0].resolve(), file_ref[1]
         if not path.is_file():
             raise CockpitError(f"reward function {ref}: no file {path}")
         spec = importlib.util.spec_from_file_location(f"cockpit_reward_{path.stem}", path)
