@@ -8,8 +8,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared"
-FIXTURES = SHARED / "fixtures" / "trainer_states"
+FIXTURES = REPO / "tests" / "fixtures" / "trainer_states"  # real public run logs: see PROVENANCE.md there
 
 
 @pytest.fixture(scope="session", autouse=True)

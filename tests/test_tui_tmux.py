@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "trainer_states"
+from conftest import FIXTURES
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 

@@ -17,7 +17,7 @@ from cockpit.core.runfolder import RunFolder, Status, create_run_folder
 
 pytestmark = pytest.mark.anyio
 
-FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "trainer_states"
+from conftest import FIXTURES
 SIZE = (120, 40)
 
 

@@ -1,4 +1,4 @@
-"""Health checks on a live run: the debugging recipes of TRL's PPO docs (the seeds), as rules.
+"""Health checks on a live run: the debugging recipes of TRL's PPO docs, as rules.
 
 The runner's callback feeds every metrics row to a `HealthMonitor` and writes what it
 returns as `warning` journal lines, so the TUI, `cockpit watch` and a later replay all show

@@ -4,7 +4,7 @@ Which trainers exist, their config fields (with help, defaults, choices) and whe
 discovered by `python -m cockpit.runner.discover` in a subprocess (importing trl costs 10-30 s and
 would break the core's no-torch rule) and cached per TRL/transformers version pair. What cannot be
 introspected — the data columns a trainer takes, the extra models it needs, whether it runs on a
-CPU — comes from `KNOWLEDGE`, measured and written down in TRL-NOTES.md.
+CPU — comes from `KNOWLEDGE`, measured on the TRL releases the project supports.
 
 A trainer TRL has but `KNOWLEDGE` does not still appears (title from its class, unknown data
 formats); a trainer `KNOWLEDGE` knows but the installed TRL lacks (PPO after 1.12) is listed by
@@ -139,7 +139,7 @@ class TrainerSpec:
 
 @dataclass(frozen=True)
 class Knowledge:
-    """Per-trainer facts TRL does not expose (measured; see TRL-NOTES.md)."""
+    """Per-trainer facts TRL does not expose (measured on the supported TRL releases)."""
 
     title: str
     summary: str

@@ -7,7 +7,7 @@ logged. Replay reads it into the same `Record`s and the same `MetricStore` the
 live view uses, so one set of widgets serves both.
 
 Real files are messier than the format suggests (see
-shared/fixtures/trainer_states/PROVENANCE.md), so the parser is tolerant:
+tests/fixtures/trainer_states/PROVENANCE.md), so the parser is tolerant:
 
 - bare `NaN` / `Infinity` literals (DPO NaN grad norms), a UTF-8 BOM;
 - values as strings ("0.5" → 0.5, non-numeric strings dropped), bools and

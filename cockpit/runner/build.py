@@ -2,7 +2,7 @@
 
 This mirrors what TRL's own CLI scripts do (HfArgumentParser over ScriptArguments,
 the trainer's config and ModelConfig), and adds what users trip over (see the
-seeds): a pad token when the tokenizer has none, a chat template fallback, bf16
+users hit): a pad token when the tokenizer has none, a chat template fallback, bf16
 off on a CPU-only machine, report_to none, PPO's four models with the value model
 never None, prompts tokenized for PPO, reward functions from files. Which extra
 arguments a trainer takes is read from its constructor's signature, so a
@@ -175,7 +175,7 @@ def load_causal_lm(path: str, model_args, tokenizer):
 
 
 def load_scorer(path: str, model_args, tokenizer):
-    """Reward and value models: sequence classification with one label, as the seeds do."""
+    """Reward and value models: sequence classification with one label, as TRL's reward examples do."""
     from transformers import AutoModelForSequenceClassification
 
     model = AutoModelForSequenceClassification.from_pretrained(
@@ -244,7 +244,7 @@ def load_data(script_args, config, mixture, cockpit: dict[str, Any], info: dict[
 
 
 def tokenize_prompts(dset, tokenizer):
-    """PPO takes pre-tokenized `input_ids`; the seeds' trap is handing it raw text."""
+    """PPO takes pre-tokenized `input_ids`; a common trap is handing it raw text."""
     if "input_ids" in dset.column_names:
         return dset
 

@@ -2,7 +2,7 @@
 (`cockpit.runner.rewards.arith_reward`) in TRL's own `reward_funcs` key.
 
 TRL calls each with the completions and every dataset column as keyword arguments,
-so each takes `**kwargs` (a trap the seeds name).
+so each takes `**kwargs` (a common trap).
 """
 
 from __future__ import annotations
