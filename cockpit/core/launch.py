@@ -22,6 +22,7 @@ from cockpit.core import journal
 from cockpit.core.errors import CockpitError
 from cockpit.core.presets import Preset, dump_yaml
 from cockpit.core.runfolder import RunFolder, Status, create_run_folder, list_checkpoints
+from cockpit.core.registry import require_training_stack
 from cockpit.core.validate import Plan, has_gpu, validate
 
 DEFAULT_GRACE_S = 10.0
@@ -88,6 +89,7 @@ def write_command(run: RunFolder, cli_command: str | None, resume_from: Path | N
 
 def start_supervisor(run: RunFolder, resume_from: Path | None = None) -> int:
     """Start the detached supervisor; returns its pid."""
+    require_training_stack()  # every launch and resume passes here: one clear line, not a failed run
     argv = [sys.executable, "-m", "cockpit.core.supervisor", str(run.path)]
     if resume_from is not None:
         argv += ["--resume", str(resume_from)]

@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import importlib.metadata
+import importlib.util
 import json
 import os
 import re
@@ -591,17 +592,26 @@ class Registry:
 # Loading (cache or discovery subprocess)
 
 
+TRAINING_STACK = ("torch", "transformers", "trl", "peft", "datasets", "accelerate")
+
+
+def require_training_stack() -> None:
+    """Launching, setting up and checking runs need the `train` extra; the viewer does not.
+
+    One line naming every missing package and the extra that brings them, before anything starts.
+    """
+    missing = [name for name in TRAINING_STACK if importlib.util.find_spec(name) is None]
+    if missing:
+        raise CockpitError(
+            f"this needs the training stack, and {', '.join(missing)} {'is' if len(missing) == 1 else 'are'}"
+            " not installed — pip install 'cockpit[train]' (viewing, replay and export work without it)"
+        )
+
+
 def installed_versions() -> tuple[str, str]:
     """(trl, transformers) versions from package metadata — cheap, imports neither."""
-    try:
-        trl_version = importlib.metadata.version("trl")
-    except importlib.metadata.PackageNotFoundError:
-        raise CockpitError("trl is not installed — pip install trl") from None
-    try:
-        tf_version = importlib.metadata.version("transformers")
-    except importlib.metadata.PackageNotFoundError:
-        raise CockpitError("transformers is not installed — pip install transformers") from None
-    return trl_version, tf_version
+    require_training_stack()
+    return importlib.metadata.version("trl"), importlib.metadata.version("transformers")
 
 
 def schema_cache_path(trl_version: str, transformers_version: str) -> Path:
