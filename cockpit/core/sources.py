@@ -21,7 +21,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from cockpit.core import journal
 from cockpit.core import trainer_state as ts
@@ -42,6 +42,99 @@ KIND_CHECKPOINT = "checkpoint"
 KIND_OUTPUT_DIR = "output_dir"
 KIND_RUN_FOLDER = "run_folder"
 KIND_JOURNAL = "journal"
+RUN_MARKERS = ("run.yaml", "status.json", EVENTS)
+"""A folder holding one of these is a run folder: sources inside it are named after the run."""
+
+
+@dataclass(frozen=True)
+class SourceName:
+    """What a source is called, from its path: `head` ends with the run folder's name (or the
+    file's own name outside a run), `tail` is where inside the run it was read from.
+
+    The label is the last `n` parts of `head`, plus `tail` when that is needed to tell two
+    sources apart (`distinct_labels`): one replay of runs/x/output/checkpoint-100 is "x", two
+    checkpoints of the same run are "x/checkpoint-100" and "x/checkpoint-200", two
+    output/checkpoint-100 outside any run are "a/output/checkpoint-100" and
+    "b/output/checkpoint-100".
+    """
+
+    head: tuple[str, ...]
+    tail: tuple[str, ...] = ()
+    shortest: int = 1
+
+    def label(self, n: int | None = None, with_tail: bool = False) -> str:
+        n = min(len(self.head), max(1, n or self.shortest))
+        return "/".join(self.head[-n:] + (self.tail if with_tail else ()))
+
+
+def source_name(path: Path) -> SourceName:
+    """The name of the source read from `path` (a trainer_state.json, an events.jsonl, any
+    other file). A run folder is found only where cockpit puts things: the file's folder,
+    its output/, or a checkpoint-N/ in its output/."""
+    p = Path(os.path.abspath(path))
+    if p.name in (TRAINER_STATE, EVENTS):
+        folder = p.parent
+        parts = folder.parts
+    else:
+        folder = p.parent
+        parts = folder.parts + (p.stem,)
+    candidates = [folder]
+    if folder.name == "output":
+        candidates.append(folder.parent)
+    elif _CKPT.match(folder.name) and folder.parent.name == "output":
+        candidates.append(folder.parent.parent)
+    for run in candidates:
+        if any((run / marker).is_file() for marker in RUN_MARKERS):
+            n = len(run.parts)
+            tail = tuple(x for x in parts[n:] if x != "output")
+            if p.name not in (TRAINER_STATE, EVENTS) and run == folder:
+                tail = (p.stem,)  # some other file inside a run folder
+            return SourceName(head=_relative(run.parts), tail=tail)
+    # "checkpoint-100" or "output" alone says nothing: say whose.
+    shortest = 2 if _CKPT.match(parts[-1]) or parts[-1] == "output" else 1
+    return SourceName(head=_relative(parts) or (str(p),), shortest=shortest)
+
+
+def _relative(parts: tuple[str, ...]) -> tuple[str, ...]:
+    """Path parts without the root ("/" or "C:\\"), which is no part of a name."""
+    return parts[1:] if parts and parts[0] == Path(parts[0]).anchor else parts
+
+
+def distinct_labels(names: Sequence[SourceName]) -> list[str]:
+    """One label per source, each the shortest that tells it apart from the others: the run
+    name (or file name) alone, then more of the path above it for different runs of one name,
+    then where inside the run for sources of the same run."""
+    n = [name.shortest for name in names]
+    with_tail = [False] * len(names)
+    labels = [name.label(n[i]) for i, name in enumerate(names)]
+    while True:
+        groups: dict[str, list[int]] = {}
+        for i, label in enumerate(labels):
+            groups.setdefault(label, []).append(i)
+        changed = False
+        for members in groups.values():
+            if len(members) < 2:
+                continue
+            if len({names[i].head for i in members}) > 1:  # different runs (or files)
+                for i in members:
+                    if n[i] < len(names[i].head):
+                        n[i] += 1
+                        changed = True
+            else:  # one run: where inside it
+                for i in members:
+                    if names[i].tail and not with_tail[i]:
+                        with_tail[i] = True
+                        changed = True
+        if not changed:
+            break
+        labels = [name.label(n[i], with_tail[i]) for i, name in enumerate(names)]
+    # The same path twice: nothing in it tells the two apart.
+    seen: dict[str, int] = {}
+    out = []
+    for label in labels:
+        seen[label] = seen.get(label, 0) + 1
+        out.append(label if seen[label] == 1 else f"{label} ({seen[label]})")
+    return out
 
 
 @dataclass
@@ -52,7 +145,6 @@ class Source:
     `parsed` is set for trainer_state.json sources, `journal_records` for journals.
     """
 
-    label: str
     kind: str
     path: Path
     warnings: list[str] = field(default_factory=list)
@@ -64,6 +156,16 @@ class Source:
     """Journal lines written by a newer cockpit (skipped)."""
     completions_dir: Path | None = None
     """Where GRPO-style trainers wrote completions/*.parquet, for sources without a journal."""
+    name: SourceName = field(init=False)
+    """What it is called beside other sources (`distinct_labels`), from the file read."""
+
+    def __post_init__(self) -> None:
+        self.name = source_name(self.path)
+
+    @property
+    def label(self) -> str:
+        """The source alone: its run's name, else its file's or folder's."""
+        return self.name.label()
 
     @property
     def is_journal(self) -> bool:
@@ -146,8 +248,8 @@ def open_source(path: str | os.PathLike[str]) -> Source:
         raise CockpitError(f"{p}: no such file or folder — point replay at {_WHAT}")
     if p.is_file():
         if p.suffix == ".jsonl":
-            return _journal_source(p, label=_label_for_file(p), kind=KIND_JOURNAL)
-        return _state_source(p, label=_label_for_file(p), kind=KIND_TRAINER_STATE)
+            return _journal_source(p, kind=KIND_JOURNAL)
+        return _state_source(p, kind=KIND_TRAINER_STATE)
     if not p.is_dir():
         raise CockpitError(f"{p}: not a file or a folder — point replay at {_WHAT}")
 
@@ -155,30 +257,17 @@ def open_source(path: str | os.PathLike[str]) -> Source:
     if events.is_file():
         return _run_folder_source(p)
     if _CKPT.match(p.name) and (p / TRAINER_STATE).is_file():
-        return _state_source(p / TRAINER_STATE, label=f"{p.parent.name}/{p.name}",
-                             kind=KIND_CHECKPOINT, completions_dir=_completions_dir(p.parent))
-    # runs/<name>/output is named after its run
-    label = p.parent.name if p.name == "output" and (p.parent / "run.yaml").is_file() else p.name
-    found = _output_dir_source(p, label=label)
+        return _state_source(p / TRAINER_STATE, kind=KIND_CHECKPOINT, completions_dir=_completions_dir(p.parent))
+    found = _output_dir_source(p)
     if found is not None:
         return found
     if (p / "output").is_dir():  # a run folder without a journal
-        found = _output_dir_source(p / "output", label=p.name)
+        found = _output_dir_source(p / "output")
         if found is not None:
             found.kind = KIND_RUN_FOLDER
             return found
     raise CockpitError(f"{p}: no {EVENTS}, {TRAINER_STATE} or checkpoint-N/{TRAINER_STATE} "
                        f"here — point replay at {_WHAT}")
-
-
-def _label_for_file(p: Path) -> str:
-    """trainer_state.json / events.jsonl are named after their folder; other files by name."""
-    if p.name in (TRAINER_STATE, EVENTS):
-        parent = p.resolve().parent
-        if _CKPT.match(parent.name):
-            return f"{parent.parent.name}/{parent.name}"
-        return parent.name or p.name
-    return p.stem
 
 
 def _read(p: Path) -> bytes:
@@ -192,9 +281,9 @@ def _read(p: Path) -> bytes:
         raise CockpitError(f"{p}: could not be read ({exc.strerror or exc})") from None
 
 
-def _state_source(p: Path, *, label: str, kind: str, completions_dir: Path | None = None) -> Source:
+def _state_source(p: Path, *, kind: str, completions_dir: Path | None = None) -> Source:
     parsed = ts.parse_trainer_state(_read(p), source=str(p))
-    return Source(label=label, kind=kind, path=p, warnings=list(parsed.warnings), parsed=parsed,
+    return Source(kind=kind, path=p, warnings=list(parsed.warnings), parsed=parsed,
                   completions_dir=completions_dir)
 
 
@@ -203,11 +292,11 @@ def _completions_dir(output_dir: Path) -> Path | None:
     return d if d.is_dir() else None
 
 
-def _output_dir_source(d: Path, *, label: str) -> Source | None:
+def _output_dir_source(d: Path) -> Source | None:
     """The root trainer_state.json, else the newest checkpoint whose file parses; None if none."""
     completions = _completions_dir(d)
     if (d / TRAINER_STATE).is_file():
-        return _state_source(d / TRAINER_STATE, label=label, kind=KIND_OUTPUT_DIR,
+        return _state_source(d / TRAINER_STATE, kind=KIND_OUTPUT_DIR,
                              completions_dir=completions)
     checkpoints = _checkpoints(d)
     skipped: list[str] = []
@@ -218,7 +307,7 @@ def _output_dir_source(d: Path, *, label: str) -> Source | None:
             skipped.append(f"{ckpt.name} has no {TRAINER_STATE}")
             continue
         try:
-            src = _state_source(state, label=f"{label}/{ckpt.name}", kind=KIND_OUTPUT_DIR,
+            src = _state_source(state, kind=KIND_OUTPUT_DIR,
                                 completions_dir=completions)
         except CockpitError as exc:
             first_error = first_error or exc
@@ -267,7 +356,7 @@ def _journal_warnings(p: Path, skipped: int, newer: int) -> list[str]:
     return out
 
 
-def _journal_source(p: Path, *, label: str, kind: str) -> Source:
+def _journal_source(p: Path, *, kind: str) -> Source:
     try:
         records, skipped, newer = _read_journal(p)
     except PermissionError:
@@ -278,7 +367,7 @@ def _journal_source(p: Path, *, label: str, kind: str) -> Source:
                                + (" — written by a newer cockpit; upgrade cockpit" if newer else ""))
         raise CockpitError(f"{p}: the journal is empty — nothing to replay yet")
     output = p.parent / "output"
-    return Source(label=label, kind=kind, path=p, warnings=_journal_warnings(p, skipped, newer),
+    return Source(kind=kind, path=p, warnings=_journal_warnings(p, skipped, newer),
                   journal_records=records, skipped=skipped, newer_version=newer,
                   completions_dir=_completions_dir(output) if output.is_dir() else None)
 
@@ -287,7 +376,7 @@ def _run_folder_source(d: Path) -> Source:
     """The journal; the output dir when the journal has no metrics (or cannot be read)."""
     events = d / EVENTS
     try:
-        src: Source | None = _journal_source(events, label=d.name, kind=KIND_RUN_FOLDER)
+        src: Source | None = _journal_source(events, kind=KIND_RUN_FOLDER)
         journal_error: CockpitError | None = None
     except CockpitError as exc:
         src, journal_error = None, exc
@@ -296,7 +385,7 @@ def _run_folder_source(d: Path) -> Source:
     if src is not None and has_metrics:
         return src
     output = d / "output"
-    fallback = _output_dir_source(output, label=d.name) if output.is_dir() else None
+    fallback = _output_dir_source(output) if output.is_dir() else None
     if fallback is not None:
         fallback.kind = KIND_RUN_FOLDER
         why = "has no metrics" if journal_error is None else f"is unusable ({journal_error})"

@@ -15,13 +15,7 @@ from cockpit.core.errors import CockpitError
 from cockpit.core.sources import Source, open_source
 from cockpit.ui.rundata import RunData
 
-LABEL_WIDTH = 28
 _SHM = "/dev/shm"
-
-
-def clip(text: str, width: int = LABEL_WIDTH) -> str:
-    """Legends have little room: keep both ends of a long run name."""
-    return text if len(text) <= width else text[: width // 2 - 1] + "…" + text[-(width // 2):]
 
 
 def load_replay(path: str) -> RunData:
@@ -89,7 +83,7 @@ def _load_in_child(path: str) -> RunData | None:
 def from_source(source: Source) -> RunData:
     """Journals replay record by record (header, completions, alerts, system);
     trainer_state.json takes the columnar fast path into the store."""
-    data = RunData(clip(source.label or str(source.path)))
+    data = RunData(source.label, name=source.name)
     if source.is_journal:
         data.apply(source.records)
     else:

@@ -12,9 +12,10 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 from cockpit.core import journal
+from cockpit.core.sources import SourceName, distinct_labels
 from cockpit.core.store import CompletionsBuffer, LogRows, MetricStore
 
 
@@ -57,6 +58,8 @@ class RunData:
     """Problems met while loading (skipped lines, repaired files), shown once."""
     version: int = 0
     """Goes up whenever anything shown changed (the store has its own version too)."""
+    name: SourceName | None = None
+    """Where a replayed source was read from, to label it apart from the others (`relabel`)."""
 
     def apply(self, records: Iterable[journal.Record]) -> int:
         """Take a batch of journal records; returns how many there were."""
@@ -133,6 +136,14 @@ class RunData:
         if self.eta_at is None:
             return self.eta_s
         return max(0.0, self.eta_s - ((now or time.time()) - self.eta_at))
+
+
+def relabel(sources: Sequence[RunData]) -> None:
+    """Label replayed sources so that no two read the same: each by its run's name, with as
+    much of its path as it takes to tell it from the others (`core.sources.distinct_labels`)."""
+    named = [s for s in sources if s.name is not None]
+    for data, label in zip(named, distinct_labels([s.name for s in named])):  # type: ignore[misc]
+        data.label = label
 
 
 def load_journal(path: Path, label: str) -> tuple[RunData, Any]:

@@ -11,7 +11,7 @@ from textual.binding import Binding
 from textual.message import Message
 
 from cockpit.core.errors import CockpitError
-from cockpit.ui.rundata import RunData
+from cockpit.ui.rundata import RunData, relabel
 from cockpit.ui.screens.path_prompt import PathPrompt
 from cockpit.ui.screens.run_view import RunView
 
@@ -76,13 +76,9 @@ class ReplayScreen(RunView):
         self.post_message(self.Loaded(slot, data))
 
     def on_replay_screen_loaded(self, message: Loaded) -> None:
-        taken = {s.label for s in self._slots if s is not None}
-        label, n = message.data.label, 2
-        while message.data.label in taken:
-            message.data.label = f"{label} ({n})"
-            n += 1
         self._slots[message.slot] = message.data
         self.sources = [s for s in self._slots if s is not None]
+        relabel(self.sources)
         for note in message.data.notes:
             self.notify(f"{message.data.label}: {note}", severity="warning")
         self.request_redraw()
