@@ -130,8 +130,8 @@ class RunView(Screen):
         data = self.detail
         if data is None:
             return
-        settings = f"x: {self.x_mode}  smoothing: " + (f"{self.smoothing:.2f}" if self.smoothing_on
-                                                       else "off")
+        settings = f"x: {self.x_mode} · smoothing " + (f"{self.smoothing:.2f}" if self.smoothing_on
+                                                        else "off")
         keys = tuple(self.all_keys())
         self.query_one(RunHeader).show(data, state=self.header_state(), extra=settings,
                                        title=self.header_title(),
