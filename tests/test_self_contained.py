@@ -8,8 +8,8 @@ from pathlib import Path
 from conftest import FIXTURES, REPO
 
 # A path that climbs out of the checkout, or names a folder that only exists beside it.
-OUTSIDE = re.compile(r"\.\./(shared|seeds|fixtures)|parents\[[2-9]\]|\bshared/(fixtures|seeds|tools)|"
-                     r"TRL-NOTES|DESIGN\.md|STYLE\.md")
+OUTSIDE = re.compile(r"\.\./(shared|seeds|fixtures)|(parents\[\d\]|\.parent)\s*/\s*[\"']shared|"
+                     r"\bshared/(fixtures|seeds|tools)|TRL-NOTES|DESIGN\.md|STYLE\.md")
 
 
 def test_no_source_or_test_refers_outside_the_checkout():
@@ -31,3 +31,28 @@ def test_trainer_state_fixtures_live_in_the_checkout_with_their_provenance():
     assert len(files) >= 8
     for name in files:
         assert f"`{name}`" in provenance, f"{name} has no provenance row"
+
+
+def test_the_wheel_ships_every_preset_and_theme_and_finds_them(tmp_path):
+    """`pip install .` (no -e) reads presets and themes from inside the package, as a checkout
+    reads them from the top-level folders: both see the same files."""
+    import subprocess
+    import sys
+    import zipfile
+
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(tmp_path), str(REPO)],
+                   check=True, capture_output=True, timeout=300)
+    (wheel,) = tmp_path.glob("cockpit-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for top in ("presets", "themes"):
+        shipped = {p.name for p in (REPO / top).iterdir() if p.is_file()}
+        assert shipped and {f"cockpit/_data/{top}/{n}" for n in shipped} <= names, top
+    assert "cockpit/ui/app.tcss" in names
+
+    site = tmp_path / "site"
+    zipfile.ZipFile(wheel).extractall(site)
+    probe = ("from cockpit.core.paths import package_presets_dir; from cockpit.ui.themes import shipped_themes_dir;"
+             "print(package_presets_dir()); print(shipped_themes_dir())")
+    out = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, env={"PYTHONPATH": str(site)},
+                         capture_output=True, text=True, check=True, timeout=60).stdout.split()
+    assert out == [str(site / "cockpit" / "_data" / "presets"), str(site / "cockpit" / "_data" / "themes")]

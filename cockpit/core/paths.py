@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from importlib import resources
 from pathlib import Path
 
 
@@ -32,13 +33,22 @@ def runs_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
     return Path.cwd() / "runs"
 
 
+def shipped_dir(name: str) -> Path:
+    """A folder shipped with cockpit (`presets`, `themes`).
+
+    A wheel carries the repository's top-level folders inside the package as `cockpit/_data/<name>`
+    (hatchling's force-include), read through importlib.resources; a source checkout or an editable
+    install reads them where they stand, next to the package. Both find the same files.
+    """
+    packaged = Path(str(resources.files("cockpit").joinpath("_data", name)))
+    if packaged.is_dir():
+        return packaged
+    return Path(__file__).resolve().parents[2] / name
+
+
 def package_presets_dir() -> Path:
-    """Presets shipped with cockpit (the repo's `presets/`, also installed as package data)."""
-    here = Path(__file__).resolve().parent.parent
-    for candidate in (here.parent / "presets", here / "presets"):
-        if candidate.is_dir():
-            return candidate
-    return here.parent / "presets"
+    """Presets shipped with cockpit."""
+    return shipped_dir("presets")
 
 
 def user_presets_dir() -> Path:

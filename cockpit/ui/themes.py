@@ -17,7 +17,7 @@ from typing import Any
 from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
-from cockpit.core.paths import config_dir
+from cockpit.core.paths import config_dir, shipped_dir
 
 DEFAULT_THEME = "cockpit-night"
 _SUFFIXES = (".toml", ".yaml", ".yml")
@@ -27,12 +27,8 @@ _COLOR_FIELDS = ("primary", "secondary", "warning", "error", "success", "accent"
 
 
 def shipped_themes_dir() -> Path:
-    """The repo's top-level `themes/` (also looked for inside the package when installed)."""
-    here = Path(__file__).resolve().parent
-    for candidate in (here.parent.parent / "themes", here.parent / "themes", here / "themes"):
-        if candidate.is_dir():
-            return candidate
-    return here.parent.parent / "themes"
+    """Themes shipped with cockpit (the repository's top-level `themes/`, packaged in a wheel)."""
+    return shipped_dir("themes")
 
 
 def user_themes_dir() -> Path:
@@ -97,10 +93,12 @@ def load_theme_file(path: Path) -> Theme:
 def load_themes(folders: list[Path] | None = None) -> tuple[list[Theme], list[str]]:
     """Every theme of the folders (shipped first, then the user's, which may override), and
     one line per file that failed."""
+    errors: list[str] = []
     if folders is None:
         folders = [shipped_themes_dir(), user_themes_dir()]
+        if not folders[0].is_dir():  # a broken install: say so instead of falling back in silence
+            errors.append(f"the shipped themes are missing ({folders[0]}) — reinstall cockpit")
     themes: dict[str, Theme] = {}
-    errors: list[str] = []
     for folder in folders:
         if not folder.is_dir():
             continue
