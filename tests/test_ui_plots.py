@@ -101,3 +101,61 @@ async def test_a_live_view_of_a_finished_run_has_no_eta(tmp_path):
     async with app.run_test(size=SMALL) as pilot:
         await wait_for(pilot, lambda: "state stopped" in " ".join(header_lines(app)), "header")
         assert "ETA" not in "\n".join(header_lines(app))
+
+
+# -- which panels, which trainer ---------------------------------------------------------------
+
+
+def eval_sets_run(tmp_path: Path):
+    """transformers logs eval_{name}_loss for each set when eval_dataset is a dict."""
+    records = [journal.run_started("sft", max_steps=60), journal.phase("training")]
+    for s in range(1, 61):
+        records.append(journal.metrics(s, {"loss": 2.0 / s, "learning_rate": 1e-4}, epoch=s / 60))
+        if s % 10 == 0:
+            records.append(journal.eval_metrics(
+                s, {f"eval_g{g}_loss": 2.0 / s + g / 10 for g in range(6)}
+                | {f"eval_g{g}_runtime": 1.0 for g in range(6)}, epoch=s / 60))
+    return make_run(tmp_path / "runs", "eval-sets", records, state="finished")
+
+
+@pytest.mark.parametrize("size", [SMALL, LARGE])
+async def test_every_eval_set_is_drawn_on_the_loss_panel(tmp_path, size):
+    run = eval_sets_run(tmp_path)
+    app = app_for(tmp_path, "live", [str(run.path)])
+    async with app.run_test(size=size) as pilot:
+        await all_drawn(pilot, app)
+        loss = next(p for p in plots(app) if p.panel.title == "loss")
+        assert loss.labels_drawn == ["loss"] + [f"eval_g{g}_loss" for g in range(6)]
+
+
+def test_eval_twins_are_eval_sets_of_the_key_not_other_metrics():
+    from cockpit.core.panels import eval_twins
+
+    keys = ["loss", "nll_loss", "eval_loss", "eval_nll_loss", "eval_g0_loss", "eval_runtime"]
+    assert eval_twins("loss", keys) == ["eval_loss", "eval_g0_loss"]
+    assert eval_twins("nll_loss", keys) == ["eval_nll_loss"]
+
+
+async def test_a_ppo_state_from_another_tool_is_an_unknown_trainer(tmp_path):
+    state = {"global_step": 20, "max_steps": 20, "log_history": [
+        {"step": s, "loss": 1.0 / s, "reward": s / 20, "learning_rate": 1e-5} for s in range(1, 21)]}
+    path = tmp_path / "ppo_other_tool.json"
+    path.write_text(json.dumps(state))
+    app = app_for(tmp_path, "replay", [str(path)])
+    async with app.run_test(size=SMALL) as pilot:
+        await wait_for(pilot, lambda: "step 20/20" in " ".join(header_lines(app)), "header")
+        line1 = header_lines(app)[0]
+        assert "unknown trainer" in line1 and "like" not in line1
+        await all_drawn(pilot, app)
+        assert {"loss", "reward", "learning rate"} <= {p.panel.title for p in plots(app)}
+
+
+@pytest.mark.parametrize("fixture,family", [
+    ("trl_grpo_modern_multireward.json", "grpo-like"), ("trl_grpo_legacy_reward_keys.json", "grpo-like"),
+    ("trl_dpo_nan_gradnorm_midrun.json", "dpo-like"), ("trl_orpo_recsys.json", "dpo-like"),
+    ("trl_sft_token_accuracy.json", "sft-like"), ("trainer_eval_best_checkpoint.json", None)])
+def test_trainer_guess_needs_keys_only_that_family_logs(fixture, family):
+    from cockpit.core.panels import guess_trainer
+    from cockpit.core.sources import open_source
+
+    assert guess_trainer(open_source(FIXTURES / fixture).load_store().keys()) == family

@@ -31,15 +31,28 @@ class Panel:
             for key in matches:
                 if key not in out:
                     out.append(key)
-                twin = eval_twin(key)
-                if twin in available and twin not in out:
-                    out.append(twin)
+                for twin in eval_twins(key, available):
+                    if twin not in out:
+                        out.append(twin)
         return out
 
 
-def eval_twin(key: str) -> str:
-    """The eval series logged beside a train key (`loss` -> `eval_loss`)."""
-    return f"eval_{key}"
+def eval_twins(key: str, available: list[str]) -> list[str]:
+    """The eval series logged beside a train key: `eval_loss`, and one per named eval set
+    (transformers logs `eval_{name}_loss` when eval_dataset is a dict), in logged order.
+
+    `eval_nll_loss` is the twin of `nll_loss` when that is logged, not an eval set "nll" of
+    `loss`: a candidate whose train-side name is itself a logged key belongs to that key.
+    """
+    present = set(available)
+    out = [f"eval_{key}"] if f"eval_{key}" in present else []
+    suffix = f"_{key}"
+    for k in available:
+        if k.startswith("eval_") and k.endswith(suffix) and len(k) > len("eval_") + len(suffix):
+            name = k[len("eval_"):-len(suffix)]
+            if "/" not in name and f"{name}{suffix}" not in present and k not in out:
+                out.append(k)
+    return out
 
 
 SFT = (
@@ -141,9 +154,21 @@ def panel_for_key(key: str) -> Panel:
     return Panel(key, (key,), user=True)
 
 
+# Keys only one trainer family logs. A bare `reward` is not among them: PPO runs made with other
+# tools log loss/reward/learning_rate too, and calling those "grpo-like" would be a wrong guess.
+_SIGNATURES = (
+    ("ppo", ("objective/rlhf_reward", "objective/scores", "val/ratio", "loss/policy_avg")),
+    ("dpo", ("rewards/margins", "rewards/chosen", "rewards/accuracies")),
+    ("grpo", ("frac_reward_zero_std", "reward_std", "completions/mean_length")),
+    ("sft", ("mean_token_accuracy",)),
+)
+
+
 def guess_trainer(keys: list[str]) -> str | None:
-    """A trainer family for sources that do not say (trainer_state.json): "grpo-like" etc."""
-    fam = family(None, keys)
-    names = {id(SFT): "sft", id(DPO): "dpo", id(GRPO): "grpo", id(PPO): "ppo"}
-    name = names.get(id(fam))
-    return f"{name}-like" if name else None
+    """A trainer family for sources that do not say (trainer_state.json): "grpo-like" etc.,
+    only from keys that family alone logs; None (shown as "unknown trainer") otherwise."""
+    present = set(keys)
+    for name, signature in _SIGNATURES:
+        if present.intersection(signature):
+            return f"{name}-like"
+    return None
