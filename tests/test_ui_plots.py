@@ -159,3 +159,132 @@ def test_trainer_guess_needs_keys_only_that_family_logs(fixture, family):
     from cockpit.core.sources import open_source
 
     assert guess_trainer(open_source(FIXTURES / fixture).load_store().keys()) == family
+
+
+# -- legends -----------------------------------------------------------------------------------
+
+
+def grpo_run(tmp_path: Path, name: str, steps: int):
+    """A GRPO run logging three reward functions (the reward panel draws 3 keys a run)."""
+    records = [journal.run_started("grpo", max_steps=steps), journal.phase("training")]
+    for s in range(1, steps + 1):
+        records.append(journal.metrics(s, {
+            "rewards/length_reward/mean": math.sin(s / 7), "rewards/format_reward/mean": s / steps,
+            "rewards/kl_reward/mean": 0.5, "entropy": 2.0 - s / steps, "loss": 1.0 / s}))
+    return make_run(tmp_path / "runs", name, records, state="finished", trainer="grpo")
+
+
+def legend_text(plot) -> str:
+    rows = [plot.border_title or ""] + [row.plain for row in plot.legend]
+    return "\n".join(rows)
+
+
+def legend_colours(plot) -> list[tuple[int, int, int]]:
+    """The colour of each `━ label` in the legend, rows and border title alike."""
+    out = []
+    for row in plot.legend:  # rich Text
+        out += [tuple(span.style.color.get_truecolor()) for span in row.spans
+                if "━" in row.plain[span.start:span.end]]
+    title = plot._border_title  # textual Content
+    if title is not None:
+        out += [tuple(span.style.foreground.rgb) for span in title.spans
+                if "━" in title.plain[span.start:span.end]]
+    return out
+
+
+@pytest.mark.parametrize("size", [SMALL, LARGE])
+async def test_a_compare_panel_with_six_series_has_a_legend_off_the_data(tmp_path, size):
+    a = grpo_run(tmp_path, "grpo-long", 120)
+    b = grpo_run(tmp_path, "grpo-short", 40)
+    app = app_for(tmp_path, "replay", [str(a.path), str(b.path)])
+    async with app.run_test(size=size) as pilot:
+        await wait_for(pilot, lambda: len(app.screen.sources) == 2, "both loaded")
+        await all_drawn(pilot, app)
+        reward = next(p for p in plots(app) if p.panel.title == "reward")
+        await wait_for(pilot, lambda: len(reward.labels_drawn) == 6, "3 metrics x 2 runs drawn")
+        assert len(set(reward.colors_drawn)) == 6
+        shown = reward.legend_shown
+        text = legend_text(reward)
+        assert shown and len(set(shown)) == len(shown)
+        for label in shown:
+            assert label in text
+        if len(shown) < 6:
+            assert f"+{6 - len(shown)} more" in text
+        if size == LARGE:
+            assert len(shown) == 6
+        # Each label wears its series' colour.
+        assert legend_colours(reward) == [tuple(c) for c in reward.colors_drawn[:len(shown)]]
+        entropy = next(p for p in plots(app) if p.panel.title == "entropy")
+        assert legend_colours(entropy) == [tuple(c) for c in entropy.colors_drawn]
+        screen = "\n".join(screen_lines(app))
+        for p in plots(app):
+            # The legend is in the border or in rows above the canvas: plotext draws no legend.
+            canvas = p._plot.build()
+            for label in p.legend_shown:
+                assert label not in canvas
+            for row in p.legend:
+                assert row.plain.strip()[:12] in screen
+        # A panel of one key in an overlay names the runs.
+        entropy = next(p for p in plots(app) if p.panel.title == "entropy")
+        assert len(entropy.legend_shown) == 2
+        assert all(label in legend_text(entropy) for label in entropy.legend_shown)
+
+
+async def test_two_checkpoints_of_the_same_path_name_are_told_apart(tmp_path):
+    for parent in ("a", "b"):
+        ckpt = tmp_path / parent / "output" / "checkpoint-100"
+        ckpt.mkdir(parents=True)
+        state = {"global_step": 100, "max_steps": 100, "log_history": [
+            {"step": s, "loss": 1.0 / s + (parent == "b")} for s in range(1, 101)]}
+        (ckpt / "trainer_state.json").write_text(json.dumps(state))
+    paths = [str(tmp_path / p / "output" / "checkpoint-100") for p in ("a", "b")]
+    app = app_for(tmp_path, "replay", paths)
+    async with app.run_test(size=SMALL) as pilot:
+        await wait_for(pilot, lambda: len(app.screen.sources) == 2, "both loaded")
+        assert [s.label for s in app.screen.sources] == ["a/output/checkpoint-100",
+                                                         "b/output/checkpoint-100"]
+        await all_drawn(pilot, app)
+        loss = next(p for p in plots(app) if p.panel.title == "loss")
+        assert len(set(loss.legend_shown)) == 2
+
+
+async def test_a_single_replay_of_a_checkpoint_is_titled_by_its_run(tmp_path):
+    run = make_run(tmp_path / "runs", "grpo-math", sft_records(range(1, 11)), state="finished")
+    ckpt = run.path / "output" / "checkpoint-10"
+    ckpt.mkdir(parents=True)
+    (ckpt / "trainer_state.json").write_text(json.dumps({"global_step": 10, "log_history": [
+        {"step": s, "loss": 1.0 / s} for s in range(1, 11)]}))
+    app = app_for(tmp_path, "replay", [str(ckpt)])
+    async with app.run_test(size=SMALL) as pilot:
+        await wait_for(pilot, lambda: app.screen.sources, "loaded")
+        await wait_for(pilot, lambda: header_lines(app)[0].startswith(run.name + " ·"), "title")
+
+
+# -- axes --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("size", [SMALL, LARGE])
+async def test_axes_read_as_whole_steps_and_distinct_values(tmp_path, size):
+    app = app_for(tmp_path, "replay", [str(FIXTURES / "trl_sft_token_accuracy.json")])
+    async with app.run_test(size=size) as pilot:
+        await all_drawn(pilot, app)
+        for p in plots(app):
+            assert p.xticks_drawn and all(t.isdigit() for t in p.xticks_drawn), p.xticks_drawn
+            assert len(set(p.yticks_drawn)) == len(p.yticks_drawn), (p.panel.title, p.yticks_drawn)
+        lr = next(p for p in plots(app) if p.panel.title == "learning rate")
+        formats = {"e" in t for t in lr.yticks_drawn if t != "0"}
+        assert len(formats) == 1, lr.yticks_drawn
+        screen = "\n".join(screen_lines(app))
+        for t in lr.yticks_drawn:
+            assert t in screen
+
+
+async def test_a_flat_series_has_one_tick_with_its_value(tmp_path):
+    run = make_run(tmp_path / "runs", "flat", sft_records(range(1, 31)), state="finished")
+    app = app_for(tmp_path, "live", [str(run.path)])
+    async with app.run_test(size=SMALL) as pilot:
+        await all_drawn(pilot, app)
+        entropy = next(p for p in plots(app) if p.panel.title == "entropy")
+        assert entropy.yticks_drawn == ["1.5"]
+        lr = next(p for p in plots(app) if p.panel.title == "learning rate")
+        assert lr.yticks_drawn == ["1e-4"]
