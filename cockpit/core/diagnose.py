@@ -78,3 +78,14 @@ def last_error_line(text: str) -> str | None:
         if re.match(r"^[A-Za-z_][\w.]*(Error|Exception|Interrupt)\b.*", s):
             return s[:300]
     return None
+
+
+def explain(text: str, *, fallback: str, fix: str) -> Diagnosis:
+    """How a process died, from its traceback or log tail: the classified reason with the error
+    line itself ('model or dataset not found: FileNotFoundError: data.jsonl'), else that line (or
+    `fallback`) with `fix`. The runner and the supervisor both say it this way."""
+    line = last_error_line(text) or fallback
+    diag = classify_text(text)
+    if diag is None:
+        return Diagnosis("error", line[:500], fix)
+    return Diagnosis(diag.code, f"{diag.reason}: {line}"[:500], diag.fix)

@@ -19,11 +19,13 @@ import sys
 import time
 from pathlib import Path
 
+from cockpit import hook
 from cockpit.core import diagnose, journal
 from cockpit.core.errors import CockpitError
 from cockpit.core.launcher import runner_argv
 from cockpit.core.runfolder import RunFolder, read_tail
 from cockpit.core.runs import tail_records
+from cockpit.core.script import script_section
 
 SAMPLE_EVERY_S = 5.0
 
@@ -129,11 +131,19 @@ def supervise(run: RunFolder, resume_from: Path | None = None) -> int:
         return _finish(run, jw, status, "killed", None, None,
                        diagnose.Diagnosis("stopped_by_user", "stopped before it started", ""))
 
-    try:
-        argv = runner_argv(run.path, run.cockpit_section().get("launcher"), resume_from)
-    except CockpitError as exc:
-        return _finish(run, jw, status, "failed", None, None,
-                       diagnose.Diagnosis("config", str(exc), "fix cockpit.launcher in the preset"))
+    script = script_section(run)
+    env = _read_env(run)
+    cwd = str(run.path)
+    if script is not None:  # script mode: the user's command, unchanged, where it was given
+        argv = [str(a) for a in script["command"]]
+        cwd = str(script.get("cwd") or cwd)
+        env = hook.child_env(run.path, env, resume_from)
+    else:
+        try:
+            argv = runner_argv(run.path, run.cockpit_section().get("launcher"), resume_from)
+        except CockpitError as exc:
+            return _finish(run, jw, status, "failed", None, None,
+                           diagnose.Diagnosis("config", str(exc), "fix cockpit.launcher in the preset"))
     (run.control).mkdir(exist_ok=True)
     outcome_file = run.control / "outcome.json"
     try:
@@ -141,9 +151,13 @@ def supervise(run: RunFolder, resume_from: Path | None = None) -> int:
     except FileNotFoundError:
         pass
     with open(os.devnull, "rb") as devnull, open(run.stdout_log, "ab") as out:
-        child = subprocess.Popen(argv, stdin=devnull, stdout=out, stderr=subprocess.STDOUT,
-                                 process_group=0, close_fds=True, env=_read_env(run),
-                                 cwd=str(run.path))
+        try:
+            child = subprocess.Popen(argv, stdin=devnull, stdout=out, stderr=subprocess.STDOUT,
+                                     process_group=0, close_fds=True, env=env, cwd=cwd)
+        except OSError as exc:  # a script whose program vanished or is not executable
+            return _finish(run, jw, status, "failed", None, None, diagnose.Diagnosis(
+                "not_found", f"could not start {argv[0]}: {exc.strerror or exc}",
+                "check the command and its working folder"))
     status.state = "running"
     status.pid = child.pid
     status.pgid = child.pid
@@ -191,9 +205,7 @@ def supervise(run: RunFolder, resume_from: Path | None = None) -> int:
         diag = diagnose.Diagnosis(outcome.get("code", "error"), outcome["reason"], outcome.get("fix", ""))
     else:
         tail = read_tail(run.stdout_log, 32_768)[0].decode("utf-8", errors="replace")
-        diag = diagnose.classify_text(tail) or diagnose.Diagnosis(
-            "error", diagnose.last_error_line(tail) or f"the trainer exited with code {rc}",
-            f"see {run.stdout_log.name}")
+        diag = diagnose.explain(tail, fallback=f"the trainer exited with code {rc}", fix=f"see {run.stdout_log.name}")
     return _finish(run, jw, status, "failed", rc, None, diag)
 
 

@@ -150,11 +150,8 @@ def main(argv: list[str] | None = None) -> int:
         if isinstance(exc, KeyboardInterrupt):
             _write_outcome(run, state="killed", code="interrupted", reason="interrupted", fix="")
             return 130
-        diag = diagnose.classify_text(text)
-        line = diagnose.last_error_line(text) or f"{type(exc).__name__}: {exc}"
-        reason = f"{diag.reason}: {line}" if diag else line
-        _write_outcome(run, state="failed", code=diag.code if diag else "error", reason=reason[:500],
-                       fix=diag.fix if diag else f"see {run.stdout_log.name}")
+        diag = diagnose.explain(text, fallback=f"{type(exc).__name__}: {exc}", fix=f"see {run.stdout_log.name}")
+        _write_outcome(run, state="failed", code=diag.code, reason=diag.reason, fix=diag.fix)
         return 1
     _write_outcome(run, state=state, code=state,
                    reason=f"stopped and saved on request after {time.time() - t0:.0f}s"

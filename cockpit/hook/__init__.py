@@ -1,0 +1,183 @@
+"""The hook: cockpit inside a training process it did not build (script mode).
+
+`cockpit run -- python train.py ...` starts the user's command unchanged, with
+`cockpit/hook/site` first on its PYTHONPATH. That folder's `sitecustomize`
+chains to any sitecustomize the user already has, then waits for
+`transformers.trainer` to be imported; when it is, `patch_trainer` wraps
+`Trainer.__init__` so every trainer the process builds (TRL's included, on every
+rank) gets a `CockpitCallback`, and `Trainer.train` so a resume passes the
+newest complete checkpoint as `resume_from_checkpoint`.
+
+Nothing here runs unless `COCKPIT_RUN_DIR` names a run folder. Like the runner,
+this is training-side code: it imports transformers and torch, and only once
+the user's own code has imported transformers.
+"""
+
+from __future__ import annotations
+
+import atexit
+import functools
+import json
+import os
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+RUN_DIR_ENV = "COCKPIT_RUN_DIR"
+RESUME_ENV = "COCKPIT_RESUME_FROM"
+SITE_DIR = Path(__file__).resolve().parent / "site"
+
+_state: dict[str, Any] = {"callbacks": [], "atexit": False}
+
+
+def rank() -> int:
+    """This process's global rank under torchrun / accelerate / deepspeed (0 when alone)."""
+    for name in ("RANK", "SLURM_PROCID"):
+        value = os.environ.get(name)
+        if value and value.isdigit():
+            return int(value)
+    return 0
+
+
+def trainer_name(cls: type) -> str:
+    """`GRPOTrainer` → grpo, `OnlineDPOTrainer` → online_dpo, transformers' own `Trainer` → trainer."""
+    base = cls.__name__.removesuffix("Trainer") or "Trainer"
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", base).lower()
+
+
+def patch_trainer(trainer_cls: type) -> None:
+    """Wrap `Trainer.__init__` and `Trainer.train` once; every subclass goes through them."""
+    if getattr(trainer_cls, "_cockpit_patched", False):
+        return
+    original_init = trainer_cls.__init__
+    original_train = trainer_cls.train
+
+    @functools.wraps(original_init)
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        original_init(self, *args, **kwargs)
+        try:
+            attach(self)
+        except Exception as exc:  # noqa: BLE001 - watching must never stop the user's training
+            print(f"cockpit: not watching this trainer: {type(exc).__name__}: {exc}", file=sys.stderr)
+
+    @functools.wraps(original_train)
+    def train(self: Any, *args: Any, **kwargs: Any) -> Any:
+        resume = os.environ.get(RESUME_ENV)
+        if resume and not args and kwargs.get("resume_from_checkpoint") in (None, False):
+            kwargs["resume_from_checkpoint"] = resume
+        callback = getattr(self, "_cockpit_callback", None)
+        if callback is not None:
+            callback.resumed_from = kwargs.get("resume_from_checkpoint") or (args[0] if args else None)
+        return original_train(self, *args, **kwargs)
+
+    trainer_cls.__init__ = __init__
+    trainer_cls.train = train
+    trainer_cls._cockpit_patched = True
+
+
+def attach(trainer: Any) -> Any:
+    """Give one trainer the cockpit's callback (once); rank 0 alone writes the journal.
+
+    A trainer that was handed `cockpit.CockpitCallback` in its own code keeps that one, now told
+    which trainer it serves; otherwise, under a cockpit run, it gets a new one.
+    """
+    if getattr(trainer, "_cockpit_callback", None) is not None:
+        return trainer._cockpit_callback
+    from cockpit.hook.callback import PublicCockpitCallback, ScriptCallback
+
+    handler = getattr(trainer, "callback_handler", None)
+    mine = next((cb for cb in getattr(handler, "callbacks", []) if isinstance(cb, PublicCockpitCallback)), None)
+    if mine is not None:
+        mine.bind(trainer)
+        callback = mine
+    elif os.environ.get(RUN_DIR_ENV):
+        from cockpit.core import journal
+        from cockpit.core.runfolder import RunFolder
+
+        run = RunFolder(Path(os.environ[RUN_DIR_ENV]))
+        writer = journal.JournalWriter(run.events if rank() == 0 else os.devnull)
+        callback = ScriptCallback(run, writer, trainer_name=trainer_name(type(trainer)),
+                                  trainer_class=f"{type(trainer).__module__}.{type(trainer).__qualname__}")
+        callback.trainer = trainer
+        trainer.add_callback(callback)
+    else:
+        return None
+    callback.capture_printed_tables(sys.modules.get(type(trainer).__module__))
+    trainer._cockpit_callback = callback
+    _state["callbacks"].append(callback)
+    if not _state["atexit"] and os.environ.get(RUN_DIR_ENV):
+        _state["atexit"] = True
+        atexit.register(_write_outcome, callback.run)
+    return callback
+
+
+def _write_outcome(run: Any) -> None:
+    """A script that stopped on a stop-and-save request exits 0 like a finished one: say which."""
+    if rank() != 0 or not any(cb.stop_requested for cb in _state["callbacks"]):
+        return
+    from cockpit.core.runfolder import write_atomic
+
+    run.control.mkdir(exist_ok=True)
+    write_atomic(run.control / "outcome.json", json.dumps({
+        "state": "stopped", "code": "stopped", "reason": "stopped and saved on request",
+        "fix": "resume it with `cockpit resume RUN`"}))
+
+
+def install_import_hook() -> None:
+    """Patch `transformers.trainer.Trainer` the moment the process imports it (or now, if it has)."""
+    module = sys.modules.get("transformers.trainer")
+    if module is not None:
+        patch_trainer(module.Trainer)
+        return
+    if not any(isinstance(f, _TrainerImportHook) for f in sys.meta_path):
+        sys.meta_path.insert(0, _TrainerImportHook())
+
+
+class _TrainerImportHook:
+    """A meta-path finder that finds `transformers.trainer` through the other finders and runs
+    `patch_trainer` right after the module has executed. Importing nothing before that keeps a
+    script that never trains (or never imports transformers) exactly as it was."""
+
+    target = "transformers.trainer"
+
+    def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
+        if fullname != self.target:
+            return None
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(fullname, path, target)
+            if spec is not None:
+                break
+        else:
+            return None
+        loader = spec.loader
+        if loader is None or not hasattr(loader, "exec_module"):
+            return spec
+        original_exec = loader.exec_module
+
+        def exec_module(module: Any) -> None:
+            original_exec(module)
+            try:
+                patch_trainer(module.Trainer)
+            except Exception as exc:  # noqa: BLE001 - the user's import must succeed regardless
+                print(f"cockpit: could not hook transformers.Trainer: {exc}", file=sys.stderr)
+
+        loader.exec_module = exec_module  # this loader instance serves this one module
+        return spec
+
+
+def child_env(run_dir: Path, env: dict[str, str], resume_from: Path | None = None) -> dict[str, str]:
+    """The environment a script-mode command runs with: the hook's site folder and cockpit's own
+    root first on PYTHONPATH, the run folder, and the checkpoint to resume from."""
+    root = str(Path(__file__).resolve().parents[2])
+    parts = [str(SITE_DIR), root, *[p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]]
+    out = dict(env)
+    out["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(parts))
+    out[RUN_DIR_ENV] = str(run_dir)
+    if resume_from is not None:
+        out[RESUME_ENV] = str(resume_from)
+    else:
+        out.pop(RESUME_ENV, None)
+    return out

@@ -1,0 +1,152 @@
+"""Script mode: a training script cockpit has never seen, run unchanged under the supervisor, gets
+the same journal, states and stop/resume as a preset run. Real scripts, real training, no mocks."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from cockpit.core import journal
+from cockpit.core.launch import start_supervisor
+from cockpit.core.runfolder import RunFolder
+from cockpit.core.script import default_name, prepare_script, script_output_dir
+from conftest import REPO, wait_for
+
+pytestmark = pytest.mark.slow
+PIPELINE = REPO / "tests" / "fixtures" / "scripts" / "pipeline.py"
+
+
+@pytest.fixture(scope="module")
+def demo():
+    from cockpit.core.demo import demo_dir
+    from cockpit.runner.assets import ensure_all
+
+    return ensure_all(demo_dir())
+
+
+def _records(run: RunFolder) -> list[journal.Record]:
+    return journal.read_all(run.events)[0]
+
+
+def _run_to_end(command: list[str], cwd: Path, runs_dir: Path, **kw) -> RunFolder:
+    run = prepare_script(command, cwd=cwd, runs_dir=runs_dir, **kw)
+    start_supervisor(run)
+    wait_for(lambda: run.read_status().state not in ("starting", "running", "stopping"), timeout=300)
+    return run
+
+
+def test_a_hand_written_grpo_script_is_watched_with_its_python_reward_and_completions(tmp_path, runs_dir, demo):
+    cmd = [sys.executable, str(PIPELINE), str(demo / "models" / "tiny-lm"), str(demo / "data"), "out",
+           "--stage", "grpo", "--max-steps", "4", "--save-steps", "2"]
+    run = _run_to_end(cmd, tmp_path, runs_dir)
+    status = run.read_status()
+    assert status.state == "finished", (status, run.stdout_log.read_text()[-2000:])
+    records = _records(run)
+    started = next(r for r in records if r.kind == journal.RUN_STARTED)
+    assert started.data["trainer"] == "grpo" and started.data["max_steps"] == 4
+    assert started.data["trainer_class"].endswith("GRPOTrainer") and started.data["script"] is True
+    assert started.data["output_dir"] == "out"
+    steps = [r.step for r in records if r.kind == journal.METRICS and not r.data.get("summary")]
+    assert steps == [1, 2, 3, 4]
+    assert all("rewards/number_reward/mean" in r.data for r in records if r.kind == journal.METRICS
+               and not r.data.get("summary"))
+    comps = [r for r in records if r.kind == journal.COMPLETIONS]
+    assert comps and all(row["completion"] is not None and "number_reward" in row["rewards"]
+                         for c in comps for row in c.data["rows"])
+    assert [r.step for r in records if r.kind == journal.CHECKPOINT] == [2, 4]
+    assert records[-1].kind == journal.RUN_ENDED and records[-1].data["state"] == "finished"
+    assert script_output_dir(run) == tmp_path / "out"
+    # The command ran unchanged, from the folder it was given in.
+    assert (tmp_path / "out" / "checkpoint-4" / "trainer_state.json").is_file()
+    assert "cd " + str(tmp_path) in run.command_txt.read_text()
+
+
+def test_trl_own_sft_script_with_a_config_runs_under_script_mode(tmp_path, runs_dir, demo):
+    config = tmp_path / "sft.yaml"
+    config.write_text(textwrap.dedent(f"""\
+        model_name_or_path: {demo / "models" / "tiny-lm"}
+        dataset_name: {demo / "data" / "prompt_completion"}
+        output_dir: {tmp_path / "sft-out"}
+        max_steps: 3
+        logging_steps: 1
+        save_strategy: "no"
+        per_device_train_batch_size: 4
+        max_length: 64
+        report_to: none
+        use_cpu: true
+        bf16: false
+        """), encoding="utf-8")
+    run = _run_to_end([sys.executable, "-m", "trl.scripts.sft", "--config", str(config)], tmp_path, runs_dir)
+    assert run.read_status().state == "finished", run.stdout_log.read_text()[-2000:]
+    records = _records(run)
+    assert next(r for r in records if r.kind == journal.RUN_STARTED).data["trainer"] == "sft"
+    assert [r.step for r in records if r.kind == journal.METRICS and not r.data.get("summary")] == [1, 2, 3]
+    assert run.name.startswith("sft-")
+
+
+def test_a_users_own_sitecustomize_still_runs_under_the_hook(tmp_path, runs_dir):
+    site = tmp_path / "usersite"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text("import os\nos.environ['USER_SITE_RAN'] = 'yes'\n", encoding="utf-8")
+    probe = tmp_path / "probe.py"
+    probe.write_text("import os, sys\nprint('site:', os.environ.get('USER_SITE_RAN'))\n"
+                     "print('hooked:', any(type(f).__name__ == '_TrainerImportHook' for f in sys.meta_path))\n",
+                     encoding="utf-8")
+    run = _run_to_end([sys.executable, str(probe)], tmp_path, runs_dir, env={"PYTHONPATH": str(site)})
+    out = run.stdout_log.read_text()
+    assert "site: yes" in out and "hooked: True" in out
+    assert run.read_status().state == "finished"
+
+
+def test_a_script_that_never_trains_still_gets_its_output_exit_code_and_reason(tmp_path, runs_dir):
+    script = tmp_path / "broken.py"
+    script.write_text("print('loading data')\nraise FileNotFoundError('data.jsonl')\n", encoding="utf-8")
+    run = _run_to_end([sys.executable, str(script)], tmp_path, runs_dir)
+    status = run.read_status()
+    assert status.state == "failed" and status.exit_code == 1
+    assert "data.jsonl" in (status.reason or "")
+    assert "loading data" in run.stdout_log.read_text()
+    assert _records(run)[-1].kind == journal.RUN_ENDED
+
+
+def test_cockpit_callback_in_a_plain_python_run_makes_a_run_folder_of_its_own(tmp_path, demo):
+    script = tmp_path / "incode.py"
+    script.write_text(textwrap.dedent(f"""\
+        from datasets import load_dataset
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+        from trl import SFTConfig, SFTTrainer
+        from cockpit import CockpitCallback
+        m = {str(demo / "models" / "tiny-lm")!r}
+        data = load_dataset({str(demo / "data" / "prompt_completion")!r}, split="train")
+        args = SFTConfig(output_dir="out", max_steps=3, logging_steps=1, use_cpu=True, bf16=False,
+                         report_to="none", save_strategy="no", max_length=64)
+        SFTTrainer(model=AutoModelForCausalLM.from_pretrained(m), args=args, train_dataset=data,
+                   processing_class=AutoTokenizer.from_pretrained(m), callbacks=[CockpitCallback()]).train()
+        """), encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k not in ("COCKPIT_RUN_DIR", "COCKPIT_RUNS_DIR")}
+    proc = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=300, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    (folder,) = (tmp_path / "runs").iterdir()
+    run = RunFolder(folder)
+    status = run.read_status()
+    assert status.state == "finished" and status.trainer == "sft" and folder.name.startswith("incode-")
+    records = _records(run)
+    assert [r.step for r in records if r.kind == journal.METRICS and not r.data.get("summary")] == [1, 2, 3]
+    assert sum(r.kind == journal.RUN_STARTED for r in records) == 1
+    assert records[-1].kind == journal.RUN_ENDED or any(r.kind == journal.RUN_ENDED for r in records)
+
+
+@pytest.mark.parametrize(("command", "name"), [
+    (["python", "train.py", "--lr", "1e-5"], "train"),
+    (["accelerate", "launch", "--config_file", "zero3.yaml", "src/open_r1/grpo.py", "--config", "r.yaml"], "grpo"),
+    (["trl", "sft", "--config", "x.yaml"], "trl-sft"),
+    (["python", "-m", "trl.scripts.dpo", "--config", "x.yaml"], "dpo"),
+])
+def test_a_script_run_is_named_after_its_script(command, name):
+    assert default_name(command) == name
