@@ -150,3 +150,17 @@ def test_cockpit_callback_in_a_plain_python_run_makes_a_run_folder_of_its_own(tm
 ])
 def test_a_script_run_is_named_after_its_script(command, name):
     assert default_name(command) == name
+
+
+def test_a_two_process_torchrun_script_has_exactly_one_journal_writer(tmp_path, runs_dir, demo):
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
+           str(PIPELINE), str(demo / "models" / "tiny-lm"), str(demo / "data"), "out", "--stage", "sft",
+           "--max-steps", "3", "--save-steps", "3"]
+    run = _run_to_end(cmd, tmp_path, runs_dir)
+    assert run.read_status().state == "finished", run.stdout_log.read_text()[-3000:]
+    records = _records(run)
+    started = [r for r in records if r.kind == journal.RUN_STARTED]
+    assert len(started) == 1 and started[0].data["world_size"] == 2
+    steps = [r.step for r in records if r.kind == journal.METRICS and not r.data.get("summary")]
+    assert steps == [1, 2, 3]  # one writer: every step once
+    assert [r.step for r in records if r.kind == journal.CHECKPOINT] == [3]
