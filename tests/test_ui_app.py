@@ -337,7 +337,7 @@ async def test_help_lists_the_keys_of_the_screen(tmp_path):
         await pilot.press("question_mark")
         await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), "help screen")
         text = "\n".join(str(s.render()) for s in app.screen.query(Static))
-        for description in ("Add/replace panel", "Smoothing", "Add run", "Back"):
+        for description in ("Pick metric", "Smoothing", "Add run", "Back"):
             assert description in text
         await pilot.press("escape")
         await wait_for(pilot, lambda: not isinstance(app.screen, HelpScreen), "help closed")
@@ -348,6 +348,6 @@ async def test_every_screen_action_is_in_the_command_palette(tmp_path):
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         titles = {c.title for c in app.get_system_commands(app.screen)}
-        for wanted in ("Add/replace panel", "Smoothing", "x: step/time", "Add run",
+        for wanted in ("Pick metric", "Smoothing", "Step/time", "Add run",
                        "Theme: cockpit-day", "Completions tab"):
             assert wanted in titles

@@ -288,3 +288,60 @@ async def test_a_flat_series_has_one_tick_with_its_value(tmp_path):
         assert entropy.yticks_drawn == ["1.5"]
         lr = next(p for p in plots(app) if p.panel.title == "learning rate")
         assert lr.yticks_drawn == ["1e-4"]
+
+
+# -- 100x30: footer, alert bar, home ETA ---------------------------------------------------------
+
+
+LONG_WARNING = ("loss became nan at step 3 because the learning rate is far too high for this "
+                "model and this batch size")
+
+
+@pytest.mark.parametrize("size", [SMALL, LARGE])
+async def test_live_footer_shows_stop_resume_and_help_and_the_alert_bar_is_one_row(tmp_path, size):
+    records = sft_records(range(1, 51)) + [journal.warning(
+        LONG_WARNING, code="nan_loss", fix="lower the learning rate or set max_grad_norm 1.0")]
+    run = make_run(tmp_path / "runs", "live", records, state="running")
+    app = app_for(tmp_path, "live", [str(run.path)])
+    async with app.run_test(size=size) as pilot:
+        await all_drawn(pilot, app)
+        await wait_for(pilot, lambda: app.screen.query_one("#alert-bar").display, "alert shown")
+        await pilot.pause(0.2)
+        footer = screen_lines(app)[-1]
+        for words in ("esc Back", "s Stop & save", "K Force stop", "u Resume", "? Help", "m Pick metric"):
+            assert words in footer, footer
+        bar = app.screen.query_one("#alert-bar")
+        assert bar.outer_size.height == 1
+        row = next(line for line in screen_lines(app) if "loss became nan" in line)
+        assert row.rstrip().endswith("…") or "fix:" in row
+
+
+def test_home_durations_are_short_with_units():
+    from cockpit.ui.widgets.home.runs_table import DURATION_WIDTH, short_duration
+
+    assert [short_duration(s) for s in (0, 45, 123, 3599, 3600 + 5 * 60, 99 * 3600, 123 * 3600)] \
+        == ["0s", "45s", "2m03s", "59m59s", "1h05m", "99h00m", "5d03h"]
+    assert all(len(short_duration(s)) <= DURATION_WIDTH for s in range(0, 10**7, 997))
+
+
+@pytest.mark.parametrize("size", [SMALL, LARGE])
+async def test_home_shows_the_eta_of_live_runs_in_full(tmp_path, size):
+    from cockpit.ui.widgets.home.runs_table import RunsTable
+
+    records = [journal.run_started("grpo", max_steps=1500), journal.phase("training"),
+               journal.metrics(291, {"loss": 0.5}, epoch=4.55),
+               journal.progress(291, 1500, epoch=4.55, steps_per_s=2.0, eta_s=123.0)]
+    make_run(tmp_path / "runs", "grpo-math", records, state="running", trainer="grpo")
+    ended = records[:-1] + [journal.progress(291, 1500, steps_per_s=2.0, eta_s=50.0),
+                            journal.run_ended("stopped")]
+    make_run(tmp_path / "runs", "stopped-early", ended, state="stopped", trainer="grpo")
+    app = app_for(tmp_path)
+    async with app.run_test(size=size) as pilot:
+        table = app.screen.query_one(RunsTable)
+        await wait_for(pilot, lambda: table.row_count == 2, "two runs listed")
+        await pilot.pause(0.3)
+        lines = screen_lines(app)
+        live = next(line for line in lines if "291/1500" in line and "running" in line)
+        assert "2m03s" in live
+        stopped = next(line for line in lines if "stopped" in line and "291/1500" in line)
+        assert "50s" not in stopped

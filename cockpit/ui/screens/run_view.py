@@ -38,15 +38,19 @@ MIN_REDRAW_S = 0.1
 
 class RunView(Screen):
     BINDINGS = [
+        # The footer has one row: the keys shown there are short and few enough to fit 100
+        # columns with the live screen's stop/resume keys (and no palette hint: help names
+        # ctrl+p); the others are in help and the palette.
         Binding("escape", "back", "Back", id="run.back"),
-        Binding("m", "pick_metric", "Add/replace panel", id="run.pick_metric"),
-        Binding("d", "remove_panel", "Remove panel", id="run.remove_panel"),
+        Binding("m", "pick_metric", "Pick metric", tooltip="Add a panel, or replace the focused one",
+                id="run.pick_metric"),
+        Binding("d", "remove_panel", "Remove panel", show=False, id="run.remove_panel"),
         Binding("0", "reset_panels", "Default panels", show=False, id="run.reset_panels"),
         Binding("e", "toggle_smoothing", "Smoothing", id="run.toggle_smoothing"),
         Binding("plus,equals_sign", "smoothing(1)", "More smoothing", show=False,
                 id="run.smoothing_up"),
         Binding("minus", "smoothing(-1)", "Less smoothing", show=False, id="run.smoothing_down"),
-        Binding("x", "toggle_x", "x: step/time", id="run.toggle_x"),
+        Binding("x", "toggle_x", "Step/time", tooltip="x axis: step or wall time", id="run.toggle_x"),
         Binding("1", "tab('plots')", "Plots tab", show=False, id="run.tab_plots"),
         Binding("2", "tab('completions')", "Completions tab", show=False, id="run.tab_completions"),
         Binding("3", "tab('history')", "Log history tab", show=False, id="run.tab_history"),
@@ -88,7 +92,7 @@ class RunView(Screen):
             with TabPane("Alerts ⁶", id="alerts"):
                 with VerticalScroll():
                     yield AlertsList("", id="alerts-list")
-        yield Footer()
+        yield Footer(compact=True, show_command_palette=False)
 
     def compose_output_tab(self) -> ComposeResult:
         """The live screen adds the trainer's output here."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 from typing import Sequence
 
@@ -10,7 +11,33 @@ from textual.message import Message
 from textual.widgets import DataTable
 
 from cockpit.core.runs import RunSummary
-from cockpit.core.watch import fmt_duration
+
+DURATION_WIDTH = 6
+NAME_MIN = 12
+
+
+def short_duration(seconds: float | None) -> str:
+    """At most six characters, units always shown: 45s, 2m03s, 3h05m, 4d03h, 120d."""
+    if seconds is None or not math.isfinite(seconds) or seconds < 0:
+        return "?"
+    s = int(round(seconds))
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m{s % 60:02d}s"
+    if s < 100 * 3600:
+        return f"{s // 3600}h{s % 3600 // 60:02d}m"
+    if s < 100 * 86400:
+        return f"{s // 86400}d{s % 86400 // 3600:02d}h"
+    return f"{s // 86400}d"
+
+
+def elide(text: str, width: int) -> str:
+    """Run names end in their start time: keep both ends."""
+    if len(text) <= width:
+        return text
+    left = (width - 1) // 2
+    return text[:left] + "…" + text[len(text) - (width - 1 - left):]
 
 _STATE_STYLE = {"running": "bold green", "starting": "cyan", "stopping": "yellow",
                 "finished": "blue", "stopped": "yellow", "failed": "bold red", "killed": "red",
@@ -33,8 +60,16 @@ class RunsTable(DataTable):
 
     def on_mount(self) -> None:
         for label, key in (("name", "name"), ("state", "state"), ("trainer", "trainer"),
-                           ("step", "step"), ("ETA", "eta"), ("age", "age"), ("note", "note")):
+                           ("step", "step")):
             self.add_column(label, key=key)
+        # Durations are right-aligned in a column as wide as the longest one can be.
+        self.add_column(Text("ETA", justify="right"), key="eta", width=DURATION_WIDTH)
+        self.add_column(Text("age", justify="right"), key="age", width=DURATION_WIDTH)
+        self.add_column("note", key="note")
+
+    def on_resize(self) -> None:
+        if self.summaries:
+            self.show(self.summaries)
 
     def show(self, rows: Sequence[RunSummary]) -> None:
         current = None
@@ -43,12 +78,24 @@ class RunsTable(DataTable):
         self.summaries = list(rows)
         self.clear()
         now = time.time()
+        cells = []
         for r in rows:
             step = f"{r.step if r.step is not None else '-'}/{r.max_steps or '?'}"
-            eta = fmt_duration(r.eta_s) if r.eta_s is not None else "-"
+            # Only a live run will finish at some time; an ended one has no ETA.
+            eta = short_duration(r.eta_s) if r.live and r.eta_s is not None else "-"
+            age = short_duration(now - r.created) if r.created else "?"
+            cells.append((r, step, eta, age))
+        # The columns up to ETA fit the table's width: long names give way (both ends kept).
+        fixed = (max([len("state")] + [len(r.state) for r in rows])
+                 + max([len("trainer")] + [len(r.trainer) for r in rows])
+                 + max([len("step")] + [len(c[1]) for c in cells]) + DURATION_WIDTH)
+        pad = 2 * self.cell_padding * 5  # name, state, trainer, step, ETA
+        room = (self.scrollable_content_region.width or 80) - pad - fixed
+        name_w = max(NAME_MIN, room)
+        for r, step, eta, age in cells:
             note = r.error or r.reason or (r.phase if r.live else "") or ""
-            self.add_row(Text(r.name), Text(r.state, style=_STATE_STYLE.get(r.state, "")),
-                         r.trainer, step, eta, fmt_duration(now - r.created) if r.created else "?",
+            self.add_row(Text(elide(r.name, name_w)), Text(r.state, style=_STATE_STYLE.get(r.state, "")),
+                         r.trainer, step, Text(eta, justify="right"), Text(age, justify="right"),
                          Text(note[:60], style="dim"), key=r.path)
         if current is not None:
             for i, r in enumerate(rows):
