@@ -1,4 +1,5 @@
-"""The command line. Every user mistake is one line on stderr and exit code 2."""
+"""The command line. Every user mistake is one line on stderr (one per problem when validation
+finds several) and exit code 2."""
 
 from __future__ import annotations
 
@@ -304,7 +305,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(func(args) or 0)
     except CockpitError as exc:
-        print(f"cockpit: {exc}", file=sys.stderr)
+        for line in str(exc).splitlines() or [""]:  # validation lists every problem, one a line
+            print(f"cockpit: {line}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         return 130

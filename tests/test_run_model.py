@@ -15,7 +15,7 @@ from cockpit.core import journal
 from cockpit.core.errors import CockpitError
 from cockpit.core.presets import apply_overrides, load_preset, preset_from_dict
 from cockpit.core.runfolder import Status, create_run_folder, list_checkpoints
-from cockpit.core.validate import validate
+from cockpit.core.validate import ValidationError, validate
 from conftest import REPO, cockpit_cmd
 
 # -- journal ---------------------------------------------------------------------------------
@@ -124,7 +124,6 @@ def test_overrides_reach_nested_sections_and_parse_yaml_values():
     ("trainer: sft\nmax_steps: [1,\n", "line"),
     ("- a\n- b\n", "mapping"),
     ("max_steps: 3\n", "no 'trainer:'"),
-    ("trainer: sft\ncockpit:\n  modles: {}\n", "did you mean 'cockpit.models'"),
 ])
 def test_malformed_presets_get_one_clear_line(tmp_path, text, message):
     f = tmp_path / "bad.yaml"
@@ -154,6 +153,15 @@ def _demo(trainer="sft", **trl):
 def test_unknown_config_key_suggests_the_close_match(registry):
     with pytest.raises(CockpitError, match="unknown config key 'learning_rat'.*did you mean 'learning_rate'"):
         validate(_demo(learning_rat=1e-4), registry)
+
+
+def test_unknown_cockpit_key_suggests_the_close_match(registry):
+    p = _demo()
+    p.cockpit["modles"] = {}
+    with pytest.raises(ValidationError, match=r"unknown key 'cockpit\.modles'.*did you mean "
+                                              r"'cockpit\.models'") as info:
+        validate(p, registry)
+    assert [(x.field, "\n" in x.message) for x in info.value.problems] == [("cockpit.modles", False)]
 
 
 def test_unknown_trainer_suggests_the_close_match(registry):

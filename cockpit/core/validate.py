@@ -4,21 +4,26 @@ Everything a user can get wrong is caught here with one line naming the problem
 and the fix: an unknown trainer or config key (with the close match), a value of
 the wrong type, a missing model or data file, data without the trainer's
 columns, a trainer the installed TRL lacks, an output dir that already holds
-checkpoints. Nothing here imports torch or trl: the config schema comes from
-the registry's cache.
+checkpoints. Every problem is reported at once (`ValidationError.problems`, each
+with the field it is about), so a preset with three typos needs one try, not
+three. Nothing here imports torch or trl: the config schema comes from the
+registry's cache.
 """
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from cockpit.core import datasets as ds
 from cockpit.core.errors import CockpitError
-from cockpit.core.presets import Preset, resolve_demo_refs, reward_file_ref, uses_demo_assets
+from cockpit.core.presets import COCKPIT_KEYS, Preset, resolve_demo_refs, reward_file_ref, uses_demo_assets
 from cockpit.core.registry import Registry, TrainerSpec, known_config_keys, load_registry, suggest_key
 from cockpit.core.runfolder import list_checkpoints
 
@@ -28,6 +33,42 @@ SCRIPT_EXTRA_KEYS = {"datasets", "streaming", "test_split_size", "reward_model_n
                      "reward_funcs"}
 
 _BUILTIN_REWARDS_HINT = "a TRL reward name, a dotted import path or path/file.py:function"
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with a preset: the key it is about (a flat TRL key, `cockpit.models.x`,
+    `trainer`), or None when no single key is, and the line naming the problem and the fix."""
+
+    field: str | None
+    message: str
+
+
+class ValidationError(CockpitError):
+    """Every problem `validate` found; the message is one line per problem."""
+
+    def __init__(self, problems: list[Problem]) -> None:
+        self.problems = list(problems)
+        super().__init__("\n".join(p.message for p in self.problems))
+
+
+class _Problems:
+    """Collects problems; `check(field)` turns a CockpitError raised inside into one."""
+
+    def __init__(self) -> None:
+        self.found: list[Problem] = []
+
+    def add(self, field_name: str | None, message: str) -> None:
+        self.found.append(Problem(field_name, message))
+
+    @contextmanager
+    def check(self, field_name: str | None) -> Iterator[None]:
+        try:
+            yield
+        except ValidationError as exc:
+            self.found.extend(exc.problems)
+        except CockpitError as exc:
+            self.add(field_name, str(exc))
 
 
 @dataclass
@@ -77,13 +118,21 @@ def _check_choices(name: str, choices: Any, value: Any) -> str | None:
 
 
 def validate(preset: Preset, registry: Registry | None = None, *,
-             demo_root: Path | None = None) -> Plan:
+             demo_root: Path | None = None, resuming: bool = False) -> Plan:
+    """The preset checked against the installed TRL; `ValidationError` lists every problem.
+
+    `resuming`: the preset of a run being resumed, whose output_dir holds checkpoints by design.
+    """
     registry = registry or load_registry()
-    spec = registry.get(preset.trainer)
+    try:
+        spec = registry.get(preset.trainer)
+    except CockpitError as exc:
+        raise ValidationError([Problem("trainer", str(exc))]) from None
+    problems = _Problems()
     warnings: list[str] = []
     if spec.needs and not has_gpu():
-        raise CockpitError(f"trainer '{spec.name}' needs {spec.needs}, which this machine lacks — "
-                           "run it on a GPU box or pick another trainer")
+        problems.add("trainer", f"trainer '{spec.name}' needs {spec.needs}, which this machine "
+                     "lacks — run it on a GPU box or pick another trainer")
 
     built_later: tuple[str, ...] = ()
     if uses_demo_assets(preset):
@@ -99,7 +148,8 @@ def validate(preset: Preset, registry: Registry | None = None, *,
 
     def _check_model_ref(what: str, ref: str) -> None:
         if not ref.startswith(built_later or ("\0",)):
-            _check_model_path(what, ref)
+            with problems.check(what):
+                _check_model_path(what, ref)
 
     # -- keys and types --------------------------------------------------------------------
     known = known_config_keys(spec) | SCRIPT_EXTRA_KEYS
@@ -112,69 +162,88 @@ def validate(preset: Preset, registry: Registry | None = None, *,
             close = suggest_key(spec, key)
             hint = f" — did you mean '{close}'?" if close else \
                 f" — `cockpit fields {spec.name}` lists the keys {spec.config_class} takes"
-            raise CockpitError(f"unknown config key '{key}' for {spec.name}{hint}")
+            problems.add(key, f"unknown config key '{key}' for {spec.name}{hint}")
+            continue
         f = fields_by_name.get(key)
         if f is not None:
             problem = _type_problem(key, f.type, value) or _check_choices(key, f.choices, value)
             if problem:
-                raise CockpitError(f"{problem} — fix it in the preset or with --set {key}=...")
+                problems.add(key, f"{problem} — fix it in the preset or with --set {key}=...")
+    for key in preset.cockpit:
+        if key not in COCKPIT_KEYS:
+            close = difflib.get_close_matches(str(key), COCKPIT_KEYS, n=1)
+            hint = f" — did you mean 'cockpit.{close[0]}'?" if close else \
+                f" — known: {', '.join(COCKPIT_KEYS)}"
+            problems.add(f"cockpit.{key}", f"unknown key 'cockpit.{key}'{hint}")
 
     # -- model -----------------------------------------------------------------------------
     model = preset.trl.get("model_name_or_path")
     if not model:
-        raise CockpitError("no model: set model_name_or_path (a local folder or hub id) — "
-                           "e.g. --set model_name_or_path=Qwen/Qwen2.5-0.5B-Instruct")
-    _check_model_ref("model_name_or_path", str(model))
+        problems.add("model_name_or_path", "no model: set model_name_or_path (a local folder or "
+                     "hub id) — e.g. --set model_name_or_path=Qwen/Qwen2.5-0.5B-Instruct")
+    else:
+        _check_model_ref("model_name_or_path", str(model))
     if preset.trl.get("trust_remote_code"):
         warnings.append("trust_remote_code is on: the model's own Python code will run")
 
     models = preset.cockpit.get("models") or {}
     if not isinstance(models, dict):
-        raise CockpitError("cockpit.models must be a mapping like {reward_model: path}")
+        problems.add("cockpit.models", "cockpit.models must be a mapping like {reward_model: path}")
+        models = {}
     for key, ref in models.items():
         if key not in ("ref_model", "reward_model", "value_model", "teacher_model"):
-            raise CockpitError(f"cockpit.models.{key}: unknown model role — use ref_model, "
-                               "reward_model, value_model or teacher_model")
-        if ref:
+            problems.add(f"cockpit.models.{key}", f"cockpit.models.{key}: unknown model role — use "
+                         "ref_model, reward_model, value_model or teacher_model")
+        elif ref:
             _check_model_ref(f"cockpit.models.{key}", str(ref))
     if "teacher_model" in spec.extra_models:
         teacher = preset.trl.get("teacher_model_name_or_path") or models.get("teacher_model")
         if not teacher:
-            raise CockpitError(f"{spec.name} needs a teacher model — set teacher_model_name_or_path "
-                               "(or cockpit.models.teacher_model)")
-        _check_model_ref("teacher model", str(teacher))
+            problems.add("teacher_model_name_or_path", f"{spec.name} needs a teacher model — set "
+                         "teacher_model_name_or_path (or cockpit.models.teacher_model)")
+        else:
+            _check_model_ref("teacher model", str(teacher))
     if "value_model" in spec.extra_models:
         if not (models.get("reward_model") or preset.trl.get("reward_model_path")):
-            raise CockpitError(f"{spec.name} needs a reward model — set cockpit.models.reward_model "
-                               "(a sequence-classification model); the value model defaults to it")
+            problems.add("cockpit.models.reward_model", f"{spec.name} needs a reward model — set "
+                         "cockpit.models.reward_model (a sequence-classification model); the value "
+                         "model defaults to it")
     if "reward_funcs" in spec.extra_models:
-        funcs = _reward_funcs(preset)
-        if not funcs and not preset.trl.get("reward_model_name_or_path") \
-                and not models.get("reward_model"):
-            raise CockpitError(f"{spec.name} needs rewards — set reward_funcs, cockpit.reward_funcs "
-                               f"({_BUILTIN_REWARDS_HINT}) or reward_model_name_or_path")
+        funcs: list[Any] = []
+        with problems.check("reward_funcs"):
+            funcs = _reward_funcs(preset)
+            if not funcs and not preset.trl.get("reward_model_name_or_path") \
+                    and not models.get("reward_model"):
+                raise CockpitError(f"{spec.name} needs rewards — set reward_funcs, "
+                                   f"cockpit.reward_funcs ({_BUILTIN_REWARDS_HINT}) or "
+                                   "reward_model_name_or_path")
         for fn in funcs:
             file_ref = reward_file_ref(str(fn))
             if file_ref is not None:
                 if not file_ref[0].is_file():
-                    raise CockpitError(f"reward function {fn}: no file {file_ref[0]} — give "
-                                       "path/file.py:function")
-                warnings.append(f"reward function code will run from {fn}")
+                    problems.add("reward_funcs", f"reward function {fn}: no file {file_ref[0]} — "
+                                 "give path/file.py:function")
+                else:
+                    warnings.append(f"reward function code will run from {fn}")
 
     from cockpit.core.launcher import check as check_launcher
 
-    check_launcher(preset.cockpit.get("launcher"))
+    with problems.check("cockpit.launcher"):
+        check_launcher(preset.cockpit.get("launcher"))
 
     # -- data ------------------------------------------------------------------------------
-    _check_data(preset, spec)
+    with problems.check("dataset_name"):
+        _check_data(preset, spec)
 
     # -- output ----------------------------------------------------------------------------
     out = preset.trl.get("output_dir")
-    if out:
+    if out and not resuming:
         out_path = Path(str(out)).expanduser()
         if list_checkpoints(out_path):
-            raise CockpitError(f"output_dir {out_path} already holds checkpoints — continue it with "
-                               "`cockpit resume RUN`, or pick a new output_dir")
+            problems.add("output_dir", f"output_dir {out_path} already holds checkpoints — "
+                         "continue it with `cockpit resume RUN`, or pick a new output_dir")
+    if problems.found:
+        raise ValidationError(problems.found)
     return Plan(preset=preset, spec=spec, warnings=warnings)
 
 

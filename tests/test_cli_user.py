@@ -1,0 +1,119 @@
+"""What users did through the CLI and tripped over (issue 8), each done again the same way.
+
+Real runs of the offline demo through the detached supervisor; nothing is mocked.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from cockpit.core import journal
+from cockpit.core.presets import load_preset
+from cockpit.core.runfolder import RunFolder
+from cockpit.core.validate import ValidationError, validate
+from conftest import cockpit_cmd, wait_for
+
+QUICK = ["--set", "eval_strategy=no", "--set", "cockpit.completions={}"]
+
+
+def cockpit(*args: str, columns: int | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
+    env = dict(os.environ)
+    if columns is not None:
+        env["COLUMNS"] = str(columns)
+    return subprocess.run(cockpit_cmd(*args), capture_output=True, text=True, timeout=timeout,
+                          stdin=subprocess.DEVNULL, env=env)
+
+
+def _records(run: RunFolder) -> list[journal.Record]:
+    return journal.read_all(run.events)[0]
+
+
+def _metric_steps(run: RunFolder) -> list[int]:
+    return [r.step for r in _records(run) if r.kind == journal.METRICS and not r.data.get("summary")]
+
+
+def _ends(run: RunFolder) -> list[journal.Record]:
+    return [r for r in _records(run) if r.kind == journal.RUN_ENDED]
+
+
+def _finished_run(runs: Path, max_steps: int) -> RunFolder:
+    proc = cockpit("run", "demo-sft", "--runs-dir", str(runs), "--wait", "--quiet",
+                   "--set", f"max_steps={max_steps}", "--set", "save_steps=2", *QUICK)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    return RunFolder(Path(proc.stdout.splitlines()[0]))
+
+
+def _stopped_run(runs: Path) -> tuple[RunFolder, int]:
+    """A run stopped with a checkpoint a few steps in, the way a user does it: `cockpit stop`."""
+    proc = cockpit("run", "demo-sft", "--runs-dir", str(runs), "--set", "max_steps=24",
+                   "--set", "save_steps=1000", *QUICK)
+    assert proc.returncode == 0, proc.stderr
+    run = RunFolder(Path(proc.stdout.strip()))
+    wait_for(lambda: len(_metric_steps(run)) >= 3)
+    stop = cockpit("stop", run.name, "--runs-dir", str(runs))
+    assert stop.returncode == 0, stop.stderr
+    end = wait_for(lambda: (_ends(run) or [None])[-1])
+    assert end.data["state"] == "stopped", end.data
+    wait_for(lambda: not run.read_status().live)
+    last = _metric_steps(run)[-1]
+    assert last < 24 and run.checkpoints()[-1].name == f"checkpoint-{last}"
+    return run, last
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory) -> RunFolder:
+    """One finished 4-step demo run (checkpoints 2 and 4), only read by the tests that use it."""
+    return _finished_run(tmp_path_factory.mktemp("finished") / "runs", 4)
+
+
+# -- 27: every validation problem at once ----------------------------------------------------
+
+THREE_TYPOS = """\
+trainer: grpo
+model_name_or_path: demo:models/tiny-lm
+dataset_name: demo:data/prompt_only
+learnign_rate: 1.0e-4
+num_generation: 4
+max_steps: 3
+cockpit:
+  descripton: three typos, one try
+  reward_funcs: [think_format_reward]
+"""
+
+
+def test_validation_reports_every_problem_at_once(tmp_path):
+    preset = tmp_path / "typos.yaml"
+    preset.write_text(THREE_TYPOS)
+    runs = tmp_path / "runs"
+    for extra in ([], ["--dry-run"]):
+        proc = cockpit("run", str(preset), "--runs-dir", str(runs), *extra)
+        assert proc.returncode == 2, proc.stderr
+        lines = proc.stderr.strip().splitlines()
+        assert "Traceback" not in proc.stderr
+        assert len(lines) == 3, lines
+        assert all(line.startswith("cockpit: ") for line in lines)
+        assert "'learnign_rate'" in lines[0] and "did you mean 'learning_rate'" in lines[0]
+        assert "'num_generation'" in lines[1] and "did you mean 'num_generations'" in lines[1]
+        assert "'cockpit.descripton'" in lines[2] and "did you mean 'cockpit.description'" in lines[2]
+        assert not runs.exists() or list(runs.iterdir()) == []
+
+
+def test_validation_problems_name_their_field(tmp_path, registry):
+    preset = tmp_path / "typos.yaml"
+    preset.write_text(THREE_TYPOS.replace("max_steps: 3", "max_steps: many"))
+    with pytest.raises(ValidationError) as info:
+        validate(load_preset(preset), registry)
+    fields = [p.field for p in info.value.problems]
+    assert fields == ["learnign_rate", "num_generation", "max_steps", "cockpit.descripton"]
+    assert str(info.value).splitlines() == [p.message for p in info.value.problems]
