@@ -77,6 +77,27 @@ def finished(tmp_path_factory) -> RunFolder:
     return _finished_run(tmp_path_factory.mktemp("finished") / "runs", 4)
 
 
+# -- 2: following a resumed run -----------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_watch_follows_a_resumed_run_to_the_end_of_its_newest_attempt(tmp_path):
+    runs = tmp_path / "runs"
+    run, last = _stopped_run(runs)
+    proc = cockpit("resume", run.name, "--runs-dir", str(runs))
+    assert proc.returncode == 0, proc.stderr
+
+    watch = cockpit("watch", run.name, "--runs-dir", str(runs))
+    assert watch.returncode == 0, watch.stdout[-2000:] + watch.stderr[-2000:]
+    # Only the newest attempt's end stops the watch: by then the run is over.
+    assert not run.read_status().live
+    lines = watch.stdout.rstrip().splitlines()
+    assert lines[-1].startswith("ended: finished"), lines[-5:]
+    ended = [line for line in lines if line.startswith("ended:")]
+    assert [e.split()[1] for e in ended] == ["stopped", "finished"]
+    assert f"step {last + 1}:" in watch.stdout and "step 24:" in watch.stdout
+
+
 # -- 27: every validation problem at once ----------------------------------------------------
 
 THREE_TYPOS = """\

@@ -87,15 +87,28 @@ def describe(rec: journal.Record, max_keys: int = 6) -> str | None:
 
 
 def watch(run: RunFolder, out: TextIO = sys.stdout, *, poll_s: float = 0.25,
-          follow: bool = True) -> str:
-    """Print the run from its first line until it ends; returns the final state."""
+          follow: bool = True, from_attempt: int = 1) -> str:
+    """Print the run until its newest attempt ends; returns that attempt's final state.
+
+    A resumed run's journal holds several attempts, each closed by a `run_ended` line; anything
+    after a `run_ended` belongs to the next attempt. The watch ends at a `run_ended` only when it
+    closes the attempt status.json counts as the current one, so a resumed run is followed to
+    its own end. Attempts before `from_attempt` are read (to count them) but not printed:
+    `cockpit resume --wait` shows the attempt it started.
+    """
     tailer = Tailer(run.events)
     last_progress = 0.0
-    final_state: str | None = None
+    ended: str | None = None  # the newest attempt in the journal ended so
+    ends_seen = 0
     idle_since = time.monotonic()
     while True:
         records = tailer.poll()
         for rec in records:
+            if rec.kind != journal.RUN_ENDED:
+                ended = None
+            if ends_seen + 1 < from_attempt:
+                ends_seen += rec.kind == journal.RUN_ENDED
+                continue
             if rec.kind == journal.PROGRESS:
                 now = time.monotonic()
                 if now - last_progress >= 5.0:
@@ -112,16 +125,19 @@ def watch(run: RunFolder, out: TextIO = sys.stdout, *, poll_s: float = 0.25,
             if line:
                 print(line, file=out, flush=True)
             if rec.kind == journal.RUN_ENDED:
-                final_state = str(rec.data.get("state"))
-        if final_state is not None:
-            return final_state
+                ends_seen += 1
+                ended = str(rec.data.get("state"))
         if records:
             idle_since = time.monotonic()
+        # status.json's attempt counter is raised by `resume` before the new supervisor starts,
+        # so an end line for an older attempt never reads as the end of the run.
+        if ended is not None and ends_seen >= run.read_status().attempt:
+            return ended
         state, reason = effective_state(run)
         if not follow:
             return state
         if state not in LIVE_STATES and time.monotonic() - idle_since > 2.0:
-            # Ended without a run_ended line (e.g. the supervisor itself was killed).
+            # The newest attempt ended without a run_ended line (its supervisor was killed).
             print(f"ended: {state} — {reason or 'no final journal line'}", file=out, flush=True)
             return state
         time.sleep(poll_s)
