@@ -71,7 +71,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
 
 
 def cmd_watch(args: argparse.Namespace) -> int:
-    from cockpit.core.launch import resolve_run
+    from cockpit.core.runs import resolve_run
     from cockpit.core.watch import watch
 
     run = resolve_run(args.run, _runs_dir(args))
@@ -130,7 +130,8 @@ def cmd_fields(args: argparse.Namespace) -> int:
 
 
 def cmd_stop(args: argparse.Namespace) -> int:
-    from cockpit.core.launch import resolve_run, stop
+    from cockpit.core.launch import stop
+    from cockpit.core.runs import resolve_run
 
     run = resolve_run(args.run, _runs_dir(args))
     if args.force:
@@ -143,7 +144,8 @@ def cmd_stop(args: argparse.Namespace) -> int:
 
 
 def cmd_resume(args: argparse.Namespace) -> int:
-    from cockpit.core.launch import resolve_run, resume
+    from cockpit.core.launch import resume
+    from cockpit.core.runs import resolve_run
 
     run = resume(resolve_run(args.run, _runs_dir(args)))
     print(run.path)
@@ -177,7 +179,7 @@ def cmd_tui(args: argparse.Namespace) -> int:
 
 
 def cmd_attach(args: argparse.Namespace) -> int:
-    from cockpit.core.launch import resolve_run
+    from cockpit.core.runs import resolve_run
     from cockpit.ui import run_app
 
     run = resolve_run(args.run, _runs_dir(args))
@@ -185,18 +187,21 @@ def cmd_attach(args: argparse.Namespace) -> int:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
+    from cockpit.core.runs import resolve_run_or_path
     from cockpit.core.sources import check_path
     from cockpit.ui import run_app
 
-    for p in args.paths:
+    paths = [resolve_run_or_path(p, _runs_dir(args)) for p in args.paths]
+    for p in paths:
         check_path(p)  # a missing or unusable path is one line here, before the UI opens
-    return run_app(mode="replay", paths=list(args.paths), runs_dir=str(_runs_dir(args)))
+    return run_app(mode="replay", paths=[str(p) for p in paths], runs_dir=str(_runs_dir(args)))
 
 
 def cmd_export(args: argparse.Namespace) -> int:
     from cockpit.core.export import export
+    from cockpit.core.runs import resolve_run_or_path
 
-    export(args.path, csv_out=args.csv, png_out=args.png)
+    export(resolve_run_or_path(args.path, _runs_dir(args)), csv_out=args.csv, png_out=args.png)
     return 0
 
 
@@ -281,13 +286,15 @@ def build_parser() -> argparse.ArgumentParser:
     a.set_defaults(func=cmd_attach)
 
     rp = sub.add_parser("replay", help="open trainer_state.json files, checkpoints, output dirs or runs")
-    rp.add_argument("paths", nargs="+")
+    rp.add_argument("paths", nargs="+", help="paths, or run names / name prefixes in the runs dir")
+    rp.add_argument("--runs-dir", dest="runs_dir", default=argparse.SUPPRESS)
     rp.set_defaults(func=cmd_replay)
 
     ex = sub.add_parser("export", help="metrics as CSV (and the default panels as PNG)")
-    ex.add_argument("path")
+    ex.add_argument("path", help="a path, or a run name / name prefix in the runs dir")
     ex.add_argument("--csv", help="CSV file to write")
     ex.add_argument("--png", help="PNG file to write")
+    ex.add_argument("--runs-dir", dest="runs_dir", default=argparse.SUPPRESS)
     ex.set_defaults(func=cmd_export)
 
     sv = sub.add_parser("serve", help="publish the TUI to a browser (localhost unless told)")

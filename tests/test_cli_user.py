@@ -98,6 +98,68 @@ def test_watch_follows_a_resumed_run_to_the_end_of_its_newest_attempt(tmp_path):
     assert f"step {last + 1}:" in watch.stdout and "step 24:" in watch.stdout
 
 
+# -- 5, 30: every command finds a run by name or prefix, and near misses get a suggestion ------
+
+
+@pytest.mark.slow
+def test_export_takes_a_run_name_and_a_name_prefix(finished, tmp_path):
+    runs = finished.path.parent
+    for ref in (finished.name, "demo-sft"):
+        out = tmp_path / f"{ref}.csv"
+        proc = cockpit("export", ref, "--runs-dir", str(runs), "--csv", str(out))
+        assert proc.returncode == 0, proc.stderr
+        with open(out, newline="") as fh:
+            rows = [r for r in csv.DictReader(fh) if r["kind"] == "train"]
+        assert [int(r["step"]) for r in rows] == [1, 2, 3, 4]
+
+
+def test_export_errors_speak_of_export_not_replay(tmp_path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    proc = cockpit("export", str(empty), "--csv", str(tmp_path / "o.csv"))
+    assert proc.returncode == 2 and str(empty) in proc.stderr
+    assert "replay" not in proc.stderr
+
+
+def _tmux_screen(command: list[str], until: str, limit: float = 60.0) -> str:
+    session = f"cockpit-cli-user-{os.getpid()}"
+    subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "140", "-y", "40",
+                    shlex.join(command) + "; sleep 600"], check=True)
+    try:
+        deadline = time.monotonic() + limit
+        screen = ""
+        while time.monotonic() < deadline:
+            time.sleep(0.5)
+            screen = subprocess.run(["tmux", "capture-pane", "-p", "-t", session],
+                                    capture_output=True, text=True).stdout
+            if until in screen or "Traceback" in screen:
+                break
+        return screen
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+def test_replay_takes_a_run_name(finished):
+    screen = _tmux_screen([sys.executable, "-m", "cockpit.cli", "--runs-dir",
+                           str(finished.path.parent), "replay", "demo-sft"], until="step 4/4")
+    assert "Traceback" not in screen and "no such" not in screen
+    assert "step 4/4" in screen and finished.name in screen, screen
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", [["watch"], ["stop"], ["resume"], ["attach"],
+                                     ["export", "--csv", "o.csv"], ["replay"]])
+def test_a_mistyped_run_name_gets_a_did_you_mean(finished, command):
+    runs = finished.path.parent
+    proc = cockpit(command[0], "demo-stf", *command[1:], "--runs-dir", str(runs))
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in proc.stderr
+    assert f"did you mean '{finished.name}'?" in lines[0]
+
+
 # -- 27: every validation problem at once ----------------------------------------------------
 
 THREE_TYPOS = """\

@@ -209,21 +209,3 @@ def resume(run: RunFolder) -> RunFolder:
     run.update_status(supervisor_pid=pid)
     return run
 
-
-def resolve_run(ref: str, runs_dir: Path) -> RunFolder:
-    """A run folder path, or a run's name (or unique name prefix) in the runs folder."""
-    p = Path(ref).expanduser()
-    if p.is_dir():
-        run = RunFolder(p)
-        if not run.exists():
-            raise CockpitError(f"{ref}: not a run folder (no run.yaml or events.jsonl)")
-        return run
-    if runs_dir.is_dir():
-        matches = sorted(c for c in runs_dir.iterdir() if c.is_dir() and c.name.startswith(ref))
-        exact = [c for c in matches if c.name == ref]
-        if exact or len(matches) == 1:
-            return RunFolder((exact or matches)[0])
-        if len(matches) > 1:
-            names = ", ".join(c.name for c in matches[:5])
-            raise CockpitError(f"{ref}: matches several runs ({names}) — give more of the name")
-    raise CockpitError(f"{ref}: no such run in {runs_dir} — `cockpit runs` lists them")

@@ -1,7 +1,10 @@
-"""One line per run for `cockpit runs` and the home screen, without reading whole journals."""
+"""Runs as the user names them: one line per run for `cockpit runs` and the home screen
+(without reading whole journals), and the one lookup of a run by path, name or name prefix
+that every command uses."""
 
 from __future__ import annotations
 
+import difflib
 import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -109,3 +112,74 @@ def run_summaries(runs_dir: Path) -> list[RunSummary]:
     rows = [summarize(r) for r in list_runs(runs_dir)]
     rows.sort(key=lambda r: (not r.live, -r.created))
     return rows
+
+
+# -- finding a run by what the user typed ---------------------------------------------------
+
+
+def resolve_run(ref: str, runs_dir: Path) -> RunFolder:
+    """A run folder path, or a run's name (or unique name prefix) in the runs folder.
+
+    Every command that takes a run goes through here, so they all accept the same things and a
+    near miss gets the same "did you mean".
+    """
+    p = Path(ref).expanduser()
+    if p.is_dir():
+        run = RunFolder(p)
+        if not run.exists():
+            raise CockpitError(f"{ref}: not a run folder (no run.yaml or events.jsonl)")
+        return run
+    found = _find_by_name(ref, runs_dir)
+    if found is None:
+        raise CockpitError(f"{ref}: no such run in {runs_dir} — "
+                           f"{_did_you_mean(ref, runs_dir) or '`cockpit runs` lists them'}")
+    return found
+
+
+def resolve_run_or_path(ref: str, runs_dir: Path) -> Path:
+    """For commands that also read files and folders outside the runs dir (replay, export): an
+    existing path as given, else the run of that name or prefix."""
+    p = Path(ref).expanduser()
+    if p.exists() or os.sep in ref or p.suffix in (".json", ".jsonl"):
+        return p  # a path: the source reader names what is wrong with it
+    found = _find_by_name(ref, runs_dir)
+    if found is None:
+        raise CockpitError(f"{ref}: no such file, folder or run in {runs_dir} — "
+                           f"{_did_you_mean(ref, runs_dir) or 'give a path, or a run name from `cockpit runs`'}")
+    return found.path
+
+
+def _run_names(runs_dir: Path) -> list[str]:
+    """Names of the run folders, newest first."""
+    return [r.name for r in list_runs(runs_dir)]
+
+
+def _find_by_name(ref: str, runs_dir: Path) -> RunFolder | None:
+    names = _run_names(runs_dir)
+    if ref in names:
+        return RunFolder(runs_dir / ref)
+    matches = [n for n in names if n.startswith(ref)] if ref else []
+    if len(matches) == 1:
+        return RunFolder(runs_dir / matches[0])
+    if len(matches) > 1:
+        shown = ", ".join(matches[:5]) + (", …" if len(matches) > 5 else "")
+        raise CockpitError(f"{ref}: matches {len(matches)} runs ({shown}) — give more of the name")
+    return None
+
+
+def _did_you_mean(ref: str, runs_dir: Path, n: int = 3) -> str:
+    """"did you mean 'x'?" naming the closest run names, or "".
+
+    Run names end in a timestamp, so a typo in the preset part is compared with the same
+    length of each name as well as with the whole name.
+    """
+    scored = []
+    for order, name in enumerate(_run_names(runs_dir)):
+        score = max(difflib.SequenceMatcher(None, ref, name).ratio(),
+                    difflib.SequenceMatcher(None, ref, name[:len(ref)]).ratio())
+        if score >= 0.75:
+            scored.append((-score, order, name))
+    close = [name for _, _, name in sorted(scored)[:n]]
+    if not close:
+        return ""
+    return "did you mean " + " or ".join(f"'{c}'" for c in close) + "?"

@@ -1,4 +1,4 @@
-"""What a user can point replay at, resolved to one readable source.
+"""What a user can point replay or export at, resolved to one readable source.
 
     cockpit replay runs/sft-20250101-120000     a run folder: its journal (events.jsonl),
                                                  its output/ when the journal has nothing
@@ -226,32 +226,32 @@ def check_path(path: str | os.PathLike[str]) -> Path:
     says it before the TUI starts, and the replay screen still parses only once."""
     p = Path(path).expanduser()
     if not p.exists():
-        raise CockpitError(f"{p}: no such file or folder — point replay at {_WHAT}")
+        raise CockpitError(f"{p}: no such file or folder — give {_WHAT}")
     if p.is_file():
         return p
     if not p.is_dir():
-        raise CockpitError(f"{p}: not a file or a folder — point replay at {_WHAT}")
+        raise CockpitError(f"{p}: not a file or a folder — give {_WHAT}")
     for d in (p, p / "output"):
         if (d / EVENTS).is_file() or (d / TRAINER_STATE).is_file() or \
                 any((c / TRAINER_STATE).is_file() for c in _checkpoints(d)):
             return p
     if _CKPT.match(p.name):
-        raise CockpitError(f"{p}: no {TRAINER_STATE} in this checkpoint — point replay at {_WHAT}")
+        raise CockpitError(f"{p}: no {TRAINER_STATE} in this checkpoint — give {_WHAT}")
     raise CockpitError(f"{p}: no {EVENTS}, {TRAINER_STATE} or checkpoint-N/{TRAINER_STATE} "
-                       f"here — point replay at {_WHAT}")
+                       f"here — give {_WHAT}")
 
 
 def open_source(path: str | os.PathLike[str]) -> Source:
     """Resolve what the user pointed replay at; `CockpitError` (one line) when nothing is usable."""
     p = Path(path).expanduser()
     if not p.exists():
-        raise CockpitError(f"{p}: no such file or folder — point replay at {_WHAT}")
+        raise CockpitError(f"{p}: no such file or folder — give {_WHAT}")
     if p.is_file():
         if p.suffix == ".jsonl":
             return _journal_source(p, kind=KIND_JOURNAL)
         return _state_source(p, kind=KIND_TRAINER_STATE)
     if not p.is_dir():
-        raise CockpitError(f"{p}: not a file or a folder — point replay at {_WHAT}")
+        raise CockpitError(f"{p}: not a file or a folder — give {_WHAT}")
 
     events = p / EVENTS
     if events.is_file():
@@ -267,7 +267,7 @@ def open_source(path: str | os.PathLike[str]) -> Source:
             found.kind = KIND_RUN_FOLDER
             return found
     raise CockpitError(f"{p}: no {EVENTS}, {TRAINER_STATE} or checkpoint-N/{TRAINER_STATE} "
-                       f"here — point replay at {_WHAT}")
+                       f"here — give {_WHAT}")
 
 
 def _read(p: Path) -> bytes:
@@ -276,7 +276,7 @@ def _read(p: Path) -> bytes:
     except PermissionError:
         raise CockpitError(f"{p}: permission denied — check the file's owner and mode") from None
     except IsADirectoryError:
-        raise CockpitError(f"{p}: is a folder — point replay at {_WHAT}") from None
+        raise CockpitError(f"{p}: is a folder — give {_WHAT}") from None
     except OSError as exc:
         raise CockpitError(f"{p}: could not be read ({exc.strerror or exc})") from None
 
@@ -365,7 +365,7 @@ def _journal_source(p: Path, *, kind: str) -> Source:
         if skipped:
             raise CockpitError(f"{p}: none of its {skipped} line(s) could be read"
                                + (" — written by a newer cockpit; upgrade cockpit" if newer else ""))
-        raise CockpitError(f"{p}: the journal is empty — nothing to replay yet")
+        raise CockpitError(f"{p}: the journal is empty — nothing was recorded yet")
     output = p.parent / "output"
     return Source(kind=kind, path=p, warnings=_journal_warnings(p, skipped, newer),
                   journal_records=records, skipped=skipped, newer_version=newer,
