@@ -152,7 +152,9 @@ def cmd_resume(args: argparse.Namespace) -> int:
     if args.wait:
         from cockpit.core.watch import watch
 
-        return 0 if watch(run) == "finished" else 1
+        # Follow the attempt just started, to its own end (the journal holds the earlier ones).
+        attempt = run.read_status().attempt
+        return 0 if watch(run, from_attempt=attempt) == "finished" else 1
     return 0
 
 
@@ -268,8 +270,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_stop)
 
     rm = sub.add_parser("resume", help="continue a run from its newest complete checkpoint")
-    rm.add_argument("run")
-    rm.add_argument("--wait", action="store_true")
+    rm.add_argument("run", help="run folder, name or name prefix")
+    rm.add_argument("--wait", action="store_true",
+                    help="follow the new attempt; exit 0 only if it finished")
     rm.add_argument("--runs-dir", dest="runs_dir", default=argparse.SUPPRESS)
     rm.set_defaults(func=cmd_resume)
 

@@ -77,7 +77,28 @@ def finished(tmp_path_factory) -> RunFolder:
     return _finished_run(tmp_path_factory.mktemp("finished") / "runs", 4)
 
 
-# -- 2: following a resumed run -----------------------------------------------------------
+# -- 2, 3: following a resumed run -----------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_resume_wait_follows_the_new_attempt_and_exits_0_when_it_finishes(tmp_path):
+    runs = tmp_path / "runs"
+    run, last = _stopped_run(runs)
+
+    started = time.monotonic()
+    proc = cockpit("resume", run.name, "--runs-dir", str(runs), "--wait")
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert time.monotonic() - started > 2  # it waited for the training, not the old outcome
+    # It followed the attempt it started, to that attempt's own end.
+    assert re.search(rf"resumed from \S*/checkpoint-{last}\b", proc.stdout), proc.stdout
+    assert proc.stdout.rstrip().splitlines()[-1].startswith("ended: finished")
+    assert "ended: stopped" not in proc.stdout
+    assert run.read_status().state == "finished" and run.read_status().attempt == 2
+    # The journal shows the steps continuing from the checkpoint to max_steps.
+    steps = _metric_steps(run)
+    resumed = steps[steps.index(last) + 1:]
+    assert resumed[0] == last + 1 and resumed[-1] == 24
+    assert [e.data["state"] for e in _ends(run)] == ["stopped", "finished"]
 
 
 @pytest.mark.slow
