@@ -147,7 +147,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
     from cockpit.core.launch import resume
     from cockpit.core.runs import resolve_run
 
-    run = resume(resolve_run(args.run, _runs_dir(args)))
+    run = resume(resolve_run(args.run, _runs_dir(args)), args.set or [])
     print(run.path)
     if args.wait:
         from cockpit.core.watch import watch
@@ -271,6 +271,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     rm = sub.add_parser("resume", help="continue a run from its newest complete checkpoint")
     rm.add_argument("run", help="run folder, name or name prefix")
+    rm.add_argument("--set", action="append", metavar="KEY=VALUE",
+                    help="change run.yaml first, e.g. --set max_steps=200 to train a finished run "
+                         "further")
     rm.add_argument("--wait", action="store_true",
                     help="follow the new attempt; exit 0 only if it finished")
     rm.add_argument("--runs-dir", dest="runs_dir", default=argparse.SUPPRESS)

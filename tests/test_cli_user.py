@@ -119,6 +119,37 @@ def test_watch_follows_a_resumed_run_to_the_end_of_its_newest_attempt(tmp_path):
     assert f"step {last + 1}:" in watch.stdout and "step 24:" in watch.stdout
 
 
+# -- 4: a finished run is not resumed past its end -------------------------------------------
+
+
+@pytest.mark.slow
+def test_resuming_a_finished_run_is_refused_and_starts_nothing(finished):
+    runs = finished.path.parent
+    before = finished.events.read_bytes(), finished.status_json.read_bytes()
+    proc = cockpit("resume", finished.name, "--runs-dir", str(runs))
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in proc.stderr
+    assert "already finished at step 4 of 4" in lines[0]
+    assert "--set max_steps=" in lines[0]  # the fix
+    time.sleep(1.0)  # anything launched would have written by now
+    assert (finished.events.read_bytes(), finished.status_json.read_bytes()) == before
+    assert [c.name for c in finished.checkpoints()] == ["checkpoint-2", "checkpoint-4"]
+
+
+@pytest.mark.slow
+def test_the_fix_for_a_finished_run_trains_it_further(tmp_path):
+    """`resume --set max_steps=N`, as the refusal says, continues from the last checkpoint."""
+    run = _finished_run(tmp_path / "runs", 4)
+    proc = cockpit("resume", run.name, "--runs-dir", str(run.path.parent), "--wait",
+                   "--set", "max_steps=6")
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert _metric_steps(run) == [1, 2, 3, 4, 5, 6]
+    assert "max_steps: 6" in run.run_yaml.read_text()
+    again = cockpit("resume", run.name, "--runs-dir", str(run.path.parent))
+    assert again.returncode == 2 and "already finished at step 6 of 6" in again.stderr
+
+
 # -- 5, 30: every command finds a run by name or prefix, and near misses get a suggestion ------
 
 

@@ -183,22 +183,62 @@ def newest_complete_checkpoint(output_dir: Path) -> Path | None:
     return None
 
 
-def resume(run: RunFolder) -> RunFolder:
+def _steps_done(output_dir: Path, ckpt: Path) -> tuple[int | None, int | None]:
+    """(global_step, max_steps) as far as training got: the trainer_state.json the end of
+    training leaves in output_dir, or the checkpoint's, whichever went further."""
+    best: tuple[int | None, int | None] = (None, None)
+    for state in (output_dir / "trainer_state.json", ckpt / "trainer_state.json"):
+        try:
+            obj = json.loads(state.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        step, total = obj.get("global_step"), obj.get("max_steps")
+        if isinstance(step, int) and (best[0] is None or step > best[0]):
+            best = (step, total if isinstance(total, int) else None)
+    return best
+
+
+def resume(run: RunFolder, overrides: list[str] | None = None) -> RunFolder:
+    """A new attempt from the newest complete checkpoint; `overrides` (`key=value`, as `--set`)
+    change run.yaml first, e.g. a higher max_steps to train a finished run further.
+
+    A run that already reached its max_steps is refused: resuming it would start a trainer
+    with nothing left to do (or one step past the end)."""
     status = run.read_status()
     if status.live:
         raise CockpitError(f"{run.name} is still {status.state} — stop it before resuming")
     import yaml
 
+    from cockpit.core.presets import apply_overrides, preset_from_dict, safe_load
+
     try:
-        cfg = yaml.safe_load(run.run_yaml.read_text(encoding="utf-8")) or {}
+        cfg = safe_load(run.run_yaml.read_text(encoding="utf-8")) or {}
     except (OSError, yaml.YAMLError) as exc:
         raise CockpitError(f"{run.run_yaml}: cannot read it ({exc}) — not a cockpit run folder?") \
             from None
-    output_dir = Path(str(cfg.get("output_dir") or run.output))
+    preset = preset_from_dict(cfg, source=run.run_yaml)
+    if overrides:
+        preset = apply_overrides(preset, overrides)
+        validate(preset, resuming=True)
+    output_dir = Path(str(preset.trl.get("output_dir") or run.output))
     ckpt = newest_complete_checkpoint(output_dir)
     if ckpt is None:
         raise CockpitError(f"{run.name}: no complete checkpoint in {output_dir} — nothing to resume "
                            "from; start a new run instead")
+    done, total = _steps_done(output_dir, ckpt)
+    max_steps = preset.trl.get("max_steps")
+    if isinstance(max_steps, int) and max_steps > 0:
+        total = max_steps
+    elif overrides and any(o.partition("=")[0].strip() in ("max_steps", "num_train_epochs")
+                           for o in overrides):
+        total = None  # a new length in epochs: the trainer works out the steps
+    if done is not None and total and done >= total:
+        raise CockpitError(f"{run.name}: already finished at step {done} of {total} — nothing to "
+                           f"resume; to train further, raise max_steps: cockpit resume {run.name} "
+                           f"--set max_steps={total * 2}")
+    if overrides:
+        run.run_yaml.write_text(preset.to_yaml(), encoding="utf-8")
+        run.trl_yaml.write_text(dump_yaml(trl_cli_config(preset.trl)), encoding="utf-8")
     for stale in ("stop_save", "stop_force"):
         run.clear_request(stale)
     trainer = json.loads((run.path / "trainer.json").read_text(encoding="utf-8"))
@@ -208,4 +248,3 @@ def resume(run: RunFolder) -> RunFolder:
     pid = start_supervisor(run, resume_from=ckpt)
     run.update_status(supervisor_pid=pid)
     return run
-
