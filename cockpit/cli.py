@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -16,6 +18,63 @@ def _runs_dir(args: argparse.Namespace) -> Path:
     from cockpit.core.paths import runs_dir
 
     return runs_dir(getattr(args, "runs_dir", None))
+
+
+def _width() -> int:
+    """The terminal's width (COLUMNS when set; 80 when there is no terminal)."""
+    return shutil.get_terminal_size().columns
+
+
+def clip(text: str, width: int) -> str:
+    """`text` on one line, cut to `width` with "…" — at the last word boundary (a space, or
+    the / and | between column names) that keeps at least a third of the room."""
+    text = " ".join(str(text).split())
+    if len(text) <= width:
+        return text
+    if width <= 1:
+        return "…"[:max(width, 0)]
+    cut = text[:width]  # the character at width-1 gives way to "…"; a boundary there is fine
+    at = max(cut.rfind(c) for c in " /|")
+    cut = cut[:at] if at >= width // 3 else cut[:width - 1]
+    return cut.rstrip(" ,;:-(/|") + "…"
+
+
+def table(rows: list[list[str]], width: int, *, caps: dict[int, int] | None = None,
+          shrink: tuple[int, ...] = (), keep: tuple[int, ...] = (0,),
+          last_min: int = 14) -> list[str]:
+    """Rows as aligned columns in `width`; the last column takes the room left, cut with "…".
+
+    When that room is under `last_min`, the columns in `shrink` give some up, first one first,
+    each down to its longest first word (a cut cell keeps one whole word). Cells of `keep`
+    columns (names the user types) are never cut: a longer one pushes the rest of its row on.
+    """
+    if not rows:
+        return []
+    cells = [[" ".join(str(c).split()) for c in r] for r in rows]
+    n = len(cells[0])
+    widths = [max(len(r[i]) for r in cells) for i in range(n - 1)]
+    for i, cap in (caps or {}).items():
+        widths[i] = min(widths[i], cap)
+
+    def room() -> int:
+        return width - sum(widths) - (n - 1)
+
+    for i in shrink:
+        if room() >= last_min:
+            break
+        first_word = max(len(re.split(r"[\s/|]", r[i])[0]) for r in cells)
+        floor = min(widths[i], max(12, first_word + 1))
+        widths[i] = max(floor, widths[i] - (last_min - room()))
+    lines = []
+    for r in cells:
+        parts, used = [], 0
+        for i, w in enumerate(widths):
+            text = r[i] if i in keep else clip(r[i], w)
+            parts.append(text.ljust(w))
+            used += max(w, len(text)) + 1
+        parts.append(clip(r[-1], max(1, width - used)))
+        lines.append(" ".join(parts).rstrip())
+    return lines
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -117,15 +176,81 @@ def cmd_fields(args: argparse.Namespace) -> int:
 
     reg = load_registry()
     spec = reg.get(args.trainer)
-    fields = reg.fields(spec.name)
+    if args.field:
+        return _show_field(spec, args.field, as_json=args.json)
+    fields = list(reg.fields(spec.name))
     if args.search:
-        q = args.search.lower()
-        fields = [f for f in fields if q in f.name.lower() or q in (f.help or "").lower()]
+        fields = search_fields(fields, args.search)
+        if not fields:
+            print(f"cockpit: no field matches {args.search!r} — try another word, or "
+                  f"`cockpit fields {spec.name}` for all of them", file=sys.stderr)
+            return 1
     if args.json:
         print(json.dumps([f.__dict__ for f in fields], indent=2, default=str))
         return 0
-    for f in fields:
-        print(f"{f.name:36} {str(f.type)[:20]:20} {str(f.default)[:16]:16} {(f.help or '')[:80]}")
+    rows = [[f.name, str(f.type), str(f.default), f.help or ""] for f in fields]
+    for line in table(rows, _width(), caps={0: 28, 1: 16, 2: 12}, shrink=(2, 1), last_min=30):
+        print(line)
+    return 0
+
+
+def search_fields(fields: list, query: str) -> list:
+    """Fields whose name or help mentions `query`: name matches first (the exact name, a whole
+    part of the name, its start, anywhere in it), then help texts where it is a word of its
+    own, earliest first, then help texts that merely contain it."""
+    q = query.lower().strip()
+    word = re.compile(rf"(?<![a-z0-9]){re.escape(q)}(?![a-z0-9])")
+    ranked = []
+    for order, f in enumerate(fields):
+        name, text = f.name.lower(), (f.help or "").lower()
+        if name == q:
+            rank = (0, 0)
+        elif q in name.split("_"):
+            rank = (1, 0)
+        elif name.startswith(q):
+            rank = (2, 0)
+        elif q in name:
+            rank = (3, 0)
+        elif (m := word.search(text)):
+            rank = (4, m.start())
+        elif q in text:
+            rank = (5, text.index(q))
+        else:
+            continue
+        ranked.append((rank, order, f))
+    return [f for _, _, f in sorted(ranked, key=lambda t: (t[0], t[1]))]
+
+
+def _show_field(spec, name: str, *, as_json: bool) -> int:
+    """One field in full: type, default, choices, where it comes from, and TRL's whole help."""
+    import textwrap
+
+    from cockpit.core.registry import suggest_key
+
+    groups = (spec.fields, spec.script_args, spec.model_config, spec.dataset_mixture)
+    field = next((f for group in groups for f in group if f.name == name), None)
+    if field is None:
+        close = suggest_key(spec, name)
+        hint = f"did you mean '{close}'? " if close else ""
+        from cockpit.core.errors import CockpitError
+
+        raise CockpitError(f"{spec.name} has no field '{name}' — {hint}`cockpit fields {spec.name} "
+                           f"--search WORD` finds one")
+    if as_json:
+        print(json.dumps(field.to_json(), indent=2, default=str))
+        return 0
+    width = max(40, _width())
+    print(field.name + (f"  ({field.group})" if field.group else ""))
+    print(f"  type:     {field.type}")
+    print(f"  default:  {field.default!r}" + ("  (computed)" if field.default_factory else ""))
+    if field.choices:
+        print(f"  choices:  {', '.join(str(c) for c in field.choices)}")
+    if field.required:
+        print("  required: yes")
+    print()
+    for para in (field.help or "(no help text)").split("\n\n"):
+        print(textwrap.fill(" ".join(para.split()), width=width - 2, initial_indent="  ",
+                            subsequent_indent="  "))
     return 0
 
 
@@ -256,7 +381,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     f = sub.add_parser("fields", help="the config keys a trainer takes, with TRL's help")
     f.add_argument("trainer")
-    f.add_argument("--search", help="filter by name or help text")
+    f.add_argument("field", nargs="?", help="show this one field in full (type, default, "
+                   "choices, TRL's whole help)")
+    f.add_argument("--search", help="filter by name or help text (name matches first)")
     f.add_argument("--json", action="store_true")
     f.set_defaults(func=cmd_fields)
 

@@ -252,3 +252,47 @@ def test_validation_problems_name_their_field(tmp_path, registry):
     fields = [p.field for p in info.value.problems]
     assert fields == ["learnign_rate", "num_generation", "max_steps", "cockpit.descripton"]
     assert str(info.value).splitlines() == [p.message for p in info.value.problems]
+
+
+# -- 28: fields --------------------------------------------------------------------------------
+
+
+def test_fields_use_the_terminal_width_and_mark_cuts(registry):
+    help_of = {f.name: f.help for f in registry.fields("grpo")}
+    for width in (100, 220):
+        proc = cockpit("fields", "grpo", columns=width)
+        assert proc.returncode == 0, proc.stderr
+        lines = proc.stdout.splitlines()
+        assert all(len(line) <= width for line in lines)
+        long_help = [line for line in lines if len(help_of[line.split()[0]]) > width]
+        assert long_help and all(line.endswith("…") for line in long_help)
+    # at 220 columns the help gets what is left of them, not a fixed 80
+    assert max(len(line) for line in lines) > 200
+
+
+def test_fields_search_ranks_names_before_help_text():
+    proc = cockpit("fields", "grpo", "--search", "kl", columns=200)
+    assert proc.returncode == 0, proc.stderr
+    names = [line.split()[0] for line in proc.stdout.splitlines()]
+    assert names.index("beta") < names.index("enable_jit_checkpoint")
+    in_name = [i for i, n in enumerate(names) if "kl" in n]
+    assert in_name == list(range(len(in_name)))  # every name match comes first
+
+
+def test_fields_search_without_matches_says_so_and_fails():
+    proc = cockpit("fields", "grpo", "--search", "zzzz")
+    assert proc.returncode == 1
+    assert proc.stdout == ""
+    assert "no field matches 'zzzz'" in proc.stderr
+
+
+def test_fields_of_one_field_shows_all_of_it(registry):
+    beta = next(f for f in registry.fields("grpo") if f.name == "beta")
+    proc = cockpit("fields", "grpo", "beta", columns=80)
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert out.splitlines()[0].startswith("beta")
+    assert re.search(r"type:\s+float", out) and re.search(rf"default:\s+{re.escape(repr(beta.default))}", out)
+    assert " ".join(beta.help.split()) in " ".join(out.split())  # the whole help, wrapped
+    miss = cockpit("fields", "grpo", "bta")
+    assert miss.returncode == 2 and "did you mean 'beta'" in miss.stderr
