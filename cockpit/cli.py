@@ -147,6 +147,7 @@ def cmd_trainers(args: argparse.Namespace) -> int:
         print(json.dumps([_spec_json(s) for s in specs], indent=2))
         return 0
     print(f"TRL {reg.trl_version}")
+    rows = []
     for s in specs:
         flags = []
         if s.experimental:
@@ -158,7 +159,10 @@ def cmd_trainers(args: argparse.Namespace) -> int:
         if not s.available:
             flags.append(s.missing_hint or "not available")
         data = " | ".join("/".join(f) for f in s.data_formats) or "?"
-        print(f"{s.name:20} {s.title[:34]:34} data: {data[:48]:48} {', '.join(flags)}")
+        rows.append([s.name, s.title, data, ", ".join(flags)])
+    for line in table([["name", "description", "data columns", "notes"], *rows], _width(),
+                      caps={0: 19, 2: 36}, shrink=(2, 1), last_min=18):
+        print(line)
     return 0
 
 

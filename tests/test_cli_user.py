@@ -296,3 +296,20 @@ def test_fields_of_one_field_shows_all_of_it(registry):
     assert " ".join(beta.help.split()) in " ".join(out.split())  # the whole help, wrapped
     miss = cockpit("fields", "grpo", "bta")
     assert miss.returncode == 2 and "did you mean 'beta'" in miss.stderr
+
+
+# -- 29: trainers ------------------------------------------------------------------------------
+
+
+def test_trainers_fit_the_terminal_and_cut_descriptions_at_a_word():
+    specs = json.loads(cockpit("trainers", "--all", "--json").stdout)
+    for width in (80, 120):
+        proc = cockpit("trainers", "--all", columns=width)
+        assert proc.returncode == 0, proc.stderr
+        lines = proc.stdout.splitlines()
+        assert all(len(line) <= width for line in lines), width
+        for spec in specs:
+            line = next(ln for ln in lines if ln.startswith(spec["name"] + " "))
+            title = spec["title"]
+            whole_words = [title] + [title[:i] + "…" for i, ch in enumerate(title) if ch == " "]
+            assert any(t in line for t in whole_words), (width, line)
