@@ -40,6 +40,13 @@ class CockpitApp(App):
         wanted = theme or DEFAULT_THEME
         self.theme = wanted if wanted in self.available_themes else "textual-dark"
 
+    def notify(self, message: str, *, title: str = "", severity: str = "information",
+               timeout: float | None = None, markup: bool = True) -> None:
+        """Always literal: notifications carry file names, run names and error text, and a `[`
+        in one read as markup would garble it or raise (widgets pass markup=True for us)."""
+        super().notify(message, title=title, severity=severity,  # type: ignore[arg-type]
+                       timeout=timeout, markup=False)
+
     def get_default_screen(self) -> Screen:
         return HomeScreen(self.runs_dir)
 

@@ -1,8 +1,19 @@
-"""Text from runs made safe to show: control characters visible, long text folded."""
+"""Text from runs made safe to show: control characters visible, long text folded, never markup.
+
+Model output, dataset rows, log lines, metric keys, file and run names and
+whatever a user typed are shown literally. Cockpit's own styling goes in a
+markup template and such text is filled in as `$name` variables (`markup`), or
+it is wrapped in `rich.text.Text` / `Content` before reaching a widget; it is
+never pasted into markup, escaped or not (`textual.markup.escape` leaves
+`\\` and `[$x]` to be read as markup, and a `\\` before a closing tag breaks
+the tag).
+"""
 
 from __future__ import annotations
 
 import re
+
+from textual.content import Content
 
 from cockpit.core.watch import fmt_value
 
@@ -29,3 +40,15 @@ def fold_tail(text: str, width: int) -> str:
     """Like `fold`, keeping the end (prompts share their start; their end is what differs)."""
     one = printable(text).replace("\r\n", "\n").replace("\n", "⏎ ")
     return one if len(one) <= width else "…" + one[-max(1, width - 1):]
+
+
+def markup(template: str, **values: object) -> Content:
+    """Cockpit's own `template` markup with each `$name` filled in literally by `values`
+    (control characters shown as `·`), e.g. `markup("[b]$name[/b]", name=run_name)`."""
+    return Content.from_markup(template, **{k: printable(str(v)) for k, v in values.items()})
+
+
+def literal(text: object) -> Content:
+    """Text shown exactly as it is (control characters as `·`), for widgets that would read a
+    plain string as markup."""
+    return Content(printable(str(text)))

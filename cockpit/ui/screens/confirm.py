@@ -5,9 +5,10 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.markup import escape
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
+
+from cockpit.ui.text import literal
 
 
 class ConfirmScreen(ModalScreen[bool]):
@@ -24,7 +25,7 @@ class ConfirmScreen(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
-            yield Static(escape(self.question), classes="dialog-question")
+            yield Static(literal(self.question), classes="dialog-question")
             with Horizontal(classes="dialog-buttons"):
                 yield Button(f"{self.yes_label} (y)", id="yes",
                              variant="error" if self.danger else "primary")

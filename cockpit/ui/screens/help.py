@@ -5,9 +5,11 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
-from textual.markup import escape
+from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Static
+
+from cockpit.ui.text import markup
 
 
 class HelpScreen(ModalScreen[None]):
@@ -20,11 +22,12 @@ class HelpScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         width = max((len(k) for k, _ in self.keys), default=4) + 2
-        lines = [f"[b $accent]{escape(k):<{width}}[/] {escape(d)}" for k, d in self.keys]
+        lines = [markup("[b $accent]$key[/] $what", key=f"{k:<{width}}", what=d) for k, d in self.keys]
         with Vertical(classes="dialog dialog-tall", id="help-dialog"):
-            yield Static(f"[b]{escape(self.title_text)}[/b] — keys", classes="dialog-question")
+            yield Static(markup("[b]$title[/b] — keys", title=self.title_text),
+                         classes="dialog-question")
             with VerticalScroll():
-                yield Static("\n".join(lines))
+                yield Static(Content("\n").join(lines))
             yield Static("[dim]Every action is also in the command palette (ctrl+p). "
                          "Escape closes.[/]")
 

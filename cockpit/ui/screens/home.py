@@ -8,13 +8,13 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.markup import escape
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
 from cockpit.core.errors import CockpitError
 from cockpit.ui.screens.path_prompt import PathPrompt
+from cockpit.ui.text import markup
 from cockpit.ui.widgets.home.preset_list import PresetList
 from cockpit.ui.widgets.home.runs_table import RunsTable
 
@@ -51,8 +51,8 @@ class HomeScreen(Screen):
         yield Header()
         with Horizontal(id="home-body"):
             with Vertical(id="home-runs"):
-                yield Static(f"[b]Runs[/b]  [dim]{escape(str(self.runs_dir))}[/]", classes="pane-title",
-                             id="runs-title")
+                yield Static(markup("[b]Runs[/b]  [dim]$dir[/]", dir=self.runs_dir),
+                             classes="pane-title", id="runs-title")
                 yield RunsTable(id="runs-table")
             with Vertical(id="home-presets"):
                 yield Static("[b]Presets[/b]  [dim]Enter launches[/]", classes="pane-title")
@@ -100,11 +100,11 @@ class HomeScreen(Screen):
         table = self.query_one(RunsTable)
         table.show(message.rows)
         live = sum(1 for r in message.rows if r.live)
-        self.query_one("#runs-title", Static).update(
-            f"[b]Runs[/b]  {len(message.rows)} ({live} live)  [dim]{escape(str(self.runs_dir))}"
-            "  · Enter opens[/]" if message.rows else
-            f"[b]Runs[/b]  [dim]none yet in {escape(str(self.runs_dir))} — pick a preset and "
-            "press Enter, or n for a new run[/]")
+        self.query_one("#runs-title", Static).update(markup(
+            f"[b]Runs[/b]  {len(message.rows)} ({live} live)  [dim]$dir  · Enter opens[/]"
+            if message.rows else
+            "[b]Runs[/b]  [dim]none yet in $dir — pick a preset and press Enter, or n for a "
+            "new run[/]", dir=self.runs_dir))
 
     def on_home_screen_presets_loaded(self, message: PresetsLoaded) -> None:
         self.query_one(PresetList).show(message.infos)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -26,9 +27,10 @@ class MetricPicker(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog dialog-tall"):
-            yield Static(f"{self.title_text} — {len(self.keys)} logged keys", classes="dialog-question")
+            yield Static(f"{self.title_text} — {len(self.keys)} logged keys", classes="dialog-question",
+                         markup=False)
             yield Input(placeholder="filter, e.g. reward mean", id="picker-filter")
-            yield OptionList(*[Option(k, id=k) for k in self.keys], id="picker-options")
+            yield OptionList(*[Option(Text(k), id=k) for k in self.keys], id="picker-options")
 
     def on_mount(self) -> None:
         self.query_one("#picker-filter", Input).focus()
@@ -40,7 +42,7 @@ class MetricPicker(ModalScreen[str | None]):
         words = event.value.lower().split()
         options = self.query_one(OptionList)
         options.clear_options()
-        options.add_options([Option(k, id=k) for k in self.keys
+        options.add_options([Option(Text(k), id=k) for k in self.keys
                              if all(w in k.lower() for w in words)])
         if options.option_count:
             options.highlighted = 0

@@ -25,7 +25,7 @@ class PathPrompt(ModalScreen[list[str] | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
-            yield Static(self.title_text, classes="dialog-question")
+            yield Static(self.title_text, classes="dialog-question", markup=False)
             yield Input(value=self.value, placeholder=self.placeholder, id="path-input")
             yield Static("[dim]Enter opens · several paths overlay · Escape cancels[/]")
 

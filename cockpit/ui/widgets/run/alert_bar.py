@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from textual.markup import escape
+from textual.content import Content
 from textual.widgets import Static
 
 from cockpit.ui.rundata import RunData
+from cockpit.ui.text import markup
 
 
 class AlertBar(Static):
@@ -28,11 +29,11 @@ class AlertBar(Static):
         self.set_class(alert.level == "warning", "-warning")
         self.set_class(alert.level == "information", "-info")
         icon = {"error": "✖", "warning": "⚠", "information": "●"}.get(alert.level, "●")
-        text = f"{icon} {escape(alert.message)}"
+        parts = [markup(f"{icon} $message", message=alert.message)]
         if alert.fix:
-            text += f"  [b]fix:[/b] {escape(alert.fix)}"
+            parts.append(markup("  [b]fix:[/b] $fix", fix=alert.fix))
         if warnings and alert is not warnings[-1]:
-            text += f"  [dim]({len(warnings)} warning(s) — see the alerts tab)[/]"
+            parts.append(markup(f"  [dim]({len(warnings)} warning(s) — see the alerts tab)[/]"))
         elif len(warnings) > 1:
-            text += f"  [dim](+{len(warnings) - 1} more in the alerts tab)[/]"
-        self.update(text)
+            parts.append(markup(f"  [dim](+{len(warnings) - 1} more in the alerts tab)[/]"))
+        self.update(Content.assemble(*parts))

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import time
 
-from textual.markup import escape
+from textual.content import Content
 from textual.widgets import Static
 
 from cockpit.ui.rundata import RunData
+from cockpit.ui.text import markup
 
 
 class AlertsList(Static):
@@ -18,14 +19,14 @@ class AlertsList(Static):
         if key == getattr(self, "_key", None):
             return
         self._key = key
-        notes = [f"[dim]• {escape(n)}[/]" for n in data.notes]
-        lines = []
+        notes = [markup("[dim]• $note[/]", note=n) for n in data.notes]
+        lines: list[Content] = []
         for a in data.alerts:
             style = {"error": "$error", "warning": "$warning"}.get(a.level, "$primary")
             when = time.strftime("%H:%M:%S", time.localtime(a.t)) if a.t else "--:--:--"
             step = f" @ step {a.step}" if a.step is not None else ""
-            line = f"[{style}]{when}{step}  {escape(a.message)}[/]"
+            line = markup(f"[{style}]{when}{step}  $message[/]", message=a.message)
             if a.fix:
-                line += f"\n    [b]fix:[/b] {escape(a.fix)}"
+                line += markup("\n    [b]fix:[/b] $fix", fix=a.fix)
             lines.append(line)
-        self.update("\n".join(notes + lines) or "no warnings")
+        self.update(Content("\n").join(notes + lines) if notes or lines else "no warnings")

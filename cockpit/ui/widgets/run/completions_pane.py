@@ -10,11 +10,11 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
-from textual.markup import escape
+from rich.text import Text
 from textual.widgets import DataTable, Static
 
 from cockpit.ui.rundata import RunData
-from cockpit.ui.text import fold, fold_tail, num, printable
+from cockpit.ui.text import fold, fold_tail, markup, num
 
 
 class CompletionsPane(Vertical):
@@ -62,19 +62,22 @@ class CompletionsPane(Vertical):
         reward_names = list(dict.fromkeys(n for r in rows for n in r["rewards"]))
         pos = steps.index(step) + 1
         follow = "following newest" if self.step is None else "[$warning]scrubbed[/] (End follows)"
-        title.update(f"[b]step {step}[/b]  {len(rows)} samples  ·  step {pos} of {len(steps)} held"
-                     f"  ·  {follow}  ·  [dim][ older · ] newer[/]")
+        title.update(markup(f"[b]step {step}[/b]  {len(rows)} samples  ·  step {pos} of "
+                            f"{len(steps)} held  ·  {follow}  ·  [dim]$keys[/]",
+                            keys="[ older · ] newer"))
         table.clear(columns=True)
         width = max(20, (self.size.width or 120) - 14 * (len(reward_names) + 1) - 8)
+        # Cells and labels are Text: a plain string would be read as Rich markup.
         table.add_column("prompt", width=max(12, width // 3))
         table.add_column("completion", width=max(16, width - width // 3))
         for name in reward_names:
-            table.add_column(name[:18])
+            table.add_column(Text(fold(name, 18)))
         table.add_column("advantage")
         for i, r in enumerate(rows):
-            cells = [fold_tail(r["prompt"], max(12, width // 3)), fold(r["completion"], 200)]
-            cells += [num(r["rewards"].get(n)) for n in reward_names]
-            cells.append(num(r["advantage"]))
+            cells = [Text(fold_tail(r["prompt"], max(12, width // 3))),
+                     Text(fold(r["completion"], 200))]
+            cells += [Text(num(r["rewards"].get(n))) for n in reward_names]
+            cells.append(Text(num(r["advantage"])))
             table.add_row(*cells, key=str(i))
         self._show_detail(0)
 
@@ -89,10 +92,11 @@ class CompletionsPane(Vertical):
             text.update("")
             return
         r = rows[index]
-        rewards = "  ".join(f"{escape(k)}={num(v)}" for k, v in r["rewards"].items())
-        text.update(f"[b]prompt[/b]\n{escape(printable(r['prompt']))}\n[b]completion[/b]\n"
-                    f"{escape(printable(r['completion']))}\n[dim]{rewards}  advantage="
-                    f"{num(r['advantage'])}  source={escape(r.get('source') or '-')}[/]")
+        rewards = "  ".join(f"{k}={num(v)}" for k, v in r["rewards"].items())
+        text.update(markup("[b]prompt[/b]\n$prompt\n[b]completion[/b]\n$completion\n"
+                           "[dim]$rewards  advantage=$advantage  source=$source[/]",
+                           prompt=r["prompt"], completion=r["completion"], rewards=rewards,
+                           advantage=num(r["advantage"]), source=r.get("source") or "-"))
 
     def action_scrub(self, delta: int) -> None:
         if self.data is None:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from rich.text import Text
 from textual.widgets import DataTable
 
 from cockpit.core import journal
 from cockpit.ui.rundata import RunData
-from cockpit.ui.text import num
+from cockpit.ui.text import num, printable
 
 
 class LogHistoryTable(DataTable):
@@ -34,7 +35,7 @@ class LogHistoryTable(DataTable):
             self.add_column("kind", key="kind")
             self.add_column("step", key="step")
             for c in columns:
-                self.add_column(c, key=c)
+                self.add_column(Text(printable(c)), key=c)  # a str label would be read as markup
             fresh = rows.rows()
         else:
             fresh = rows.rows()[-new:] if new else []
@@ -43,7 +44,7 @@ class LogHistoryTable(DataTable):
         at_end = self.cursor_row >= self.row_count - 1
         for rec in fresh:
             kind = "eval" if rec.kind == journal.EVAL else "train"
-            self.add_row(kind, str(rec.step), *[num(rec.data.get(c)) for c in columns],
+            self.add_row(kind, str(rec.step), *[Text(num(rec.data.get(c))) for c in columns],
                          key=str(self._next_key))
             self._next_key += 1
         while self.row_count > rows.capacity:

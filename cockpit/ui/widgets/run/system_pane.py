@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import time
 
-from textual.markup import escape
+from textual.content import Content
 from textual.widgets import Static
 
 from cockpit.core.watch import fmt_duration
 from cockpit.ui.rundata import RunData
-from cockpit.ui.text import num
+from cockpit.ui.text import markup, num
 
 _LABELS = {"cpu_percent": ("CPU", "%"), "rss_mb": ("RSS", " MB"), "processes": ("processes", ""),
            "ram_used_percent": ("RAM used", "%"), "ram_total_mb": ("RAM total", " MB")}
@@ -31,20 +31,20 @@ class SystemPane(Static):
                         "while the run is alive (replays of trainer_state.json have none)")
             return
         age = fmt_duration(time.time() - data.system_t) if data.system_t else "?"
-        lines = [f"[b]run processes[/b]  [dim](sampled {age} ago)[/]"]
+        lines = [markup(f"[b]run processes[/b]  [dim](sampled {age} ago)[/]")]
         for k, v in sys.items():
             if k == "gpus":
                 continue
             label, unit = _LABELS.get(k, (k, ""))
-            lines.append(f"  {escape(label):<14} {num(v)}{unit}")
+            lines.append(markup("  $line", line=f"{label:<14} {num(v)}{unit}"))  # keys are data
         gpus = sys.get("gpus")
         if isinstance(gpus, list) and gpus:
-            lines.append("[b]GPUs[/b]")
+            lines.append(markup("[b]GPUs[/b]"))
             for g in gpus:
                 if not isinstance(g, dict):
                     continue
                 parts = [f"{lab} {num(g.get(k))}{unit}" for k, lab, unit in _GPU if k in g]
-                lines.append(f"  GPU {g.get('index', '?')}: " + "  ".join(parts))
+                lines.append(markup("  $line", line=f"GPU {g.get('index', '?')}: " + "  ".join(parts)))
         else:
-            lines.append("[dim]no GPU figures (no GPU, or nvidia-ml-py not installed)[/]")
-        self.update("\n".join(lines))
+            lines.append(markup("[dim]no GPU figures (no GPU, or nvidia-ml-py not installed)[/]"))
+        self.update(Content("\n").join(lines))

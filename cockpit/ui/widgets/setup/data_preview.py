@@ -162,10 +162,10 @@ class DataPreview(Static):
             self.update(head)
             return
         table = Table(show_edge=False, expand=True, pad_edge=False, show_lines=False,
-                      title=f"first {len(report.rows)} rows of {Path(report.where).name}",
+                      title=Text(f"first {len(report.rows)} rows of {Path(report.where).name}"),
                       title_justify="left", title_style="dim")
         for col in report.columns:
-            table.add_column(col, overflow="fold", ratio=1)
+            table.add_column(Text(col), overflow="fold", ratio=1)  # a str header is markup
         for row in report.rows:
             table.add_row(*[Text(fold(_cell(row.get(c)), CELL_WIDTH)) for c in report.columns])
         from rich.console import Group

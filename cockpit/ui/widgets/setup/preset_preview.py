@@ -67,4 +67,5 @@ class CommandPreview(Static):
         if preset is None:
             self.update("")
             return
-        self.update("\n".join(command_lines(preset, cli_command, saved_as)))
+        # Literal: commands hold whatever was typed into the form.
+        self.update(Content("\n".join(command_lines(preset, cli_command, saved_as))))

@@ -11,6 +11,8 @@ from textual.screen import ModalScreen
 from textual.validation import Regex
 from textual.widgets import Input, Static
 
+from cockpit.ui.text import markup
+
 NAME_RE = r"[A-Za-z0-9][A-Za-z0-9._-]*"
 
 
@@ -41,7 +43,8 @@ class SavePresetPrompt(ModalScreen[str | None]):
                         validators=[Regex(NAME_RE + r"(\.ya?ml)?",
                                           failure_description="letters, digits, . _ - only")],
                         id="preset-name")
-            yield Static(f"[dim]into {self.folder} · Enter saves · Escape cancels[/]",
+            yield Static(markup("[dim]into $folder · Enter saves · Escape cancels[/]",
+                                folder=self.folder),
                          id="preset-name-hint")
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
