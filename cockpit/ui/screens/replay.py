@@ -2,18 +2,53 @@
 
 Each path is parsed in its own worker; a path that cannot be read becomes one
 notification naming it, and the other sources stay.
+
+A run folder (or its events.jsonl) whose run is still live is followed: its
+journal is tailed like the live screen does, so a compare of a training run
+keeps moving, and the header shows the run's state rather than "replay". Any
+other path inside a live run (its output dir, a checkpoint) is a snapshot of
+something still changing: a notification says so once.
 """
 
 from __future__ import annotations
 
+import time
+from pathlib import Path
+
 from textual import work
 from textual.binding import Binding
 from textual.message import Message
+from textual.worker import get_current_worker
 
 from cockpit.core.errors import CockpitError
+from cockpit.core.runfolder import LIVE_STATES, RunFolder
 from cockpit.ui.rundata import RunData, relabel
 from cockpit.ui.screens.path_prompt import PathPrompt
 from cockpit.ui.screens.run_view import RunView
+
+FOLLOW_POLL_S = 0.5
+STATUS_EVERY_S = 2.0
+
+
+def _live_run(path: str) -> tuple[RunFolder | None, bool]:
+    """(the live run a path belongs to, whether the path is that run's journal); (None, False)
+    when it belongs to no run, or to one that has ended."""
+    from cockpit.core.runs import effective_state
+
+    p = Path(path).absolute()
+    whole = p.is_dir() and (p / "events.jsonl").is_file() or p.name == "events.jsonl"
+    folder = p if p.is_dir() else p.parent
+    for candidate in (folder, *list(folder.parents)[:3]):
+        if (candidate / "status.json").is_file() and (candidate / "events.jsonl").is_file():
+            run = RunFolder(candidate)
+            try:
+                live = effective_state(run)[0] in LIVE_STATES
+            except (CockpitError, OSError):
+                return None, False
+            if not live:
+                return None, False
+            return run, whole and (p == candidate or p == candidate / "events.jsonl")
+    return None, False
 
 
 class ReplayScreen(RunView):
@@ -23,10 +58,24 @@ class ReplayScreen(RunView):
     ]
 
     class Loaded(Message):
-        def __init__(self, slot: int, data: RunData) -> None:
+        def __init__(self, slot: int, data: RunData, *, following: bool = False,
+                     snapshot_of: str | None = None) -> None:
             super().__init__()
             self.slot = slot
             self.data = data
+            self.following = following
+            """The source is a live run's journal, tailed from now on."""
+            self.snapshot_of = snapshot_of
+            """The live run this path is a fixed part of (a checkpoint, its output dir)."""
+
+    class Polled(Message):
+        """New journal lines of a followed source, and its state when that changed."""
+
+        def __init__(self, slot: int, records: list, state: str | None) -> None:
+            super().__init__()
+            self.slot = slot
+            self.records = records
+            self.state = state
 
     class Failed(Message):
         def __init__(self, path: str, message: str) -> None:
@@ -39,6 +88,8 @@ class ReplayScreen(RunView):
         self.paths: list[str] = []
         self._slots: list[RunData | None] = []
         self._detail_index = 0
+        self._live: dict[int, str] = {}
+        """Slots followed live, with the run's state (its last one once it ended)."""
         for p in paths:
             self._queue(p)
 
@@ -59,28 +110,80 @@ class ReplayScreen(RunView):
         return self.sources[self._detail_index % len(self.sources)]
 
     def header_state(self) -> str | None:
+        detail = self.detail
+        for slot, state in self._live.items():
+            if self._slots[slot] is detail:
+                return state
         return "replay"
 
     @work(thread=True, group="load", exit_on_error=False)
     def load(self, slot: int, path: str) -> None:
         from cockpit.ui.replay_loader import load_replay
+        from cockpit.ui.rundata import load_journal
 
         try:
             data = load_replay(path)
+            run, whole = _live_run(path)
+            if run is not None and whole:
+                # Read it again here, keeping the tailer where this read ended: lines written
+                # after the loader's pass must be neither lost nor counted twice.
+                fresh, tailer = load_journal(run.events, data.label)
+                fresh.name, fresh.notes = data.name, data.notes
+                self.post_message(self.Loaded(slot, fresh, following=True))
+                self._follow(slot, run, tailer)
+                return
         except CockpitError as exc:
             self.post_message(self.Failed(path, str(exc)))
             return
         except Exception as exc:  # noqa: BLE001 - an unexpected file must not take the app down
             self.post_message(self.Failed(path, f"{path}: cannot read it ({type(exc).__name__}: {exc})"))
             return
-        self.post_message(self.Loaded(slot, data))
+        self.post_message(self.Loaded(slot, data, snapshot_of=run.name if run else None))
+
+    def _follow(self, slot: int, run: RunFolder, tailer) -> None:
+        """Tail a live run's journal (in the load worker's thread) until it ends or the screen
+        goes; one message per poll that found something."""
+        from cockpit.core.runs import effective_state
+
+        worker = get_current_worker()
+        last_status = time.monotonic()
+        while not worker.is_cancelled:
+            time.sleep(FOLLOW_POLL_S)
+            records = tailer.poll()
+            state = None
+            if time.monotonic() - last_status >= STATUS_EVERY_S:
+                last_status = time.monotonic()
+                try:
+                    state = effective_state(run)[0]
+                except (CockpitError, OSError):
+                    state = None
+            if records or state is not None:
+                self.post_message(self.Polled(slot, records, state))
+            if state is not None and state not in LIVE_STATES:
+                return
 
     def on_replay_screen_loaded(self, message: Loaded) -> None:
         self._slots[message.slot] = message.data
         self.sources = [s for s in self._slots if s is not None]
         relabel(self.sources)
+        if message.following:
+            self._live[message.slot] = message.data.state or "running"
+            self.notify(f"{message.data.label} is still training: following it live")
+        elif message.snapshot_of:
+            self.notify(f"{message.data.label} is a snapshot: run {message.snapshot_of} is still "
+                        "training and this will not change. Add the run folder to follow it.",
+                        timeout=8)
         for note in message.data.notes:
             self.notify(f"{message.data.label}: {note}", severity="warning")
+        self.request_redraw()
+
+    def on_replay_screen_polled(self, message: Polled) -> None:
+        data = self._slots[message.slot]
+        if data is None:
+            return
+        data.apply(message.records)
+        if message.state is not None:
+            self._live[message.slot] = message.state  # an ended one keeps its final state
         self.request_redraw()
 
     def on_replay_screen_failed(self, message: Failed) -> None:

@@ -1,0 +1,46 @@
+"""What users ran into (issue 8), each done again the way they did it, through the TUI."""
+
+from __future__ import annotations
+
+import pytest
+
+from cockpit.core import journal
+from conftest import FIXTURES
+from test_ui_app import app_for, make_run, notifications, sft_records, wait_for
+
+pytestmark = pytest.mark.anyio
+SIZE = (120, 40)
+
+
+# -- compare of a live run ---------------------------------------------------------------------
+
+
+async def test_a_live_run_in_compare_keeps_updating_and_its_checkpoint_says_snapshot(tmp_path):
+    from cockpit.ui.screens.replay import ReplayScreen
+    from cockpit.ui.widgets.run.run_header import RunHeader
+
+    run = make_run(tmp_path / "runs", "training", sft_records(range(1, 11)), state="running")
+    checkpoint = run.output / "checkpoint-5"
+    checkpoint.mkdir(parents=True)
+    (checkpoint / "trainer_state.json").write_bytes(
+        (FIXTURES / "trl_sft_token_accuracy.json").read_bytes())
+    app = app_for(tmp_path, "replay", [str(run.path), str(checkpoint)])
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        assert isinstance(screen, ReplayScreen)
+        await wait_for(pilot, lambda: len(screen.sources) == 2, "both sources")
+        live = next(s for s in screen.sources if s.store.last_step == 10)
+        await wait_for(pilot, lambda: any("snapshot" in m and "checkpoint" in m
+                                          for m in notifications(app)), "the snapshot said")
+        header = screen.query_one(RunHeader)
+        await wait_for(pilot, lambda: "running" in str(header.render()), "the live state shown")
+
+        with journal.JournalWriter(run.events) as jw:  # the run goes on
+            jw.write_all(sft_records(range(11, 21))[2:])
+        await wait_for(pilot, lambda: live.store.last_step == 20, "new steps followed")
+
+        with journal.JournalWriter(run.events) as jw:
+            jw.write(journal.run_ended("finished", reason="training finished"))
+        from cockpit.core.runfolder import Status
+        run.write_status(Status(state="finished", name=run.name, trainer="sft"))
+        await wait_for(pilot, lambda: "finished" in str(header.render()), "its end shown")
