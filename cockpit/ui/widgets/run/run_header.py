@@ -16,7 +16,9 @@ _STATE_STYLE = {
     "stopped": "$warning", "failed": "$error", "killed": "$error", "replay": "$secondary",
 }
 SEP = " [dim]·[/] "
-"""Between facts: `trainer grpo · step 291/1500 · epoch 4.55` reads as three facts, not one."""
+"""Between facts: `trainer grpo · step 291/1500 · epoch 4.55` reads as three facts, not one.
+Values are bold and labels dim, so the space between them is a run of its own: a space that
+starts a run is lost by some renderers (SVG screenshots showed `trainergrpo`)."""
 BAR_MAX = 20
 BAR_MIN = 6
 
@@ -39,15 +41,15 @@ class RunHeader(Static):
         trainer = trainer or data.trainer
         line1 = SEP.join([
             f"[b]{escape(title or data.label)}[/b]",
-            f"[dim]trainer[/] {escape(trainer)}" if trainer else "[dim]unknown trainer[/]",
-            f"[dim]state[/] [{style}]{escape(state)}[/]",
-            f"[dim]phase[/] {escape(phase)}",
+            f"[dim]trainer[/] [b]{escape(trainer)}[/b]" if trainer else "[dim]unknown trainer[/]",
+            f"[dim]state[/] [b {style}]{escape(state)}[/]",
+            f"[dim]phase[/] [b]{escape(phase)}[/b]",
         ])
 
         facts: list[tuple[str, int]] = []  # (markup, plain width): the bar gets what is left
 
         def fact(label: str, value: str) -> None:
-            facts.append((f"[dim]{label}[/] {escape(value)}", len(label) + 1 + len(value)))
+            facts.append((f"[dim]{label}[/] [b]{escape(value)}[/b]", len(label) + 1 + len(value)))
 
         step = str(data.step) if data.step is not None else "-"
         fact("step", f"{step}/{data.max_steps or '?'}")
@@ -66,7 +68,7 @@ class RunHeader(Static):
             width = min(BAR_MAX, room - 6)
             filled = int(frac * width)
             parts[0] += (f" [$primary]{'█' * filled}[/][dim]{'░' * (width - filled)}[/]"
-                         f" {frac:.0%}")
+                         f" [b]{frac:.0%}[/b]")
         line2 = SEP.join(parts) + tail
         text = f"{line1}\n{line2}"
         if text != getattr(self, "_last_text", None):
