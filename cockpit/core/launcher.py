@@ -16,7 +16,7 @@ from typing import Any
 
 from cockpit.core.errors import CockpitError
 
-KINDS = ("python", "torchrun", "accelerate")
+KINDS = ("python", "torchrun", "accelerate", "slurm")
 
 
 def check(launcher: Any) -> dict[str, Any]:
@@ -25,10 +25,12 @@ def check(launcher: Any) -> dict[str, Any]:
         launcher = {}
     if not isinstance(launcher, dict):
         raise CockpitError("cockpit.launcher must be a mapping like {kind: accelerate, num_processes: 2}")
-    unknown = set(launcher) - {"kind", "num_processes", "config_file", "args"}
+    from cockpit.core import slurm
+
+    allowed = set(slurm.KEYS) if launcher.get("kind") == "slurm" else {"kind", "num_processes", "config_file", "args"}
+    unknown = set(launcher) - allowed
     if unknown:
-        raise CockpitError(f"cockpit.launcher.{sorted(unknown)[0]}: unknown key — use kind, "
-                           "num_processes, config_file or args")
+        raise CockpitError(f"cockpit.launcher.{sorted(unknown)[0]}: unknown key — use {', '.join(sorted(allowed))}")
     n = launcher.get("num_processes", 1)
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise CockpitError(f"cockpit.launcher.num_processes must be a whole number ≥ 1 (got {n!r})")
@@ -44,7 +46,20 @@ def check(launcher: Any) -> dict[str, Any]:
     extra = launcher.get("args") or []
     if not isinstance(extra, list) or not all(isinstance(a, (str, int, float)) for a in extra):
         raise CockpitError("cockpit.launcher.args must be a list of extra `accelerate launch` flags")
-    return {"kind": kind, "num_processes": n, "config_file": cfg, "args": [str(a) for a in extra]}
+    spec = {"kind": kind, "num_processes": n, "config_file": cfg, "args": [str(a) for a in extra]}
+    if kind == "slurm":
+        spec.update(slurm.check(launcher))
+    return spec
+
+
+def slurm_engine(spec: dict[str, Any]) -> str | None:
+    """How each Slurm node starts its processes: accelerate where it has GPUs to give them, torchrun
+    for several CPU processes or nodes, else one plain process."""
+    if spec["gpus_per_node"] and (spec["config_file"] or spec["num_processes"] > 1 or spec["nodes"] > 1):
+        return "accelerate"
+    if spec["num_processes"] > 1 or spec["nodes"] > 1:
+        return "torchrun"
+    return None
 
 
 def runner_argv(run_path: Path, launcher: dict[str, Any] | None,
@@ -52,6 +67,9 @@ def runner_argv(run_path: Path, launcher: dict[str, Any] | None,
     spec = check(launcher)
     tail = [str(run_path)] + (["--resume", str(resume_from)] if resume_from is not None else [])
     n = spec["num_processes"]
+    if spec["kind"] == "slurm":  # what each node's task runs; slurm.sbatch_script wraps it
+        runner = ["-m", "cockpit.runner", *tail]
+        return runner if slurm_engine(spec) else [sys.executable, *runner]
     if spec["kind"] == "python":
         return [sys.executable, "-m", "cockpit.runner", *tail]
     if spec["kind"] == "torchrun" or (not spec["config_file"] and _gpu_count() < n):

@@ -25,8 +25,8 @@ from typing import Any
 
 from cockpit.core.errors import CockpitError
 
-STATES = ("starting", "running", "stopping", "stopped", "finished", "failed", "killed")
-LIVE_STATES = frozenset({"starting", "running", "stopping"})
+STATES = ("starting", "queued", "running", "stopping", "stopped", "finished", "failed", "killed")
+LIVE_STATES = frozenset({"starting", "queued", "running", "stopping"})
 STATUS_VERSION = 1
 
 
@@ -77,6 +77,8 @@ class Status:
     fix: str | None = None
     attempt: int = 1
     host: str = ""
+    job_id: str | None = None
+    """The Slurm job of the current attempt (launcher kind slurm)."""
     v: int = STATUS_VERSION
 
     @property

@@ -22,8 +22,8 @@ from pathlib import Path
 from cockpit import hook
 from cockpit.core import diagnose, journal
 from cockpit.core.errors import CockpitError
-from cockpit.core.launcher import runner_argv
-from cockpit.core.runfolder import RunFolder, read_tail
+from cockpit.core import launcher, slurm
+from cockpit.core.runfolder import RunFolder, Status, read_tail
 from cockpit.core.runs import tail_records
 from cockpit.core.script import script_section
 
@@ -134,16 +134,20 @@ def supervise(run: RunFolder, resume_from: Path | None = None) -> int:
     script = script_section(run)
     env = _read_env(run)
     cwd = str(run.path)
-    if script is not None:  # script mode: the user's command, unchanged, where it was given
-        argv = [str(a) for a in script["command"]]
-        cwd = str(script.get("cwd") or cwd)
-        env = hook.child_env(run.path, env, resume_from)
-    else:
-        try:
-            argv = runner_argv(run.path, run.cockpit_section().get("launcher"), resume_from)
-        except CockpitError as exc:
-            return _finish(run, jw, status, "failed", None, None,
-                           diagnose.Diagnosis("config", str(exc), "fix cockpit.launcher in the preset"))
+    try:
+        spec = launcher.check(run.cockpit_section().get("launcher"))
+        if script is not None:  # script mode: the user's command, unchanged, where it was given
+            argv = [str(a) for a in script["command"]]
+            cwd = str(script.get("cwd") or cwd)
+            env = hook.child_env(run.path, env, resume_from)
+        else:
+            argv = launcher.runner_argv(run.path, spec, resume_from)
+    except CockpitError as exc:
+        return _finish(run, jw, status, "failed", None, None,
+                       diagnose.Diagnosis("config", str(exc), "fix cockpit.launcher in the preset"))
+    if spec["kind"] == "slurm":
+        return _supervise_slurm(run, jw, status, spec, argv, cwd, env,
+                                engine=None if script is not None else launcher.slurm_engine(spec))
     (run.control).mkdir(exist_ok=True)
     outcome_file = run.control / "outcome.json"
     try:
@@ -207,6 +211,74 @@ def supervise(run: RunFolder, resume_from: Path | None = None) -> int:
         tail = read_tail(run.stdout_log, 32_768)[0].decode("utf-8", errors="replace")
         diag = diagnose.explain(tail, fallback=f"the trainer exited with code {rc}", fix=f"see {run.stdout_log.name}")
     return _finish(run, jw, status, "failed", rc, None, diag)
+
+
+def _supervise_slurm(run: RunFolder, jw: journal.JournalWriter, status: Status, spec: dict, task: list[str],
+                     cwd: str, env: dict[str, str], *, engine: str | None) -> int:
+    """A Slurm attempt: write the job script, sbatch it, follow squeue until the job leaves the
+    queue, forward a force stop as scancel, and say how the job ended."""
+    missing = slurm.available()
+    if missing:
+        return _finish(run, jw, status, "failed", None, None,
+                       diagnose.Diagnosis("config", missing, "run cockpit on a Slurm login node"))
+    ours = {k: v for k, v in env.items() if k.startswith("COCKPIT_") or k in (
+        "PYTHONPATH", "PYTHONUNBUFFERED", "TOKENIZERS_PARALLELISM", "HF_HUB_DISABLE_PROGRESS_BARS")}
+    ours.update({str(k): str(v) for k, v in (run.cockpit_section().get("env") or {}).items()})
+    script_path = run.path / "slurm.sbatch"
+    script_path.write_text(slurm.sbatch_script(run_dir=run.path, chdir=Path(cwd), job_name=run.name,
+                                               launcher=spec, task=task, distributed=engine, env=ours),
+                           encoding="utf-8")
+    try:
+        job = slurm.submit(script_path)
+    except CockpitError as exc:
+        return _finish(run, jw, status, "failed", None, None,
+                       diagnose.Diagnosis("slurm", str(exc), "fix cockpit.launcher"))
+    status.job_id = job
+    status.state = "queued"
+    status.reason = "submitted"
+    run.write_status(status)
+    jw.write(journal.phase("starting", f"slurm job {job} submitted"))
+    cancelled = False
+    while True:
+        seen = slurm.queue_state(job)
+        if seen is None:
+            break
+        state, why = seen
+        want = "queued" if state in ("PENDING", "CONFIGURING", "REQUEUED", "SUSPENDED") else "running"
+        if status.state == "stopping" and want == "running":
+            want = "stopping"
+        if run.pending_request("stop_save") and want == "running":
+            want = "stopping"
+        reason = why if want == "queued" and why not in ("None", "") else None
+        if (want, reason) != (status.state, status.reason):
+            status.state, status.reason = want, reason
+            run.write_status(status)
+        if run.pending_request("stop_force") and not cancelled:
+            cancelled = True
+            slurm.cancel(job)
+        time.sleep(1.0)
+    end = slurm.job_end(job)
+    if cancelled or (end.state == "killed" and run.pending_request("stop_force")):
+        return _finish(run, jw, status, "killed", end.exit_code, None,
+                       diagnose.Diagnosis("stopped_by_user", f"stopped by request (scancel of job {job})",
+                                          "resume it with `cockpit resume RUN`"))
+    outcome = _read_outcome(run)
+    if end.state == "finished" and outcome.get("state") == "stopped":
+        return _finish(run, jw, status, "stopped", 0, None,
+                       diagnose.Diagnosis("stopped", outcome.get("reason") or "stopped and saved on request",
+                                          outcome.get("fix", "")))
+    if end.state == "failed" and outcome.get("reason"):
+        return _finish(run, jw, status, "failed", end.exit_code, None,
+                       diagnose.Diagnosis(outcome.get("code", "error"), outcome["reason"], outcome.get("fix", "")))
+    return _finish(run, jw, status, end.state, end.exit_code, None,
+                   diagnose.Diagnosis(end.state, end.reason, end.fix))
+
+
+def _read_outcome(run: RunFolder) -> dict:
+    try:
+        return json.loads((run.control / "outcome.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
 
 
 def _finish(run: RunFolder, jw: journal.JournalWriter, status, state: str, exit_code: int | None,

@@ -1,0 +1,130 @@
+"""Slurm, for real: a local one-node cluster (tests/slurm_cluster.py) runs a preset and a
+script-mode run through sbatch, and they read like local runs. The generated multi-node script is
+checked as text (one machine cannot host four nodes)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from slurm_cluster import LocalSlurm, why_not
+
+from cockpit.core import journal, slurm
+from cockpit.core.launch import launch, start_supervisor, stop
+from cockpit.core.launcher import check, runner_argv, slurm_engine
+from cockpit.core.presets import apply_overrides, load_preset
+from cockpit.core.runfolder import RunFolder
+from cockpit.core.script import prepare_script
+from conftest import REPO, wait_for
+
+PIPELINE = REPO / "tests" / "fixtures" / "scripts" / "pipeline.py"
+
+
+def test_the_script_for_four_nodes_starts_one_launcher_per_node_with_global_rank_variables():
+    spec = check({"kind": "slurm", "nodes": 4, "num_processes": 8, "gpus_per_node": 8, "partition": "gpu",
+                  "time": "12:00:00", "account": "proj", "sbatch": ["--qos=high", "#SBATCH --exclusive"],
+                  "setup": "module load cuda/12.4\nsource ~/venv/bin/activate"})
+    assert slurm_engine(spec) == "accelerate"
+    task = runner_argv(Path("/shared/runs/r1"), spec)
+    text = slurm.sbatch_script(run_dir=Path("/shared/runs/r1"), chdir=Path("/shared/runs/r1"), job_name="r1",
+                               launcher=spec, task=task, distributed="accelerate",
+                               env={"COCKPIT_RUN_DIR": "/shared/runs/r1"}, python="/venv/bin/python")
+    for line in ("#SBATCH --nodes=4", "#SBATCH --ntasks-per-node=1", "#SBATCH --gpus-per-node=8",
+                 "#SBATCH --partition=gpu", "#SBATCH --time=12:00:00", "#SBATCH --account=proj",
+                 "#SBATCH --qos=high", "#SBATCH --exclusive", "#SBATCH --output=/shared/runs/r1/stdout.log",
+                 "module load cuda/12.4", "export COCKPIT_RUN_DIR=/shared/runs/r1"):
+        assert line in text.splitlines(), line
+    assert 'COCKPIT_MAIN_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)' in text
+    srun = next(ln for ln in text.splitlines() if ln.startswith("srun "))
+    for part in ("--num_machines $SLURM_NNODES", "--machine_rank $SLURM_NODEID", "--main_process_ip $COCKPIT_MAIN_ADDR",
+                 "--main_process_port $COCKPIT_MAIN_PORT", "--num_processes $(( SLURM_NNODES * 8 ))",
+                 "-m cockpit.runner /shared/runs/r1"):
+        assert part in srun, part
+    # CPU nodes: torchrun with c10d rendezvous at the first node.
+    cpu = check({"kind": "slurm", "nodes": 4, "num_processes": 2})
+    assert slurm_engine(cpu) == "torchrun"
+    text = slurm.sbatch_script(run_dir=Path("/r"), chdir=Path("/r"), job_name="r", launcher=cpu,
+                               task=runner_argv(Path("/r"), cpu), distributed="torchrun", env={})
+    assert "--nnodes=$SLURM_NNODES --node_rank=$SLURM_NODEID --nproc_per_node=2" in text
+    assert "--rdzv_backend=c10d --rdzv_endpoint=$COCKPIT_MAIN_ADDR:$COCKPIT_MAIN_PORT" in text
+
+
+def test_bad_slurm_settings_are_all_named_at_once():
+    with pytest.raises(Exception) as err:
+        check({"kind": "slurm", "nodes": 0, "gpus_per_node": "eight", "sbatch": 3})
+    msg = str(err.value)
+    assert "nodes" in msg and "gpus_per_node" in msg and "sbatch" in msg
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    reason = why_not()
+    if reason:
+        pytest.skip(reason)
+    c = LocalSlurm.in_tmp()
+    c.start()
+    saved = {k: os.environ.get(k) for k in c.env}
+    os.environ.update(c.env)
+    yield c
+    c.stop()
+    for k, v in saved.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
+
+
+def _records(run: RunFolder) -> list[journal.Record]:
+    return journal.read_all(run.events)[0]
+
+
+def _ended(run: RunFolder) -> bool:
+    return run.read_status().state not in ("starting", "queued", "running", "stopping")
+
+
+@pytest.mark.slow
+def test_a_preset_on_slurm_goes_queued_running_finished_with_two_processes(cluster, runs_dir):
+    preset = apply_overrides(load_preset("demo-sft"), ["max_steps=4", "save_steps=2", "logging_steps=1"])
+    preset.cockpit["launcher"] = {"kind": "slurm", "num_processes": 2, "partition": "debug", "time": "00:10:00"}
+    run = launch(preset, runs_dir)
+    seen = set()
+
+    def progressed():
+        seen.add(run.read_status().state)
+        return _ended(run)
+
+    wait_for(progressed, timeout=400, every=0.1)
+    status = run.read_status()
+    assert status.state == "finished", (status, run.stdout_log.read_text()[-3000:])
+    assert status.job_id and (run.path / "slurm.sbatch").is_file()
+    assert "queued" in seen or "running" in seen
+    records = _records(run)
+    started = [r for r in records if r.kind == journal.RUN_STARTED]
+    assert len(started) == 1 and started[0].data["world_size"] == 2
+    assert [r.step for r in records if r.kind == journal.METRICS and not r.data.get("summary")] == [1, 2, 3, 4]
+    assert records[-1].kind == journal.RUN_ENDED and records[-1].data["state"] == "finished"
+
+
+@pytest.mark.slow
+def test_a_script_run_on_slurm_stops_and_saves(cluster, runs_dir, tmp_path):
+    from cockpit.core.demo import demo_dir
+    from cockpit.runner.assets import ensure_all
+
+    demo = ensure_all(demo_dir())
+    cmd = [sys.executable, str(PIPELINE), str(demo / "models" / "tiny-lm"), str(demo / "data"), "out",
+           "--stage", "sft", "--max-steps", "400", "--save-steps", "1000", "--sleep", "0.2"]
+    run = prepare_script(cmd, cwd=tmp_path, runs_dir=runs_dir)
+    run_yaml = run.run_yaml.read_text(encoding="utf-8")
+    run.run_yaml.write_text(run_yaml.replace("cockpit:\n", "cockpit:\n  launcher: {kind: slurm, partition: debug}\n"),
+                            encoding="utf-8")
+    start_supervisor(run)
+    wait_for(lambda: any(r.kind == journal.METRICS for r in _records(run)), timeout=300)
+    assert run.read_status().state == "running"
+    stop(run, save=True)
+    wait_for(lambda: _ended(run), timeout=300)
+    status = run.read_status()
+    assert status.state == "stopped", (status, run.stdout_log.read_text()[-2000:])
+    ckpts = sorted((tmp_path / "out").glob("checkpoint-*"))
+    assert ckpts and (ckpts[-1] / "trainer_state.json").is_file()
