@@ -345,3 +345,19 @@ async def test_home_shows_the_eta_of_live_runs_in_full(tmp_path, size):
         assert "2m03s" in live
         stopped = next(line for line in lines if "stopped" in line and "291/1500" in line)
         assert "50s" not in stopped
+
+
+async def test_header_words_stay_apart_in_a_screenshot(tmp_path):
+    """A text run that starts with a space loses it in SVG viewers ('trainergrpo'): no header
+    run may start with one."""
+    import re as _re
+
+    run = make_run(tmp_path / "runs", "shot", sft_records(range(1, 51)), state="running")
+    app = app_for(tmp_path, "live", [str(run.path)])
+    async with app.run_test(size=SMALL) as pilot:
+        await wait_for(pilot, lambda: "step 50/100" in " ".join(header_lines(app)), "header")
+        svg = app.export_screenshot()
+        runs = _re.findall(r'clip-path="url\(#terminal-[^)]*?line-[01]\)">([^<]*)</text>', svg)
+        words = [r for r in runs if r.strip("\xa0 &#160;\n")]
+        assert "trainer" in words and "step" in words
+        assert not [r for r in words if _re.match(r"&#160;\w", r)], words
