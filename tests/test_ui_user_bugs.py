@@ -44,3 +44,33 @@ async def test_a_live_run_in_compare_keeps_updating_and_its_checkpoint_says_snap
         from cockpit.core.runfolder import Status
         run.write_status(Status(state="finished", name=run.name, trainer="sft"))
         await wait_for(pilot, lambda: "finished" in str(header.render()), "its end shown")
+
+
+# -- log history after a resume ------------------------------------------------------------------
+
+
+async def test_log_history_after_a_resume_shows_each_step_once_and_marks_the_resume(tmp_path):
+    from cockpit.ui.widgets.run.log_history import LogHistoryTable
+
+    run = make_run(tmp_path / "runs", "resumed", sft_records(range(1, 8)), state="running")
+    app = app_for(tmp_path, "live", [str(run.path)])
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.screen.sources, "the run loaded")
+        await pilot.press("3")
+        table = app.screen.query_one(LogHistoryTable)
+        await wait_for(pilot, lambda: table.row_count == 7, "seven steps")
+
+        # Stopped at step 7, resumed from checkpoint-4 (steps 5-7 come again, with new values).
+        with journal.JournalWriter(run.events) as jw:
+            jw.write(journal.run_started("sft", max_steps=100,
+                                         resumed_from=str(run.output / "checkpoint-4")))
+            for s in range(5, 10):
+                jw.write(journal.metrics(s, {"loss": 100.0 + s}))
+        await wait_for(pilot, lambda: table.row_count == 10, "9 steps and the marker")
+
+        rows = [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
+        steps = [r[1] for r in rows]
+        assert steps == ["1", "2", "3", "4", "4", "5", "6", "7", "8", "9"]
+        assert rows[4][0] == "⟲ resumed from checkpoint-4"
+        loss = [c.key.value for c in table.columns.values()].index("loss")
+        assert [r[loss] for r in rows[5:8]] == ["105", "106", "107"]  # the newest values

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 from collections import deque
 from typing import Any, Iterable, Iterator, Literal, Mapping, Sequence
 
@@ -680,18 +681,71 @@ class CompletionsBuffer:
         return iter(list(self._rows))
 
 
+_CHECKPOINT_STEP = re.compile(r"checkpoint-(\d+)")
+
+
+def resumed_step(record: journal.Record) -> int | None:
+    """The step a run_started record resumed from (its checkpoint-N), or None."""
+    found = _CHECKPOINT_STEP.search(str(record.data.get("resumed_from") or ""))
+    return int(found.group(1)) if found else None
+
+
 class LogRows:
-    """The last `capacity` metrics and eval records, for the log history table."""
+    """The last `capacity` metrics and eval records, for the log history table: one row per step
+    and kind, the newest value winning (as the plots and the export have it).
+
+    A resume from checkpoint-N starts over at step N+1: rows past N from the attempt before are
+    dropped, and the run_started record that says so stays as a marker row (kind run_started)
+    where the new attempt begins. A step seen again without that record (a journal from an
+    older cockpit) still replaces the older rows from that step on.
+    """
 
     def __init__(self, capacity: int = 1000) -> None:
         self.capacity = capacity
         self._rows: deque[journal.Record] = deque(maxlen=capacity)
         self._columns: dict[str, None] = {}
+        self._last_step: dict[str, int] = {}
         self.version = 0
+        self.dropped = 0
+        """Goes up whenever rows were taken out (not only appended): a table must be rebuilt."""
+
+    @staticmethod
+    def _wanted(record: journal.Record) -> bool:
+        return record.kind in _SERIES_KINDS or (record.kind == journal.RUN_STARTED
+                                                and bool(record.data.get("resumed_from")))
+
+    @staticmethod
+    def _row_kind(record: journal.Record) -> str:
+        return "summary" if record.data.get("summary") else record.kind
+
+    def _drop(self, keep) -> None:
+        kept = [r for r in self._rows if keep(r)]
+        if len(kept) != len(self._rows):
+            self._rows = deque(kept, maxlen=self.capacity)
+            self.dropped += 1
+        self._last_step = {}
+        for r in self._rows:
+            if r.kind in _SERIES_KINDS and r.step is not None:
+                self._last_step[self._row_kind(r)] = r.step
 
     def add(self, record: journal.Record) -> bool:
-        if record.kind not in _SERIES_KINDS:
+        if not self._wanted(record):
             return False
+        if record.kind == journal.RUN_STARTED:
+            step = resumed_step(record)
+            if step is not None:
+                self._drop(lambda r: r.kind not in _SERIES_KINDS or r.step is None
+                           or r.step <= step)
+            self._rows.append(record)
+            self.version += 1
+            return True
+        kind = self._row_kind(record)
+        if record.step is not None:
+            last = self._last_step.get(kind)
+            if last is not None and record.step <= last:
+                self._drop(lambda r: self._row_kind(r) != kind or r.step is None
+                           or r.step < record.step)
+            self._last_step[kind] = record.step
         self._rows.append(record)
         for key in record.data:
             if key not in self._columns and key != "summary":
@@ -702,7 +756,7 @@ class LogRows:
     def add_many(self, records: Iterable[journal.Record]) -> int:
         records = list(records)
         # Only the last `capacity` of them can stay: skip the rest cheaply.
-        tail = [r for r in records if r.kind in _SERIES_KINDS][-self.capacity:]
+        tail = [r for r in records if self._wanted(r)][-self.capacity:]
         for record in tail:
             self.add(record)
         return len(tail)

@@ -1,22 +1,31 @@
-"""The log history: one row per metrics/eval record, appended as they come, bounded."""
+"""The log history: one row per step of metrics/eval records, appended as they come, bounded.
+
+A step logged again (after a resume from an older checkpoint) shows its newest value only, and
+a `resumed from checkpoint-N` row marks where the new attempt starts (`core.store.LogRows`).
+"""
 
 from __future__ import annotations
 
 from rich.text import Text
 from textual.widgets import DataTable
 
+from pathlib import PurePath
+
 from cockpit.core import journal
+from cockpit.core.store import resumed_step
 from cockpit.ui.rundata import RunData
 from cockpit.ui.text import num, printable
 
 
 class LogHistoryTable(DataTable):
-    """Rows are appended (never rebuilt) unless new columns appear; at most `LogRows.capacity`."""
+    """Rows are appended, rebuilt only when new columns appear or rows were dropped (a resume);
+    at most `LogRows.capacity`."""
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(cursor_type="row", zebra_stripes=True, id=id)
         self._source: int | None = None
         self._version = 0
+        self._dropped = 0
         self._columns_shown: list[str] = []
         self._next_key = 0
 
@@ -29,7 +38,7 @@ class LogHistoryTable(DataTable):
         columns = rows.columns()
         new = rows.version - self._version if self._source == id(data) else None
         if self._source != id(data) or columns != self._columns_shown or new is None \
-                or new > rows.capacity:
+                or new > rows.capacity or rows.dropped != self._dropped:
             self.clear(columns=True)
             self._columns_shown = columns
             self.add_column("kind", key="kind")
@@ -41,13 +50,25 @@ class LogHistoryTable(DataTable):
             fresh = rows.rows()[-new:] if new else []
         self._source = id(data)
         self._version = rows.version
+        self._dropped = rows.dropped
         at_end = self.cursor_row >= self.row_count - 1
         for rec in fresh:
-            kind = "eval" if rec.kind == journal.EVAL else "train"
-            self.add_row(kind, str(rec.step), *[Text(num(rec.data.get(c))) for c in columns],
-                         key=str(self._next_key))
+            if rec.kind == journal.RUN_STARTED:
+                self.add_row(*self._resume_cells(rec, len(columns)), key=str(self._next_key))
+            else:
+                kind = "eval" if rec.kind == journal.EVAL else "train"
+                self.add_row(kind, str(rec.step), *[Text(num(rec.data.get(c))) for c in columns],
+                             key=str(self._next_key))
             self._next_key += 1
         while self.row_count > rows.capacity:
             self.remove_row(self.ordered_rows[0].key)
         if at_end and self.row_count:
             self.move_cursor(row=self.row_count - 1)
+
+    @staticmethod
+    def _resume_cells(rec: journal.Record, n_columns: int) -> list[Text]:
+        step = resumed_step(rec)
+        where = PurePath(str(rec.data.get("resumed_from"))).name
+        cells = [Text(f"⟲ resumed from {printable(where)}", style="bold"),
+                 Text(str(step) if step is not None else "-", style="bold")]
+        return cells + [Text("") for _ in range(n_columns)]
