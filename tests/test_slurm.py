@@ -5,6 +5,7 @@ checked as text (one machine cannot host four nodes)."""
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -108,7 +109,7 @@ def test_a_preset_on_slurm_goes_queued_running_finished_with_two_processes(clust
 
 
 @pytest.mark.slow
-def test_a_script_run_on_slurm_stops_and_saves(cluster, runs_dir, tmp_path):
+def test_a_script_run_on_slurm_stops_and_saves_then_a_force_stop_leaves_nothing(cluster, runs_dir, tmp_path):
     from cockpit.core.demo import demo_dir
     from cockpit.runner.assets import ensure_all
 
@@ -128,3 +129,18 @@ def test_a_script_run_on_slurm_stops_and_saves(cluster, runs_dir, tmp_path):
     assert status.state == "stopped", (status, run.stdout_log.read_text()[-2000:])
     ckpts = sorted((tmp_path / "out").glob("checkpoint-*"))
     assert ckpts and (ckpts[-1] / "trainer_state.json").is_file()
+
+    # A second attempt, force-stopped with scancel: no process of the job is left.
+    from cockpit.core.launch import resume
+
+    resume(run)
+    wait_for(lambda: run.read_status().state == "running" and run.read_status().job_id != status.job_id,
+             timeout=120)
+    wait_for(lambda: sum(r.kind == journal.RUN_STARTED for r in _records(run)) == 2, timeout=300)
+    stop(run, save=False)
+    wait_for(lambda: _ended(run), timeout=120)
+    final = run.read_status()
+    assert final.state == "killed" and "scancel" in (final.reason or "")
+    assert slurm.queue_state(final.job_id) is None
+    leftover = subprocess.run(["pgrep", "-f", str(PIPELINE)], capture_output=True, text=True)
+    assert leftover.stdout.strip() == ""

@@ -207,6 +207,10 @@ def resume(run: RunFolder, overrides: list[str] | None = None) -> RunFolder:
     status = run.read_status()
     if status.live:
         raise CockpitError(f"{run.name} is still {status.state} — stop it before resuming")
+    from cockpit.core.script import script_section
+
+    if script_section(run) is not None:
+        return _resume_script(run, status, overrides)
     import yaml
 
     from cockpit.core.presets import apply_overrides, preset_from_dict, safe_load
@@ -239,12 +243,39 @@ def resume(run: RunFolder, overrides: list[str] | None = None) -> RunFolder:
     if overrides:
         run.run_yaml.write_text(preset.to_yaml(), encoding="utf-8")
         run.trl_yaml.write_text(dump_yaml(trl_cli_config(preset.trl)), encoding="utf-8")
-    for stale in ("stop_save", "stop_force"):
-        run.clear_request(stale)
     trainer = json.loads((run.path / "trainer.json").read_text(encoding="utf-8"))
     write_command(run, trainer.get("cli_command"), ckpt)
+    return _next_attempt(run, status, ckpt)
+
+
+def _next_attempt(run: RunFolder, status: Status, ckpt: Path) -> RunFolder:
+    for stale in ("stop_save", "stop_force"):
+        run.clear_request(stale)
     run.write_status(Status(state="starting", name=run.name, trainer=status.trainer,
                             attempt=status.attempt + 1, host=os.uname().nodename))
     pid = start_supervisor(run, resume_from=ckpt)
     run.update_status(supervisor_pid=pid)
     return run
+
+
+def _resume_script(run: RunFolder, status: Status, overrides: list[str] | None) -> RunFolder:
+    """Script mode: the same command again, in the same folder; the hook hands the newest complete
+    checkpoint of the output_dir the script's trainer reported to `Trainer.train`."""
+    from cockpit.core.script import script_output_dir, write_script_command
+
+    if overrides:
+        raise CockpitError(f"{run.name} is a script run: its settings are the script's — change the "
+                           "script or its config, then resume without --set")
+    output_dir = script_output_dir(run)
+    if output_dir is None:
+        raise CockpitError(f"{run.name}: its script never started training, so there is no checkpoint "
+                           "to resume from — run it again")
+    ckpt = newest_complete_checkpoint(output_dir)
+    if ckpt is None:
+        raise CockpitError(f"{run.name}: no complete checkpoint in {output_dir} — nothing to resume "
+                           "from; run the script again")
+    done, total = _steps_done(output_dir, ckpt)
+    if done is not None and total and done >= total:
+        raise CockpitError(f"{run.name}: already finished at step {done} of {total} — nothing to resume")
+    write_script_command(run, ckpt)
+    return _next_attempt(run, status, ckpt)

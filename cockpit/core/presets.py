@@ -111,8 +111,8 @@ def preset_from_dict(obj: Any, *, source: Path | None = None) -> Preset:
     obj = dict(obj)
     trainer = obj.pop("trainer", None)
     if not trainer or not isinstance(trainer, str):
-        raise CockpitError(f"{where}: no 'trainer:' key — add e.g. 'trainer: sft' "
-                           "(`cockpit trainers` lists them)")
+        raise CockpitError(f"{where}: no 'trainer:' key — name the trainer: `cockpit run sft {where}`, "
+                           f"`--trainer sft`, or add 'trainer: sft' (`cockpit trainers` lists them)")
     section = obj.pop("cockpit", None) or {}
     if not isinstance(section, dict):
         raise CockpitError(f"{where}: 'cockpit:' must be a mapping")
@@ -124,8 +124,9 @@ def preset_from_dict(obj: Any, *, source: Path | None = None) -> Preset:
                   source=source)
 
 
-def load_preset(path: str | os.PathLike[str]) -> Preset:
-    """Read a preset file, or a preset name from the shipped / user folders."""
+def load_preset(path: str | os.PathLike[str], *, trainer: str | None = None) -> Preset:
+    """Read a preset file, or a preset name from the shipped / user folders. `trainer` names the
+    trainer of a plain TRL CLI config (which has no `trainer:` key), or replaces the file's."""
     p = find_preset(path)
     try:
         raw = p.read_bytes()
@@ -139,6 +140,8 @@ def load_preset(path: str | os.PathLike[str]) -> Preset:
         where = f" line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         problem = getattr(exc, "problem", None) or "malformed YAML"
         raise CockpitError(f"{p}:{where}: {problem} — fix the YAML syntax") from None
+    if trainer and isinstance(obj, dict):
+        obj = {**obj, "trainer": trainer}
     return preset_from_dict(obj, source=p)
 
 

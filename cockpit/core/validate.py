@@ -24,6 +24,7 @@ from typing import Any
 from cockpit.core import datasets as ds
 from cockpit.core.errors import CockpitError
 from cockpit.core.presets import COCKPIT_KEYS, Preset, resolve_demo_refs, reward_file_ref, uses_demo_assets
+from cockpit.core.migrate import key_problems
 from cockpit.core.registry import Registry, TrainerSpec, known_config_keys, load_registry, suggest_key
 from cockpit.core.runfolder import list_checkpoints
 
@@ -157,18 +158,33 @@ def validate(preset: Preset, registry: Registry | None = None, *,
     for group in (spec.model_config, spec.script_args):
         for f in group:
             fields_by_name.setdefault(f.name, f)
+    renamed, _ = key_problems(preset.trl, known)
+    for problem in renamed:  # keys older TRL / transformers took: named with what they became
+        problems.add(problem.key, problem.message)
+    renamed_keys = {p.key for p in renamed}
+    project_only = []
     for key, value in preset.trl.items():
+        if key in renamed_keys:
+            continue
         if key not in known:
             close = suggest_key(spec, key)
-            hint = f" — did you mean '{close}'?" if close else \
-                f" — `cockpit fields {spec.name}` lists the keys {spec.config_class} takes"
-            problems.add(key, f"unknown config key '{key}' for {spec.name}{hint}")
+            if close:
+                problems.add(key, f"unknown config key '{key}' for {spec.name} — did you mean '{close}'?")
+            else:
+                project_only.append(key)
             continue
         f = fields_by_name.get(key)
         if f is not None:
             problem = _type_problem(key, f.type, value) or _check_choices(key, f.choices, value)
             if problem:
                 problems.add(key, f"{problem} — fix it in the preset or with --set {key}=...")
+    if project_only:
+        where = preset.source or "the config"
+        problems.add(project_only[0], f"unknown config key{'s' if len(project_only) > 1 else ''} "
+                     f"{', '.join(repr(k) for k in project_only)} for {spec.name} — not an option of "
+                     f"{spec.config_class}, the script arguments or the model config (`cockpit fields {spec.name}` "
+                     f"lists them); if this config belongs to a project's own script, run that script under "
+                     f"the cockpit: cockpit run -- python YOUR_SCRIPT.py --config {where}")
     for key in preset.cockpit:
         if key not in COCKPIT_KEYS:
             close = difflib.get_close_matches(str(key), COCKPIT_KEYS, n=1)
