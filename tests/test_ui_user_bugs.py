@@ -74,3 +74,61 @@ async def test_log_history_after_a_resume_shows_each_step_once_and_marks_the_res
         assert rows[4][0] == "⟲ resumed from checkpoint-4"
         loss = [c.key.value for c in table.columns.values()].index("loss")
         assert [r[loss] for r in rows[5:8]] == ["105", "106", "107"]  # the newest values
+
+
+# -- home: launching a preset, focus -------------------------------------------------------------
+
+
+async def test_a_fresh_runs_folder_focuses_the_presets(tmp_path):
+    from cockpit.ui.widgets.home.preset_list import PresetList
+
+    app = app_for(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.focused, PresetList), "the presets focused")
+        await pilot.pause(0.5)
+        assert isinstance(app.focused, PresetList)
+
+
+async def test_enter_on_a_preset_asks_first_with_the_command_and_focus_comes_back_to_the_runs(
+        tmp_path):
+    from cockpit.core import launch
+    from cockpit.core.runfolder import list_runs
+    from cockpit.ui.screens.confirm import ConfirmScreen
+    from cockpit.ui.screens.home import HomeScreen
+    from cockpit.ui.screens.live import LiveRunScreen
+    from cockpit.ui.widgets.home.preset_list import PresetList
+    from cockpit.ui.widgets.home.runs_table import RunsTable
+
+    runs = tmp_path / "runs"
+    app = app_for(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        presets = app.screen.query_one(PresetList)
+        await wait_for(pilot, lambda: presets.option_count and isinstance(app.focused, PresetList),
+                       "the presets listed and focused")
+        index = next(i for i in range(presets.option_count)
+                     if presets.get_option_at_index(i).id.endswith("demo-sft.yaml"))
+        presets.highlighted = index
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "a question first")
+        detail = str(app.screen.query_one("#confirm-detail").render())
+        assert "cockpit run" in detail and "demo-sft.yaml" in detail and str(runs) in detail
+        assert "max_steps: 120" in detail
+        await pilot.press("n")
+        await pilot.pause(0.3)
+        assert isinstance(app.screen, HomeScreen) and not list_runs(runs)  # nothing launched
+        assert isinstance(app.focused, PresetList)
+
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "asked again")
+        await pilot.press("y")
+        await wait_for(pilot, lambda: isinstance(app.screen, LiveRunScreen), "the run opens",
+                       limit=60)
+        run = app.screen.run
+        try:
+            await pilot.press("escape")
+            await wait_for(pilot, lambda: isinstance(app.screen, HomeScreen), "home again")
+            table = app.screen.query_one(RunsTable)
+            await wait_for(pilot, lambda: table.row_count == 1, "the run listed")
+            await wait_for(pilot, lambda: app.focused is table, "the runs list focused")
+        finally:
+            launch.stop(run, save=False, grace_s=2)

@@ -17,15 +17,20 @@ class ConfirmScreen(ModalScreen[bool]):
         Binding("n,escape", "answer(False)", "No", id="confirm.no"),
     ]
 
-    def __init__(self, question: str, *, yes: str = "Yes", danger: bool = False) -> None:
+    def __init__(self, question: str, *, yes: str = "Yes", danger: bool = False,
+                 detail: str = "") -> None:
         super().__init__()
         self.question = question
+        self.detail = detail
+        """Shown under the question as it is (e.g. the command that will run)."""
         self.yes_label = yes
         self.danger = danger
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
             yield Static(literal(self.question), classes="dialog-question")
+            if self.detail:
+                yield Static(literal(self.detail), classes="dialog-detail", id="confirm-detail")
             with Horizontal(classes="dialog-buttons"):
                 yield Button(f"{self.yes_label} (y)", id="yes",
                              variant="error" if self.danger else "primary")

@@ -9,10 +9,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
-from textual.screen import Screen
+from textual.screen import ModalScreen, Screen
 from textual.widgets import Footer, Header, Static
 
 from cockpit.core.errors import CockpitError
+from cockpit.ui.screens.confirm import ConfirmScreen
 from cockpit.ui.screens.path_prompt import PathPrompt
 from cockpit.ui.text import markup
 from cockpit.ui.widgets.home.preset_list import PresetList
@@ -43,9 +44,22 @@ class HomeScreen(Screen):
             super().__init__()
             self.infos = infos
 
+    class LaunchChecked(Message):
+        """A preset validated and ready: what would run, waiting for the user's yes."""
+
+        def __init__(self, plan: object, question: str, detail: str) -> None:
+            super().__init__()
+            self.plan = plan
+            self.question = question
+            self.detail = detail
+
     def __init__(self, runs_dir: Path) -> None:
         super().__init__()
         self.runs_dir = Path(runs_dir)
+        self._place_focus = True
+        """Put the focus where it helps once the runs are (re)loaded: the runs list when
+        there are runs, else the presets (a fresh folder's hint says pick a preset)."""
+        self._left_for_a_screen = False
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -64,14 +78,21 @@ class HomeScreen(Screen):
         self.action_refresh()
         self.load_presets()
         self.set_interval(REFRESH_S, self._tick)
-        self.query_one(RunsTable).focus()
+        self.query_one(RunsTable).focus()  # until the runs are read (then _place_focus)
 
     def _tick(self) -> None:
         # Under a live or replay screen the list is not seen: no need to read every run.
         if self.is_current:
             self.action_refresh()
 
+    def on_screen_suspend(self) -> None:
+        # A run, a replay or the setup form, not a question on top of home.
+        self._left_for_a_screen = not isinstance(self.app.screen, ModalScreen)
+
     def on_screen_resume(self) -> None:
+        if self._left_for_a_screen:
+            self._left_for_a_screen = False
+            self._place_focus = True
         self.action_refresh()
 
     # -- workers -------------------------------------------------------------------------------
@@ -99,6 +120,9 @@ class HomeScreen(Screen):
     def on_home_screen_runs_loaded(self, message: RunsLoaded) -> None:
         table = self.query_one(RunsTable)
         table.show(message.rows)
+        if self._place_focus:
+            self._place_focus = False
+            (table if message.rows else self.query_one(PresetList)).focus()
         live = sum(1 for r in message.rows if r.live)
         self.query_one("#runs-title", Static).update(markup(
             f"[b]Runs[/b]  {len(message.rows)} ({live} live)  [dim]$dir  · Enter opens[/]"
@@ -117,22 +141,52 @@ class HomeScreen(Screen):
 
     @on(PresetList.Chosen)
     def launch_preset(self, message: PresetList.Chosen) -> None:
-        self.notify(f"launching {message.info.name}…")
-        self._launch(str(message.info.path))
+        """Enter on a preset: check it, then ask once, showing what will run."""
+        self._check_launch(str(message.info.path))
 
-    @work(thread=True, group="launch", exit_on_error=False)
-    def _launch(self, preset_path: str) -> None:
-        from cockpit.core.launch import launch
+    @work(thread=True, exclusive=True, group="launch", exit_on_error=False)
+    def _check_launch(self, preset_path: str) -> None:
+        import shlex
+
         from cockpit.core.presets import load_preset
+        from cockpit.core.validate import validate
 
         try:
-            run = launch(load_preset(preset_path), self.runs_dir)
-        except CockpitError as exc:
-            self.app.call_from_thread(self.notify, str(exc), title="cannot launch",
+            plan = validate(load_preset(preset_path))
+        except (CockpitError, OSError) as exc:
+            message = str(exc) if isinstance(exc, CockpitError) else f"{preset_path}: {exc}"
+            self.app.call_from_thread(self.notify, message, title="cannot launch",
                                       severity="error", timeout=10)
             return
-        except OSError as exc:
-            self.app.call_from_thread(self.notify, f"{preset_path}: {exc}", title="cannot launch",
+        preset = plan.preset
+        settings = [f"{k}: {preset.trl[k]}" for k in ("model_name_or_path", "dataset_name",
+                                                       "max_steps", "num_train_epochs")
+                    if preset.trl.get(k) is not None]
+        lines = ["$ " + shlex.join(["cockpit", "run", preset_path, "--runs-dir",
+                                    str(self.runs_dir)])]
+        if plan.spec.cli_command:
+            lines.append(f"  (TRL's own: trl {plan.spec.cli_command} --config RUN/trl.yaml)")
+        lines += settings + [f"note: {w}" for w in plan.warnings]
+        question = f"Launch {preset.name} ({plan.spec.name}) in {self.runs_dir}?"
+        self.post_message(self.LaunchChecked(plan, question, "\n".join(lines)))
+
+    def on_home_screen_launch_checked(self, message: LaunchChecked) -> None:
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.notify(f"launching {message.plan.preset.name}…")  # type: ignore[attr-defined]
+                self._launch(message.plan)
+
+        self.app.push_screen(ConfirmScreen(message.question, yes="Launch", detail=message.detail),
+                             answered)
+
+    @work(thread=True, group="launch", exit_on_error=False)
+    def _launch(self, plan) -> None:
+        from cockpit.core.launch import launch_plan
+
+        try:
+            run = launch_plan(plan, self.runs_dir)
+        except (CockpitError, OSError) as exc:
+            self.app.call_from_thread(self.notify, str(exc), title="cannot launch",
                                       severity="error", timeout=10)
             return
         self.app.call_from_thread(self.app.open_live, str(run.path))  # type: ignore[attr-defined]
