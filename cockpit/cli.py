@@ -77,12 +77,68 @@ def table(rows: list[list[str]], width: int, *, caps: dict[int, int] | None = No
     return lines
 
 
+def _follow(run, args: argparse.Namespace) -> int:
+    print(run.path)
+    if not args.wait:
+        return 0
+    from cockpit.core.watch import watch
+
+    state = watch(run, sys.stderr if args.quiet else sys.stdout)
+    return 0 if state == "finished" else 1
+
+
+def cmd_run_script(args: argparse.Namespace) -> int:
+    """`cockpit run [--wait] [--name N] -- COMMAND...`: any training command, unchanged."""
+    import os
+
+    from cockpit.core import launch
+    from cockpit.core.script import prepare_script
+
+    if args.preset or args.set or args.trainer:
+        raise CockpitError("a script run takes its settings from the command after `--` — drop the "
+                           "preset, --set and --trainer, or drop the command")
+    env = {}
+    for item in args.env or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise CockpitError(f"--env {item!r}: expected KEY=VALUE")
+        env[key] = value
+    if args.dry_run:
+        import shlex
+
+        print(f"# in {os.getcwd()}\n{shlex.join(args.command)}")
+        return 0
+    run = prepare_script(args.command, cwd=Path.cwd(), runs_dir=_runs_dir(args), name=args.name, env=env)
+    launch.launch_prepared(run)
+    return _follow(run, args)
+
+
+def _trainer_and_config(args: argparse.Namespace) -> tuple[str, str | None]:
+    """`cockpit run PRESET`, `cockpit run sft recipe.yaml`, `--trainer sft`, `--set trainer=sft`."""
+    trainer = args.trainer
+    for item in args.set or []:
+        key, _, value = item.partition("=")
+        if key.strip() == "trainer":
+            trainer = value.strip()
+    if args.config:
+        if trainer and trainer != args.preset:
+            raise CockpitError(f"two trainers given: {args.preset} and {trainer} — name one")
+        return args.config, args.preset
+    if not args.preset:
+        raise CockpitError("nothing to run — give a preset (`cockpit run demo-sft`), a TRL config with its "
+                           "trainer (`cockpit run sft recipe.yaml`), or a command (`cockpit run -- python train.py`)")
+    return args.preset, trainer
+
+
 def cmd_run(args: argparse.Namespace) -> int:
+    if args.command:
+        return cmd_run_script(args)
     from cockpit.core import launch
     from cockpit.core.presets import apply_overrides, load_preset
     from cockpit.core.validate import validate
 
-    preset = apply_overrides(load_preset(args.preset), args.set or [])
+    ref, trainer = _trainer_and_config(args)
+    preset = apply_overrides(load_preset(ref, trainer=trainer), args.set or [])
     if args.dry_run:
         plan = validate(preset)
         from cockpit.core.presets import dump_yaml
@@ -101,13 +157,46 @@ def cmd_run(args: argparse.Namespace) -> int:
     for w in plan.warnings:
         print(f"cockpit: note: {w}", file=sys.stderr)
     run = launch.launch_plan(plan, _runs_dir(args), args.name)
-    print(run.path)
-    if not args.wait:
-        return 0
-    from cockpit.core.watch import watch
+    return _follow(run, args)
 
-    state = watch(run, sys.stderr if args.quiet else sys.stdout)
-    return 0 if state == "finished" else 1
+
+def cmd_migrate(args: argparse.Namespace) -> int:
+    """A corrected copy of a recipe config for the installed TRL, and what could not be mapped."""
+    from cockpit.core.migrate import migrate, script_mode_hint
+    from cockpit.core.presets import dump_yaml, find_preset, safe_load
+    from cockpit.core.registry import known_config_keys, load_registry
+
+    src = find_preset(args.file)
+    try:
+        obj = safe_load(src.read_text(encoding="utf-8-sig"))
+    except Exception as exc:  # noqa: BLE001 - one line, whatever the YAML error
+        raise CockpitError(f"{src}: cannot read it as YAML ({exc}) — fix the syntax") from None
+    if not isinstance(obj, dict):
+        raise CockpitError(f"{src}: not a mapping of keys to values")
+    trainer = args.trainer or obj.get("trainer")
+    if not trainer:
+        raise CockpitError(f"{src}: which trainer is it for? — cockpit migrate {args.file} --trainer sft")
+    spec = load_registry().get(str(trainer))
+    if spec is None:
+        raise CockpitError(f"trainer {trainer!r}: not in the installed TRL — `cockpit trainers` lists them")
+    out = Path(args.output) if args.output else src.with_name(src.stem + ".migrated.yaml")
+    m = migrate(obj, known_config_keys(spec))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    for name, text in m.files.items():
+        (out.parent / name).write_text(text, encoding="utf-8")
+    out.write_text(f"# {src.name}, migrated by cockpit for TRL's {spec.name} trainer\n" + dump_yaml(m.config),
+                   encoding="utf-8")
+    print(out)
+    for line in m.changed:
+        print(f"  changed: {line}")
+    for key, why in m.unmapped.items():
+        print(f"  not mapped: {key} — {why}")
+    project = [k for k, why in m.unmapped.items() if "." not in k]
+    if project:
+        print(f"These keys belong to a project's own script, not to TRL's {spec.name}: {', '.join(project)}.\n"
+              f"Run that script under the cockpit instead: {script_mode_hint(src)}")
+        return 1
+    return 0
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
@@ -355,8 +444,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--runs-dir", help="folder of runs (default: $COCKPIT_RUNS_DIR or ./runs)")
     sub = p.add_subparsers(dest="cmd")
 
-    r = sub.add_parser("run", help="launch a run from a preset (detached)")
-    r.add_argument("preset", help="a preset file, or a shipped/user preset name")
+    r = sub.add_parser("run", help="launch a run (detached): a preset, a TRL config, or -- ANY COMMAND",
+                       usage="cockpit run [options] PRESET | TRAINER CONFIG | -- COMMAND...")
+    r.add_argument("preset", nargs="?", help="a preset file or name; or a trainer name followed by a TRL config")
+    r.add_argument("config", nargs="?", help="a TRL CLI config (with a trainer name before it)")
+    r.add_argument("--trainer", help="the trainer of a TRL config that has no `trainer:` key")
+    r.add_argument("--env", action="append", metavar="KEY=VALUE", help="script mode: extra environment")
     r.add_argument("--set", action="append", metavar="KEY=VALUE",
                    help="override a key; dotted keys reach nested sections")
     r.add_argument("--runs-dir", dest="runs_dir", default=argparse.SUPPRESS)
@@ -365,6 +458,12 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--quiet", action="store_true", help="with --wait: progress to stderr")
     r.add_argument("--dry-run", action="store_true", help="print the resolved config and command")
     r.set_defaults(func=cmd_run)
+
+    mg = sub.add_parser("migrate", help="a copy of a recipe config for the installed TRL")
+    mg.add_argument("file")
+    mg.add_argument("-o", "--output", help="where to write (default: FILE.migrated.yaml beside it)")
+    mg.add_argument("--trainer", help="the trainer it is for, when the file has no `trainer:` key")
+    mg.set_defaults(func=cmd_migrate)
 
     rs = sub.add_parser("runs", help="list runs")
     rs.add_argument("--json", action="store_true")
@@ -444,7 +543,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    command: list[str] = []
+    if "run" in argv and "--" in argv[argv.index("run"):]:  # script mode: everything after -- is the command
+        cut = argv.index("--", argv.index("run"))
+        argv, command = argv[:cut], argv[cut + 1:]
+        if not command:
+            parser.error("nothing after `--` — e.g. cockpit run -- python train.py")
     args = parser.parse_args(argv)
+    if getattr(args, "cmd", None) == "run":
+        args.command = command
     func = getattr(args, "func", None) or cmd_tui
     try:
         return int(func(args) or 0)

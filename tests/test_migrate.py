@@ -58,6 +58,7 @@ def test_an_open_r1_recipe_names_its_project_only_keys(registry):
     known = known_config_keys(registry.get("grpo"))
     m = migrate(_load("openr1_grpo.yaml"), known)
     assert {"dataset_prompt_column", "system_prompt"} <= set(m.unmapped)
+    assert m.config["dataset_prompt_column"] == "problem"  # kept: the project's script reads it
     assert m.config["dtype"] == "bfloat16"
     assert "torch_dtype" not in m.config
 

@@ -164,3 +164,85 @@ def test_a_two_process_torchrun_script_has_exactly_one_journal_writer(tmp_path, 
     steps = [r.step for r in records if r.kind == journal.METRICS and not r.data.get("summary")]
     assert steps == [1, 2, 3]  # one writer: every step once
     assert [r.step for r in records if r.kind == journal.CHECKPOINT] == [3]
+
+
+# -- through the command line, as a user types it ------------------------------------------------
+
+def _cli(*args: str, cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess:
+    from conftest import cockpit_cmd
+
+    return subprocess.run(cockpit_cmd(*args), cwd=cwd, capture_output=True, text=True, timeout=timeout,
+                          stdin=subprocess.DEVNULL)
+
+
+def test_cockpit_run_dash_dash_launches_watches_stops_and_resumes_a_script(tmp_path, demo):
+    runs = tmp_path / "runs"
+    cmd = [sys.executable, str(PIPELINE), str(demo / "models" / "tiny-lm"), str(demo / "data"), "out",
+           "--stage", "sft", "--max-steps", "400", "--save-steps", "1000", "--sleep", "0.15"]
+    proc = _cli("run", "--runs-dir", str(runs), "--name", "mine", "--", *cmd, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    run = RunFolder(Path(proc.stdout.strip().splitlines()[0]))
+    assert run.name.startswith("mine-")
+    wait_for(lambda: sum(r.kind == journal.METRICS for r in _records(run)) >= 3, timeout=300)
+    listed = _cli("runs", "--runs-dir", str(runs), "--json", cwd=tmp_path)
+    assert '"sft"' in listed.stdout or "sft" in listed.stdout
+
+    assert _cli("stop", run.name, "--runs-dir", str(runs), cwd=tmp_path).returncode == 0
+    wait_for(lambda: run.read_status().state not in ("starting", "running", "stopping"), timeout=300)
+    assert run.read_status().state == "stopped"
+    stopped_at = max(r.step for r in _records(run) if r.kind == journal.METRICS)
+    assert (tmp_path / "out" / f"checkpoint-{stopped_at}").is_dir()
+
+    # Resume: the same command again; the step goes on from the checkpoint.
+    proc = _cli("resume", run.name, "--runs-dir", str(runs), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    wait_for(lambda: sum(r.kind == journal.RUN_STARTED for r in _records(run)) == 2, timeout=300)
+    wait_for(lambda: any(r.kind == journal.METRICS and r.step > stopped_at + 1 for r in _records(run)), timeout=300)
+    second = [r for r in _records(run) if r.kind == journal.RUN_STARTED][-1]
+    assert second.data["resumed_from"].endswith(f"checkpoint-{stopped_at}")
+    resumed_steps = [r.step for r in _records(run) if r.kind == journal.METRICS and r.t > second.t]
+    assert resumed_steps[0] == stopped_at + 1
+    assert _cli("stop", run.name, "--force", "--runs-dir", str(runs), cwd=tmp_path).returncode == 0
+    wait_for(lambda: not run.read_status().live, timeout=60)
+    assert run.read_status().state == "killed"
+
+
+def test_a_trl_cli_config_runs_with_its_trainer_named_on_the_command_line(tmp_path, demo):
+    config = tmp_path / "sft.yaml"
+    config.write_text(f"model_name_or_path: {demo / 'models' / 'tiny-lm'}\n"
+                      f"dataset_name: {demo / 'data' / 'prompt_completion'}\nmax_steps: 2\n", encoding="utf-8")
+    for args in (["sft", str(config)], [str(config), "--trainer", "sft"], [str(config), "--set", "trainer=sft"]):
+        proc = _cli("run", *args, "--dry-run", cwd=tmp_path)
+        assert proc.returncode == 0, (args, proc.stderr)
+        assert "trainer: sft" in proc.stdout
+    proc = _cli("run", str(config), "--dry-run", cwd=tmp_path)
+    assert proc.returncode == 2 and "cockpit run sft" in proc.stderr
+
+
+def test_a_recipe_config_names_every_problem_at_once_and_migrate_fixes_all_but_project_keys(tmp_path):
+    recipes = REPO / "tests" / "fixtures" / "recipes"
+    proc = _cli("run", "sft", str(recipes / "handbook_sft.yaml"), "--dry-run", cwd=tmp_path)
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    for key, fix in (("torch_dtype", "'dtype'"), ("max_seq_length", "'max_length'"),
+                     ("evaluation_strategy", "'eval_strategy'"), ("chat_template", "'chat_template_path'"),
+                     ("dataset_mixture", "'datasets'"), ("use_flash_attention_2", "'attn_implementation'")):
+        assert any(f"'{key}'" in ln and fix in ln for ln in lines), (key, lines)
+    assert all(ln.startswith("cockpit: ") for ln in lines)
+
+    out = tmp_path / "fixed" / "sft.yaml"
+    proc = _cli("migrate", str(recipes / "handbook_sft.yaml"), "--trainer", "sft", "-o", str(out), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert (out.parent / "chat_template.jinja").is_file()
+    proc = _cli("run", "sft", str(out), "--dry-run", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+
+    # open-r1's recipe: its project-only keys stay, are named, and the dry-run stops only at them.
+    out = tmp_path / "fixed" / "grpo.yaml"
+    proc = _cli("migrate", str(recipes / "openr1_grpo.yaml"), "--trainer", "grpo", "-o", str(out), cwd=tmp_path)
+    assert proc.returncode == 1 and "cockpit run -- " in proc.stdout
+    assert "dataset_prompt_column" in proc.stdout and "system_prompt" in proc.stdout
+    proc = _cli("run", "grpo", str(out), "--dry-run", cwd=tmp_path)
+    problems = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and len(problems) == 1, problems
+    assert "dataset_prompt_column" in problems[0] and "cockpit run -- " in problems[0]

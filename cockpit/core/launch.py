@@ -107,7 +107,11 @@ def launch(preset: Preset, runs_dir: Path, name: str | None = None) -> RunFolder
 
 
 def launch_plan(plan: Plan, runs_dir: Path, name: str | None = None) -> RunFolder:
-    run = prepare(plan, runs_dir, name)
+    return launch_prepared(prepare(plan, runs_dir, name))
+
+
+def launch_prepared(run: RunFolder) -> RunFolder:
+    """Start the supervisor of a prepared run folder (a preset's or a script's)."""
     pid = start_supervisor(run)
     run.update_status(supervisor_pid=pid)
     return run

@@ -7,7 +7,8 @@ schema knows its new name, so the table stays honest as TRL moves.
 
 `migrate` writes a corrected copy: renamed keys renamed, an inline `chat_template` moved to a file
 next to the copy (`chat_template_path`), alignment-handbook's `dataset_mixture` turned into TRL's
-own `datasets:` list; what it cannot map is named, with the script-mode line to use instead.
+own `datasets:` list; what it cannot map stays in the copy and is named, with the script-mode
+line to use instead.
 """
 
 from __future__ import annotations
@@ -30,17 +31,17 @@ class Renamed:
 
 RENAMED: dict[str, Renamed] = {
     "torch_dtype": Renamed("dtype", "transformers 5 renamed it"),
-    "max_seq_length": Renamed("max_length", "TRL renamed it (SFTConfig)"),
+    "max_seq_length": Renamed("max_length", "TRL renamed it"),
     "evaluation_strategy": Renamed("eval_strategy", "transformers renamed it"),
     "use_flash_attention_2": Renamed("attn_implementation", "transformers replaced it",
                                      values=((True, "flash_attention_2"), (False, None))),
-    "warmup_ratio": Renamed("warmup_steps", "transformers 5 folded it into warmup_steps (a float below 1 is a ratio)"),
+    "warmup_ratio": Renamed("warmup_steps", "transformers 5 folded it into warmup_steps, where a float below 1 is a ratio"),
     "no_cuda": Renamed("use_cpu", "transformers renamed it"),
     "per_gpu_train_batch_size": Renamed("per_device_train_batch_size", "transformers renamed it"),
     "per_gpu_eval_batch_size": Renamed("per_device_eval_batch_size", "transformers renamed it"),
     "push_to_hub_token": Renamed("hub_token", "transformers renamed it"),
-    "chat_template": Renamed("chat_template_path", "TRL takes a template file (or a tokenizer that has one)"),
-    "dataset_mixture": Renamed("datasets", "TRL has its own dataset mixture (`datasets:` list)"),
+    "chat_template": Renamed("chat_template_path", "TRL reads the template from a file"),
+    "dataset_mixture": Renamed("datasets", "TRL has its own dataset mixture, a `datasets:` list"),
     "overwrite_output_dir": Renamed(None, "transformers 5 removed it; cockpit refuses an output_dir that "
                                           "already holds checkpoints, so pick a fresh one or resume"),
     "logging_dir": Renamed(None, "transformers 5 removed it; trackers log under output_dir"),
@@ -71,11 +72,11 @@ def key_problems(keys: Iterable[str], known: set[str]) -> tuple[list[KeyProblem]
         if entry is None or (entry.new is not None and entry.new not in known):
             rest.append(key)
         elif entry.new is None:
-            problems.append(KeyProblem(key, f"'{key}' was removed ({entry.why}) — delete it; "
-                                            "`cockpit migrate FILE` writes a corrected copy"))
+            problems.append(KeyProblem(key, f"'{key}' is gone: {entry.why} — delete it "
+                                            "(`cockpit migrate FILE` writes a corrected copy)"))
         else:
-            problems.append(KeyProblem(key, f"'{key}' is now '{entry.new}' ({entry.why}) — rename it; "
-                                            "`cockpit migrate FILE` writes a corrected copy"))
+            problems.append(KeyProblem(key, f"'{key}' is now '{entry.new}': {entry.why} — rename it "
+                                            "(`cockpit migrate FILE` writes a corrected copy)"))
     return problems, rest
 
 
@@ -134,7 +135,8 @@ def migrate(config: dict[str, Any], known: set[str], *, template_name: str = "ch
             continue
         entry = RENAMED.get(key)
         if entry is None or (entry.new is not None and entry.new not in known):
-            m.unmapped[key] = "not a key of the installed TRL or transformers"
+            m.unmapped[key] = "not a key of the installed TRL or transformers (kept in the copy)"
+            m.config[key] = value  # the project's own script may need it
             continue
         if entry.new is None:
             m.changed.append(f"removed {key} ({entry.why})")

@@ -295,8 +295,8 @@ def _reward_funcs(preset: Preset) -> list[Any]:
 
 def _check_data(preset: Preset, spec: TrainerSpec) -> None:
     name = preset.trl.get("dataset_name")
-    if preset.trl.get("datasets"):
-        return  # TRL's dataset mixture: checked by TRL itself in the runner
+    if preset.trl.get("datasets") or preset.trl.get("dataset_mixture"):
+        return  # TRL's dataset mixture: checked by TRL itself in the runner (an old one is named above)
     if not name:
         raise CockpitError("no data: set dataset_name (a hub id, a local folder or a "
                            ".jsonl/.json/.parquet/.csv file)")
