@@ -132,3 +132,76 @@ async def test_enter_on_a_preset_asks_first_with_the_command_and_focus_comes_bac
             await wait_for(pilot, lambda: app.focused is table, "the runs list focused")
         finally:
             launch.stop(run, save=False, grace_s=2)
+
+
+# -- run view keys: tabs and completions wherever the focus is ---------------------------------
+
+
+def _completions_run(tmp_path):
+    records = sft_records(range(1, 8))
+    for step in (2, 4, 6):
+        records.append(journal.completions(step, [
+            {"prompt": f"prompt {step}.{i}", "completion": f"completion {step}.{i}",
+             "rewards": {}, "advantage": None} for i in range(3)], source="generate"))
+    return make_run(tmp_path / "runs", "samples", records)
+
+
+def _footer_keys(app) -> list[str]:
+    from textual.widgets import Footer
+
+    return [k.description for k in app.screen.query_one(Footer).query("FooterKey")]
+
+
+async def test_digit_keys_switch_tabs_from_the_completions_table_and_its_detail(tmp_path):
+    from textual.widgets import TabbedContent
+
+    app = app_for(tmp_path, "live", [str(_completions_run(tmp_path).path)])
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.screen.sources, "the run loaded")
+        tabs = app.screen.query_one(TabbedContent)
+        for focus_id in ("completions-table", "completions-detail"):
+            await pilot.press("2")
+            await wait_for(pilot, lambda: tabs.active == "completions", "completions tab")
+            app.screen.query_one(f"#{focus_id}").focus()
+            await pilot.pause()
+            for digit, tab in (("3", "history"), ("2", "completions"), ("6", "alerts"),
+                               ("2", "completions"), ("1", "plots")):
+                if tab == "completions":
+                    app.screen.query_one(f"#{focus_id}").focus()
+                    await pilot.pause()
+                await pilot.press(digit)
+                await wait_for(pilot, lambda: tabs.active == tab, f"{digit} shows {tab}")
+                await pilot.pause(0.2)
+                assert tabs.active == tab  # and it stays there
+
+
+async def test_completions_keys_work_and_show_wherever_the_focus_is(tmp_path):
+    from cockpit.ui.widgets.run.completions_pane import CompletionsPane
+
+    app = app_for(tmp_path, "live", [str(_completions_run(tmp_path).path)])
+    async with app.run_test(size=(160, 40)) as pilot:
+        await wait_for(pilot, lambda: app.screen.sources, "the run loaded")
+        assert "Older" not in _footer_keys(app)  # not on the plots tab
+        await pilot.press("2")
+        pane = app.screen.query_one(CompletionsPane)
+        await wait_for(pilot, lambda: pane._rows, "completions shown")
+        assert {"Older", "Newer", "Follow"} <= set(_footer_keys(app))
+        assert pane not in app.focused.ancestors_with_self  # focus on the tab strip
+        await pilot.press("left_square_bracket")
+        await wait_for(pilot, lambda: pane.step == 4, "one step older, focus on the tab strip")
+        app.screen.query_one("#completions-table").focus()
+        await pilot.press("left_square_bracket")
+        await wait_for(pilot, lambda: pane.step == 2, "older again from the table")
+        await pilot.press("end")
+        await wait_for(pilot, lambda: pane.step is None, "End follows the newest from the table")
+        await pilot.press("left_square_bracket")
+        await wait_for(pilot, lambda: pane.step == 4, "scrubbed back")
+        await pilot.press("3")  # on another tab End and [ ] are not the completions' keys
+        from cockpit.ui.widgets.run.log_history import LogHistoryTable
+        history = app.screen.query_one(LogHistoryTable)
+        await wait_for(pilot, lambda: history.row_count == 7, "history")
+        history.focus()
+        await pilot.press("end", "left_square_bracket")
+        await pilot.pause(0.2)
+        assert pane.step == 4
+        assert "Older" not in _footer_keys(app)

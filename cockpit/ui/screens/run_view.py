@@ -57,6 +57,14 @@ class RunView(Screen):
         Binding("4", "tab('output')", "Trainer output tab", show=False, id="run.tab_output"),
         Binding("5", "tab('system')", "System tab", show=False, id="run.tab_system"),
         Binding("6", "tab('alerts')", "Alerts tab", show=False, id="run.tab_alerts"),
+        # The completions keys belong to the screen while that tab is shown (check_action), so
+        # they work and show wherever the focus is; End beats the tables' own End there.
+        Binding("left_square_bracket", "scrub(-1)", "Older", tooltip="Older completions step",
+                id="completions.older"),
+        Binding("right_square_bracket", "scrub(1)", "Newer", tooltip="Newer completions step",
+                id="completions.newer"),
+        Binding("end", "follow", "Follow", tooltip="Follow the newest completions step",
+                priority=True, id="completions.follow"),
     ]
 
     def __init__(self) -> None:
@@ -181,7 +189,20 @@ class RunView(Screen):
 
     @on(TabbedContent.TabActivated)
     async def _tab_changed(self) -> None:
+        self.refresh_bindings()
         await self.refresh_view()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("scrub", "follow"):
+            tabs = self.query(TabbedContent)
+            return bool(tabs) and tabs.first().active == "completions"
+        return True
+
+    def action_scrub(self, delta: int) -> None:
+        self.query_one(CompletionsPane).action_scrub(delta)
+
+    def action_follow(self) -> None:
+        self.query_one(CompletionsPane).action_follow()
 
     # -- actions -------------------------------------------------------------------------------
 
@@ -192,11 +213,25 @@ class RunView(Screen):
             self.app.switch_to_home()  # type: ignore[attr-defined]
 
     def action_tab(self, tab: str) -> None:
+        """Digits switch tabs wherever the focus is. Focus left inside the old tab would pull it
+        back (TabbedContent shows the pane holding the focus): it moves to the new tab's first
+        focusable widget instead."""
         tabs = self.query_one(TabbedContent)
+        focused = self.focused
+        inside = focused is not None and any(isinstance(a, TabPane) for a in focused.ancestors)
+        if inside:
+            self.set_focus(None)
         try:
             tabs.active = tab
         except ValueError:
-            pass
+            return
+        if inside:
+            def focus_new_pane() -> None:
+                pane = tabs.get_pane(tab)
+                target = next((w for w in pane.query("*") if w.focusable), None)
+                self.set_focus(target)
+
+            self.call_after_refresh(focus_new_pane)
 
     def action_pick_metric(self) -> None:
         keys = self.all_keys()

@@ -8,7 +8,6 @@ highlighted row is shown whole underneath.
 from __future__ import annotations
 
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from rich.text import Text
 from textual.widgets import DataTable, Static
@@ -18,11 +17,7 @@ from cockpit.ui.text import fold, fold_tail, markup, num
 
 
 class CompletionsPane(Vertical):
-    BINDINGS = [
-        Binding("left_square_bracket", "scrub(-1)", "Older step", id="completions.older"),
-        Binding("right_square_bracket", "scrub(1)", "Newer step", id="completions.newer"),
-        Binding("end", "follow", "Follow newest", id="completions.follow"),
-    ]
+    """Its keys ([, ], End) are the run screen's while this tab is shown, wherever the focus is."""
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
