@@ -296,7 +296,7 @@ def test_trainers_json_lists_at_least_twenty(registry):
 
 @pytest.mark.parametrize("launcher, needle", [
     ({"num_processes": 0}, "≥ 1"),
-    ({"kind": "slurm"}, "must be one of"),
+    ({"kind": "mpi"}, "must be one of"),
     ({"kind": "python", "num_processes": 2}, "needs kind"),
     ({"config_file": "/nonexistent/ds.yaml"}, "no such file"),
     ({"nodes": 2}, "unknown key"),

@@ -42,6 +42,7 @@ def prepare(plan: Plan, runs_dir: Path, name: str | None = None) -> RunFolder:
         if not preset.trl.get("output_dir"):
             preset.trl["output_dir"] = str(run.output.resolve())
         run.output.mkdir(exist_ok=True)
+        _resolve_accelerate_config(run, preset)
         run.run_yaml.write_text(preset.to_yaml(), encoding="utf-8")
         run.trl_yaml.write_text(dump_yaml(trl_cli_config(preset.trl)), encoding="utf-8")
         spec = plan.spec
@@ -64,6 +65,25 @@ def prepare(plan: Plan, runs_dir: Path, name: str | None = None) -> RunFolder:
         shutil.rmtree(run.path, ignore_errors=True)
         raise
     return run
+
+
+def _resolve_accelerate_config(run: RunFolder, preset: Preset) -> None:
+    """An accelerate launch with a config (one TRL ships, or the user's): keep the resolved copy in
+    the run folder (`accelerate.yaml`: processes, one machine, the run's precision) and launch
+    from it, so the run says exactly how it was started."""
+    from cockpit.core import launcher
+
+    section = preset.cockpit.get("launcher")
+    spec = launcher.check(section)
+    if spec["kind"] != "accelerate" or not spec["config_file"]:
+        return
+    trl = trl_cli_config(preset.trl)
+    precision = "bf16" if trl.get("bf16") else "fp16" if trl.get("fp16") else "no"
+    path = run.path / "accelerate.yaml"
+    path.write_text(launcher.resolved_accelerate_config(spec, precision), encoding="utf-8")
+    section = {k: v for k, v in section.items() if k != "config"}
+    section["config_file"] = str(path)
+    preset.cockpit["launcher"] = section
 
 
 def trl_cli_config(trl: dict) -> dict:

@@ -1,5 +1,6 @@
-"""How the trainer process is started: one Python process, or several through torchrun or
-`accelerate launch` (multi-GPU, DeepSpeed/FSDP configs).
+"""How the trainer process is started: one Python process, several through torchrun or
+`accelerate launch` (multi-GPU, DeepSpeed/FSDP: a config TRL ships, by name, or the user's own
+file), or a Slurm job (`cockpit.core.slurm`).
 
 On a machine without GPUs, several processes go through torchrun (gloo backend):
 `accelerate launch --cpu` starts only one process unless MPI is set up.
@@ -19,36 +20,125 @@ from cockpit.core.errors import CockpitError
 KINDS = ("python", "torchrun", "accelerate", "slurm")
 
 
+LOCAL_KEYS = ("kind", "num_processes", "config", "config_file", "args")
+
+
+def trl_accelerate_configs() -> dict[str, Path]:
+    """The accelerate configs the installed TRL ships (`trl/accelerate_configs/*.yaml`: single_gpu,
+    multi_gpu, zero1-3, fsdp1, fsdp2), by name; found without importing trl."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("trl")
+    roots = list(spec.submodule_search_locations or []) if spec else []
+    folder = Path(roots[0]) / "accelerate_configs" if roots else None
+    if folder is None or not folder.is_dir():
+        return {}
+    return {p.stem: p for p in sorted(folder.glob("*.yaml"))}
+
+
+def _config_path(launcher: dict[str, Any]) -> Path | None:
+    """`config` (a TRL config name or a path) or `config_file` (a path), checked."""
+    ref = launcher.get("config") or launcher.get("config_file")
+    if not ref:
+        return None
+    shipped = trl_accelerate_configs()
+    if str(ref) in shipped:
+        return shipped[str(ref)]
+    path = Path(str(ref)).expanduser()
+    if not path.is_file():
+        names = ", ".join(shipped) or "none found: is trl installed?"
+        raise CockpitError(f"cockpit.launcher.config {ref}: no such file and not a config TRL ships ({names}) — "
+                           "name one of those or give an accelerate config made with `accelerate config`")
+    return path
+
+
+def accelerate_settings(path: Path) -> dict[str, Any]:
+    import yaml
+
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise CockpitError(f"{path}: not a readable accelerate config ({exc}) — fix it or pick another") from None
+    return data if isinstance(data, dict) else {}
+
+
+def machine_problems(spec: dict[str, Any], gpus: int | None = None) -> list[str]:
+    """What this machine lacks for an accelerate config: the deepspeed package, GPUs, enough GPUs."""
+    if spec["kind"] != "accelerate" or not spec["config_file"]:
+        return []
+    gpus = _gpu_count() if gpus is None else gpus
+    engine = str(accelerate_settings(Path(spec["config_file"])).get("distributed_type") or "").upper()
+    name = Path(spec["config_file"]).stem
+    out = []
+    if engine == "DEEPSPEED":
+        import importlib.util
+
+        if importlib.util.find_spec("deepspeed") is None:
+            out.append(f"cockpit.launcher.config {name}: DeepSpeed is not installed — pip install deepspeed, "
+                       "or pick an FSDP config (fsdp1, fsdp2)")
+    label = {"DEEPSPEED": "DeepSpeed", "FSDP": "FSDP", "MULTI_GPU": "multi-GPU"}.get(engine)
+    if label and gpus == 0:
+        out.append(f"cockpit.launcher.config {name}: {label} needs GPUs and this machine has none — "
+                   "use kind: torchrun for several CPU processes, or run on a GPU machine")
+    elif gpus and spec["num_processes"] > gpus:
+        out.append(f"cockpit.launcher.num_processes {spec['num_processes']} is more than this machine's "
+                   f"{gpus} GPU(s) — set num_processes: {gpus}")
+    return out
+
+
+def resolved_accelerate_config(spec: dict[str, Any], mixed_precision: str) -> str:
+    """The chosen accelerate config with this run's process count, one machine and its precision
+    filled in; kept in the run folder as `accelerate.yaml`."""
+    import yaml
+
+    data = accelerate_settings(Path(spec["config_file"]))
+    data.update(num_processes=spec["num_processes"], num_machines=1, machine_rank=0,
+                mixed_precision=mixed_precision)
+    return f"# from {spec['config_file']}, resolved by cockpit\n" + yaml.safe_dump(data, sort_keys=True)
+
+
 def check(launcher: Any) -> dict[str, Any]:
-    """The `cockpit.launcher` section, checked; returns it with defaults filled in."""
+    """The `cockpit.launcher` section, checked; returns it with defaults filled in. Every problem
+    is named at once, one line each."""
     if launcher is None:
         launcher = {}
     if not isinstance(launcher, dict):
         raise CockpitError("cockpit.launcher must be a mapping like {kind: accelerate, num_processes: 2}")
     from cockpit.core import slurm
 
-    allowed = set(slurm.KEYS) if launcher.get("kind") == "slurm" else {"kind", "num_processes", "config_file", "args"}
-    unknown = set(launcher) - allowed
-    if unknown:
-        raise CockpitError(f"cockpit.launcher.{sorted(unknown)[0]}: unknown key — use {', '.join(sorted(allowed))}")
+    allowed = set(slurm.KEYS) | {"config"} if launcher.get("kind") == "slurm" else set(LOCAL_KEYS)
+    problems = [f"cockpit.launcher.{k}: unknown key — use {', '.join(sorted(allowed))}"
+                for k in sorted(set(launcher) - allowed)]
     n = launcher.get("num_processes", 1)
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise CockpitError(f"cockpit.launcher.num_processes must be a whole number ≥ 1 (got {n!r})")
-    kind = launcher.get("kind") or ("accelerate" if n > 1 or launcher.get("config_file") else "python")
+        problems.append(f"cockpit.launcher.num_processes must be a whole number ≥ 1 (got {n!r})")
+        n = 1
+    has_config = bool(launcher.get("config") or launcher.get("config_file"))
+    kind = launcher.get("kind") or ("accelerate" if n > 1 or has_config else "python")
     if kind not in KINDS:
-        raise CockpitError(f"cockpit.launcher.kind must be one of {', '.join(KINDS)} (got {kind!r})")
+        problems.append(f"cockpit.launcher.kind must be one of {', '.join(KINDS)} (got {kind!r})")
     if kind == "python" and n > 1:
-        raise CockpitError("cockpit.launcher.num_processes > 1 needs kind: torchrun or accelerate")
-    cfg = launcher.get("config_file")
-    if cfg and not Path(str(cfg)).expanduser().is_file():
-        raise CockpitError(f"cockpit.launcher.config_file {cfg}: no such file — give an accelerate "
-                           "config (DeepSpeed/FSDP) made with `accelerate config`")
+        problems.append("cockpit.launcher.num_processes > 1 needs kind: torchrun or accelerate")
+    cfg = None
+    try:
+        cfg = _config_path(launcher)
+    except CockpitError as exc:
+        problems.append(str(exc))
     extra = launcher.get("args") or []
     if not isinstance(extra, list) or not all(isinstance(a, (str, int, float)) for a in extra):
-        raise CockpitError("cockpit.launcher.args must be a list of extra `accelerate launch` flags")
-    spec = {"kind": kind, "num_processes": n, "config_file": cfg, "args": [str(a) for a in extra]}
+        problems.append("cockpit.launcher.args must be a list of extra `accelerate launch` flags")
+        extra = []
+    spec = {"kind": kind, "num_processes": n, "config_file": str(cfg) if cfg else None,
+            "args": [str(a) for a in extra]}
     if kind == "slurm":
-        spec.update(slurm.check(launcher))
+        try:
+            spec.update(slurm.check(launcher))
+        except CockpitError as exc:
+            problems.extend(str(exc).splitlines())
+    elif not problems:
+        problems.extend(machine_problems(spec))
+    if problems:
+        raise CockpitError("\n".join(problems))
     return spec
 
 
