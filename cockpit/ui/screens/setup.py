@@ -204,7 +204,10 @@ class SetupScreen(Screen["RunFolder | None"]):
     BINDINGS = [
         Binding("ctrl+l", "launch", "Launch", id="setup.launch"),
         Binding("ctrl+s", "save", "Save preset", id="setup.save"),
-        Binding("slash,ctrl+f", "search_fields", "Search fields", id="setup.search"),
+        # ctrl+f is the key shown: it works from a text field too. `/` also searches, but only
+        # where it would type nothing (an input takes it as a character).
+        Binding("ctrl+f", "search_fields", "Search fields", id="setup.search"),
+        Binding("slash", "search_fields", "Search fields", show=False, id="setup.search_slash"),
         Binding("ctrl+t", "focus_trainers", "Trainers", id="setup.trainers"),
         Binding("escape", "back", "Back", id="setup.back"),
     ]
@@ -862,7 +865,19 @@ class SetupScreen(Screen["RunFolder | None"]):
         self.action_save()
 
     def action_back(self) -> None:
-        self.dismiss(None)
+        """Leave; a form with changes not saved to a preset asks first."""
+        if not self.dirty or self.current_preset() is None:
+            self.dismiss(None)
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.dismiss(None)
+
+        what = "this new run" if self.source is None else self.source.name
+        self.app.push_screen(ConfirmScreen(f"Discard the changes to {what}? They are not saved "
+                                           "(ctrl+s saves them as a preset).", yes="Discard",
+                                           danger=True), answered)
 
 
 def _unknown_field(name: str, spec: TrainerSpec) -> ConfigField:

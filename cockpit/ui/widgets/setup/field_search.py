@@ -79,7 +79,7 @@ class FieldSearch(Vertical):
         self.fields = list(fields)
         self.shown = set(shown)
         self.query_one("#field-search-title", Static).update(
-            f"All {len(self.fields)} fields — ctrl+f or / searches, Enter puts one in the form")
+            f"All {len(self.fields)} fields — ctrl+f searches, Enter puts one in the form")
         self.refilter()
 
     def mark_shown(self, name: str) -> None:

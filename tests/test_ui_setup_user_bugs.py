@@ -1,0 +1,66 @@
+"""What users ran into in the new-run form (issue 8), done again as they did it."""
+
+from __future__ import annotations
+
+import pytest
+from textual.widgets import Footer, Input
+
+from test_ui_setup import SIZE, Host, control, pick, setup_screen, wait_for
+
+pytestmark = pytest.mark.anyio
+
+
+def footer_keys(app) -> dict[str, str]:
+    """Description -> the key the footer shows for it."""
+    return {k.description: k.key_display or k.key for k in app.screen.query_one(Footer).query("FooterKey")}
+
+
+async def test_search_key_in_the_footer_works_from_a_text_field_and_slash_types_there(
+        registry, runs_dir):
+    app = Host(runs_dir)
+    async with app.run_test(size=SIZE) as pilot:
+        await pick(pilot, app, "sft")
+        screen = setup_screen(app)
+        model = control(app, "model_name_or_path")
+        await wait_for(pilot, lambda: app.focused is model, "the model field focused")
+        shown = footer_keys(app)["Search fields"]
+        assert "f" in shown.lower() and "/" not in shown  # the key that works everywhere
+        await pilot.press("slash")  # in a text field `/` is a character (model ids have one)
+        assert model.value.endswith("/") and app.focused is model
+        await pilot.press("ctrl+f")
+        assert app.focused is screen.query_one("#field-search-input", Input)
+
+
+async def test_escape_on_a_changed_form_asks_before_discarding_it(registry, runs_dir):
+    from cockpit.ui.screens.confirm import ConfirmScreen
+
+    app = Host(runs_dir)
+    async with app.run_test(size=SIZE) as pilot:
+        await pick(pilot, app, "sft")
+        screen = setup_screen(app)
+        await wait_for(pilot, lambda: app.focused is control(app, "model_name_or_path"),
+                       "the model field focused")
+        await pilot.press(*"my-model")
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "asked")
+        assert "Discard" in str(app.screen.query_one(".dialog-question").render())
+        await pilot.press("n")
+        await wait_for(pilot, lambda: app.screen is screen, "back in the form")
+        assert control(app, "model_name_or_path").value == "my-model"
+        assert app.result == "not dismissed"
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "asked again")
+        await pilot.press("y")
+        await wait_for(pilot, lambda: app.result is None, "discarded")
+
+
+async def test_escape_on_an_untouched_preset_leaves_at_once(registry, runs_dir):
+    from cockpit.core.presets import load_preset
+
+    app = Host(runs_dir, load_preset("demo-sft"))
+    async with app.run_test(size=SIZE) as pilot:
+        screen = setup_screen(app)
+        await wait_for(pilot, lambda: screen.spec is not None and screen.query("#field-dataset_name"),
+                       "the form filled from the preset")
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.result is None, "dismissed without a question")
