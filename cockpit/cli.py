@@ -103,12 +103,22 @@ def cmd_run_script(args: argparse.Namespace) -> int:
         if not sep or not key:
             raise CockpitError(f"--env {item!r}: expected KEY=VALUE")
         env[key] = value
+    launcher = {}
+    if args.launcher:
+        from cockpit.core.presets import parse_value
+
+        for item in args.launcher:
+            key, sep, value = item.partition("=")
+            if not sep or not key:
+                raise CockpitError(f"--launcher {item!r}: expected KEY=VALUE, e.g. --launcher kind=slurm")
+            launcher[key.strip()] = parse_value(value)
     if args.dry_run:
         import shlex
 
         print(f"# in {os.getcwd()}\n{shlex.join(args.command)}")
         return 0
-    run = prepare_script(args.command, cwd=Path.cwd(), runs_dir=_runs_dir(args), name=args.name, env=env)
+    run = prepare_script(args.command, cwd=Path.cwd(), runs_dir=_runs_dir(args), name=args.name, env=env,
+                         launcher=launcher or None)
     launch.launch_prepared(run)
     return _follow(run, args)
 
@@ -450,6 +460,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("config", nargs="?", help="a TRL CLI config (with a trainer name before it)")
     r.add_argument("--trainer", help="the trainer of a TRL config that has no `trainer:` key")
     r.add_argument("--env", action="append", metavar="KEY=VALUE", help="script mode: extra environment")
+    r.add_argument("--launcher", action="append", metavar="KEY=VALUE",
+                   help="script mode on Slurm: kind=slurm, partition=, nodes=, gpus_per_node=, time=, ...")
     r.add_argument("--set", action="append", metavar="KEY=VALUE",
                    help="override a key; dotted keys reach nested sections")
     r.add_argument("--runs-dir", dest="runs_dir", default=argparse.SUPPRESS)

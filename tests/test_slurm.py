@@ -116,10 +116,7 @@ def test_a_script_run_on_slurm_stops_and_saves_then_a_force_stop_leaves_nothing(
     demo = ensure_all(demo_dir())
     cmd = [sys.executable, str(PIPELINE), str(demo / "models" / "tiny-lm"), str(demo / "data"), "out",
            "--stage", "sft", "--max-steps", "400", "--save-steps", "1000", "--sleep", "0.2"]
-    run = prepare_script(cmd, cwd=tmp_path, runs_dir=runs_dir)
-    run_yaml = run.run_yaml.read_text(encoding="utf-8")
-    run.run_yaml.write_text(run_yaml.replace("cockpit:\n", "cockpit:\n  launcher: {kind: slurm, partition: debug}\n"),
-                            encoding="utf-8")
+    run = prepare_script(cmd, cwd=tmp_path, runs_dir=runs_dir, launcher={"kind": "slurm", "partition": "debug"})
     start_supervisor(run)
     wait_for(lambda: any(r.kind == journal.METRICS for r in _records(run)), timeout=300)
     assert run.read_status().state == "running"

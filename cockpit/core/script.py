@@ -71,10 +71,24 @@ def check_command(command: list[str], cwd: Path) -> list[str]:
 
 
 def prepare_script(command: list[str], *, cwd: Path, runs_dir: Path, name: str | None = None,
-                   env: dict[str, str] | None = None) -> RunFolder:
-    """Create the run folder of a script run and write what was asked; start nothing."""
+                   env: dict[str, str] | None = None, launcher: dict[str, Any] | None = None) -> RunFolder:
+    """Create the run folder of a script run and write what was asked; start nothing.
+
+    `launcher` may send the command to Slurm (`{kind: slurm, partition: ...}`); on one machine the
+    command's own launcher line (python, torchrun, accelerate launch) is kept as given."""
     cwd = cwd.resolve()
     problems = check_command(command, cwd)
+    if launcher:
+        from cockpit.core import launcher as launchers
+
+        if launcher.get("kind") != "slurm":
+            problems.append("a script run keeps its own launcher line — cockpit's launcher is only for "
+                            "sending it to Slurm: --launcher kind=slurm")
+        else:
+            try:
+                launchers.check(launcher)
+            except CockpitError as exc:
+                problems.extend(str(exc).splitlines())
     if problems:
         raise CockpitError("\n".join(problems))
     run = create_run_folder(runs_dir.resolve(), name or default_name(command))
@@ -83,6 +97,8 @@ def prepare_script(command: list[str], *, cwd: Path, runs_dir: Path, name: str |
                                    "script": {"command": list(command), "cwd": str(cwd)}}
         if env:
             cockpit["env"] = dict(env)
+        if launcher:
+            cockpit["launcher"] = dict(launcher)
         run.run_yaml.write_text(dump_yaml({"trainer": SCRIPT_TRAINER, "cockpit": cockpit}), encoding="utf-8")
         write_script_command(run)
         run.write_status(Status(state="starting", name=run.name, trainer=SCRIPT_TRAINER, host=os.uname().nodename))
