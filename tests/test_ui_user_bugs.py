@@ -205,3 +205,39 @@ async def test_completions_keys_work_and_show_wherever_the_focus_is(tmp_path):
         await pilot.pause(0.2)
         assert pane.step == 4
         assert "Older" not in _footer_keys(app)
+
+
+# -- stop/resume keys follow the run's state -----------------------------------------------------
+
+
+def _checkpoint(run, step: int) -> None:
+    ckpt = run.output / f"checkpoint-{step}"
+    ckpt.mkdir(parents=True)
+    (ckpt / "trainer_state.json").write_text('{"global_step": %d, "max_steps": 100}' % step)
+    (ckpt / "model.safetensors").write_bytes(b"weights")
+
+
+@pytest.mark.parametrize("state, checkpoint, offered", [
+    ("running", False, {"Stop & save", "Force stop"}),
+    ("finished", True, set()),
+    ("failed", False, set()),
+    ("failed", True, {"Resume"}),
+    ("stopped", True, {"Resume"}),
+])
+async def test_stop_and_resume_are_offered_only_when_they_can_do_something(
+        tmp_path, state, checkpoint, offered):
+    run = make_run(tmp_path / "runs", "keys", sft_records(range(1, 6)), state=state)
+    if checkpoint:
+        _checkpoint(run, 5)
+    app = app_for(tmp_path, "live", [str(run.path)])
+    async with app.run_test(size=(160, 40)) as pilot:
+        await wait_for(pilot, lambda: app.screen.sources, "the run loaded")
+        await pilot.pause(0.2)
+        shown = set(_footer_keys(app)) & {"Stop & save", "Force stop", "Resume"}
+        assert shown == offered
+        palette = {c.title for c in app.get_system_commands(app.screen)}
+        assert palette & {"Stop & save", "Force stop", "Resume"} == offered
+        if "Stop & save" not in offered:
+            await pilot.press("s", "K")  # the keys do nothing either: no question comes up
+            await pilot.pause(0.2)
+            assert app.screen.__class__.__name__ == "LiveRunScreen"

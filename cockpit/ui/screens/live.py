@@ -52,20 +52,25 @@ class LiveRunScreen(RunView):
     class Loaded(Message):
         """The whole journal so far, read by the worker."""
 
-        def __init__(self, data: RunData, output: list[str], state: str | None) -> None:
+        def __init__(self, data: RunData, output: list[str], state: str | None,
+                     resumable: bool = False) -> None:
             super().__init__()
             self.data = data
             self.output = output
             self.state = state
+            self.resumable = resumable
 
     class Polled(Message):
-        """What one poll found: new records, new output lines, the status if it changed."""
+        """What one poll found: new records, new output lines, the status if it changed (and
+        then whether the run can be resumed)."""
 
-        def __init__(self, records: list, output: list[str], state: str | None) -> None:
+        def __init__(self, records: list, output: list[str], state: str | None,
+                     resumable: bool = False) -> None:
             super().__init__()
             self.records = records
             self.output = output
             self.state = state
+            self.resumable = resumable
 
     class Failed(Message):
         """Reading the run folder failed (e.g. written by a newer cockpit)."""
@@ -80,6 +85,8 @@ class LiveRunScreen(RunView):
         self.poll_interval = poll_interval
         self.state: str | None = None
         """The supervisor's view (status.json), corrected when the supervisor is gone."""
+        self.resumable = False
+        """Ended, not finished, with a complete checkpoint to go on from: `u` is offered."""
 
     def compose_output_tab(self) -> ComposeResult:
         with TabPane("Output ⁴", id="output"):
@@ -109,6 +116,16 @@ class LiveRunScreen(RunView):
                 self.post_message(self.Failed(str(exc)))
                 return None
 
+        def can_resume(state: str | None) -> bool:
+            from cockpit.core.launch import newest_complete_checkpoint
+
+            if state is None or state in LIVE_STATES or state == "finished":
+                return False
+            try:
+                return newest_complete_checkpoint(run.output) is not None
+            except OSError:
+                return False
+
         data, tailer = load_journal(run.events, run.name)
         out = LineTailer(run.stdout_log)
         try:
@@ -121,7 +138,8 @@ class LiveRunScreen(RunView):
         if skip_first and first:
             first = first[1:]  # the first line was cut in the middle
         state = read_state()
-        self.post_message(self.Loaded(data, _output_lines(first[-OUTPUT_MAX_LINES:]), state))
+        self.post_message(self.Loaded(data, _output_lines(first[-OUTPUT_MAX_LINES:]), state,
+                                      can_resume(state)))
         last_status = time.monotonic()
         while not worker.is_cancelled:
             time.sleep(self.poll_interval)
@@ -134,11 +152,14 @@ class LiveRunScreen(RunView):
                 if current != state:
                     state = new_state = current
             if records or lines or new_state is not None:
-                self.post_message(self.Polled(records, lines, new_state))
+                resumable = can_resume(new_state) if new_state is not None else False
+                self.post_message(self.Polled(records, lines, new_state, resumable))
 
     def on_live_run_screen_loaded(self, message: Loaded) -> None:
         self.sources = [message.data]
         self.state = message.state or message.data.state
+        self.resumable = message.resumable
+        self.refresh_bindings()
         if message.output:
             self.query_one("#output-log", Log).write_lines(message.output)
         for note in message.data.notes:
@@ -151,6 +172,8 @@ class LiveRunScreen(RunView):
         self.sources[0].apply(message.records)
         if message.state is not None:
             self.state = message.state
+            self.resumable = message.resumable
+            self.refresh_bindings()
         if message.output:
             self.query_one("#output-log", Log).write_lines(message.output)
         if message.records:
@@ -160,6 +183,15 @@ class LiveRunScreen(RunView):
         self.notify(message.message, severity="error", timeout=10)
 
     # -- control -------------------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Stop keys only while the run is live; Resume only when there is something to resume
+        (hidden from the footer and the palette otherwise)."""
+        if action == "stop":
+            return self.state in LIVE_STATES
+        if action == "resume":
+            return self.resumable and self.state not in LIVE_STATES
+        return super().check_action(action, parameters)
 
     def action_stop(self, save: bool) -> None:
         if self.state not in LIVE_STATES:
