@@ -156,6 +156,16 @@ def cmd_run(args: argparse.Namespace) -> int:
         cfg = plan.preset.to_dict()
         print("# run.yaml")
         print(dump_yaml(cfg), end="")
+        from cockpit.core import launcher, slurm
+
+        spec = launcher.check(plan.preset.cockpit.get("launcher"))
+        if spec["kind"] == "slurm":
+            run_dir = _runs_dir(args).resolve() / "RUN_DIR"
+            print("# the Slurm job script (slurm.sbatch in the run folder)")
+            print(slurm.sbatch_script(run_dir=run_dir, chdir=run_dir, job_name=plan.preset.name, launcher=spec,
+                                      task=launcher.runner_argv(run_dir, spec),
+                                      distributed=launcher.slurm_engine(spec),
+                                      env={"COCKPIT_RUN_DIR": str(run_dir)}))
         print("# command")
         print("python -m cockpit.runner RUN_DIR")
         if plan.spec.cli_command:
