@@ -241,3 +241,37 @@ async def test_stop_and_resume_are_offered_only_when_they_can_do_something(
             await pilot.press("s", "K")  # the keys do nothing either: no question comes up
             await pilot.pause(0.2)
             assert app.screen.__class__.__name__ == "LiveRunScreen"
+
+
+# -- completions title and columns ---------------------------------------------------------------
+
+
+async def test_completions_title_reads_as_words_and_empty_columns_are_left_out(tmp_path):
+    from textual.widgets import DataTable
+
+    from cockpit.ui.widgets.run.completions_pane import CompletionsPane
+
+    records = sft_records(range(1, 300))
+    for step in range(1, 292, 50):  # periodic samples, as SFT has them: no advantage
+        records.append(journal.completions(step, [
+            {"prompt": f"p{i}", "completion": f"c{i}", "rewards": {}, "advantage": None}
+            for i in range(4)], source="generate"))
+    records.append(journal.completions(291, [
+        {"prompt": f"p{i}", "completion": f"c{i}", "rewards": {}, "advantage": None}
+        for i in range(4)], source="generate"))
+    app = app_for(tmp_path, "live", [str(make_run(tmp_path / "runs", "sft", records).path)])
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: app.screen.sources, "the run loaded")
+        await pilot.press("2")
+        pane = app.screen.query_one(CompletionsPane)
+        table = pane.query_one(DataTable)
+        await wait_for(pilot, lambda: table.row_count == 4, "four samples")
+        title = str(pane.query_one("#completions-title").render())
+        assert title.startswith("step 291 · 4 samples · 7 steps kept · following newest")
+        assert "held" not in title
+        assert [str(c.label) for c in table.columns.values()] == ["prompt", "completion"]
+        await pilot.press("left_square_bracket")
+        await wait_for(pilot, lambda: pane.step == 251, "one step back")
+        title = str(pane.query_one("#completions-title").render())
+        assert title.startswith("step 251 · 4 samples · 7 steps kept · 6 of 7, scrubbed back")
+        assert "End newest" in title

@@ -55,26 +55,40 @@ class CompletionsPane(Vertical):
         rows = buf.rows(step)
         self._rows = rows
         reward_names = list(dict.fromkeys(n for r in rows for n in r["rewards"]))
-        pos = steps.index(step) + 1
-        follow = "following newest" if self.step is None else "[$warning]scrubbed[/] (End follows)"
-        title.update(markup(f"[b]step {step}[/b]  {len(rows)} samples  ·  step {pos} of "
-                            f"{len(steps)} held  ·  {follow}  ·  [dim]$keys[/]",
-                            keys="[ older · ] newer"))
+        # Columns that would be empty are left out (periodic samples have no advantage).
+        advantage = any(r.get("advantage") is not None for r in rows)
+        title.update(self._title(step, len(rows), steps))
         table.clear(columns=True)
-        width = max(20, (self.size.width or 120) - 14 * (len(reward_names) + 1) - 8)
+        extra = len(reward_names) + (1 if advantage else 0)
+        width = max(20, (self.size.width or 120) - 14 * extra - 8)
         # Cells and labels are Text: a plain string would be read as Rich markup.
         table.add_column("prompt", width=max(12, width // 3))
         table.add_column("completion", width=max(16, width - width // 3))
         for name in reward_names:
             table.add_column(Text(fold(name, 18)))
-        table.add_column("advantage")
+        if advantage:
+            table.add_column("advantage")
         for i, r in enumerate(rows):
             cells = [Text(fold_tail(r["prompt"], max(12, width // 3))),
                      Text(fold(r["completion"], 200))]
             cells += [Text(num(r["rewards"].get(n))) for n in reward_names]
-            cells.append(Text(num(r["advantage"])))
+            if advantage:
+                cells.append(Text(num(r["advantage"])))
             table.add_row(*cells, key=str(i))
         self._show_detail(0)
+
+    def _title(self, step: int, n_rows: int, steps: list[int]):
+        """`step 291 · 4 samples · 7 steps kept · following newest`: what is shown, how much
+        history there is to scrub through, and whether new steps will replace it."""
+        samples = f"{n_rows} sample{'s' if n_rows != 1 else ''}"
+        kept = f"{len(steps)} step{'s' if len(steps) != 1 else ''} kept"
+        if self.step is None:
+            where, keys = "following newest", "[ older"
+        else:
+            where = f"[$warning]{steps.index(step) + 1} of {len(steps)}[/], scrubbed back"
+            keys = "[ older  ] newer  End newest"
+        return markup(f"[b]step {step}[/b] · {samples} · {kept} · {where} · [dim]$keys[/]",
+                      keys=keys)
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         event.stop()
