@@ -11,6 +11,7 @@ from textual.message import Message
 from textual.widgets import DataTable
 
 from cockpit.core.runs import RunSummary
+from cockpit.ui.text import printable
 
 DURATION_WIDTH = 6
 NAME_MIN = 12
@@ -32,13 +33,6 @@ def short_duration(seconds: float | None) -> str:
     return f"{s // 86400}d"
 
 
-def elide(text: str, width: int) -> str:
-    """Run names end in their start time: keep both ends."""
-    if len(text) <= width:
-        return text
-    left = (width - 1) // 2
-    return text[:left] + "…" + text[len(text) - (width - 1 - left):]
-
 _STATE_STYLE = {"running": "bold green", "starting": "cyan", "stopping": "yellow",
                 "finished": "blue", "stopped": "yellow", "failed": "bold red", "killed": "red",
                 "unknown": "magenta"}
@@ -59,8 +53,11 @@ class RunsTable(DataTable):
         self.summaries: list[RunSummary] = []
 
     def on_mount(self) -> None:
-        for label, key in (("name", "name"), ("state", "state"), ("trainer", "trainer"),
-                           ("step", "step")):
+        self._add_columns(None)
+
+    def _add_columns(self, name_width: int | None) -> None:
+        self.add_column("name", key="name", width=name_width)
+        for label, key in (("state", "state"), ("trainer", "trainer"), ("step", "step")):
             self.add_column(label, key=key)
         # Durations are right-aligned in a column as wide as the longest one can be.
         self.add_column(Text("ETA", justify="right"), key="eta", width=DURATION_WIDTH)
@@ -76,7 +73,6 @@ class RunsTable(DataTable):
         if self.row_count and 0 <= self.cursor_row < self.row_count:
             current = self.ordered_rows[self.cursor_row].key.value
         self.summaries = list(rows)
-        self.clear()
         now = time.time()
         cells = []
         for r in rows:
@@ -85,16 +81,20 @@ class RunsTable(DataTable):
             eta = short_duration(r.eta_s) if r.live and r.eta_s is not None else "-"
             age = short_duration(now - r.created) if r.created else "?"
             cells.append((r, step, eta, age))
-        # The columns up to ETA fit the table's width: long names give way (both ends kept).
+        # The columns up to ETA fit the table's width: a long name is cut at the column's edge
+        # (the cell keeps the whole name).
         fixed = (max([len("state")] + [len(r.state) for r in rows])
                  + max([len("trainer")] + [len(r.trainer) for r in rows])
                  + max([len("step")] + [len(c[1]) for c in cells]) + DURATION_WIDTH)
         pad = 2 * self.cell_padding * 5  # name, state, trainer, step, ETA
         room = (self.scrollable_content_region.width or 80) - pad - fixed
-        name_w = max(NAME_MIN, room)
+        longest = max([len("name")] + [Text(printable(r.name)).cell_len for r in rows])
+        self.clear(columns=True)
+        self._add_columns(min(longest, max(NAME_MIN, room)))
         for r, step, eta, age in cells:
             note = r.error or r.reason or (r.phase if r.live else "") or ""
-            self.add_row(Text(elide(r.name, name_w)), Text(r.state, style=_STATE_STYLE.get(r.state, "")),
+            self.add_row(Text(printable(r.name), overflow="ellipsis", no_wrap=True),
+                         Text(r.state, style=_STATE_STYLE.get(r.state, "")),
                          r.trainer, step, Text(eta, justify="right"), Text(age, justify="right"),
                          Text(note[:60], style="dim"), key=r.path)
         if current is not None:

@@ -4,18 +4,19 @@ from __future__ import annotations
 
 import time
 
-from textual.markup import escape
+from textual.content import Content
 from textual.widgets import Static
 
 from cockpit.core.runfolder import LIVE_STATES
 from cockpit.core.watch import fmt_duration
 from cockpit.ui.rundata import RunData
+from cockpit.ui.text import markup
 
 _STATE_STYLE = {
     "running": "$success", "starting": "$accent", "stopping": "$warning", "finished": "$primary",
     "stopped": "$warning", "failed": "$error", "killed": "$error", "replay": "$secondary",
 }
-SEP = " [dim]·[/] "
+SEP = markup(" [dim]·[/] ")
 """Between facts: `trainer grpo · step 291/1500 · epoch 4.55` reads as three facts, not one.
 Values are bold and labels dim, so the space between them is a run of its own: a space that
 starts a run is lost by some renderers (SVG screenshots showed `trainergrpo`)."""
@@ -32,7 +33,8 @@ class RunHeader(Static):
 
     def show(self, data: RunData, *, state: str | None, extra: str = "", title: str | None = None,
              trainer: str | None = None) -> None:
-        """`extra` is plain text (the view settings), shown dim after the facts."""
+        """`extra` is plain text (the view settings), shown dim after the facts. Every value
+        (run names, trainer, phase...) is filled into the markup literally (`ui.text.markup`)."""
         state = state or data.state or "?"
         style = _STATE_STYLE.get(state, "$foreground")
         phase = data.phase or "-"
@@ -40,16 +42,17 @@ class RunHeader(Static):
             phase += f" ({data.phase_detail})"
         trainer = trainer or data.trainer
         line1 = SEP.join([
-            f"[b]{escape(title or data.label)}[/b]",
-            f"[dim]trainer[/] [b]{escape(trainer)}[/b]" if trainer else "[dim]unknown trainer[/]",
-            f"[dim]state[/] [b {style}]{escape(state)}[/]",
-            f"[dim]phase[/] [b]{escape(phase)}[/b]",
+            markup("[b]$v[/b]", v=title or data.label),
+            markup("[dim]trainer[/] [b]$v[/b]", v=trainer) if trainer
+            else markup("[dim]unknown trainer[/]"),
+            markup(f"[dim]state[/] [b {style}]$v[/]", v=state),
+            markup("[dim]phase[/] [b]$v[/b]", v=phase),
         ])
 
-        facts: list[tuple[str, int]] = []  # (markup, plain width): the bar gets what is left
+        facts: list[Content] = []
 
         def fact(label: str, value: str) -> None:
-            facts.append((f"[dim]{label}[/] [b]{escape(value)}[/b]", len(label) + 1 + len(value)))
+            facts.append(markup("[dim]$label[/] [b]$v[/b]", label=label, v=value))
 
         step = str(data.step) if data.step is not None else "-"
         fact("step", f"{step}/{data.max_steps or '?'}")
@@ -59,18 +62,18 @@ class RunHeader(Static):
             fact("steps/s", f"{data.steps_per_s:.2f}")
         if state in LIVE_STATES:
             fact("ETA", fmt_duration(data.eta_now(time.time())) if data.eta_s is not None else "-")
-        tail = f"  [dim]│ {escape(extra)}[/]" if extra else ""
-        used = sum(w for _, w in facts) + 3 * (len(facts) - 1) + (len(extra) + 4 if extra else 0)
+        tail = markup("  [dim]│ $v[/]", v=extra) if extra else Content("")
+        # The progress bar gets the room the facts leave.
+        used = sum(f.cell_length for f in facts) + SEP.cell_length * (len(facts) - 1) + tail.cell_length
         room = (self.size.width or 100) - 2 - used  # 2: the header's padding
-        parts = [m for m, _ in facts]
         if isinstance(data.step, int) and data.max_steps and room >= BAR_MIN + 6:
             frac = max(0.0, min(1.0, data.step / data.max_steps))
             width = min(BAR_MAX, room - 6)
             filled = int(frac * width)
-            parts[0] += (f" [$primary]{'█' * filled}[/][dim]{'░' * (width - filled)}[/]"
-                         f" [b]{frac:.0%}[/b]")
-        line2 = SEP.join(parts) + tail
-        text = f"{line1}\n{line2}"
-        if text != getattr(self, "_last_text", None):
-            self._last_text = text
+            facts[0] = facts[0] + markup(" [$primary]$a[/][dim]$b[/] [b]$c[/b]", a="█" * filled,
+                                         b="░" * (width - filled), c=f"{frac:.0%}")
+        line2 = SEP.join(facts) + tail
+        text = Content("\n").join([line1, line2])
+        if text.markup != getattr(self, "_last_markup", None):
+            self._last_markup = text.markup
             self.update(text)
