@@ -74,19 +74,30 @@ async def test_header_facts_are_separated_and_a_live_run_shows_its_eta(tmp_path,
         assert "· ETA " in shown[1] and "smoothing off" in shown[1]  # fits on the screen
 
 
-async def test_a_replay_of_a_live_run_has_no_eta(tmp_path):
-    run = make_run(tmp_path / "runs", "still-running", half_run(), state="running")
+async def test_a_replay_of_a_journal_that_stopped_halfway_has_no_eta(tmp_path):
+    """The run is not live (its journal ends at 5000 of 10000, an ETA in its last line): the
+    replay shows where it stopped, and no countdown (it used to show 'ETA 0s')."""
+    run = make_run(tmp_path / "runs", "stopped-halfway", half_run(), state="stopped")
     app = app_for(tmp_path, "replay", [str(run.path)])
     async with app.run_test(size=SMALL) as pilot:
         await wait_for(pilot, lambda: "step 5000/10000" in " ".join(header_lines(app)), "header")
+        await pilot.pause(1.2)  # a countdown would have moved by now
         text = "\n".join(header_lines(app))
         assert "ETA" not in text
         assert "state replay" in text
 
 
-async def test_a_compare_of_two_half_runs_has_no_eta(tmp_path):
-    a = make_run(tmp_path / "runs", "a", half_run(), state="running")
-    b = make_run(tmp_path / "runs", "b", half_run(last=3000), state="stopped")
+async def test_a_replayed_trainer_state_has_no_eta(tmp_path):
+    app = app_for(tmp_path, "replay", [str(FIXTURES / "trainer_early_stopping_windows_path.json")])
+    async with app.run_test(size=SMALL) as pilot:
+        await wait_for(pilot, lambda: "step 500/20250" in " ".join(header_lines(app)), "header")
+        assert "ETA" not in "\n".join(header_lines(app))
+
+
+async def test_a_compare_of_two_ended_runs_has_no_eta(tmp_path):
+    a = make_run(tmp_path / "runs", "a", half_run(), state="stopped")
+    b = make_run(tmp_path / "runs", "b", half_run(last=3000) + [journal.run_ended("failed")],
+                 state="failed")
     app = app_for(tmp_path, "replay", [str(a.events), str(b.events)])
     async with app.run_test(size=SMALL) as pilot:
         await wait_for(pilot, lambda: len(app.screen.sources) == 2, "both loaded")
