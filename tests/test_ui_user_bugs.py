@@ -275,3 +275,38 @@ async def test_completions_title_reads_as_words_and_empty_columns_are_left_out(t
         title = str(pane.query_one("#completions-title").render())
         assert title.startswith("step 251 · 4 samples · 7 steps kept · 6 of 7, scrubbed back")
         assert "End newest" in title
+
+
+# -- help ----------------------------------------------------------------------------------------
+
+
+async def test_help_is_titled_in_words_and_lists_each_own_key_once(tmp_path):
+    from textual.widgets import Static
+
+    from cockpit.ui.screens.help import HelpScreen
+
+    run = make_run(tmp_path / "runs", "helped", sft_records(range(1, 4)))
+    app = app_for(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        from cockpit.ui.widgets.home.runs_table import RunsTable
+        table = app.screen.query_one(RunsTable)
+        await wait_for(pilot, lambda: table.row_count == 1 and app.focused is table,
+                       "the runs list focused")
+        for expected_title, must in (("Home: runs and presets — keys", ("New run", "Compare")),
+                                     ("Live run — keys", ("Stop & save", "Pick metric"))):
+            await pilot.press("question_mark")
+            await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), "help")
+            texts = [str(s.render()) for s in app.screen.query(Static)]
+            assert texts[0] == expected_title
+            body = "\n".join(texts)
+            for word in must:
+                assert word in body
+            for internal in ("Cursor up", "Page Left", "Focus Next", "Copy selected text",
+                             "Previous tab", "palette\n"):
+                assert internal not in body
+            assert body.count("ctrl+p") == 1
+            assert body.count("Quit") == 1 and body.count("Help") == 1
+            await pilot.press("escape")
+            await wait_for(pilot, lambda: not isinstance(app.screen, HelpScreen), "closed")
+            app.open_live(str(run.path))
+            await wait_for(pilot, lambda: getattr(app.screen, "sources", None), "the run open")

@@ -105,13 +105,28 @@ class CockpitApp(App):
             out.append((self.get_key_display(b), b.description, b.action, active.node))
         return out
 
+    def help_keys(self, screen: Screen) -> list[tuple[str, str]]:
+        """(keys, description) of the cockpit's own keys on a screen: its bindings and the app's
+        (every one has an id), not Textual's focus/copy keys or the focused widget's cursor
+        keys. Keys of one action are listed together (`q / ^q  Quit`)."""
+        keys: dict[str, list[str]] = {}
+        for active in screen.active_bindings.values():
+            b = active.binding
+            if not b.description or not b.id or active.node not in (screen, self):
+                continue
+            shown = keys.setdefault(b.description, [])
+            key = self.get_key_display(b)
+            if key not in shown:
+                shown.append(key)
+        out = [(" / ".join(k), d) for d, k in keys.items()]
+        out.append(("ctrl+p", "Command palette (every action, themes)"))
+        return out
+
     def action_help(self) -> None:
         if isinstance(self.screen, HelpScreen):
             return
-        keys = [(k, d) for k, d, _, _ in self._screen_bindings(self.screen)]
-        keys.append(("ctrl+p", "Command palette (every action, themes)"))
-        title = type(self.screen).__name__.replace("Screen", "") or "cockpit"
-        self.push_screen(HelpScreen(title, keys))
+        title = getattr(self.screen, "HELP_TITLE", None) or "cockpit"
+        self.push_screen(HelpScreen(title, self.help_keys(self.screen)))
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)

@@ -28,8 +28,7 @@ class HelpScreen(ModalScreen[None]):
                          classes="dialog-question")
             with VerticalScroll():
                 yield Static(Content("\n").join(lines))
-            yield Static("[dim]Every action is also in the command palette (ctrl+p). "
-                         "Escape closes.[/]")
+            yield Static("[dim]Every action is also in the command palette. Escape closes.[/]")
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -23,6 +23,7 @@ REFRESH_S = 2.0
 
 
 class HomeScreen(Screen):
+    HELP_TITLE = "Home: runs and presets"
     BINDINGS = [
         Binding("n", "new_run", "New run", id="home.new_run"),
         Binding("e", "edit_preset", "Edit preset", id="home.edit_preset"),

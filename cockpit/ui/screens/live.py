@@ -43,6 +43,7 @@ def _output_lines(raw: list[bytes]) -> list[str]:
 
 
 class LiveRunScreen(RunView):
+    HELP_TITLE = "Live run"
     BINDINGS = [
         Binding("s", "stop(True)", "Stop & save", id="live.stop_save"),
         Binding("K", "stop(False)", "Force stop", id="live.force_stop"),

@@ -193,9 +193,11 @@ class RunView(Screen):
         await self.refresh_view()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        tabs = self.query(TabbedContent)
         if action in ("scrub", "follow"):
-            tabs = self.query(TabbedContent)
             return bool(tabs) and tabs.first().active == "completions"
+        if action == "tab" and tabs:  # a replay has no trainer output tab
+            return bool(tabs.first().query(f"TabPane#{parameters[0]}"))
         return True
 
     def action_scrub(self, delta: int) -> None:

@@ -99,6 +99,7 @@ TODO_PROBLEMS = ("no model:", "no data:")
 
 
 class SetupScreen(Screen["RunFolder | None"]):
+    HELP_TITLE = "New run form"
     DEFAULT_CSS = """
     SetupScreen #setup-body {
         height: 1fr;
