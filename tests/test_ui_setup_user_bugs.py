@@ -64,3 +64,47 @@ async def test_escape_on_an_untouched_preset_leaves_at_once(registry, runs_dir):
                        "the form filled from the preset")
         await pilot.press("escape")
         await wait_for(pilot, lambda: app.result is None, "dismissed without a question")
+
+
+async def test_help_under_fields_reads_as_text_and_the_verdict_speaks_of_fields(registry, runs_dir):
+    from textual.widgets import OptionList, Static
+
+    from cockpit.ui.widgets.setup.field_editor import FieldEditor
+
+    app = Host(runs_dir)
+    async with app.run_test(size=SIZE) as pilot:
+        await pick(pilot, app, "sft")
+        screen = setup_screen(app)
+        verdict = screen.query_one("#validation", Static)
+        await wait_for(pilot, lambda: "model" in str(verdict.render()), "the verdict")
+        said = str(verdict.render())
+        assert "--set" not in said and "model_name_or_path field" in said
+
+        editors = list(screen.query(FieldEditor))
+        assert len(editors) > 5
+        for editor in editors:
+            editor.focus_control()  # the whole help shows while focused
+            await pilot.pause()
+            shown = [str(s.render()) for s in editor.query(".field-help")]
+            for text in shown:
+                assert "`" not in text and ":class:" not in text and "](http" not in text, text
+        await pilot.press("ctrl+f")
+        options = screen.query_one("#field-search-list", OptionList)
+        await wait_for(pilot, lambda: options.option_count > 20, "every field listed")
+        prompts = [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)]
+        assert not [p for p in prompts if "`" in p or "](http" in p]
+
+
+@pytest.mark.parametrize("raw, shown", [
+    ("It defaults to ``'float32'``.", "It defaults to 'float32'."),
+    ("See :class:`~transformers.TrainingArguments` and :func:`trl.get_peft_config`.",
+     "See TrainingArguments and trl.get_peft_config."),
+    ("Use [`~trl.SFTConfig`] as in the [ScaleRL](https://huggingface.co/papers/2510.13786) recipe.",
+     "Use SFTConfig as in the ScaleRL recipe."),
+    ("Refer to the `test_size` argument; values in `[0, 1]`; a[0] stays.",
+     "Refer to the test_size argument; values in [0, 1]; a[0] stays."),
+])
+def test_trl_help_markup_is_cleaned_for_the_terminal(raw, shown):
+    from cockpit.ui.widgets.setup.values import clean_help
+
+    assert clean_help(raw) == shown

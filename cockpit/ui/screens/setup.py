@@ -39,7 +39,7 @@ from cockpit.ui.widgets.setup.preset_preview import CommandPreview, PresetPrevie
 from cockpit.ui.widgets.setup.save_prompt import SavePresetPrompt
 from cockpit.ui.widgets.setup.suggest import CandidateSuggester, find_datasets, find_models
 from cockpit.ui.widgets.setup.trainer_picker import TrainerPicker, unavailable_reason
-from cockpit.ui.widgets.setup.values import UNSET
+from cockpit.ui.widgets.setup.values import UNSET, for_the_form
 
 VALIDATE_DELAY_S = 0.35
 """Validation (and the data check) waits this long after the last keystroke."""
@@ -643,8 +643,8 @@ class SetupScreen(Screen["RunFolder | None"]):
         preset = self.current_preset()
         if preset is None or preset.to_yaml() != message.key:
             return  # the form changed since; another check is on its way
-        self.problem = message.problem
-        self.warnings = message.warnings
+        self.problem = for_the_form(message.problem) if message.problem else None
+        self.warnings = [for_the_form(w) for w in message.warnings]
         self.valid_key = message.key if message.problem is None else None
         self._show_verdict()
 

@@ -12,6 +12,7 @@ from typing import Any
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
+from textual.content import Content
 from textual.events import DescendantBlur, DescendantFocus
 from textual.message import Message
 from textual.suggester import Suggester
@@ -25,6 +26,7 @@ from cockpit.ui.widgets.setup.values import (
     default_text,
     first_sentence,
     format_value,
+    full_help,
     is_bool_field,
     parse_text,
     same_as_default,
@@ -169,7 +171,7 @@ class FieldEditor(Vertical):
     def on_mount(self) -> None:
         self.set_class(self.initial is not UNSET, "-set")
         if self.field.help:
-            self.tooltip = self.field.help
+            self.tooltip = Content(full_help(self.field.help))
 
     @property
     def control(self) -> Widget:
@@ -183,7 +185,7 @@ class FieldEditor(Vertical):
     def on_descendant_focus(self, event: DescendantFocus) -> None:
         self.add_class("-focused")
         if self.field.help:
-            self.query_one(".field-help", Static).update(" ".join(self.field.help.split()))
+            self.query_one(".field-help", Static).update(full_help(self.field.help))
 
     def on_descendant_blur(self, event: DescendantBlur) -> None:
         self.remove_class("-focused")

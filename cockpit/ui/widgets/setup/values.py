@@ -170,9 +170,48 @@ def default_text(field: ConfigField) -> str:
     return f"default: {format_value(field, field.default)}"
 
 
+_ROLE = re.compile(r":(?:py:)?[a-z]+:`(?:([^`<]*?)\s*<([^`>]*)>|([^`]*))`")
+_LINK = re.compile(r"\[([^\]]+)\]\((?:https?://|/)[^)]*\)")
+_CODE = re.compile(r"``([^`]+)``|(?<![`\w])`([^`]+)`(?!`)")
+
+
+def _short_ref(ref: str) -> str:
+    """Sphinx's `~a.b.C` shows as `C`."""
+    ref = ref.strip()
+    return ref[1:].rsplit(".", 1)[-1] if ref.startswith("~") else ref
+
+
+def clean_help(text: str) -> str:
+    """TRL's help strings are written for its docs (reST and markdown): shown in a terminal,
+    ``'float32'`` reads 'float32', :class:`~transformers.Trainer` reads Trainer,
+    [`~trl.SFTConfig`] reads SFTConfig, [paper](https://…) reads paper."""
+    text = _ROLE.sub(lambda m: m.group(1) or _short_ref(m.group(2) or m.group(3) or ""), text)
+    text = re.sub(r"\[`([^`\]]+)`\]", lambda m: _short_ref(m.group(1)), text)
+    text = _LINK.sub(r"\1", text)
+    return _CODE.sub(lambda m: _short_ref(m.group(1) or m.group(2)), text)
+
+
+_SET_FIX = re.compile(r"fix it in the preset or with --set ([\w.]+)=\.\.\.")
+_SET_EXAMPLE = re.compile(r"--set ([\w.]+)=(\S+)")
+_FIELDS_CMD = re.compile(r"`cockpit fields [^`]+` lists them")
+
+
+def for_the_form(message: str) -> str:
+    """Validation speaks to `cockpit run` users (`--set key=...`); in the form the same advice
+    is a field to fill in."""
+    message = _SET_FIX.sub(r"fix the \1 field", message)
+    message = _SET_EXAMPLE.sub(r"\2 in the \1 field", message)
+    return _FIELDS_CMD.sub("ctrl+f searches them", message)
+
+
+def full_help(text: str) -> str:
+    """The whole help text on one line, cleaned (`clean_help`)."""
+    return " ".join(clean_help(text).split())
+
+
 def first_sentence(text: str, limit: int = 160) -> str:
     """TRL help strings run long; one sentence is enough under a field (the rest on focus)."""
-    text = " ".join(text.split())
+    text = full_help(text)
     m = re.search(r"(?<=[.!?])\s", text)
     sentence = text[: m.start()] if m else text
     return sentence if len(sentence) <= limit else sentence[: limit - 1] + "…"
