@@ -117,8 +117,21 @@ def cmd_run_script(args: argparse.Namespace) -> int:
 
         print(f"# in {os.getcwd()}\n{shlex.join(args.command)}")
         return 0
+    alerts = None
+    if args.alerts:
+        import yaml
+
+        from cockpit.core.presets import safe_load
+
+        try:
+            alerts = safe_load(Path(args.alerts).read_text(encoding="utf-8")) or {}
+        except (OSError, ValueError, yaml.YAMLError) as exc:
+            raise CockpitError(f"--alerts {args.alerts}: cannot read it ({exc}) — give a YAML file with "
+                               "notify: and alerts:") from None
+        if not isinstance(alerts, dict):
+            raise CockpitError(f"--alerts {args.alerts}: expected a mapping with notify: and alerts:")
     run = prepare_script(args.command, cwd=Path.cwd(), runs_dir=_runs_dir(args), name=args.name, env=env,
-                         launcher=launcher or None)
+                         launcher=launcher or None, alerts=alerts)
     launch.launch_prepared(run)
     return _follow(run, args)
 
@@ -470,6 +483,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("config", nargs="?", help="a TRL CLI config (with a trainer name before it)")
     r.add_argument("--trainer", help="the trainer of a TRL config that has no `trainer:` key")
     r.add_argument("--env", action="append", metavar="KEY=VALUE", help="script mode: extra environment")
+    r.add_argument("--alerts", metavar="FILE", help="script mode: alert rules and notify targets (YAML)")
     r.add_argument("--launcher", action="append", metavar="KEY=VALUE",
                    help="script mode on Slurm: kind=slurm, partition=, nodes=, gpus_per_node=, time=, ...")
     r.add_argument("--set", action="append", metavar="KEY=VALUE",

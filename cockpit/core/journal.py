@@ -40,10 +40,11 @@ SYSTEM = "system"
 WARNING = "warning"
 STOP_REQUESTED = "stop_requested"
 RUN_ENDED = "run_ended"
+ALERT = "alert"
 
 KINDS = frozenset(
     {RUN_STARTED, PHASE, METRICS, EVAL, PROGRESS, CHECKPOINT, COMPLETIONS, SYSTEM, WARNING,
-     STOP_REQUESTED, RUN_ENDED}
+     STOP_REQUESTED, RUN_ENDED, ALERT}
 )
 
 PHASES = ("starting", "importing", "loading_model", "preparing_data", "training", "saving", "done")
@@ -109,6 +110,14 @@ def system(values: dict[str, Any]) -> Record:
 def warning(message: str, *, code: str = "warning", step: int | None = None,
             fix: str | None = None) -> Record:
     return Record(WARNING, {"code": code, "message": message, "fix": fix}, step=step)
+
+
+def alert(rule: str, message: str, *, key: str, value: Any, step: int | None,
+          actions: list[dict[str, Any]], builtin: bool = False) -> Record:
+    """An alert rule fired: which rule, on what value, and what each action did (targets are named
+    by kind only, never by URL)."""
+    return Record(ALERT, {"rule": rule, "message": message, "key": key, "value": value,
+                          "actions": actions, "builtin": builtin}, step=step)
 
 
 def run_ended(state: str, *, exit_code: int | None = None, signal: int | None = None,

@@ -43,6 +43,12 @@ def prepare(plan: Plan, runs_dir: Path, name: str | None = None) -> RunFolder:
             preset.trl["output_dir"] = str(run.output.resolve())
         run.output.mkdir(exist_ok=True)
         _resolve_accelerate_config(run, preset)
+        if preset.cockpit.get("notify"):  # literal URLs may carry tokens: not in run.yaml
+            from cockpit.core.alerts import keep_secrets, parse_notify
+
+            run.control.mkdir(exist_ok=True)
+            preset.cockpit["notify"] = keep_secrets(parse_notify(preset.cockpit["notify"]),
+                                                    run.control / "notify.secret.json")
         run.run_yaml.write_text(preset.to_yaml(), encoding="utf-8")
         run.trl_yaml.write_text(dump_yaml(trl_cli_config(preset.trl)), encoding="utf-8")
         spec = plan.spec

@@ -59,7 +59,11 @@ COCKPIT_KEYS = {
     "reward_funcs": "reward functions: TRL built-in names, dotted import paths or path/file.py:function",
     "dataset": "split (e.g. 'train[:500]'), eval_split, columns (rename map old: new), data_files",
     "completions": "periodic samples for trainers that do not sample: every_steps, num_prompts, max_new_tokens",
-    "launcher": "how to start the trainer: kind (python), num_processes",
+    "launcher": "how to start the trainer: kind (python, torchrun, accelerate, slurm), num_processes, config "
+                "(zero3, fsdp2, ... or a file); slurm: partition, nodes, gpus_per_node, time, account, sbatch, setup",
+    "alerts": "rules the supervisor checks with nobody attached: {metric: loss, above: 5, for: 3, do: [notify]}",
+    "notify": "where notify goes: webhook, ntfy (URLs) and command; values may be env:NAME",
+    "builtin_alerts": "false turns the built-in rules (NaN loss, stalls, disk, trainer family) off",
     "stop_grace_s": "seconds between SIGTERM and SIGKILL on a forced stop",
     "env": "environment variables for the trainer process",
 }

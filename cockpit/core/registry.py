@@ -153,6 +153,9 @@ class Knowledge:
     """Where it lived, for trainers that may be missing from the installed TRL."""
     last_trl: str | None = None
     """Last TRL release that has it, for trainers TRL has removed."""
+    family: str | None = None
+    """Whose metrics it logs, for built-in alert rules: "grpo" (group-sampling RL with reward
+    functions), "ppo", or None."""
 
 
 _PREFERENCE = (("prompt", "chosen", "rejected"), ("chosen", "rejected"))
@@ -192,6 +195,7 @@ KNOWLEDGE: dict[str, Knowledge] = {
         extra_models=("reward_funcs",),
         cli="grpo",
         samples=True,
+        family="grpo",
     ),
     "rloo": Knowledge(
         "REINFORCE leave-one-out",
@@ -200,6 +204,7 @@ KNOWLEDGE: dict[str, Knowledge] = {
         extra_models=("reward_funcs",),
         cli="rloo",
         samples=True,
+        family="grpo",
     ),
     "distillation": Knowledge(
         "Knowledge distillation",
@@ -247,6 +252,7 @@ KNOWLEDGE: dict[str, Knowledge] = {
         _PROMPT_ONLY,
         extra_models=("reward_funcs",),
         samples=True,
+        family="grpo",
     ),
     "a2po": Knowledge(
         "A*-PO optimal advantage regression",
@@ -254,6 +260,7 @@ KNOWLEDGE: dict[str, Knowledge] = {
         _PROMPT_ONLY,
         extra_models=("reward_funcs",),
         samples=True,
+        family="grpo",
     ),
     "tpo": Knowledge(
         "Triple preference optimization",
@@ -273,6 +280,7 @@ KNOWLEDGE: dict[str, Knowledge] = {
         _PROMPT_ONLY,
         extra_models=("reward_funcs",),
         samples=True,
+        family="grpo",
     ),
     "iw_opd": Knowledge(
         "Importance-weighted on-policy distillation",
@@ -293,6 +301,7 @@ KNOWLEDGE: dict[str, Knowledge] = {
         extra_models=("reward_funcs",),
         needs="CUDA",
         samples=True,
+        family="grpo",
     ),
     "async_distillation": Knowledge(
         "Asynchronous distillation",
@@ -318,6 +327,7 @@ KNOWLEDGE: dict[str, Knowledge] = {
         samples=True,
         module="trl.experimental.ppo",
         last_trl="1.12",
+        family="ppo",
     ),
     "bco": Knowledge(
         "Binary classifier optimization",
@@ -359,6 +369,7 @@ KNOWLEDGE: dict[str, Knowledge] = {
         samples=True,
         module="trl.experimental.gspo_token",
         last_trl="1.13",
+        family="grpo",
     ),
     "grpo_with_replay_buffer": Knowledge(
         "GRPO with a replay buffer",
@@ -368,6 +379,7 @@ KNOWLEDGE: dict[str, Knowledge] = {
         samples=True,
         module="trl.experimental.grpo_with_replay_buffer",
         last_trl="1.13",
+        family="grpo",
     ),
     "minillm": Knowledge(
         "MiniLLM",

@@ -71,13 +71,22 @@ def check_command(command: list[str], cwd: Path) -> list[str]:
 
 
 def prepare_script(command: list[str], *, cwd: Path, runs_dir: Path, name: str | None = None,
-                   env: dict[str, str] | None = None, launcher: dict[str, Any] | None = None) -> RunFolder:
+                   env: dict[str, str] | None = None, launcher: dict[str, Any] | None = None,
+                   alerts: dict[str, Any] | None = None) -> RunFolder:
     """Create the run folder of a script run and write what was asked; start nothing.
 
     `launcher` may send the command to Slurm (`{kind: slurm, partition: ...}`); on one machine the
     command's own launcher line (python, torchrun, accelerate launch) is kept as given."""
     cwd = cwd.resolve()
     problems = check_command(command, cwd)
+    if alerts is not None:
+        from cockpit.core.alerts import parse_notify, parse_rules
+
+        for check, key in ((parse_rules, "alerts"), (parse_notify, "notify")):
+            try:
+                check(alerts.get(key), where=f"--alerts {key}")
+            except CockpitError as exc:
+                problems.extend(str(exc).splitlines())
     if launcher:
         from cockpit.core import launcher as launchers
 
@@ -99,6 +108,15 @@ def prepare_script(command: list[str], *, cwd: Path, runs_dir: Path, name: str |
             cockpit["env"] = dict(env)
         if launcher:
             cockpit["launcher"] = dict(launcher)
+        if alerts:  # an --alerts file: {notify: ..., alerts: [...], builtin_alerts: ...}
+            from cockpit.core.alerts import keep_secrets, parse_notify
+
+            for key in ("alerts", "builtin_alerts"):
+                if key in alerts:
+                    cockpit[key] = alerts[key]
+            if alerts.get("notify"):
+                run.control.mkdir(exist_ok=True)
+                cockpit["notify"] = keep_secrets(parse_notify(alerts["notify"]), run.control / "notify.secret.json")
         run.run_yaml.write_text(dump_yaml({"trainer": SCRIPT_TRAINER, "cockpit": cockpit}), encoding="utf-8")
         write_script_command(run)
         run.write_status(Status(state="starting", name=run.name, trainer=SCRIPT_TRAINER, host=os.uname().nodename))

@@ -23,7 +23,8 @@ from cockpit import hook
 from cockpit.core import diagnose, journal
 from cockpit.core.errors import CockpitError
 from cockpit.core import launcher, slurm
-from cockpit.core.runfolder import RunFolder, Status, read_tail
+from cockpit.core.alerts import Alerter
+from cockpit.core.runfolder import LIVE_STATES, RunFolder, Status, read_tail
 from cockpit.core.runs import tail_records
 from cockpit.core.script import script_section
 
@@ -110,6 +111,10 @@ def supervise(run: RunFolder, resume_from: Path | None = None) -> int:
     status = run.read_status()
     status.supervisor_pid = os.getpid()
     status.started = time.time()
+    alerter = _alerter(run, jw, status.trainer)
+
+    def finish(*args: object) -> int:
+        return _finish(*args, alerter=alerter)  # type: ignore[arg-type]
     forced = {"by_signal": False}
     child: subprocess.Popen[bytes] | None = None
 
@@ -128,7 +133,7 @@ def supervise(run: RunFolder, resume_from: Path | None = None) -> int:
     signal.signal(signal.SIGINT, on_term)
 
     if run.pending_request("stop_force"):
-        return _finish(run, jw, status, "killed", None, None,
+        return finish(run, jw, status, "killed", None, None,
                        diagnose.Diagnosis("stopped_by_user", "stopped before it started", ""))
 
     script = script_section(run)
@@ -143,10 +148,10 @@ def supervise(run: RunFolder, resume_from: Path | None = None) -> int:
         else:
             argv = launcher.runner_argv(run.path, spec, resume_from)
     except CockpitError as exc:
-        return _finish(run, jw, status, "failed", None, None,
+        return finish(run, jw, status, "failed", None, None,
                        diagnose.Diagnosis("config", str(exc), "fix cockpit.launcher in the preset"))
     if spec["kind"] == "slurm":
-        return _supervise_slurm(run, jw, status, spec, argv, cwd, env,
+        return _supervise_slurm(run, jw, status, spec, argv, cwd, env, alerter=alerter,
                                 engine=None if script is not None else launcher.slurm_engine(spec))
     (run.control).mkdir(exist_ok=True)
     outcome_file = run.control / "outcome.json"
@@ -159,7 +164,7 @@ def supervise(run: RunFolder, resume_from: Path | None = None) -> int:
             child = subprocess.Popen(argv, stdin=devnull, stdout=out, stderr=subprocess.STDOUT,
                                      process_group=0, close_fds=True, env=env, cwd=cwd)
         except OSError as exc:  # a script whose program vanished or is not executable
-            return _finish(run, jw, status, "failed", None, None, diagnose.Diagnosis(
+            return finish(run, jw, status, "failed", None, None, diagnose.Diagnosis(
                 "not_found", f"could not start {argv[0]}: {exc.strerror or exc}",
                 "check the command and its working folder"))
     status.state = "running"
@@ -183,6 +188,7 @@ def supervise(run: RunFolder, resume_from: Path | None = None) -> int:
         if run.pending_request("stop_save") and status.state == "running":
             status.state = "stopping"
             run.write_status(status)
+        _poll_alerts(alerter, status)
 
     # Anything left in the group (dataloader workers, accelerate children) goes too.
     try:
@@ -198,28 +204,31 @@ def supervise(run: RunFolder, resume_from: Path | None = None) -> int:
     requested_force = run.pending_request("stop_force") or forced["by_signal"]
     if rc < 0:
         diag = diagnose.classify_signal(-rc, requested=requested_force)
-        return _finish(run, jw, status, "killed", None, -rc, diag)
+        return finish(run, jw, status, "killed", None, -rc, diag)
     if rc == 0:
         state = outcome.get("state") or "finished"
         reason = outcome.get("reason") or ("stopped and saved on request" if state == "stopped"
                                            else "training finished")
-        return _finish(run, jw, status, state, 0, None,
+        return finish(run, jw, status, state, 0, None,
                        diagnose.Diagnosis(outcome.get("code", state), reason, outcome.get("fix", "")))
     if outcome.get("reason"):
         diag = diagnose.Diagnosis(outcome.get("code", "error"), outcome["reason"], outcome.get("fix", ""))
     else:
         tail = read_tail(run.stdout_log, 32_768)[0].decode("utf-8", errors="replace")
         diag = diagnose.explain(tail, fallback=f"the trainer exited with code {rc}", fix=f"see {run.stdout_log.name}")
-    return _finish(run, jw, status, "failed", rc, None, diag)
+    return finish(run, jw, status, "failed", rc, None, diag)
 
 
 def _supervise_slurm(run: RunFolder, jw: journal.JournalWriter, status: Status, spec: dict, task: list[str],
-                     cwd: str, env: dict[str, str], *, engine: str | None) -> int:
+                     cwd: str, env: dict[str, str], *, engine: str | None, alerter: Alerter | None) -> int:
     """A Slurm attempt: write the job script, sbatch it, follow squeue until the job leaves the
     queue, forward a force stop as scancel, and say how the job ended."""
+    def finish(*args: object) -> int:
+        return _finish(*args, alerter=alerter)  # type: ignore[arg-type]
+
     missing = slurm.available()
     if missing:
-        return _finish(run, jw, status, "failed", None, None,
+        return finish(run, jw, status, "failed", None, None,
                        diagnose.Diagnosis("config", missing, "run cockpit on a Slurm login node"))
     ours = {k: v for k, v in env.items() if k.startswith("COCKPIT_") or k in (
         "PYTHONPATH", "PYTHONUNBUFFERED", "TOKENIZERS_PARALLELISM", "HF_HUB_DISABLE_PROGRESS_BARS")}
@@ -231,7 +240,7 @@ def _supervise_slurm(run: RunFolder, jw: journal.JournalWriter, status: Status, 
     try:
         job = slurm.submit(script_path)
     except CockpitError as exc:
-        return _finish(run, jw, status, "failed", None, None,
+        return finish(run, jw, status, "failed", None, None,
                        diagnose.Diagnosis("slurm", str(exc), "fix cockpit.launcher"))
     status.job_id = job
     status.state = "queued"
@@ -256,22 +265,40 @@ def _supervise_slurm(run: RunFolder, jw: journal.JournalWriter, status: Status, 
         if run.pending_request("stop_force") and not cancelled:
             cancelled = True
             slurm.cancel(job)
+        _poll_alerts(alerter, status)
         time.sleep(1.0)
     end = slurm.job_end(job)
     if cancelled or (end.state == "killed" and run.pending_request("stop_force")):
-        return _finish(run, jw, status, "killed", end.exit_code, None,
+        return finish(run, jw, status, "killed", end.exit_code, None,
                        diagnose.Diagnosis("stopped_by_user", f"stopped by request (scancel of job {job})",
                                           "resume it with `cockpit resume RUN`"))
     outcome = _read_outcome(run)
     if end.state == "finished" and outcome.get("state") == "stopped":
-        return _finish(run, jw, status, "stopped", 0, None,
+        return finish(run, jw, status, "stopped", 0, None,
                        diagnose.Diagnosis("stopped", outcome.get("reason") or "stopped and saved on request",
                                           outcome.get("fix", "")))
     if end.state == "failed" and outcome.get("reason"):
-        return _finish(run, jw, status, "failed", end.exit_code, None,
+        return finish(run, jw, status, "failed", end.exit_code, None,
                        diagnose.Diagnosis(outcome.get("code", "error"), outcome["reason"], outcome.get("fix", "")))
-    return _finish(run, jw, status, end.state, end.exit_code, None,
+    return finish(run, jw, status, end.state, end.exit_code, None,
                    diagnose.Diagnosis(end.state, end.reason, end.fix))
+
+
+def _alerter(run: RunFolder, jw: journal.JournalWriter, trainer: str | None) -> Alerter | None:
+    try:
+        return Alerter(run, jw, trainer=trainer)
+    except Exception as exc:  # noqa: BLE001 - alerts must never keep a run from starting
+        jw.write(journal.warning(f"alerts are off for this run: {type(exc).__name__}: {exc}"[:300], code="alert_rule"))
+        return None
+
+
+def _poll_alerts(alerter: Alerter | None, status: Status) -> None:
+    if alerter is None:
+        return
+    try:
+        alerter.poll(started_at=status.started or time.time(), live=status.state in LIVE_STATES)
+    except Exception as exc:  # noqa: BLE001 - a failing alert is a journal line, never the run's end
+        alerter.jw.write(journal.warning(f"alert check failed: {type(exc).__name__}: {exc}"[:300], code="alert_rule"))
 
 
 def _read_outcome(run: RunFolder) -> dict:
@@ -282,12 +309,19 @@ def _read_outcome(run: RunFolder) -> dict:
 
 
 def _finish(run: RunFolder, jw: journal.JournalWriter, status, state: str, exit_code: int | None,
-            signum: int | None, diag: diagnose.Diagnosis) -> int:
+            signum: int | None, diag: diagnose.Diagnosis, *, alerter: Alerter | None = None) -> int:
     # The last step from the journal's tail: the whole journal may be large.
     steps = [r.step for r in tail_records(run.events) if r.kind == journal.METRICS and r.step is not None]
     last_step = steps[-1] if steps else None
-    jw.write(journal.run_ended(state, exit_code=exit_code, signal=signum, reason=diag.reason,
-                               fix=diag.fix or None, step=last_step))
+    ended = journal.run_ended(state, exit_code=exit_code, signal=signum, reason=diag.reason,
+                              fix=diag.fix or None, step=last_step)
+    if alerter is not None:
+        _poll_alerts(alerter, status)  # what the trainer wrote last, then the rules on the run's end
+        try:
+            alerter.ended(ended)
+        except Exception as exc:  # noqa: BLE001
+            jw.write(journal.warning(f"alert check failed: {type(exc).__name__}: {exc}"[:300], code="alert_rule"))
+    jw.write(ended)
     jw.close()
     status.state = state
     status.ended = time.time()

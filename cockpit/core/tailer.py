@@ -57,6 +57,20 @@ class LineTailer:
         self._partial = lines.pop()
         return [line for line in lines if line.strip()]
 
+    def seek_end(self) -> None:
+        """Start from what the file holds now: later polls return only lines appended after it."""
+        try:
+            fh = open(self.path, "rb")
+        except (FileNotFoundError, NotADirectoryError):
+            return
+        with fh:
+            st = os.fstat(fh.fileno())
+            self._inode = (st.st_dev, st.st_ino)
+            self.offset = st.st_size
+            fh.seek(max(0, st.st_size - _TAIL_KEEP))
+            self._tail = fh.read()
+        self._partial = b""
+
     def _same_tail(self, fh) -> bool:  # type: ignore[no-untyped-def]
         if not self._tail:
             return True
@@ -94,6 +108,9 @@ class Tailer:
     @property
     def restarts(self) -> int:
         return self._lines.restarts
+
+    def seek_end(self) -> None:
+        self._lines.seek_end()
 
     def poll(self) -> list[journal.Record]:
         out: list[journal.Record] = []

@@ -246,6 +246,12 @@ def validate(preset: Preset, registry: Registry | None = None, *,
 
     with problems.check("cockpit.launcher"):
         check_launcher(preset.cockpit.get("launcher"))
+    from cockpit.core.alerts import parse_notify, parse_rules
+
+    with problems.check("cockpit.alerts"):
+        parse_rules(preset.cockpit.get("alerts"))
+    with problems.check("cockpit.notify"):
+        parse_notify(preset.cockpit.get("notify"))
 
     # -- data ------------------------------------------------------------------------------
     with problems.check("dataset_name"):
