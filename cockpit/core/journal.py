@@ -41,10 +41,11 @@ WARNING = "warning"
 STOP_REQUESTED = "stop_requested"
 RUN_ENDED = "run_ended"
 ALERT = "alert"
+COMPLETIONS_REF = "completions_ref"
 
 KINDS = frozenset(
     {RUN_STARTED, PHASE, METRICS, EVAL, PROGRESS, CHECKPOINT, COMPLETIONS, SYSTEM, WARNING,
-     STOP_REQUESTED, RUN_ENDED, ALERT}
+     STOP_REQUESTED, RUN_ENDED, ALERT, COMPLETIONS_REF}
 )
 
 PHASES = ("starting", "importing", "loading_model", "preparing_data", "training", "saving", "done")
@@ -101,6 +102,12 @@ def completions(step: int, rows: list[dict[str, Any]], *, source: str) -> Record
     """rows: {"prompt", "completion", "rewards": {name: value}, "advantage"}; source names where
     they came from (trainer_logs, parquet, ppo_samples, generate)."""
     return Record(COMPLETIONS, {"rows": rows, "source": source}, step=step)
+
+
+def completions_ref(step: int, count: int, *, source: str) -> Record:
+    """A step's completions went to the run folder's completions store (`core/completions.py`);
+    the journal keeps only this pointer, so tailing it stays cheap."""
+    return Record(COMPLETIONS_REF, {"count": count, "source": source}, step=step)
 
 
 def system(values: dict[str, Any]) -> Record:
