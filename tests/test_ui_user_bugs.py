@@ -310,3 +310,88 @@ async def test_help_is_titled_in_words_and_lists_each_own_key_once(tmp_path):
             await wait_for(pilot, lambda: not isinstance(app.screen, HelpScreen), "closed")
             app.open_live(str(run.path))
             await wait_for(pilot, lambda: getattr(app.screen, "sources", None), "the run open")
+
+
+# -- after a stop, and after a resume --------------------------------------------------------------
+
+
+def _force_stopped_run(tmp_path):
+    records = sft_records(range(1, 6))
+    records.append(journal.run_ended("killed", signal=15, reason="stopped by request (SIGTERM)",
+                                     fix="resume it with `cockpit resume RUN`", step=5))
+    run = make_run(tmp_path / "runs", "stopped", records, state="killed")
+    _checkpoint(run, 5)
+    return run
+
+
+async def test_a_stop_is_information_and_its_advice_is_the_resume_key(tmp_path):
+    from cockpit.ui.widgets.run.alert_bar import AlertBar
+
+    run = _force_stopped_run(tmp_path)
+    app = app_for(tmp_path, "live", [str(run.path)])
+    async with app.run_test(size=SIZE) as pilot:
+        bar = app.screen.query_one(AlertBar)
+        await wait_for(pilot, lambda: bar.display, "the alert bar")
+        text = str(bar.render())
+        assert "stopped by request" in text and "press u to resume" in text
+        assert "cockpit resume" not in text and "fix:" not in text
+        assert bar.has_class("-info") and not bar.has_class("-error")
+        await pilot.press("6")
+        await pilot.pause(0.3)
+        assert "press u to resume" in str(app.screen.query_one("#alerts-list").render())
+
+    replay = app_for(tmp_path, "replay", [str(run.path)])  # no resume key there: the command
+    async with replay.run_test(size=SIZE) as pilot:
+        bar = replay.screen.query_one(AlertBar)
+        await wait_for(pilot, lambda: bar.display, "the alert bar")
+        assert f"`cockpit resume {run.name}`" in str(bar.render())
+
+
+async def test_resuming_clears_the_stop_banner_at_once_and_the_alerts_say_resumed(tmp_path):
+    from cockpit.core import launch
+    from cockpit.ui.screens.confirm import ConfirmScreen
+    from cockpit.ui.widgets.run.alert_bar import AlertBar
+
+    from cockpit.core.errors import CockpitError
+    from cockpit.core.presets import load_preset
+    from cockpit.core.runfolder import Status
+    from cockpit.core.validate import validate
+
+    # A real run folder (as launched), stopped at step 5 with a checkpoint.
+    run = launch.prepare(validate(load_preset("demo-sft")), tmp_path / "runs", "stopped")
+    with journal.JournalWriter(run.events) as jw:
+        jw.write_all(sft_records(range(1, 6)))
+        jw.write(journal.run_ended("killed", signal=15, reason="stopped by request (SIGTERM)",
+                                   fix="resume it with `cockpit resume RUN`", step=5))
+    run.write_status(Status(state="killed", name=run.name, trainer="sft"))
+    _checkpoint(run, 5)
+    app = app_for(tmp_path, "live", [str(run.path)])
+    async with app.run_test(size=SIZE) as pilot:
+        bar = app.screen.query_one(AlertBar)
+        await wait_for(pilot, lambda: bar.display and app.screen.resumable, "stopped, resumable")
+        screen = app.screen
+        await pilot.press("u")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "asked")
+        await pilot.press("y")
+        try:
+            # Gone before the new attempt wrote anything to the journal.
+            await wait_for(pilot, lambda: not bar.display, "the stop banner cleared", limit=10)
+            records, _ = journal.read_all(run.events)
+            assert not any(r.data.get("resumed_from") for r in records)  # nothing new yet
+            assert screen.sources[0].ended is None
+        finally:
+            try:
+                launch.stop(run, save=False, grace_s=2)
+            except CockpitError:
+                pass  # it ended already (the checkpoint's weights are not real)
+
+    # What the new attempt writes first: the alerts tab has the resume.
+    with journal.JournalWriter(run.events) as jw:
+        jw.write(journal.run_started("sft", max_steps=100,
+                                     resumed_from=str(run.output / "checkpoint-5")))
+    app = app_for(tmp_path, "live", [str(run.path)])
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: getattr(app.screen, "sources", None), "loaded")
+        await pilot.press("6")
+        await wait_for(pilot, lambda: "resumed from checkpoint-5" in str(
+            app.screen.query_one("#alerts-list").render()), "a resumed entry")

@@ -16,7 +16,7 @@ from typing import Any, Iterable, Sequence
 
 from cockpit.core import journal
 from cockpit.core.sources import SourceName, distinct_labels
-from cockpit.core.store import CompletionsBuffer, LogRows, MetricStore
+from cockpit.core.store import CompletionsBuffer, LogRows, MetricStore, resumed_step
 
 
 @dataclass
@@ -100,6 +100,10 @@ class RunData:
             self.started = rec.t or self.started
             self.ended = None
             self.state = "running"
+            if d.get("resumed_from"):
+                where = Path(str(d["resumed_from"])).name
+                self.alerts.append(Alert("information", f"resumed from {where}", None,
+                                         resumed_step(rec), rec.t))
         elif kind == journal.PHASE:
             self.phase = d.get("phase")
             self.phase_detail = d.get("detail")
@@ -123,7 +127,9 @@ class RunData:
             msg = f"run {state}"
             if d.get("reason"):
                 msg += f": {d['reason']}"
-            level = "information" if state in ("finished", "stopped") else "error"
+            # A stop the user asked for is no fault, forced or not (a forced one ends "killed").
+            asked = str(d.get("reason") or "").startswith("stopped by request")
+            level = "information" if state in ("finished", "stopped") or asked else "error"
             self.ended = Alert(level, msg, d.get("fix"), rec.step, rec.t)
             self.alerts.append(self.ended)
 

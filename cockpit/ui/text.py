@@ -52,3 +52,14 @@ def literal(text: object) -> Content:
     """Text shown exactly as it is (control characters as `·`), for widgets that would read a
     plain string as markup."""
     return Content(printable(str(text)))
+
+
+_RESUME_ADVICE = re.compile(r"resume(?: it)? with `cockpit resume RUN`")
+
+
+def fix_for_screen(fix: str, *, run_name: str, resume_key: str | None = None) -> str:
+    """A fix is written for the shell (`cockpit resume RUN`): on a screen that resumes with a
+    key it says the key, elsewhere it names the run."""
+    if resume_key:
+        fix = _RESUME_ADVICE.sub(f"press {resume_key} to resume", fix)
+    return fix.replace("`cockpit resume RUN`", f"`cockpit resume {run_name}`")

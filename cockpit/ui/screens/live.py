@@ -101,6 +101,15 @@ class LiveRunScreen(RunView):
     def header_state(self) -> str | None:
         return self.state
 
+    @property
+    def resume_key(self) -> str | None:
+        """The key Resume is bound to here (remaps included), for advice shown on screen."""
+        for bindings in self._bindings.key_to_bindings.values():
+            for b in bindings:
+                if b.action == "resume":
+                    return self.app.get_key_display(b)
+        return None
+
     # -- the tail worker -----------------------------------------------------------------------
 
     @work(thread=True, exclusive=True, group="tail", exit_on_error=False)
@@ -223,6 +232,18 @@ class LiveRunScreen(RunView):
         self.app.push_screen(ConfirmScreen(f"Resume {self.run.name} from its newest complete "
                                            "checkpoint?", yes="Resume"), answered)
 
+    def _resumed(self) -> None:
+        """A new attempt is starting: the old end is history at once (the banner would stay
+        until the runner's first journal line, seconds away); its start adds a 'resumed from'
+        entry to the alerts."""
+        if self.sources:
+            self.sources[0].ended = None
+            self.sources[0].version += 1
+        self.state = "starting"
+        self.resumable = False
+        self.refresh_bindings()
+        self.request_redraw()
+
     @work(thread=True, group="control", exit_on_error=False)
     def _control(self, what: str) -> None:
         from cockpit.core import launch
@@ -237,6 +258,7 @@ class LiveRunScreen(RunView):
             else:
                 launch.resume(self.run)
                 msg = "resumed from the newest complete checkpoint"
+                self.app.call_from_thread(self._resumed)
         except CockpitError as exc:
             self.app.call_from_thread(self.notify, str(exc), severity="error", timeout=8)
             return

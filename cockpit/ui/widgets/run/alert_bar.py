@@ -1,4 +1,7 @@
-"""The run's end (reason + fix) or its latest warning, where nobody can miss it."""
+"""The run's end (reason + fix) or its latest warning, where nobody can miss it.
+
+A run that ended as asked (finished, stopped) is information, not an error; its advice says
+the screen's key (`press u to resume`) where the screen has one (`resume_key`)."""
 
 from __future__ import annotations
 
@@ -6,7 +9,7 @@ from textual.content import Content
 from textual.widgets import Static
 
 from cockpit.ui.rundata import RunData
-from cockpit.ui.text import markup
+from cockpit.ui.text import fix_for_screen, markup
 
 
 class AlertBar(Static):
@@ -17,7 +20,8 @@ class AlertBar(Static):
         warnings = [a for a in data.alerts if a.level == "warning"]
         if alert is None and warnings:
             alert = warnings[-1]
-        key = (id(alert), len(warnings))
+        resume_key = getattr(self.screen, "resume_key", None)
+        key = (id(alert), len(warnings), resume_key)
         if key == getattr(self, "_last_key", None):
             return
         self._last_key = key
@@ -31,7 +35,9 @@ class AlertBar(Static):
         icon = {"error": "✖", "warning": "⚠", "information": "●"}.get(alert.level, "●")
         parts = [markup(f"{icon} $message", message=alert.message)]
         if alert.fix:
-            parts.append(markup("  [b]fix:[/b] $fix", fix=alert.fix))
+            label = "next" if alert.level == "information" else "fix"
+            parts.append(markup(f"  [b]{label}:[/b] $fix", fix=fix_for_screen(
+                alert.fix, run_name=data.label, resume_key=resume_key)))
         if warnings and alert is not warnings[-1]:
             parts.append(markup(f"  [dim]({len(warnings)} warning(s) — see the alerts tab)[/]"))
         elif len(warnings) > 1:

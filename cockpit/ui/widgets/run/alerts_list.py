@@ -8,14 +8,15 @@ from textual.content import Content
 from textual.widgets import Static
 
 from cockpit.ui.rundata import RunData
-from cockpit.ui.text import markup
+from cockpit.ui.text import fix_for_screen, markup
 
 
 class AlertsList(Static):
     def show(self, data: RunData | None) -> None:
         if data is None:
             return
-        key = (id(data), len(data.alerts), id(data.ended))
+        resume_key = getattr(self.screen, "resume_key", None)
+        key = (id(data), len(data.alerts), id(data.ended), resume_key)
         if key == getattr(self, "_key", None):
             return
         self._key = key
@@ -27,6 +28,8 @@ class AlertsList(Static):
             step = f" @ step {a.step}" if a.step is not None else ""
             line = markup(f"[{style}]{when}{step}  $message[/]", message=a.message)
             if a.fix:
-                line += markup("\n    [b]fix:[/b] $fix", fix=a.fix)
+                label = "next" if a.level == "information" else "fix"
+                line += markup(f"\n    [b]{label}:[/b] $fix", fix=fix_for_screen(
+                    a.fix, run_name=data.label, resume_key=resume_key))
             lines.append(line)
         self.update(Content("\n").join(notes + lines) if notes or lines else "no warnings")
