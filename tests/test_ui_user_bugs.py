@@ -395,3 +395,36 @@ async def test_resuming_clears_the_stop_banner_at_once_and_the_alerts_say_resume
         await pilot.press("6")
         await wait_for(pilot, lambda: "resumed from checkpoint-5" in str(
             app.screen.query_one("#alerts-list").render()), "a resumed entry")
+
+
+# -- the trainer's output ------------------------------------------------------------------------
+
+
+async def test_output_tab_puts_a_progress_bar_and_the_table_glued_to_it_on_their_own_lines(
+        tmp_path):
+    from textual.widgets import Log
+
+    run = make_run(tmp_path / "runs", "output", sft_records(range(1, 3)))
+    # As a GRPO run writes them (from a demo run's stdout.log): tqdm redraws with \r, then rich
+    # prints its table right after the bar; nested bars move the cursor up (ESC [A).
+    run.stdout_log.write_bytes(
+        b"\r  0%|          | 0/6 [00:00<?, ?it/s]\r 17%|\xe2\x96\x88\xe2\x96\x8b        | 1/6 "
+        b"[00:00<00:02,  2.10it/s]\xe2\x95\xad\xe2\x94\x80\xe2\x94\x80 Step 1 \xe2\x94\x80\xe2\x94\x80"
+        b"\xe2\x95\xae\n"
+        b"\xe2\x95\xb0\xe2\x94\x80\xe2\x94\x80\xe2\x94\x80\xe2\x95\xaf\r 33%|\xe2\x96\x88\xe2\x96\x88"
+        b"\xe2\x96\x88       | 2/6 [00:01<00:02,  2.00it/s]\n"
+        b"\r  0%|          | 0/2 [00:00<?, ?it/s]\x1b[A\r                    \r\n"
+        b"\r                    \r\x1b[A{'eval_loss': '4.868'}\n")
+    app = app_for(tmp_path, "live", [str(run.path)])
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: getattr(app.screen, "sources", None), "loaded")
+        await pilot.press("4")
+        log = app.screen.query_one("#output-log", Log)
+        await wait_for(pilot, lambda: len(log.lines) >= 5, "the output")
+        assert list(log.lines) == [
+            " 17%|█▋        | 1/6 [00:00<00:02,  2.10it/s]",
+            "╭── Step 1 ──╮",
+            "╰───╯",
+            " 33%|███       | 2/6 [00:01<00:02,  2.00it/s]",
+            "{'eval_loss': '4.868'}",
+        ]

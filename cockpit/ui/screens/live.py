@@ -8,6 +8,7 @@ poll with whatever was new.
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 
@@ -31,14 +32,33 @@ OUTPUT_MAX_LINES = 2000
 STATUS_EVERY_S = 1.0
 
 
+_CSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
+"""Terminal control sequences (tqdm's cursor-up between nested bars, colours): not text."""
+_PROGRESS_END = re.compile(r"\[\d+:\d\d(?::\d\d)?(?:<[^\]]*)?(?:,[^\]]*)?\]")
+"""Where a tqdm state ends: its `[00:01<00:04, 23.69it/s]` (or `[00:00, 64 examples/s]`)."""
+
+
 def _output_lines(raw: list[bytes]) -> list[str]:
-    """stdout.log lines for the Log widget: progress bars (\\r) keep their last state."""
+    """stdout.log lines for the Log widget. A line redrawn with \\r (a progress bar) shows its
+    last state, on its own line: text written before the first \\r (the end of a table) keeps
+    its own line, and text another writer put right after the bar (rich starts a table there)
+    goes to the next one. A bar cleared at the end leaves nothing."""
     out = []
     for line in raw:
-        text = line.decode("utf-8", errors="replace").rstrip("\r")
-        if "\r" in text:
-            text = text.rsplit("\r", 1)[-1]
-        out.append(printable(text))
+        text = _CSI.sub("", line.decode("utf-8", errors="replace").rstrip("\r"))
+        if "\r" not in text:
+            out.append(printable(text))
+            continue
+        parts = text.split("\r")
+        first, last = parts[0], parts[-1]
+        if first.strip() and not _PROGRESS_END.search(first):
+            out.append(printable(first))
+        end = _PROGRESS_END.search(last)
+        if end and last[end.end():].strip():
+            out.append(printable(last[:end.end()]))
+            out.append(printable(last[end.end():]))
+        elif last.strip():
+            out.append(printable(last))
     return out
 
 
