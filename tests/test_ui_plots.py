@@ -309,7 +309,8 @@ LONG_WARNING = ("loss became nan at step 3 because the learning rate is far too 
 
 
 @pytest.mark.parametrize("size", [SMALL, LARGE])
-async def test_live_footer_shows_stop_resume_and_help_and_the_alert_bar_is_one_row(tmp_path, size):
+async def test_live_footer_shows_stop_and_help_on_every_tab_and_the_alert_bar_is_one_row(
+        tmp_path, size):
     records = sft_records(range(1, 51)) + [journal.warning(
         LONG_WARNING, code="nan_loss", fix="lower the learning rate or set max_grad_norm 1.0")]
     run = make_run(tmp_path / "runs", "live", records, state="running")
@@ -319,12 +320,37 @@ async def test_live_footer_shows_stop_resume_and_help_and_the_alert_bar_is_one_r
         await wait_for(pilot, lambda: app.screen.query_one("#alert-bar").display, "alert shown")
         await pilot.pause(0.2)
         footer = screen_lines(app)[-1]
-        for words in ("esc Back", "s Stop & save", "K Force stop", "u Resume", "? Help", "m Pick metric"):
+        for words in ("esc Back", "m Pick metric", "e Smoothing", "s Stop & save", "K Force stop",
+                      "? Help"):
             assert words in footer, footer
+        for tab in "23451":  # the plot keys make room for the completions keys elsewhere
+            await pilot.press(tab)
+            await pilot.pause(0.3)
+            footer = screen_lines(app)[-1]
+            for words in ("s Stop & save", "K Force stop", "? Help"):
+                assert words in footer, (tab, footer)
+            assert ("m Pick metric" in footer) == (tab == "1"), footer
         bar = app.screen.query_one("#alert-bar")
         assert bar.outer_size.height == 1
         row = next(line for line in screen_lines(app) if "loss became nan" in line)
         assert row.rstrip().endswith("…") or "fix:" in row
+
+
+async def test_footer_of_a_stopped_run_shows_resume_at_100_columns(tmp_path):
+    records = half_run(1000, 500) + [journal.run_ended("stopped", reason="stop requested")]
+    run = make_run(tmp_path / "runs", "stopped", records, state="stopped")
+    ckpt = run.path / "output" / "checkpoint-500"  # a complete checkpoint: resumable
+    ckpt.mkdir(parents=True)
+    (ckpt / "trainer_state.json").write_text(json.dumps({"global_step": 500, "max_steps": 1000,
+                                                         "log_history": []}))
+    (ckpt / "model.safetensors").write_bytes(b"")
+    app = app_for(tmp_path, "live", [str(run.path)])
+    async with app.run_test(size=SMALL) as pilot:
+        await all_drawn(pilot, app)
+        await wait_for(pilot, lambda: "u Resume" in screen_lines(app)[-1], "resume offered")
+        footer = screen_lines(app)[-1]
+        for words in ("esc Back", "m Pick metric", "e Smoothing", "x Step/time", "? Help"):
+            assert words in footer, footer
 
 
 def test_home_durations_are_short_with_units():

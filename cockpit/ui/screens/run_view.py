@@ -30,6 +30,10 @@ from cockpit.ui.widgets.run.plot_grid import PlotGrid
 from cockpit.ui.widgets.run.run_header import RunHeader
 from cockpit.ui.widgets.run.system_pane import SystemPane
 
+PLOT_ACTIONS = frozenset({"pick_metric", "remove_panel", "reset_panels", "toggle_smoothing",
+                          "smoothing", "toggle_x"})
+"""Keys that act on the plots tab; elsewhere they are off and out of the footer (at 100
+columns the completions keys and the live screen's stop/resume keys need the room)."""
 SMOOTHING_STEPS = (0.0, 0.3, 0.6, 0.8, 0.9, 0.95, 0.99)
 REDRAW_HZ = 4
 MIN_REDRAW_S = 0.1
@@ -198,6 +202,8 @@ class RunView(Screen):
             return bool(tabs) and tabs.first().active == "completions"
         if action == "tab" and tabs:  # a replay has no trainer output tab
             return bool(tabs.first().query(f"TabPane#{parameters[0]}"))
+        if action in PLOT_ACTIONS:  # only where the plots are: the footer keeps room for the rest
+            return not tabs or tabs.first().active == "plots"
         return True
 
     def action_scrub(self, delta: int) -> None:
