@@ -171,9 +171,10 @@ class ReplayScreen(RunView):
             self._live[message.slot] = message.data.state or "running"
             self.notify(f"{message.data.label} is still training: following it live")
         elif message.snapshot_of:
-            self.notify(f"{message.data.label} is a snapshot: run {message.snapshot_of} is still "
-                        "training and this will not change. Add the run folder to follow it.",
-                        timeout=8)
+            # Named by its path: alone, a checkpoint's label is just its run's name.
+            self.notify(f"{self.paths[message.slot]} is a snapshot: run {message.snapshot_of} "
+                        "is still training and this will not change. Add the run folder to "
+                        "follow it.", timeout=8)
         for note in message.data.notes:
             self.notify(f"{message.data.label}: {note}", severity="warning")
         self.request_redraw()
