@@ -108,3 +108,21 @@ def test_trl_help_markup_is_cleaned_for_the_terminal(raw, shown):
     from cockpit.ui.widgets.setup.values import clean_help
 
     assert clean_help(raw) == shown
+
+
+async def test_at_100_columns_the_picked_trainer_list_makes_room_for_the_inputs(registry, runs_dir):
+    from cockpit.ui.widgets.setup.trainer_picker import TrainerPicker
+
+    app = Host(runs_dir)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pick(pilot, app, "sft")
+        screen = setup_screen(app)
+        picker = screen.query_one(TrainerPicker)
+        model = control(app, "model_name_or_path")
+        await wait_for(pilot, lambda: not screen.query_one("#setup-trainers").display,
+                       "the list out of the way")
+        await pilot.pause(0.2)
+        assert model.size.width >= 30
+        await pilot.press("ctrl+t")
+        await wait_for(pilot, lambda: app.focused is picker, "the trainers back, focused")
+        assert screen.query_one("#setup-trainers").display and picker.size.width > 20

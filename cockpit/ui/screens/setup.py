@@ -41,6 +41,8 @@ from cockpit.ui.widgets.setup.suggest import CandidateSuggester, find_datasets, 
 from cockpit.ui.widgets.setup.trainer_picker import TrainerPicker, unavailable_reason
 from cockpit.ui.widgets.setup.values import UNSET, for_the_form
 
+COMPACT_BELOW = 140
+"""Screen width under which the picked trainer's list is hidden while the form is used."""
 VALIDATE_DELAY_S = 0.35
 """Validation (and the data check) waits this long after the last keystroke."""
 
@@ -107,6 +109,9 @@ class SetupScreen(Screen["RunFolder | None"]):
     SetupScreen #setup-trainers {
         width: 30;
         border-right: vkey $panel;
+    }
+    SetupScreen.-compact #setup-trainers {
+        display: none;
     }
     SetupScreen #trainer-picker, SetupScreen #setup-form, SetupScreen #preview-scroll {
         scrollbar-size-vertical: 1;
@@ -328,6 +333,18 @@ class SetupScreen(Screen["RunFolder | None"]):
         yield Footer()
 
     def on_resize(self) -> None:
+        self._fit_layout()
+
+    def on_descendant_focus(self) -> None:
+        self._fit_layout()
+
+    def _fit_layout(self) -> None:
+        """Below COMPACT_BELOW columns the trainer list gives its room to the form once a
+        trainer is picked (ctrl+t brings it back), so inputs are wide enough to type in."""
+        compact = (self.spec is not None and 0 < self.size.width < COMPACT_BELOW
+                   and self.focused is not self.query_one(TrainerPicker))
+        if compact != self.has_class("-compact"):
+            self.set_class(compact, "-compact")
         self.call_after_refresh(self._fit_labels)
 
     def _fit_labels(self) -> None:
@@ -758,6 +775,7 @@ class SetupScreen(Screen["RunFolder | None"]):
         search.scroll_visible()
 
     def action_focus_trainers(self) -> None:
+        self.remove_class("-compact")
         self.query_one(TrainerPicker).focus()
 
     # -- save ----------------------------------------------------------------------------------
