@@ -428,3 +428,39 @@ async def test_output_tab_puts_a_progress_bar_and_the_table_glued_to_it_on_their
             " 33%|███       | 2/6 [00:01<00:02,  2.00it/s]",
             "{'eval_loss': '4.868'}",
         ]
+
+
+# -- export from the TUI -------------------------------------------------------------------------
+
+
+async def test_w_exports_the_run_as_csv_and_png_into_its_folder(tmp_path):
+    from cockpit.ui.screens.live import LiveRunScreen
+
+    run = make_run(tmp_path / "runs", "export-me", sft_records(range(1, 11)), state="finished")
+    app = app_for(tmp_path, "live", [str(run.path)])
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: getattr(app.screen, "sources", None), "loaded")
+        await pilot.press("w")
+        await wait_for(pilot, lambda: any("panels.png" in m for m in notifications(app)),
+                       "the written paths", limit=60)
+        header = (run.path / "metrics.csv").read_text().splitlines()[0].split(",")
+        assert header[:2] == ["step", "kind"] and "loss" in header
+        assert (run.path / "panels.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert str(run.path / "metrics.csv") in "\n".join(notifications(app))
+        palette = {c.title for c in app.get_system_commands(app.screen)}
+        assert "Export CSV+PNG" in palette
+        assert isinstance(app.screen, LiveRunScreen)
+
+
+async def test_w_in_a_replay_exports_the_shown_source_into_the_current_folder(
+        tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    app = app_for(tmp_path, "replay", [str(FIXTURES / "trl_sft_token_accuracy.json")])
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.screen.sources, "loaded")
+        await pilot.press("w")
+        await wait_for(pilot, lambda: any("panels.png" in m for m in notifications(app)),
+                       "the written paths", limit=60)
+        written = sorted(p.name for p in tmp_path.glob("*.csv")) + sorted(
+            p.name for p in tmp_path.glob("*.png"))
+        assert len(written) == 2 and all(n.startswith("trl_sft_token_accuracy-") for n in written)

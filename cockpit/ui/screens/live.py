@@ -68,6 +68,8 @@ class LiveRunScreen(RunView):
         Binding("s", "stop(True)", "Stop & save", id="live.stop_save"),
         Binding("K", "stop(False)", "Force stop", id="live.force_stop"),
         Binding("u", "resume", "Resume", id="live.resume"),
+        Binding("w", "export", "Export CSV+PNG", show=False,
+                tooltip="metrics.csv and panels.png into the run folder", id="live.export"),
     ]
 
     class Loaded(Message):
@@ -251,6 +253,23 @@ class LiveRunScreen(RunView):
 
         self.app.push_screen(ConfirmScreen(f"Resume {self.run.name} from its newest complete "
                                            "checkpoint?", yes="Resume"), answered)
+
+    def action_export(self) -> None:
+        self.notify(f"exporting {self.run.name}…", timeout=2)
+        self._export()
+
+    @work(thread=True, exclusive=True, group="export", exit_on_error=False)
+    def _export(self) -> None:
+        from cockpit.ui.exporting import export_files
+
+        try:
+            written = export_files(self.run.path, self.run.path)
+        except CockpitError as exc:
+            self.app.call_from_thread(self.notify, str(exc), title="cannot export",
+                                      severity="error", timeout=10)
+            return
+        self.app.call_from_thread(self.notify, "\n".join(str(p) for p in written),
+                                  title="exported", timeout=10)
 
     def _resumed(self) -> None:
         """A new attempt is starting: the old end is history at once (the banner would stay

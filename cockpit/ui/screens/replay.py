@@ -56,6 +56,9 @@ class ReplayScreen(RunView):
     BINDINGS = [
         Binding("a", "add_source", "Add run", id="replay.add"),
         Binding("f", "cycle_detail", "Next source's details", id="replay.cycle_detail"),
+        Binding("w", "export", "Export CSV+PNG", show=False,
+                tooltip="the shown source's metrics.csv and panels.png into the current folder",
+                id="replay.export"),
     ]
 
     class Loaded(Message):
@@ -204,6 +207,29 @@ class ReplayScreen(RunView):
                 self.load(self._queue(p), p)
 
         self.app.push_screen(PathPrompt("Add a run to the overlay"), chosen)
+
+    def action_export(self) -> None:
+        """The source whose details are shown, into the folder cockpit was started in."""
+        detail = self.detail
+        if detail is None:
+            self.notify("nothing loaded to export yet", severity="warning")
+            return
+        path = self.paths[next(i for i, s in enumerate(self._slots) if s is detail)]
+        self.notify(f"exporting {detail.label}…", timeout=2)
+        self._export(path, detail.label)
+
+    @work(thread=True, exclusive=True, group="export", exit_on_error=False)
+    def _export(self, path: str, label: str) -> None:
+        from cockpit.ui.exporting import export_files, file_stem
+
+        try:
+            written = export_files(path, Path.cwd(), file_stem(label))
+        except CockpitError as exc:
+            self.app.call_from_thread(self.notify, str(exc), title="cannot export",
+                                      severity="error", timeout=10)
+            return
+        self.app.call_from_thread(self.notify, "\n".join(str(p) for p in written),
+                                  title="exported", timeout=10)
 
     def action_cycle_detail(self) -> None:
         if len(self.sources) < 2:
