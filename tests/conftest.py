@@ -55,3 +55,22 @@ def wait_for(pred, timeout: float = 240.0, every: float = 0.2):
             return value
         time.sleep(every)
     raise AssertionError(f"timed out after {timeout:.0f}s waiting")
+
+
+def stored_completions(run) -> list:
+    """A run's completions as one `completions` record a step, read from its completions store;
+    each journal pointer (`completions_ref`) must have its rows there."""
+    from cockpit.core import journal
+    from cockpit.core.completions import CompletionsLibrary
+
+    lib = CompletionsLibrary(run.path)
+    lib.refresh()
+    records, _ = journal.read_all(run.events)
+    refs = {r.step: r.data["count"] for r in records if r.kind == journal.COMPLETIONS_REF}
+    out = []
+    for step in lib.steps():
+        rows = lib.rows(step)
+        assert refs.get(step) == len(rows), (step, refs.get(step), len(rows))
+        out.append(journal.Record(journal.COMPLETIONS, {"rows": rows, "source": rows[0]["source"] if rows else ""},
+                                  step=step))
+    return out

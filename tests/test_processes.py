@@ -16,7 +16,7 @@ from cockpit.core import journal
 from cockpit.core.launch import launch, resume, stop
 from cockpit.core.presets import apply_overrides, load_preset
 from cockpit.core.runfolder import RunFolder
-from conftest import cockpit_cmd, wait_for
+from conftest import cockpit_cmd, stored_completions, wait_for
 
 pytestmark = pytest.mark.slow
 
@@ -57,7 +57,7 @@ def test_demo_grpo_wait_in_an_empty_directory(tmp_path):
     assert skipped == 0
     metrics = [r for r in records if r.kind == "metrics"]
     assert any("reward" in r.data for r in metrics)
-    assert any(r.kind == "completions" and r.data["rows"] for r in records)
+    assert any(r.data["rows"] for r in stored_completions(run))
     assert records[-1].kind == "run_ended" and records[-1].data["state"] == "finished"
     assert run.read_status().state == "finished"
     assert "ended: finished" in proc.stdout

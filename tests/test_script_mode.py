@@ -15,7 +15,7 @@ from cockpit.core import journal
 from cockpit.core.launch import start_supervisor
 from cockpit.core.runfolder import RunFolder
 from cockpit.core.script import default_name, prepare_script, script_output_dir
-from conftest import REPO, wait_for
+from conftest import REPO, stored_completions, wait_for
 
 pytestmark = pytest.mark.slow
 PIPELINE = REPO / "tests" / "fixtures" / "scripts" / "pipeline.py"
@@ -55,7 +55,7 @@ def test_a_hand_written_grpo_script_is_watched_with_its_python_reward_and_comple
     assert steps == [1, 2, 3, 4]
     assert all("rewards/number_reward/mean" in r.data for r in records if r.kind == journal.METRICS
                and not r.data.get("summary"))
-    comps = [r for r in records if r.kind == journal.COMPLETIONS]
+    comps = stored_completions(run)
     assert comps and all(row["completion"] is not None and "number_reward" in row["rewards"]
                          for c in comps for row in c.data["rows"])
     assert [r.step for r in records if r.kind == journal.CHECKPOINT] == [2, 4]

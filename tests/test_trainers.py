@@ -17,6 +17,7 @@ import pytest
 from cockpit.core import journal
 from cockpit.core.launch import prepare
 from cockpit.core.validate import validate
+from conftest import stored_completions
 from trainer_matrix import tiny_preset
 
 pytestmark = pytest.mark.slow
@@ -119,7 +120,7 @@ def test_trainer_runs_through_the_runner(matrix, registry, name):
     else:
         assert keys - GENERIC, f"{name} logged only generic keys"
     if name != "reward":
-        comps = [r for r in records if r.kind == "completions"]
+        comps = stored_completions(run)
         assert comps, f"{name}: no completions"
         row = comps[-1].data["rows"][0]
         assert {"prompt", "completion", "rewards", "advantage"} <= set(row)
@@ -192,5 +193,5 @@ def test_a_reward_function_from_a_named_file_is_used(matrix):
     records, _ = journal.read_all(run.events)
     metrics = [r for r in records if r.kind == "metrics" and not r.data.get("summary")]
     assert any("rewards/brevity/mean" in r.data for r in metrics)
-    comps = [r for r in records if r.kind == "completions"]
+    comps = stored_completions(run)
     assert "brevity" in comps[-1].data["rows"][0]["rewards"]

@@ -12,6 +12,7 @@ import time
 from typing import Any, TextIO
 
 from cockpit.core import journal
+from cockpit.core.completions import CompletionsLibrary
 from cockpit.core.runfolder import LIVE_STATES, RunFolder
 from cockpit.core.runs import effective_state
 from cockpit.core.tailer import Tailer
@@ -61,6 +62,9 @@ def describe(rec: journal.Record, max_keys: int = 6) -> str | None:
         parts = [f"{k}={fmt_value(d[k])}" for k in keys[:max_keys]]
         label = "eval" if rec.kind == journal.EVAL else ("summary" if d.get("summary") else "step")
         return f"{label} {rec.step}: " + " ".join(parts)
+    if rec.kind == journal.ALERT:
+        done = ", ".join(f"{a.get('action')}: {'ok' if a.get('ok') else a.get('detail')}" for a in d.get("actions") or [])
+        return f"alert: {d.get('message')} [{d.get('rule')}]" + (f" — {done}" if done else "")
     if rec.kind == journal.COMPLETIONS:
         rows = d.get("rows") or []
         if not rows:
@@ -97,6 +101,7 @@ def watch(run: RunFolder, out: TextIO = sys.stdout, *, poll_s: float = 0.25,
     `cockpit resume --wait` shows the attempt it started.
     """
     tailer = Tailer(run.events)
+    library: CompletionsLibrary | None = None
     last_progress = 0.0
     ended: str | None = None  # the newest attempt in the journal ended so
     ends_seen = 0
@@ -121,6 +126,10 @@ def watch(run: RunFolder, out: TextIO = sys.stdout, *, poll_s: float = 0.25,
                           + (f", ETA {fmt_duration(d.get('eta_s'))}" if d.get("eta_s") is not None else ""),
                           file=out, flush=True)
                 continue
+            if rec.kind == journal.COMPLETIONS_REF and rec.step is not None:  # the rows are in the store
+                library = library or CompletionsLibrary(run.path)
+                library.refresh()
+                rec = journal.completions(rec.step, library.rows(rec.step), source=str(rec.data.get("source")))
             line = describe(rec)
             if line:
                 print(line, file=out, flush=True)

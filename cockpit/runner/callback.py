@@ -15,6 +15,7 @@ from typing import Any
 from transformers import TrainerCallback
 
 from cockpit.core import journal
+from cockpit.core.completions import CompletionsWriter
 from cockpit.core.health import HealthMonitor
 from cockpit.core.runfolder import RunFolder
 
@@ -58,6 +59,7 @@ class CockpitCallback(TrainerCallback):
         self.stop_requested = False
         self._saved_steps: set[int] = set()
         self.health = HealthMonitor()
+        self._completions_writer: CompletionsWriter | None = None
 
     # -- helpers ---------------------------------------------------------------------------
     def _progress(self, state: Any) -> journal.Record:
@@ -134,6 +136,12 @@ class CockpitCallback(TrainerCallback):
             self.writer.write(self._progress(state))
 
     # -- completions -----------------------------------------------------------------------
+    def _store_completions(self, step: int, rows: list[dict[str, Any]], source: str) -> journal.Record:
+        """The rows go to the run folder's completions store; the journal gets the pointer."""
+        if self._completions_writer is None:
+            self._completions_writer = CompletionsWriter(self.run.path)
+        return self._completions_writer.append(step, rows, source=source)
+
     def capture_printed_tables(self, module: Any) -> None:
         """PPO shows its periodic samples only as a rich table printed from a DataFrame
         (query / model response / score); take the rows from that call instead."""
@@ -166,7 +174,7 @@ class CockpitCallback(TrainerCallback):
         state = getattr(self.trainer, "state", None)
         step = int(getattr(state, "global_step", 0) or 0)
         if rows:
-            self.writer.write(journal.completions(step, rows, source="printed_table"))
+            self.writer.write(self._store_completions(step, rows, "printed_table"))
 
     def _completions(self, step: int) -> journal.Record | None:
         rows = self._trainer_logs_rows()
@@ -174,7 +182,7 @@ class CockpitCallback(TrainerCallback):
             key = (rows[0]["prompt"], rows[0]["completion"], rows[-1]["completion"])
             if key != self._last_completions_key:
                 self._last_completions_key = key
-                return journal.completions(step, rows, source="trainer_logs")
+                return self._store_completions(step, rows, "trainer_logs")
             return None
         if self.samples_fn and self.samples_every and step // self.samples_every > \
                 self._last_completions_step // self.samples_every and step > 0:
@@ -188,7 +196,7 @@ class CockpitCallback(TrainerCallback):
                     code="samples_failed", step=step))
                 return None
             if generated:
-                return journal.completions(step, generated, source="generate")
+                return self._store_completions(step, generated, "generate")
         return None
 
     def _trainer_logs_rows(self) -> list[dict[str, Any]] | None:
