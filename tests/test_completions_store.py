@@ -91,3 +91,18 @@ def test_trl_parquet_files_are_a_source(tmp_path):
     assert rows[0]["rewards"]["accuracy_reward"] == 1.0 and math.isnan(rows[1]["rewards"]["accuracy_reward"])
     assert rows[0]["advantage"] == 0.5 and rows[0]["source"] == "parquet"
     assert lib.rows(30) == [] and lib.warnings
+
+
+def test_attaching_reads_only_the_newest_steps_the_view_holds(tmp_path):
+    from cockpit.ui.rundata import load_journal
+
+    w = CompletionsWriter(tmp_path)
+    with journal.JournalWriter(tmp_path / "events.jsonl") as jw:
+        for s in range(1, 1001):
+            jw.write(journal.metrics(s, {"loss": 1.0 / s}))
+            jw.write(w.append(s, _rows(s, 16), source="trainer_logs"))
+    w.close()
+    data, _ = load_journal(tmp_path / "events.jsonl", "run")
+    held = data.completions.steps()
+    assert held[-1] == 1000 and len(held) == data.completions.capacity // 16
+    assert data.completions.rows(1000)[0]["prompt"] == "p1000-0 [x"

@@ -83,7 +83,7 @@ def _load_in_child(path: str) -> RunData | None:
 def from_source(source: Source) -> RunData:
     """Journals replay record by record (header, completions, alerts, system);
     trainer_state.json takes the columnar fast path into the store."""
-    data = RunData(source.label, name=source.name)
+    data = RunData(source.label, name=source.name, run_dir=source.path.parent if source.is_journal else None)
     if source.is_journal:
         data.apply(source.records)
     else:

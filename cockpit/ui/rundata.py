@@ -60,6 +60,10 @@ class RunData:
     """Goes up whenever anything shown changed (the store has its own version too)."""
     name: SourceName | None = None
     """Where a replayed source was read from, to label it apart from the others (`relabel`)."""
+    run_dir: Path | None = None
+    """The run folder whose completions store `completions_ref` records point into."""
+    library: Any = None
+    """That store, opened on the first pointer (`core.completions.CompletionsLibrary`)."""
 
     def apply(self, records: Iterable[journal.Record]) -> int:
         """Take a batch of journal records; returns how many there were."""
@@ -68,11 +72,33 @@ class RunData:
             return 0
         self.store.add_many(records)
         self.completions.add_many(records)
+        self._stored_completions(records)
         self.log_rows.add_many(records)
         for rec in records:
             self._header(rec)
         self.version += 1
         return len(records)
+
+    def _stored_completions(self, records: list[journal.Record]) -> None:
+        """Rows of the newest pointed-to steps, read from the store: only as many steps as the
+        ring buffer holds, so attaching to a long run reads a few steps, not all of them."""
+        refs = [r for r in records if r.kind == journal.COMPLETIONS_REF and r.step is not None]
+        if not refs or self.run_dir is None:
+            return
+        if self.library is None:
+            from cockpit.core.completions import CompletionsLibrary
+
+            self.library = CompletionsLibrary(self.run_dir)
+        self.library.refresh()
+        wanted, room = [], self.completions.capacity
+        for ref in reversed(refs):
+            count = int(ref.data.get("count") or 0)
+            if wanted and count > room:
+                break
+            wanted.append(ref)
+            room -= count
+        for ref in reversed(wanted):
+            self.completions.add_rows(ref.step, self.library.rows(ref.step), source=str(ref.data.get("source") or ""))
 
     def _header(self, rec: journal.Record) -> None:
         d = rec.data
@@ -157,7 +183,7 @@ def load_journal(path: Path, label: str) -> tuple[RunData, Any]:
     from cockpit.core.tailer import Tailer
 
     tailer = Tailer(path)
-    data = RunData(label)
+    data = RunData(label, run_dir=Path(path).parent)
     while True:  # one poll reads at most LineTailer.max_read bytes; a long journal takes several
         batch = tailer.poll()
         if not batch:
