@@ -464,3 +464,36 @@ async def test_w_in_a_replay_exports_the_shown_source_into_the_current_folder(
         written = sorted(p.name for p in tmp_path.glob("*.csv")) + sorted(
             p.name for p in tmp_path.glob("*.png"))
         assert len(written) == 2 and all(n.startswith("trl_sft_token_accuracy-") for n in written)
+
+
+# -- path completion in the replay and compare prompts --------------------------------------------
+
+
+async def test_replay_prompt_completes_paths_as_they_are_typed(tmp_path):
+    from textual.widgets import Input
+
+    from cockpit.ui.screens.path_prompt import PathPrompt
+    from cockpit.ui.screens.replay import ReplayScreen
+
+    folder = tmp_path / "states"
+    (folder / "checkpoint-10").mkdir(parents=True)
+    (folder / "checkpoint-10" / "trainer_state.json").write_bytes(
+        (FIXTURES / "trl_sft_token_accuracy.json").read_bytes())
+    (folder / ".hidden").mkdir()
+    app = app_for(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("r")
+        await wait_for(pilot, lambda: isinstance(app.screen, PathPrompt), "the prompt")
+        field = app.screen.query_one(Input)
+        await pilot.press(*f"{folder}/ch")
+        await wait_for(pilot, lambda: field._suggestion == f"{folder}/checkpoint-10/",
+                       "the folder completed")
+        await pilot.press("right")  # take it
+        assert field.value == f"{folder}/checkpoint-10/"
+        await pilot.press("t")
+        await wait_for(pilot, lambda: field._suggestion.endswith("trainer_state.json"),
+                       "the file completed")
+        await pilot.press("right", "enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, ReplayScreen) and app.screen.sources,
+                       f"replayed {app.screen} {field.value!r} {notifications(app)}")
+        assert app.screen.paths == [f"{folder}/checkpoint-10/trainer_state.json"]
