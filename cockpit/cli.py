@@ -454,7 +454,10 @@ def cmd_export(args: argparse.Namespace) -> int:
     from cockpit.core.export import export
     from cockpit.core.runs import resolve_run_or_path
 
-    export(resolve_run_or_path(args.path, _runs_dir(args)), csv_out=args.csv, png_out=args.png)
+    done = export(resolve_run_or_path(args.path, _runs_dir(args)), csv_out=args.csv, png_out=args.png,
+                  completions_out=args.completions, steps=args.steps)
+    if "completions" in done:
+        print(f"{args.completions}: {done['completions']} completions")
     return 0
 
 
@@ -566,6 +569,8 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("path", help="a path, or a run name / name prefix in the runs dir")
     ex.add_argument("--csv", help="CSV file to write")
     ex.add_argument("--png", help="PNG file to write")
+    ex.add_argument("--completions", metavar="OUT", help="every logged step's completions: .jsonl, .csv or .parquet")
+    ex.add_argument("--steps", metavar="A:B", help="with --completions: only these steps")
     ex.add_argument("--runs-dir", dest="runs_dir", default=argparse.SUPPRESS)
     ex.set_defaults(func=cmd_export)
 

@@ -106,3 +106,56 @@ def test_attaching_reads_only_the_newest_steps_the_view_holds(tmp_path):
     held = data.completions.steps()
     assert held[-1] == 1000 and len(held) == data.completions.capacity // 16
     assert data.completions.rows(1000)[0]["prompt"] == "p1000-0 [x"
+
+
+def test_export_writes_every_step_as_jsonl_csv_or_parquet_within_a_step_range(tmp_path):
+    import csv
+    import json
+
+    import pyarrow.parquet as pq
+
+    from cockpit.core.export import export
+
+    run = tmp_path / "run"
+    run.mkdir()
+    w = CompletionsWriter(run)
+    with journal.JournalWriter(run / "events.jsonl") as jw:
+        for s in range(1, 11):
+            jw.write(journal.metrics(s, {"loss": 1.0}))
+            jw.write(w.append(s, _rows(s, 2), source="trainer_logs"))
+    w.close()
+    done = export(run, completions_out=str(tmp_path / "c.jsonl"))
+    lines = [json.loads(x) for x in (tmp_path / "c.jsonl").read_text().splitlines()]
+    assert done["completions"] == 20 and sorted({x["step"] for x in lines}) == list(range(1, 11))
+    export(run, completions_out=str(tmp_path / "c.csv"), steps="3:4")
+    rows = list(csv.DictReader(open(tmp_path / "c.csv", encoding="utf-8")))
+    assert {r["step"] for r in rows} == {"3", "4"} and {"acc", "fmt", "extra/judge_note"} <= set(rows[0])
+    export(run, completions_out=str(tmp_path / "c.parquet"), steps="9:")
+    table = pq.read_table(tmp_path / "c.parquet").to_pylist()
+    assert [r["step"] for r in table] == [9, 9, 10, 10] and table[0]["prompt"] == "p9-0 [x"
+
+
+def test_a_grpo_demo_run_exports_one_entry_per_logged_step(tmp_path):
+    import json
+    import subprocess
+
+    from conftest import cockpit_cmd
+
+    runs = tmp_path / "runs"
+    proc = subprocess.run(cockpit_cmd("run", "demo-grpo", "--wait", "--runs-dir", str(runs), "--set", "max_steps=5",
+                                      "--set", "logging_steps=1"), cwd=tmp_path, capture_output=True, text=True,
+                          timeout=600, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    run = proc.stdout.splitlines()[0]
+    out = tmp_path / "comp.jsonl"
+    proc = subprocess.run(cockpit_cmd("export", run, "--completions", str(out)), cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    rows = [json.loads(x) for x in out.read_text().splitlines()]
+    assert sorted({r["step"] for r in rows}) == [1, 2, 3, 4, 5]
+    for r in rows:
+        assert r["prompt"] and r["completion"] is not None and r["rewards"] and r["advantage"] is not None
+    # The journal itself holds pointers only.
+    records, _ = journal.read_all(f"{run}/events.jsonl")
+    assert not [r for r in records if r.kind == journal.COMPLETIONS]
+    assert len([r for r in records if r.kind == journal.COMPLETIONS_REF]) == 5

@@ -103,13 +103,92 @@ def write_png(source: Source, out: Path) -> int:
     return len(panels)
 
 
+def parse_steps(text: str | None) -> tuple[int | None, int | None]:
+    """`A:B`, `A:`, `:B` or `N` (inclusive)."""
+    if not text:
+        return None, None
+    first, sep, last = text.partition(":")
+    try:
+        a = int(first) if first.strip() else None
+        b = (int(last) if last.strip() else None) if sep else a
+    except ValueError:
+        raise CockpitError(f"--steps {text}: expected A:B, A:, :B or N (whole numbers)") from None
+    return a, b
+
+
+def write_completions(source: Source, out: Path, steps: str | None = None) -> int:
+    """Every logged step's completions in [A, B] (one step in memory at a time): JSON lines, CSV
+    (one column per reward and extra field) or parquet, by the file's extension."""
+    first, last = parse_steps(steps)
+    lib = source.completions_library()
+    suffix = out.suffix.lower()
+    if suffix not in (".jsonl", ".json", ".csv", ".parquet"):
+        raise CockpitError(f"{out}: write completions as .jsonl, .csv or .parquet")
+    n = 0
+    if suffix in (".jsonl", ".json"):
+        from cockpit.core.completions import dumps_row
+
+        with open(out, "wb") as fh:
+            for row in lib.iter_rows(first, last):
+                fh.write(dumps_row(row))
+                n += 1
+        return n
+    rewards: dict[str, None] = {}
+    extras: dict[str, None] = {}
+    for row in lib.iter_rows(first, last):  # columns first: reward functions may differ by step
+        rewards.update(dict.fromkeys(row["rewards"]))
+        extras.update(dict.fromkeys(row["extra"]))
+    columns = ["step", "source", "prompt", "completion", "advantage", *rewards, *(f"extra/{k}" for k in extras)]
+
+    def flat(row: dict[str, Any]) -> dict[str, Any]:
+        d = {k: row.get(k) for k in ("step", "source", "prompt", "completion", "advantage")}
+        d.update({k: row["rewards"].get(k) for k in rewards})
+        d.update({f"extra/{k}": row["extra"].get(k) for k in extras})
+        return d
+
+    if suffix == ".csv":
+        with open(out, "w", newline="", encoding="utf-8") as fh:
+            w = csv.DictWriter(fh, fieldnames=columns)
+            w.writeheader()
+            for row in lib.iter_rows(first, last):
+                w.writerow(flat(row))
+                n += 1
+        return n
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    writer = None
+    try:
+        for step in lib.steps():
+            if (first is not None and step < first) or (last is not None and step > last):
+                continue
+            rows = [flat(r) for r in lib.rows(step)]
+            if not rows:
+                continue
+            table = pa.Table.from_pylist(rows, schema=writer.schema if writer else None)
+            if writer is None:
+                writer = pq.ParquetWriter(out, table.schema)
+            writer.write_table(table)
+            n += len(rows)
+    finally:
+        if writer is not None:
+            writer.close()
+    return n
+
+
 def export(path: str | os.PathLike[str], *, csv_out: str | None = None,
-           png_out: str | None = None) -> dict[str, int]:
-    if not csv_out and not png_out:
-        raise CockpitError("nothing to write — give --csv OUT.csv and/or --png OUT.png")
+           png_out: str | None = None, completions_out: str | None = None,
+           steps: str | None = None) -> dict[str, int]:
+    if not csv_out and not png_out and not completions_out:
+        raise CockpitError("nothing to write — give --csv OUT.csv, --png OUT.png and/or --completions OUT.jsonl")
     source = open_source(path)
     done: dict[str, int] = {}
-    for target, writer, name in ((csv_out, write_csv, "csv"), (png_out, write_png, "png")):
+
+    def completions(src: Source, out: Path) -> int:
+        return write_completions(src, out, steps)
+
+    for target, writer, name in ((csv_out, write_csv, "csv"), (png_out, write_png, "png"),
+                                 (completions_out, completions, "completions")):
         if not target:
             continue
         out = Path(target).expanduser()

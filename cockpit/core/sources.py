@@ -16,6 +16,8 @@ writes it non-atomically) falls back to the previous checkpoint, with a warning.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import math
 import os
 import re
@@ -137,6 +139,10 @@ def distinct_labels(names: Sequence[SourceName]) -> list[str]:
     return out
 
 
+if TYPE_CHECKING:
+    from cockpit.core.completions import CompletionsLibrary
+
+
 @dataclass
 class Source:
     """One replayable thing: where it is, what it holds, what was odd about it.
@@ -161,6 +167,17 @@ class Source:
 
     def __post_init__(self) -> None:
         self.name = source_name(self.path)
+
+    def completions_library(self) -> CompletionsLibrary:
+        """Every step's completions, on demand: the run folder's store, rows still inline in an
+        old journal, and TRL's completions/*.parquet."""
+        from cockpit.core.completions import CompletionsLibrary
+
+        lib = CompletionsLibrary(self.path.parent if self.is_journal else None, self.completions_dir)
+        if self.journal_records:
+            lib.add_records(self.journal_records)
+        lib.refresh()
+        return lib
 
     @property
     def label(self) -> str:
