@@ -426,6 +426,10 @@ def _sample_prompts(train, cockpit: dict[str, Any]) -> list[Any]:
     return []
 
 
+MIN_NEW_TOKENS = 8
+"""Tokens of each periodic sample generated before EOS may end it."""
+
+
 def make_sampler(built: Built, cockpit: dict[str, Any]):
     """Periodic generation on a few fixed prompts for trainers that do not sample themselves."""
     comp = cockpit.get("completions") or {}
@@ -433,6 +437,12 @@ def make_sampler(built: Built, cockpit: dict[str, Any]):
     if not every or not built.sample_prompts or built.trainer_info["name"] == "reward":
         return None, None
     max_new = int(comp.get("max_new_tokens", 24))
+    # A model trained on short completions that end in EOS soon answers every prompt with EOS
+    # first, or with spaces when EOS is held back (the tiny demo model from step 2 on). These
+    # samples are for seeing what the model leans towards: EOS is held back for the first
+    # tokens and no pair of tokens repeats. `min_new_tokens: 0` shows the raw greedy answer.
+    min_new = max(0, min(max_new, int(comp.get("min_new_tokens", MIN_NEW_TOKENS))))
+    shaping = {"min_new_tokens": min_new, "no_repeat_ngram_size": 2} if min_new else {}
     prompts = built.sample_prompts
 
     def sample(step: int) -> list[dict[str, Any]]:
@@ -452,7 +462,8 @@ def make_sampler(built: Built, cockpit: dict[str, Any]):
                         text = str(p)
                     enc = tok(text, return_tensors="pt", add_special_tokens=False).to(model.device)
                     out = model.generate(**enc, max_new_tokens=max_new, do_sample=False,
-                                         pad_token_id=tok.pad_token_id)
+                                         eos_token_id=tok.eos_token_id,
+                                         pad_token_id=tok.pad_token_id, **shaping)
                     # Special tokens stay visible: a model that answers with an immediate EOS
                     # should show that, not an empty string.
                     new = out[0, enc["input_ids"].shape[1]:].tolist()
