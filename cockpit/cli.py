@@ -435,6 +435,13 @@ def cmd_attach(args: argparse.Namespace) -> int:
     from cockpit.core.runs import resolve_run
     from cockpit.ui import run_app
 
+    path = Path(args.run).expanduser()
+    if path.is_dir() and not (path / "status.json").is_file() and not (path / "events.jsonl").is_file():
+        # An output dir a training outside the cockpit writes: followed as files.
+        from cockpit.core.sources import check_path
+
+        check_path(path)
+        return run_app(mode="replay", paths=[str(path)], runs_dir=str(_runs_dir(args)))
     run = resolve_run(args.run, _runs_dir(args))
     return run_app(mode="live", paths=[str(run.path)], runs_dir=str(_runs_dir(args)))
 
@@ -555,8 +562,8 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--runs-dir", dest="runs_dir", default=argparse.SUPPRESS)
     d.set_defaults(func=cmd_demo)
 
-    a = sub.add_parser("attach", help="open a live or finished run in the TUI")
-    a.add_argument("run")
+    a = sub.add_parser("attach", help="open a live or finished run in the TUI, or follow an output dir")
+    a.add_argument("run", help="a run (folder, name or prefix), or the output_dir of a training started elsewhere")
     a.add_argument("--runs-dir", dest="runs_dir", default=argparse.SUPPRESS)
     a.set_defaults(func=cmd_attach)
 

@@ -8,6 +8,11 @@ journal is tailed like the live screen does, so a compare of a training run
 keeps moving, and the header shows the run's state rather than "replay". Any
 other path inside a live run (its output dir, a checkpoint) is a snapshot of
 something still changing: a notification says so once.
+
+An output dir that belongs to no cockpit run (a training started elsewhere) is
+followed as files: each new checkpoint's trainer_state.json, and each new
+completions/*.parquet, is read as it lands, and the header says so with the time
+of the last update.
 """
 
 from __future__ import annotations
@@ -28,6 +33,32 @@ from cockpit.ui.screens.run_view import RunView
 
 FOLLOW_POLL_S = 0.5
 STATUS_EVERY_S = 2.0
+FILES_POLL_S = 1.0
+
+
+def written_elsewhere(path: str) -> Path | None:
+    """The output dir to follow as files, when `path` is one that no cockpit run folder holds."""
+    p = Path(path).absolute()
+    if not p.is_dir() or p.name.startswith("checkpoint-") \
+            or any((c / "status.json").is_file() for c in (p, *list(p.parents)[:3])):
+        return None  # a checkpoint never changes; a cockpit run's journal is followed instead
+    if (p / "trainer_state.json").is_file() or any(p.glob("checkpoint-*")) or (p / "completions").is_dir():
+        return p
+    return None
+
+
+def files_signature(folder: Path) -> tuple:
+    """What changes when a trainer writes a checkpoint or a completions file."""
+    sig = []
+    for f in (folder / "trainer_state.json", *folder.glob("checkpoint-*/trainer_state.json")):
+        try:
+            st = f.stat()
+        except OSError:
+            continue
+        sig.append((str(f), st.st_mtime_ns, st.st_size))
+    comp = folder / "completions"
+    count = sum(1 for _ in comp.glob("completions_*.parquet")) if comp.is_dir() else 0
+    return (tuple(sorted(sig)), count)
 
 
 def _live_run(path: str) -> tuple[RunFolder | None, bool]:
@@ -81,6 +112,15 @@ class ReplayScreen(RunView):
             self.records = records
             self.state = state
 
+    class Replaced(Message):
+        """A followed output dir changed: the source read again."""
+
+        def __init__(self, slot: int, data: RunData, at: float) -> None:
+            super().__init__()
+            self.slot = slot
+            self.data = data
+            self.at = at
+
     class Failed(Message):
         def __init__(self, path: str, message: str) -> None:
             super().__init__()
@@ -94,6 +134,8 @@ class ReplayScreen(RunView):
         self._detail_index = 0
         self._live: dict[int, str] = {}
         """Slots followed live, with the run's state (its last one once it ended)."""
+        self._files: dict[int, float] = {}
+        """Slots followed as files (an output dir written elsewhere), with the last update's time."""
         for p in paths:
             self._queue(p)
 
@@ -118,6 +160,9 @@ class ReplayScreen(RunView):
         for slot, state in self._live.items():
             if self._slots[slot] is detail:
                 return state
+        for slot, at in self._files.items():
+            if self._slots[slot] is detail:
+                return "following files · updated " + time.strftime("%H:%M:%S", time.localtime(at))
         return "replay"
 
     @work(thread=True, group="load", exit_on_error=False)
@@ -143,6 +188,29 @@ class ReplayScreen(RunView):
             self.post_message(self.Failed(path, f"{path}: cannot read it ({type(exc).__name__}: {exc})"))
             return
         self.post_message(self.Loaded(slot, data, snapshot_of=run.name if run else None))
+        folder = written_elsewhere(path)
+        if folder is not None:
+            self._follow_files(slot, path, folder)
+
+    def _follow_files(self, slot: int, path: str, folder: Path) -> None:
+        """Read the output dir again whenever a checkpoint or a completions file lands in it."""
+        from cockpit.ui.replay_loader import load_replay
+
+        worker = get_current_worker()
+        seen = files_signature(folder)
+        self.post_message(self.Replaced(slot, None, time.time()))  # type: ignore[arg-type]
+        while not worker.is_cancelled:
+            time.sleep(FILES_POLL_S)
+            now = files_signature(folder)
+            if now == seen:
+                continue
+            time.sleep(0.2)  # transformers writes trainer_state.json without a rename: let it finish
+            try:
+                data = load_replay(path)
+            except Exception:  # noqa: BLE001 - a half-written file: try again at the next change
+                continue
+            seen = now
+            self.post_message(self.Replaced(slot, data, time.time()))
 
     def _follow(self, slot: int, run: RunFolder, tailer) -> None:
         """Tail a live run's journal (in the load worker's thread) until it ends or the screen
@@ -189,6 +257,15 @@ class ReplayScreen(RunView):
         data.apply(message.records)
         if message.state is not None:
             self._live[message.slot] = message.state  # an ended one keeps its final state
+        self.request_redraw()
+
+    def on_replay_screen_replaced(self, message: Replaced) -> None:
+        if message.data is not None:
+            old = self._slots[message.slot]
+            message.data.label = old.label if old is not None else message.data.label
+            self._slots[message.slot] = message.data
+            self.sources = [s for s in self._slots if s is not None]
+        self._files[message.slot] = message.at
         self.request_redraw()
 
     def on_replay_screen_failed(self, message: Failed) -> None:
