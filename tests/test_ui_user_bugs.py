@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from test_ui_app import app_for, make_run, notifications, sft_records, wait_for
 
 from cockpit.core import journal
 from conftest import FIXTURES
-from test_ui_app import app_for, make_run, notifications, sft_records, wait_for
 
 pytestmark = pytest.mark.anyio
 SIZE = (120, 40)
@@ -170,7 +170,7 @@ async def test_digit_keys_switch_tabs_from_the_completions_table_and_its_detail(
                     app.screen.query_one(f"#{focus_id}").focus()
                     await pilot.pause()
                 await pilot.press(digit)
-                await wait_for(pilot, lambda: tabs.active == tab, f"{digit} shows {tab}")
+                await wait_for(pilot, lambda tab=tab: tabs.active == tab, f"{digit} shows {tab}")
                 await pilot.pause(0.2)
                 assert tabs.active == tab  # and it stays there
 
@@ -213,7 +213,7 @@ async def test_completions_keys_work_and_show_wherever_the_focus_is(tmp_path):
 def _checkpoint(run, step: int) -> None:
     ckpt = run.output / f"checkpoint-{step}"
     ckpt.mkdir(parents=True)
-    (ckpt / "trainer_state.json").write_text('{"global_step": %d, "max_steps": 100}' % step)
+    (ckpt / "trainer_state.json").write_text(f'{{"global_step": {step}, "max_steps": 100}}')
     (ckpt / "model.safetensors").write_bytes(b"weights")
 
 
@@ -232,9 +232,11 @@ async def test_stop_and_resume_are_offered_only_when_they_can_do_something(
     app = app_for(tmp_path, "live", [str(run.path)])
     async with app.run_test(size=(160, 40)) as pilot:
         await wait_for(pilot, lambda: app.screen.sources, "the run loaded")
-        await pilot.pause(0.2)
-        shown = set(_footer_keys(app)) & {"Stop & save", "Force stop", "Resume"}
-        assert shown == offered
+        keys = {"Stop & save", "Force stop", "Resume"}
+        await wait_for(pilot, lambda: set(_footer_keys(app)) & keys == offered,
+                       f"the footer offering {offered or 'none of them'}")
+        await pilot.pause(0.3)
+        assert set(_footer_keys(app)) & keys == offered  # and it stays so
         palette = {c.title for c in app.get_system_commands(app.screen)}
         assert palette & {"Stop & save", "Force stop", "Resume"} == offered
         if "Stop & save" not in offered:
@@ -349,13 +351,12 @@ async def test_a_stop_is_information_and_its_advice_is_the_resume_key(tmp_path):
 
 async def test_resuming_clears_the_stop_banner_at_once_and_the_alerts_say_resumed(tmp_path):
     from cockpit.core import launch
-    from cockpit.ui.screens.confirm import ConfirmScreen
-    from cockpit.ui.widgets.run.alert_bar import AlertBar
-
     from cockpit.core.errors import CockpitError
     from cockpit.core.presets import load_preset
     from cockpit.core.runfolder import Status
     from cockpit.core.validate import validate
+    from cockpit.ui.screens.confirm import ConfirmScreen
+    from cockpit.ui.widgets.run.alert_bar import AlertBar
 
     # A real run folder (as launched), stopped at step 5 with a checkpoint.
     run = launch.prepare(validate(load_preset("demo-sft")), tmp_path / "runs", "stopped")
