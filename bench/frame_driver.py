@@ -10,6 +10,8 @@ Environment:
   COCKPIT_BENCH_SIZE        "COLSxROWS" of the pretend terminal (default 160x48)
   COCKPIT_BENCH_FIRST_FRAME a file: on the first write of a frame, write time.time() there
                             and end the process at once (the first-frame figure)
+  COCKPIT_BENCH_FIRST_FRAME_ROWS  N: count only a frame written once the home screen's runs
+                            table holds N rows (the runs list drawn, not its empty first frame)
 Probes in the same process can set `FrameDriver.on_write` to observe every frame.
 """
 
@@ -17,7 +19,7 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from textual.drivers.headless_driver import HeadlessDriver
 
@@ -37,6 +39,17 @@ class FrameDriver(HeadlessDriver):
     """Set by an in-process probe: called with every chunk the app writes."""
     frames = 0
     bytes_written = 0
+    first_seen = False
+
+    def _rows_shown(self) -> bool:
+        want = int(os.environ.get("COCKPIT_BENCH_FIRST_FRAME_ROWS") or 0)
+        if not want:
+            return True
+        try:
+            tables = self._app.screen.query("#runs-table")
+        except Exception:  # noqa: BLE001 - no screen yet
+            return False
+        return bool(tables) and tables.first().row_count >= want
 
     @property
     def is_headless(self) -> bool:
@@ -50,7 +63,8 @@ class FrameDriver(HeadlessDriver):
         if len(data) >= FRAME_MIN_BYTES:
             FrameDriver.frames += 1
             path = os.environ.get("COCKPIT_BENCH_FIRST_FRAME")
-            if path and FrameDriver.frames == 1:
+            if path and not FrameDriver.first_seen and self._rows_shown():
+                FrameDriver.first_seen = True
                 now = time.time()
                 with open(path, "w", encoding="utf-8") as fh:
                     fh.write(repr(now))

@@ -14,6 +14,7 @@ figures run TRL for real. Progress goes to stderr.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import math
 import os
@@ -24,9 +25,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
@@ -49,8 +51,8 @@ FIGURES: dict[str, Figure] = {f.key: f for f in (
     Figure("ui_first_frame_s", "s", "<= 0.6",
            "W&B LEET first chart 1.3 s; `import textual`+widgets alone 0.47 s",
            lambda v: v <= 0.6),
-    Figure("latency_p95_ms", "ms", "<= 250",
-           "W&B LEET 1.5 s median, 2.4 s p90", lambda v: v <= 250),
+    Figure("latency_p95_ms", "ms", "<= 100",
+           "W&B LEET 1.5 s median, 2.4 s p90", lambda v: v <= 100),
     Figure("replay_100k_sft_s", "s", "<= 0.5",
            "W&B LEET 30 s; TensorBoard ingestion 30 s; json.loads alone 0.53 s",
            lambda v: v <= 0.5),
@@ -64,7 +66,34 @@ FIGURES: dict[str, Figure] = {f.key: f for f in (
            "plain TRL script = 1.0", lambda v: v >= 0.99),
     Figure("first_step_overhead_s", "s", "<= 1.0",
            "TRL CLI ~9 s later than a plain script", lambda v: v <= 1.0),
+    # issue 15: the peers, measured in the same run (--peers)
+    Figure("replay_vs_leet_x", "x", ">= 30", "LEET's time to a complete chart / the cockpit's",
+           lambda v: v >= 30),
+    Figure("replay_vs_tensorboard_x", "x", ">= 30", "EventAccumulator ingest / the cockpit's replay",
+           lambda v: v >= 30),
+    Figure("replay_vs_orjson_floor_x", "x", "<= 3", "the cockpit's replay / orjson parse alone",
+           lambda v: v <= 3),
+    Figure("latency_vs_leet_x", "x", ">= 10", "LEET's live p95 / the cockpit's", lambda v: v >= 10),
+    Figure("rss_vs_leet_x", "x", "<= 1", "the cockpit's RSS / LEET's, 100k steps shown",
+           lambda v: v <= 1),
+    # issue 15: at scale
+    Figure("home_1000_runs_s", "s", "<= 1", "home screen, 1,000 runs listed", lambda v: v <= 1),
+    Figure("runs_cli_1000_s", "s", "<= 1", "`cockpit runs`, 1,000 runs", lambda v: v <= 1),
+    Figure("follow_72h_rss_growth_mb", "MB", "<= 20", "live view following 72 h at 1 step/s",
+           lambda v: v <= 20),
+    Figure("follow_72h_frame_ms_growth", "ms", "<= 10", "full refresh, end minus start",
+           lambda v: v <= 10),
+    # issue 12: a 10,000-step GRPO run, completions in their own store
+    Figure("attach_10k_grpo_s", "s", "<= 1.5", "`cockpit attach` to every panel drawn",
+           lambda v: v <= 1.5),
+    Figure("attach_10k_grpo_rss_mb", "MB", "<= 300", "the attached UI's RSS", lambda v: v <= 300),
+    Figure("completions_step_p95_ms", "ms", "<= 100", "a random step's rows from the store",
+           lambda v: v <= 100),
+    Figure("journal_10k_grpo_mb", "MB", "<= 10", "events.jsonl of the run (completions apart)",
+           lambda v: v <= 10),
 )}
+PEER_FIGURES = ("replay_vs_leet_x", "replay_vs_tensorboard_x", "replay_vs_orjson_floor_x",
+                "latency_vs_leet_x", "rss_vs_leet_x")
 
 
 def log(msg: str) -> None:
@@ -233,8 +262,11 @@ def _replay(kind: str, quick: bool, work: Path) -> dict[str, Any]:
     runs = [_probe(["replay", str(path)], timeout=120) for _ in range(1 if quick else 3)]
     opens = [r["open_to_drawn_s"] for r in runs]
     best = runs[opens.index(statistics.median(opens))] if len(runs) % 2 else runs[0]
+    from peers import orjson_floor  # type: ignore[import-not-found]
+
     return {f"replay_100k_{kind}_s": statistics.median(opens),
             "_detail": {"runs_s": [round(o, 3) for o in opens],
+                        "orjson_floor_s": round(orjson_floor(path), 4),
                         "file_mb": round(path.stat().st_size / 2**20, 1),
                         "load_s": round(best["load_s"], 3),
                         "loaded_to_drawn_s": round(best["loaded_to_drawn_s"], 3),
@@ -285,9 +317,11 @@ class Training:
 
     OVERRIDES = ["eval_strategy=no", "save_strategy=no", "cockpit.completions.every_steps=0"]
 
-    def __init__(self, work: Path) -> None:
+    def __init__(self, work: Path, gpu: bool = False) -> None:
         self.work = work
-        self.runs = work / "train-runs"
+        self.gpu = gpu
+        """The plain script on the GPU too (the runner takes one by itself when there is one)."""
+        self.runs = work / ("train-runs-gpu" if gpu else "train-runs")
         self._ready = False
 
     def ready(self) -> None:
@@ -315,7 +349,8 @@ class Training:
         plan = validate(self.preset(steps))
         trl = dict(plan.preset.trl)
         d = Path(tempfile.mkdtemp(prefix="plain-", dir=self.work))
-        trl.update(output_dir=str(d / "out"), use_cpu=True, bf16=False, report_to="none")
+        trl.update(output_dir=str(d / "out"), use_cpu=not self.gpu, bf16=False,
+                   report_to="none")
         spec = {"model": trl.pop("model_name_or_path"), "data": trl.pop("dataset_name"),
                 "config": trl}
         (d / "spec.json").write_text(json.dumps(spec))
@@ -353,8 +388,7 @@ class Training:
                "--runs-dir", str(self.runs), "--name", "bench-cli",
                "--set", f"max_steps={steps}", *[a for o in self.OVERRIDES for a in ("--set", o)]]
         t0 = time.time()
-        proc = subprocess.run(cmd, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              check=True, timeout=120)
+        proc = subprocess.run(cmd, env=_env(), capture_output=True, check=True, timeout=120)
         run = RunFolder(Path(proc.stdout.decode().strip().splitlines()[-1]))
         deadline = time.monotonic() + 900
         while time.monotonic() < deadline:
@@ -384,7 +418,7 @@ def _rate(stamps: dict[int, float], warmup: int) -> float:
     stalls a few steps by tens of ms, which moves a mean by more than the 1% this figure
     is about, while a per-step cost of the cockpit moves every interval (and so the median)."""
     steps = sorted(s for s in stamps if s >= warmup)
-    gaps = [(stamps[b] - stamps[a]) / (b - a) for a, b in zip(steps, steps[1:])]
+    gaps = [(stamps[b] - stamps[a]) / (b - a) for a, b in itertools.pairwise(steps)]
     return 1.0 / statistics.median(gaps)
 
 
@@ -396,17 +430,17 @@ def _mean_rate(stamps: dict[int, float], warmup: int) -> float:
 _training: dict[str, Training] = {}
 
 
-def _train(work: Path) -> Training:
-    key = str(work)
+def _train(work: Path, gpu: bool = False) -> Training:
+    key = f"{work}:{gpu}"
     if key not in _training:
-        _training[key] = Training(work)
+        _training[key] = Training(work, gpu)
     return _training[key]
 
 
-def measure_throughput(quick: bool, work: Path) -> dict[str, Any]:
+def measure_throughput(quick: bool, work: Path, gpu: bool = False) -> dict[str, Any]:
     """Plain script (A) and cockpit's runner (B), interleaved A/B/A/B; steps/s from per-step
     on_log times after the warm-up steps; the median of the per-pair ratios B/A."""
-    tr = _train(work)
+    tr = _train(work, gpu)
     steps, pairs, warmup = (40, 1, 5) if quick else (600, 5, 20)
     log("warm-up: one short run of each")
     tr.plain(3)
@@ -431,10 +465,10 @@ def measure_throughput(quick: bool, work: Path) -> dict[str, Any]:
                         "steps": steps, "warmup_steps": warmup}}
 
 
-def measure_first_step(quick: bool, work: Path) -> dict[str, Any]:
+def measure_first_step(quick: bool, work: Path, gpu: bool = False) -> dict[str, Any]:
     """`cockpit run` (detached) to the journal's step-1 line, minus plain-script start to its
     first step; interleaved, the median of the per-pair differences."""
-    tr = _train(work)
+    tr = _train(work, gpu)
     pairs = 1 if quick else 3
     if "throughput_ratio" not in _done:
         log("warm-up: one short run of each")
@@ -455,6 +489,270 @@ def measure_first_step(quick: bool, work: Path) -> dict[str, Any]:
                         "cockpit_s": [round(x, 2) for x in cockpit]}}
 
 
+# -- the peers (issue 15) ----------------------------------------------------------------------
+
+_peers: dict[str, Any] = {}
+
+
+def _the_peers(quick: bool, work: Path):  # type: ignore[no-untyped-def]
+    from peers import Peers, Skipped  # type: ignore[import-not-found]
+
+    key = f"{work}:{quick}"
+    if key not in _peers:
+        try:
+            _peers[key] = Peers(work, quick, log)
+        except Skipped as exc:
+            _peers[key] = exc
+    if isinstance(_peers[key], Exception):
+        raise _peers[key]
+    return _peers[key]
+
+
+def _replay_figure(quick: bool, work: Path) -> tuple[float, dict[str, Any]]:
+    """The cockpit's replay of the same trainer_state.json (the replay_100k_sft_s figure, from
+    this run when it was measured, else measured now)."""
+    if "replay_100k_sft_s" not in _results:
+        out = measure_replay_sft(quick, work)
+        _results["replay_100k_sft_s"] = out["replay_100k_sft_s"]
+        _details["replay_100k_sft_s"] = out["_detail"]
+    return _results["replay_100k_sft_s"], _details["replay_100k_sft_s"]
+
+
+def measure_replay_vs_leet(quick: bool, work: Path) -> dict[str, Any]:
+    """Both in a real terminal (tmux), from starting the program to its final screen."""
+    p = _the_peers(quick, work)
+    leet, cockpit = p.replay("leet"), p.replay("cockpit")
+    in_app, _ = _replay_figure(quick, work)
+    return {"replay_vs_leet_x": leet["complete_s"] / cockpit["complete_s"],
+            "_anchor": f"LEET {leet['complete_s']:.2f} s, cockpit {cockpit['complete_s']:.2f} s (tmux, from start)",
+            "_detail": {"leet_s": leet["runs_s"], "cockpit_s": cockpit["runs_s"], "steps": p.entries,
+                        "leet_vs_in_app_replay_x": round(leet["complete_s"] / in_app, 1),
+                        "wandb_file_mb": round(p.wandb_run()["bytes"] / 2**20, 1), **p.versions}}
+
+
+def measure_replay_vs_tensorboard(quick: bool, work: Path) -> dict[str, Any]:
+    p = _the_peers(quick, work)
+    tb = p.tensorboard()
+    replay, _ = _replay_figure(quick, work)
+    return {"replay_vs_tensorboard_x": tb["ingest_s"] / replay,
+            "_anchor": f"EventAccumulator {tb['ingest_s']:.2f} s, cockpit replay {replay:.3f} s",
+            "_detail": tb}
+
+
+def measure_replay_vs_floor(quick: bool, work: Path) -> dict[str, Any]:
+    from peers import orjson_floor  # type: ignore[import-not-found]
+
+    replay, detail = _replay_figure(quick, work)
+    entries = 10_000 if quick else 100_000
+    floor = orjson_floor(work / f"state-sft-{entries}" / "trainer_state.json")
+    return {"replay_vs_orjson_floor_x": replay / floor,
+            "_anchor": f"replay {replay:.3f} s, orjson alone {floor:.3f} s, the loader {detail['load_s']:.3f} s",
+            "_detail": {"orjson_s": round(floor, 4), "loader_vs_orjson_x": round(detail["load_s"] / floor, 2)}}
+
+
+def measure_latency_vs_leet(quick: bool, work: Path) -> dict[str, Any]:
+    """One writer appends each step to a cockpit journal and an offline W&B run at 20 steps/s;
+    `cockpit attach` and LEET follow them side by side, each in its own tmux terminal."""
+    p = _the_peers(quick, work)
+    live = p.live()
+    c, w = live["cockpit"], live["leet"]
+    if not c["p95_ms"] or not w["p95_ms"]:
+        raise RuntimeError(f"a viewer showed no step: {live}")
+    return {"latency_vs_leet_x": w["p95_ms"] / c["p95_ms"],
+            "_anchor": f"LEET p95 {w['p95_ms']:.0f} ms, cockpit p95 {c['p95_ms']:.0f} ms (tmux)",
+            "_detail": {"cockpit": {k: round(v, 1) if isinstance(v, float) else v for k, v in c.items()},
+                        "leet": {k: round(v, 1) if isinstance(v, float) else v for k, v in w.items()},
+                        "written": live["written"]}}
+
+
+def measure_rss_vs_leet(quick: bool, work: Path) -> dict[str, Any]:
+    p = _the_peers(quick, work)
+    leet, cockpit = p.replay("leet"), p.replay("cockpit")
+    return {"rss_vs_leet_x": cockpit["rss_mb"] / leet["rss_mb"],
+            "_anchor": f"cockpit {cockpit['rss_mb']:.0f} MB, LEET {leet['rss_mb']:.0f} MB",
+            "_detail": {"cockpit": cockpit["rss_by_process"], "leet": leet["rss_by_process"]}}
+
+
+# -- at scale (issue 15) -----------------------------------------------------------------------
+
+
+def _runs_1000(quick: bool, work: Path) -> tuple[Path, int]:
+    from scale import make_runs_folder, mark_live  # type: ignore[import-not-found]
+
+    n = 100 if quick else 1000
+    runs = work / f"runs-{n}"
+    if not (runs / ".complete").exists():
+        log(f"writing a runs folder of {n} runs")
+    make_runs_folder(runs, n)
+    mark_live(runs, os.getpid())
+    return runs, n
+
+
+def measure_home_1000(quick: bool, work: Path) -> dict[str, Any]:
+    """`cockpit` (home) on a runs folder of 1,000 runs: process start to the first frame that
+    shows the whole list; median of 5 after a warm-up."""
+    runs, n = _runs_1000(quick, work)
+    times = []
+    for i in range(4 if quick else 6):
+        mark = work / "home.t"
+        mark.unlink(missing_ok=True)
+        env = _ui_env(COCKPIT_BENCH_FIRST_FRAME=str(mark), COCKPIT_BENCH_FIRST_FRAME_ROWS=str(n))
+        t0 = time.time()
+        proc = subprocess.run([*_cockpit_cmd(), "--runs-dir", str(runs)], env=env, stdin=subprocess.DEVNULL,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=60)
+        if not mark.exists():
+            raise RuntimeError(f"home never listed {n} runs (exit {proc.returncode}): "
+                               f"{proc.stderr.decode(errors='replace')[-1500:]}")
+        if i:
+            times.append(float(mark.read_text()) - t0)
+    return {"home_1000_runs_s": statistics.median(times),
+            "_detail": {"runs": n, "runs_s": [round(t, 3) for t in times]}}
+
+
+def measure_runs_cli_1000(quick: bool, work: Path) -> dict[str, Any]:
+    """`cockpit runs` on the same folder, wall time of the whole command; median of 5."""
+    runs, n = _runs_1000(quick, work)
+    times = []
+    for i in range(4 if quick else 6):
+        t0 = time.perf_counter()
+        proc = subprocess.run([*_cockpit_cmd(), "runs", "--runs-dir", str(runs)], env=_env(),
+                              capture_output=True, timeout=60)
+        if proc.returncode != 0 or proc.stdout.count(b"\n") < n + 1:
+            raise RuntimeError(f"cockpit runs failed: {proc.stderr.decode(errors='replace')[-1500:]}")
+        if i:
+            times.append(time.perf_counter() - t0)
+    return {"runs_cli_1000_s": statistics.median(times),
+            "_detail": {"runs": n, "runs_s": [round(t, 3) for t in times]}}
+
+
+_follow_cache: dict[str, dict[str, Any]] = {}
+
+
+def _follow(quick: bool, work: Path) -> dict[str, Any]:
+    from scale import follow_run, make_follow_feed  # type: ignore[import-not-found]
+
+    key = f"{work}:{quick}"
+    if key not in _follow_cache:
+        hours = 1 if quick else 72
+        steps = hours * 3600
+        feed = make_follow_feed(work / f"follow-{hours}h" / "feed.jsonl", steps)
+        run, rest = follow_run(work / f"follow-{hours}h" / "runs" / "follow", feed, steps)
+        res = _probe(["follow", str(run.path), "--feed", str(rest), "--rate", "2000",
+                      "--last-step", str(steps)], timeout=1200)
+        res["hours"] = hours
+        _follow_cache[key] = res
+    return _follow_cache[key]
+
+
+def _follow_detail(r: dict[str, Any]) -> dict[str, Any]:
+    keep = ("hours", "step_start", "step_end", "follow_s", "rss_mb_start", "rss_mb_end", "frame_ms_start",
+            "frame_ms_end", "store_mb", "series")
+    d = {k: round(r[k], 1) if isinstance(r[k], float) else r[k] for k in keep}
+    d["rss_samples"] = r["samples"][:: max(1, len(r["samples"]) // 8)]
+    return d
+
+
+def measure_follow_rss(quick: bool, work: Path) -> dict[str, Any]:
+    """The live view opens a run at its start; the rest of a generated 72 h journal (1 step/s)
+    is appended at 2,000 steps/s while it follows; RSS after minus RSS before."""
+    r = _follow(quick, work)
+    return {"follow_72h_rss_growth_mb": r["rss_mb_end"] - r["rss_mb_start"], "_detail": _follow_detail(r)}
+
+
+def measure_follow_frame(quick: bool, work: Path) -> dict[str, Any]:
+    r = _follow(quick, work)
+    return {"follow_72h_frame_ms_growth": r["frame_ms_end"] - r["frame_ms_start"],
+            "_detail": {"frame_ms_start": round(r["frame_ms_start"], 1), "frame_ms_end": round(r["frame_ms_end"], 1)}}
+
+
+# -- a 10,000-step GRPO run (issue 12) -----------------------------------------------------------
+
+
+def _grpo(quick: bool, work: Path):  # type: ignore[no-untyped-def]
+    from scale import make_grpo_run  # type: ignore[import-not-found]
+
+    steps = 1000 if quick else 10_000
+    path = work / f"grpo-{steps}" / "run"
+    if not (path / ".complete").exists():
+        log(f"writing a {steps}-step GRPO run with 16 completions a step")
+    return make_grpo_run(path, steps), steps
+
+
+_attach_cache: dict[str, dict[str, Any]] = {}
+
+
+def _attach(quick: bool, work: Path) -> dict[str, Any]:
+    key = f"{work}:{quick}"
+    if key not in _attach_cache:
+        run, steps = _grpo(quick, work)
+        runs = []
+        for i in range(2 if quick else 4):
+            t0 = time.time()
+            res = _probe(["attach", str(run.path)], timeout=180)
+            res["spawn_to_drawn_s"] = res["drawn_wall"] - t0
+            if i or quick:  # the first start warms the file cache and the .pyc files
+                runs.append(res)
+        runs.sort(key=lambda r: r["spawn_to_drawn_s"])
+        mid = runs[len(runs) // 2]
+        mid["all_s"] = [round(r["spawn_to_drawn_s"], 3) for r in runs]
+        mid["steps"] = steps
+        _attach_cache[key] = mid
+    return _attach_cache[key]
+
+
+def measure_attach_grpo(quick: bool, work: Path) -> dict[str, Any]:
+    """`cockpit attach` on the live 10,000-step GRPO run: process start to the first frame with
+    every default panel drawn; median of 3 after a warm-up."""
+    r = _attach(quick, work)
+    return {"attach_10k_grpo_s": r["spawn_to_drawn_s"],
+            "_detail": {"runs_s": r["all_s"], "open_to_drawn_s": round(r["open_to_drawn_s"], 3),
+                        "panels": r["panels"], "steps": r["steps"]}}
+
+
+def measure_attach_grpo_rss(quick: bool, work: Path) -> dict[str, Any]:
+    r = _attach(quick, work)
+    return {"attach_10k_grpo_rss_mb": r["rss_mb"],
+            "_detail": {"completion_steps_kept": r["kept_steps"], "library_steps": r["library_steps"]}}
+
+
+def measure_completions_step(quick: bool, work: Path) -> dict[str, Any]:
+    """A fresh CompletionsLibrary on the run (its index read once), then the rows of 200 random
+    steps, each a cache miss; p95. The UI cannot open an arbitrary step (its pane scrubs the
+    steps it keeps); stepping it back one kept step to the frame drawn is in the detail."""
+    import random as _random
+
+    from cockpit.core.completions import CompletionsLibrary
+
+    run, steps = _grpo(quick, work)
+    t0 = time.perf_counter()
+    lib = CompletionsLibrary(run.path)
+    lib.refresh()
+    open_ms = (time.perf_counter() - t0) * 1000
+    rnd = _random.Random(1)
+    times, rows = [], 0
+    for _ in range(200):
+        step = rnd.randint(1, steps)
+        t = time.perf_counter()
+        got = lib.rows(step)
+        times.append((time.perf_counter() - t) * 1000)
+        rows += len(got)
+    if rows != 200 * 16:
+        raise RuntimeError(f"read {rows} rows, not {200 * 16}")
+    ui = _attach(quick, work)["scrub_ms"]
+    return {"completions_step_p95_ms": _p(times, 95),
+            "_detail": {"median_ms": round(statistics.median(times), 2), "index_open_ms": round(open_ms, 1),
+                        "store_mb": round((run.path / "completions.jsonl").stat().st_size / 2**20),
+                        "ui_scrub_p95_ms": round(_p(ui, 95), 1) if ui else None, "ui_scrubs": len(ui)}}
+
+
+def measure_journal_grpo(quick: bool, work: Path) -> dict[str, Any]:
+    run, steps = _grpo(quick, work)
+    mb = run.events.stat().st_size / 2**20
+    return {"journal_10k_grpo_mb": mb * (10_000 / steps),
+            "_detail": {"steps": steps, "bytes_per_step": round(run.events.stat().st_size / steps),
+                        "completions_store_mb": round((run.path / "completions.jsonl").stat().st_size / 2**20)}}
+
+
 MEASURES: dict[str, Callable[[bool, Path], dict[str, Any]]] = {
     "ui_first_frame_s": measure_ui_first_frame,
     "latency_p95_ms": measure_latency,
@@ -464,22 +762,41 @@ MEASURES: dict[str, Callable[[bool, Path], dict[str, Any]]] = {
     "ui_rss_mb_4x1M": measure_rss,
     "throughput_ratio": measure_throughput,
     "first_step_overhead_s": measure_first_step,
+    "home_1000_runs_s": measure_home_1000,
+    "runs_cli_1000_s": measure_runs_cli_1000,
+    "follow_72h_rss_growth_mb": measure_follow_rss,
+    "follow_72h_frame_ms_growth": measure_follow_frame,
+    "attach_10k_grpo_s": measure_attach_grpo,
+    "attach_10k_grpo_rss_mb": measure_attach_grpo_rss,
+    "completions_step_p95_ms": measure_completions_step,
+    "journal_10k_grpo_mb": measure_journal_grpo,
+    "replay_vs_leet_x": measure_replay_vs_leet,
+    "replay_vs_tensorboard_x": measure_replay_vs_tensorboard,
+    "replay_vs_orjson_floor_x": measure_replay_vs_floor,
+    "latency_vs_leet_x": measure_latency_vs_leet,
+    "rss_vs_leet_x": measure_rss_vs_leet,
 }
 _done: set[str] = set()
+_results: dict[str, float] = {}
+_details: dict[str, Any] = {}
 
 
 # -- output -----------------------------------------------------------------------------------
 
 
-def table(results: dict[str, float], details: dict[str, Any], mach: dict[str, Any]) -> str:
+def table(results: dict[str, float], details: dict[str, Any], mach: dict[str, Any],
+          skipped: dict[str, str] | None = None, anchors: dict[str, str] | None = None) -> str:
     rows = [("figure", "value", "goal", "met", "anchor (other tools, same machine)")]
     for key, value in results.items():
         f = FIGURES[key]
         shown = f"{value:.3f} {f.unit}" if f.unit in ("s", "x") else f"{value:.1f} {f.unit}"
         rows.append((key, shown, f"{f.goal} {f.unit}".replace(" x", ""),
-                     "yes" if f.ok(value) else "NO", f.anchor))
+                     "yes" if f.ok(value) else "NO", (anchors or {}).get(key, f.anchor)))
+    for key, why in (skipped or {}).items():
+        goal = f"{FIGURES[key].goal} {FIGURES[key].unit}".replace(" x", "") if key in FIGURES else "-"
+        rows.append((key, "skipped", goal, "-", why))
     widths = [max(len(r[i]) for r in rows) for i in range(4)]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(r[:4], widths)) + "  " + r[4] for r in rows]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r[:4], widths, strict=True)) + "  " + r[4] for r in rows]
     lines.insert(1, "  ".join("-" * w for w in widths) + "  " + "-" * 36)
     v = mach["versions"]
     lines += ["", f"machine: {mach['cores']} cores, {mach['cpu']}, Python {mach['python']}, "
@@ -490,6 +807,21 @@ def table(results: dict[str, float], details: dict[str, Any], mach: dict[str, An
     return "\n".join(lines)
 
 
+def gpu_check() -> str | None:
+    """None when a CUDA GPU can train here, else why not."""
+    if shutil.which("nvidia-smi") is None:
+        why = "nvidia-smi not found"
+    else:
+        proc = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True)
+        why = None if proc.returncode == 0 and "GPU" in proc.stdout else "nvidia-smi lists no GPU"
+    probe = subprocess.run([sys.executable, "-c", "import torch; print(torch.cuda.is_available(), torch.__version__)"],
+                           capture_output=True, text=True, env=_env())
+    torch_says = probe.stdout.strip() or probe.stderr.strip()[-200:]
+    if why is None and torch_says.startswith("True"):
+        return None
+    return f"no CUDA GPU on this machine ({why or 'a GPU is listed'}; torch.cuda.is_available() -> {torch_says})"
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--json", action="store_true", help="print one JSON object")
@@ -498,8 +830,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--work", type=Path, help="scratch folder (default: a temporary one)")
     ap.add_argument("--prototype", action="store_true",
                     help="UI figures with the proposed UI changes patched in (bench/prototype.py)")
+    ap.add_argument("--peers", action="store_true",
+                    help="also measure W&B LEET and TensorBoard on the same data (installs them into "
+                         "bench/.venv-peers from the `bench` extra)")
+    ap.add_argument("--gpu", action="store_true",
+                    help="also the training figures on a CUDA GPU (skipped, with the reason, without one)")
     args = ap.parse_args(argv)
-    wanted = list(MEASURES)
+    wanted = [k for k in MEASURES if args.peers or k not in PEER_FIGURES]
     if args.only:
         wanted = [w.strip() for w in args.only.split(",") if w.strip()]
         unknown = [w for w in wanted if w not in MEASURES]
@@ -511,28 +848,53 @@ def main(argv: list[str] | None = None) -> int:
     mach = machine()
     work = args.work or Path(tempfile.mkdtemp(prefix="cockpit-bench-"))
     work.mkdir(parents=True, exist_ok=True)
-    results: dict[str, float] = {}
-    details: dict[str, Any] = {}
+    results, details = _results, _details
+    skipped: dict[str, str] = {}
+    anchors: dict[str, str] = {}
+    from peers import Pane, Skipped  # type: ignore[import-not-found]
+
     try:
         for key in wanted:
+            if key in results:  # measured already, for a ratio
+                continue
             log(f"measuring {key}")
             t0 = time.monotonic()
-            out = MEASURES[key](args.quick, work)
+            try:
+                out = MEASURES[key](args.quick, work)
+            except Skipped as exc:
+                skipped[key] = f"skipped: {exc}"
+                log(f"  {key} skipped: {exc}")
+                continue
             details[key] = out.pop("_detail", {})
+            if "_anchor" in out:
+                anchors[key] = out.pop("_anchor")
             results[key] = float(out[key])
             _done.add(key)
             log(f"  {key} = {results[key]:.4g} ({time.monotonic() - t0:.0f} s)")
+        if args.gpu:
+            why = gpu_check()
+            if why is None:
+                for key, fn in (("throughput_ratio", measure_throughput),
+                                ("first_step_overhead_s", measure_first_step)):
+                    out = fn(args.quick, work, gpu=True)  # type: ignore[call-arg]
+                    details[f"gpu_{key}"] = {**out.pop("_detail", {}), "value": out[key]}
+            else:
+                skipped["gpu"] = f"skipped: {why}"
+                log(f"--gpu skipped: {why}")
     finally:
+        Pane.shutdown()
         if args.work is None:
             shutil.rmtree(work, ignore_errors=True)
     try:
         mach["load_avg_at_end"] = [round(x, 2) for x in os.getloadavg()]
     except OSError:
         pass
+    if args.peers or any(k in PEER_FIGURES for k in wanted):
+        mach["peers"] = next((p.versions for p in _peers.values() if not isinstance(p, Exception)), None)
     if args.json:
-        print(json.dumps({**results, "machine": mach}))
+        print(json.dumps({**results, **({"skipped": skipped} if skipped else {}), "machine": mach}))
     else:
-        print(table(results, details, mach))
+        print(table(results, details, mach, skipped, anchors))
     return 0
 
 

@@ -3,6 +3,8 @@
     python bench/ui_probe.py latency RUN_DIR OUT.json --rate 20 --seconds 10
     python bench/ui_probe.py replay  TRAINER_STATE.json OUT.json
     python bench/ui_probe.py frame   OUT.json --points 1000000 --repeats 7
+    python bench/ui_probe.py attach  RUN_DIR OUT.json            (a live run: first plot, RSS)
+    python bench/ui_probe.py follow  RUN_DIR OUT.json --feed FEED.jsonl --rate 2000
 
 It is started with TEXTUAL_DRIVER=frame_driver:FrameDriver (see frame_driver.py), so every
 frame is rendered to escape sequences as on a real terminal; the probe hooks
@@ -211,7 +213,8 @@ async def run_replay(path: Path, out: Path) -> None:
             if profiler is not None:
                 profiler.stop()
                 Path(os.environ["COCKPIT_BENCH_PROFILE"]).write_text(
-                    profiler.output_text(unicode=False, color=False, flat=os.environ.get("COCKPIT_BENCH_PROFILE_FLAT") == "1"))
+                    profiler.output_text(unicode=False, color=False,
+                                         flat=os.environ.get("COCKPIT_BENCH_PROFILE_FLAT") == "1"))
             done.set()
 
     FrameDriver.on_write = on_write
@@ -337,6 +340,194 @@ async def run_frame(out: Path, points: int, repeats: int) -> None:
     out.write_text(json.dumps(result))
 
 
+# -- attach to a long live run: first plot, memory, the completions tab ----------------------
+
+
+def _all_drawn(app, watch) -> bool:  # type: ignore[no-untyped-def]
+    plots = _plots(app)
+    return bool(plots) and all(watch.rendered_step.get(id(p), -1) >= 0 for p in plots)
+
+
+async def run_attach(run_dir: Path, out: Path) -> None:
+    """`cockpit attach RUN` (make_app("live", [run])): the wall time of the first frame with
+    every default panel drawn (the parent subtracts its spawn time), the UI's RSS then, and
+    stepping the completions tab back one kept step at a time."""
+    import gc
+
+    import psutil
+
+    from cockpit.ui.app import CockpitApp, make_app
+    from cockpit.ui.widgets.run.completions_pane import CompletionsPane
+
+    watch = PlotWatch()
+    marks: dict[str, float] = {}
+    orig_open = CockpitApp.open_live
+
+    def open_live(self, path):  # type: ignore[no-untyped-def]
+        marks.setdefault("open", time.perf_counter())
+        return orig_open(self, path)
+
+    CockpitApp.open_live = open_live  # type: ignore[method-assign]
+    app = make_app("live", [str(run_dir)], str(run_dir.parent))
+    drawn = asyncio.Event()
+    frame_after: dict[str, float] = {}
+
+    def on_write(data: str) -> None:
+        if len(data) < FRAME_MIN_BYTES:
+            return
+        if "drawn_wall" not in marks and _all_drawn(app, watch):
+            marks["drawn_wall"] = time.time()
+            marks["drawn"] = time.perf_counter()
+            drawn.set()
+        if "pending" in frame_after:
+            frame_after["at"] = time.perf_counter()
+            frame_after.pop("pending")
+
+    FrameDriver.on_write = on_write
+    result: dict[str, object] = {}
+
+    async def conduct() -> None:
+        from textual._context import active_app
+
+        active_app.set(app)
+        try:
+            await asyncio.wait_for(drawn.wait(), 60)
+            await asyncio.sleep(0.5)
+            gc.collect()
+            result["rss_mb"] = psutil.Process().memory_info().rss / 2**20
+            screen = app.screen
+            screen.action_tab("completions")
+            await asyncio.sleep(0.3)
+            pane = screen.query_one(CompletionsPane)
+            data = screen.sources[0]
+            result["kept_steps"] = len(data.completions.steps())
+            result["library_steps"] = len(data.library) if data.library is not None else 0
+            scrubs = []
+            for _ in range(min(20, max(0, len(data.completions.steps()) - 1))):
+                frame_after.pop("at", None)
+                frame_after["pending"] = 1.0
+                t0 = time.perf_counter()
+                pane.action_scrub(-1)
+                deadline = time.monotonic() + 2
+                while "at" not in frame_after and time.monotonic() < deadline:
+                    await asyncio.sleep(0.002)
+                if "at" in frame_after:
+                    scrubs.append((frame_after["at"] - t0) * 1000)
+            result["scrub_ms"] = scrubs
+        finally:
+            app.exit()
+
+    task = asyncio.create_task(conduct())
+    await app.run_async()
+    await task
+    result.update({"drawn_wall": marks["drawn_wall"], "open_to_drawn_s": marks["drawn"] - marks["open"],
+                   "panels": len(watch.rendered_step)})
+    out.write_text(json.dumps(result))
+
+
+# -- follow a long run's tail ------------------------------------------------------------------
+
+FEEDER = r"""
+import sys, time
+feed, events, rate, per_step = sys.argv[1], sys.argv[2], float(sys.argv[3]), int(sys.argv[4])
+chunk_steps = max(1, int(rate * 0.02))
+with open(feed, "rb") as src, open(events, "ab", buffering=0) as dst:
+    lines = src.read().split(b"\n")
+    if lines and not lines[-1]:
+        lines.pop()
+    start = time.monotonic()
+    n = chunk_steps * per_step
+    for i in range(0, len(lines), n):
+        due = start + (i // per_step) / rate
+        delay = due - time.monotonic()
+        if delay > 0:
+            time.sleep(delay)
+        dst.write(b"\n".join(lines[i:i + n]) + b"\n")
+"""
+
+
+async def run_follow(run_dir: Path, out: Path, feed: Path, rate: float, last_step: int) -> None:
+    """The live view on a run at its start; a feeder process appends the rest of a generated
+    journal (`feed`) at `rate` steps a second while the view follows; RSS and the full-refresh
+    frame time before and after, RSS sampled each second on the way."""
+    import gc
+
+    import psutil
+
+    from cockpit.ui.app import make_app
+    from cockpit.ui.colors import series_colors
+    from cockpit.ui.widgets.run.plot_grid import PlotGrid
+
+    watch = PlotWatch()
+    app = make_app("live", [str(run_dir)], str(run_dir.parent))
+    result: dict[str, object] = {}
+    proc = psutil.Process()
+
+    async def frame_ms(screen, repeats: int = 7) -> float:  # type: ignore[no-untyped-def]
+        grid = screen.query_one(PlotGrid)
+        plots = grid.plots()
+        times = []
+        for _ in range(repeats):
+            screen.sources[0].store.version += 1
+            t0 = time.perf_counter()
+            grid.redraw(screen.sources, x_mode=screen.x_mode, smoothing=screen.smoothing,
+                        colors=series_colors(app), theme=app.theme)
+            for p in plots:
+                p.render()
+            times.append((time.perf_counter() - t0) * 1000)
+            await asyncio.sleep(0.05)
+        return statistics.median(times)
+
+    async def settled_rss() -> float:
+        gc.collect()
+        await asyncio.sleep(0.5)
+        return proc.memory_info().rss / 2**20
+
+    async def conduct() -> None:
+        from textual._context import active_app
+
+        active_app.set(app)
+        try:
+            deadline = time.monotonic() + 60
+            while not _all_drawn(app, watch) and time.monotonic() < deadline:
+                await asyncio.sleep(0.05)
+            screen = app.screen
+            await asyncio.sleep(1.0)
+            result["frame_ms_start"] = await frame_ms(screen)
+            result["rss_mb_start"] = await settled_rss()
+            result["step_start"] = screen.sources[0].store.last_step
+            feeder = subprocess.Popen([sys.executable, "-c", FEEDER, str(feed), str(run_dir / "events.jsonl"),
+                                       str(rate), "2"])
+            samples = []
+            t0 = time.monotonic()
+            while True:
+                await asyncio.sleep(1.0)
+                store = screen.sources[0].store
+                samples.append((round(time.monotonic() - t0, 1), store.last_step,
+                                round(proc.memory_info().rss / 2**20, 1)))
+                if feeder.poll() is not None and store.last_step == last_step:
+                    break
+                if time.monotonic() - t0 > 900:
+                    raise RuntimeError(f"the view did not reach step {last_step}: {samples[-3:]}")
+            result["follow_s"] = time.monotonic() - t0
+            await asyncio.sleep(1.0)
+            result["rss_mb_end"] = await settled_rss()
+            result["frame_ms_end"] = await frame_ms(screen)
+            result["step_end"] = screen.sources[0].store.last_step
+            result["samples"] = samples
+            store = screen.sources[0].store
+            result["store_mb"] = sum(s.steps.nbytes + s.values.nbytes + s.times.nbytes
+                                     for s in store._series.values()) / 2**20
+            result["series"] = len(store._series)
+        finally:
+            app.exit()
+
+    task = asyncio.create_task(conduct())
+    await app.run_async()
+    await task
+    out.write_text(json.dumps(result))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     sub = ap.add_subparsers(dest="mode", required=True)
@@ -353,6 +544,15 @@ def main() -> None:
     fr.add_argument("out", type=Path)
     fr.add_argument("--points", type=int, default=1_000_000)
     fr.add_argument("--repeats", type=int, default=7)
+    at = sub.add_parser("attach")
+    at.add_argument("run_dir", type=Path)
+    at.add_argument("out", type=Path)
+    fo = sub.add_parser("follow")
+    fo.add_argument("run_dir", type=Path)
+    fo.add_argument("out", type=Path)
+    fo.add_argument("--feed", type=Path, required=True)
+    fo.add_argument("--rate", type=float, default=2000.0)
+    fo.add_argument("--last-step", type=int, required=True)
     args = ap.parse_args()
     assert os.environ.get("TEXTUAL_DRIVER", "").endswith("FrameDriver"), "run me from bench/run.py"
     if os.environ.get("COCKPIT_BENCH_PROTOTYPE") == "1":
@@ -363,6 +563,10 @@ def main() -> None:
         asyncio.run(run_latency(args.run_dir, args.out, args.rate, args.seconds, args.first))
     elif args.mode == "replay":
         asyncio.run(run_replay(args.path, args.out))
+    elif args.mode == "attach":
+        asyncio.run(run_attach(args.run_dir, args.out))
+    elif args.mode == "follow":
+        asyncio.run(run_follow(args.run_dir, args.out, args.feed, args.rate, args.last_step))
     else:
         asyncio.run(run_frame(args.out, args.points, args.repeats))
 
