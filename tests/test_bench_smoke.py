@@ -12,9 +12,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[1]
 FAST = ("ui_first_frame_s", "latency_p95_ms", "replay_100k_sft_s", "replay_100k_grpo_s",
-        "frame_4x1M_ms", "ui_rss_mb_4x1M")
+        "frame_4x1M_ms", "ui_rss_mb_4x1M", "runs_cli_1000_s", "journal_10k_grpo_mb",
+        "completions_step_p95_ms", "attach_10k_grpo_s")
 
 
 def test_quick_bench_reports_each_requested_figure_as_a_positive_number(tmp_path):
@@ -92,3 +95,95 @@ def test_store_views_match_copies_and_cannot_be_written():
     b = downsample(x_copy, y_copy, 300)
     np.testing.assert_array_equal(a[0], b[0])
     np.testing.assert_array_equal(a[1], b[1])
+
+
+# -- the runs list at scale (bench: runs_cli_1000_s, home_1000_runs_s) ------------------------
+
+
+def _journal(path, records):
+    from cockpit.core import journal
+
+    with journal.JournalWriter(path) as jw:
+        jw.write_all(records)
+
+
+def test_tail_facts_equal_reading_every_record_of_the_tail(tmp_path):
+    """The byte-search reading gives what decoding every line of the same tail gives, for
+    resumed runs, steps without a number, look-alike text inside a record's data, and tails
+    cut in the middle of a line."""
+    from cockpit.core import journal
+    from cockpit.core.runs import _facts_from_records, tail_facts, tail_records
+
+    recs = [journal.run_started("sft", max_steps=50), journal.phase("training")]
+    for s in range(1, 40):
+        recs.append(journal.metrics(s, {"loss": 1.0 / s}))
+        recs.append(journal.progress(s, 50, eta_s=float(50 - s)))
+        if s == 20:
+            recs.append(journal.run_ended("stopped"))
+            recs.append(journal.run_started("", max_steps=None, resumed_from="ckpt-10"))
+            recs.append(journal.warning('saw "kind":"phase" in a message', step=s))
+            recs.append(journal.Record(journal.SYSTEM, {"kind": "phase", "phase": "not this"}))
+        if s == 30:
+            recs.append(journal.phase("saving"))
+            recs.append(journal.run_started("grpo", max_steps=80))
+    recs.append(journal.metrics(None, {"loss": 0.1}))  # type: ignore[arg-type]
+    recs.append(journal.eval_metrics(41, {"eval_loss": 0.2}))
+    path = tmp_path / "events.jsonl"
+    _journal(path, recs)
+    size = path.stat().st_size
+    for nbytes in (60, 200, 333, 1000, 2500, size // 2, size - 7, size, 10 * size):
+        fast = tail_facts(path, nbytes)
+        slow = _facts_from_records(tail_records(path, nbytes))
+        assert fast == slow, nbytes
+
+
+def test_runs_index_rereads_only_the_runs_that_changed(tmp_path):
+    from cockpit.core import journal
+    from cockpit.core.runfolder import RunFolder, Status
+    from cockpit.core.runs import RunsIndex
+
+    for i in range(3):
+        run = RunFolder(tmp_path / f"run{i}")
+        run.path.mkdir()
+        run.run_yaml.write_text("trainer: sft\n")
+        run.write_status(Status(state="finished", name=run.name, trainer="sft"))
+        _journal(run.events, [journal.run_started("sft", max_steps=10), journal.metrics(5, {"loss": 1.0}),
+                              journal.run_ended("finished")])
+    index = RunsIndex(tmp_path)
+    assert {r.step for r in index.summaries()} == {5} and index.reread == 3
+    assert index.summaries() and index.reread == 0
+    with journal.JournalWriter(tmp_path / "run1" / "events.jsonl") as jw:
+        jw.write(journal.progress(7, 10))
+    rows = {r.name: r for r in index.summaries()}
+    assert index.reread == 1
+    assert rows["run1"].step == 7 and rows["run0"].step == 5
+
+
+@pytest.mark.anyio
+async def test_runs_table_rewrites_only_the_cells_that_changed():
+    from textual.app import App
+
+    from cockpit.core.runs import RunSummary
+    from cockpit.ui.widgets.home.runs_table import RunsTable
+
+    def row(i: int, step: int, state: str = "finished") -> RunSummary:
+        return RunSummary(f"run{i}", f"/runs/run{i}", state, "sft", step, 100, None, 1e9, None, None)
+
+    class Host(App):
+        def compose(self):
+            yield RunsTable(id="runs-table")
+
+    app = Host()
+    async with app.run_test(size=(120, 30)) as pilot:
+        table = app.query_one(RunsTable)
+        table.show([row(i, 10) for i in range(50)])
+        assert table.row_count == 50 and table.cells_updated == 50 * 7
+        await pilot.pause()
+        table.move_cursor(row=7)
+        table.show([row(i, 11 if i == 3 else 10) for i in range(50)])
+        assert table.cells_updated == 1
+        await pilot.pause()
+        assert table.get_row_at(3)[3] == "11/100" and table.cursor_row == 7
+        table.show([row(i, 10) for i in range(49)])  # a run went: rebuilt, the cursor kept
+        await pilot.pause()
+        assert table.row_count == 49 and table.cursor_row == 7

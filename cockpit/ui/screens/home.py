@@ -61,6 +61,11 @@ class HomeScreen(Screen):
         """Put the focus where it helps once the runs are (re)loaded: the runs list when
         there are runs, else the presets (a fresh folder's hint says pick a preset)."""
         self._left_for_a_screen = False
+        self._runs = None
+        """`core.runs.RunsIndex`: each refresh re-reads only the runs that changed."""
+        self._loading = False
+        """A refresh is under way: another one asked for meanwhile would read the same files
+        again at the same time (mounting home asks twice: mount and resume)."""
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -99,18 +104,27 @@ class HomeScreen(Screen):
     # -- workers -------------------------------------------------------------------------------
 
     def action_refresh(self) -> None:
+        if self._loading:
+            return
+        self._loading = True
         self.load_runs()
 
     @work(thread=True, exclusive=True, group="home-runs", exit_on_error=False)
     def load_runs(self) -> None:
-        from cockpit.core.runs import run_summaries
+        from cockpit.core.runs import RunsIndex
 
+        if self._runs is None:
+            self._runs = RunsIndex(self.runs_dir)
         try:
-            rows = run_summaries(self.runs_dir)
+            rows = self._runs.summaries()
         except (OSError, CockpitError) as exc:
-            self.app.call_from_thread(self.notify, f"{self.runs_dir}: {exc}", severity="error")
+            self.app.call_from_thread(self._load_failed, f"{self.runs_dir}: {exc}")
             return
         self.post_message(self.RunsLoaded(rows))
+
+    def _load_failed(self, message: str) -> None:
+        self._loading = False
+        self.notify(message, severity="error")
 
     @work(thread=True, exclusive=True, group="home-presets", exit_on_error=False)
     def load_presets(self) -> None:
@@ -119,6 +133,7 @@ class HomeScreen(Screen):
         self.post_message(self.PresetsLoaded(list_presets()))
 
     def on_home_screen_runs_loaded(self, message: RunsLoaded) -> None:
+        self._loading = False
         table = self.query_one(RunsTable)
         table.show(message.rows)
         if self._place_focus:

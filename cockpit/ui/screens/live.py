@@ -1,7 +1,7 @@
 """A run folder followed live (or a finished one shown from its first line).
 
 A thread worker reads the whole journal once (building the RunData off the UI
-thread), then polls the journal and stdout.log every 0.05 s (a poll that finds
+thread), then polls the journal and stdout.log every 0.02 s (a poll that finds
 nothing is one open + fstat) and status.json every second, and posts one message per
 poll with whatever was new.
 """
@@ -102,7 +102,7 @@ class LiveRunScreen(RunView):
             super().__init__()
             self.message = message
 
-    def __init__(self, run_path: str | Path, *, poll_interval: float = 0.05) -> None:
+    def __init__(self, run_path: str | Path, *, poll_interval: float = 0.02) -> None:
         super().__init__()
         self.run = RunFolder(Path(run_path))
         self.poll_interval = poll_interval

@@ -3,8 +3,11 @@
 Subclasses fill `self.sources` (one RunData for a live run, several for an
 overlay). A 4 Hz timer redraws what changed; plots only when a store's
 version, the view settings, the size or the theme changed. New data asks for a
-redraw at once (`request_redraw`), at most every MIN_REDRAW_S however fast lines
-arrive, so a new step shows without waiting for the tick (bench: latency_p95_ms).
+redraw at once (`request_redraw`), so a new step shows without waiting for the tick
+(bench: latency_p95_ms); data that lands while a redraw is held back joins it, and a
+redraw is held back after the last one for REDRAW_COST_FACTOR times what it cost (at
+least MIN_REDRAW_S): a small run redraws as soon as data lands, a 1M-point one stays
+under half the UI thread however fast lines arrive.
 """
 
 from __future__ import annotations
@@ -36,8 +39,11 @@ PLOT_ACTIONS = frozenset({"pick_metric", "remove_panel", "reset_panels", "toggle
 columns the completions keys and the live screen's stop/resume keys need the room)."""
 SMOOTHING_STEPS = (0.0, 0.3, 0.6, 0.8, 0.9, 0.95, 0.99)
 REDRAW_HZ = 4
-MIN_REDRAW_S = 0.1
-"""Data-driven redraws at most 10 a second (a fast writer must not keep a 1M-point plot busy)."""
+MIN_REDRAW_S = 0.02
+"""Data-driven redraws at most 50 a second."""
+REDRAW_COST_FACTOR = 3.0
+"""After a data-driven redraw that took c seconds the next waits until c * this has passed:
+the plots' own rendering (plotext's build, after `refresh_view`) costs about twice the draw."""
 
 
 class RunView(Screen):
@@ -81,7 +87,8 @@ class RunView(Screen):
         """True once the user changed the panels: defaults are no longer recomputed."""
         self._keys_seen: tuple[str, ...] = ()
         self._redraw_pending = False
-        self._last_data_redraw = 0.0
+        self._next_data_redraw = 0.0
+        """monotonic time before which a data-driven redraw waits (see REDRAW_COST_FACTOR)."""
 
     # -- layout --------------------------------------------------------------------------------
 
@@ -176,20 +183,23 @@ class RunView(Screen):
             self.query_one(AlertsList).show(data)
 
     def request_redraw(self) -> None:
-        """New data: redraw now, or once MIN_REDRAW_S has passed since the last such redraw."""
+        """New data: redraw now, or as soon as the last data-driven redraw's wait is over; one
+        pending redraw at a time, so a burst of polls is drawn once."""
         if self._redraw_pending:
             return
         self._redraw_pending = True
-        wait = MIN_REDRAW_S - (time.monotonic() - self._last_data_redraw)
+        wait = self._next_data_redraw - time.monotonic()
         if wait <= 0:
             self.call_later(self._data_redraw)
         else:
             self.set_timer(wait, self._data_redraw)
 
     async def _data_redraw(self) -> None:
-        self._last_data_redraw = time.monotonic()
         self._redraw_pending = False
+        start = time.monotonic()
         await self.refresh_view()
+        end = time.monotonic()
+        self._next_data_redraw = end + max(MIN_REDRAW_S, REDRAW_COST_FACTOR * (end - start))
 
     @on(TabbedContent.TabActivated)
     async def _tab_changed(self) -> None:

@@ -38,8 +38,13 @@ _STATE_STYLE = {"running": "bold green", "starting": "cyan", "stopping": "yellow
                 "unknown": "magenta"}
 
 
+_COLUMNS = ("name", "state", "trainer", "step", "eta", "age", "note")
+
+
 class RunsTable(DataTable):
-    """Keeps the highlighted run when the rows are refreshed."""
+    """Keeps the highlighted run when the rows are refreshed; a refresh that finds the same runs
+    in the same order rewrites only the cells that changed (a 1,000-run folder refreshed every
+    2 s would otherwise rebuild 7,000 cells each time)."""
 
     class Chosen(Message):
         """Enter on a run."""
@@ -51,6 +56,11 @@ class RunsTable(DataTable):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(cursor_type="row", zebra_stripes=True, id=id)
         self.summaries: list[RunSummary] = []
+        self._shown: list[tuple[str, tuple]] = []
+        """(row key, cell texts) of what is on screen, in order."""
+        self._name_width: int | None = None
+        self.cells_updated = 0
+        """Cells rewritten by the last `show` (all of them when it rebuilt the table)."""
 
     def on_mount(self) -> None:
         self._add_columns(None)
@@ -89,19 +99,53 @@ class RunsTable(DataTable):
         pad = 2 * self.cell_padding * 5  # name, state, trainer, step, ETA
         room = (self.scrollable_content_region.width or 80) - pad - fixed
         longest = max([len("name")] + [Text(printable(r.name)).cell_len for r in rows])
-        self.clear(columns=True)
-        self._add_columns(min(longest, max(NAME_MIN, room)))
+        name_width = min(longest, max(NAME_MIN, room))
+        shown = []
         for r, step, eta, age in cells:
-            note = r.error or r.reason or (r.phase if r.live else "") or ""
-            self.add_row(Text(printable(r.name), overflow="ellipsis", no_wrap=True),
-                         Text(r.state, style=_STATE_STYLE.get(r.state, "")),
-                         r.trainer, step, Text(eta, justify="right"), Text(age, justify="right"),
-                         Text(note[:60], style="dim"), key=r.path)
+            note = (r.error or r.reason or (r.phase if r.live else "") or "")[:60]
+            shown.append((r.path, (r.name, r.state, r.trainer, step, eta, age, note)))
+        if name_width == self._name_width and [k for k, _ in shown] == [k for k, _ in self._shown]:
+            self._update_cells(shown)
+        else:
+            self._rebuild(shown, name_width)
         if current is not None:
             for i, r in enumerate(rows):
                 if r.path == current:
-                    self.move_cursor(row=i)
+                    if i != self.cursor_row:
+                        self.move_cursor(row=i)
                     break
+
+    @staticmethod
+    def _cell(column: str, value: str) -> Text | str:
+        if column == "name":
+            return Text(printable(value), overflow="ellipsis", no_wrap=True)
+        if column == "state":
+            return Text(value, style=_STATE_STYLE.get(value, ""))
+        if column in ("eta", "age"):
+            return Text(value, justify="right")
+        if column == "note":
+            return Text(value, style="dim")
+        return value
+
+    def _rebuild(self, shown: list[tuple[str, tuple]], name_width: int) -> None:
+        self.clear(columns=True)
+        self._add_columns(name_width)
+        for key, values in shown:
+            self.add_row(*(self._cell(c, v) for c, v in zip(_COLUMNS, values, strict=True)), key=key)
+        self._shown, self._name_width = shown, name_width
+        self.cells_updated = len(shown) * len(_COLUMNS)
+
+    def _update_cells(self, shown: list[tuple[str, tuple]]) -> None:
+        updated = 0
+        for (key, values), (_, before) in zip(shown, self._shown, strict=True):
+            if values == before:
+                continue
+            for column, value, old in zip(_COLUMNS, values, before, strict=True):
+                if value != old:
+                    self.update_cell(key, column, self._cell(column, value))
+                    updated += 1
+        self._shown = shown
+        self.cells_updated = updated
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
