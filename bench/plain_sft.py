@@ -14,10 +14,11 @@ from __future__ import annotations
 import json
 import sys
 import time
+from pathlib import Path
 
 
 def main() -> int:
-    spec = json.load(open(sys.argv[1], encoding="utf-8"))
+    spec = json.loads(Path(sys.argv[1]).read_text(encoding="utf-8"))
     out_path = sys.argv[2]
 
     from datasets import load_dataset

@@ -95,7 +95,8 @@ class LocalSlurm:
                 return
             time.sleep(0.5)
         self.stop()
-        raise RuntimeError(f"the local Slurm cluster did not come up: {(r / 'log' / 'slurmctld.log').read_text()[-800:]}")
+        log = (r / "log" / "slurmctld.log").read_text()[-800:]
+        raise RuntimeError(f"the local Slurm cluster did not come up: {log}")
 
     def stop(self) -> None:
         for pidfile in reversed(self.pidfiles):

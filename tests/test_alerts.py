@@ -49,7 +49,8 @@ def test_each_condition_fires_once_when_it_starts_holding_then_again_after_clear
     eng = AlertEngine(rules, clock=clock)
     fired = eng.feed([_m(1, loss=6), _m(2, loss=7), _m(3, loss=8), _m(4, loss=9)])
     assert [(f.rule.metric, f.step) for f in fired] == [("loss", 3)]
-    assert eng.feed([_m(5, loss=1)]) == [] and [f.step for f in eng.feed([_m(6, loss=6), _m(7, loss=6), _m(8, loss=6)])] == [8]
+    assert eng.feed([_m(5, loss=1)]) == []
+    assert [f.step for f in eng.feed([_m(6, loss=6), _m(7, loss=6), _m(8, loss=6)])] == [8]
     nan = eng.feed([_m(9, grad_norm=math.nan)])
     assert len(nan) == 1 and math.isnan(nan[0].value)
     fell = eng.feed([_m(10, **{"rewards/acc/mean": 1.0}), _m(11, **{"rewards/acc/mean": 0.8}),
@@ -101,7 +102,7 @@ def test_builtin_rule_sets_cover_every_trainer_and_the_families():
 class _Receiver(BaseHTTPRequestHandler):
     got: list = []
 
-    def do_POST(self):  # noqa: N802 - http.server's name
+    def do_POST(self):
         body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
         type(self).got.append((self.path, self.headers.get("Content-Type"), body))
         self.send_response(200)

@@ -82,7 +82,8 @@ def test_trl_parquet_files_are_a_source(tmp_path):
     d.mkdir()
     for step in (10, 20):
         pq.write_table(pa.table({"step": [step, step], "prompt": ["a", "b"], "completion": ["x", "y"],
-                                 "accuracy_reward": [1.0, None], "advantage": [0.5, -0.5]}), d / f"completions_{step:05d}.parquet")
+                                 "accuracy_reward": [1.0, None], "advantage": [0.5, -0.5]}),
+                       d / f"completions_{step:05d}.parquet")
     (d / "completions_00030.parquet").write_bytes(b"PAR1 half written")
     lib = CompletionsLibrary(parquet_dir=d)
     lib.refresh()
@@ -128,7 +129,7 @@ def test_export_writes_every_step_as_jsonl_csv_or_parquet_within_a_step_range(tm
     lines = [json.loads(x) for x in (tmp_path / "c.jsonl").read_text().splitlines()]
     assert done["completions"] == 20 and sorted({x["step"] for x in lines}) == list(range(1, 11))
     export(run, completions_out=str(tmp_path / "c.csv"), steps="3:4")
-    rows = list(csv.DictReader(open(tmp_path / "c.csv", encoding="utf-8")))
+    rows = list(csv.DictReader((tmp_path / "c.csv").read_text(encoding="utf-8").splitlines()))
     assert {r["step"] for r in rows} == {"3", "4"} and {"acc", "fmt", "extra/judge_note"} <= set(rows[0])
     export(run, completions_out=str(tmp_path / "c.parquet"), steps="9:")
     table = pq.read_table(tmp_path / "c.parquet").to_pylist()

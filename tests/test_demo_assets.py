@@ -186,9 +186,8 @@ def test_corpus_covers_every_dataset_question() -> None:
 
 
 def test_lock_is_reentrant_in_one_thread(tmp_path: Path) -> None:
-    with demo.demo_lock(tmp_path):
-        with demo.demo_lock(tmp_path):
-            demo.ensure_datasets(tmp_path)  # takes the lock a third time
+    with demo.demo_lock(tmp_path), demo.demo_lock(tmp_path):
+        demo.ensure_datasets(tmp_path)  # takes the lock a third time
     assert demo.datasets_complete(tmp_path)
 
 
@@ -287,11 +286,11 @@ def test_chat_template_renders_and_masks_the_assistant_reply(built_assets: Path)
     prompt = tok.apply_chat_template(question, tokenize=False, add_generation_prompt=True)
     assert prompt == "<|im_start|>user\nWhat is 3 plus 4?<|im_end|>\n<|im_start|>assistant\n"
 
-    conversation = question + [{"role": "assistant", "content": "7"}]
+    conversation = [*question, {"role": "assistant", "content": "7"}]
     out = tok.apply_chat_template(
         conversation, tokenize=True, return_dict=True, return_assistant_tokens_mask=True
     )
-    masked = [tid for tid, m in zip(out["input_ids"], out["assistant_masks"]) if m]
+    masked = [tid for tid, m in zip(out["input_ids"], out["assistant_masks"], strict=False) if m]
     assert tok.decode(masked) == "7<|im_end|>\n"  # the end-of-turn token is trained too
 
 
@@ -301,7 +300,7 @@ def test_every_folder_tokenizes_alike(built_assets: Path) -> None:
     # pre-tokenizer; the standalone tokenizer folder must still agree with the model folders.
     from transformers import AutoTokenizer
 
-    texts = demo.corpus_lines()[:200] + ["Hello   world!! 123456 ünïcödé", "tabs\tand\nnewlines\n\n"]
+    texts = [*demo.corpus_lines()[:200], "Hello   world!! 123456 ünïcödé", "tabs\tand\nnewlines\n\n"]
     reference = AutoTokenizer.from_pretrained(built_assets / "tokenizer")
     for folder in ("models/tiny-lm", "models/tiny-rm", "models/tiny-lm-nopad"):
         tok = AutoTokenizer.from_pretrained(built_assets / folder)

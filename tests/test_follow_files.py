@@ -9,7 +9,6 @@ import sys
 import textwrap
 
 import pytest
-
 from test_ui_app import app_for, wait_for
 
 WRITER = textwrap.dedent("""\

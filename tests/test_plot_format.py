@@ -7,7 +7,14 @@ import re
 import pytest
 
 from cockpit.ui.widgets.run.metric_plot import (
-    distinct_colors, distinguishing, elide_all, legend_names, nice_ticks, place_legend, tick_labels)
+    distinct_colors,
+    distinguishing,
+    elide_all,
+    legend_names,
+    nice_ticks,
+    place_legend,
+    tick_labels,
+)
 
 E_FORMAT = re.compile(r"^-?\d(\.\d+)?e-?\d+$")
 

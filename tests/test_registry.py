@@ -207,12 +207,16 @@ def test_failed_discovery_reports_the_last_stderr_line(monkeypatch: pytest.Monke
 
 
 def test_missing_trl_is_a_one_line_install_hint(monkeypatch: pytest.MonkeyPatch) -> None:
-    def version(name: str) -> str:
-        raise importlib.metadata.PackageNotFoundError(name)
+    real = registry_mod.importlib.util.find_spec
 
-    monkeypatch.setattr(registry_mod.importlib.metadata, "version", version)
-    with pytest.raises(CockpitError, match="^trl is not installed — pip install trl$"):
+    def find_spec(name: str, *args: object):
+        return None if name in ("trl", "peft") else real(name, *args)
+
+    monkeypatch.setattr(registry_mod.importlib.util, "find_spec", find_spec)
+    with pytest.raises(CockpitError) as err:
         load_registry()
+    assert str(err.value) == ("this needs the training stack, and trl, peft are not installed — "
+                              "pip install 'cockpit[train]' (viewing, replay and export work without it)")
 
 
 # --- merging rules, on synthetic discoveries (no TRL import)

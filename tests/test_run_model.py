@@ -151,7 +151,7 @@ def _demo(trainer="sft", **trl):
 
 
 def test_unknown_config_key_suggests_the_close_match(registry):
-    with pytest.raises(CockpitError, match="unknown config key 'learning_rat'.*did you mean 'learning_rate'"):
+    with pytest.raises(CockpitError, match=r"unknown config key 'learning_rat'.*did you mean 'learning_rate'"):
         validate(_demo(learning_rat=1e-4), registry)
 
 

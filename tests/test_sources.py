@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import shutil
@@ -16,8 +17,8 @@ from cockpit.core import journal
 from cockpit.core.errors import CockpitError
 from cockpit.core.sources import open_source
 from cockpit.core.tailer import LineTailer, Tailer
-
 from conftest import FIXTURES
+
 SFT = FIXTURES / "trl_sft_token_accuracy.json"
 
 
@@ -88,7 +89,7 @@ def test_only_half_written_checkpoints_is_the_incomplete_error(tmp_path):
     out = tmp_path / "out"
     bad = write_state(out / "checkpoint-3", 3)
     bad.write_bytes(b"")
-    with pytest.raises(CockpitError, match="checkpoint-3/trainer_state.json.*empty.*previous checkpoint"):
+    with pytest.raises(CockpitError, match=r"checkpoint-3/trainer_state\.json.*empty.*previous checkpoint"):
         open_source(out)
 
 
@@ -208,7 +209,7 @@ def test_tailer_returns_exactly_the_complete_lines_however_writes_are_split(
         path = os.path.join(d, "events.jsonl")
         tailer = LineTailer(path, max_read=max_read)
         got = tailer.poll()  # before the file exists
-        for i, (a, b) in enumerate(zip(bounds, bounds[1:])):
+        for i, (a, b) in enumerate(itertools.pairwise(bounds)):
             _write(path, data[a:b])
             if polls[i % len(polls)]:
                 got += tailer.poll()

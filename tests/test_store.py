@@ -210,7 +210,7 @@ def test_downsampling_to_tiny_sizes_never_exceeds_n_out(n_out):
 
 def test_downsampling_accepts_unsorted_time_axes():
     x = np.array([3.0, 1.0, 2.0, np.nan] * 100) + np.repeat(np.arange(100) * 10.0, 4)
-    xs, ys = downsample(x, np.ones_like(x), 20)
+    xs, _ys = downsample(x, np.ones_like(x), 20)
     assert len(xs) <= 20 and np.all(np.diff(xs) >= 0)
 
 
@@ -252,7 +252,7 @@ def test_ema_matches_tensorboard(values, w):
     got = ema(values, w)
     want = reference_ema(values, w)
     assert len(got) == len(want)
-    for a, b in zip(got, want):
+    for a, b in zip(got, want, strict=False):
         assert (math.isnan(a) and math.isnan(b)) or a == pytest.approx(b, rel=1e-9, abs=1e-6)
 
 

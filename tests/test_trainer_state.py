@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,7 +14,6 @@ from cockpit.core import journal
 from cockpit.core.errors import CockpitError
 from cockpit.core.store import MetricStore
 from cockpit.core.trainer_state import is_summary, metric_values, parse_trainer_state, to_int
-
 from conftest import FIXTURES
 
 # log_history entries per fixture (PROVENANCE.md)
@@ -57,7 +55,7 @@ def test_fixture_values_match_the_stdlib_reading(name):
     """Every number json.loads sees is in a record, under its logged name, NaN included."""
     history = json.loads((FIXTURES / name).read_text())["log_history"]
     parsed = parse_fixture(name)
-    for entry, record in zip(history, parsed.records):
+    for entry, record in zip(history, parsed.records, strict=False):
         assert record.step == entry["step"]
         assert record.data["epoch"] == entry["epoch"]
         expected = {k: float(v) for k, v in entry.items()
@@ -238,9 +236,9 @@ def test_a_byte_order_mark_is_skipped(raw):
     assert parse_trainer_state(raw).records[0].data["loss"] == 1.0
 
 
-@pytest.mark.parametrize("raw", [b"", b"  \n", "".encode()])
+@pytest.mark.parametrize("raw", [b"", b"  \n", b""])
 def test_an_empty_file_names_itself_and_the_checkpoint_hint(raw):
-    with pytest.raises(CockpitError, match="checkpoint-7/trainer_state.json.*empty.*previous checkpoint"):
+    with pytest.raises(CockpitError, match=r"checkpoint-7/trainer_state\.json.*empty.*previous checkpoint"):
         parse_trainer_state(raw, source="checkpoint-7/trainer_state.json")
 
 
@@ -382,7 +380,7 @@ def test_records_and_the_columnar_store_always_agree(items):
     assert_same_store(columnar, MetricStore.from_records(parsed.records))
     # ...and both equal feeding the raw entries one by one, as a live journal would
     raw = MetricStore()
-    for entry, step in zip(parsed_raw_entries(history), _filled_steps(history)):
+    for entry, step in zip(parsed_raw_entries(history), _filled_steps(history), strict=False):
         data = metric_values(entry)
         if is_summary(entry):
             data["summary"] = True

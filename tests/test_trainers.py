@@ -11,14 +11,13 @@ import os
 import subprocess
 import sys
 
-
 import pytest
+from trainer_matrix import tiny_preset
 
 from cockpit.core import journal
 from cockpit.core.launch import prepare
 from cockpit.core.validate import validate
 from conftest import stored_completions
-from trainer_matrix import tiny_preset
 
 pytestmark = pytest.mark.slow
 

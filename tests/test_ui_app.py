@@ -14,10 +14,10 @@ import pytest
 
 from cockpit.core import journal
 from cockpit.core.runfolder import RunFolder, Status, create_run_folder
+from conftest import FIXTURES
 
 pytestmark = pytest.mark.anyio
 
-from conftest import FIXTURES
 SIZE = (120, 40)
 
 

@@ -8,15 +8,13 @@ from __future__ import annotations
 
 import json
 import math
-import time
 from pathlib import Path
 
 import pytest
+from test_ui_app import app_for, make_run, sft_records, wait_for
 
 from cockpit.core import journal
-
 from conftest import FIXTURES
-from test_ui_app import app_for, make_run, sft_records, wait_for
 
 pytestmark = pytest.mark.anyio
 
@@ -96,7 +94,7 @@ async def test_a_replayed_trainer_state_has_no_eta(tmp_path):
 
 async def test_a_compare_of_two_ended_runs_has_no_eta(tmp_path):
     a = make_run(tmp_path / "runs", "a", half_run(), state="stopped")
-    b = make_run(tmp_path / "runs", "b", half_run(last=3000) + [journal.run_ended("failed")],
+    b = make_run(tmp_path / "runs", "b", [*half_run(last=3000), journal.run_ended("failed")],
                  state="failed")
     app = app_for(tmp_path, "replay", [str(a.events), str(b.events)])
     async with app.run_test(size=SMALL) as pilot:
@@ -106,7 +104,7 @@ async def test_a_compare_of_two_ended_runs_has_no_eta(tmp_path):
 
 
 async def test_a_live_view_of_a_finished_run_has_no_eta(tmp_path):
-    records = half_run() + [journal.run_ended("stopped", reason="stop requested")]
+    records = [*half_run(), journal.run_ended("stopped", reason="stop requested")]
     run = make_run(tmp_path / "runs", "ended", records, state="stopped")
     app = app_for(tmp_path, "live", [str(run.path)])
     async with app.run_test(size=SMALL) as pilot:
@@ -311,8 +309,8 @@ LONG_WARNING = ("loss became nan at step 3 because the learning rate is far too 
 @pytest.mark.parametrize("size", [SMALL, LARGE])
 async def test_live_footer_shows_stop_and_help_on_every_tab_and_the_alert_bar_is_one_row(
         tmp_path, size):
-    records = sft_records(range(1, 51)) + [journal.warning(
-        LONG_WARNING, code="nan_loss", fix="lower the learning rate or set max_grad_norm 1.0")]
+    records = [*sft_records(range(1, 51)),
+               journal.warning(LONG_WARNING, code="nan_loss", fix="lower the learning rate or set max_grad_norm 1.0")]
     run = make_run(tmp_path / "runs", "live", records, state="running")
     app = app_for(tmp_path, "live", [str(run.path)])
     async with app.run_test(size=size) as pilot:
@@ -337,7 +335,7 @@ async def test_live_footer_shows_stop_and_help_on_every_tab_and_the_alert_bar_is
 
 
 async def test_footer_of_a_stopped_run_shows_resume_at_100_columns(tmp_path):
-    records = half_run(1000, 500) + [journal.run_ended("stopped", reason="stop requested")]
+    records = [*half_run(1000, 500), journal.run_ended("stopped", reason="stop requested")]
     run = make_run(tmp_path / "runs", "stopped", records, state="stopped")
     ckpt = run.path / "output" / "checkpoint-500"  # a complete checkpoint: resumable
     ckpt.mkdir(parents=True)
@@ -369,8 +367,7 @@ async def test_home_shows_the_eta_of_live_runs_in_full(tmp_path, size):
                journal.metrics(291, {"loss": 0.5}, epoch=4.55),
                journal.progress(291, 1500, epoch=4.55, steps_per_s=2.0, eta_s=123.0)]
     make_run(tmp_path / "runs", "grpo-math", records, state="running", trainer="grpo")
-    ended = records[:-1] + [journal.progress(291, 1500, steps_per_s=2.0, eta_s=50.0),
-                            journal.run_ended("stopped")]
+    ended = [*records[:-1], journal.progress(291, 1500, steps_per_s=2.0, eta_s=50.0), journal.run_ended("stopped")]
     make_run(tmp_path / "runs", "stopped-early", ended, state="stopped", trainer="grpo")
     app = app_for(tmp_path)
     async with app.run_test(size=size) as pilot:

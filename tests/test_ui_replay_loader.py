@@ -26,7 +26,7 @@ def test_child_parse_matches_in_process_parse(monkeypatch):
 def test_child_errors_come_back_as_one_line(tmp_path):
     bad = tmp_path / "trainer_state.json"
     bad.write_text('{"log_history": [{"loss": 1, "st')
-    with pytest.raises(CockpitError, match="trainer_state.json"):
+    with pytest.raises(CockpitError, match=r"trainer_state\.json"):
         replay_loader.load_replay(str(bad))
 
 

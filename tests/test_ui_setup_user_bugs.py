@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from textual.widgets import Footer, Input
-
 from test_ui_setup import SIZE, Host, control, pick, setup_screen, wait_for
+from textual.widgets import Footer, Input
 
 pytestmark = pytest.mark.anyio
 

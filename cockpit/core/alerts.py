@@ -422,7 +422,7 @@ def send(kind: str, target: str, payload: dict[str, Any], timeout: float = 10.0)
         else:
             req = urllib.request.Request(target, data=json.dumps(payload).encode("utf-8"), method="POST",
                                          headers={"Content-Type": "application/json"})
-        with urllib.request.urlopen(req, timeout=timeout) as resp:  # noqa: S310 - the user's own URL
+        with urllib.request.urlopen(req, timeout=timeout) as resp:
             return 200 <= resp.status < 300, f"HTTP {resp.status}"
     except urllib.error.HTTPError as exc:
         return False, f"HTTP {exc.code}"

@@ -35,7 +35,9 @@ _RULES: list[tuple[str, re.Pattern[str], str, str]] = [
     ("value_model_missing", re.compile(r"'NoneType' object has no attribute '(modules|base_model_prefix)'"),
      "PPO value model missing",
      "give cockpit.models.value_model (it defaults to the reward model)"),
-    ("missing_columns", re.compile(r"(has no column|Column .* not in the dataset|KeyError: '(prompt|chosen|rejected|completion|messages|label)')", re.I),
+    ("missing_columns",
+     re.compile(r"(has no column|Column .* not in the dataset|"
+                r"KeyError: '(prompt|chosen|rejected|completion|messages|label)')", re.I),
      "the dataset lacks a column the trainer needs",
      "rename columns with cockpit.dataset.columns or pick the dataset format the trainer takes"),
     ("not_found", re.compile(r"(is not a local folder and is not a valid model identifier|"

@@ -85,7 +85,7 @@ def write_png(source: Source, out: Path) -> int:
     fig, axes = plt.subplots(rows, cols, figsize=(6.4 * cols, 3.2 * rows), squeeze=False)
     for ax in axes.flat[len(panels):]:
         ax.set_visible(False)
-    for ax, panel in zip(axes.flat, panels):
+    for ax, panel in zip(axes.flat, panels, strict=False):
         for key in panel.resolve(keys):
             x, y = store.series(key)
             x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)

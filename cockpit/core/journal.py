@@ -17,8 +17,9 @@ import json
 import math
 import os
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import IO, Any, Iterable
+from typing import IO, Any
 
 try:  # orjson is a dependency, but the codec keeps working without it.
     import orjson as _orjson
@@ -235,7 +236,7 @@ class JournalWriter:
 
     def __init__(self, path: str | os.PathLike[str]):
         self.path = os.fspath(path)
-        self._fh: IO[bytes] | None = open(self.path, "ab", buffering=0)
+        self._fh: IO[bytes] | None = open(self.path, "ab", buffering=0)  # noqa: SIM115 - held until close()
 
     def write(self, record: Record) -> None:
         if self._fh is None:

@@ -21,8 +21,8 @@ from pathlib import Path
 from cockpit.core import journal
 from cockpit.core.errors import CockpitError
 from cockpit.core.presets import Preset, dump_yaml
-from cockpit.core.runfolder import RunFolder, Status, create_run_folder, list_checkpoints
 from cockpit.core.registry import require_training_stack
+from cockpit.core.runfolder import RunFolder, Status, create_run_folder, list_checkpoints
 from cockpit.core.validate import Plan, has_gpu, validate
 
 DEFAULT_GRACE_S = 10.0

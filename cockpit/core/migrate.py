@@ -35,7 +35,8 @@ RENAMED: dict[str, Renamed] = {
     "evaluation_strategy": Renamed("eval_strategy", "transformers renamed it"),
     "use_flash_attention_2": Renamed("attn_implementation", "transformers replaced it",
                                      values=((True, "flash_attention_2"), (False, None))),
-    "warmup_ratio": Renamed("warmup_steps", "transformers 5 folded it into warmup_steps, where a float below 1 is a ratio"),
+    "warmup_ratio": Renamed("warmup_steps",
+                            "transformers 5 folded it into warmup_steps, where a float below 1 is a ratio"),
     "no_cuda": Renamed("use_cpu", "transformers renamed it"),
     "per_gpu_train_batch_size": Renamed("per_device_train_batch_size", "transformers renamed it"),
     "per_gpu_eval_batch_size": Renamed("per_device_eval_batch_size", "transformers renamed it"),
@@ -148,7 +149,8 @@ def migrate(config: dict[str, Any], known: set[str], *, template_name: str = "ch
             datasets = _mixture(value, m)
             if datasets is not None:
                 m.config["datasets"] = datasets
-                m.changed.append(f"dataset_mixture → datasets ({len(datasets)} entr{'y' if len(datasets) == 1 else 'ies'})")
+                entries = f"{len(datasets)} entr{'y' if len(datasets) == 1 else 'ies'}"
+                m.changed.append(f"dataset_mixture → datasets ({entries})")
         else:
             mapped = dict(entry.values).get(value, value) if entry.values else value
             if mapped is not None:

@@ -19,10 +19,9 @@ from typing import Any
 
 import yaml
 
+from cockpit.core.demo import DEMO_PREFIX
 from cockpit.core.errors import CockpitError
 from cockpit.core.paths import package_presets_dir, user_presets_dir
-
-from cockpit.core.demo import DEMO_PREFIX
 
 
 class _Loader(yaml.SafeLoader):
@@ -49,7 +48,7 @@ _Loader.add_implicit_resolver(
 
 
 def safe_load(text: str):
-    return yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
+    return yaml.load(text, Loader=_Loader)
 
 # Keys of the `cockpit:` section and what each is for (validation refuses unknown ones).
 COCKPIT_KEYS = {

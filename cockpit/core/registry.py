@@ -747,9 +747,9 @@ def check_config_keys(spec: TrainerSpec, keys: Iterable[str]) -> None:
 
 __all__ = [
     "CLI_YAML_EXTRA_KEYS",
-    "ConfigField",
     "EXTRA_MODEL_KINDS",
     "KNOWLEDGE",
+    "ConfigField",
     "Knowledge",
     "Registry",
     "TrainerSpec",

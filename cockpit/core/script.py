@@ -134,7 +134,8 @@ def write_script_command(run: RunFolder, resume_from: Path | None = None) -> Non
     env = run.cockpit_section().get("env") or {}
     lines = ["# what cockpit runs (inside a detached supervisor), unchanged, in its working folder:",
              f"cd {shlex.quote(str(section.get('cwd', '.')))}",
-             " ".join([*(f"{k}={shlex.quote(str(v))}" for k, v in env.items()), shlex.join(section.get("command", []))])]
+             " ".join([*(f"{k}={shlex.quote(str(v))}" for k, v in env.items()),
+                       shlex.join(section.get("command", []))])]
     if resume_from is not None:
         lines.insert(1, f"# resumed from {resume_from} (given to Trainer.train by cockpit's hook)")
     run.command_txt.write_text("\n".join(lines) + "\n", encoding="utf-8")

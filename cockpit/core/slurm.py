@@ -104,7 +104,8 @@ def sbatch_script(*, run_dir: Path, chdir: Path, job_name: str, launcher: dict[s
     n = int(s.get("num_processes") or 1)
     task_s = shlex.join(task)
     if distributed == "torchrun":
-        inner = (f"exec {shlex.quote(python)} -m torch.distributed.run --nnodes=$SLURM_NNODES --node_rank=$SLURM_NODEID "
+        inner = (f"exec {shlex.quote(python)} -m torch.distributed.run "
+                 "--nnodes=$SLURM_NNODES --node_rank=$SLURM_NODEID "
                  f"--nproc_per_node={n} --rdzv_id=$SLURM_JOB_ID --rdzv_backend=c10d "
                  f"--rdzv_endpoint=$COCKPIT_MAIN_ADDR:$COCKPIT_MAIN_PORT {task_s}")
     elif distributed == "accelerate":

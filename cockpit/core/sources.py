@@ -16,14 +16,13 @@ writes it non-atomically) falls back to the previous checkpoint, with a warning.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import math
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any
 
 from cockpit.core import journal
 from cockpit.core import trainer_state as ts
@@ -79,7 +78,7 @@ def source_name(path: Path) -> SourceName:
         parts = folder.parts
     else:
         folder = p.parent
-        parts = folder.parts + (p.stem,)
+        parts = (*folder.parts, p.stem)
     candidates = [folder]
     if folder.name == "output":
         candidates.append(folder.parent)
@@ -444,7 +443,7 @@ def read_completions_parquet(d: Path, buf: CompletionsBuffer, *,
     for step, f in sorted(files, reverse=True):
         try:
             rows = pq.read_table(f).to_pylist()
-        except Exception as exc:  # a half-written parquet file: skip it, keep the rest
+        except Exception as exc:  # noqa: BLE001 - a half-written parquet file: skip it, keep the rest
             warnings.append(f"{f}: unreadable ({type(exc).__name__}) — skipped")
             continue
         chosen.append((step, rows))

@@ -28,7 +28,8 @@ import itertools
 import math
 import re
 from collections import deque
-from typing import Any, Iterable, Iterator, Literal, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any, Literal
 
 import numpy as np
 
@@ -46,7 +47,7 @@ _SERIES_KINDS = frozenset({journal.METRICS, journal.EVAL})
 class _Series:
     """One metric: parallel growable arrays; `n` points are valid."""
 
-    __slots__ = ("steps", "values", "times", "n")
+    __slots__ = ("n", "steps", "times", "values")
 
     def __init__(self, capacity: int = 16) -> None:
         self.steps = np.empty(capacity, dtype=np.int64)
@@ -482,7 +483,7 @@ def _slow_column(key: str, col: list[Any], idx: np.ndarray,
     """A column with non-numeric strings, nulls, bools or nested dicts: value by value."""
     out_idx: dict[str, list[int]] = {}
     out_val: dict[str, list[float]] = {}
-    for i, value in zip(idx.tolist(), col):
+    for i, value in zip(idx.tolist(), col, strict=False):
         f = ts.to_float(value)
         if f is not None:
             out_idx.setdefault(key, []).append(i)

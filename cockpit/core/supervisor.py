@@ -20,10 +20,9 @@ import time
 from pathlib import Path
 
 from cockpit import hook
-from cockpit.core import diagnose, journal
-from cockpit.core.errors import CockpitError
-from cockpit.core import launcher, slurm
+from cockpit.core import diagnose, journal, launcher, slurm
 from cockpit.core.alerts import Alerter
+from cockpit.core.errors import CockpitError
 from cockpit.core.runfolder import LIVE_STATES, RunFolder, Status, read_tail
 from cockpit.core.runs import tail_records
 from cockpit.core.script import script_section

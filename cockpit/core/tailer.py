@@ -32,7 +32,7 @@ class LineTailer:
 
     def poll(self) -> list[bytes]:
         try:
-            fh = open(self.path, "rb")
+            fh = open(self.path, "rb")  # noqa: SIM115 - closed by the with below; open errors are handled apart
         except (FileNotFoundError, NotADirectoryError):
             return []
         with fh:
@@ -60,7 +60,7 @@ class LineTailer:
     def seek_end(self) -> None:
         """Start from what the file holds now: later polls return only lines appended after it."""
         try:
-            fh = open(self.path, "rb")
+            fh = open(self.path, "rb")  # noqa: SIM115 - closed by the with below; open errors are handled apart
         except (FileNotFoundError, NotADirectoryError):
             return
         with fh:

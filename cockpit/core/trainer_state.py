@@ -39,8 +39,9 @@ from __future__ import annotations
 import itertools
 import json
 import math
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -274,7 +275,7 @@ def _build_records(entries: list[dict[str, Any]], steps: np.ndarray,
     out: list[journal.Record] = []
     open_at: dict[str, journal.Record] = {}  # kind -> record of the current step
     current: int | None = None
-    for entry, step, cat in zip(entries, steps.tolist(), categories):
+    for entry, step, cat in zip(entries, steps.tolist(), categories, strict=False):
         if step != current:
             open_at = {}
             current = step

@@ -23,8 +23,8 @@ from typing import Any
 
 from cockpit.core import datasets as ds
 from cockpit.core.errors import CockpitError
-from cockpit.core.presets import COCKPIT_KEYS, Preset, resolve_demo_refs, reward_file_ref, uses_demo_assets
 from cockpit.core.migrate import key_problems
+from cockpit.core.presets import COCKPIT_KEYS, Preset, resolve_demo_refs, reward_file_ref, uses_demo_assets
 from cockpit.core.registry import Registry, TrainerSpec, known_config_keys, load_registry, suggest_key
 from cockpit.core.runfolder import list_checkpoints
 
@@ -219,11 +219,11 @@ def validate(preset: Preset, registry: Registry | None = None, *,
                          "teacher_model_name_or_path (or cockpit.models.teacher_model)")
         else:
             _check_model_ref("teacher model", str(teacher))
-    if "value_model" in spec.extra_models:
-        if not (models.get("reward_model") or preset.trl.get("reward_model_path")):
-            problems.add("cockpit.models.reward_model", f"{spec.name} needs a reward model — set "
-                         "cockpit.models.reward_model (a sequence-classification model); the value "
-                         "model defaults to it")
+    has_scorer = models.get("reward_model") or preset.trl.get("reward_model_path")
+    if "value_model" in spec.extra_models and not has_scorer:
+        problems.add("cockpit.models.reward_model", f"{spec.name} needs a reward model — set "
+                     "cockpit.models.reward_model (a sequence-classification model); the value "
+                     "model defaults to it")
     if "reward_funcs" in spec.extra_models:
         funcs: list[Any] = []
         with problems.check("reward_funcs"):

@@ -40,7 +40,7 @@ def fmt_value(v: Any) -> str:
 def fmt_duration(seconds: float | None) -> str:
     if seconds is None or not math.isfinite(seconds):
         return "?"
-    s = int(round(seconds))
+    s = round(seconds)
     h, rem = divmod(s, 3600)
     m, sec = divmod(rem, 60)
     return f"{h}h{m:02d}m" if h else (f"{m}m{sec:02d}s" if m else f"{sec}s")
@@ -63,7 +63,8 @@ def describe(rec: journal.Record, max_keys: int = 6) -> str | None:
         label = "eval" if rec.kind == journal.EVAL else ("summary" if d.get("summary") else "step")
         return f"{label} {rec.step}: " + " ".join(parts)
     if rec.kind == journal.ALERT:
-        done = ", ".join(f"{a.get('action')}: {'ok' if a.get('ok') else a.get('detail')}" for a in d.get("actions") or [])
+        done = ", ".join(f"{a.get('action')}: {'ok' if a.get('ok') else a.get('detail')}"
+                         for a in d.get("actions") or [])
         return f"alert: {d.get('message')} [{d.get('rule')}]" + (f" — {done}" if done else "")
     if rec.kind == journal.COMPLETIONS:
         rows = d.get("rows") or []

@@ -109,7 +109,20 @@ def attach(trainer: Any) -> Any:
     if not _state["atexit"] and os.environ.get(RUN_DIR_ENV):
         _state["atexit"] = True
         atexit.register(_write_outcome, callback.run)
+        atexit.register(_leave_process_group)
     return callback
+
+
+def _leave_process_group() -> None:
+    """A gloo/nccl group left to interpreter teardown can abort a rank ("terminate called without
+    an active exception") after training finished, failing the whole torchrun/accelerate launch.
+    The script is done with it by now: tear it down, as the runner does."""
+    dist = sys.modules.get("torch.distributed")
+    try:
+        if dist is not None and dist.is_available() and dist.is_initialized():
+            dist.destroy_process_group()
+    except Exception:  # noqa: BLE001 - teardown must not turn a finished run into a failed one
+        pass
 
 
 def _write_outcome(run: Any) -> None:

@@ -394,9 +394,7 @@ def build(run: RunFolder, jw: journal.JournalWriter, *, cuda: bool) -> Built:
             train.select(range(min(len(train), 8)))
     if takes("train_dataset"):
         kwargs["train_dataset"] = train
-    if evals is not None and takes("eval_dataset"):
-        kwargs["eval_dataset"] = evals
-    elif info["name"] == "ppo":
+    if (evals is not None and takes("eval_dataset")) or info["name"] == "ppo":
         kwargs["eval_dataset"] = evals
 
     missing = [n for n, p in params.items() if n != "self" and p.default is inspect.Parameter.empty

@@ -130,17 +130,17 @@ def _resolved_hints(cls: type) -> dict[str, Any]:
     an annotation that cannot be resolved stays a string."""
     try:
         return typing.get_type_hints(cls)
-    except Exception:
+    except Exception:  # noqa: BLE001 - discovery reads whatever TRL ships; one broken piece is recorded, not fatal
         pass
     hints: dict[str, Any] = {}
     for klass in reversed(cls.__mro__):
         module = sys.modules.get(klass.__module__)
         scope = dict(vars(module)) if module is not None else {}
-        for name, ann in (klass.__dict__.get("__annotations__") or {}).items():
+        for name, ann in inspect.get_annotations(klass).items():
             if isinstance(ann, str):
                 try:
-                    ann = eval(ann, scope, dict(vars(klass)))  # noqa: S307 - what get_type_hints does
-                except Exception:
+                    ann = eval(ann, scope, dict(vars(klass)))
+                except Exception:  # noqa: BLE001 - discovery reads whatever TRL ships; one broken piece is recorded, not fatal
                     pass
             hints[name] = ann
     return hints
@@ -163,7 +163,7 @@ def describe_fields(cls: type, training_arg_names: frozenset[str], group: str | 
             has_factory = True
             try:
                 default = _json_safe(f.default_factory())  # type: ignore[misc]
-            except Exception as exc:  # a factory that needs a GPU, say
+            except Exception as exc:  # noqa: BLE001 - a factory that needs a GPU, say
                 default = f"<factory failed: {type(exc).__name__}>"
         else:
             required = True
@@ -287,7 +287,7 @@ def _trainer_entry(
         return entry
     try:
         entry["fields"] = describe_fields(config_cls, training_arg_names)
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - discovery reads whatever TRL ships; one broken piece is recorded, not fatal
         entry["import_error"] = f"reading {config_cls.__name__} fields failed: {type(exc).__name__}: {exc}"
     return entry
 
@@ -313,7 +313,7 @@ def discover_stable(trl: Any, training_args_cls: type, training_arg_names: froze
             config_cls = getattr(trl, prefix + "Config", None) if prefix + "Config" in exported else None
             if not _is_config(config_cls, training_args_cls):
                 config_cls = _config_from_signature(trainer_cls, training_args_cls)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - discovery reads whatever TRL ships; one broken piece is recorded, not fatal
             out.append(_failed_entry(name, "trl", experimental=False, exc=exc, trainer_class=attr))
             continue
         out.append(_trainer_entry(name, "trl", trainer_cls, config_cls, False, training_arg_names))
@@ -340,10 +340,10 @@ def discover_experimental(
 ) -> list[dict]:
     """One trainer per `trl.experimental.<x>` submodule holding a Trainer class, named `<x>`."""
     try:
-        import trl.experimental as experimental  # noqa: PLC0415
-    except Exception as exc:
+        import trl.experimental as experimental
+    except Exception as exc:  # noqa: BLE001 - discovery reads whatever TRL ships; one broken piece is recorded, not fatal
         return [_failed_entry("experimental", "trl.experimental", experimental=True, exc=exc, trainer_class=None)]
-    import trl  # noqa: PLC0415
+    import trl
 
     stable_classes = {}
     for entry in stable:
@@ -358,7 +358,7 @@ def discover_experimental(
             continue
         try:
             mod = importlib.import_module(modname)
-        except BaseException as exc:  # noqa: BLE001 - a broken optional dep must not stop discovery
+        except BaseException as exc:
             if isinstance(exc, KeyboardInterrupt):
                 raise
             out.append(_failed_entry(info.name, modname, experimental=True, exc=exc, trainer_class=None))
@@ -396,7 +396,7 @@ def discover_experimental(
                 out.append(
                     _trainer_entry(name, modname, trainer_cls, config_cls, True, training_arg_names, alias_of)
                 )
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - discovery reads whatever TRL ships; one broken piece is recorded, not fatal
             out.append(_failed_entry(info.name, modname, experimental=True, exc=exc, trainer_class=None))
     return out
 
@@ -406,7 +406,7 @@ def discover_cli(trainers: list[dict], training_arg_names: frozenset[str]) -> No
 
     `trl/scripts/<name>.py` exposing `make_parser()` is what the TRL CLI runs for `trl <name>`.
     """
-    import trl  # noqa: PLC0415
+    import trl
 
     base_script_args = getattr(trl, "ScriptArguments", None)
     for entry in trainers:
@@ -434,7 +434,7 @@ def discover_cli(trainers: list[dict], training_arg_names: frozenset[str]) -> No
                 described = describe_fields(dtype, training_arg_names, group="ScriptArguments")
                 extra += [f for f in described if f["name"] not in known]
             entry["cli_fields"] = extra
-        except Exception as exc:  # the CLI is a convenience; its absence is not an error
+        except Exception as exc:  # noqa: BLE001 - the CLI is a convenience; its absence is not an error
             print(f"cockpit discover: trl {entry['name']} CLI not inspected: {_error_text(exc)}", file=sys.stderr)
 
 
@@ -445,8 +445,8 @@ def discover() -> dict:
     os.environ.setdefault("TRANSFORMERS_NO_ADVISORY_WARNINGS", "1")
     warnings.simplefilter("ignore")
 
-    import transformers  # noqa: PLC0415
-    import trl  # noqa: PLC0415
+    import transformers
+    import trl
 
     training_args_cls = transformers.TrainingArguments
     training_arg_names = frozenset(f.name for f in dataclasses.fields(training_args_cls))
@@ -496,7 +496,7 @@ def main() -> int:
         with _stdout_to_stderr():
             result = discover()
         text = json.dumps(result, ensure_ascii=False)
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - discovery reads whatever TRL ships; one broken piece is recorded, not fatal
         print(f"cockpit discover failed: {_error_text(exc)}", file=sys.stderr)
         return 1
     sys.stdout.write(text + "\n")

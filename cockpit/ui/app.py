@@ -3,9 +3,10 @@ screens live in `screens/`, widgets in `widgets/<feature>/`."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from functools import partial
 from pathlib import Path
-from typing import Iterable, Literal
+from typing import Literal
 
 from textual.app import App, SystemCommand
 from textual.binding import Binding
@@ -97,7 +98,7 @@ class CockpitApp(App):
         """(key, description, action, node) of every binding active on a screen."""
         out = []
         seen: set[tuple[str, str]] = set()
-        for key, active in screen.active_bindings.items():
+        for _key, active in screen.active_bindings.items():
             b = active.binding
             if not b.description or (b.action, b.description) in seen:
                 continue

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import time
 from collections import deque
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from cockpit.core import journal
 from cockpit.core.sources import SourceName, distinct_labels
@@ -174,7 +175,7 @@ def relabel(sources: Sequence[RunData]) -> None:
     """Label replayed sources so that no two read the same: each by its run's name, with as
     much of its path as it takes to tell it from the others (`core.sources.distinct_labels`)."""
     named = [s for s in sources if s.name is not None]
-    for data, label in zip(named, distinct_labels([s.name for s in named])):  # type: ignore[misc]
+    for data, label in zip(named, distinct_labels([s.name for s in named]), strict=False):  # type: ignore[misc]
         data.label = label
 
 

@@ -67,7 +67,7 @@ def _live_run(path: str) -> tuple[RunFolder | None, bool]:
     from cockpit.core.runs import effective_state
 
     p = Path(path).absolute()
-    whole = p.is_dir() and (p / "events.jsonl").is_file() or p.name == "events.jsonl"
+    whole = (p.is_dir() and (p / "events.jsonl").is_file()) or p.name == "events.jsonl"
     folder = p if p.is_dir() else p.parent
     for candidate in (folder, *list(folder.parents)[:3]):
         if (candidate / "status.json").is_file() and (candidate / "events.jsonl").is_file():

@@ -21,8 +21,8 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, TabbedContent, TabPane
 
-from cockpit.ui.colors import series_colors
 from cockpit.core.panels import default_panels, guess_trainer, panel_for_key
+from cockpit.ui.colors import series_colors
 from cockpit.ui.rundata import RunData
 from cockpit.ui.screens.metric_picker import MetricPicker
 from cockpit.ui.widgets.run.alert_bar import AlertBar
@@ -105,12 +105,10 @@ class RunView(Screen):
             with TabPane("Log history ³", id="history"):
                 yield LogHistoryTable(id="history-table")
             yield from self.compose_output_tab()
-            with TabPane("System ⁵", id="system"):
-                with VerticalScroll():
-                    yield SystemPane("", id="system-pane")
-            with TabPane("Alerts ⁶", id="alerts"):
-                with VerticalScroll():
-                    yield AlertsList("", id="alerts-list")
+            with TabPane("System ⁵", id="system"), VerticalScroll():
+                yield SystemPane("", id="system-pane")
+            with TabPane("Alerts ⁶", id="alerts"), VerticalScroll():
+                yield AlertsList("", id="alerts-list")
         yield Footer(compact=True, show_command_palette=False)
 
     def compose_output_tab(self) -> ComposeResult:
@@ -292,7 +290,7 @@ class RunView(Screen):
 
     def action_toggle_smoothing(self) -> None:
         self.smoothing_on = not self.smoothing_on
-        self.notify(f"smoothing {'%.2f' % self.smoothing if self.smoothing_on else 'off'}",
+        self.notify(f"smoothing {f'{self.smoothing:.2f}' if self.smoothing_on else 'off'}",
                     timeout=1.5)
 
     def action_smoothing(self, delta: int) -> None:

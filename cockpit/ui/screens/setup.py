@@ -581,7 +581,7 @@ class SetupScreen(Screen["RunFolder | None"]):
             chain.append(nxt)
         if value is UNSET:
             chain[-1].pop(parts[-1], None)
-            for parent, part, child in reversed(list(zip(chain, parts, chain[1:]))):
+            for parent, part, child in reversed(list(zip(chain, parts, chain[1:], strict=False))):
                 if not child:
                     parent.pop(part, None)
         else:

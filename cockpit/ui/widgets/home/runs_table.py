@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Sequence
+from collections.abc import Sequence
 
 from rich.text import Text
 from textual.message import Message
@@ -21,7 +21,7 @@ def short_duration(seconds: float | None) -> str:
     """At most six characters, units always shown: 45s, 2m03s, 3h05m, 4d03h, 120d."""
     if seconds is None or not math.isfinite(seconds) or seconds < 0:
         return "?"
-    s = int(round(seconds))
+    s = round(seconds)
     if s < 60:
         return f"{s}s"
     if s < 3600:

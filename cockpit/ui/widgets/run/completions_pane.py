@@ -7,9 +7,9 @@ highlighted row is shown whole underneath.
 
 from __future__ import annotations
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
-from rich.text import Text
 from textual.widgets import DataTable, Static
 
 from cockpit.ui.rundata import RunData

@@ -6,10 +6,10 @@ a `resumed from checkpoint-N` row marks where the new attempt starts (`core.stor
 
 from __future__ import annotations
 
+from pathlib import PurePath
+
 from rich.text import Text
 from textual.widgets import DataTable
-
-from pathlib import PurePath
 
 from cockpit.core import journal
 from cockpit.core.store import resumed_step

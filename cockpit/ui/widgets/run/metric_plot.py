@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Sequence
+from typing import Literal
 
 import numpy as np
 from rich.color import Color
@@ -14,8 +16,8 @@ from rich.text import Text
 from textual.app import RenderResult
 from textual_plotext import PlotextPlot
 
-from cockpit.core.store import downsample, ema
 from cockpit.core.panels import Panel
+from cockpit.core.store import downsample, ema
 from cockpit.ui.rundata import RunData
 
 XMode = Literal["step", "time"]
@@ -167,8 +169,8 @@ def legend_names(series: Sequence[tuple[str, str]], *, multi: bool,
     `trl_grpo_b` -> `a` and `b`), for when the full names do not fit."""
     keys = list(dict.fromkeys(key for _, key in series))
     runs = list(dict.fromkeys(label for label, _ in series))
-    key_name = dict(zip(keys, distinguishing(keys) if short else keys))
-    run_name = dict(zip(runs, distinguishing(runs) if short else runs))
+    key_name = dict(zip(keys, distinguishing(keys) if short else keys, strict=False))
+    run_name = dict(zip(runs, distinguishing(runs) if short else runs, strict=False))
     if not multi:
         return [key_name[key] for _, key in series]
     if len(keys) == 1:
@@ -346,7 +348,7 @@ def distinct_colors(colors: Sequence[tuple[int, int, int]], n: int) -> list[tupl
             break
         target = 255 if amount > 0 else 0
         a = abs(amount)
-        out += [tuple(int(round(c + (target - c) * a)) for c in rgb) for rgb in base]  # type: ignore[misc]
+        out += [tuple(round(c + (target - c) * a) for c in rgb) for rgb in base]  # type: ignore[misc]
     while len(out) < n:  # more series than shades: colours repeat, labels still differ
         out += base
     return out[:max(n, 1)]
@@ -436,7 +438,7 @@ def tick_labels(ticks: Sequence[float]) -> list[str]:
     vals = [float(t) for t in ticks]
     big = max(abs(v) for v in vals)
     if len(vals) > 1:
-        step = min(abs(b - a) for a, b in zip(vals, vals[1:]) if b != a) if len(set(vals)) > 1 \
+        step = min(abs(b - a) for a, b in itertools.pairwise(vals) if b != a) if len(set(vals)) > 1 \
             else max(big, 1.0)
         tol = step * 1e-6
     else:
@@ -447,9 +449,9 @@ def tick_labels(ticks: Sequence[float]) -> list[str]:
         unit, suffix = next((u, x) for u, x in ((1e9, "G"), (1e6, "M"), (1e3, "k")) if big >= u)
         scaled = _fixed([v / unit for v in vals], tol / unit)
         if scaled is not None:
-            return ["0" if v == 0 else f + suffix for v, f in zip(vals, scaled)]
+            return ["0" if v == 0 else f + suffix for v, f in zip(vals, scaled, strict=False)]
     fixed = _fixed(vals, tol)
-    if fixed is not None and 1e-3 <= big and max(len(f) for f in fixed) <= 7:
+    if fixed is not None and big >= 1e-3 and max(len(f) for f in fixed) <= 7:
         return fixed
     for m in range(0, 7):
         if all(abs(float(f"{v:.{m}e}") - v) <= tol for v in vals):

@@ -3,7 +3,7 @@ and help; Enter puts the chosen one into the form."""
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from rich.text import Text
 from textual import on

@@ -8,8 +8,8 @@ the suggester only looks through the list it was given.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 from textual.suggester import Suggester
 

@@ -3,7 +3,7 @@ data it takes; the ones that cannot run here are listed, disabled, with the reas
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from rich.text import Text
 from textual.message import Message
