@@ -108,7 +108,7 @@ def live_writer(run_dir: str, wandb_dir: str, first: int, n: int, rate: float, c
     progress lines, as the callback does) and to an offline W&B run (`run.log`), stamped with
     the time just before both writes. Steps 1..first-1 are written at once; then it waits for
     CONTROL/go and writes `n` more at `rate` a second."""
-    from cockpit.core import journal
+    from cockpit.run import journal
 
     ctl = Path(control)
     run = _wandb_init(Path(wandb_dir), "live")

@@ -183,8 +183,8 @@ def _make_run(runs_dir: Path, name: str, steps: int, *, state: str = "running"):
     """A run folder written with the core APIs, as the runner and supervisor would leave it."""
     import math
 
-    from cockpit.core import journal
-    from cockpit.core.runfolder import Status, create_run_folder
+    from cockpit.run import journal
+    from cockpit.run.folder import Status, create_run_folder
 
     run = create_run_folder(runs_dir, name)
     run.run_yaml.write_text("trainer: sft\n", encoding="utf-8")
@@ -330,13 +330,13 @@ class Training:
         log("building the demo assets (first time only)")
         subprocess.run([sys.executable, "-c", "from cockpit.runner.assets import ensure_all; "
                         "ensure_all()"], env=_env(), check=True, stdout=subprocess.DEVNULL)
-        from cockpit.core.demo import demo_dir
+        from cockpit.demo.datasets import demo_dir
 
         self.demo = demo_dir()
         self._ready = True
 
     def preset(self, steps: int):  # type: ignore[no-untyped-def]
-        from cockpit.core.presets import apply_overrides, load_preset
+        from cockpit.config.presets import apply_overrides, load_preset
 
         return apply_overrides(load_preset(REPO / "presets" / "demo-sft.yaml"),
                                [f"max_steps={steps}", *self.OVERRIDES])
@@ -344,7 +344,7 @@ class Training:
     def plain(self, steps: int) -> tuple[float, dict[int, float]]:
         """(spawn time, {step: on_log time}) of the plain TRL script."""
         self.ready()
-        from cockpit.core.validate import validate
+        from cockpit.config.validate import validate
 
         plan = validate(self.preset(steps))
         trl = dict(plan.preset.trl)
@@ -366,8 +366,8 @@ class Training:
     def runner(self, steps: int) -> tuple[float, dict[int, float]]:
         """(spawn time, {step: journal t}) of `python -m cockpit.runner RUN_DIR`."""
         self.ready()
-        from cockpit.core.launch import prepare
-        from cockpit.core.validate import validate
+        from cockpit.config.validate import validate
+        from cockpit.run.launch import prepare
 
         run = prepare(validate(self.preset(steps)), self.runs, "bench-runner")
         with open(run.stdout_log, "wb") as out:
@@ -382,7 +382,7 @@ class Training:
     def cli(self, steps: int) -> tuple[float, dict[int, float]]:
         """(spawn time, {step: journal t}) of `cockpit run` (detached), waiting for the end."""
         self.ready()
-        from cockpit.core.runfolder import RunFolder
+        from cockpit.run.folder import RunFolder
 
         cmd = [*_cockpit_cmd(), "run", str(REPO / "presets" / "demo-sft.yaml"),
                "--runs-dir", str(self.runs), "--name", "bench-cli",
@@ -404,7 +404,7 @@ class Training:
 
 
 def _journal_steps(path: Path) -> dict[int, float]:
-    from cockpit.core import journal
+    from cockpit.run import journal
 
     records, _ = journal.read_all(path)
     return {r.step: r.t for r in records
@@ -721,7 +721,7 @@ def measure_completions_step(quick: bool, work: Path) -> dict[str, Any]:
     steps it keeps); stepping it back one kept step to the frame drawn is in the detail."""
     import random as _random
 
-    from cockpit.core.completions import CompletionsLibrary
+    from cockpit.metrics.completions import CompletionsLibrary
 
     run, steps = _grpo(quick, work)
     t0 = time.perf_counter()

@@ -31,8 +31,8 @@ def make_runs_folder(runs_dir: Path, n: int, *, live: int = 10, seed: int = 0) -
     3,000 SFT steps (metrics + progress lines, a checkpoint every 500), a few failed with a
     reason; `live` of them still running (their supervisor pid is set by `mark_live`).
     Ages spread over 60 days (run.yaml's mtime is a run's creation time)."""
-    from cockpit.core import journal
-    from cockpit.core.runfolder import RunFolder, Status
+    from cockpit.run import journal
+    from cockpit.run.folder import RunFolder, Status
 
     done = runs_dir / ".complete"
     if done.exists() and int(done.read_text()) == n:
@@ -76,7 +76,7 @@ def make_runs_folder(runs_dir: Path, n: int, *, live: int = 10, seed: int = 0) -
 
 def mark_live(runs_dir: Path, pid: int, live: int = 10) -> None:
     """The first `live` runs are running under `pid` (a process alive while measured)."""
-    from cockpit.core.runfolder import RunFolder
+    from cockpit.run.folder import RunFolder
 
     for i in range(live):
         run = RunFolder(runs_dir / f"sft-demo-{i:04d}")
@@ -86,7 +86,7 @@ def mark_live(runs_dir: Path, pid: int, live: int = 10) -> None:
 
 
 def _live_run_folder(path: Path, trainer: str, max_steps: int):  # type: ignore[no-untyped-def]
-    from cockpit.core.runfolder import RunFolder, Status
+    from cockpit.run.folder import RunFolder, Status
 
     path.mkdir(parents=True, exist_ok=True)
     run = RunFolder(path)
@@ -125,8 +125,8 @@ def make_grpo_run(path: Path, steps: int, *, per_step: int = 16, row_bytes: int 
     the metrics (20 GRPO keys), progress and completions_ref records; the step's `per_step`
     completions (~`row_bytes` each: prompt, completion, two rewards, advantage) appended to the
     completions store with CompletionsWriter."""
-    from cockpit.core import journal
-    from cockpit.core.completions import CompletionsWriter
+    from cockpit.metrics.completions import CompletionsWriter
+    from cockpit.run import journal
 
     done = path / ".complete"
     if done.exists() and done.read_text() == str(steps):
@@ -179,7 +179,7 @@ def make_grpo_run(path: Path, steps: int, *, per_step: int = 16, row_bytes: int 
 def make_follow_feed(path: Path, steps: int, *, seed: int = 0) -> Path:
     """The journal lines of `steps` SFT steps one second apart (metrics + progress a step), as
     the callback writes them; the bench appends them to a live run's journal at a faster pace."""
-    from cockpit.core import journal
+    from cockpit.run import journal
 
     if path.exists() and (path.parent / f"{path.name}.steps").exists() \
             and (path.parent / f"{path.name}.steps").read_text() == str(steps):
@@ -212,7 +212,7 @@ def follow_run(path: Path, feed: Path, steps: int):  # type: ignore[no-untyped-d
     first FOLLOW_FROM steps. Returns the run and the feed of the remaining steps."""
     import shutil
 
-    from cockpit.core import journal
+    from cockpit.run import journal
 
     shutil.rmtree(path, ignore_errors=True)
     run = _live_run_folder(path, "sft", steps)

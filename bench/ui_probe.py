@@ -81,7 +81,7 @@ def _plots(app):  # type: ignore[no-untyped-def]
 
 WRITER = r"""
 import sys, time, math
-from cockpit.core import journal
+from cockpit.run import journal
 path, first, n, rate = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
 jw = journal.JournalWriter(path)
 start = time.time() + 0.05
@@ -101,7 +101,7 @@ jw.close()
 
 
 async def run_latency(run_dir: Path, out: Path, rate: float, seconds: float, first: int) -> None:
-    from cockpit.core import journal
+    from cockpit.run import journal
     from cockpit.ui.app import make_app
 
     watch = PlotWatch()
@@ -170,7 +170,7 @@ def _empty_runs_dir() -> str:
 
 
 async def run_replay(path: Path, out: Path) -> None:
-    import cockpit.ui.replay_loader as loader
+    import cockpit.metrics.replay_loader as loader
     from cockpit.ui.app import CockpitApp, make_app
 
     watch = PlotWatch()
@@ -246,7 +246,7 @@ def big_rundata(points: int):  # type: ignore[no-untyped-def]
     into the store's arrays (parsing 4M values is what the replay figures measure)."""
     import numpy as np
 
-    from cockpit.ui.rundata import RunData
+    from cockpit.metrics.rundata import RunData
 
     data = RunData("bench-4x1M")
     data.trainer = "sft"

@@ -11,11 +11,11 @@ import sys
 import time
 from pathlib import Path
 
-from cockpit.core.errors import CockpitError
+from cockpit.errors import CockpitError
 
 
 def _runs_dir(args: argparse.Namespace) -> Path:
-    from cockpit.core.paths import runs_dir
+    from cockpit.paths import runs_dir
 
     return runs_dir(getattr(args, "runs_dir", None))
 
@@ -81,7 +81,7 @@ def _follow(run, args: argparse.Namespace) -> int:
     print(run.path)
     if not args.wait:
         return 0
-    from cockpit.core.watch import watch
+    from cockpit.run.watch import watch
 
     state = watch(run, sys.stderr if args.quiet else sys.stdout)
     return 0 if state == "finished" else 1
@@ -91,8 +91,8 @@ def cmd_run_script(args: argparse.Namespace) -> int:
     """`cockpit run [--wait] [--name N] -- COMMAND...`: any training command, unchanged."""
     import os
 
-    from cockpit.core import launch
-    from cockpit.core.script import prepare_script
+    from cockpit.run import launch
+    from cockpit.run.script import prepare_script
 
     if args.preset or args.set or args.trainer:
         raise CockpitError("a script run takes its settings from the command after `--` — drop the "
@@ -105,7 +105,7 @@ def cmd_run_script(args: argparse.Namespace) -> int:
         env[key] = value
     launcher = {}
     if args.launcher:
-        from cockpit.core.presets import parse_value
+        from cockpit.config.presets import parse_value
 
         for item in args.launcher:
             key, sep, value = item.partition("=")
@@ -121,7 +121,7 @@ def cmd_run_script(args: argparse.Namespace) -> int:
     if args.alerts:
         import yaml
 
-        from cockpit.core.presets import safe_load
+        from cockpit.config.presets import safe_load
 
         try:
             alerts = safe_load(Path(args.alerts).read_text(encoding="utf-8")) or {}
@@ -156,20 +156,21 @@ def _trainer_and_config(args: argparse.Namespace) -> tuple[str, str | None]:
 def cmd_run(args: argparse.Namespace) -> int:
     if args.command:
         return cmd_run_script(args)
-    from cockpit.core import launch
-    from cockpit.core.presets import apply_overrides, load_preset
-    from cockpit.core.validate import validate
+    from cockpit.config.presets import apply_overrides, load_preset
+    from cockpit.config.validate import validate
+    from cockpit.run import launch
 
     ref, trainer = _trainer_and_config(args)
     preset = apply_overrides(load_preset(ref, trainer=trainer), args.set or [])
     if args.dry_run:
         plan = validate(preset)
-        from cockpit.core.presets import dump_yaml
+        from cockpit.config.presets import dump_yaml
 
         cfg = plan.preset.to_dict()
         print("# run.yaml")
         print(dump_yaml(cfg), end="")
-        from cockpit.core import launcher, slurm
+        from cockpit.run import launchers as launcher
+        from cockpit.run import slurm
 
         spec = launcher.check(plan.preset.cockpit.get("launcher"))
         if spec["kind"] == "slurm":
@@ -195,9 +196,9 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def cmd_migrate(args: argparse.Namespace) -> int:
     """A corrected copy of a recipe config for the installed TRL, and what could not be mapped."""
-    from cockpit.core.migrate import migrate, script_mode_hint
-    from cockpit.core.presets import dump_yaml, find_preset, safe_load
-    from cockpit.core.registry import known_config_keys, load_registry
+    from cockpit.config.migrate import migrate, script_mode_hint
+    from cockpit.config.presets import dump_yaml, find_preset, safe_load
+    from cockpit.trainers.registry import known_config_keys, load_registry
 
     src = find_preset(args.file)
     try:
@@ -233,8 +234,8 @@ def cmd_migrate(args: argparse.Namespace) -> int:
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
-    from cockpit.core.runs import run_summaries
-    from cockpit.core.watch import fmt_duration
+    from cockpit.run.summaries import run_summaries
+    from cockpit.run.watch import fmt_duration
 
     rows = run_summaries(_runs_dir(args))
     if args.json:
@@ -252,8 +253,8 @@ def cmd_runs(args: argparse.Namespace) -> int:
 
 
 def cmd_watch(args: argparse.Namespace) -> int:
-    from cockpit.core.runs import resolve_run
-    from cockpit.core.watch import watch
+    from cockpit.run.summaries import resolve_run
+    from cockpit.run.watch import watch
 
     run = resolve_run(args.run, _runs_dir(args))
     state = watch(run, follow=not args.no_follow)
@@ -261,7 +262,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
 
 
 def cmd_trainers(args: argparse.Namespace) -> int:
-    from cockpit.core.registry import load_registry
+    from cockpit.trainers.registry import load_registry
 
     reg = load_registry(refresh=args.refresh)
     specs = reg.all_known() if args.all else reg.trainers
@@ -298,7 +299,7 @@ def _spec_json(s) -> dict:
 
 
 def cmd_fields(args: argparse.Namespace) -> int:
-    from cockpit.core.registry import load_registry
+    from cockpit.trainers.registry import load_registry
 
     reg = load_registry()
     spec = reg.get(args.trainer)
@@ -351,14 +352,14 @@ def _show_field(spec, name: str, *, as_json: bool) -> int:
     """One field in full: type, default, choices, where it comes from, and TRL's whole help."""
     import textwrap
 
-    from cockpit.core.registry import suggest_key
+    from cockpit.trainers.registry import suggest_key
 
     groups = (spec.fields, spec.script_args, spec.model_config, spec.dataset_mixture)
     field = next((f for group in groups for f in group if f.name == name), None)
     if field is None:
         close = suggest_key(spec, name)
         hint = f"did you mean '{close}'? " if close else ""
-        from cockpit.core.errors import CockpitError
+        from cockpit.errors import CockpitError
 
         raise CockpitError(f"{spec.name} has no field '{name}' — {hint}`cockpit fields {spec.name} "
                            f"--search WORD` finds one")
@@ -381,8 +382,8 @@ def _show_field(spec, name: str, *, as_json: bool) -> int:
 
 
 def cmd_stop(args: argparse.Namespace) -> int:
-    from cockpit.core.launch import stop
-    from cockpit.core.runs import resolve_run
+    from cockpit.run.launch import stop
+    from cockpit.run.summaries import resolve_run
 
     run = resolve_run(args.run, _runs_dir(args))
     if args.force:
@@ -395,13 +396,13 @@ def cmd_stop(args: argparse.Namespace) -> int:
 
 
 def cmd_resume(args: argparse.Namespace) -> int:
-    from cockpit.core.launch import resume
-    from cockpit.core.runs import resolve_run
+    from cockpit.run.launch import resume
+    from cockpit.run.summaries import resolve_run
 
     run = resume(resolve_run(args.run, _runs_dir(args)), args.set or [])
     print(run.path)
     if args.wait:
-        from cockpit.core.watch import watch
+        from cockpit.run.watch import watch
 
         # Follow the attempt just started, to its own end (the journal holds the earlier ones).
         attempt = run.read_status().attempt
@@ -410,14 +411,14 @@ def cmd_resume(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from cockpit.core import launch
-    from cockpit.core.presets import apply_overrides, load_preset
+    from cockpit.config.presets import apply_overrides, load_preset
+    from cockpit.run import launch
 
     preset = apply_overrides(load_preset(args.preset), args.set or [])
     run = launch.launch(preset, _runs_dir(args))
     if args.headless:
         print(run.path)
-        from cockpit.core.watch import watch
+        from cockpit.run.watch import watch
 
         return 0 if watch(run) == "finished" else 1
     from cockpit.ui import run_app
@@ -432,13 +433,13 @@ def cmd_tui(args: argparse.Namespace) -> int:
 
 
 def cmd_attach(args: argparse.Namespace) -> int:
-    from cockpit.core.runs import resolve_run
+    from cockpit.run.summaries import resolve_run
     from cockpit.ui import run_app
 
     path = Path(args.run).expanduser()
     if path.is_dir() and not (path / "status.json").is_file() and not (path / "events.jsonl").is_file():
         # An output dir a training outside the cockpit writes: followed as files.
-        from cockpit.core.sources import check_path
+        from cockpit.metrics.sources import check_path
 
         check_path(path)
         return run_app(mode="replay", paths=[str(path)], runs_dir=str(_runs_dir(args)))
@@ -447,8 +448,8 @@ def cmd_attach(args: argparse.Namespace) -> int:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    from cockpit.core.runs import resolve_run_or_path
-    from cockpit.core.sources import check_path
+    from cockpit.metrics.sources import check_path
+    from cockpit.run.summaries import resolve_run_or_path
     from cockpit.ui import run_app
 
     paths = [resolve_run_or_path(p, _runs_dir(args)) for p in args.paths]
@@ -458,8 +459,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from cockpit.core.export import export
-    from cockpit.core.runs import resolve_run_or_path
+    from cockpit.metrics.export import export
+    from cockpit.run.summaries import resolve_run_or_path
 
     done = export(resolve_run_or_path(args.path, _runs_dir(args)), csv_out=args.csv, png_out=args.png,
                   completions_out=args.completions, steps=args.steps)

@@ -32,7 +32,7 @@ def runs_dir(tmp_path) -> Path:
 
 @pytest.fixture(scope="session")
 def registry():
-    from cockpit.core.registry import load_registry
+    from cockpit.trainers.registry import load_registry
 
     return load_registry()
 
@@ -60,8 +60,8 @@ def wait_for(pred, timeout: float = 240.0, every: float = 0.2):
 def stored_completions(run) -> list:
     """A run's completions as one `completions` record a step, read from its completions store;
     each journal pointer (`completions_ref`) must have its rows there."""
-    from cockpit.core import journal
-    from cockpit.core.completions import CompletionsLibrary
+    from cockpit.metrics.completions import CompletionsLibrary
+    from cockpit.run import journal
 
     lib = CompletionsLibrary(run.path)
     lib.refresh()

@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from cockpit.core import journal
-from cockpit.core.alerts import AlertEngine, Rule, builtin_rules, parse_rules
-from cockpit.core.errors import CockpitError
-from cockpit.core.launch import launch
-from cockpit.core.presets import apply_overrides, load_preset
-from cockpit.core.runfolder import RunFolder
+from cockpit.alerts.rules import AlertEngine, Rule, builtin_rules, parse_rules
+from cockpit.config.presets import apply_overrides, load_preset
+from cockpit.errors import CockpitError
+from cockpit.run import journal
+from cockpit.run.folder import RunFolder
+from cockpit.run.launch import launch
 from conftest import REPO, cockpit_cmd, wait_for
 
 PIPELINE = REPO / "tests" / "fixtures" / "scripts" / "pipeline.py"
@@ -168,7 +168,7 @@ def test_a_stop_save_rule_early_stops_a_real_run_with_a_checkpoint(runs_dir):
 
 @pytest.mark.slow
 def test_a_stall_rule_fires_on_a_paused_trainer_and_a_refusing_url_never_stops_training(tmp_path, runs_dir):
-    from cockpit.core.demo import demo_dir
+    from cockpit.demo.datasets import demo_dir
     from cockpit.runner.assets import ensure_all
 
     demo = ensure_all(demo_dir())

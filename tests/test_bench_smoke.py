@@ -66,7 +66,7 @@ def _history(n: int) -> list[dict]:
 
 
 def test_tail_records_equal_the_end_of_all_records():
-    from cockpit.core.trainer_state import parse_trainer_state
+    from cockpit.metrics.trainer_state import parse_trainer_state
 
     raw = json.dumps({"log_history": _history(300), "global_step": 300, "max_steps": 300})
     for n in (1, 5, 40, 100, 149, 150, 151, 400, 1000):
@@ -80,8 +80,8 @@ def test_store_views_match_copies_and_cannot_be_written():
     import numpy as np
     import pytest
 
-    from cockpit.core import journal
-    from cockpit.core.store import MetricStore, downsample
+    from cockpit.metrics.store import MetricStore, downsample
+    from cockpit.run import journal
 
     store = MetricStore.from_records(
         [journal.metrics(s, {"loss": float(np.sin(s / 50))}) for s in range(1, 5001)])
@@ -101,7 +101,7 @@ def test_store_views_match_copies_and_cannot_be_written():
 
 
 def _journal(path, records):
-    from cockpit.core import journal
+    from cockpit.run import journal
 
     with journal.JournalWriter(path) as jw:
         jw.write_all(records)
@@ -111,8 +111,8 @@ def test_tail_facts_equal_reading_every_record_of_the_tail(tmp_path):
     """The byte-search reading gives what decoding every line of the same tail gives, for
     resumed runs, steps without a number, look-alike text inside a record's data, and tails
     cut in the middle of a line."""
-    from cockpit.core import journal
-    from cockpit.core.runs import _facts_from_records, tail_facts, tail_records
+    from cockpit.run import journal
+    from cockpit.run.summaries import _facts_from_records, tail_facts, tail_records
 
     recs = [journal.run_started("sft", max_steps=50), journal.phase("training")]
     for s in range(1, 40):
@@ -138,9 +138,9 @@ def test_tail_facts_equal_reading_every_record_of_the_tail(tmp_path):
 
 
 def test_runs_index_rereads_only_the_runs_that_changed(tmp_path):
-    from cockpit.core import journal
-    from cockpit.core.runfolder import RunFolder, Status
-    from cockpit.core.runs import RunsIndex
+    from cockpit.run import journal
+    from cockpit.run.folder import RunFolder, Status
+    from cockpit.run.summaries import RunsIndex
 
     for i in range(3):
         run = RunFolder(tmp_path / f"run{i}")
@@ -163,7 +163,7 @@ def test_runs_index_rereads_only_the_runs_that_changed(tmp_path):
 async def test_runs_table_rewrites_only_the_cells_that_changed():
     from textual.app import App
 
-    from cockpit.core.runs import RunSummary
+    from cockpit.run.summaries import RunSummary
     from cockpit.ui.widgets.home.runs_table import RunsTable
 
     def row(i: int, step: int, state: str = "finished") -> RunSummary:

@@ -18,10 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from cockpit.core import journal
-from cockpit.core.presets import load_preset
-from cockpit.core.runfolder import RunFolder
-from cockpit.core.validate import ValidationError, validate
+from cockpit.config.presets import load_preset
+from cockpit.config.validate import ValidationError, validate
+from cockpit.run import journal
+from cockpit.run.folder import RunFolder
 from conftest import cockpit_cmd, wait_for
 
 QUICK = ["--set", "eval_strategy=no", "--set", "cockpit.completions={}"]

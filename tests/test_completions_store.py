@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import math
 
-from cockpit.core import journal
-from cockpit.core.completions import INDEX, STORE, CompletionsLibrary, CompletionsWriter
+from cockpit.metrics.completions import INDEX, STORE, CompletionsLibrary, CompletionsWriter
+from cockpit.run import journal
 
 
 def _rows(step: int, n: int = 3) -> list[dict]:
@@ -95,7 +95,7 @@ def test_trl_parquet_files_are_a_source(tmp_path):
 
 
 def test_attaching_reads_only_the_newest_steps_the_view_holds(tmp_path):
-    from cockpit.ui.rundata import load_journal
+    from cockpit.metrics.rundata import load_journal
 
     w = CompletionsWriter(tmp_path)
     with journal.JournalWriter(tmp_path / "events.jsonl") as jw:
@@ -115,7 +115,7 @@ def test_export_writes_every_step_as_jsonl_csv_or_parquet_within_a_step_range(tm
 
     import pyarrow.parquet as pq
 
-    from cockpit.core.export import export
+    from cockpit.metrics.export import export
 
     run = tmp_path / "run"
     run.mkdir()

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from cockpit.core import demo
-from cockpit.core.errors import CockpitError
+from cockpit.demo import datasets as demo
+from cockpit.errors import CockpitError
 
 
 def read_jsonl(path: Path) -> list[dict]:

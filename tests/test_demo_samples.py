@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from cockpit.core.launch import launch
-from cockpit.core.presets import apply_overrides, load_preset
+from cockpit.config.presets import apply_overrides, load_preset
+from cockpit.run.launch import launch
 from conftest import wait_for
 
 
@@ -14,7 +14,7 @@ def test_the_sft_demo_samples_show_text_after_training_starts(tmp_path):
     run = launch(preset, tmp_path / "runs")
     wait_for(lambda: run.read_status().state in ("finished", "failed", "killed"), timeout=300)
     assert run.read_status().state == "finished", run.stdout_log.read_text()[-2000:]
-    from cockpit.ui.rundata import load_journal
+    from cockpit.metrics.rundata import load_journal
 
     data, _ = load_journal(run.events, run.name)  # as the completions tab reads them
     samples = {step: [row["completion"] for row in data.completions.rows(step)]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cockpit.core.health import HealthMonitor
+from cockpit.metrics.health import HealthMonitor
 
 
 def _codes(records):

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from cockpit.core.errors import CockpitError
-from cockpit.core.launcher import check, machine_problems, resolved_accelerate_config, trl_accelerate_configs
+from cockpit.errors import CockpitError
+from cockpit.run.launchers import check, machine_problems, resolved_accelerate_config, trl_accelerate_configs
 from conftest import cockpit_cmd
 
 

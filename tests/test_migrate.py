@@ -7,8 +7,8 @@ from pathlib import Path
 
 import yaml
 
-from cockpit.core.migrate import RENAMED, key_problems, migrate
-from cockpit.core.registry import known_config_keys
+from cockpit.config.migrate import RENAMED, key_problems, migrate
+from cockpit.trainers.registry import known_config_keys
 from conftest import REPO
 
 RECIPES = REPO / "tests" / "fixtures" / "recipes"

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from cockpit.core import journal
-from cockpit.core.launch import launch, resume, stop
-from cockpit.core.presets import apply_overrides, load_preset
-from cockpit.core.runfolder import RunFolder
+from cockpit.config.presets import apply_overrides, load_preset
+from cockpit.run import journal
+from cockpit.run.folder import RunFolder
+from cockpit.run.launch import launch, resume, stop
 from conftest import cockpit_cmd, stored_completions, wait_for
 
 pytestmark = pytest.mark.slow

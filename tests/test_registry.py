@@ -14,9 +14,9 @@ from typing import Literal
 
 import pytest
 
-from cockpit.core import registry as registry_mod
-from cockpit.core.errors import CockpitError
-from cockpit.core.registry import (
+from cockpit.errors import CockpitError
+from cockpit.trainers import registry as registry_mod
+from cockpit.trainers.registry import (
     KNOWLEDGE,
     Registry,
     check_config_keys,
@@ -318,7 +318,7 @@ def test_importing_the_registry_loads_no_trl_or_torch() -> None:
     code = textwrap.dedent(
         """
         import sys
-        import cockpit.core.registry
+        import cockpit.trainers.registry
         heavy = ("trl", "torch", "transformers", "textual", "datasets", "peft")
         print(",".join(m for m in heavy if m in sys.modules))
         """

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from cockpit.core import journal
-from cockpit.core.runfolder import RunFolder
+from cockpit.run import journal
+from cockpit.run.folder import RunFolder
 from conftest import cockpit_cmd, wait_for
 
 pytestmark = pytest.mark.slow

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from cockpit.core import journal
-from cockpit.core.errors import CockpitError
-from cockpit.core.presets import apply_overrides, load_preset, preset_from_dict
-from cockpit.core.runfolder import Status, create_run_folder, list_checkpoints
-from cockpit.core.validate import ValidationError, validate
+from cockpit.config.presets import apply_overrides, load_preset, preset_from_dict
+from cockpit.config.validate import ValidationError, validate
+from cockpit.errors import CockpitError
+from cockpit.run import journal
+from cockpit.run.folder import Status, create_run_folder, list_checkpoints
 from conftest import REPO, cockpit_cmd
 
 # -- journal ---------------------------------------------------------------------------------
@@ -309,7 +309,7 @@ def test_bad_launcher_sections_are_refused(registry, launcher, needle):
 
 
 def test_launcher_command_lines():
-    from cockpit.core.launcher import runner_argv
+    from cockpit.run.launchers import runner_argv
 
     one = runner_argv(Path("/r"), None)
     assert one[1:] == ["-m", "cockpit.runner", "/r"]

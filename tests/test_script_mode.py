@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from cockpit.core import journal
-from cockpit.core.launch import start_supervisor
-from cockpit.core.runfolder import RunFolder
-from cockpit.core.script import default_name, prepare_script, script_output_dir
+from cockpit.run import journal
+from cockpit.run.folder import RunFolder
+from cockpit.run.launch import start_supervisor
+from cockpit.run.script import default_name, prepare_script, script_output_dir
 from conftest import REPO, stored_completions, wait_for
 
 pytestmark = pytest.mark.slow
@@ -23,7 +23,7 @@ PIPELINE = REPO / "tests" / "fixtures" / "scripts" / "pipeline.py"
 
 @pytest.fixture(scope="module")
 def demo():
-    from cockpit.core.demo import demo_dir
+    from cockpit.demo.datasets import demo_dir
     from cockpit.runner.assets import ensure_all
 
     return ensure_all(demo_dir())

@@ -51,7 +51,7 @@ def test_the_wheel_ships_every_preset_and_theme_and_finds_them(tmp_path):
 
     site = tmp_path / "site"
     zipfile.ZipFile(wheel).extractall(site)
-    probe = ("from cockpit.core.paths import package_presets_dir; from cockpit.ui.themes import shipped_themes_dir;"
+    probe = ("from cockpit.paths import package_presets_dir; from cockpit.ui.themes import shipped_themes_dir;"
              "print(package_presets_dir()); print(shipped_themes_dir())")
     out = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, env={"PYTHONPATH": str(site)},
                          capture_output=True, text=True, check=True, timeout=60).stdout.split()

@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 from slurm_cluster import LocalSlurm, why_not
 
-from cockpit.core import journal, slurm
-from cockpit.core.launch import launch, start_supervisor, stop
-from cockpit.core.launcher import check, runner_argv, slurm_engine
-from cockpit.core.presets import apply_overrides, load_preset
-from cockpit.core.runfolder import RunFolder
-from cockpit.core.script import prepare_script
+from cockpit.config.presets import apply_overrides, load_preset
+from cockpit.run import journal, slurm
+from cockpit.run.folder import RunFolder
+from cockpit.run.launch import launch, start_supervisor, stop
+from cockpit.run.launchers import check, runner_argv, slurm_engine
+from cockpit.run.script import prepare_script
 from conftest import REPO, wait_for
 
 PIPELINE = REPO / "tests" / "fixtures" / "scripts" / "pipeline.py"
@@ -110,7 +110,7 @@ def test_a_preset_on_slurm_goes_queued_running_finished_with_two_processes(clust
 
 @pytest.mark.slow
 def test_a_script_run_on_slurm_stops_and_saves_then_a_force_stop_leaves_nothing(cluster, runs_dir, tmp_path):
-    from cockpit.core.demo import demo_dir
+    from cockpit.demo.datasets import demo_dir
     from cockpit.runner.assets import ensure_all
 
     demo = ensure_all(demo_dir())
@@ -128,7 +128,7 @@ def test_a_script_run_on_slurm_stops_and_saves_then_a_force_stop_leaves_nothing(
     assert ckpts and (ckpts[-1] / "trainer_state.json").is_file()
 
     # A second attempt, force-stopped with scancel: no process of the job is left.
-    from cockpit.core.launch import resume
+    from cockpit.run.launch import resume
 
     resume(run)
     wait_for(lambda: run.read_status().state == "running" and run.read_status().job_id != status.job_id,

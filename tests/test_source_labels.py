@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from cockpit.core.sources import distinct_labels, open_source
+from cockpit.metrics.sources import distinct_labels, open_source
 
 
 def write_state(folder: Path, step: int = 100) -> Path:

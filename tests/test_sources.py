@@ -13,10 +13,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cockpit.core import journal
-from cockpit.core.errors import CockpitError
-from cockpit.core.sources import open_source
-from cockpit.core.tailer import LineTailer, Tailer
+from cockpit.errors import CockpitError
+from cockpit.metrics.sources import open_source
+from cockpit.run import journal
+from cockpit.run.tailer import LineTailer, Tailer
 from conftest import FIXTURES
 
 SFT = FIXTURES / "trl_sft_token_accuracy.json"

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cockpit.core import journal
-from cockpit.core import store as store_mod
-from cockpit.core.store import CompletionsBuffer, LogRows, MetricStore, downsample, ema
+from cockpit.metrics import store as store_mod
+from cockpit.metrics.store import CompletionsBuffer, LogRows, MetricStore, downsample, ema
+from cockpit.run import journal
 
 
 def m(step, t=None, **values):

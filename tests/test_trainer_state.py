@@ -10,10 +10,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cockpit.core import journal
-from cockpit.core.errors import CockpitError
-from cockpit.core.store import MetricStore
-from cockpit.core.trainer_state import is_summary, metric_values, parse_trainer_state, to_int
+from cockpit.errors import CockpitError
+from cockpit.metrics.store import MetricStore
+from cockpit.metrics.trainer_state import is_summary, metric_values, parse_trainer_state, to_int
+from cockpit.run import journal
 from conftest import FIXTURES
 
 # log_history entries per fixture (PROVENANCE.md)

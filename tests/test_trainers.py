@@ -14,9 +14,9 @@ import sys
 import pytest
 from trainer_matrix import tiny_preset
 
-from cockpit.core import journal
-from cockpit.core.launch import prepare
-from cockpit.core.validate import validate
+from cockpit.config.validate import validate
+from cockpit.run import journal
+from cockpit.run.launch import prepare
 from conftest import stored_completions
 
 pytestmark = pytest.mark.slow

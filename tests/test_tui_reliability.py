@@ -12,8 +12,8 @@ import uuid
 
 import pytest
 
-from cockpit.core import journal
-from cockpit.core.runfolder import list_runs
+from cockpit.run import journal
+from cockpit.run.folder import list_runs
 from conftest import wait_for
 
 pytestmark = [pytest.mark.slow,

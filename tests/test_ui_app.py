@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from cockpit.core import journal
-from cockpit.core.runfolder import RunFolder, Status, create_run_folder
+from cockpit.run import journal
+from cockpit.run.folder import RunFolder, Status, create_run_folder
 from conftest import FIXTURES
 
 pytestmark = pytest.mark.anyio

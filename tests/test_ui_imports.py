@@ -30,9 +30,35 @@ def test_every_ui_module_imports_without_the_training_stack():
     assert not loaded.intersection(HEAVY), loaded.intersection(HEAVY)
 
 
+CORE_PACKAGES = ("run", "supervisor", "trainers", "config", "metrics", "alerts", "demo")
+"""Everything that is neither the UI nor training-side code: no Textual, no torch."""
+
+
+def _modules_of(package: str) -> list[str]:
+    root = Path(__file__).resolve().parents[1] / "cockpit" / package
+    return sorted(f"cockpit.{package}." + ".".join(p.relative_to(root).with_suffix("").parts)
+                  for p in root.rglob("*.py") if p.stem not in ("__init__", "__main__"))
+
+
 def test_core_imports_neither_textual_nor_torch():
-    core = Path(__file__).resolve().parents[1] / "cockpit" / "core"
-    modules = sorted(f"cockpit.core.{p.stem}" for p in core.glob("*.py") if p.stem != "__init__")
+    modules = ["cockpit", "cockpit.errors", "cockpit.paths", "cockpit.cli", "cockpit.hook"]
+    for package in CORE_PACKAGES:
+        modules += _modules_of(package)
+    assert len(modules) > 30
     code = "import importlib\n" + "".join(f"importlib.import_module({m!r})\n" for m in modules)
     loaded = _loaded_after(code)
-    assert not loaded.intersection({"textual", "textual_plotext", *HEAVY})
+    assert not loaded.intersection({"textual", "textual_plotext", *HEAVY}), loaded.intersection(
+        {"textual", "textual_plotext", *HEAVY})
+
+
+def test_only_the_runner_and_the_hook_import_the_training_stack():
+    """A static check over every source file: torch/transformers/trl/peft/datasets appear only in
+    cockpit/runner/ and cockpit/hook/ (inside functions there, where heavy imports belong)."""
+    import re
+
+    pattern = re.compile(r"^\s*(from|import)\s+(torch|transformers|trl|peft|datasets|accelerate)\b", re.M)
+    root = Path(__file__).resolve().parents[1] / "cockpit"
+    training_side = ("runner", "hook")
+    offenders = [str(p.relative_to(root)) for p in root.rglob("*.py")
+                 if pattern.search(p.read_text(encoding="utf-8")) and p.relative_to(root).parts[0] not in training_side]
+    assert not offenders, offenders

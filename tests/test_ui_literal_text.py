@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 from rich.text import Text
 from test_ui_app import app_for, notifications, wait_for
 
-from cockpit.core import journal
-from cockpit.core.runfolder import RunFolder, Status
+from cockpit.run import journal
+from cockpit.run.folder import RunFolder, Status
 from cockpit.ui.text import fold, printable
 
 pytestmark = pytest.mark.anyio
@@ -113,7 +113,7 @@ async def visit_everything(app, pilot, run: RunFolder, prompt: str, completion: 
     await pilot.press("4")
     log = screen.query_one("#output-log", Log)
     await wait_for(pilot, lambda: len(log.lines) >= 2, "the trainer's output")
-    if not {"\r", "\n"} & set(prompt):
+    if not {"\r", "\n"} & set(prompt) and prompt.strip():  # a blank line of output is not kept
         assert printable(prompt) in log.lines
 
     await pilot.press("5")

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from test_ui_app import app_for, make_run, sft_records, wait_for
 
-from cockpit.core import journal
+from cockpit.run import journal
 from conftest import FIXTURES
 
 pytestmark = pytest.mark.anyio
@@ -138,7 +138,7 @@ async def test_every_eval_set_is_drawn_on_the_loss_panel(tmp_path, size):
 
 
 def test_eval_twins_are_eval_sets_of_the_key_not_other_metrics():
-    from cockpit.core.panels import eval_twins
+    from cockpit.metrics.panels import eval_twins
 
     keys = ["loss", "nll_loss", "eval_loss", "eval_nll_loss", "eval_g0_loss", "eval_runtime"]
     assert eval_twins("loss", keys) == ["eval_loss", "eval_g0_loss"]
@@ -164,8 +164,8 @@ async def test_a_ppo_state_from_another_tool_is_an_unknown_trainer(tmp_path):
     ("trl_dpo_nan_gradnorm_midrun.json", "dpo-like"), ("trl_orpo_recsys.json", "dpo-like"),
     ("trl_sft_token_accuracy.json", "sft-like"), ("trainer_eval_best_checkpoint.json", None)])
 def test_trainer_guess_needs_keys_only_that_family_logs(fixture, family):
-    from cockpit.core.panels import guess_trainer
-    from cockpit.core.sources import open_source
+    from cockpit.metrics.panels import guess_trainer
+    from cockpit.metrics.sources import open_source
 
     assert guess_trainer(open_source(FIXTURES / fixture).load_store().keys()) == family
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from cockpit.core.errors import CockpitError
-from cockpit.ui import replay_loader
+from cockpit.errors import CockpitError
+from cockpit.metrics import replay_loader
 from conftest import FIXTURES
 
 

@@ -11,7 +11,7 @@ import yaml
 from textual.app import App
 from textual.widgets import Button, Input, OptionList, Static
 
-from cockpit.core.registry import ConfigField
+from cockpit.trainers.registry import ConfigField
 from cockpit.ui.widgets.setup.values import UNSET, parse_text, same_as_default
 
 pytestmark = pytest.mark.anyio
@@ -99,8 +99,8 @@ def launch_button(app) -> Button:
 
 
 async def test_sft_form_previews_the_yaml_and_launches_a_run(registry, runs_dir):
-    from cockpit.core.launch import stop
-    from cockpit.core.runfolder import RunFolder
+    from cockpit.run.folder import RunFolder
+    from cockpit.run.launch import stop
 
     app = Host(runs_dir)
     async with app.run_test(size=SIZE) as pilot:
@@ -212,7 +212,7 @@ async def test_invalid_number_is_marked_at_the_field_and_blocks_launch(registry,
 
 
 async def test_save_as_preset_writes_the_yaml_and_asks_before_overwriting(registry, runs_dir):
-    from cockpit.core.paths import user_presets_dir
+    from cockpit.paths import user_presets_dir
     from cockpit.ui.screens.confirm import ConfirmScreen
     from cockpit.ui.widgets.setup.save_prompt import SavePresetPrompt
 
@@ -257,7 +257,7 @@ async def test_save_as_preset_writes_the_yaml_and_asks_before_overwriting(regist
 
 
 async def test_opening_a_preset_fills_the_form(registry, runs_dir):
-    from cockpit.core.presets import load_preset
+    from cockpit.config.presets import load_preset
 
     preset = load_preset("demo-sft")
     app = Host(runs_dir, preset)
@@ -298,7 +298,7 @@ async def test_unavailable_trainers_are_listed_disabled_with_the_reason(registry
 
 
 async def test_a_misspelt_preset_key_is_marked_and_can_be_cleared(registry, runs_dir):
-    from cockpit.core.presets import load_preset
+    from cockpit.config.presets import load_preset
 
     preset = load_preset("demo-sft")
     preset.trl["learning_rat"] = 0.1

@@ -54,7 +54,7 @@ async def test_escape_on_a_changed_form_asks_before_discarding_it(registry, runs
 
 
 async def test_escape_on_an_untouched_preset_leaves_at_once(registry, runs_dir):
-    from cockpit.core.presets import load_preset
+    from cockpit.config.presets import load_preset
 
     app = Host(runs_dir, load_preset("demo-sft"))
     async with app.run_test(size=SIZE) as pilot:

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from cockpit.core import journal
-from cockpit.core.runfolder import RunFolder, Status
+from cockpit.run import journal
+from cockpit.run.folder import RunFolder, Status
 from cockpit.ui.app import make_app
 from conftest import FIXTURES
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from test_ui_app import app_for, make_run, notifications, sft_records, wait_for
 
-from cockpit.core import journal
+from cockpit.run import journal
 from conftest import FIXTURES
 
 pytestmark = pytest.mark.anyio
@@ -41,7 +41,7 @@ async def test_a_live_run_in_compare_keeps_updating_and_its_checkpoint_says_snap
 
         with journal.JournalWriter(run.events) as jw:
             jw.write(journal.run_ended("finished", reason="training finished"))
-        from cockpit.core.runfolder import Status
+        from cockpit.run.folder import Status
         run.write_status(Status(state="finished", name=run.name, trainer="sft"))
         await wait_for(pilot, lambda: "finished" in str(header.render()), "its end shown")
 
@@ -91,8 +91,8 @@ async def test_a_fresh_runs_folder_focuses_the_presets(tmp_path):
 
 async def test_enter_on_a_preset_asks_first_with_the_command_and_focus_comes_back_to_the_runs(
         tmp_path):
-    from cockpit.core import launch
-    from cockpit.core.runfolder import list_runs
+    from cockpit.run import launch
+    from cockpit.run.folder import list_runs
     from cockpit.ui.screens.confirm import ConfirmScreen
     from cockpit.ui.screens.home import HomeScreen
     from cockpit.ui.screens.live import LiveRunScreen
@@ -350,11 +350,11 @@ async def test_a_stop_is_information_and_its_advice_is_the_resume_key(tmp_path):
 
 
 async def test_resuming_clears_the_stop_banner_at_once_and_the_alerts_say_resumed(tmp_path):
-    from cockpit.core import launch
-    from cockpit.core.errors import CockpitError
-    from cockpit.core.presets import load_preset
-    from cockpit.core.runfolder import Status
-    from cockpit.core.validate import validate
+    from cockpit.config.presets import load_preset
+    from cockpit.config.validate import validate
+    from cockpit.errors import CockpitError
+    from cockpit.run import launch
+    from cockpit.run.folder import Status
     from cockpit.ui.screens.confirm import ConfirmScreen
     from cockpit.ui.widgets.run.alert_bar import AlertBar
 

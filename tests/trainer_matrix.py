@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from cockpit.core.demo import DATA_FORMATS
-from cockpit.core.presets import Preset
-from cockpit.core.registry import TrainerSpec
+from cockpit.config.presets import Preset
+from cockpit.demo.datasets import DATA_FORMATS
+from cockpit.trainers.registry import TrainerSpec
 
 # Settings that keep a run to a couple of seconds; each applies only where the config has it.
 TINY = {

@@ -92,8 +92,8 @@ def attach(trainer: Any) -> Any:
         mine.bind(trainer)
         callback = mine
     elif os.environ.get(RUN_DIR_ENV):
-        from cockpit.core import journal
-        from cockpit.core.runfolder import RunFolder
+        from cockpit.run import journal
+        from cockpit.run.folder import RunFolder
 
         run = RunFolder(Path(os.environ[RUN_DIR_ENV]))
         writer = journal.JournalWriter(run.events if rank() == 0 else os.devnull)
@@ -129,7 +129,7 @@ def _write_outcome(run: Any) -> None:
     """A script that stopped on a stop-and-save request exits 0 like a finished one: say which."""
     if rank() != 0 or not any(cb.stop_requested for cb in _state["callbacks"]):
         return
-    from cockpit.core.runfolder import write_atomic
+    from cockpit.run.folder import write_atomic
 
     run.control.mkdir(exist_ok=True)
     write_atomic(run.control / "outcome.json", json.dumps({

@@ -11,8 +11,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from cockpit.core import journal
-from cockpit.core.runfolder import RunFolder
+from cockpit.run import journal
+from cockpit.run.folder import RunFolder
 from cockpit.runner.callback import CockpitCallback
 from cockpit.runner.main import _versions
 
@@ -104,9 +104,9 @@ class PublicCockpitCallback(ScriptCallback):
 
 
 def _own_run_folder(name: str | None, runs_dir: str | os.PathLike[str] | None) -> RunFolder:
-    from cockpit.core.paths import runs_dir as default_runs_dir
-    from cockpit.core.presets import dump_yaml
-    from cockpit.core.runfolder import Status, create_run_folder
+    from cockpit.config.presets import dump_yaml
+    from cockpit.paths import runs_dir as default_runs_dir
+    from cockpit.run.folder import Status, create_run_folder
 
     script = Path(sys.argv[0]).stem if sys.argv and sys.argv[0] else "script"
     run = create_run_folder(default_runs_dir(runs_dir).resolve(), name or script)

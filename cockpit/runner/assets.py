@@ -1,7 +1,7 @@
 """Build the offline demo tokenizer and tiny models (and the datasets) under the demo folder.
 
 Tests and `cockpit demo` cannot download anything, so the assets come from code: a byte-level
-BPE tokenizer trained on the corpus embedded in `cockpit.core.demo`, and tiny random-init Qwen2
+BPE tokenizer trained on the corpus embedded in `cockpit.demo.datasets`, and tiny random-init Qwen2
 models saved like any hub checkpoint, so cockpit's real loading code (`from_pretrained` on a
 path) is what gets exercised. Heavy imports happen inside the functions; checking that
 everything is already built costs no torch import.
@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from cockpit.core.demo import (
+from cockpit.demo.datasets import (
     MODEL_NAMES,
     assets_complete,
     corpus_lines,

@@ -23,11 +23,11 @@ from typing import Any
 
 import yaml
 
-from cockpit.core import datasets as ds
-from cockpit.core import journal
-from cockpit.core.errors import CockpitError
-from cockpit.core.presets import reward_file_ref
-from cockpit.core.runfolder import RunFolder
+from cockpit.config import datasets as ds
+from cockpit.config.presets import reward_file_ref
+from cockpit.errors import CockpitError
+from cockpit.run import journal
+from cockpit.run.folder import RunFolder
 
 SIMPLE_CHAT_TEMPLATE = (
     "{% for message in messages %}{{ '<|' + message['role'] + '|>\n' + message['content'] + '\n' }}"

@@ -14,10 +14,10 @@ from typing import Any
 
 from transformers import TrainerCallback
 
-from cockpit.core import journal
-from cockpit.core.completions import CompletionsWriter
-from cockpit.core.health import HealthMonitor
-from cockpit.core.runfolder import RunFolder
+from cockpit.metrics.completions import CompletionsWriter
+from cockpit.metrics.health import HealthMonitor
+from cockpit.run import journal
+from cockpit.run.folder import RunFolder
 
 _EVAL_PREFIX = "eval_"
 _SUMMARY_KEYS = {"train_runtime", "train_samples_per_second", "train_steps_per_second",

@@ -1,12 +1,12 @@
 """Discover the trainers of the installed TRL and print them as one JSON object.
 
 Run as `python -m cockpit.runner.discover`. It lives in the runner layer because it imports
-trl (10-30 s cold); `cockpit.core.registry` runs it in a subprocess once per TRL/transformers
+trl (10-30 s cold); `cockpit.trainers.registry` runs it in a subprocess once per TRL/transformers
 version pair and caches the result, so the UI and the CLI never import trl themselves.
 
 Nothing is hand-listed here: stable trainers are the `*Trainer` classes `trl` exports, experimental
 ones are the `trl.experimental.<x>` submodules that hold a Trainer class. Per-trainer facts that
-cannot be introspected (data columns, extra models, ...) live in `cockpit.core.registry.KNOWLEDGE`.
+cannot be introspected (data columns, extra models, ...) live in `cockpit.trainers.registry.KNOWLEDGE`.
 
 stdout carries exactly one JSON document; everything TRL prints while importing goes to stderr.
 """

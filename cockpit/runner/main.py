@@ -14,9 +14,9 @@ import time
 import traceback
 from pathlib import Path
 
-from cockpit.core import diagnose, journal
-from cockpit.core.errors import CockpitError
-from cockpit.core.runfolder import RunFolder, write_atomic
+from cockpit.errors import CockpitError
+from cockpit.run import diagnose, journal
+from cockpit.run.folder import RunFolder, write_atomic
 
 
 def _versions() -> dict[str, str]:
@@ -48,7 +48,7 @@ def _write_outcome(run: RunFolder, **outcome: object) -> None:
 
 def _ensure_demo_assets(run: RunFolder) -> None:
     """A run that names the offline demo assets builds them on first use (under a lock)."""
-    from cockpit.core.demo import demo_dir
+    from cockpit.demo.datasets import demo_dir
 
     root = demo_dir()
     if str(root) in run.run_yaml.read_text(encoding="utf-8"):

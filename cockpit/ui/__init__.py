@@ -1,7 +1,8 @@
 """The Textual UI. Importing this package is cheap: the app loads on `run_app`.
 
 Never imports torch, transformers, trl, peft or datasets (a test proves it):
-the UI reads run folders through `cockpit.core` only.
+the UI reads run folders through cockpit's non-UI packages (run, metrics, config,
+trainers), never through the runner.
 """
 
 from __future__ import annotations

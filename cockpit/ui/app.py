@@ -74,8 +74,8 @@ class CockpitApp(App):
 
     def open_setup(self, preset_path: str | None = None) -> None:
         """The setup form, empty or filled from a preset; a launched run opens live."""
-        from cockpit.core.errors import CockpitError
-        from cockpit.core.presets import load_preset
+        from cockpit.config.presets import load_preset
+        from cockpit.errors import CockpitError
         from cockpit.ui.screens.setup import SetupScreen
 
         preset = None
@@ -149,7 +149,7 @@ def make_app(mode: Mode = "home", paths: list[str] | None = None,
              runs_dir: str | Path | None = None, *, theme_dirs: list[Path] | None = None,
              theme: str | None = None) -> CockpitApp:
     """The app as the CLI and the tests build it."""
-    from cockpit.core.paths import runs_dir as default_runs_dir
+    from cockpit.paths import runs_dir as default_runs_dir
 
     return CockpitApp(mode=mode, paths=paths, runs_dir=default_runs_dir(runs_dir),
                       theme_dirs=theme_dirs, theme=theme)

@@ -9,7 +9,7 @@ from pathlib import Path
 def export_files(path: str | Path, folder: Path, stem: str = "") -> list[Path]:
     """Write `<stem>metrics.csv` and `<stem>panels.png` of the source at `path` into `folder`;
     blocking (matplotlib draws the PNG): call it from a worker. Raises CockpitError."""
-    from cockpit.core.export import export
+    from cockpit.metrics.export import export
 
     csv_out, png_out = folder / f"{stem}metrics.csv", folder / f"{stem}panels.png"
     export(path, csv_out=str(csv_out), png_out=str(png_out))

@@ -17,7 +17,7 @@ from typing import Any
 from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
-from cockpit.core.paths import config_dir, shipped_dir
+from cockpit.paths import config_dir, shipped_dir
 
 DEFAULT_THEME = "cockpit-night"
 _SUFFIXES = (".toml", ".yaml", ".yml")

@@ -12,7 +12,7 @@ from textual.message import Message
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Footer, Header, Static
 
-from cockpit.core.errors import CockpitError
+from cockpit.errors import CockpitError
 from cockpit.ui.screens.confirm import ConfirmScreen
 from cockpit.ui.screens.path_prompt import PathPrompt
 from cockpit.ui.text import markup
@@ -111,7 +111,7 @@ class HomeScreen(Screen):
 
     @work(thread=True, exclusive=True, group="home-runs", exit_on_error=False)
     def load_runs(self) -> None:
-        from cockpit.core.runs import RunsIndex
+        from cockpit.run.summaries import RunsIndex
 
         if self._runs is None:
             self._runs = RunsIndex(self.runs_dir)
@@ -128,7 +128,7 @@ class HomeScreen(Screen):
 
     @work(thread=True, exclusive=True, group="home-presets", exit_on_error=False)
     def load_presets(self) -> None:
-        from cockpit.core.presets import list_presets
+        from cockpit.config.presets import list_presets
 
         self.post_message(self.PresetsLoaded(list_presets()))
 
@@ -164,8 +164,8 @@ class HomeScreen(Screen):
     def _check_launch(self, preset_path: str) -> None:
         import shlex
 
-        from cockpit.core.presets import load_preset
-        from cockpit.core.validate import validate
+        from cockpit.config.presets import load_preset
+        from cockpit.config.validate import validate
 
         try:
             plan = validate(load_preset(preset_path))
@@ -197,7 +197,7 @@ class HomeScreen(Screen):
 
     @work(thread=True, group="launch", exit_on_error=False)
     def _launch(self, plan) -> None:
-        from cockpit.core.launch import launch_plan
+        from cockpit.run.launch import launch_plan
 
         try:
             run = launch_plan(plan, self.runs_dir)

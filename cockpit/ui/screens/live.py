@@ -19,10 +19,10 @@ from textual.message import Message
 from textual.widgets import Log, TabPane
 from textual.worker import get_current_worker
 
-from cockpit.core.errors import CockpitError
-from cockpit.core.runfolder import LIVE_STATES, RunFolder
-from cockpit.core.tailer import LineTailer
-from cockpit.ui.rundata import RunData, load_journal
+from cockpit.errors import CockpitError
+from cockpit.metrics.rundata import RunData, load_journal
+from cockpit.run.folder import LIVE_STATES, RunFolder
+from cockpit.run.tailer import LineTailer
 from cockpit.ui.screens.confirm import ConfirmScreen
 from cockpit.ui.screens.run_view import RunView
 from cockpit.ui.text import printable
@@ -136,7 +136,7 @@ class LiveRunScreen(RunView):
 
     @work(thread=True, exclusive=True, group="tail", exit_on_error=False)
     def follow(self) -> None:
-        from cockpit.core.runs import effective_state
+        from cockpit.run.summaries import effective_state
 
         worker = get_current_worker()
         run = self.run
@@ -149,7 +149,7 @@ class LiveRunScreen(RunView):
                 return None
 
         def can_resume(state: str | None) -> bool:
-            from cockpit.core.launch import newest_complete_checkpoint
+            from cockpit.run.launch import newest_complete_checkpoint
 
             if state is None or state in LIVE_STATES or state == "finished":
                 return False
@@ -285,7 +285,7 @@ class LiveRunScreen(RunView):
 
     @work(thread=True, group="control", exit_on_error=False)
     def _control(self, what: str) -> None:
-        from cockpit.core import launch
+        from cockpit.run import launch
 
         try:
             if what == "stop_save":

@@ -25,9 +25,9 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.worker import get_current_worker
 
-from cockpit.core.errors import CockpitError
-from cockpit.core.runfolder import LIVE_STATES, RunFolder
-from cockpit.ui.rundata import RunData, relabel
+from cockpit.errors import CockpitError
+from cockpit.metrics.rundata import RunData, relabel
+from cockpit.run.folder import LIVE_STATES, RunFolder
 from cockpit.ui.screens.path_prompt import PathPrompt
 from cockpit.ui.screens.run_view import RunView
 
@@ -64,7 +64,7 @@ def files_signature(folder: Path) -> tuple:
 def _live_run(path: str) -> tuple[RunFolder | None, bool]:
     """(the live run a path belongs to, whether the path is that run's journal); (None, False)
     when it belongs to no run, or to one that has ended."""
-    from cockpit.core.runs import effective_state
+    from cockpit.run.summaries import effective_state
 
     p = Path(path).absolute()
     whole = (p.is_dir() and (p / "events.jsonl").is_file()) or p.name == "events.jsonl"
@@ -167,8 +167,8 @@ class ReplayScreen(RunView):
 
     @work(thread=True, group="load", exit_on_error=False)
     def load(self, slot: int, path: str) -> None:
-        from cockpit.ui.replay_loader import load_replay
-        from cockpit.ui.rundata import load_journal
+        from cockpit.metrics.replay_loader import load_replay
+        from cockpit.metrics.rundata import load_journal
 
         try:
             data = load_replay(path)
@@ -194,7 +194,7 @@ class ReplayScreen(RunView):
 
     def _follow_files(self, slot: int, path: str, folder: Path) -> None:
         """Read the output dir again whenever a checkpoint or a completions file lands in it."""
-        from cockpit.ui.replay_loader import load_replay
+        from cockpit.metrics.replay_loader import load_replay
 
         worker = get_current_worker()
         seen = files_signature(folder)
@@ -215,7 +215,7 @@ class ReplayScreen(RunView):
     def _follow(self, slot: int, run: RunFolder, tailer) -> None:
         """Tail a live run's journal (in the load worker's thread) until it ends or the screen
         goes; one message per poll that found something."""
-        from cockpit.core.runs import effective_state
+        from cockpit.run.summaries import effective_state
 
         worker = get_current_worker()
         last_status = time.monotonic()

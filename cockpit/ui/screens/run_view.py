@@ -4,10 +4,9 @@ Subclasses fill `self.sources` (one RunData for a live run, several for an
 overlay). A 4 Hz timer redraws what changed; plots only when a store's
 version, the view settings, the size or the theme changed. New data asks for a
 redraw at once (`request_redraw`), so a new step shows without waiting for the tick
-(bench: latency_p95_ms); data that lands while a redraw is held back joins it, and a
-redraw is held back after the last one for REDRAW_COST_FACTOR times what it cost (at
-least MIN_REDRAW_S): a small run redraws as soon as data lands, a 1M-point one stays
-under half the UI thread however fast lines arrive.
+(bench: latency_p95_ms); data that lands while a redraw is held back joins it, and the
+pause is counted from the end of the last data-driven redraw (MIN_REDRAW_S), so however
+long a redraw takes the UI thread keeps time for keys.
 """
 
 from __future__ import annotations
@@ -21,9 +20,9 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, TabbedContent, TabPane
 
-from cockpit.core.panels import default_panels, guess_trainer, panel_for_key
+from cockpit.metrics.panels import default_panels, guess_trainer, panel_for_key
+from cockpit.metrics.rundata import RunData
 from cockpit.ui.colors import series_colors
-from cockpit.ui.rundata import RunData
 from cockpit.ui.screens.metric_picker import MetricPicker
 from cockpit.ui.widgets.run.alert_bar import AlertBar
 from cockpit.ui.widgets.run.alerts_list import AlertsList
@@ -39,11 +38,9 @@ PLOT_ACTIONS = frozenset({"pick_metric", "remove_panel", "reset_panels", "toggle
 columns the completions keys and the live screen's stop/resume keys need the room)."""
 SMOOTHING_STEPS = (0.0, 0.3, 0.6, 0.8, 0.9, 0.95, 0.99)
 REDRAW_HZ = 4
-MIN_REDRAW_S = 0.02
-"""Data-driven redraws at most 50 a second."""
-REDRAW_COST_FACTOR = 3.0
-"""After a data-driven redraw that took c seconds the next waits until c * this has passed:
-the plots' own rendering (plotext's build, after `refresh_view`) costs about twice the draw."""
+MIN_REDRAW_S = 0.05
+"""The pause between the end of one data-driven redraw and the next: however fast lines arrive
+(and however long a redraw takes: a 1M-point run's ~45 ms), the UI thread keeps time for keys."""
 
 
 class RunView(Screen):
@@ -88,7 +85,7 @@ class RunView(Screen):
         self._keys_seen: tuple[str, ...] = ()
         self._redraw_pending = False
         self._next_data_redraw = 0.0
-        """monotonic time before which a data-driven redraw waits (see REDRAW_COST_FACTOR)."""
+        """monotonic time before which a data-driven redraw waits (MIN_REDRAW_S after the last)."""
 
     # -- layout --------------------------------------------------------------------------------
 
@@ -181,8 +178,8 @@ class RunView(Screen):
             self.query_one(AlertsList).show(data)
 
     def request_redraw(self) -> None:
-        """New data: redraw now, or as soon as the last data-driven redraw's wait is over; one
-        pending redraw at a time, so a burst of polls is drawn once."""
+        """New data: redraw now, or once MIN_REDRAW_S has passed since the last data-driven
+        redraw ended; one pending at a time, so a burst of polls is drawn once."""
         if self._redraw_pending:
             return
         self._redraw_pending = True
@@ -194,10 +191,10 @@ class RunView(Screen):
 
     async def _data_redraw(self) -> None:
         self._redraw_pending = False
-        start = time.monotonic()
-        await self.refresh_view()
-        end = time.monotonic()
-        self._next_data_redraw = end + max(MIN_REDRAW_S, REDRAW_COST_FACTOR * (end - start))
+        try:
+            await self.refresh_view()
+        finally:
+            self._next_data_redraw = time.monotonic() + MIN_REDRAW_S
 
     @on(TabbedContent.TabActivated)
     async def _tab_changed(self) -> None:

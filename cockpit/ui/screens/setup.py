@@ -27,10 +27,10 @@ from textual.suggester import SuggestFromList
 from textual.timer import Timer
 from textual.widgets import Button, Footer, Header, Label, Select, Static
 
-from cockpit.core.errors import CockpitError
-from cockpit.core.presets import Preset
-from cockpit.core.registry import ConfigField, Registry, TrainerSpec, known_config_keys
-from cockpit.core.runfolder import RunFolder
+from cockpit.config.presets import Preset
+from cockpit.errors import CockpitError
+from cockpit.run.folder import RunFolder
+from cockpit.trainers.registry import ConfigField, Registry, TrainerSpec, known_config_keys
 from cockpit.ui.screens.confirm import ConfirmScreen
 from cockpit.ui.widgets.setup.data_preview import DataPreview, DataReport, inspect_data
 from cockpit.ui.widgets.setup.field_editor import FieldEditor, editor_id
@@ -365,8 +365,8 @@ class SetupScreen(Screen["RunFolder | None"]):
 
     @work(thread=True, exclusive=True, group="setup-registry", exit_on_error=False)
     def _load_registry(self) -> None:
-        from cockpit.core.registry import load_registry
-        from cockpit.core.validate import has_gpu
+        from cockpit.config.validate import has_gpu
+        from cockpit.trainers.registry import load_registry
 
         try:
             registry = load_registry()
@@ -377,7 +377,7 @@ class SetupScreen(Screen["RunFolder | None"]):
 
     @work(thread=True, exclusive=True, group="setup-candidates", exit_on_error=False)
     def _find_candidates(self) -> None:
-        from cockpit.core import demo
+        from cockpit.demo import datasets as demo
 
         cwd = Path.cwd()
         models = find_models(cwd, demo.demo_dir() / "models", demo.MODEL_NAMES)
@@ -644,7 +644,7 @@ class SetupScreen(Screen["RunFolder | None"]):
 
     @work(thread=True, exclusive=True, group="setup-validate", exit_on_error=False)
     def _validate(self, preset: Preset, key: str) -> None:
-        from cockpit.core.validate import validate
+        from cockpit.config.validate import validate
 
         try:
             plan = validate(preset, self.registry)
@@ -781,7 +781,7 @@ class SetupScreen(Screen["RunFolder | None"]):
     # -- save ----------------------------------------------------------------------------------
 
     def action_save(self) -> None:
-        from cockpit.core.paths import user_presets_dir
+        from cockpit.paths import user_presets_dir
 
         preset = self.current_preset()
         if preset is None:
@@ -792,7 +792,7 @@ class SetupScreen(Screen["RunFolder | None"]):
         self.app.push_screen(SavePresetPrompt(str(folder), name), self._save_named)
 
     def _save_named(self, file_name: str | None) -> None:
-        from cockpit.core.paths import user_presets_dir
+        from cockpit.paths import user_presets_dir
 
         if not file_name:
             return
@@ -850,7 +850,7 @@ class SetupScreen(Screen["RunFolder | None"]):
 
     @work(thread=True, exclusive=True, group="setup-launch", exit_on_error=False)
     def _launch(self, preset: Preset) -> None:
-        from cockpit.core.launch import launch
+        from cockpit.run.launch import launch
 
         try:
             run = launch(preset, self.runs_dir)
@@ -909,6 +909,6 @@ def _unknown_field(name: str, spec: TrainerSpec) -> ConfigField:
 
 
 def _script_extra_keys() -> set[str]:
-    from cockpit.core.validate import SCRIPT_EXTRA_KEYS
+    from cockpit.config.validate import SCRIPT_EXTRA_KEYS
 
     return set(SCRIPT_EXTRA_KEYS)

@@ -9,7 +9,7 @@ from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from cockpit.core.presets import PresetInfo
+from cockpit.config.presets import PresetInfo
 
 
 class PresetList(OptionList):

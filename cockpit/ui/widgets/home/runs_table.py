@@ -10,7 +10,7 @@ from rich.text import Text
 from textual.message import Message
 from textual.widgets import DataTable
 
-from cockpit.core.runs import RunSummary
+from cockpit.run.summaries import RunSummary
 from cockpit.ui.text import printable
 
 DURATION_WIDTH = 6

@@ -8,7 +8,7 @@ from __future__ import annotations
 from textual.content import Content
 from textual.widgets import Static
 
-from cockpit.ui.rundata import RunData
+from cockpit.metrics.rundata import RunData
 from cockpit.ui.text import fix_for_screen, markup
 
 

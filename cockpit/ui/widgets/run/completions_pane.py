@@ -12,7 +12,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import DataTable, Static
 
-from cockpit.ui.rundata import RunData
+from cockpit.metrics.rundata import RunData
 from cockpit.ui.text import fold, fold_tail, markup, num
 
 

@@ -11,9 +11,9 @@ from pathlib import PurePath
 from rich.text import Text
 from textual.widgets import DataTable
 
-from cockpit.core import journal
-from cockpit.core.store import resumed_step
-from cockpit.ui.rundata import RunData
+from cockpit.metrics.rundata import RunData
+from cockpit.metrics.store import resumed_step
+from cockpit.run import journal
 from cockpit.ui.text import num, printable
 
 

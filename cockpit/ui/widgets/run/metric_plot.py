@@ -16,9 +16,9 @@ from rich.text import Text
 from textual.app import RenderResult
 from textual_plotext import PlotextPlot
 
-from cockpit.core.panels import Panel
-from cockpit.core.store import downsample, ema
-from cockpit.ui.rundata import RunData
+from cockpit.metrics.panels import Panel
+from cockpit.metrics.rundata import RunData
+from cockpit.metrics.store import downsample, ema
 
 XMode = Literal["step", "time"]
 

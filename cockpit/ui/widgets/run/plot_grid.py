@@ -6,8 +6,8 @@ from collections.abc import Sequence
 
 from textual.containers import Grid
 
-from cockpit.core.panels import Panel
-from cockpit.ui.rundata import RunData
+from cockpit.metrics.panels import Panel
+from cockpit.metrics.rundata import RunData
 from cockpit.ui.widgets.run.metric_plot import MetricPlot, XMode
 
 

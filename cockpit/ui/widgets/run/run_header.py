@@ -7,9 +7,9 @@ import time
 from textual.content import Content
 from textual.widgets import Static
 
-from cockpit.core.runfolder import LIVE_STATES
-from cockpit.core.watch import fmt_duration
-from cockpit.ui.rundata import RunData
+from cockpit.metrics.rundata import RunData
+from cockpit.run.folder import LIVE_STATES
+from cockpit.run.watch import fmt_duration
 from cockpit.ui.text import markup
 
 _STATE_STYLE = {
@@ -76,4 +76,6 @@ class RunHeader(Static):
         text = Content("\n").join([line1, line2])
         if text.markup != getattr(self, "_last_markup", None):
             self._last_markup = text.markup
-            self.update(text)
+            # Two rows, the screen's width (app.tcss): new text cannot change the header's size,
+            # and a layout would re-render every plot on the screen at each new step.
+            self.update(text, layout=False)

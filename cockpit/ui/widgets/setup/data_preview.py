@@ -16,9 +16,9 @@ from rich.table import Table
 from rich.text import Text
 from textual.widgets import Static
 
-from cockpit.core import datasets as ds
-from cockpit.core.errors import CockpitError
-from cockpit.core.registry import TrainerSpec
+from cockpit.config import datasets as ds
+from cockpit.errors import CockpitError
+from cockpit.trainers.registry import TrainerSpec
 from cockpit.ui.text import fold
 
 PREVIEW_ROWS = 3
@@ -82,7 +82,7 @@ def _starts_with_object_line(path: Path) -> bool:
 
 def resolve_name(name: str) -> str:
     """`demo:data/x` -> the demo folder (written on first use); anything else unchanged."""
-    from cockpit.core import demo
+    from cockpit.demo import datasets as demo
 
     if name.startswith(demo.DEMO_PREFIX):
         root = demo.demo_dir()

@@ -20,7 +20,7 @@ from textual.validation import ValidationResult, Validator
 from textual.widget import Widget
 from textual.widgets import Input, Label, Select, Static, Switch
 
-from cockpit.core.registry import ConfigField
+from cockpit.trainers.registry import ConfigField
 from cockpit.ui.widgets.setup.values import (
     UNSET,
     default_text,

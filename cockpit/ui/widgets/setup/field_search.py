@@ -14,7 +14,7 @@ from textual.message import Message
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from cockpit.core.registry import ConfigField
+from cockpit.trainers.registry import ConfigField
 from cockpit.ui.widgets.setup.values import first_sentence, format_value
 
 MAX_HELP = 150

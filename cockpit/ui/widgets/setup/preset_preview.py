@@ -7,7 +7,7 @@ import shlex
 from textual.content import Content
 from textual.widgets import Static
 
-from cockpit.core.presets import Preset
+from cockpit.config.presets import Preset
 
 
 def yaml_content(text: str) -> Content:

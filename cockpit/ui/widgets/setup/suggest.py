@@ -13,7 +13,7 @@ from pathlib import Path
 
 from textual.suggester import Suggester
 
-from cockpit.core.datasets import FILE_FORMATS
+from cockpit.config.datasets import FILE_FORMATS
 
 MAX_DEPTH = 3
 MAX_ENTRIES = 4000

@@ -10,7 +10,7 @@ from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from cockpit.core.registry import TrainerSpec
+from cockpit.trainers.registry import TrainerSpec
 
 
 def unavailable_reason(spec: TrainerSpec, gpu: bool) -> str | None:

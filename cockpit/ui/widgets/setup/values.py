@@ -13,8 +13,8 @@ from typing import Any
 
 import yaml
 
-from cockpit.core.presets import parse_value
-from cockpit.core.registry import ConfigField
+from cockpit.config.presets import parse_value
+from cockpit.trainers.registry import ConfigField
 
 
 class Unset:

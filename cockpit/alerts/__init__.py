@@ -1,0 +1,2 @@
+"""Alert rules checked by the supervisor with nobody attached: conditions, built-in rule sets,
+notifications and the early stop."""

@@ -1,0 +1,284 @@
+"""Presets: a known run in one YAML file.
+
+A preset is the flat YAML that `trl <cmd> --config` takes (every dataclass's
+fields at one level), plus `trainer:` and a `cockpit:` section for what TRL does
+not know (extra models, reward functions given as `file.py:function`, column
+renames, periodic sample generation, the launcher). Values may name the offline
+demo assets as `demo:models/tiny-lm`; they resolve to the per-user cache at launch,
+so demo presets work from any working directory.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from cockpit.demo.datasets import DEMO_PREFIX
+from cockpit.errors import CockpitError
+from cockpit.paths import package_presets_dir, user_presets_dir
+
+
+class _Loader(yaml.SafeLoader):
+    """YAML 1.2 scalars: `1e-4` is a number and `no`/`yes`/`on`/`off` are strings (YAML 1.1 reads
+    `eval_strategy: no` as false, which TRL then refuses)."""
+
+
+_Loader.yaml_implicit_resolvers = {
+    ch: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:bool"]
+    for ch, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+_Loader.add_implicit_resolver("tag:yaml.org,2002:bool",
+                              re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF"))
+
+_Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?
+                |[-+]?(?:[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)
+                |\.[0-9_]+(?:[eE][-+]?[0-9]+)?
+                |[-+]?\.(?:inf|Inf|INF)
+                |\.(?:nan|NaN|NAN))$""", re.X),
+    list("-+0123456789."),
+)
+
+
+def safe_load(text: str):
+    return yaml.load(text, Loader=_Loader)
+
+# Keys of the `cockpit:` section and what each is for (validation refuses unknown ones).
+COCKPIT_KEYS = {
+    "name": "run name prefix (default: the preset's file name)",
+    "description": "one line shown in the preset list",
+    "models": "extra models: ref_model, reward_model, value_model, teacher_model (paths or hub ids)",
+    "reward_funcs": "reward functions: TRL built-in names, dotted import paths or path/file.py:function",
+    "dataset": "split (e.g. 'train[:500]'), eval_split, columns (rename map old: new), data_files",
+    "completions": "periodic samples for trainers that do not sample: every_steps, num_prompts, max_new_tokens",
+    "launcher": "how to start the trainer: kind (python, torchrun, accelerate, slurm), num_processes, config "
+                "(zero3, fsdp2, ... or a file); slurm: partition, nodes, gpus_per_node, time, account, sbatch, setup",
+    "alerts": "rules the supervisor checks with nobody attached: {metric: loss, above: 5, for: 3, do: [notify]}",
+    "notify": "where notify goes: webhook, ntfy (URLs) and command; values may be env:NAME",
+    "builtin_alerts": "false turns the built-in rules (NaN loss, stalls, disk, trainer family) off",
+    "stop_grace_s": "seconds between SIGTERM and SIGKILL on a forced stop",
+    "env": "environment variables for the trainer process",
+}
+
+
+@dataclass
+class Preset:
+    trainer: str
+    trl: dict[str, Any] = field(default_factory=dict)
+    cockpit: dict[str, Any] = field(default_factory=dict)
+    source: Path | None = None
+
+    @property
+    def name(self) -> str:
+        if self.cockpit.get("name"):
+            return str(self.cockpit["name"])
+        if self.source is not None:
+            return self.source.stem
+        return self.trainer
+
+    @property
+    def description(self) -> str:
+        return str(self.cockpit.get("description") or "")
+
+    def to_dict(self) -> dict[str, Any]:
+        """The run.yaml shape: trainer, the flat TRL keys, then the cockpit section."""
+        out: dict[str, Any] = {"trainer": self.trainer}
+        out.update(self.trl)
+        if self.cockpit:
+            out["cockpit"] = self.cockpit
+        return out
+
+    def to_yaml(self) -> str:
+        return dump_yaml(self.to_dict())
+
+    def copy(self) -> Preset:
+        return Preset(self.trainer, copy.deepcopy(self.trl), copy.deepcopy(self.cockpit), self.source)
+
+
+def dump_yaml(obj: Any) -> str:
+    return yaml.safe_dump(obj, sort_keys=False, allow_unicode=True, default_flow_style=False)
+
+
+def preset_from_dict(obj: Any, *, source: Path | None = None) -> Preset:
+    where = str(source) if source else "preset"
+    if not isinstance(obj, dict):
+        raise CockpitError(f"{where}: a preset is a YAML mapping of keys to values — "
+                           f"got {type(obj).__name__}")
+    obj = dict(obj)
+    trainer = obj.pop("trainer", None)
+    if not trainer or not isinstance(trainer, str):
+        raise CockpitError(f"{where}: no 'trainer:' key — name the trainer: `cockpit run sft {where}`, "
+                           f"`--trainer sft`, or add 'trainer: sft' (`cockpit trainers` lists them)")
+    section = obj.pop("cockpit", None) or {}
+    if not isinstance(section, dict):
+        raise CockpitError(f"{where}: 'cockpit:' must be a mapping")
+    # Unknown `cockpit:` keys are reported by validation, together with every other problem.
+    bad = [k for k in obj if not isinstance(k, str)]
+    if bad:
+        raise CockpitError(f"{where}: key {bad[0]!r} is not a name — TRL keys are names like max_steps")
+    return Preset(trainer=trainer.strip().lower().replace("-", "_"), trl=obj, cockpit=section,
+                  source=source)
+
+
+def load_preset(path: str | os.PathLike[str], *, trainer: str | None = None) -> Preset:
+    """Read a preset file, or a preset name from the shipped / user folders. `trainer` names the
+    trainer of a plain TRL CLI config (which has no `trainer:` key), or replaces the file's."""
+    p = find_preset(path)
+    try:
+        raw = p.read_bytes()
+    except OSError as exc:
+        raise CockpitError(f"{p}: cannot read ({exc.strerror}) — check the path") from None
+    text = raw.decode("utf-8-sig", errors="replace")
+    try:
+        obj = safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or "malformed YAML"
+        raise CockpitError(f"{p}:{where}: {problem} — fix the YAML syntax") from None
+    if trainer and isinstance(obj, dict):
+        obj = {**obj, "trainer": trainer}
+    return preset_from_dict(obj, source=p)
+
+
+def find_preset(ref: str | os.PathLike[str]) -> Path:
+    p = Path(ref).expanduser()
+    if p.is_file():
+        return p
+    if p.exists():
+        raise CockpitError(f"{p}: is a folder, not a preset file — give a .yaml file")
+    name = p.name if p.suffix else p.name + ".yaml"
+    if len(p.parts) == 1:
+        for folder in (user_presets_dir(), package_presets_dir()):
+            if (folder / name).is_file():
+                return folder / name
+    names = ", ".join(i.path.stem for i in list_presets()) or "none"
+    raise CockpitError(f"{ref}: no such preset file — give a path or one of: {names}")
+
+
+@dataclass
+class PresetInfo:
+    path: Path
+    trainer: str
+    description: str
+    origin: str  # "shipped" or "user"
+    error: str | None = None
+
+    @property
+    def name(self) -> str:
+        return self.path.stem
+
+
+def list_presets() -> list[PresetInfo]:
+    """Shipped and user presets; a broken file is listed with its error, not dropped."""
+    out: list[PresetInfo] = []
+    for origin, folder in (("user", user_presets_dir()), ("shipped", package_presets_dir())):
+        if not folder.is_dir():
+            continue
+        for path in sorted(folder.glob("*.yaml")):
+            try:
+                preset = load_preset(path)
+                out.append(PresetInfo(path, preset.trainer, preset.description, origin))
+            except CockpitError as exc:
+                out.append(PresetInfo(path, "?", "", origin, error=str(exc)))
+    return out
+
+
+# -- overrides -----------------------------------------------------------------------------
+
+
+def parse_value(text: str) -> Any:
+    """`--set` values are YAML scalars or flow collections: 3, 1e-4, true, [a, b], {r: 8}."""
+    try:
+        return safe_load(text) if text.strip() else ""
+    except yaml.YAMLError:
+        return text
+
+
+def apply_overrides(preset: Preset, assignments: list[str]) -> Preset:
+    """`key=value` pairs; dotted keys reach nested sections (`cockpit.launcher.num_processes=2`)."""
+    out = preset.copy()
+    for item in assignments:
+        key, sep, raw = item.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise CockpitError(f"--set {item!r}: expected key=value, e.g. --set max_steps=50")
+        value = parse_value(raw)
+        parts = key.split(".")
+        if parts == ["trainer"]:
+            if not isinstance(value, str):
+                raise CockpitError(f"--set trainer={raw}: trainer is a name like sft")
+            out.trainer = value
+            continue
+        if parts[0] == "cockpit":
+            if len(parts) == 1:
+                raise CockpitError("--set cockpit=...: set a key inside it, e.g. cockpit.name=x")
+            target, parts = out.cockpit, parts[1:]
+        else:
+            target = out.trl
+        for part in parts[:-1]:
+            nxt = target.get(part)
+            if not isinstance(nxt, dict):
+                nxt = {}
+                target[part] = nxt
+            target = nxt
+        target[parts[-1]] = value
+    return out
+
+
+# -- reward functions from files ----------------------------------------------------------
+
+
+def reward_file_ref(ref: str) -> tuple[Path, str] | None:
+    """`path/file.py:function` as (path, function); None for names and dotted paths."""
+    file, sep, func = str(ref).partition(":")
+    if not sep or not file.endswith(".py"):
+        return None
+    return Path(file).expanduser(), func
+
+
+# -- demo asset references -----------------------------------------------------------------
+
+
+def uses_demo_assets(preset: Preset) -> bool:
+    found = False
+
+    def visit(v: Any) -> None:
+        nonlocal found
+        if isinstance(v, str) and v.startswith(DEMO_PREFIX):
+            found = True
+        elif isinstance(v, dict):
+            for x in v.values():
+                visit(x)
+        elif isinstance(v, list):
+            for x in v:
+                visit(x)
+
+    visit(preset.trl)
+    visit(preset.cockpit)
+    return found
+
+
+def resolve_demo_refs(preset: Preset, demo_root: Path) -> Preset:
+    """`demo:models/tiny-lm` → an absolute path under the demo cache."""
+
+    def fix(v: Any) -> Any:
+        if isinstance(v, str) and v.startswith(DEMO_PREFIX):
+            return str(demo_root / v[len(DEMO_PREFIX):])
+        if isinstance(v, dict):
+            return {k: fix(x) for k, x in v.items()}
+        if isinstance(v, list):
+            return [fix(x) for x in v]
+        return v
+
+    out = preset.copy()
+    out.trl = fix(out.trl)
+    out.cockpit = fix(out.cockpit)
+    return out

@@ -1,0 +1,332 @@
+"""Check a preset against the installed TRL before anything starts.
+
+Everything a user can get wrong is caught here with one line naming the problem
+and the fix: an unknown trainer or config key (with the close match), a value of
+the wrong type, a missing model or data file, data without the trainer's
+columns, a trainer the installed TRL lacks, an output dir that already holds
+checkpoints. Every problem is reported at once (`ValidationError.problems`, each
+with the field it is about), so a preset with three typos needs one try, not
+three. Nothing here imports torch or trl: the config schema comes from the
+registry's cache.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cockpit.config import datasets as ds
+from cockpit.config.migrate import key_problems
+from cockpit.config.presets import COCKPIT_KEYS, Preset, resolve_demo_refs, reward_file_ref, uses_demo_assets
+from cockpit.errors import CockpitError
+from cockpit.run.folder import list_checkpoints
+from cockpit.trainers.registry import Registry, TrainerSpec, known_config_keys, load_registry, suggest_key
+
+# Keys the TRL CLI scripts take beyond the config dataclasses (DatasetMixtureConfig and the
+# GRPO/RLOO script arguments); TRL's own parser accepts them in a `--config` YAML.
+SCRIPT_EXTRA_KEYS = {"datasets", "streaming", "test_split_size", "reward_model_name_or_path",
+                     "reward_funcs"}
+
+_BUILTIN_REWARDS_HINT = "a TRL reward name, a dotted import path or path/file.py:function"
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with a preset: the key it is about (a flat TRL key, `cockpit.models.x`,
+    `trainer`), or None when no single key is, and the line naming the problem and the fix."""
+
+    field: str | None
+    message: str
+
+
+class ValidationError(CockpitError):
+    """Every problem `validate` found; the message is one line per problem."""
+
+    def __init__(self, problems: list[Problem]) -> None:
+        self.problems = list(problems)
+        super().__init__("\n".join(p.message for p in self.problems))
+
+
+class _Problems:
+    """Collects problems; `check(field)` turns a CockpitError raised inside into one."""
+
+    def __init__(self) -> None:
+        self.found: list[Problem] = []
+
+    def add(self, field_name: str | None, message: str) -> None:
+        self.found.append(Problem(field_name, message))
+
+    @contextmanager
+    def check(self, field_name: str | None) -> Iterator[None]:
+        try:
+            yield
+        except ValidationError as exc:
+            self.found.extend(exc.problems)
+        except CockpitError as exc:
+            self.add(field_name, str(exc))
+
+
+@dataclass
+class Plan:
+    """A validated run: the resolved preset, the trainer, and what to warn about."""
+
+    preset: Preset
+    spec: TrainerSpec
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def trl_config(self) -> dict[str, Any]:
+        """The flat YAML `trl <cmd> --config` takes."""
+        return dict(self.preset.trl)
+
+
+def _type_problem(name: str, type_str: str, value: Any) -> str | None:
+    """A value that cannot be what the field's type says, or None."""
+    if value is None:
+        return None  # null means "TRL's default" for every field
+    t = type_str.replace(" ", "")
+    base = re.split(r"[|\[]", t)[0]
+    if base == "bool" and not isinstance(value, bool):
+        return f"{name} must be true or false (got {value!r})"
+    if base == "int" and (isinstance(value, bool) or not isinstance(value, int)):
+        if isinstance(value, float) and value.is_integer():
+            return None
+        if "float" in t and isinstance(value, float):
+            return None
+        if "str" in t and isinstance(value, str):
+            return None
+        return f"{name} must be an integer (got {value!r})"
+    if base == "float" and (isinstance(value, bool) or not isinstance(value, (int, float))):
+        if "str" in t and isinstance(value, str):
+            return None
+        return f"{name} must be a number (got {value!r})"
+    return None
+
+
+def _check_choices(name: str, choices: Any, value: Any) -> str | None:
+    if not choices or value is None or isinstance(value, (list, dict)):
+        return None
+    allowed = [str(c) for c in choices]
+    if str(value) not in allowed:
+        return f"{name} must be one of {', '.join(allowed)} (got {value!r})"
+    return None
+
+
+def validate(preset: Preset, registry: Registry | None = None, *,
+             demo_root: Path | None = None, resuming: bool = False) -> Plan:
+    """The preset checked against the installed TRL; `ValidationError` lists every problem.
+
+    `resuming`: the preset of a run being resumed, whose output_dir holds checkpoints by design.
+    """
+    registry = registry or load_registry()
+    try:
+        spec = registry.get(preset.trainer)
+    except CockpitError as exc:
+        raise ValidationError([Problem("trainer", str(exc))]) from None
+    problems = _Problems()
+    warnings: list[str] = []
+    if spec.needs and not has_gpu():
+        problems.add("trainer", f"trainer '{spec.name}' needs {spec.needs}, which this machine "
+                     "lacks — run it on a GPU box or pick another trainer")
+
+    built_later: tuple[str, ...] = ()
+    if uses_demo_assets(preset):
+        from cockpit.demo import datasets as demo
+
+        root = demo_root or demo.demo_dir()
+        demo.ensure_datasets(root)
+        preset = resolve_demo_refs(preset, root)
+        # The runner builds the demo models on first use; their folders may not exist yet.
+        built_later = (str(root / "models"),)
+    else:
+        preset = preset.copy()
+
+    def _check_model_ref(what: str, ref: str) -> None:
+        if not ref.startswith(built_later or ("\0",)):
+            with problems.check(what):
+                _check_model_path(what, ref)
+
+    # -- keys and types --------------------------------------------------------------------
+    known = known_config_keys(spec) | SCRIPT_EXTRA_KEYS
+    fields_by_name = {f.name: f for f in spec.fields}
+    for group in (spec.model_config, spec.script_args):
+        for f in group:
+            fields_by_name.setdefault(f.name, f)
+    renamed, _ = key_problems(preset.trl, known)
+    for problem in renamed:  # keys older TRL / transformers took: named with what they became
+        problems.add(problem.key, problem.message)
+    renamed_keys = {p.key for p in renamed}
+    project_only = []
+    for key, value in preset.trl.items():
+        if key in renamed_keys:
+            continue
+        if key not in known:
+            close = suggest_key(spec, key)
+            if close:
+                problems.add(key, f"unknown config key '{key}' for {spec.name} — did you mean '{close}'?")
+            else:
+                project_only.append(key)
+            continue
+        f = fields_by_name.get(key)
+        if f is not None:
+            problem = _type_problem(key, f.type, value) or _check_choices(key, f.choices, value)
+            if problem:
+                problems.add(key, f"{problem} — fix it in the preset or with --set {key}=...")
+    if project_only:
+        where = preset.source or "the config"
+        problems.add(project_only[0], f"unknown config key{'s' if len(project_only) > 1 else ''} "
+                     f"{', '.join(repr(k) for k in project_only)} for {spec.name} — not an option of "
+                     f"{spec.config_class}, the script arguments or the model config (`cockpit fields {spec.name}` "
+                     f"lists them); if this config belongs to a project's own script, run that script under "
+                     f"the cockpit: cockpit run -- python YOUR_SCRIPT.py --config {where}")
+    for key in preset.cockpit:
+        if key not in COCKPIT_KEYS:
+            close = difflib.get_close_matches(str(key), COCKPIT_KEYS, n=1)
+            hint = f" — did you mean 'cockpit.{close[0]}'?" if close else \
+                f" — known: {', '.join(COCKPIT_KEYS)}"
+            problems.add(f"cockpit.{key}", f"unknown key 'cockpit.{key}'{hint}")
+
+    # -- model -----------------------------------------------------------------------------
+    model = preset.trl.get("model_name_or_path")
+    if not model:
+        problems.add("model_name_or_path", "no model: set model_name_or_path (a local folder or "
+                     "hub id) — e.g. --set model_name_or_path=Qwen/Qwen2.5-0.5B-Instruct")
+    else:
+        _check_model_ref("model_name_or_path", str(model))
+    if preset.trl.get("trust_remote_code"):
+        warnings.append("trust_remote_code is on: the model's own Python code will run")
+
+    models = preset.cockpit.get("models") or {}
+    if not isinstance(models, dict):
+        problems.add("cockpit.models", "cockpit.models must be a mapping like {reward_model: path}")
+        models = {}
+    for key, ref in models.items():
+        if key not in ("ref_model", "reward_model", "value_model", "teacher_model"):
+            problems.add(f"cockpit.models.{key}", f"cockpit.models.{key}: unknown model role — use "
+                         "ref_model, reward_model, value_model or teacher_model")
+        elif ref:
+            _check_model_ref(f"cockpit.models.{key}", str(ref))
+    if "teacher_model" in spec.extra_models:
+        teacher = preset.trl.get("teacher_model_name_or_path") or models.get("teacher_model")
+        if not teacher:
+            problems.add("teacher_model_name_or_path", f"{spec.name} needs a teacher model — set "
+                         "teacher_model_name_or_path (or cockpit.models.teacher_model)")
+        else:
+            _check_model_ref("teacher model", str(teacher))
+    has_scorer = models.get("reward_model") or preset.trl.get("reward_model_path")
+    if "value_model" in spec.extra_models and not has_scorer:
+        problems.add("cockpit.models.reward_model", f"{spec.name} needs a reward model — set "
+                     "cockpit.models.reward_model (a sequence-classification model); the value "
+                     "model defaults to it")
+    if "reward_funcs" in spec.extra_models:
+        funcs: list[Any] = []
+        with problems.check("reward_funcs"):
+            funcs = _reward_funcs(preset)
+            if not funcs and not preset.trl.get("reward_model_name_or_path") \
+                    and not models.get("reward_model"):
+                raise CockpitError(f"{spec.name} needs rewards — set reward_funcs, "
+                                   f"cockpit.reward_funcs ({_BUILTIN_REWARDS_HINT}) or "
+                                   "reward_model_name_or_path")
+        for fn in funcs:
+            file_ref = reward_file_ref(str(fn))
+            if file_ref is not None:
+                if not file_ref[0].is_file():
+                    problems.add("reward_funcs", f"reward function {fn}: no file {file_ref[0]} — "
+                                 "give path/file.py:function")
+                else:
+                    warnings.append(f"reward function code will run from {fn}")
+
+    from cockpit.run.launchers import check as check_launcher
+
+    with problems.check("cockpit.launcher"):
+        check_launcher(preset.cockpit.get("launcher"))
+    from cockpit.alerts.rules import parse_notify, parse_rules
+
+    with problems.check("cockpit.alerts"):
+        parse_rules(preset.cockpit.get("alerts"))
+    with problems.check("cockpit.notify"):
+        parse_notify(preset.cockpit.get("notify"))
+
+    # -- data ------------------------------------------------------------------------------
+    with problems.check("dataset_name"):
+        _check_data(preset, spec)
+
+    # -- output ----------------------------------------------------------------------------
+    out = preset.trl.get("output_dir")
+    if out and not resuming:
+        out_path = Path(str(out)).expanduser()
+        if list_checkpoints(out_path):
+            problems.add("output_dir", f"output_dir {out_path} already holds checkpoints — "
+                         "continue it with `cockpit resume RUN`, or pick a new output_dir")
+    if problems.found:
+        raise ValidationError(problems.found)
+    return Plan(preset=preset, spec=spec, warnings=warnings)
+
+
+def has_gpu() -> bool:
+    """An NVIDIA device node is there (no torch import needed to know)."""
+    return any(Path("/dev").glob("nvidia[0-9]*"))
+
+
+def _check_model_path(what: str, ref: str) -> None:
+    p = Path(ref).expanduser()
+    if p.exists():
+        if p.is_dir() and not (p / "config.json").exists() and not (p / "adapter_config.json").exists():
+            raise CockpitError(f"{what} {ref}: the folder has no config.json — point it at a saved "
+                               "model folder (save_pretrained output)")
+        return
+    if ref.startswith((".", "/", "~")) or ref.count("/") > 1:
+        raise CockpitError(f"{what} {ref}: no such folder — check the path, or give a hub id "
+                           "like Qwen/Qwen2.5-0.5B")
+
+
+def _reward_funcs(preset: Preset) -> list[Any]:
+    funcs: list[Any] = []
+    for source in (preset.trl.get("reward_funcs"), preset.cockpit.get("reward_funcs")):
+        if source is None:
+            continue
+        if isinstance(source, str):
+            source = [source]
+        if not isinstance(source, list):
+            raise CockpitError("reward_funcs must be a list of names — e.g. [accuracy_reward]")
+        funcs.extend(source)
+    return funcs
+
+
+def _check_data(preset: Preset, spec: TrainerSpec) -> None:
+    name = preset.trl.get("dataset_name")
+    if preset.trl.get("datasets") or preset.trl.get("dataset_mixture"):
+        return  # TRL's dataset mixture: checked by TRL itself in the runner (an old one is named above)
+    if not name:
+        raise CockpitError("no data: set dataset_name (a hub id, a local folder or a "
+                           ".jsonl/.json/.parquet/.csv file)")
+    ref = ds.resolve(str(name), preset.trl.get("dataset_config"))
+    if ref.kind == "hub":
+        return
+    dcfg = preset.cockpit.get("dataset") or {}
+    if not isinstance(dcfg, dict):
+        raise CockpitError("cockpit.dataset must be a mapping (split, eval_split, columns)")
+    split_expr = str(dcfg.get("split") or preset.trl.get("dataset_train_split") or "train")
+    split = ds.split_base(split_expr)
+    path = ds.split_file(ref, split)
+    if path is None:
+        raise CockpitError(f"dataset {name}: no '{split}' split found in the folder — name a file "
+                           f"like {split}.jsonl, or set dataset_train_split")
+    columns, _ = ds.read_columns(path)
+    renames = dcfg.get("columns") or {}
+    if not isinstance(renames, dict):
+        raise CockpitError("cockpit.dataset.columns must map old names to new, e.g. {question: prompt}")
+    for old in renames:
+        if old not in columns:
+            raise CockpitError(f"cockpit.dataset.columns renames '{old}', which {path.name} does not "
+                               f"have (it has {', '.join(columns)})")
+    columns = [renames.get(c, c) for c in columns]
+    if spec.name == "ppo" and "input_ids" not in columns and "prompt" in columns:
+        return  # the runner tokenizes prompts to input_ids for PPO
+    ds.check_columns(columns, spec.data_formats, spec.name, os.fspath(path))

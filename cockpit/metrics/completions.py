@@ -1,0 +1,231 @@
+"""Sampled completions, kept apart from the metric journal and read by step, on demand.
+
+A GRPO run can sample megabytes of text a step. Inline in `events.jsonl` it made every attach,
+replay and `cockpit runs` parse all of it. Now the training process appends each step's rows to
+`completions.jsonl` in the run folder (one JSON line a step) and a fixed-size entry
+(step, offset, length) to `completions.idx`; the journal gets a small `completions_ref` record.
+Readers open the index (24 bytes a step), seek, and decode only the step they show: memory stays
+bounded whatever the run length.
+
+Why this and not parquet shards: the writer is the training loop, where one `write()` of a line
+and one of 24 bytes is all it should cost; a torn last record (a crash mid-write) leaves either no
+index entry (the step is simply absent) or an entry whose bytes do not decode (skipped); and it
+needs nothing beyond the standard library in the training process. TRL's own
+`completions/*.parquet` files are read as a second source, next to old run folders whose
+completions are still inline in the journal.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import struct
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from cockpit.metrics import trainer_state as ts
+from cockpit.run import journal
+
+STORE = "completions.jsonl"
+INDEX = "completions.idx"
+_ENTRY = struct.Struct("<qqq")  # step, offset, length
+_PARQUET = re.compile(r"^completions_(\d+)\.parquet$")
+_PARQUET_FIXED = frozenset({"step", "prompt", "completion", "advantage", "__index_level_0__"})
+
+
+def as_text(x: Any) -> str:
+    """Conversational prompts are lists of messages: 'role: content' lines; None is ''."""
+    if x is None:
+        return ""
+    if isinstance(x, str):
+        return x
+    if isinstance(x, list):
+        return "\n".join(f"{m.get('role', '?')}: {m.get('content', '')}" if isinstance(m, dict) else str(m)
+                         for m in x)
+    return str(x)
+
+
+def normalize(step: int, row: Mapping[str, Any], source: str) -> dict[str, Any]:
+    """One row as every reader shows it: step, prompt, completion, rewards {name: float, NaN for a
+    reward that gave None}, advantage, extra columns (anything else a reward function logged)."""
+    rewards: dict[str, float] = {}
+    raw = row.get("rewards")
+    if isinstance(raw, Mapping):
+        for name, value in raw.items():
+            f = ts.to_float(value)
+            rewards[str(name)] = f if f is not None else math.nan
+    extra = {str(k): v for k, v in row.items()
+             if k not in ("prompt", "completion", "rewards", "advantage", "step") and not isinstance(v, (dict, list))}
+    return {"step": step, "prompt": as_text(row.get("prompt")), "completion": as_text(row.get("completion")),
+            "rewards": rewards, "advantage": ts.to_float(row.get("advantage")), "source": source, "extra": extra}
+
+
+class CompletionsWriter:
+    """The training side (rank 0): append a step's rows; returns the journal's pointer record."""
+
+    def __init__(self, run_dir: Path) -> None:
+        self._data = open(Path(run_dir) / STORE, "ab", buffering=0)  # noqa: SIM115 - held for the run
+        self._index = open(Path(run_dir) / INDEX, "ab", buffering=0)  # noqa: SIM115
+
+    def append(self, step: int, rows: list[dict[str, Any]], *, source: str) -> journal.Record:
+        line = journal.encode(journal.completions(step, rows, source=source))
+        offset = self._data.seek(0, os.SEEK_END)
+        self._data.write(line)
+        self._index.write(_ENTRY.pack(step, offset, len(line)))  # only after the data is whole
+        return journal.completions_ref(step, len(rows), source=source)
+
+    def close(self) -> None:
+        self._data.close()
+        self._index.close()
+
+
+class _Store:
+    """The run folder's store: the index read whole (24 bytes a step), rows read per step."""
+
+    def __init__(self, run_dir: Path) -> None:
+        self.data = Path(run_dir) / STORE
+        self.index = Path(run_dir) / INDEX
+        self._size = -1
+        self.where: dict[int, tuple[int, int]] = {}
+
+    def refresh(self) -> bool:
+        try:
+            size = self.index.stat().st_size
+        except OSError:
+            return False
+        if size == self._size:
+            return False
+        with open(self.index, "rb") as fh:
+            fh.seek(max(0, self._size - self._size % _ENTRY.size) if self._size > 0 else 0)
+            start = fh.tell()
+            blob = fh.read()
+        if start == 0:
+            self.where = {}
+        usable = len(blob) - len(blob) % _ENTRY.size  # a torn last entry waits for the rest
+        for step, offset, length in _ENTRY.iter_unpack(blob[:usable]):
+            self.where[step] = (offset, length)  # a resumed run's repeat of a step wins
+        self._size = start + usable
+        return True
+
+    def read(self, step: int) -> tuple[list[dict[str, Any]], str] | None:
+        at = self.where.get(step)
+        if at is None:
+            return None
+        try:
+            with open(self.data, "rb") as fh:
+                fh.seek(at[0])
+                rec = journal.decode(fh.read(at[1]))
+        except (OSError, journal.DecodeError):
+            return None  # torn or damaged: skipped, never fatal
+        rows = rec.data.get("rows")
+        return (rows if isinstance(rows, list) else []), str(rec.data.get("source") or "")
+
+
+class CompletionsLibrary:
+    """Every step's completions of one source, from wherever they are, read on demand.
+
+    Sources, in order: the run folder's store; records still inline in an old journal (fed with
+    `add_records`); TRL's `completions/*.parquet` files in an output dir. Steps held at once are
+    bounded by a small cache, whatever the run's length.
+    """
+
+    def __init__(self, run_dir: Path | None = None, parquet_dir: Path | None = None, *, cache: int = 8) -> None:
+        self.store = _Store(run_dir) if run_dir is not None else None
+        self.parquet_dir = parquet_dir
+        self._parquet: dict[int, Path] = {}
+        self._inline: dict[int, tuple[list[dict[str, Any]], str]] = {}
+        self._cache: OrderedDict[int, list[dict[str, Any]]] = OrderedDict()
+        self._cache_size = cache
+        self._steps: list[int] | None = None
+        self.version = 0
+        self.warnings: list[str] = []
+
+    def refresh(self) -> bool:
+        """Look for new steps (store index, new parquet files); True when there are."""
+        changed = bool(self.store and self.store.refresh())
+        if self.parquet_dir is not None and self.parquet_dir.is_dir():
+            for child in self.parquet_dir.iterdir():
+                m = _PARQUET.match(child.name)
+                if m and int(m.group(1)) not in self._parquet:
+                    self._parquet[int(m.group(1))] = child
+                    changed = True
+        if changed:
+            self._steps = None
+            self.version += 1
+        return changed
+
+    def add_records(self, records: Iterable[journal.Record]) -> int:
+        """Old journals carry the rows inline; a `completions_ref` needs nothing (the store has it)."""
+        n = 0
+        for rec in records:
+            if rec.kind == journal.COMPLETIONS and isinstance(rec.data.get("rows"), list) and rec.step is not None:
+                self._inline[rec.step] = (rec.data["rows"], str(rec.data.get("source") or ""))
+                self._cache.pop(rec.step, None)
+                n += 1
+            elif rec.kind == journal.COMPLETIONS_REF and self.store is not None and rec.step not in self.store.where:
+                n += int(self.store.refresh())
+        if n:
+            self._steps = None
+            self.version += 1
+        return n
+
+    def steps(self) -> list[int]:
+        if self._steps is None:
+            found = set(self._inline) | set(self._parquet)
+            if self.store is not None:
+                found |= set(self.store.where)
+            self._steps = sorted(found)
+        return self._steps
+
+    def __len__(self) -> int:
+        return len(self.steps())
+
+    def rows(self, step: int) -> list[dict[str, Any]]:
+        if step in self._cache:
+            self._cache.move_to_end(step)
+            return self._cache[step]
+        got = self.store.read(step) if self.store is not None else None
+        if got is None and step in self._inline:
+            got = self._inline[step]
+        if got is None and step in self._parquet:
+            got = self._read_parquet(step)
+        rows = [normalize(step, r, got[1]) for r in got[0] if isinstance(r, Mapping)] if got else []
+        self._cache[step] = rows
+        while len(self._cache) > self._cache_size:
+            self._cache.popitem(last=False)
+        return rows
+
+    def _read_parquet(self, step: int) -> tuple[list[dict[str, Any]], str] | None:
+        try:
+            import pyarrow.parquet as pq
+
+            table = pq.read_table(self._parquet[step]).to_pylist()
+        except Exception as exc:  # noqa: BLE001 - a half-written parquet file: skip the step, keep the rest
+            self.warnings.append(f"{self._parquet[step]}: unreadable ({type(exc).__name__}) — skipped")
+            return None
+        rows = []
+        for r in table:
+            rewards: dict[str, Any] = {}
+            for key, value in r.items():
+                if key not in _PARQUET_FIXED:
+                    f = ts.to_float(value)
+                    if f is not None or value is None:
+                        rewards[key] = f
+            rows.append({"prompt": r.get("prompt"), "completion": r.get("completion"), "rewards": rewards,
+                         "advantage": r.get("advantage")})
+        return rows, "parquet"
+
+    def iter_rows(self, first: int | None = None, last: int | None = None) -> Iterable[dict[str, Any]]:
+        """Every row of the steps in [first, last], one step in memory at a time (export)."""
+        for step in self.steps():
+            if (first is None or step >= first) and (last is None or step <= last):
+                yield from self.rows(step)
+
+
+def dumps_row(row: dict[str, Any]) -> bytes:
+    return orjson.dumps(row, option=orjson.OPT_SERIALIZE_NUMPY) + b"\n"

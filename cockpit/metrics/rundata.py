@@ -1,0 +1,195 @@
+"""What a run screen shows, in one object: metric store, completions, log rows, header facts.
+
+Live runs and replays both fill a `RunData`; the widgets read only this. It
+holds no Textual objects, so a worker thread can build one from a whole
+journal and hand it to the screen (the first poll of a long run is big; later
+polls are small and are applied on the UI thread).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cockpit.metrics.sources import SourceName, distinct_labels
+from cockpit.metrics.store import CompletionsBuffer, LogRows, MetricStore, resumed_step
+from cockpit.run import journal
+
+
+@dataclass
+class Alert:
+    """A warning or the run's end, shown prominently."""
+
+    level: str  # "warning" | "error" | "information"
+    message: str
+    fix: str | None = None
+    step: int | None = None
+    t: float = 0.0
+
+
+@dataclass
+class RunData:
+    label: str
+    store: MetricStore = field(default_factory=MetricStore)
+    completions: CompletionsBuffer = field(default_factory=lambda: CompletionsBuffer(2000))
+    log_rows: LogRows = field(default_factory=lambda: LogRows(1000))
+    trainer: str | None = None
+    phase: str | None = None
+    phase_detail: str | None = None
+    state: str | None = None
+    step: int | None = None
+    max_steps: int | None = None
+    epoch: float | None = None
+    steps_per_s: float | None = None
+    eta_s: float | None = None
+    eta_at: float | None = None
+    """Wall time the ETA was computed at (the ETA counts down from there)."""
+    started: float | None = None
+    device: str | None = None
+    system: dict[str, Any] | None = None
+    system_t: float | None = None
+    alerts: deque = field(default_factory=lambda: deque(maxlen=200))
+    ended: Alert | None = None
+    checkpoints: list[tuple[int | None, str]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    """Problems met while loading (skipped lines, repaired files), shown once."""
+    version: int = 0
+    """Goes up whenever anything shown changed (the store has its own version too)."""
+    name: SourceName | None = None
+    """Where a replayed source was read from, to label it apart from the others (`relabel`)."""
+    run_dir: Path | None = None
+    """The run folder whose completions store `completions_ref` records point into."""
+    library: Any = None
+    """That store, opened on the first pointer (`core.completions.CompletionsLibrary`)."""
+
+    def apply(self, records: Iterable[journal.Record]) -> int:
+        """Take a batch of journal records; returns how many there were."""
+        records = list(records)
+        if not records:
+            return 0
+        self.store.add_many(records)
+        self.completions.add_many(records)
+        self._stored_completions(records)
+        self.log_rows.add_many(records)
+        for rec in records:
+            self._header(rec)
+        self.version += 1
+        return len(records)
+
+    def _stored_completions(self, records: list[journal.Record]) -> None:
+        """Rows of the newest pointed-to steps, read from the store: only as many steps as the
+        ring buffer holds, so attaching to a long run reads a few steps, not all of them."""
+        refs = [r for r in records if r.kind == journal.COMPLETIONS_REF and r.step is not None]
+        if not refs or self.run_dir is None:
+            return
+        if self.library is None:
+            from cockpit.metrics.completions import CompletionsLibrary
+
+            self.library = CompletionsLibrary(self.run_dir)
+        self.library.refresh()
+        wanted, room = [], self.completions.capacity
+        for ref in reversed(refs):
+            count = int(ref.data.get("count") or 0)
+            if wanted and count > room:
+                break
+            wanted.append(ref)
+            room -= count
+        for ref in reversed(wanted):
+            self.completions.add_rows(ref.step, self.library.rows(ref.step), source=str(ref.data.get("source") or ""))
+
+    def _header(self, rec: journal.Record) -> None:
+        d = rec.data
+        kind = rec.kind
+        if kind in (journal.METRICS, journal.EVAL):
+            if rec.step is not None and not d.get("summary"):
+                self.step = rec.step if self.step is None else max(self.step, rec.step)
+            if isinstance(d.get("epoch"), (int, float)):
+                self.epoch = float(d["epoch"])
+        elif kind == journal.PROGRESS:
+            if rec.step is not None:
+                self.step = rec.step
+            if d.get("max_steps"):
+                self.max_steps = int(d["max_steps"])
+            if d.get("epoch") is not None:
+                self.epoch = d["epoch"]
+            self.steps_per_s = d.get("steps_per_s")
+            self.eta_s = d.get("eta_s")
+            self.eta_at = rec.t or None
+        elif kind == journal.RUN_STARTED:
+            self.trainer = d.get("trainer") or self.trainer
+            if d.get("max_steps"):
+                self.max_steps = int(d["max_steps"])
+            self.device = d.get("device")
+            self.started = rec.t or self.started
+            self.ended = None
+            self.state = "running"
+            if d.get("resumed_from"):
+                where = Path(str(d["resumed_from"])).name
+                self.alerts.append(Alert("information", f"resumed from {where}", None,
+                                         resumed_step(rec), rec.t))
+        elif kind == journal.PHASE:
+            self.phase = d.get("phase")
+            self.phase_detail = d.get("detail")
+        elif kind == journal.SYSTEM:
+            self.system = dict(d)
+            self.system_t = rec.t
+        elif kind == journal.WARNING:
+            self.alerts.append(Alert("warning", str(d.get("message") or d.get("code") or "warning"),
+                                     d.get("fix"), rec.step, rec.t))
+        elif kind == journal.STOP_REQUESTED:
+            self.alerts.append(Alert("information", f"stop requested at step {rec.step}: "
+                                     "saving a checkpoint", None, rec.step, rec.t))
+            self.state = "stopping"
+        elif kind == journal.CHECKPOINT:
+            self.checkpoints.append((rec.step, str(d.get("path"))))
+        elif kind == journal.RUN_ENDED:
+            state = str(d.get("state") or "ended")
+            self.state = state
+            self.phase = "done"
+            self.eta_s = None
+            msg = f"run {state}"
+            if d.get("reason"):
+                msg += f": {d['reason']}"
+            # A stop the user asked for is no fault, forced or not (a forced one ends "killed").
+            asked = str(d.get("reason") or "").startswith("stopped by request")
+            level = "information" if state in ("finished", "stopped") or asked else "error"
+            self.ended = Alert(level, msg, d.get("fix"), rec.step, rec.t)
+            self.alerts.append(self.ended)
+
+    # -- derived -------------------------------------------------------------------------------
+
+    def eta_now(self, now: float | None = None) -> float | None:
+        """The last ETA, counted down since it was written (a stuck run shows 0, not a lie)."""
+        if self.eta_s is None:
+            return None
+        if self.eta_at is None:
+            return self.eta_s
+        return max(0.0, self.eta_s - ((now or time.time()) - self.eta_at))
+
+
+def relabel(sources: Sequence[RunData]) -> None:
+    """Label replayed sources so that no two read the same: each by its run's name, with as
+    much of its path as it takes to tell it from the others (`core.sources.distinct_labels`)."""
+    named = [s for s in sources if s.name is not None]
+    for data, label in zip(named, distinct_labels([s.name for s in named]), strict=False):  # type: ignore[misc]
+        data.label = label
+
+
+def load_journal(path: Path, label: str) -> tuple[RunData, Any]:
+    """A RunData from a whole journal and the tailer positioned at its end (for live follow)."""
+    from cockpit.run.tailer import Tailer
+
+    tailer = Tailer(path)
+    data = RunData(label, run_dir=Path(path).parent)
+    while True:  # one poll reads at most LineTailer.max_read bytes; a long journal takes several
+        batch = tailer.poll()
+        if not batch:
+            break
+        data.apply(batch)
+    if tailer.skipped:
+        data.notes.append(f"{path}: skipped {tailer.skipped} unreadable journal line(s)")
+    return data, tailer

@@ -1,0 +1,250 @@
+"""The run folder: the contract between the UI, the supervisor and the runner.
+
+    runs/<name>-<yyyymmdd-hhmmss>/
+      run.yaml       what was asked (trainer + TRL keys + `cockpit:` section)
+      trl.yaml       the flat TRL config, resolved; `trl <cmd> --config trl.yaml` takes it
+      command.txt    the exact command lines, copy-pasteable
+      status.json    the supervisor's view, written atomically
+      events.jsonl   the journal
+      stdout.log     everything the trainer printed
+      supervisor.log what the supervisor itself printed
+      control/       requests to the run (stop-and-save), one file each
+      output/        the trainer's output_dir
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from cockpit.errors import CockpitError
+
+STATES = ("starting", "queued", "running", "stopping", "stopped", "finished", "failed", "killed")
+LIVE_STATES = frozenset({"starting", "queued", "running", "stopping"})
+STATUS_VERSION = 1
+
+
+def read_tail(path: Path, nbytes: int) -> tuple[bytes, int]:
+    """The last `nbytes` of a file and the offset they start at; (b"", 0) when unreadable."""
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            start = max(0, fh.tell() - nbytes)
+            fh.seek(start)
+            return fh.read(), start
+    except OSError:
+        return b"", 0
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Temp file in the same folder + os.replace: a reader sees the old or the new file whole."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+@dataclass
+class Status:
+    """status.json: what the supervisor knows about the run's processes."""
+
+    state: str = "starting"
+    name: str = ""
+    trainer: str = ""
+    supervisor_pid: int | None = None
+    pid: int | None = None
+    pgid: int | None = None
+    started: float | None = None
+    ended: float | None = None
+    exit_code: int | None = None
+    signal: int | None = None
+    reason: str | None = None
+    fix: str | None = None
+    attempt: int = 1
+    host: str = ""
+    job_id: str | None = None
+    """The Slurm job of the current attempt (launcher kind slurm)."""
+    v: int = STATUS_VERSION
+
+    @property
+    def live(self) -> bool:
+        return self.state in LIVE_STATES
+
+    @classmethod
+    def from_dict(cls, obj: dict[str, Any]) -> Status:
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in obj.items() if k in known})
+
+
+@dataclass
+class RunFolder:
+    path: Path
+    _status_cache: tuple[float, Status] | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        self.path = Path(self.path)
+
+    # -- layout ----------------------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+    @property
+    def run_yaml(self) -> Path:
+        return self.path / "run.yaml"
+
+    @property
+    def trl_yaml(self) -> Path:
+        return self.path / "trl.yaml"
+
+    @property
+    def command_txt(self) -> Path:
+        return self.path / "command.txt"
+
+    @property
+    def status_json(self) -> Path:
+        return self.path / "status.json"
+
+    @property
+    def events(self) -> Path:
+        return self.path / "events.jsonl"
+
+    @property
+    def stdout_log(self) -> Path:
+        return self.path / "stdout.log"
+
+    @property
+    def supervisor_log(self) -> Path:
+        return self.path / "supervisor.log"
+
+    @property
+    def control(self) -> Path:
+        return self.path / "control"
+
+    @property
+    def output(self) -> Path:
+        return self.path / "output"
+
+    def exists(self) -> bool:
+        return self.run_yaml.is_file() or self.status_json.is_file() or self.events.is_file()
+
+    def cockpit_section(self) -> dict[str, Any]:
+        """run.yaml's `cockpit:` section; {} when the file is missing or broken (the runner
+        is the one that reports a broken run.yaml)."""
+        import yaml
+
+        try:
+            cfg = yaml.safe_load(self.run_yaml.read_text(encoding="utf-8")) or {}
+        except (OSError, ValueError, yaml.YAMLError):
+            return {}
+        section = cfg.get("cockpit") if isinstance(cfg, dict) else None
+        return section if isinstance(section, dict) else {}
+
+    # -- status ----------------------------------------------------------------------------
+    def read_status(self) -> Status:
+        """The status; a run folder from a newer cockpit is refused with a clear line."""
+        try:
+            raw = self.status_json.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return Status(state="starting", name=self.name)
+        try:
+            obj = json.loads(raw)
+        except ValueError:
+            raise CockpitError(f"{self.status_json}: not valid JSON — the file is damaged; "
+                               "delete it and the run shows as its journal says") from None
+        if not isinstance(obj, dict):
+            raise CockpitError(f"{self.status_json}: not a status object")
+        if isinstance(obj.get("v"), int) and obj["v"] > STATUS_VERSION:
+            raise CockpitError(f"{self.path}: written by a newer cockpit (status v{obj['v']}) — "
+                               "upgrade cockpit to read it")
+        return Status.from_dict(obj)
+
+    def write_status(self, status: Status) -> None:
+        write_atomic(self.status_json, json.dumps(asdict(status), indent=2) + "\n")
+
+    def update_status(self, **changes: Any) -> Status:
+        status = self.read_status()
+        for key, value in changes.items():
+            setattr(status, key, value)
+        self.write_status(status)
+        return status
+
+    # -- control requests ------------------------------------------------------------------
+    def request(self, what: str, **data: Any) -> Path:
+        """Leave a request for the runner (e.g. "stop_save"); it checks at each step."""
+        self.control.mkdir(exist_ok=True)
+        path = self.control / what
+        write_atomic(path, json.dumps({"t": time.time(), **data}))
+        return path
+
+    def pending_request(self, what: str) -> bool:
+        return (self.control / what).exists()
+
+    def clear_request(self, what: str) -> None:
+        try:
+            (self.control / what).unlink()
+        except FileNotFoundError:
+            pass
+
+    # -- checkpoints -----------------------------------------------------------------------
+    def checkpoints(self) -> list[Path]:
+        return list_checkpoints(self.output)
+
+
+_CKPT = re.compile(r"^checkpoint-(\d+)$")
+
+
+def list_checkpoints(output_dir: Path) -> list[Path]:
+    """checkpoint-N folders sorted by N (not by name: checkpoint-10 comes after checkpoint-9)."""
+    if not output_dir.is_dir():
+        return []
+    found = []
+    for child in output_dir.iterdir():
+        m = _CKPT.match(child.name)
+        if m and child.is_dir():
+            found.append((int(m.group(1)), child))
+    return [p for _, p in sorted(found)]
+
+
+def new_run_name(base: str, when: float | None = None) -> str:
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(when or time.time()))
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "-", base).strip("-") or "run"
+    return f"{safe}-{stamp}"
+
+
+def create_run_folder(runs_dir: Path, base_name: str) -> RunFolder:
+    """A new, user-only folder; a second run in the same second gets a suffix, never a clash."""
+    runs_dir.mkdir(parents=True, exist_ok=True)
+    name = new_run_name(base_name)
+    for i in range(1000):
+        candidate = runs_dir / (name if i == 0 else f"{name}-{i}")
+        try:
+            candidate.mkdir(mode=0o700)
+        except FileExistsError:
+            continue
+        return RunFolder(candidate)
+    raise CockpitError(f"could not create a run folder in {runs_dir} — clean it up or pick --runs-dir")
+
+
+def list_runs(runs_dir: Path) -> list[RunFolder]:
+    """Run folders in a runs dir, newest first."""
+    if not runs_dir.is_dir():
+        return []
+    runs = [RunFolder(p) for p in runs_dir.iterdir() if p.is_dir() and (p / "run.yaml").exists()]
+    runs.sort(key=lambda r: r.run_yaml.stat().st_mtime, reverse=True)
+    return runs

@@ -1,0 +1,274 @@
+"""The journal: one JSON object a line, append-only, the one file every reader tails.
+
+Both sides import this module: the runner's callback and the supervisor write
+records, the UI, `cockpit watch` and replay read them. A line looks like
+
+    {"v":1,"t":1732240000.12,"kind":"metrics","step":40,"data":{"loss":1.23}}
+
+Metric values may be NaN or ±Infinity (PPO logs NaN for `val/ratio_var`, DPO
+NaN grad norms). Strict JSON has no spelling for them, so the codec writes the
+bare literals `NaN`, `Infinity`, `-Infinity` that Python's json (and
+trainer_state.json) use, and the reader accepts them.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+try:  # orjson is a dependency, but the codec keeps working without it.
+    import orjson as _orjson
+except ImportError:  # pragma: no cover - exercised only where orjson is missing
+    _orjson = None
+
+VERSION = 1
+
+# Every kind a journal may hold; a reader skips (and counts) lines of other kinds
+# only when their version is newer than it knows.
+RUN_STARTED = "run_started"
+PHASE = "phase"
+METRICS = "metrics"
+EVAL = "eval"
+PROGRESS = "progress"
+CHECKPOINT = "checkpoint"
+COMPLETIONS = "completions"
+SYSTEM = "system"
+WARNING = "warning"
+STOP_REQUESTED = "stop_requested"
+RUN_ENDED = "run_ended"
+ALERT = "alert"
+COMPLETIONS_REF = "completions_ref"
+
+KINDS = frozenset(
+    {RUN_STARTED, PHASE, METRICS, EVAL, PROGRESS, CHECKPOINT, COMPLETIONS, SYSTEM, WARNING,
+     STOP_REQUESTED, RUN_ENDED, ALERT, COMPLETIONS_REF}
+)
+
+PHASES = ("starting", "importing", "loading_model", "preparing_data", "training", "saving", "done")
+
+
+@dataclass(slots=True)
+class Record:
+    """One journal line. `data` holds the kind's payload (see the constructors below)."""
+
+    kind: str
+    data: dict[str, Any] = field(default_factory=dict)
+    step: int | None = None
+    t: float = field(default_factory=time.time)
+    v: int = VERSION
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"v": self.v, "t": self.t, "kind": self.kind, "step": self.step, "data": self.data}
+
+
+# -- constructors: one per kind, so writers agree on the payload's shape --------------------
+
+
+def run_started(trainer: str, *, world_size: int = 1, max_steps: int | None = None,
+                versions: dict[str, str] | None = None, device: str = "cpu",
+                resumed_from: str | None = None, **extra: Any) -> Record:
+    data = {"trainer": trainer, "world_size": world_size, "max_steps": max_steps,
+            "versions": versions or {}, "device": device, "resumed_from": resumed_from, **extra}
+    return Record(RUN_STARTED, data, step=0)
+
+
+def phase(name: str, detail: str | None = None) -> Record:
+    return Record(PHASE, {"phase": name, "detail": detail})
+
+
+def metrics(step: int, values: dict[str, Any], *, epoch: float | None = None) -> Record:
+    return Record(METRICS, {"epoch": epoch, **values}, step=step)
+
+
+def eval_metrics(step: int, values: dict[str, Any], *, epoch: float | None = None) -> Record:
+    return Record(EVAL, {"epoch": epoch, **values}, step=step)
+
+
+def progress(step: int, max_steps: int | None, *, epoch: float | None = None,
+             steps_per_s: float | None = None, eta_s: float | None = None) -> Record:
+    return Record(PROGRESS, {"max_steps": max_steps, "epoch": epoch, "steps_per_s": steps_per_s,
+                             "eta_s": eta_s}, step=step)
+
+
+def checkpoint(step: int, path: str) -> Record:
+    return Record(CHECKPOINT, {"path": path}, step=step)
+
+
+def completions(step: int, rows: list[dict[str, Any]], *, source: str) -> Record:
+    """rows: {"prompt", "completion", "rewards": {name: value}, "advantage"}; source names where
+    they came from (trainer_logs, parquet, ppo_samples, generate)."""
+    return Record(COMPLETIONS, {"rows": rows, "source": source}, step=step)
+
+
+def completions_ref(step: int, count: int, *, source: str) -> Record:
+    """A step's completions went to the run folder's completions store (`core/completions.py`);
+    the journal keeps only this pointer, so tailing it stays cheap."""
+    return Record(COMPLETIONS_REF, {"count": count, "source": source}, step=step)
+
+
+def system(values: dict[str, Any]) -> Record:
+    return Record(SYSTEM, values)
+
+
+def warning(message: str, *, code: str = "warning", step: int | None = None,
+            fix: str | None = None) -> Record:
+    return Record(WARNING, {"code": code, "message": message, "fix": fix}, step=step)
+
+
+def alert(rule: str, message: str, *, key: str, value: Any, step: int | None,
+          actions: list[dict[str, Any]], builtin: bool = False) -> Record:
+    """An alert rule fired: which rule, on what value, and what each action did (targets are named
+    by kind only, never by URL)."""
+    return Record(ALERT, {"rule": rule, "message": message, "key": key, "value": value,
+                          "actions": actions, "builtin": builtin}, step=step)
+
+
+def run_ended(state: str, *, exit_code: int | None = None, signal: int | None = None,
+              reason: str | None = None, fix: str | None = None, step: int | None = None) -> Record:
+    return Record(RUN_ENDED, {"state": state, "exit_code": exit_code, "signal": signal,
+                              "reason": reason, "fix": fix}, step=step)
+
+
+# -- codec ---------------------------------------------------------------------------------
+
+
+def _clean(value: Any) -> Any:
+    """Make a value JSON-encodable: numpy/torch scalars to Python, NaN kept as float."""
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        return value
+    if isinstance(value, dict):
+        return {str(k): _clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clean(v) for v in value]
+    item = getattr(value, "item", None)
+    if callable(item):
+        try:
+            return _clean(item())
+        except (TypeError, ValueError):
+            pass
+    tolist = getattr(value, "tolist", None)
+    if callable(tolist):
+        return _clean(tolist())
+    return str(value)
+
+
+def _has_nonfinite(value: Any) -> bool:
+    if isinstance(value, float):
+        return not math.isfinite(value)
+    if isinstance(value, dict):
+        return any(_has_nonfinite(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_nonfinite(v) for v in value)
+    return False
+
+
+def encode(record: Record) -> bytes:
+    """One line, newline included. Uses orjson when the record has only finite numbers
+    (orjson would write NaN as null), else the stdlib, which writes NaN/Infinity literals."""
+    obj = record.to_dict()
+    obj["data"] = _clean(obj["data"])
+    if _orjson is not None and not _has_nonfinite(obj):
+        try:
+            return _orjson.dumps(obj) + b"\n"
+        except TypeError:  # orjson refuses ints beyond 64 bits; the stdlib writes them
+            pass
+    return (json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=True) + "\n").encode()
+
+
+class DecodeError(ValueError):
+    """A line that is not a journal record (garbage, or a newer version than we know)."""
+
+
+def loads_lenient(raw: bytes | str) -> Any:
+    """Parse JSON that may carry NaN/Infinity literals (orjson refuses them, json takes them)."""
+    if _orjson is not None:
+        try:
+            return _orjson.loads(raw)
+        except _orjson.JSONDecodeError:
+            pass
+    if isinstance(raw, (bytes, bytearray)):
+        raw = bytes(raw).decode("utf-8")
+    return json.loads(raw)
+
+
+def decode(line: bytes | str) -> Record:
+    """One line to a Record; raises DecodeError for anything that is not a version we know."""
+    try:
+        obj = loads_lenient(line)
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:  # deep nesting: RecursionError
+        raise DecodeError(f"not JSON: {exc}") from None
+    if not isinstance(obj, dict) or "kind" not in obj:
+        raise DecodeError("not a journal record")
+    v = obj.get("v")
+    if not isinstance(v, int) or v < 1:
+        raise DecodeError("record has no version")
+    if v > VERSION:
+        raise DecodeError(f"record version {v} is newer than this cockpit reads ({VERSION})")
+    data = obj.get("data")
+    step = obj.get("step")
+    t = obj.get("t")
+    return Record(
+        kind=str(obj["kind"]),
+        data=data if isinstance(data, dict) else {},
+        step=step if isinstance(step, int) and not isinstance(step, bool) else None,
+        t=float(t) if isinstance(t, (int, float)) and not isinstance(t, bool) else 0.0,
+        v=v,
+    )
+
+
+# -- writer --------------------------------------------------------------------------------
+
+
+class JournalWriter:
+    """Appends records to events.jsonl, one write + flush per line.
+
+    Opened in append mode so the supervisor and the runner can both write: each
+    line goes out in a single write() of less than PIPE_BUF-sized chunks in the
+    common case, and O_APPEND keeps concurrent writers from overwriting each other.
+    """
+
+    def __init__(self, path: str | os.PathLike[str]):
+        self.path = os.fspath(path)
+        self._fh: IO[bytes] | None = open(self.path, "ab", buffering=0)  # noqa: SIM115 - held until close()
+
+    def write(self, record: Record) -> None:
+        if self._fh is None:
+            return
+        self._fh.write(encode(record))
+
+    def write_all(self, records: Iterable[Record]) -> None:
+        if self._fh is None:
+            return
+        self._fh.write(b"".join(encode(r) for r in records))
+
+    def close(self) -> None:
+        if self._fh is not None:
+            self._fh.close()
+            self._fh = None
+
+    def __enter__(self) -> JournalWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def read_all(path: str | os.PathLike[str]) -> tuple[list[Record], int]:
+    """Every complete record of a journal, and how many lines were skipped."""
+    from cockpit.run.tailer import Tailer
+
+    tailer = Tailer(path)
+    records: list[Record] = []
+    while True:  # one poll reads at most max_read bytes: read to the end
+        before = tailer.offset
+        records.extend(tailer.poll())
+        if tailer.offset == before:
+            break
+    return records, tailer.skipped

@@ -1,0 +1,155 @@
+"""Script mode: any training command under the cockpit, unchanged.
+
+`cockpit run -- python train.py --lr 1e-5` (or `trl sft --config x.yaml`, or `accelerate launch
+... grpo.py --config recipe.yaml`) gets the same run folder, supervisor, journal, states and
+stop / resume as a preset run. run.yaml records what was asked:
+
+    trainer: script
+    cockpit:
+      name: train
+      script: {command: [python, train.py, --lr, 1e-5], cwd: /where/it/was/given}
+      env: {KEY: value}           # overrides on top of the launching shell's environment
+
+The supervisor starts the command in that folder with the hook's site folder first on PYTHONPATH
+(`cockpit.hook`), so every transformers Trainer the process builds writes the journal; the
+command's own output goes to stdout.log like a preset run's.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from pathlib import Path
+from typing import Any
+
+from cockpit.config.presets import dump_yaml
+from cockpit.errors import CockpitError
+from cockpit.run import journal
+from cockpit.run.folder import RunFolder, Status, create_run_folder
+
+SCRIPT_TRAINER = "script"
+_LAUNCHERS = {"python", "python3", "accelerate", "torchrun", "deepspeed", "trl", "uv", "srun"}
+
+
+def script_section(run: RunFolder) -> dict[str, Any] | None:
+    """run.yaml's `cockpit.script` for a script run, else None."""
+    section = run.cockpit_section().get("script")
+    return section if isinstance(section, dict) and section.get("command") else None
+
+
+def default_name(command: list[str]) -> str:
+    """A run name from the command: the script's stem (`train.py` → train), `-m trl.scripts.sft` →
+    sft, `trl sft` → trl-sft."""
+    words = [w for w in command if w]
+    for i, w in enumerate(words):
+        if w == "-m" and i + 1 < len(words):
+            return words[i + 1].rsplit(".", 1)[-1]
+        if w.endswith(".py"):
+            return Path(w).stem
+    if len(words) >= 2 and Path(words[0]).name == "trl" and not words[1].startswith("-"):
+        return f"trl-{words[1]}"
+    first = next((Path(w).name for w in words if Path(w).name not in _LAUNCHERS and not w.startswith("-")),
+                 None)
+    return first or "script"
+
+
+def check_command(command: list[str], cwd: Path) -> list[str]:
+    """Every problem with a command at once (empty, no such working folder, program not found)."""
+    problems = []
+    if not command:
+        problems.append("no command after `--` — e.g. cockpit run -- python train.py")
+    if not cwd.is_dir():
+        problems.append(f"working folder {cwd}: no such folder — run from an existing folder")
+    if command:
+        import shutil
+
+        prog = command[0]
+        found = (cwd / prog).is_file() if os.sep in prog else shutil.which(prog) is not None
+        if not found:
+            problems.append(f"{prog}: no such program on PATH — check the command, or give its full path")
+    return problems
+
+
+def prepare_script(command: list[str], *, cwd: Path, runs_dir: Path, name: str | None = None,
+                   env: dict[str, str] | None = None, launcher: dict[str, Any] | None = None,
+                   alerts: dict[str, Any] | None = None) -> RunFolder:
+    """Create the run folder of a script run and write what was asked; start nothing.
+
+    `launcher` may send the command to Slurm (`{kind: slurm, partition: ...}`); on one machine the
+    command's own launcher line (python, torchrun, accelerate launch) is kept as given."""
+    cwd = cwd.resolve()
+    problems = check_command(command, cwd)
+    if alerts is not None:
+        from cockpit.alerts.rules import parse_notify, parse_rules
+
+        for check, key in ((parse_rules, "alerts"), (parse_notify, "notify")):
+            try:
+                check(alerts.get(key), where=f"--alerts {key}")
+            except CockpitError as exc:
+                problems.extend(str(exc).splitlines())
+    if launcher:
+        from cockpit.run import launchers as launchers
+
+        if launcher.get("kind") != "slurm":
+            problems.append("a script run keeps its own launcher line — cockpit's launcher is only for "
+                            "sending it to Slurm: --launcher kind=slurm")
+        else:
+            try:
+                launchers.check(launcher)
+            except CockpitError as exc:
+                problems.extend(str(exc).splitlines())
+    if problems:
+        raise CockpitError("\n".join(problems))
+    run = create_run_folder(runs_dir.resolve(), name or default_name(command))
+    try:
+        cockpit: dict[str, Any] = {"name": name or default_name(command),
+                                   "script": {"command": list(command), "cwd": str(cwd)}}
+        if env:
+            cockpit["env"] = dict(env)
+        if launcher:
+            cockpit["launcher"] = dict(launcher)
+        if alerts:  # an --alerts file: {notify: ..., alerts: [...], builtin_alerts: ...}
+            from cockpit.alerts.rules import keep_secrets, parse_notify
+
+            for key in ("alerts", "builtin_alerts"):
+                if key in alerts:
+                    cockpit[key] = alerts[key]
+            if alerts.get("notify"):
+                run.control.mkdir(exist_ok=True)
+                cockpit["notify"] = keep_secrets(parse_notify(alerts["notify"]), run.control / "notify.secret.json")
+        run.run_yaml.write_text(dump_yaml({"trainer": SCRIPT_TRAINER, "cockpit": cockpit}), encoding="utf-8")
+        write_script_command(run)
+        run.write_status(Status(state="starting", name=run.name, trainer=SCRIPT_TRAINER, host=os.uname().nodename))
+        journal.JournalWriter(run.events).close()
+    except BaseException:
+        import shutil
+
+        shutil.rmtree(run.path, ignore_errors=True)
+        raise
+    return run
+
+
+def write_script_command(run: RunFolder, resume_from: Path | None = None) -> None:
+    section = script_section(run) or {}
+    env = run.cockpit_section().get("env") or {}
+    lines = ["# what cockpit runs (inside a detached supervisor), unchanged, in its working folder:",
+             f"cd {shlex.quote(str(section.get('cwd', '.')))}",
+             " ".join([*(f"{k}={shlex.quote(str(v))}" for k, v in env.items()),
+                       shlex.join(section.get("command", []))])]
+    if resume_from is not None:
+        lines.insert(1, f"# resumed from {resume_from} (given to Trainer.train by cockpit's hook)")
+    run.command_txt.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def script_output_dir(run: RunFolder) -> Path | None:
+    """The output_dir the script's trainer reported (the newest `run_started` that names one)."""
+    found = None
+    records, _ = journal.read_all(run.events)
+    for rec in records:
+        if rec.kind == journal.RUN_STARTED and rec.data.get("output_dir"):
+            found = rec.data["output_dir"]
+    if not found:
+        return None
+    section = script_section(run) or {}
+    path = Path(str(found))
+    return path if path.is_absolute() else Path(str(section.get("cwd", "."))) / path

@@ -1,0 +1,190 @@
+"""Slurm: cockpit writes the sbatch script, submits it, and follows the shared run folder.
+
+It never schedules or places processes itself. The script runs one `srun` task per node; each task
+starts the trainer's processes through torchrun (c10d rendezvous at the first node, the way TRL's
+multi-node examples do) or `accelerate launch --num_machines N --machine_rank $SLURM_NODEID
+--main_process_ip <first node>`. Global rank 0 alone writes the journal, as on one machine. Output
+goes to `stdout.log` in the run folder, which must be on a filesystem the nodes share.
+
+The supervisor (on the submitting machine) records the job id, shows `queued` with squeue's reason
+until the job starts, forwards a force stop as `scancel`, and reads how the job ended from sacct
+(where accounting exists) or scontrol, so a time limit or a preemption is named as such.
+"""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cockpit.errors import CockpitError
+
+KEYS = ("kind", "num_processes", "config_file", "args", "partition", "nodes", "gpus_per_node",
+        "cpus_per_task", "time", "account", "sbatch", "setup", "port")
+DEFAULT_PORT = 29500
+_TIMEOUT_S = 30
+
+
+def check(launcher: dict[str, Any]) -> dict[str, Any]:
+    """The slurm fields of `cockpit.launcher`, checked, with defaults; every problem at once."""
+    problems = []
+    out: dict[str, Any] = {}
+    for key, default in (("nodes", 1), ("gpus_per_node", 0), ("cpus_per_task", None), ("port", DEFAULT_PORT)):
+        value = launcher.get(key, default)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0
+                                  or (key in ("nodes", "port") and value < 1)):
+            problems.append(f"cockpit.launcher.{key} must be a whole number ≥ {1 if key in ('nodes', 'port') else 0}"
+                            f" (got {value!r})")
+        out[key] = value
+    for key in ("partition", "time", "account"):
+        value = launcher.get(key)
+        if value is not None and not isinstance(value, (str, int)):
+            problems.append(f"cockpit.launcher.{key} must be a string (got {value!r})")
+        out[key] = None if value is None else str(value)
+    extra = launcher.get("sbatch") or []
+    if isinstance(extra, str):
+        extra = [extra]
+    if not isinstance(extra, list) or not all(isinstance(x, str) for x in extra):
+        problems.append("cockpit.launcher.sbatch must be a list of extra #SBATCH options, e.g. ['--qos=high']")
+        extra = []
+    out["sbatch"] = [x.removeprefix("#SBATCH").strip() for x in extra]
+    setup = launcher.get("setup") or ""
+    if not isinstance(setup, str):
+        problems.append("cockpit.launcher.setup must be a block of shell lines (module loads, venv activation)")
+        setup = ""
+    out["setup"] = setup
+    if problems:
+        raise CockpitError("\n".join(problems))
+    return out
+
+
+@dataclass(frozen=True)
+class JobEnd:
+    state: str
+    """finished, failed, killed"""
+    exit_code: int | None
+    reason: str
+    fix: str
+
+
+def available() -> str | None:
+    """None when sbatch, squeue and scancel are on PATH, else what is missing (for a one-line error)."""
+    missing = [c for c in ("sbatch", "squeue", "scancel") if shutil.which(c) is None]
+    return None if not missing else f"{', '.join(missing)} not found — Slurm's client commands must be on PATH"
+
+
+def sbatch_script(*, run_dir: Path, chdir: Path, job_name: str, launcher: dict[str, Any], task: list[str],
+                  distributed: str | None, env: dict[str, str], python: str = sys.executable) -> str:
+    """The job script. `task`: what each node runs after the launcher (`-m cockpit.runner RUN` or a
+    script-mode command); `distributed`: "torchrun", "accelerate" or None (the command is given as
+    is, with the rendezvous address in $COCKPIT_MAIN_ADDR / $COCKPIT_MAIN_PORT)."""
+    s = {**launcher, **check(launcher)}
+    out = run_dir / "stdout.log"
+    lines = ["#!/bin/bash", f"#SBATCH --job-name={job_name}", f"#SBATCH --output={out}",
+             f"#SBATCH --error={out}", "#SBATCH --open-mode=append", f"#SBATCH --nodes={s['nodes']}",
+             "#SBATCH --ntasks-per-node=1", f"#SBATCH --chdir={chdir}"]
+    if s["gpus_per_node"]:
+        lines.append(f"#SBATCH --gpus-per-node={s['gpus_per_node']}")
+    if s["cpus_per_task"]:
+        lines.append(f"#SBATCH --cpus-per-task={s['cpus_per_task']}")
+    for key in ("partition", "time", "account"):
+        if s[key]:
+            lines.append(f"#SBATCH --{key}={s[key]}")
+    lines += [f"#SBATCH {x}" for x in s["sbatch"]]
+    lines += ["", "# written by cockpit: the run folder must be on a filesystem every node shares", "set -eo pipefail"]
+    if s["setup"].strip():
+        lines += ["", "# setup (from cockpit.launcher.setup)", s["setup"].rstrip()]
+    lines += [""] + [f"export {k}={shlex.quote(v)}" for k, v in sorted(env.items())]
+    lines += ['export COCKPIT_MAIN_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)',
+              f"export COCKPIT_MAIN_PORT={s['port']}", ""]
+    n = int(s.get("num_processes") or 1)
+    task_s = shlex.join(task)
+    if distributed == "torchrun":
+        inner = (f"exec {shlex.quote(python)} -m torch.distributed.run "
+                 "--nnodes=$SLURM_NNODES --node_rank=$SLURM_NODEID "
+                 f"--nproc_per_node={n} --rdzv_id=$SLURM_JOB_ID --rdzv_backend=c10d "
+                 f"--rdzv_endpoint=$COCKPIT_MAIN_ADDR:$COCKPIT_MAIN_PORT {task_s}")
+    elif distributed == "accelerate":
+        cfg = f"--config_file {shlex.quote(str(s['config_file']))} " if s.get("config_file") else ""
+        extra = " ".join(shlex.quote(str(a)) for a in s.get("args") or [])
+        inner = (f"exec {shlex.quote(python)} -m accelerate.commands.launch {cfg}--num_machines $SLURM_NNODES "
+                 f"--machine_rank $SLURM_NODEID --main_process_ip $COCKPIT_MAIN_ADDR "
+                 f"--main_process_port $COCKPIT_MAIN_PORT --num_processes $(( SLURM_NNODES * {n} )) "
+                 f"{extra + ' ' if extra else ''}{task_s}")
+    else:
+        inner = f"exec {task_s}"
+    lines += ["# one task per node; each starts this node's share of the processes",
+              f"srun --kill-on-bad-exit=1 bash -c {shlex.quote(inner)}", ""]
+    return "\n".join(lines)
+
+
+def _run(argv: list[str]) -> subprocess.CompletedProcess[str]:
+    try:
+        return subprocess.run(argv, capture_output=True, text=True, timeout=_TIMEOUT_S, check=False,
+                              stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return subprocess.CompletedProcess(argv, 127, "", str(exc))
+
+
+def submit(script: Path) -> str:
+    """sbatch the script; the job id."""
+    proc = _run(["sbatch", "--parsable", str(script)])
+    if proc.returncode != 0:
+        raise CockpitError(f"sbatch refused the job: {(proc.stderr or proc.stdout).strip()[:300]} — "
+                           "check cockpit.launcher (partition, time, account)")
+    return proc.stdout.strip().split(";")[0]
+
+
+def queue_state(job_id: str) -> tuple[str, str] | None:
+    """(squeue state, reason) while the job is known to the queue, else None."""
+    proc = _run(["squeue", "-h", "-j", job_id, "-o", "%T|%r"])
+    line = proc.stdout.strip().splitlines()[0] if proc.returncode == 0 and proc.stdout.strip() else ""
+    if not line:
+        return None
+    state, _, reason = line.partition("|")
+    return state.strip(), reason.strip()
+
+
+def cancel(job_id: str) -> None:
+    _run(["scancel", job_id])
+
+
+_ENDS = {
+    "COMPLETED": ("finished", "the job completed", ""),
+    "FAILED": ("failed", "the job failed", "see stdout.log"),
+    "NODE_FAIL": ("failed", "a node of the job failed", "resume it: cockpit resume RUN"),
+    "OUT_OF_MEMORY": ("failed", "the job ran out of memory", "ask for more memory (--mem) or lower the batch size"),
+    "TIMEOUT": ("killed", "Slurm ended the job at its time limit",
+                "raise cockpit.launcher.time, then resume: cockpit resume RUN"),
+    "PREEMPTED": ("killed", "Slurm preempted the job", "resume it: cockpit resume RUN"),
+    "CANCELLED": ("killed", "the job was cancelled (scancel)", "resume it: cockpit resume RUN"),
+    "BOOT_FAIL": ("failed", "the job's node failed to boot", "submit again"),
+    "DEADLINE": ("killed", "the job reached its deadline", "resume it: cockpit resume RUN"),
+}
+
+
+def job_end(job_id: str) -> JobEnd:
+    """How a job that left the queue ended: from sacct where accounting runs, else scontrol."""
+    state, code = "", None
+    proc = _run(["sacct", "-n", "-P", "-X", "-j", job_id, "-o", "State,ExitCode"])
+    if proc.returncode == 0 and proc.stdout.strip():
+        raw, _, exit_s = proc.stdout.strip().splitlines()[0].partition("|")
+        state = raw.split()[0] if raw else ""
+        code = _exit_code(exit_s)
+    if not state:
+        proc = _run(["scontrol", "show", "job", job_id, "-o"])
+        fields = dict(tok.split("=", 1) for tok in proc.stdout.split() if "=" in tok)
+        state = fields.get("JobState", "")
+        code = _exit_code(fields.get("ExitCode", ""))
+    ended, reason, fix = _ENDS.get(state.rstrip("+"), ("failed", f"the job ended {state or 'without a state'}",
+                                                       "see stdout.log"))
+    return JobEnd(ended, code, f"{reason} (job {job_id})", fix)
+
+
+def _exit_code(text: str) -> int | None:
+    code, _, _ = text.partition(":")
+    return int(code) if code.strip().isdigit() else None

@@ -1,0 +1,301 @@
+"""Runs as the user names them: one line per run for `cockpit runs` and the home screen
+(without reading whole journals), and the one lookup of a run by path, name or name prefix
+that every command uses."""
+
+from __future__ import annotations
+
+import difflib
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from cockpit.errors import CockpitError
+from cockpit.run import journal
+from cockpit.run.folder import LIVE_STATES, RunFolder, list_runs, read_tail
+
+TAIL_BYTES = 256 * 1024
+
+
+def pid_alive(pid: int | None) -> bool:
+    if not pid:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+@dataclass
+class RunSummary:
+    name: str
+    path: str
+    state: str
+    trainer: str
+    step: int | None
+    max_steps: int | None
+    eta_s: float | None
+    created: float
+    phase: str | None
+    reason: str | None
+    error: str | None = None
+
+    @property
+    def live(self) -> bool:
+        return self.state in LIVE_STATES
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def tail_records(path: Path, nbytes: int = TAIL_BYTES) -> list[journal.Record]:
+    """The complete records in the last `nbytes` of a journal (the first, partial line dropped)."""
+    data, start = read_tail(path, nbytes)
+    lines = data.split(b"\n")
+    if start > 0:
+        lines = lines[1:]
+    lines = lines[:-1]  # the last element is "" or a partial line
+    out = []
+    for line in lines:
+        try:
+            out.append(journal.decode(line))
+        except journal.DecodeError:
+            continue
+    return out
+
+
+def effective_state(run: RunFolder) -> tuple[str, str | None]:
+    """The status, corrected when the supervisor died without writing its last word."""
+    return _effective(run.read_status())
+
+
+def _effective(st) -> tuple[str, str | None]:  # type: ignore[no-untyped-def]
+    if st.live and st.supervisor_pid and st.host == os.uname().nodename \
+            and not pid_alive(st.supervisor_pid):
+        return "failed", "the supervisor process is gone (machine restarted or it was killed)"
+    return st.state, st.reason
+
+
+@dataclass
+class _TailFacts:
+    step: int | None = None
+    max_steps: int | None = None
+    eta: float | None = None
+    phase: str | None = None
+    trainer: str | None = None
+
+
+def _facts_from_records(records: list[journal.Record]) -> _TailFacts:
+    """What the list shows, read forwards: the later record wins each fact."""
+    f = _TailFacts()
+    for rec in records:
+        if rec.kind == journal.PROGRESS:
+            f.step, f.max_steps, f.eta = rec.step, rec.data.get("max_steps"), rec.data.get("eta_s")
+        elif rec.kind == journal.METRICS and rec.step is not None:
+            f.step = rec.step
+        elif rec.kind == journal.PHASE:
+            f.phase = rec.data.get("phase")
+        elif rec.kind == journal.RUN_STARTED:
+            f.trainer = rec.data.get("trainer") or f.trainer
+            f.max_steps = rec.data.get("max_steps") or f.max_steps
+    return f
+
+
+def _newest(data: bytes, lo: int, hi: int, kind: str):  # type: ignore[no-untyped-def]
+    """Records of `kind` among the complete lines data[lo:hi], newest first: found with a byte
+    search for the `"kind":"..."` every cockpit writer emits, decoding only those lines."""
+    marker = b'"kind":"' + kind.encode() + b'"'
+    end = hi
+    while end > lo:
+        pos = data.rfind(marker, lo, end)
+        if pos < 0:
+            return
+        start = max(lo, data.rfind(b"\n", lo, pos) + 1)
+        stop = data.find(b"\n", pos, hi)
+        try:
+            rec = journal.decode(data[start:stop if stop >= 0 else hi])
+        except journal.DecodeError:
+            rec = None
+        if rec is not None and rec.kind == kind:  # not the same text inside another record's data
+            yield rec, start
+        end = start
+
+
+def tail_facts(path: Path, nbytes: int = TAIL_BYTES) -> _TailFacts:
+    """The same facts as `_facts_from_records(tail_records(path))`, without decoding every line:
+    a 1,000-run folder's journals hold ~1M lines in their last 256 KB, and the list needs about
+    five of them per run (bench: runs_cli_1000_s)."""
+    data, start = read_tail(path, nbytes)
+    hi = data.rfind(b"\n")
+    lo = data.find(b"\n") + 1 if start > 0 else 0
+    if hi < 0 or lo > hi:
+        return _TailFacts()
+    if data.find(b'"kind":"', lo, hi) < 0:  # not written by cockpit's codec: read it all
+        return _facts_from_records(tail_records(path, nbytes))
+    f = _TailFacts()
+    progress = next(_newest(data, lo, hi, journal.PROGRESS), None)
+    metrics = next(((r, at) for r, at in _newest(data, lo, hi, journal.METRICS) if r.step is not None), None)
+    started_max = started_trainer = None
+    for rec, at in _newest(data, lo, hi, journal.RUN_STARTED):
+        if started_max is None and rec.data.get("max_steps"):
+            started_max = (rec, at)
+        if started_trainer is None and rec.data.get("trainer"):
+            started_trainer = rec
+        if started_max is not None and started_trainer is not None:
+            break
+    phase = next(_newest(data, lo, hi, journal.PHASE), None)
+    newest_step = max((c for c in (progress, metrics) if c is not None), key=lambda c: c[1], default=None)
+    if newest_step is not None:
+        f.step = newest_step[0].step
+    if progress is not None:
+        f.eta = progress[0].data.get("eta_s")
+    newest_max = max((c for c in (progress, started_max) if c is not None), key=lambda c: c[1], default=None)
+    if newest_max is not None:
+        f.max_steps = newest_max[0].data.get("max_steps")
+    if phase is not None:
+        f.phase = phase[0].data.get("phase")
+    if started_trainer is not None:
+        f.trainer = started_trainer.data.get("trainer")
+    return f
+
+
+def summarize(run: RunFolder) -> RunSummary:
+    try:
+        st = run.read_status()
+        state, reason = _effective(st)
+        error = None
+    except CockpitError as exc:
+        from cockpit.run.folder import Status
+
+        st, state, reason, error = Status(), "unknown", None, str(exc)
+    f = tail_facts(run.events)
+    trainer = f.trainer or st.trainer
+    max_steps = f.max_steps
+    try:
+        created = run.run_yaml.stat().st_mtime
+    except OSError:
+        created = 0.0
+    if max_steps is not None and max_steps < 0:
+        max_steps = None
+    return RunSummary(run.name, str(run.path), state, trainer or "?", f.step, max_steps,
+                      f.eta if state in LIVE_STATES else None, created, f.phase, reason, error)
+
+
+def run_summaries(runs_dir: Path) -> list[RunSummary]:
+    """Live runs first, then newest first."""
+    return RunsIndex(runs_dir).summaries()
+
+
+def _stamp(run: RunFolder) -> tuple:
+    """What a summary depends on, from stat alone: a run whose stamp is unchanged needs no
+    re-read (its pid is still checked while it says it is live)."""
+    out = []
+    for p in (run.events, run.path / "status.json", run.run_yaml):
+        try:
+            st = p.stat()
+            out.append((st.st_size, st.st_mtime_ns, st.st_ino))
+        except OSError:
+            out.append(None)
+    return tuple(out)
+
+
+class RunsIndex:
+    """The runs of a runs folder, kept between refreshes: each refresh re-reads only the runs
+    whose journal, status or run.yaml changed, and the live ones (their supervisor may have
+    died without a word). The home screen holds one and refreshes it every 2 s."""
+
+    def __init__(self, runs_dir: Path) -> None:
+        self.runs_dir = Path(runs_dir)
+        self._known: dict[str, tuple[tuple, RunSummary]] = {}
+        self.reread = 0
+        """How many runs the last refresh read again (the rest came from the cache)."""
+
+    def summaries(self) -> list[RunSummary]:
+        rows, known, reread = [], {}, 0
+        for run in list_runs(self.runs_dir):
+            key = str(run.path)
+            stamp = _stamp(run)
+            cached = self._known.get(key)
+            if cached is not None and cached[0] == stamp and not cached[1].live:
+                row = cached[1]
+            else:
+                row = summarize(run)
+                reread += 1
+            known[key] = (stamp, row)
+            rows.append(row)
+        self._known, self.reread = known, reread
+        rows.sort(key=lambda r: (not r.live, -r.created))
+        return rows
+
+
+# -- finding a run by what the user typed ---------------------------------------------------
+
+
+def resolve_run(ref: str, runs_dir: Path) -> RunFolder:
+    """A run folder path, or a run's name (or unique name prefix) in the runs folder.
+
+    Every command that takes a run goes through here, so they all accept the same things and a
+    near miss gets the same "did you mean".
+    """
+    p = Path(ref).expanduser()
+    if p.is_dir():
+        run = RunFolder(p)
+        if not run.exists():
+            raise CockpitError(f"{ref}: not a run folder (no run.yaml or events.jsonl)")
+        return run
+    found = _find_by_name(ref, runs_dir)
+    if found is None:
+        raise CockpitError(f"{ref}: no such run in {runs_dir} — "
+                           f"{_did_you_mean(ref, runs_dir) or '`cockpit runs` lists them'}")
+    return found
+
+
+def resolve_run_or_path(ref: str, runs_dir: Path) -> Path:
+    """For commands that also read files and folders outside the runs dir (replay, export): an
+    existing path as given, else the run of that name or prefix."""
+    p = Path(ref).expanduser()
+    if p.exists() or os.sep in ref or p.suffix in (".json", ".jsonl"):
+        return p  # a path: the source reader names what is wrong with it
+    found = _find_by_name(ref, runs_dir)
+    if found is None:
+        raise CockpitError(f"{ref}: no such file, folder or run in {runs_dir} — "
+                           f"{_did_you_mean(ref, runs_dir) or 'give a path, or a run name from `cockpit runs`'}")
+    return found.path
+
+
+def _run_names(runs_dir: Path) -> list[str]:
+    """Names of the run folders, newest first."""
+    return [r.name for r in list_runs(runs_dir)]
+
+
+def _find_by_name(ref: str, runs_dir: Path) -> RunFolder | None:
+    names = _run_names(runs_dir)
+    if ref in names:
+        return RunFolder(runs_dir / ref)
+    matches = [n for n in names if n.startswith(ref)] if ref else []
+    if len(matches) == 1:
+        return RunFolder(runs_dir / matches[0])
+    if len(matches) > 1:
+        shown = ", ".join(matches[:5]) + (", …" if len(matches) > 5 else "")
+        raise CockpitError(f"{ref}: matches {len(matches)} runs ({shown}) — give more of the name")
+    return None
+
+
+def _did_you_mean(ref: str, runs_dir: Path, n: int = 3) -> str:
+    """"did you mean 'x'?" naming the closest run names, or "".
+
+    Run names end in a timestamp, so a typo in the preset part is compared with the same
+    length of each name as well as with the whole name.
+    """
+    scored = []
+    for order, name in enumerate(_run_names(runs_dir)):
+        score = max(difflib.SequenceMatcher(None, ref, name).ratio(),
+                    difflib.SequenceMatcher(None, ref, name[:len(ref)]).ratio())
+        if score >= 0.75:
+            scored.append((-score, order, name))
+    close = [name for _, _, name in sorted(scored)[:n]]
+    if not close:
+        return ""
+    return "did you mean " + " or ".join(f"'{c}'" for c in close) + "?"

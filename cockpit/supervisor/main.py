@@ -1,0 +1,352 @@
+"""The supervisor: a tiny stdlib process that outlives the UI and the SSH session.
+
+`python -m cockpit.supervisor RUN_DIR [--resume CKPT]`, started by
+`launch.start_supervisor` in a new session with stdin from /dev/null. It starts
+the runner in its own process group with its output in stdout.log, records
+pids in status.json, samples CPU/RAM (and GPUs when nvidia-ml-py is there) into
+the journal so the system pane keeps moving even when the training loop is
+stuck, and writes the final `run_ended` line and status whatever way the runner
+ended — exit code, exception it reported, or a signal.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from cockpit import hook
+from cockpit.alerts.rules import Alerter
+from cockpit.errors import CockpitError
+from cockpit.run import diagnose, journal, slurm
+from cockpit.run import launchers as launcher
+from cockpit.run.folder import LIVE_STATES, RunFolder, Status, read_tail
+from cockpit.run.script import script_section
+from cockpit.run.summaries import tail_records
+
+SAMPLE_EVERY_S = 5.0
+
+
+def _read_env(run: RunFolder) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONUNBUFFERED"] = "1"
+    env["COCKPIT_RUN_DIR"] = str(run.path)
+    env.setdefault("TOKENIZERS_PARALLELISM", "false")
+    env.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    extra = run.cockpit_section().get("env") or {}
+    if isinstance(extra, dict):
+        env.update({str(k): str(v) for k, v in extra.items()})
+    return env
+
+
+class SystemSampler:
+    """CPU/RAM of the run's processes; GPU figures when nvidia-ml-py and a GPU are there."""
+
+    def __init__(self) -> None:
+        try:
+            import psutil
+
+            self._psutil = psutil
+        except ImportError:
+            self._psutil = None
+        self._nvml = None
+        try:
+            import pynvml
+
+            pynvml.nvmlInit()
+            self._nvml = pynvml
+        except Exception:  # noqa: BLE001 - no driver, no library: no GPU figures
+            self._nvml = None
+        self._procs: dict[int, object] = {}
+
+    def sample(self, pid: int) -> dict[str, object]:
+        out: dict[str, object] = {}
+        ps = self._psutil
+        if ps is not None:
+            try:
+                root = ps.Process(pid)
+                procs = [root, *root.children(recursive=True)]
+                cpu = 0.0
+                rss = 0
+                for p in procs:
+                    cached = self._procs.setdefault(p.pid, p)
+                    try:
+                        cpu += cached.cpu_percent(None)  # type: ignore[attr-defined]
+                        rss += p.memory_info().rss
+                    except (ps.NoSuchProcess, ps.AccessDenied):
+                        continue
+                out.update(cpu_percent=round(cpu, 1), rss_mb=round(rss / 2**20, 1),
+                           processes=len(procs))
+                vm = ps.virtual_memory()
+                out.update(ram_used_percent=vm.percent, ram_total_mb=round(vm.total / 2**20))
+            except (ps.NoSuchProcess, ps.AccessDenied):
+                pass
+        if self._nvml is not None:
+            gpus = []
+            nv = self._nvml
+            try:
+                for i in range(nv.nvmlDeviceGetCount()):
+                    h = nv.nvmlDeviceGetHandleByIndex(i)
+                    mem = nv.nvmlDeviceGetMemoryInfo(h)
+                    gpus.append({
+                        "index": i,
+                        "util_percent": nv.nvmlDeviceGetUtilizationRates(h).gpu,
+                        "mem_used_mb": round(mem.used / 2**20), "mem_total_mb": round(mem.total / 2**20),
+                        "temp_c": nv.nvmlDeviceGetTemperature(h, 0),
+                        "power_w": round(nv.nvmlDeviceGetPowerUsage(h) / 1000, 1),
+                    })
+            except Exception:  # noqa: BLE001 - a GPU query failing must not end the run
+                pass
+            if gpus:
+                out["gpus"] = gpus
+        return out
+
+
+def supervise(run: RunFolder, resume_from: Path | None = None) -> int:
+    jw = journal.JournalWriter(run.events)
+    status = run.read_status()
+    status.supervisor_pid = os.getpid()
+    status.started = time.time()
+    alerter = _alerter(run, jw, status.trainer)
+
+    def finish(*args: object) -> int:
+        return _finish(*args, alerter=alerter)  # type: ignore[arg-type]
+    forced = {"by_signal": False}
+    child: subprocess.Popen[bytes] | None = None
+
+    def on_term(signum: int, _frame: object) -> None:
+        # Someone asked the supervisor itself to stop: stop the run the same way as a forced stop.
+        forced["by_signal"] = True
+        run.request("stop_force")
+        if child is not None and child.poll() is None:
+            try:
+                os.killpg(child.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, on_term)
+    signal.signal(signal.SIGINT, on_term)
+
+    if run.pending_request("stop_force"):
+        return finish(run, jw, status, "killed", None, None,
+                       diagnose.Diagnosis("stopped_by_user", "stopped before it started", ""))
+
+    script = script_section(run)
+    env = _read_env(run)
+    cwd = str(run.path)
+    try:
+        spec = launcher.check(run.cockpit_section().get("launcher"))
+        if script is not None:  # script mode: the user's command, unchanged, where it was given
+            argv = [str(a) for a in script["command"]]
+            cwd = str(script.get("cwd") or cwd)
+            env = hook.child_env(run.path, env, resume_from)
+        else:
+            argv = launcher.runner_argv(run.path, spec, resume_from)
+    except CockpitError as exc:
+        return finish(run, jw, status, "failed", None, None,
+                       diagnose.Diagnosis("config", str(exc), "fix cockpit.launcher in the preset"))
+    if spec["kind"] == "slurm":
+        return _supervise_slurm(run, jw, status, spec, argv, cwd, env, alerter=alerter,
+                                engine=None if script is not None else launcher.slurm_engine(spec))
+    (run.control).mkdir(exist_ok=True)
+    outcome_file = run.control / "outcome.json"
+    try:
+        outcome_file.unlink()
+    except FileNotFoundError:
+        pass
+    with open(os.devnull, "rb") as devnull, open(run.stdout_log, "ab") as out:
+        try:
+            child = subprocess.Popen(argv, stdin=devnull, stdout=out, stderr=subprocess.STDOUT,
+                                     process_group=0, close_fds=True, env=env, cwd=cwd)
+        except OSError as exc:  # a script whose program vanished or is not executable
+            return finish(run, jw, status, "failed", None, None, diagnose.Diagnosis(
+                "not_found", f"could not start {argv[0]}: {exc.strerror or exc}",
+                "check the command and its working folder"))
+    status.state = "running"
+    status.pid = child.pid
+    status.pgid = child.pid
+    run.write_status(status)
+
+    sampler = SystemSampler()
+    next_sample = time.monotonic() + 1.0
+    while True:
+        try:
+            rc = child.wait(timeout=0.5)
+            break
+        except subprocess.TimeoutExpired:
+            pass
+        if time.monotonic() >= next_sample:
+            next_sample = time.monotonic() + SAMPLE_EVERY_S
+            values = sampler.sample(child.pid)
+            if values:
+                jw.write(journal.system(values))
+        if run.pending_request("stop_save") and status.state == "running":
+            status.state = "stopping"
+            run.write_status(status)
+        _poll_alerts(alerter, status)
+
+    # Anything left in the group (dataloader workers, accelerate children) goes too.
+    try:
+        os.killpg(child.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+    outcome = {}
+    try:
+        outcome = json.loads(outcome_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        pass
+    requested_force = run.pending_request("stop_force") or forced["by_signal"]
+    if rc < 0:
+        diag = diagnose.classify_signal(-rc, requested=requested_force)
+        return finish(run, jw, status, "killed", None, -rc, diag)
+    if rc == 0:
+        state = outcome.get("state") or "finished"
+        reason = outcome.get("reason") or ("stopped and saved on request" if state == "stopped"
+                                           else "training finished")
+        return finish(run, jw, status, state, 0, None,
+                       diagnose.Diagnosis(outcome.get("code", state), reason, outcome.get("fix", "")))
+    if outcome.get("reason"):
+        diag = diagnose.Diagnosis(outcome.get("code", "error"), outcome["reason"], outcome.get("fix", ""))
+    else:
+        tail = read_tail(run.stdout_log, 32_768)[0].decode("utf-8", errors="replace")
+        diag = diagnose.explain(tail, fallback=f"the trainer exited with code {rc}", fix=f"see {run.stdout_log.name}")
+    return finish(run, jw, status, "failed", rc, None, diag)
+
+
+def _supervise_slurm(run: RunFolder, jw: journal.JournalWriter, status: Status, spec: dict, task: list[str],
+                     cwd: str, env: dict[str, str], *, engine: str | None, alerter: Alerter | None) -> int:
+    """A Slurm attempt: write the job script, sbatch it, follow squeue until the job leaves the
+    queue, forward a force stop as scancel, and say how the job ended."""
+    def finish(*args: object) -> int:
+        return _finish(*args, alerter=alerter)  # type: ignore[arg-type]
+
+    missing = slurm.available()
+    if missing:
+        return finish(run, jw, status, "failed", None, None,
+                       diagnose.Diagnosis("config", missing, "run cockpit on a Slurm login node"))
+    ours = {k: v for k, v in env.items() if k.startswith("COCKPIT_") or k in (
+        "PYTHONPATH", "PYTHONUNBUFFERED", "TOKENIZERS_PARALLELISM", "HF_HUB_DISABLE_PROGRESS_BARS")}
+    ours.update({str(k): str(v) for k, v in (run.cockpit_section().get("env") or {}).items()})
+    script_path = run.path / "slurm.sbatch"
+    script_path.write_text(slurm.sbatch_script(run_dir=run.path, chdir=Path(cwd), job_name=run.name,
+                                               launcher=spec, task=task, distributed=engine, env=ours),
+                           encoding="utf-8")
+    try:
+        job = slurm.submit(script_path)
+    except CockpitError as exc:
+        return finish(run, jw, status, "failed", None, None,
+                       diagnose.Diagnosis("slurm", str(exc), "fix cockpit.launcher"))
+    status.job_id = job
+    status.state = "queued"
+    status.reason = "submitted"
+    run.write_status(status)
+    jw.write(journal.phase("starting", f"slurm job {job} submitted"))
+    cancelled = False
+    while True:
+        seen = slurm.queue_state(job)
+        if seen is None:
+            break
+        state, why = seen
+        want = "queued" if state in ("PENDING", "CONFIGURING", "REQUEUED", "SUSPENDED") else "running"
+        if status.state == "stopping" and want == "running":
+            want = "stopping"
+        if run.pending_request("stop_save") and want == "running":
+            want = "stopping"
+        reason = why if want == "queued" and why not in ("None", "") else None
+        if (want, reason) != (status.state, status.reason):
+            status.state, status.reason = want, reason
+            run.write_status(status)
+        if run.pending_request("stop_force") and not cancelled:
+            cancelled = True
+            slurm.cancel(job)
+        _poll_alerts(alerter, status)
+        time.sleep(1.0)
+    end = slurm.job_end(job)
+    if cancelled or (end.state == "killed" and run.pending_request("stop_force")):
+        return finish(run, jw, status, "killed", end.exit_code, None,
+                       diagnose.Diagnosis("stopped_by_user", f"stopped by request (scancel of job {job})",
+                                          "resume it with `cockpit resume RUN`"))
+    outcome = _read_outcome(run)
+    if end.state == "finished" and outcome.get("state") == "stopped":
+        return finish(run, jw, status, "stopped", 0, None,
+                       diagnose.Diagnosis("stopped", outcome.get("reason") or "stopped and saved on request",
+                                          outcome.get("fix", "")))
+    if end.state == "failed" and outcome.get("reason"):
+        return finish(run, jw, status, "failed", end.exit_code, None,
+                       diagnose.Diagnosis(outcome.get("code", "error"), outcome["reason"], outcome.get("fix", "")))
+    return finish(run, jw, status, end.state, end.exit_code, None,
+                   diagnose.Diagnosis(end.state, end.reason, end.fix))
+
+
+def _alerter(run: RunFolder, jw: journal.JournalWriter, trainer: str | None) -> Alerter | None:
+    try:
+        return Alerter(run, jw, trainer=trainer)
+    except Exception as exc:  # noqa: BLE001 - alerts must never keep a run from starting
+        jw.write(journal.warning(f"alerts are off for this run: {type(exc).__name__}: {exc}"[:300], code="alert_rule"))
+        return None
+
+
+def _poll_alerts(alerter: Alerter | None, status: Status) -> None:
+    if alerter is None:
+        return
+    try:
+        alerter.poll(started_at=status.started or time.time(), live=status.state in LIVE_STATES)
+    except Exception as exc:  # noqa: BLE001 - a failing alert is a journal line, never the run's end
+        alerter.jw.write(journal.warning(f"alert check failed: {type(exc).__name__}: {exc}"[:300], code="alert_rule"))
+
+
+def _read_outcome(run: RunFolder) -> dict:
+    try:
+        return json.loads((run.control / "outcome.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+
+
+def _finish(run: RunFolder, jw: journal.JournalWriter, status, state: str, exit_code: int | None,
+            signum: int | None, diag: diagnose.Diagnosis, *, alerter: Alerter | None = None) -> int:
+    # The last step from the journal's tail: the whole journal may be large.
+    steps = [r.step for r in tail_records(run.events) if r.kind == journal.METRICS and r.step is not None]
+    last_step = steps[-1] if steps else None
+    ended = journal.run_ended(state, exit_code=exit_code, signal=signum, reason=diag.reason,
+                              fix=diag.fix or None, step=last_step)
+    if alerter is not None:
+        _poll_alerts(alerter, status)  # what the trainer wrote last, then the rules on the run's end
+        try:
+            alerter.ended(ended)
+        except Exception as exc:  # noqa: BLE001
+            jw.write(journal.warning(f"alert check failed: {type(exc).__name__}: {exc}"[:300], code="alert_rule"))
+    jw.write(ended)
+    jw.close()
+    status.state = state
+    status.ended = time.time()
+    status.exit_code = exit_code
+    status.signal = signum
+    status.reason = diag.reason
+    status.fix = diag.fix or None
+    run.write_status(status)
+    for done in ("stop_save", "stop_force"):
+        run.clear_request(done)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    resume_from = None
+    if "--resume" in args:
+        i = args.index("--resume")
+        resume_from = Path(args[i + 1])
+        del args[i:i + 2]
+    if len(args) != 1:
+        print("usage: python -m cockpit.supervisor RUN_DIR [--resume CKPT]", file=sys.stderr)
+        return 2
+    return supervise(RunFolder(Path(args[0])), resume_from)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,2 @@
+"""The trainers the installed TRL ships: discovered facts (`registry`) plus what cannot be
+introspected, as data (`knowledge`)."""
