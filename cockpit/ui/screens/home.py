@@ -36,9 +36,11 @@ class HomeScreen(Screen):
     ]
 
     class RunsLoaded(Message):
-        def __init__(self, rows: list) -> None:
+        def __init__(self, rows: list, commands: dict[str, str] | None = None) -> None:
             super().__init__()
             self.rows = rows
+            self.commands = commands or {}
+            """Run path -> the command a script run runs (`python train.py --lr 1e-5`)."""
 
     class PresetsLoaded(Message):
         def __init__(self, infos: list) -> None:
@@ -66,6 +68,8 @@ class HomeScreen(Screen):
         self._loading = False
         """A refresh is under way: another one asked for meanwhile would read the same files
         again at the same time (mounting home asks twice: mount and resume)."""
+        self._commands: dict[str, tuple[object, str | None]] = {}
+        """Run path -> (run.yaml stamp, its script command or None): run.yaml is read once."""
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -120,7 +124,29 @@ class HomeScreen(Screen):
         except (OSError, CockpitError) as exc:
             self.app.call_from_thread(self._load_failed, f"{self.runs_dir}: {exc}")
             return
-        self.post_message(self.RunsLoaded(rows))
+        self.post_message(self.RunsLoaded(rows, self._script_commands(rows)))
+
+    def _script_commands(self, rows: list) -> dict[str, str]:
+        """The command of each script run (run.yaml's `cockpit.script`), read once per run."""
+        from cockpit.ui.widgets.home.runs_table import script_command
+
+        out: dict[str, str] = {}
+        known: dict[str, tuple[object, str | None]] = {}
+        for row in rows:
+            path = Path(row.path) / "run.yaml"
+            try:
+                st = path.stat()
+                stamp: object = (st.st_mtime_ns, st.st_size)
+            except OSError:
+                stamp = None
+            cached = self._commands.get(row.path)
+            command = cached[1] if cached is not None and cached[0] == stamp else \
+                script_command(path)
+            known[row.path] = (stamp, command)
+            if command:
+                out[row.path] = command
+        self._commands = known
+        return out
 
     def _load_failed(self, message: str) -> None:
         self._loading = False
@@ -135,7 +161,7 @@ class HomeScreen(Screen):
     def on_home_screen_runs_loaded(self, message: RunsLoaded) -> None:
         self._loading = False
         table = self.query_one(RunsTable)
-        table.show(message.rows)
+        table.show(message.rows, message.commands)
         if self._place_focus:
             self._place_focus = False
             (table if message.rows else self.query_one(PresetList)).focus()

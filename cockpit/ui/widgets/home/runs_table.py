@@ -1,10 +1,14 @@
-"""The runs of the runs folder, live ones first; Enter opens one."""
+"""The runs of the runs folder, live ones first; Enter opens one. A script run's note is the
+command it runs (`$ python train.py --lr 1e-5`), its trainer the one its journal reports."""
 
 from __future__ import annotations
 
 import math
+import re
+import shlex
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 from rich.text import Text
 from textual.message import Message
@@ -39,6 +43,33 @@ _STATE_STYLE = {"running": "bold green", "starting": "cyan", "stopping": "yellow
 
 
 _COLUMNS = ("name", "state", "trainer", "step", "eta", "age", "note")
+NOTE_WIDTH = 60
+COMMAND_WIDTH = 100
+_SCRIPT_RUN = re.compile(r"^trainer:\s*['\"]?script['\"]?\s*$", re.M)
+
+
+def script_command(run_yaml: Path) -> str | None:
+    """The command line of a script run as a person would type it (the program by its name, not
+    the interpreter's full path), or None for a preset run or an unreadable run.yaml."""
+    try:
+        text = run_yaml.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    if not _SCRIPT_RUN.search(text):
+        return None
+    import yaml
+
+    try:
+        cfg = yaml.safe_load(text) or {}
+    except yaml.YAMLError:
+        return None
+    section = (cfg.get("cockpit") or {}).get("script") if isinstance(cfg, dict) else None
+    command = section.get("command") if isinstance(section, dict) else None
+    if not isinstance(command, list) or not command:
+        return None
+    words = [str(w) for w in command]
+    words[0] = Path(words[0]).name or words[0]
+    return shlex.join(words)
 
 
 class RunsTable(DataTable):
@@ -56,6 +87,8 @@ class RunsTable(DataTable):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(cursor_type="row", zebra_stripes=True, id=id)
         self.summaries: list[RunSummary] = []
+        self.commands: dict[str, str] = {}
+        """Run path -> a script run's command (its note)."""
         self._shown: list[tuple[str, tuple]] = []
         """(row key, cell texts) of what is on screen, in order."""
         self._name_width: int | None = None
@@ -78,7 +111,10 @@ class RunsTable(DataTable):
         if self.summaries:
             self.show(self.summaries)
 
-    def show(self, rows: Sequence[RunSummary]) -> None:
+    def show(self, rows: Sequence[RunSummary], commands: Mapping[str, str] | None = None) -> None:
+        """`commands`: run path -> the command of a script run, shown as its note."""
+        if commands is not None:
+            self.commands = dict(commands)
         current = None
         if self.row_count and 0 <= self.cursor_row < self.row_count:
             current = self.ordered_rows[self.cursor_row].key.value
@@ -102,7 +138,11 @@ class RunsTable(DataTable):
         name_width = min(longest, max(NAME_MIN, room))
         shown = []
         for r, step, eta, age in cells:
-            note = (r.error or r.reason or (r.phase if r.live else "") or "")[:60]
+            note = (r.error or r.reason or (r.phase if r.live else "") or "")[:NOTE_WIDTH]
+            command = self.commands.get(r.path)
+            if command:
+                note = (f"{note} · " if note else "") + f"$ {command}"
+                note = note if len(note) <= COMMAND_WIDTH else note[:COMMAND_WIDTH - 1] + "…"
             shown.append((r.path, (r.name, r.state, r.trainer, step, eta, age, note)))
         if name_width == self._name_width and [k for k, _ in shown] == [k for k, _ in self._shown]:
             self._update_cells(shown)
@@ -124,7 +164,7 @@ class RunsTable(DataTable):
         if column in ("eta", "age"):
             return Text(value, justify="right")
         if column == "note":
-            return Text(value, style="dim")
+            return Text(printable(value), style="dim", no_wrap=True, overflow="ellipsis")
         return value
 
     def _rebuild(self, shown: list[tuple[str, tuple]], name_width: int) -> None:
