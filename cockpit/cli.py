@@ -290,12 +290,7 @@ def cmd_trainers(args: argparse.Namespace) -> int:
 
 
 def _spec_json(s) -> dict:
-    return {"name": s.name, "title": s.title, "summary": s.summary, "module": s.module,
-            "trainer_class": s.trainer_class, "config_class": s.config_class,
-            "experimental": s.experimental, "available": s.available,
-            "data_formats": [list(f) for f in s.data_formats], "extra_models": list(s.extra_models),
-            "cli_command": s.cli_command, "needs": s.needs, "samples": s.samples,
-            "missing_hint": s.missing_hint, "fields": len(s.fields)}
+    return {**s.to_json(with_fields=False), "fields": len(s.fields)}
 
 
 def cmd_fields(args: argparse.Namespace) -> int:

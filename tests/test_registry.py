@@ -15,7 +15,7 @@ from typing import Literal
 import pytest
 
 from cockpit.errors import CockpitError
-from cockpit.trainers import registry as registry_mod
+from cockpit.trainers import discovery as discovery_mod
 from cockpit.trainers.registry import (
     KNOWLEDGE,
     Registry,
@@ -207,12 +207,12 @@ def test_failed_discovery_reports_the_last_stderr_line(monkeypatch: pytest.Monke
 
 
 def test_missing_trl_is_a_one_line_install_hint(monkeypatch: pytest.MonkeyPatch) -> None:
-    real = registry_mod.importlib.util.find_spec
+    real = discovery_mod.importlib.util.find_spec
 
     def find_spec(name: str, *args: object):
         return None if name in ("trl", "peft") else real(name, *args)
 
-    monkeypatch.setattr(registry_mod.importlib.util, "find_spec", find_spec)
+    monkeypatch.setattr(discovery_mod.importlib.util, "find_spec", find_spec)
     with pytest.raises(CockpitError) as err:
         load_registry()
     assert str(err.value) == ("this needs the training stack, and trl, peft are not installed — "

@@ -67,8 +67,8 @@ def tiny_preset(spec: TrainerSpec) -> Preset | None:
             cockpit["models"] = {"teacher_model": "demo:models/tiny-lm"}
     if "value_model" in spec.extra_models:
         cockpit["models"] = {"reward_model": "demo:models/tiny-rm"}
-    if spec.name == "reward":
+    if spec.traits.head == "scorer":
         trl["model_name_or_path"] = "demo:models/tiny-rm"
-    if spec.name != "reward":
+    else:
         cockpit["completions"] = {"every_steps": 1, "num_prompts": 2, "max_new_tokens": 4}
     return Preset(trainer=spec.name, trl=trl, cockpit=cockpit)

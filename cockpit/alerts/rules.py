@@ -43,6 +43,7 @@ from typing import Any
 
 from cockpit.errors import CockpitError
 from cockpit.run import journal
+from cockpit.run.folder import Request
 
 ACTIONS = ("notify", "stop_save", "journal")
 NOTIFY_KINDS = ("webhook", "ntfy", "command")
@@ -441,6 +442,9 @@ def _shell_quote(s: str) -> str:
 
 MUTE_FILE = "mute.json"
 """control/mute.json: rule names muted from a UI; read on every poll."""
+ADDED_FILE = "alerts.yaml"
+"""control/alerts.yaml: rules added while the run goes (from a UI): a list of rules written like
+`cockpit.alerts` (or `{alerts: [...]}`), re-read whenever the file changes."""
 
 
 def user_alerts() -> dict[str, Any]:
@@ -487,6 +491,9 @@ class Alerter:
         self.tailer = Tailer(run.events)
         self.tailer.seek_end()
         self._mute_mtime = 0.0
+        self.added: list[Rule] = []
+        """The rules of control/alerts.yaml, as last read."""
+        self._added_stamp: tuple | None = None
 
     def _add_family(self, trainer: str | None) -> None:
         if self.family_done or not self.builtins or not trainer or trainer == "script":
@@ -511,8 +518,56 @@ class Alerter:
             except (OSError, ValueError, TypeError):
                 pass
 
+    def _read_added(self) -> None:
+        """Rules added at run time. Each rule is checked on its own: a bad one becomes a journal
+        warning (once per change of the file) and the others still apply; a rule that stays the
+        same keeps its state (streaks, when it last fired) across re-reads."""
+        path = self.run.control / ADDED_FILE
+        try:
+            st = path.stat()
+            stamp: tuple | None = (st.st_mtime_ns, st.st_size, st.st_ino)
+        except OSError:
+            stamp = None
+        if stamp == self._added_stamp:
+            return
+        self._added_stamp = stamp
+        rules: list[Rule] = []
+        if stamp is not None:
+            import yaml
+
+            where = f"control/{ADDED_FILE}"
+            try:
+                raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+                self._added_warning(f"{where}: not readable ({type(exc).__name__}) — the rules "
+                                    "added before stay on; fix the file")
+                return
+            if isinstance(raw, dict):
+                raw = raw.get("alerts")
+            if raw is not None and not isinstance(raw, list):
+                self._added_warning(f"{where}: must be a list of rules like "
+                                    "{metric: loss, above: 5, do: [notify]}")
+                raw = []
+            for i, item in enumerate(raw or []):
+                try:
+                    rules += parse_rules([item], where=f"{where}[{i}]")
+                except CockpitError as exc:
+                    for line in str(exc).splitlines():
+                        self._added_warning(line.replace(f"{where}[{i}][0]", f"{where}[{i}]"))
+        before = {_rule_identity(r): r for r in self.added}
+        kept = [before.pop(_rule_identity(r), r) for r in rules]
+        gone = {id(r) for r in before.values()}
+        had = {id(r) for r in self.added}
+        self.engine.rules = [r for r in self.engine.rules if id(r) not in gone]
+        self.engine.add_rules(r for r in kept if id(r) not in had)
+        self.added = kept
+
+    def _added_warning(self, message: str) -> None:
+        self.jw.write(journal.warning(f"added alert rule: {message}", code="alert_rule"))
+
     def poll(self, *, started_at: float, live: bool) -> None:
         self._read_mutes()
+        self._read_added()
         records = list(self.tailer.poll())
         for rec in records:
             if rec.kind == journal.RUN_STARTED:
@@ -523,6 +578,7 @@ class Alerter:
     def ended(self, record: journal.Record) -> None:
         """The run is ending: rules on run_ended fire before the final line is written."""
         self._read_mutes()
+        self._read_added()
         for f in self.engine.feed([record]):
             self.act(f)
 
@@ -532,7 +588,7 @@ class Alerter:
                    "message": f.message}
         for action in f.rule.do:
             if action == "stop_save":
-                self.run.request("stop_save")
+                self.run.request(Request.STOP_SAVE)
                 results.append({"action": "stop_save", "ok": True, "detail": "asked the trainer to save and stop"})
             elif action == "notify":
                 if not self.notify:
@@ -548,6 +604,11 @@ class Alerter:
                     results.append({"action": f"notify:{kind}", "ok": ok, "detail": detail})
         self.jw.write(journal.alert(f.rule.name, f.message, key=f.key, value=f.value, step=f.step,
                                     actions=results, builtin=f.rule.builtin))
+
+
+def _rule_identity(rule: Rule) -> tuple:
+    return (rule.name, rule.condition, rule.value, rule.metric, rule.count, rule.do, rule.mode,
+            rule.states, rule.every_s, rule.tolerance)
 
 
 def _output_dir(run: Any) -> Path | None:

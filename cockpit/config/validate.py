@@ -26,6 +26,7 @@ from cockpit.config.migrate import key_problems
 from cockpit.config.presets import COCKPIT_KEYS, Preset, resolve_demo_refs, reward_file_ref, uses_demo_assets
 from cockpit.errors import CockpitError
 from cockpit.run.folder import list_checkpoints
+from cockpit.trainers.knowledge import MODEL_ROLES
 from cockpit.trainers.registry import Registry, TrainerSpec, known_config_keys, load_registry, suggest_key
 
 # Keys the TRL CLI scripts take beyond the config dataclasses (DatasetMixtureConfig and the
@@ -207,9 +208,9 @@ def validate(preset: Preset, registry: Registry | None = None, *,
         problems.add("cockpit.models", "cockpit.models must be a mapping like {reward_model: path}")
         models = {}
     for key, ref in models.items():
-        if key not in ("ref_model", "reward_model", "value_model", "teacher_model"):
+        if key not in MODEL_ROLES:
             problems.add(f"cockpit.models.{key}", f"cockpit.models.{key}: unknown model role — use "
-                         "ref_model, reward_model, value_model or teacher_model")
+                         f"{', '.join(MODEL_ROLES[:-1])} or {MODEL_ROLES[-1]}")
         elif ref:
             _check_model_ref(f"cockpit.models.{key}", str(ref))
     if "teacher_model" in spec.extra_models:
@@ -327,6 +328,4 @@ def _check_data(preset: Preset, spec: TrainerSpec) -> None:
             raise CockpitError(f"cockpit.dataset.columns renames '{old}', which {path.name} does not "
                                f"have (it has {', '.join(columns)})")
     columns = [renames.get(c, c) for c in columns]
-    if spec.name == "ppo" and "input_ids" not in columns and "prompt" in columns:
-        return  # the runner tokenizes prompts to input_ids for PPO
     ds.check_columns(columns, spec.data_formats, spec.name, os.fspath(path))

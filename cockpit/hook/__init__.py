@@ -132,7 +132,7 @@ def _write_outcome(run: Any) -> None:
     from cockpit.run.folder import write_atomic
 
     run.control.mkdir(exist_ok=True)
-    write_atomic(run.control / "outcome.json", json.dumps({
+    write_atomic(run.outcome_json, json.dumps({
         "state": "stopped", "code": "stopped", "reason": "stopped and saved on request",
         "fix": "resume it with `cockpit resume RUN`"}))
 

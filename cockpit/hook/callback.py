@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from cockpit.run import journal
-from cockpit.run.folder import RunFolder
+from cockpit.run.folder import Request, RunFolder
 from cockpit.runner.callback import CockpitCallback
 from cockpit.runner.main import _versions
 
@@ -95,7 +95,7 @@ class PublicCockpitCallback(ScriptCallback):
         step = int(getattr(getattr(self.trainer, "state", None), "global_step", 0) or 0)
         self.writer.write(journal.run_ended(state, exit_code=exit_code, reason=reason, step=step))
         self.run.update_status(state=state, ended=time.time(), exit_code=exit_code, reason=reason)
-        self.run.clear_request("stop_save")
+        self.run.clear_request(Request.STOP_SAVE)
         self.owns_run = False
 
     def _ended_without_word(self) -> None:

@@ -142,6 +142,8 @@ class CompletionsLibrary:
         self._cache: OrderedDict[int, list[dict[str, Any]]] = OrderedDict()
         self._cache_size = cache
         self._steps: list[int] | None = None
+        self.last_step: int | None = None
+        """Steps after this one are left out (a checkpoint replays what was logged up to it)."""
         self.version = 0
         self.warnings: list[str] = []
 
@@ -160,15 +162,22 @@ class CompletionsLibrary:
         return changed
 
     def add_records(self, records: Iterable[journal.Record]) -> int:
-        """Old journals carry the rows inline; a `completions_ref` needs nothing (the store has it)."""
+        """Old journals carry the rows inline; a `completions_ref` says the store's index grew
+        (read once a batch: a stat, and the new entries). A step written again (a resumed run)
+        is read afresh."""
         n = 0
+        pointed: set[int] = set()
         for rec in records:
             if rec.kind == journal.COMPLETIONS and isinstance(rec.data.get("rows"), list) and rec.step is not None:
                 self._inline[rec.step] = (rec.data["rows"], str(rec.data.get("source") or ""))
                 self._cache.pop(rec.step, None)
                 n += 1
-            elif rec.kind == journal.COMPLETIONS_REF and self.store is not None and rec.step not in self.store.where:
-                n += int(self.store.refresh())
+            elif rec.kind == journal.COMPLETIONS_REF and rec.step is not None:
+                pointed.add(rec.step)
+        if pointed and self.store is not None and self.store.refresh():
+            for step in pointed:
+                self._cache.pop(step, None)
+            n += 1
         if n:
             self._steps = None
             self.version += 1
@@ -179,6 +188,8 @@ class CompletionsLibrary:
             found = set(self._inline) | set(self._parquet)
             if self.store is not None:
                 found |= set(self.store.where)
+            if self.last_step is not None:
+                found = {s for s in found if s <= self.last_step}
             self._steps = sorted(found)
         return self._steps
 
@@ -189,16 +200,21 @@ class CompletionsLibrary:
         if step in self._cache:
             self._cache.move_to_end(step)
             return self._cache[step]
+        rows = self.peek(step)
+        self._cache[step] = rows
+        while len(self._cache) > self._cache_size:
+            self._cache.popitem(last=False)
+        return rows
+
+    def peek(self, step: int) -> list[dict[str, Any]]:
+        """One step's rows read afresh, the cache left alone: safe from a worker thread that
+        scans many steps (following one prompt) while the UI thread reads through `rows`."""
         got = self.store.read(step) if self.store is not None else None
         if got is None and step in self._inline:
             got = self._inline[step]
         if got is None and step in self._parquet:
             got = self._read_parquet(step)
-        rows = [normalize(step, r, got[1]) for r in got[0] if isinstance(r, Mapping)] if got else []
-        self._cache[step] = rows
-        while len(self._cache) > self._cache_size:
-            self._cache.popitem(last=False)
-        return rows
+        return [normalize(step, r, got[1]) for r in got[0] if isinstance(r, Mapping)] if got else []
 
     def _read_parquet(self, step: int) -> tuple[list[dict[str, Any]], str] | None:
         try:

@@ -96,21 +96,18 @@ GENERIC = (
     Panel("reward", ("reward",)),
 )
 
-_BY_TRAINER = {
-    "sft": SFT,
-    "dpo": DPO, "cpo": DPO, "orpo": DPO, "kto": DPO, "bco": DPO, "ipo": DPO, "simpo": DPO,
-    "nash_md": DPO, "xpo": DPO, "online_dpo": DPO,
-    "grpo": GRPO, "rloo": GRPO, "gspo": GRPO, "dapo": GRPO,
-    "ppo": PPO,
-}
+_BY_FAMILY = {"sft": SFT, "preference": DPO, "grpo": GRPO, "ppo": PPO}
+"""Panels per metric family; which trainer belongs to which is a trait in the knowledge table."""
 _SKIP_KEYS = ("epoch", "step", "total_flos", "num_tokens", "step_time")
 
 
 def family(trainer: str | None, keys: list[str]) -> tuple[Panel, ...]:
-    """The panel family for a run: by trainer name when known, else guessed from the keys."""
-    name = (trainer or "").lower().replace("-", "_")
-    if name in _BY_TRAINER:
-        return _BY_TRAINER[name]
+    """The panel family for a run: by the trainer's family when known, else guessed from the keys."""
+    from cockpit.trainers.knowledge import traits
+
+    known = traits((trainer or "").lower().replace("-", "_")).family
+    if known in _BY_FAMILY:
+        return _BY_FAMILY[known]
     present = set(keys)
     if "objective/rlhf_reward" in present:
         return PPO

@@ -13,7 +13,7 @@ import tempfile
 
 from cockpit.errors import CockpitError
 from cockpit.metrics.rundata import RunData
-from cockpit.metrics.sources import Source, open_source
+from cockpit.metrics.sources import KIND_CHECKPOINT, Source, open_source
 
 _SHM = "/dev/shm"
 
@@ -95,5 +95,23 @@ def from_source(source: Source) -> RunData:
         data.epoch = data.store.epoch
         data.state = "replay"
         data.version += 1
+        data.library = _completions_library(source)
     data.notes.extend(str(w) for w in source.warnings)
     return data
+
+
+def _completions_library(source: Source):
+    """For a trainer_state.json source: TRL's completions/*.parquet of its output dir, and the
+    completions store of the cockpit run folder it lies in, if any; a checkpoint shows only
+    the steps logged up to it. None when there is neither."""
+    from cockpit.metrics.completions import INDEX, CompletionsLibrary
+
+    run_dir = next((d for d in list(source.path.parents)[:3]
+                    if (d / INDEX).is_file() and (d / "events.jsonl").is_file()), None)
+    if run_dir is None and source.completions_dir is None:
+        return None
+    lib = CompletionsLibrary(run_dir, source.completions_dir)
+    if source.kind == KIND_CHECKPOINT and source.parsed is not None:
+        lib.last_step = source.parsed.global_step
+    lib.refresh()
+    return lib

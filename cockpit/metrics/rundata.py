@@ -64,7 +64,9 @@ class RunData:
     run_dir: Path | None = None
     """The run folder whose completions store `completions_ref` records point into."""
     library: Any = None
-    """That store, opened on the first pointer (`core.completions.CompletionsLibrary`)."""
+    """Every logged step's completions (`metrics.completions.CompletionsLibrary`), made on the
+    first completions record (or by the replay loader for TRL's parquet files); the completions
+    tab reads it a step at a time. It holds paths, an index and a few cached steps: it pickles."""
 
     def apply(self, records: Iterable[journal.Record]) -> int:
         """Take a batch of journal records; returns how many there were."""
@@ -81,16 +83,19 @@ class RunData:
         return len(records)
 
     def _stored_completions(self, records: list[journal.Record]) -> None:
-        """Rows of the newest pointed-to steps, read from the store: only as many steps as the
-        ring buffer holds, so attaching to a long run reads a few steps, not all of them."""
-        refs = [r for r in records if r.kind == journal.COMPLETIONS_REF and r.step is not None]
-        if not refs or self.run_dir is None:
+        """Completions records feed the library (every step, read on demand by the completions
+        tab); the ring buffer gets the rows of the newest pointed-to steps, only as many steps
+        as it holds, so attaching to a long run reads a few steps, not all of them."""
+        if not any(r.kind in (journal.COMPLETIONS, journal.COMPLETIONS_REF) for r in records):
             return
         if self.library is None:
             from cockpit.metrics.completions import CompletionsLibrary
 
             self.library = CompletionsLibrary(self.run_dir)
-        self.library.refresh()
+        self.library.add_records(records)  # inline rows kept; a pointer reads the store's index
+        refs = [r for r in records if r.kind == journal.COMPLETIONS_REF and r.step is not None]
+        if not refs or self.run_dir is None:
+            return
         wanted, room = [], self.completions.capacity
         for ref in reversed(refs):
             count = int(ref.data.get("count") or 0)

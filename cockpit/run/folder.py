@@ -20,10 +20,21 @@ import re
 import tempfile
 import time
 from dataclasses import asdict, dataclass, field, fields
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 from cockpit.errors import CockpitError
+
+
+class Request(StrEnum):
+    """What a UI or an alert asks of a running trainer: a file each under control/."""
+
+    STOP_SAVE = "stop_save"
+    """Save a checkpoint at the next step end, then stop (the callback reads it)."""
+    STOP_FORCE = "stop_force"
+    """Stop now: the supervisor signals the process group (or scancels the Slurm job)."""
+
 
 STATES = ("starting", "queued", "running", "stopping", "stopped", "finished", "failed", "killed")
 LIVE_STATES = frozenset({"starting", "queued", "running", "stopping"})
@@ -137,6 +148,16 @@ class RunFolder:
         return self.path / "control"
 
     @property
+    def trainer_json(self) -> Path:
+        """The trainer's TrainerSpec (`to_json(with_fields=False)`), written at launch."""
+        return self.path / "trainer.json"
+
+    @property
+    def outcome_json(self) -> Path:
+        """The training process's own verdict (state, code, reason, fix), rank 0 only."""
+        return self.control / "outcome.json"
+
+    @property
     def output(self) -> Path:
         return self.path / "output"
 
@@ -186,7 +207,7 @@ class RunFolder:
 
     # -- control requests ------------------------------------------------------------------
     def request(self, what: str, **data: Any) -> Path:
-        """Leave a request for the runner (e.g. "stop_save"); it checks at each step."""
+        """Leave a request for the trainer and the supervisor (a `Request`)."""
         self.control.mkdir(exist_ok=True)
         path = self.control / what
         write_atomic(path, json.dumps({"t": time.time(), **data}))

@@ -22,8 +22,8 @@ from cockpit.config.presets import Preset, dump_yaml
 from cockpit.config.validate import Plan, has_gpu, validate
 from cockpit.errors import CockpitError
 from cockpit.run import journal
-from cockpit.run.folder import RunFolder, Status, create_run_folder, list_checkpoints
-from cockpit.trainers.registry import require_training_stack
+from cockpit.run.folder import Request, RunFolder, Status, create_run_folder, list_checkpoints
+from cockpit.trainers.discovery import require_training_stack
 
 DEFAULT_GRACE_S = 10.0
 
@@ -52,13 +52,7 @@ def prepare(plan: Plan, runs_dir: Path, name: str | None = None) -> RunFolder:
         run.run_yaml.write_text(preset.to_yaml(), encoding="utf-8")
         run.trl_yaml.write_text(dump_yaml(trl_cli_config(preset.trl)), encoding="utf-8")
         spec = plan.spec
-        (run.path / "trainer.json").write_text(json.dumps({
-            "name": spec.name, "module": spec.module, "trainer_class": spec.trainer_class,
-            "config_class": spec.config_class, "config_module": spec.config_module,
-            "cli_command": spec.cli_command,
-            "samples": spec.samples, "extra_models": list(spec.extra_models),
-            "data_formats": [list(f) for f in spec.data_formats],
-        }, indent=2), encoding="utf-8")
+        run.trainer_json.write_text(json.dumps(spec.to_json(with_fields=False), indent=2), encoding="utf-8")
         write_command(run, spec.cli_command)
         run.write_status(Status(state="starting", name=run.name, trainer=spec.name,
                                 host=os.uname().nodename))
@@ -163,9 +157,9 @@ def stop(run: RunFolder, *, save: bool, grace_s: float | None = None, wait: bool
     if not status.live:
         raise CockpitError(f"{run.name} is not running (state: {status.state}) — nothing to stop")
     if save:
-        run.request("stop_save")
+        run.request(Request.STOP_SAVE)
         return status
-    run.request("stop_force")
+    run.request(Request.STOP_FORCE)
     if grace_s is None:
         grace_s = float(run.cockpit_section().get("stop_grace_s", DEFAULT_GRACE_S))
     pgid = status.pgid
@@ -273,13 +267,13 @@ def resume(run: RunFolder, overrides: list[str] | None = None) -> RunFolder:
     if overrides:
         run.run_yaml.write_text(preset.to_yaml(), encoding="utf-8")
         run.trl_yaml.write_text(dump_yaml(trl_cli_config(preset.trl)), encoding="utf-8")
-    trainer = json.loads((run.path / "trainer.json").read_text(encoding="utf-8"))
+    trainer = json.loads(run.trainer_json.read_text(encoding="utf-8"))
     write_command(run, trainer.get("cli_command"), ckpt)
     return _next_attempt(run, status, ckpt)
 
 
 def _next_attempt(run: RunFolder, status: Status, ckpt: Path) -> RunFolder:
-    for stale in ("stop_save", "stop_force"):
+    for stale in Request:
         run.clear_request(stale)
     run.write_status(Status(state="starting", name=run.name, trainer=status.trainer,
                             attempt=status.attempt + 1, host=os.uname().nodename))

@@ -28,6 +28,7 @@ from cockpit.config.presets import reward_file_ref
 from cockpit.errors import CockpitError
 from cockpit.run import journal
 from cockpit.run.folder import RunFolder
+from cockpit.trainers.knowledge import traits
 
 SIMPLE_CHAT_TEMPLATE = (
     "{% for message in messages %}{{ '<|' + message['role'] + '|>\n' + message['content'] + '\n' }}"
@@ -49,7 +50,7 @@ class Built:
 def read_run(run: RunFolder) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
     """(flat TRL keys, cockpit section, trainer info) from the run folder."""
     cfg = yaml.safe_load(run.run_yaml.read_text(encoding="utf-8")) or {}
-    info = json.loads((run.path / "trainer.json").read_text(encoding="utf-8"))
+    info = json.loads(run.trainer_json.read_text(encoding="utf-8"))
     cockpit = cfg.pop("cockpit", None) or {}
     cfg.pop("trainer", None)
     return cfg, cockpit, info
@@ -237,8 +238,6 @@ def load_data(script_args, config, mixture, cockpit: dict[str, Any], info: dict[
                                        f"'{eval_split}' split ({exc}) — set cockpit.dataset.eval_split "
                                        "or eval_strategy: no") from None
     formats = tuple(tuple(f) for f in info.get("data_formats") or ())
-    if info["name"] == "ppo":
-        formats = (("input_ids",), ("prompt",))
     ds.check_columns(list(train.column_names), formats, info["name"], script_args.dataset_name or "mixture")
     return train, evals
 
@@ -333,8 +332,9 @@ def build(run: RunFolder, jw: journal.JournalWriter, *, cuda: bool) -> Built:
 
     jw.write(journal.phase("loading_model", model_args.model_name_or_path))
     tokenizer = load_tokenizer(model_args, config, warnings)
-    if info["name"] == "reward":
-        # The reward trainer trains a scorer: a sequence-classification head with one label.
+    trained = traits(info["name"])
+    if trained.head == "scorer":
+        # A scorer (the reward trainer's model): a sequence-classification head with one label.
         model = load_scorer(model_args.model_name_or_path, model_args, tokenizer)
     else:
         model = load_causal_lm(model_args.model_name_or_path, model_args, tokenizer)
@@ -362,7 +362,7 @@ def build(run: RunFolder, jw: journal.JournalWriter, *, cuda: bool) -> Built:
         ref = models.get("ref_model")
         if ref:
             kwargs["ref_model"] = load_causal_lm(str(ref), model_args, tokenizer)
-        elif info["name"] == "ppo":
+        elif trained.ref_from_policy:
             kwargs["ref_model"] = load_causal_lm(model_args.model_name_or_path, model_args, tokenizer)
     if "reward_model" in params or "value_model" in params or "value_model" in extra:
         rm_path = models.get("reward_model") or getattr(config, "reward_model_path", None)
@@ -388,13 +388,14 @@ def build(run: RunFolder, jw: journal.JournalWriter, *, cuda: bool) -> Built:
     jw.write(journal.phase("preparing_data", script_args.dataset_name))
     train, evals = load_data(script_args, config, mixture, cockpit, info)
     sample_prompts = _sample_prompts(train, cockpit)
-    if info["name"] == "ppo":
+    if trained.tokenized_prompts:
         train = tokenize_prompts(train, tokenizer)
-        evals = tokenize_prompts(evals, tokenizer) if evals is not None else \
-            train.select(range(min(len(train), 8)))
+        evals = tokenize_prompts(evals, tokenizer) if evals is not None else None
+    if evals is None and trained.eval_from_train:  # it needs an eval set: the first training rows
+        evals = train.select(range(min(len(train), trained.eval_from_train)))
     if takes("train_dataset"):
         kwargs["train_dataset"] = train
-    if (evals is not None and takes("eval_dataset")) or info["name"] == "ppo":
+    if evals is not None and (takes("eval_dataset") or trained.eval_from_train):
         kwargs["eval_dataset"] = evals
 
     missing = [n for n, p in params.items() if n != "self" and p.default is inspect.Parameter.empty
@@ -432,7 +433,7 @@ def make_sampler(built: Built, cockpit: dict[str, Any]):
     """Periodic generation on a few fixed prompts for trainers that do not sample themselves."""
     comp = cockpit.get("completions") or {}
     every = comp.get("every_steps")
-    if not every or not built.sample_prompts or built.trainer_info["name"] == "reward":
+    if not every or not built.sample_prompts or traits(built.trainer_info["name"]).head == "scorer":
         return None, None
     max_new = int(comp.get("max_new_tokens", 24))
     # A model trained on short completions that end in EOS soon answers every prompt with EOS

@@ -17,7 +17,7 @@ from transformers import TrainerCallback
 from cockpit.metrics.completions import CompletionsWriter
 from cockpit.metrics.health import HealthMonitor
 from cockpit.run import journal
-from cockpit.run.folder import RunFolder
+from cockpit.run.folder import Request, RunFolder
 
 _EVAL_PREFIX = "eval_"
 _SUMMARY_KEYS = {"train_runtime", "train_samples_per_second", "train_steps_per_second",
@@ -55,7 +55,7 @@ class CockpitCallback(TrainerCallback):
         self._segment_start: tuple[float, int] | None = None
         self._last_completions_step = -1
         self._last_completions_key: Any = None
-        self._stop_file = os.fspath(run.control / "stop_save")
+        self._stop_file = os.fspath(run.control / Request.STOP_SAVE)
         self.stop_requested = False
         self._saved_steps: set[int] = set()
         self.health = HealthMonitor()

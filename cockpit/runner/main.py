@@ -43,7 +43,7 @@ def _write_outcome(run: RunFolder, **outcome: object) -> None:
     if _rank() != 0:
         return  # rank 0 speaks for the run
     run.control.mkdir(exist_ok=True)
-    write_atomic(run.control / "outcome.json", json.dumps(outcome))
+    write_atomic(run.outcome_json, json.dumps(outcome))
 
 
 def _ensure_demo_assets(run: RunFolder) -> None:

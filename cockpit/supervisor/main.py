@@ -24,7 +24,7 @@ from cockpit.alerts.rules import Alerter
 from cockpit.errors import CockpitError
 from cockpit.run import diagnose, journal, slurm
 from cockpit.run import launchers as launcher
-from cockpit.run.folder import LIVE_STATES, RunFolder, Status, read_tail
+from cockpit.run.folder import LIVE_STATES, Request, RunFolder, Status, read_tail
 from cockpit.run.script import script_section
 from cockpit.run.summaries import tail_records
 
@@ -121,7 +121,7 @@ def supervise(run: RunFolder, resume_from: Path | None = None) -> int:
     def on_term(signum: int, _frame: object) -> None:
         # Someone asked the supervisor itself to stop: stop the run the same way as a forced stop.
         forced["by_signal"] = True
-        run.request("stop_force")
+        run.request(Request.STOP_FORCE)
         if child is not None and child.poll() is None:
             try:
                 os.killpg(child.pid, signal.SIGTERM)
@@ -132,7 +132,7 @@ def supervise(run: RunFolder, resume_from: Path | None = None) -> int:
     signal.signal(signal.SIGTERM, on_term)
     signal.signal(signal.SIGINT, on_term)
 
-    if run.pending_request("stop_force"):
+    if run.pending_request(Request.STOP_FORCE):
         return finish(run, jw, status, "killed", None, None,
                        diagnose.Diagnosis("stopped_by_user", "stopped before it started", ""))
 
@@ -154,7 +154,7 @@ def supervise(run: RunFolder, resume_from: Path | None = None) -> int:
         return _supervise_slurm(run, jw, status, spec, argv, cwd, env, alerter=alerter,
                                 engine=None if script is not None else launcher.slurm_engine(spec))
     (run.control).mkdir(exist_ok=True)
-    outcome_file = run.control / "outcome.json"
+    outcome_file = run.outcome_json
     try:
         outcome_file.unlink()
     except FileNotFoundError:
@@ -185,7 +185,7 @@ def supervise(run: RunFolder, resume_from: Path | None = None) -> int:
             values = sampler.sample(child.pid)
             if values:
                 jw.write(journal.system(values))
-        if run.pending_request("stop_save") and status.state == "running":
+        if run.pending_request(Request.STOP_SAVE) and status.state == "running":
             status.state = "stopping"
             run.write_status(status)
         _poll_alerts(alerter, status)
@@ -201,7 +201,7 @@ def supervise(run: RunFolder, resume_from: Path | None = None) -> int:
         outcome = json.loads(outcome_file.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         pass
-    requested_force = run.pending_request("stop_force") or forced["by_signal"]
+    requested_force = run.pending_request(Request.STOP_FORCE) or forced["by_signal"]
     if rc < 0:
         diag = diagnose.classify_signal(-rc, requested=requested_force)
         return finish(run, jw, status, "killed", None, -rc, diag)
@@ -256,19 +256,19 @@ def _supervise_slurm(run: RunFolder, jw: journal.JournalWriter, status: Status, 
         want = "queued" if state in ("PENDING", "CONFIGURING", "REQUEUED", "SUSPENDED") else "running"
         if status.state == "stopping" and want == "running":
             want = "stopping"
-        if run.pending_request("stop_save") and want == "running":
+        if run.pending_request(Request.STOP_SAVE) and want == "running":
             want = "stopping"
         reason = why if want == "queued" and why not in ("None", "") else None
         if (want, reason) != (status.state, status.reason):
             status.state, status.reason = want, reason
             run.write_status(status)
-        if run.pending_request("stop_force") and not cancelled:
+        if run.pending_request(Request.STOP_FORCE) and not cancelled:
             cancelled = True
             slurm.cancel(job)
         _poll_alerts(alerter, status)
         time.sleep(1.0)
     end = slurm.job_end(job)
-    if cancelled or (end.state == "killed" and run.pending_request("stop_force")):
+    if cancelled or (end.state == "killed" and run.pending_request(Request.STOP_FORCE)):
         return finish(run, jw, status, "killed", end.exit_code, None,
                        diagnose.Diagnosis("stopped_by_user", f"stopped by request (scancel of job {job})",
                                           "resume it with `cockpit resume RUN`"))
@@ -303,7 +303,7 @@ def _poll_alerts(alerter: Alerter | None, status: Status) -> None:
 
 def _read_outcome(run: RunFolder) -> dict:
     try:
-        return json.loads((run.control / "outcome.json").read_text(encoding="utf-8"))
+        return json.loads(run.outcome_json.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
 
@@ -330,7 +330,7 @@ def _finish(run: RunFolder, jw: journal.JournalWriter, status, state: str, exit_
     status.reason = diag.reason
     status.fix = diag.fix or None
     run.write_status(status)
-    for done in ("stop_save", "stop_force"):
+    for done in Request:
         run.clear_request(done)
     return 0
 

@@ -15,26 +15,23 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-import importlib.metadata
-import importlib.util
 import json
-import os
 import re
-import subprocess
 import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from cockpit.errors import CockpitError
-from cockpit.paths import cache_dir
 from cockpit.run.folder import write_atomic
-
-SCHEMA = 1
-DISCOVER_MODULE = "cockpit.runner.discover"
-DISCOVER_TIMEOUT_S = 180.0
-EXTRA_MODEL_KINDS = ("ref_model", "reward_model", "value_model", "teacher_model", "reward_funcs")
+from cockpit.trainers.discovery import (
+    SCHEMA,
+    installed_versions,
+    read_cache,
+    run_discovery,
+    schema_cache_path,
+)
+from cockpit.trainers.knowledge import EXTRA_MODEL_KINDS, KNOWLEDGE, Knowledge, traits
 
 # Keys a TRL CLI YAML may hold besides dataclass fields: `env` is a mapping of environment
 # variables TrlParser sets before parsing.
@@ -137,268 +134,10 @@ class TrainerSpec:
             d["fields"] = [f.to_json() for f in self.fields]
         return d
 
-
-@dataclass(frozen=True)
-class Knowledge:
-    """Per-trainer facts TRL does not expose (measured on the supported TRL releases)."""
-
-    title: str
-    summary: str
-    data_formats: tuple[tuple[str, ...], ...] = ()
-    extra_models: tuple[str, ...] = ()
-    cli: str | None = None
-    needs: str | None = None
-    samples: bool = False
-    module: str | None = None
-    """Where it lived, for trainers that may be missing from the installed TRL."""
-    last_trl: str | None = None
-    """Last TRL release that has it, for trainers TRL has removed."""
-    family: str | None = None
-    """Whose metrics it logs, for built-in alert rules: "grpo" (group-sampling RL with reward
-    functions), "ppo", or None."""
-
-
-_PREFERENCE = (("prompt", "chosen", "rejected"), ("chosen", "rejected"))
-_PROMPT_ONLY = (("prompt",),)
-_CPU_SERVER = "a vLLM or teacher server"
-
-KNOWLEDGE: dict[str, Knowledge] = {
-    # --- stable (`trl`)
-    "sft": Knowledge(
-        "Supervised fine-tuning",
-        "Trains the model to continue example texts; data: text, prompt/completion, or messages.",
-        (("text",), ("prompt", "completion"), ("messages",)),
-        cli="sft",
-    ),
-    "dpo": Knowledge(
-        "Direct preference optimization",
-        "Raises the chosen answer over the rejected one against a frozen reference; data: prompt/chosen/rejected.",
-        _PREFERENCE,
-        cli="dpo",
-    ),
-    "kto": Knowledge(
-        "Kahneman-Tversky optimization",
-        "Learns from answers labelled good or bad, no pairs needed; data: prompt/completion/label (bool).",
-        (("prompt", "completion", "label"), *_PREFERENCE),
-        cli="kto",
-    ),
-    "reward": Knowledge(
-        "Reward model training",
-        "Trains a sequence-classification model to score chosen above rejected; data: prompt/chosen/rejected.",
-        _PREFERENCE,
-        cli="reward",
-    ),
-    "grpo": Knowledge(
-        "Group relative policy optimization",
-        "Samples a group of completions per prompt and reinforces the better-rewarded ones; data: prompt.",
-        _PROMPT_ONLY,
-        extra_models=("reward_funcs",),
-        cli="grpo",
-        samples=True,
-        family="grpo",
-    ),
-    "rloo": Knowledge(
-        "REINFORCE leave-one-out",
-        "Samples several completions per prompt, baseline = the others' mean reward; data: prompt.",
-        _PROMPT_ONLY,
-        extra_models=("reward_funcs",),
-        cli="rloo",
-        samples=True,
-        family="grpo",
-    ),
-    "distillation": Knowledge(
-        "Knowledge distillation",
-        "Trains a student to match a teacher model on its own generations; data: prompt.",
-        _PROMPT_ONLY,
-        extra_models=("teacher_model",),
-        cli="distillation",
-        samples=True,
-    ),
-    # --- experimental (`trl.experimental.<name>`)
-    "cpo": Knowledge(
-        "Contrastive preference optimization",
-        "Preference tuning without a reference model, plus an NLL term on chosen; data: prompt/chosen/rejected.",
-        _PREFERENCE,
-    ),
-    "orpo": Knowledge(
-        "Odds-ratio preference optimization",
-        "SFT plus an odds-ratio penalty on rejected answers, no reference model; data: prompt/chosen/rejected.",
-        _PREFERENCE,
-    ),
-    "online_dpo": Knowledge(
-        "Online DPO",
-        "Generates two answers per prompt, a reward model or judge picks the better, then a DPO step; data: prompt.",
-        _PROMPT_ONLY,
-        extra_models=("reward_funcs",),
-        samples=True,
-    ),
-    "gkd": Knowledge(
-        "Generalized knowledge distillation",
-        "Distils a teacher into the student on a mix of dataset and student-generated answers; data: messages.",
-        (("messages",),),
-        extra_models=("teacher_model",),
-        samples=True,
-    ),
-    "gold": Knowledge(
-        "General on-policy logit distillation",
-        "On-policy distillation that also works across tokenizers of different model families; data: messages.",
-        (("messages",),),
-        extra_models=("teacher_model",),
-        samples=True,
-    ),
-    "gmpo": Knowledge(
-        "Geometric-mean policy optimization",
-        "A steadier GRPO that averages token importance ratios geometrically; data: prompt.",
-        _PROMPT_ONLY,
-        extra_models=("reward_funcs",),
-        samples=True,
-        family="grpo",
-    ),
-    "a2po": Knowledge(
-        "A*-PO optimal advantage regression",
-        "Estimates each prompt's optimal value offline, then regresses on sampled advantages; data: prompt.",
-        _PROMPT_ONLY,
-        extra_models=("reward_funcs",),
-        samples=True,
-        family="grpo",
-    ),
-    "tpo": Knowledge(
-        "Triple preference optimization",
-        "DPO-style preference tuning plus SFT on a gold reference answer; data: prompt/chosen/rejected/reference.",
-        (("prompt", "chosen", "rejected", "reference"),),
-    ),
-    "sdft": Knowledge(
-        "Self-distillation fine-tuning",
-        "The model, shown privileged context, teaches itself without it, on its own samples; "
-        "data: prompt + privileged_context.",
-        (("prompt", "privileged_context"),),
-        samples=True,
-    ),
-    "sdpo": Knowledge(
-        "Self-distillation policy optimization",
-        "On-policy RL that also distils from the model's own high-reward rollouts; data: prompt.",
-        _PROMPT_ONLY,
-        extra_models=("reward_funcs",),
-        samples=True,
-        family="grpo",
-    ),
-    "iw_opd": Knowledge(
-        "Importance-weighted on-policy distillation",
-        "On-policy distillation that down-weights tokens after the student drifts from the teacher; data: messages.",
-        (("messages",),),
-        extra_models=("teacher_model",),
-        samples=True,
-    ),
-    "bema_for_ref_model": Knowledge(
-        "DPO with a BEMA reference model",
-        "DPO whose reference model tracks the policy by a bias-corrected moving average; data: prompt/chosen/rejected.",
-        _PREFERENCE,
-    ),
-    "async_grpo": Knowledge(
-        "Asynchronous GRPO",
-        "GRPO with generation decoupled from training on a vLLM rollout worker; data: prompt.",
-        _PROMPT_ONLY,
-        extra_models=("reward_funcs",),
-        needs="CUDA",
-        samples=True,
-        family="grpo",
-    ),
-    "async_distillation": Knowledge(
-        "Asynchronous distillation",
-        "Distillation with rollouts and teacher served from a vLLM server; data: prompt (conversational).",
-        _PROMPT_ONLY,
-        needs=_CPU_SERVER,
-        samples=True,
-    ),
-    "server_distillation": Knowledge(
-        "Server distillation",
-        "Distillation whose teacher log-probs come from a vLLM teacher server; data: prompt.",
-        _PROMPT_ONLY,
-        needs=_CPU_SERVER,
-        samples=True,
-    ),
-    # --- removed from TRL; kept so `cockpit` can say which TRL still has them
-    "ppo": Knowledge(
-        "Proximal policy optimization",
-        "Classic RLHF: samples, scores with a reward model, updates policy and value heads; "
-        "data: prompt (cockpit tokenizes it) or input_ids.",
-        (("prompt",), ("input_ids",)),
-        extra_models=("ref_model", "reward_model", "value_model"),
-        samples=True,
-        module="trl.experimental.ppo",
-        last_trl="1.12",
-        family="ppo",
-    ),
-    "bco": Knowledge(
-        "Binary classifier optimization",
-        "Learns from answers labelled good or bad via a binary classifier; data: prompt/completion/label.",
-        (("prompt", "completion", "label"),),
-        module="trl.experimental.bco",
-        last_trl="1.13",
-    ),
-    "nash_md": Knowledge(
-        "Nash mirror descent",
-        "Online preference tuning against a mixture of policy and reference; data: prompt.",
-        _PROMPT_ONLY,
-        extra_models=("reward_funcs",),
-        samples=True,
-        module="trl.experimental.nash_md",
-        last_trl="1.13",
-    ),
-    "xpo": Knowledge(
-        "Exploratory preference optimization",
-        "Online DPO with an exploration bonus; data: prompt.",
-        _PROMPT_ONLY,
-        extra_models=("reward_funcs",),
-        samples=True,
-        module="trl.experimental.xpo",
-        last_trl="1.13",
-    ),
-    "prm": Knowledge(
-        "Process reward model training",
-        "Trains a model to score each reasoning step; data: prompt/completions/labels.",
-        (("prompt", "completions", "labels"),),
-        module="trl.experimental.prm",
-        last_trl="1.13",
-    ),
-    "gspo_token": Knowledge(
-        "GSPO-token",
-        "GRPO with sequence-level importance ratios applied per token; data: prompt.",
-        _PROMPT_ONLY,
-        extra_models=("reward_funcs",),
-        samples=True,
-        module="trl.experimental.gspo_token",
-        last_trl="1.13",
-        family="grpo",
-    ),
-    "grpo_with_replay_buffer": Knowledge(
-        "GRPO with a replay buffer",
-        "GRPO that replays past high-variance groups; data: prompt.",
-        _PROMPT_ONLY,
-        extra_models=("reward_funcs",),
-        samples=True,
-        module="trl.experimental.grpo_with_replay_buffer",
-        last_trl="1.13",
-        family="grpo",
-    ),
-    "minillm": Knowledge(
-        "MiniLLM",
-        "On-policy distillation minimising reverse KL to a teacher; data: prompt.",
-        _PROMPT_ONLY,
-        extra_models=("teacher_model",),
-        samples=True,
-        module="trl.experimental.minillm",
-        last_trl="1.14",
-    ),
-    "ssd": Knowledge(
-        "SSD self-distillation",
-        "Fine-tunes with cross-entropy on the model's own sampled completions; data: prompt.",
-        _PROMPT_ONLY,
-        samples=True,
-        module="trl.experimental.ssd",
-        last_trl="1.15",
-    ),
-}
+    @property
+    def traits(self) -> Knowledge:
+        """How this trainer differs, from the knowledge table (defaults for one it does not know)."""
+        return traits(self.name)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -604,87 +343,6 @@ class Registry:
 # Loading (cache or discovery subprocess)
 
 
-TRAINING_STACK = ("torch", "transformers", "trl", "peft", "datasets", "accelerate")
-
-
-def require_training_stack() -> None:
-    """Launching, setting up and checking runs need the `train` extra; the viewer does not.
-
-    One line naming every missing package and the extra that brings them, before anything starts.
-    """
-    missing = [name for name in TRAINING_STACK if importlib.util.find_spec(name) is None]
-    if missing:
-        raise CockpitError(
-            f"this needs the training stack, and {', '.join(missing)} {'is' if len(missing) == 1 else 'are'}"
-            " not installed — pip install 'cockpit[train]' (viewing, replay and export work without it)"
-        )
-
-
-def installed_versions() -> tuple[str, str]:
-    """(trl, transformers) versions from package metadata — cheap, imports neither."""
-    require_training_stack()
-    return importlib.metadata.version("trl"), importlib.metadata.version("transformers")
-
-
-def schema_cache_path(trl_version: str, transformers_version: str) -> Path:
-    return cache_dir() / "schemas" / f"trl-{trl_version}-transformers-{transformers_version}-schema{SCHEMA}.json"
-
-
-def _read_cache(path: Path) -> dict[str, Any] | None:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None  # absent or half-written by an old cockpit: rediscover
-    if not isinstance(data, dict) or data.get("schema") != SCHEMA or not isinstance(data.get("trainers"), list):
-        return None
-    return data
-
-
-def _project_root() -> str:
-    """The folder holding the `cockpit` package, so the subprocess imports this very cockpit."""
-    return str(Path(__file__).resolve().parent.parent.parent)
-
-
-def run_discovery(python: str = sys.executable, timeout: float = DISCOVER_TIMEOUT_S) -> dict[str, Any]:
-    """Run `python -m cockpit.runner.discover` and return its JSON; CockpitError on any failure."""
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (_project_root(), env.get("PYTHONPATH", "")) if p)
-    env.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
-    env.setdefault("PYTHONWARNINGS", "ignore")
-    try:
-        proc = subprocess.run(
-            [python, "-m", DISCOVER_MODULE],
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            env=env,
-            check=False,
-        )
-    except FileNotFoundError:
-        raise CockpitError(f"cannot run {python} to read the TRL trainers — check the Python path") from None
-    except PermissionError:
-        raise CockpitError(f"cannot run {python} to read the TRL trainers — it is not executable") from None
-    except subprocess.TimeoutExpired:
-        raise CockpitError(
-            f"reading the TRL trainers took over {timeout:.0f} s — try again, or check `python -c 'import trl'`"
-        ) from None
-    if proc.returncode != 0:
-        lines = [ln for ln in (proc.stderr or "").splitlines() if ln.strip()]
-        last = lines[-1].strip() if lines else f"exit code {proc.returncode}"
-        raise CockpitError(f"reading the TRL trainers failed: {last}")
-    try:
-        data = json.loads(proc.stdout)
-    except ValueError:
-        raise CockpitError("reading the TRL trainers failed: discovery printed something other than JSON") from None
-    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
-        raise CockpitError(
-            f"reading the TRL trainers failed: schema {data.get('schema') if isinstance(data, dict) else '?'}"
-            f" from {python}, expected {SCHEMA} — is it running an older cockpit?"
-        )
-    return data
-
-
 def load_registry(refresh: bool = False, python: str = sys.executable) -> Registry:
     """The registry for the installed TRL: from the schema cache, else by discovery (10-30 s).
 
@@ -694,7 +352,7 @@ def load_registry(refresh: bool = False, python: str = sys.executable) -> Regist
     trl_version, tf_version = installed_versions()
     path = schema_cache_path(trl_version, tf_version)
     if not refresh:
-        cached = _read_cache(path)
+        cached = read_cache(path)
         if cached is not None:
             return Registry(cached)
     data = run_discovery(python)

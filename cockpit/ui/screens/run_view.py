@@ -18,7 +18,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, TabbedContent, TabPane
+from textual.widgets import Footer, Input, TabbedContent, TabPane
 
 from cockpit.metrics.panels import default_panels, guess_trainer, panel_for_key
 from cockpit.metrics.rundata import RunData
@@ -26,7 +26,7 @@ from cockpit.ui.colors import series_colors
 from cockpit.ui.screens.metric_picker import MetricPicker
 from cockpit.ui.widgets.run.alert_bar import AlertBar
 from cockpit.ui.widgets.run.alerts_list import AlertsList
-from cockpit.ui.widgets.run.completions_pane import CompletionsPane
+from cockpit.ui.widgets.run.completions import CompletionsPane
 from cockpit.ui.widgets.run.log_history import LogHistoryTable
 from cockpit.ui.widgets.run.plot_grid import PlotGrid
 from cockpit.ui.widgets.run.run_header import RunHeader
@@ -72,6 +72,21 @@ class RunView(Screen):
                 id="completions.newer"),
         Binding("end", "follow", "Follow", tooltip="Follow the newest completions step",
                 priority=True, id="completions.follow"),
+        Binding("home", "completions('first')", "First step", show=False,
+                tooltip="The oldest completions step", priority=True, id="completions.first"),
+        Binding("g", "completions('goto')", "Go to step", show=False,
+                tooltip="Type a step; the nearest logged one is shown", id="completions.goto"),
+        Binding("slash", "completions('filter')", "Filter", tooltip="Filter by score (acc>0.5, "
+                "adv<0) and search the text", id="completions.filter"),
+        Binding("o", "completions('sort')", "Sort", show=False,
+                tooltip="Sort by the next score column (advantage, each reward)", id="completions.sort"),
+        Binding("O", "completions('reverse')", "Reverse sort", show=False, id="completions.reverse"),
+        Binding("p", "completions('group')", "Group by prompt", show=False, id="completions.group"),
+        Binding("t", "completions('track')", "Follow a prompt", show=False,
+                tooltip="Only the highlighted row's prompt, step after step ([ ] skip to the steps "
+                "that sampled it)", id="completions.track"),
+        Binding("c", "completions('compare')", "Compare steps", show=False,
+                tooltip="Pin this step beside the one [ ] ] move to", id="completions.compare"),
     ]
 
     def __init__(self) -> None:
@@ -203,8 +218,11 @@ class RunView(Screen):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         tabs = self.query(TabbedContent)
-        if action in ("scrub", "follow"):
-            return bool(tabs) and tabs.first().active == "completions"
+        if action in ("scrub", "follow", "completions"):
+            if not tabs or tabs.first().active != "completions":
+                return False
+            # End and Home go before the focused widget: in a text box they move its cursor.
+            return not (isinstance(self.focused, Input) and (action == "follow" or parameters == ("first",)))
         if action == "tab" and tabs:  # a replay has no trainer output tab
             return bool(tabs.first().query(f"TabPane#{parameters[0]}"))
         if action in PLOT_ACTIONS:  # only where the plots are: the footer keeps room for the rest
@@ -216,6 +234,9 @@ class RunView(Screen):
 
     def action_follow(self) -> None:
         self.query_one(CompletionsPane).action_follow()
+
+    def action_completions(self, verb: str) -> None:
+        self.query_one(CompletionsPane).act(verb)
 
     # -- actions -------------------------------------------------------------------------------
 

@@ -125,9 +125,6 @@ def inspect_data(name: str, split: str, renames: dict[str, str], spec: TrainerSp
     if spec is None:
         report.message = f"columns: {', '.join(renamed)} — pick a trainer to check them"
         return report
-    if spec.name == "ppo" and "prompt" in renamed:
-        report.fits, report.message = True, f"columns {', '.join(renamed)} fit {spec.name}"
-        return report
     try:
         ds.check_columns(renamed, spec.data_formats, spec.name, path.name)
     except CockpitError as exc:

@@ -126,10 +126,13 @@ class FieldEditor(Vertical):
 
     def __init__(self, field: ConfigField, value: Any = UNSET, *, label: str | None = None,
                  suggester: Suggester | None = None, placeholder: str | None = None,
+                 choice_labels: dict[str, str] | None = None,
                  id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id or editor_id(field.name), classes=classes)
         self.field = field
         self.label = label or field.name
+        self.choice_labels = choice_labels or {}
+        """What a Select shows for each choice (the choice itself when not given)."""
         self.suggester = suggester
         self.placeholder = placeholder
         self.initial = value
@@ -147,7 +150,7 @@ class FieldEditor(Vertical):
         choices = select_choices(field)
         if choices is not None:
             current = value if value is not UNSET else field.default
-            options = [(c, c) for c in choices]
+            options = [(self.choice_labels.get(c, c), c) for c in choices]
             selected = current if current in choices else Select.NULL
             return Select(options, value=selected, allow_blank=field.default not in choices,
                           prompt=default_text(field) or "choose", compact=True,

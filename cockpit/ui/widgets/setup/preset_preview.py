@@ -1,8 +1,12 @@
-"""The preset the form adds up to, as YAML, and the command lines that would run it."""
+"""The preset the form adds up to, as YAML, and the command lines that would run it: `cockpit
+run`, TRL's own command, and how the launch target starts the trainer (torchrun, accelerate
+launch, the job's #SBATCH lines); for a command, where and how it runs."""
 
 from __future__ import annotations
 
 import shlex
+from pathlib import Path
+from typing import Any
 
 from textual.content import Content
 from textual.widgets import Static
@@ -32,6 +36,47 @@ def command_lines(preset: Preset, cli_command: str | None, saved_as: str | None)
         lines[0] += "   (save it first: ctrl+s)"
     if cli_command:
         lines.append(f"$ trl {cli_command} --config RUN/trl.yaml   (written at launch)")
+    launcher = preset.cockpit.get("launcher")
+    if isinstance(launcher, dict) and launcher:
+        lines += launcher_lines(launcher, ["-m", "cockpit.runner", "RUN"])
+    return lines
+
+
+def launcher_lines(launcher: dict[str, Any], task: list[str]) -> list[str]:
+    """How the launch target starts `task` (nothing when the launcher has problems: validation
+    names them on their fields)."""
+    from cockpit.errors import CockpitError
+    from cockpit.run import launchers
+
+    try:
+        spec = launchers.check(launcher)
+        if spec["kind"] == "slurm":
+            from cockpit.run import slurm
+
+            script = slurm.sbatch_script(run_dir=Path("RUN"), chdir=Path("RUN"), job_name="NAME",
+                                         launcher=launcher, task=task,
+                                         distributed=launchers.slurm_engine(spec), env={})
+            skip = ("--job-name", "--output", "--error", "--open-mode", "--chdir", "--ntasks")
+            options = [ln.removeprefix("#SBATCH ") for ln in script.splitlines()
+                       if ln.startswith("#SBATCH") and not ln.removeprefix("#SBATCH ").startswith(skip)]
+            return ["launch: sbatch RUN/job.sh   " + " ".join(options)]
+        if spec["kind"] == "python":
+            return []
+        argv = launchers.runner_argv(Path("RUN"), launcher)
+    except (CockpitError, OSError):
+        return []
+    argv[0] = Path(argv[0]).name
+    return ["launch: " + shlex.join(argv)]
+
+
+def script_lines(words: list[str], cwd: str, name: str, launcher: dict[str, Any] | None) -> list[str]:
+    """`cockpit run -- COMMAND` from its folder, and the job's options when it goes to Slurm."""
+    args = ["cockpit", "run"] + (["--name", name] if name else [])
+    for key, value in (launcher or {}).items():
+        args += ["--launcher", f"{key}={value}"]
+    lines = [f"$ cd {shlex.quote(cwd)}", "$ " + shlex.join([*args, "--", *words])]
+    if launcher:
+        lines += launcher_lines(launcher, words)
     return lines
 
 
@@ -48,9 +93,12 @@ class PresetPreview(Static):
     def show(self, preset: Preset | None, cli_command: str | None = None,
              saved_as: str | None = None) -> None:
         if preset is None:
-            self.update(Content.from_markup("[dim]pick a trainer to start the preset[/]"))
+            self.update(Content.from_markup("[dim]pick a trainer (or a command) to start[/]"))
             return
         self.update(yaml_content(preset.to_yaml().rstrip()))
+
+    def show_yaml(self, text: str) -> None:
+        self.update(yaml_content(text.rstrip()))
 
 
 class CommandPreview(Static):
@@ -69,3 +117,6 @@ class CommandPreview(Static):
             return
         # Literal: commands hold whatever was typed into the form.
         self.update(Content("\n".join(command_lines(preset, cli_command, saved_as))))
+
+    def show_lines(self, lines: list[str]) -> None:
+        self.update(Content("\n".join(lines)))

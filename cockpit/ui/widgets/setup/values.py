@@ -13,28 +13,9 @@ from typing import Any
 
 import yaml
 
+from cockpit.config.draft import UNSET  # the draft's; the widgets import it from here too
 from cockpit.config.presets import parse_value
 from cockpit.trainers.registry import ConfigField
-
-
-class Unset:
-    """The field is left at TRL's default: its key is not written into the preset."""
-
-    _instance: Unset | None = None
-
-    def __new__(cls) -> Unset:
-        if cls._instance is None:
-            cls._instance = super().__new__(cls)
-        return cls._instance
-
-    def __repr__(self) -> str:
-        return "UNSET"
-
-    def __bool__(self) -> bool:
-        return False
-
-
-UNSET = Unset()
 
 _NUMBER = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
 _INT = re.compile(r"^[-+]?\d+$")
