@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from cockpit.alerts.rules import AlertEngine, Rule, builtin_rules, parse_rules
+from cockpit.alerts.engine import AlertEngine
+from cockpit.alerts.rules import Rule, builtin_rules, parse_rules
 from cockpit.config.presets import apply_overrides, load_preset
 from cockpit.errors import CockpitError
 from cockpit.run import journal

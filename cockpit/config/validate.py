@@ -247,7 +247,8 @@ def validate(preset: Preset, registry: Registry | None = None, *,
 
     with problems.check("cockpit.launcher"):
         check_launcher(preset.cockpit.get("launcher"))
-    from cockpit.alerts.rules import parse_notify, parse_rules
+    from cockpit.alerts.notify import parse_notify
+    from cockpit.alerts.rules import parse_rules
 
     with problems.check("cockpit.alerts"):
         parse_rules(preset.cockpit.get("alerts"))

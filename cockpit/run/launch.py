@@ -44,7 +44,7 @@ def prepare(plan: Plan, runs_dir: Path, name: str | None = None) -> RunFolder:
         run.output.mkdir(exist_ok=True)
         _resolve_accelerate_config(run, preset)
         if preset.cockpit.get("notify"):  # literal URLs may carry tokens: not in run.yaml
-            from cockpit.alerts.rules import keep_secrets, parse_notify
+            from cockpit.alerts.notify import keep_secrets, parse_notify
 
             run.control.mkdir(exist_ok=True)
             preset.cockpit["notify"] = keep_secrets(parse_notify(preset.cockpit["notify"]),

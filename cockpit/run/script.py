@@ -80,7 +80,8 @@ def prepare_script(command: list[str], *, cwd: Path, runs_dir: Path, name: str |
     cwd = cwd.resolve()
     problems = check_command(command, cwd)
     if alerts is not None:
-        from cockpit.alerts.rules import parse_notify, parse_rules
+        from cockpit.alerts.notify import parse_notify
+        from cockpit.alerts.rules import parse_rules
 
         for check, key in ((parse_rules, "alerts"), (parse_notify, "notify")):
             try:
@@ -109,7 +110,7 @@ def prepare_script(command: list[str], *, cwd: Path, runs_dir: Path, name: str |
         if launcher:
             cockpit["launcher"] = dict(launcher)
         if alerts:  # an --alerts file: {notify: ..., alerts: [...], builtin_alerts: ...}
-            from cockpit.alerts.rules import keep_secrets, parse_notify
+            from cockpit.alerts.notify import keep_secrets, parse_notify
 
             for key in ("alerts", "builtin_alerts"):
                 if key in alerts:

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from cockpit import hook
-from cockpit.alerts.rules import Alerter
+from cockpit.alerts.alerter import Alerter
 from cockpit.errors import CockpitError
 from cockpit.run import diagnose, journal, slurm
 from cockpit.run import launchers as launcher

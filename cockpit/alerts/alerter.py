@@ -1,0 +1,201 @@
+"""The supervisor's side of alerts: read the rules (the preset's, the user's defaults, rules added
+at run time), tail the journal, carry out what fires, and write one `alert` line per firing.
+Checked with no UI attached; a failing rule or a refusing URL is a journal line, never the run's end."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from cockpit.alerts.engine import AlertEngine, Firing
+from cockpit.alerts.notify import parse_notify, resolve_target, send
+from cockpit.alerts.rules import Rule, builtin_rules, parse_rules
+from cockpit.errors import CockpitError
+from cockpit.run import journal
+from cockpit.run.folder import Request
+
+MUTE_FILE = "mute.json"
+"""control/mute.json: rule names muted from a UI; read on every poll."""
+ADDED_FILE = "alerts.yaml"
+"""control/alerts.yaml: rules added while the run goes (from a UI): a list of rules written like
+`cockpit.alerts` (or `{alerts: [...]}`), re-read whenever the file changes."""
+
+
+def user_alerts() -> dict[str, Any]:
+    """The user's defaults (`~/.config/cockpit/alerts.yaml`: notify targets and rules for every run,
+    script runs included); {} when there is none or it is broken (a run never fails over it)."""
+    import yaml
+
+    from cockpit.paths import config_dir
+
+    try:
+        data = yaml.safe_load((config_dir() / "alerts.yaml").read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+class Alerter:
+    """Tails the run's journal from where it stands, feeds the engine, carries out the actions
+    and writes one `alert` line per firing. A bad rule or a refusing URL becomes a journal line;
+    nothing here can stop training except a stop_save action."""
+
+    def __init__(self, run: Any, jw: journal.JournalWriter, *, trainer: str | None) -> None:
+        from cockpit.run.tailer import Tailer
+
+        self.run = run
+        self.jw = jw
+        section = run.cockpit_section()
+        user = user_alerts()
+        self.secrets = run.path / "control" / "notify.secret.json"
+        rules: list[Rule] = []
+        self.notify: dict[str, str] = {}
+        for where, src in (("~/.config/cockpit/alerts.yaml", user), ("cockpit", section)):
+            try:
+                self.notify.update(parse_notify(src.get("notify"), where=f"{where}.notify"))
+                rules += parse_rules(src.get("alerts"), where=f"{where}.alerts")
+            except CockpitError as exc:
+                for line in str(exc).splitlines():
+                    jw.write(journal.warning(f"alert rules: {line}", code="alert_rule"))
+        self.builtins = section.get("builtin_alerts", user.get("builtin_alerts", True)) is not False
+        output_dir = _output_dir(run)
+        self.engine = AlertEngine(rules, output_dir=output_dir)
+        self.family_done = False
+        self._add_family(trainer)
+        self.tailer = Tailer(run.events)
+        self.tailer.seek_end()
+        self._mute_mtime = 0.0
+        self.added: list[Rule] = []
+        """The rules of control/alerts.yaml, as last read."""
+        self._added_stamp: tuple | None = None
+
+    def _add_family(self, trainer: str | None) -> None:
+        if self.family_done or not self.builtins or not trainer or trainer == "script":
+            return
+        from cockpit.trainers.registry import KNOWLEDGE
+
+        known = KNOWLEDGE.get(trainer)
+        self.engine.add_rules(builtin_rules(known.family if known else None))
+        self.family_done = True
+
+    def _read_mutes(self) -> None:
+        path = self.run.control / MUTE_FILE
+        try:
+            mtime = path.stat().st_mtime
+        except OSError:
+            self.engine.muted = set()
+            return
+        if mtime != self._mute_mtime:
+            self._mute_mtime = mtime
+            try:
+                self.engine.muted = set(json.loads(path.read_text(encoding="utf-8")))
+            except (OSError, ValueError, TypeError):
+                pass
+
+    def _read_added(self) -> None:
+        """Rules added at run time. Each rule is checked on its own: a bad one becomes a journal
+        warning (once per change of the file) and the others still apply; a rule that stays the
+        same keeps its state (streaks, when it last fired) across re-reads."""
+        path = self.run.control / ADDED_FILE
+        try:
+            st = path.stat()
+            stamp: tuple | None = (st.st_mtime_ns, st.st_size, st.st_ino)
+        except OSError:
+            stamp = None
+        if stamp == self._added_stamp:
+            return
+        self._added_stamp = stamp
+        rules: list[Rule] = []
+        if stamp is not None:
+            import yaml
+
+            where = f"control/{ADDED_FILE}"
+            try:
+                raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+                self._added_warning(f"{where}: not readable ({type(exc).__name__}) — the rules "
+                                    "added before stay on; fix the file")
+                return
+            if isinstance(raw, dict):
+                raw = raw.get("alerts")
+            if raw is not None and not isinstance(raw, list):
+                self._added_warning(f"{where}: must be a list of rules like "
+                                    "{metric: loss, above: 5, do: [notify]}")
+                raw = []
+            for i, item in enumerate(raw or []):
+                try:
+                    rules += parse_rules([item], where=f"{where}[{i}]")
+                except CockpitError as exc:
+                    for line in str(exc).splitlines():
+                        self._added_warning(line.replace(f"{where}[{i}][0]", f"{where}[{i}]"))
+        before = {_rule_identity(r): r for r in self.added}
+        kept = [before.pop(_rule_identity(r), r) for r in rules]
+        gone = {id(r) for r in before.values()}
+        had = {id(r) for r in self.added}
+        self.engine.rules = [r for r in self.engine.rules if id(r) not in gone]
+        self.engine.add_rules(r for r in kept if id(r) not in had)
+        self.added = kept
+
+    def _added_warning(self, message: str) -> None:
+        self.jw.write(journal.warning(f"added alert rule: {message}", code="alert_rule"))
+
+    def poll(self, *, started_at: float, live: bool) -> None:
+        self._read_mutes()
+        self._read_added()
+        records = list(self.tailer.poll())
+        for rec in records:
+            if rec.kind == journal.RUN_STARTED:
+                self._add_family(str(rec.data.get("trainer") or ""))
+        for f in self.engine.feed(records) + self.engine.tick(started_at=started_at, live=live):
+            self.act(f)
+
+    def ended(self, record: journal.Record) -> None:
+        """The run is ending: rules on run_ended fire before the final line is written."""
+        self._read_mutes()
+        self._read_added()
+        for f in self.engine.feed([record]):
+            self.act(f)
+
+    def act(self, f: Firing) -> None:
+        results: list[dict[str, Any]] = []
+        payload = {"run": self.run.name, "rule": f.rule.name, "key": f.key, "value": f.value, "step": f.step,
+                   "message": f.message}
+        for action in f.rule.do:
+            if action == "stop_save":
+                self.run.request(Request.STOP_SAVE)
+                results.append({"action": "stop_save", "ok": True, "detail": "asked the trainer to save and stop"})
+            elif action == "notify":
+                if not self.notify:
+                    results.append({"action": "notify", "ok": False,
+                                    "detail": "no notify targets — add cockpit.notify (see docs/alerts.md)"})
+                for kind, value in self.notify.items():
+                    target = resolve_target(value, self.secrets)
+                    if not target:
+                        results.append({"action": f"notify:{kind}", "ok": False,
+                                        "detail": f"{value} is not set" if value.startswith("env:") else "no target"})
+                        continue
+                    ok, detail = send(kind, target, payload)
+                    results.append({"action": f"notify:{kind}", "ok": ok, "detail": detail})
+        self.jw.write(journal.alert(f.rule.name, f.message, key=f.key, value=f.value, step=f.step,
+                                    actions=results, builtin=f.rule.builtin))
+
+
+def _rule_identity(rule: Rule) -> tuple:
+    return (rule.name, rule.condition, rule.value, rule.metric, rule.count, rule.do, rule.mode,
+            rule.states, rule.every_s, rule.tolerance)
+
+
+def _output_dir(run: Any) -> Path | None:
+    from cockpit.run.script import script_section
+
+    if script_section(run) is not None:
+        section = script_section(run) or {}
+        return Path(str(section.get("cwd") or run.path))
+    try:
+        import yaml
+
+        cfg = yaml.safe_load(run.run_yaml.read_text(encoding="utf-8")) or {}
+    except (OSError, ValueError):
+        return run.output
+    return Path(str(cfg.get("output_dir") or run.output)) if isinstance(cfg, dict) else run.output
