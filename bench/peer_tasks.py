@@ -107,7 +107,7 @@ def live_writer(run_dir: str, wandb_dir: str, first: int, n: int, rate: float, c
     """One writer, two logs: each step goes to the cockpit journal (one write of the metrics and
     progress lines, as the callback does) and to an offline W&B run (`run.log`), stamped with
     the time just before both writes. Steps 1..first-1 are written at once; then it waits for
-    CONTROL/go and writes `n` more at `rate` a second."""
+    CONTROL/go and writes `n` more at `rate` a second (the measured ones), and 5 s more."""
     from cockpit.run import journal
 
     ctl = Path(control)
@@ -126,7 +126,9 @@ def live_writer(run_dir: str, wandb_dir: str, first: int, n: int, rate: float, c
         time.sleep(0.01)
     stamps: dict[int, float] = {}
     start = time.time() + 0.05
-    for i in range(n):
+    # Then 5 s more at the same pace, not measured: a run goes on after any step, and W&B writes
+    # its log in blocks, so the last steps of a writer that stops would wait for run.finish().
+    for i in range(n + int(5 * rate)):
         due = start + i / rate
         delay = due - time.time()
         if delay > 0:
@@ -138,9 +140,12 @@ def live_writer(run_dir: str, wandb_dir: str, first: int, n: int, rate: float, c
         rec.t = t
         jw.write_all([rec, journal.progress(step, 100000, steps_per_s=rate, eta_s=1000.0)])
         run.log(values, step=step, commit=True)
-        stamps[step] = t
+        if i < n:
+            stamps[step] = t
     (ctl / "done").write_text("")
-    time.sleep(3.0)  # the viewers catch up before the run is closed
+    deadline = time.monotonic() + 15.0  # the run stays open while the viewers catch up
+    while not (ctl / "close").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
     run.finish()
     jw.close()
     return {"stamps": stamps}

@@ -633,7 +633,7 @@ def _follow(quick: bool, work: Path) -> dict[str, Any]:
 
     key = f"{work}:{quick}"
     if key not in _follow_cache:
-        hours = 1 if quick else 72
+        hours = 2 if quick else 72
         steps = hours * 3600
         feed = make_follow_feed(work / f"follow-{hours}h" / "feed.jsonl", steps)
         run, rest = follow_run(work / f"follow-{hours}h" / "runs" / "follow", feed, steps)

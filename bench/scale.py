@@ -203,12 +203,14 @@ def make_follow_feed(path: Path, steps: int, *, seed: int = 0) -> Path:
     return path
 
 
-FOLLOW_FROM = 60
-"""The followed run's journal holds its first minute when the view opens; the feed the rest."""
+FOLLOW_FROM = 3600
+"""The followed run's journal holds its first hour when the view opens; the feed the rest.
+From the first hour on every panel is drawn across its whole width (2 points a column need
+~160 steps), so what grows after it is what the run's length costs, not the plots filling up."""
 
 
 def follow_run(path: Path, feed: Path, steps: int):  # type: ignore[no-untyped-def]
-    """A live run folder at its first minute: run_started, the training phase and the feed's
+    """A live run folder at its first hour: run_started, the training phase and the feed's
     first FOLLOW_FROM steps. Returns the run and the feed of the remaining steps."""
     import shutil
 
