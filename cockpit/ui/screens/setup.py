@@ -13,7 +13,7 @@ with the launched `RunFolder` (or None when the user goes back). Its styles: set
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -25,32 +25,33 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Button, Footer, Header, Static
 
-from cockpit.config.draft import COMMAND, Draft, is_todo
+from cockpit.config.draft import COMMAND, Draft
 from cockpit.config.presets import Preset
 from cockpit.config.validate import Problem
 from cockpit.errors import CockpitError
-from cockpit.run.folder import RunFolder
 from cockpit.trainers.registry import Registry, TrainerSpec, known_config_keys
 from cockpit.ui.screens.setup_flows import SaveAndLaunch
-from cockpit.ui.screens.setup_form import FormBuilder
-from cockpit.ui.widgets.setup.catalogue import COLUMNS_FIELD, DATA_KEYS, SPLIT_FIELD, script_extra_keys
-from cockpit.ui.widgets.setup.data_preview import DataPreview, DataReport, inspect_data
+from cockpit.ui.screens.setup_form import DataCheck, FormBuilder
+from cockpit.ui.widgets.setup.catalogue import DATA_KEYS, script_extra_keys
+from cockpit.ui.widgets.setup.data_preview import DataPreview
 from cockpit.ui.widgets.setup.field_editor import FieldEditor, editor_id
 from cockpit.ui.widgets.setup.field_search import FieldSearch
 from cockpit.ui.widgets.setup.preset_preview import CommandPreview, PresetPreview, script_lines
 from cockpit.ui.widgets.setup.suggest import CandidateSuggester, find_datasets, find_models
 from cockpit.ui.widgets.setup.trainer_picker import TrainerPicker, unavailable_reason
-from cockpit.ui.widgets.setup.values import UNSET, for_the_form
+from cockpit.ui.widgets.setup.values import for_the_form
+from cockpit.ui.widgets.setup.verdict import Verdict
+
+if TYPE_CHECKING:
+    from cockpit.run.folder import RunFolder  # noqa: F401 - the screen's result type
 
 COMPACT_BELOW = 140
 """Screen width under which the picked trainer's list is hidden while the form is used."""
 VALIDATE_DELAY_S = 0.35
 """Validation (and the data check) waits this long after the last keystroke."""
-SHOWN_PROBLEMS = 4
-"""Problems listed in the verdict box; the rest are counted (each is on its field)."""
 
 
-class SetupScreen(SaveAndLaunch, Screen["RunFolder | None"]):
+class SetupScreen(SaveAndLaunch, DataCheck, Screen["RunFolder | None"]):
     HELP_TITLE = "New run form"
     CSS_PATH = "setup.tcss"
 
@@ -93,14 +94,6 @@ class SetupScreen(SaveAndLaunch, Screen["RunFolder | None"]):
             self.key = key
             self.problems = problems
             self.warnings = warnings
-
-    class DataInspected(Message):
-        """Columns, first rows and the column check of the dataset named in the form."""
-
-        def __init__(self, key: tuple, report: DataReport) -> None:
-            super().__init__()
-            self.key = key
-            self.report = report
 
     def __init__(self, runs_dir: Path, preset: Preset | None = None) -> None:
         super().__init__()
@@ -169,7 +162,7 @@ class SetupScreen(SaveAndLaunch, Screen["RunFolder | None"]):
                 yield Vertical(id="launch-fields", classes="setup-group")
             with Vertical(id="setup-side"):
                 yield Static("[b]Preview[/b]  [dim]what will run[/]", classes="pane-title")
-                yield Static("", id="validation")
+                yield Verdict("", id="validation")
                 with VerticalScroll(id="preview-scroll", can_focus=False):
                     yield PresetPreview(id="preset-preview")
                 yield CommandPreview(id="command-preview")
@@ -291,9 +284,10 @@ class SetupScreen(SaveAndLaunch, Screen["RunFolder | None"]):
             self.notify(f"{spec.name} does not take {', '.join(dropped)} — left out", severity="warning")
         self.spec = spec
         self.remove_class("-command")
+        self.query_one("#save-button", Button).disabled = False
         picker = self.query_one(TrainerPicker)
         picker.highlighted = picker.get_option_index(spec.name)
-        self._show_trainer_info(spec)
+        self.form.show_trainer_info(spec)
         await self.form.build_trainer(spec)
         self._changed(data=True)
 
@@ -302,23 +296,10 @@ class SetupScreen(SaveAndLaunch, Screen["RunFolder | None"]):
         self.draft.use_command()
         self.spec = None
         self.add_class("-command")
-        self.query_one("#trainer-info", Static).update(Content.from_markup(
-            "[b $accent]command[/] [b]your own training script[/]\nRun unchanged under the "
-            "supervisor: every transformers Trainer it builds reports here — plots, completions, "
-            "stop/resume, alerts.\n[dim]e.g.[/] python train.py --lr 1e-5   [dim]·[/] trl sft "
-            "--config sft.yaml   [dim]·[/] accelerate launch --num_processes 2 train.py"))
+        self.query_one("#save-button", Button).disabled = True  # a preset holds a trainer's settings
+        self.form.show_command_info()
         await self.form.build_command()
         self._changed()
-
-    def _show_trainer_info(self, spec: TrainerSpec) -> None:
-        formats = " | ".join("/".join(f) for f in spec.data_formats) or "not known to cockpit"
-        extras = ", ".join(spec.extra_models) or "none"
-        cli = f"trl {spec.cli_command}" if spec.cli_command else "none (cockpit runs it)"
-        self.query_one("#trainer-info", Static).update(Content.from_markup(
-            "[b $accent]$name[/] [b]$title[/]  [dim]$config_class · $n fields[/]\n$summary\n"
-            "[dim]data:[/] $formats   [dim]extra:[/] $extras   [dim]TRL CLI:[/] $cli",
-            name=spec.name, title=spec.title, config_class=spec.config_class or "?",
-            n=str(len(spec.fields)), summary=spec.summary, formats=formats, extras=extras, cli=cli))
 
     def _focus_field(self, name: str) -> None:
         try:
@@ -411,68 +392,12 @@ class SetupScreen(SaveAndLaunch, Screen["RunFolder | None"]):
 
     def _show_verdict(self, pending: bool = False) -> None:
         draft = self.draft
-        box = self.query_one("#validation", Static)
-        button = self.query_one("#launch-button", Button)
         editors = {e.field.name: e for e in self.query(FieldEditor)}
         marked = {} if pending or not draft.checked else draft.field_problems(editors)
         for name, editor in editors.items():
             editor.set_problem(marked.get(name))
-        if draft.key() is None:
-            box.update("")
-            box.set_classes("")
-            button.disabled = True
-            return
-        lines = [line for _, line in draft.lines()] if draft.checked else []
-        if draft.input_errors:
-            name, error = next(iter(draft.input_errors.items()))
-            box.update(Content(f"✗ {name}: {error}"))
-            box.set_classes("-bad")
-        elif pending or not draft.checked:
-            box.update(Content("… checking"))
-            box.set_classes("-pending")
-        elif lines and all(is_todo(line) for line in lines):
-            # Not a mistake yet, just the next thing to fill in: say so without alarm.
-            box.update(Content(f"→ next: {lines[0]}"))
-            box.set_classes("-pending")
-        elif lines:
-            bad = [line for line in lines if not is_todo(line)] + [line for line in lines if is_todo(line)]
-            shown = [f"✗ {line}" for line in bad[:SHOWN_PROBLEMS]]
-            if len(bad) > SHOWN_PROBLEMS:
-                shown.append(f"(+{len(bad) - SHOWN_PROBLEMS} more, each on its field)")
-            box.update(Content("\n".join(shown)))
-            box.set_classes("-bad")
-        else:
-            box.update(Content("\n".join(["✓ valid — ctrl+l launches"] + [f"⚠ {w}" for w in draft.warnings])))
-            box.set_classes("-ok")
-        button.disabled = not self.can_launch
-
-    # -- data preview --------------------------------------------------------------------------
-
-    def _inspect_data_now(self) -> None:
-        name = self.draft.get("dataset_name")
-        split = self.draft.get(SPLIT_FIELD.name)
-        if split is UNSET:
-            split = self.draft.trl.get("dataset_train_split", "train")
-        renames = self.draft.get(COLUMNS_FIELD.name)
-        renames = renames if isinstance(renames, dict) else {}
-        config = self.draft.trl.get("dataset_config")
-        key = (name, split, tuple(renames.items()), config, self.spec.name if self.spec else None)
-        self._data_key = key
-        self._inspect_data(key, "" if name is UNSET else str(name), str(split), renames, self.spec,
-                           config)
-
-    @work(thread=True, exclusive=True, group="setup-data", exit_on_error=False)
-    def _inspect_data(self, key: tuple, name: str, split: str, renames: dict[str, str],
-                      spec: TrainerSpec | None, config: str | None) -> None:
-        try:
-            report = inspect_data(name, split, renames, spec, config)
-        except Exception as exc:  # noqa: BLE001 - a preview problem is shown, never a crash
-            report = DataReport(where=name, fits=None, message=f"cannot preview {name}: {exc}")
-        self.post_message(self.DataInspected(key, report))
-
-    def on_setup_screen_data_inspected(self, message: DataInspected) -> None:
-        if message.key == self._data_key:
-            self.query_one(DataPreview).show(message.report)
+        self.query_one(Verdict).show(draft, pending=pending)
+        self.query_one("#launch-button", Button).disabled = not self.can_launch
 
     # -- the field search ----------------------------------------------------------------------
 

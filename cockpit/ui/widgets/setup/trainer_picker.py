@@ -1,5 +1,6 @@
 """Every trainer of the installed TRL, stable then experimental, each with what it does and the
-data it takes; the ones that cannot run here are listed, disabled, with the reason."""
+data it takes; the ones that cannot run here are listed, disabled, with the reason. After them,
+`command`: any training script, run unchanged (script mode)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,9 @@ from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 from cockpit.trainers.registry import TrainerSpec
+
+COMMAND_ID = "command:"
+"""The option of a command line (no trainer has a colon in its name)."""
 
 
 def unavailable_reason(spec: TrainerSpec, gpu: bool) -> str | None:
@@ -42,6 +46,9 @@ class TrainerPicker(OptionList):
             super().__init__()
             self.spec = spec
 
+    class CommandPicked(Message):
+        """Enter (or a click) on `command`: the user brings a training command of their own."""
+
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.specs: dict[str, TrainerSpec] = {}
@@ -56,18 +63,30 @@ class TrainerPicker(OptionList):
             ("Experimental", [s for s in specs if s.experimental and s.name not in self.reasons]),
             ("Not available here", [s for s in specs if s.name in self.reasons]),
         )
-        options: list[Option] = []
+        options: list[Option] = self._command_options()
         for title, members in groups:
             if not members:
                 continue
-            options.append(Option(Text(f"{title} ({len(members)})", style="bold reverse"),
-                                  id=f"group:{title}", disabled=True))
+            options.append(self._group(title, len(members)))
             options.extend(self._option(s) for s in members)
         self.add_options(options)
         if current and current in self.specs and current not in self.reasons:
             self.highlighted = self.get_option_index(current)
-        else:
-            self.highlighted = next((i for i, o in enumerate(options) if not o.disabled), None)
+        else:  # the first trainer: `command` is one key up
+            self.highlighted = next((i for i, o in enumerate(options)
+                                     if not o.disabled and o.id != COMMAND_ID), None)
+
+    @staticmethod
+    def _group(title: str, count: int) -> Option:
+        return Option(Text(f"{title} ({count})", style="bold reverse"), id=f"group:{title}", disabled=True)
+
+    def _command_options(self) -> list[Option]:
+        text = Text()
+        text.append("command", style="bold")
+        text.append("  your own training script", style="italic")
+        text.append("\nAny command, run unchanged: python train.py …, trl sft …, accelerate launch …",
+                    style="dim")
+        return [self._group("Your own script", 1), Option(text, id=COMMAND_ID)]
 
     def _option(self, spec: TrainerSpec) -> Option:
         reason = self.reasons.get(spec.name)
@@ -81,6 +100,9 @@ class TrainerPicker(OptionList):
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
+        if event.option.id == COMMAND_ID:
+            self.post_message(self.CommandPicked())
+            return
         spec = self.specs.get(event.option.id or "")
         if spec is not None and spec.name not in self.reasons:
             self.post_message(self.Picked(spec))

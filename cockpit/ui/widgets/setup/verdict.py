@@ -1,0 +1,41 @@
+"""What validation said about the draft, above the preview: checking, the next thing to fill in,
+the problems (each is also marked on its field), or valid with the warnings."""
+
+from __future__ import annotations
+
+from textual.content import Content
+from textual.widgets import Static
+
+from cockpit.config.draft import Draft, is_todo
+
+SHOWN_PROBLEMS = 4
+"""Problems listed here; the rest are counted (each is on its field)."""
+
+
+class Verdict(Static):
+    def show(self, draft: Draft, *, pending: bool = False) -> None:
+        if draft.key() is None:
+            self.update("")
+            self.set_classes("")
+            return
+        lines = [line for _, line in draft.lines()] if draft.checked else []
+        if draft.input_errors:
+            name, error = next(iter(draft.input_errors.items()))
+            self._say(f"✗ {name}: {error}", "-bad")
+        elif pending or not draft.checked:
+            self._say("… checking", "-pending")
+        elif lines and all(is_todo(line) for line in lines):
+            # Not a mistake yet, just the next thing to fill in: say so without alarm.
+            self._say(f"→ next: {lines[0]}", "-pending")
+        elif lines:
+            bad = [line for line in lines if not is_todo(line)] + [line for line in lines if is_todo(line)]
+            shown = [f"✗ {line}" for line in bad[:SHOWN_PROBLEMS]]
+            if len(bad) > SHOWN_PROBLEMS:
+                shown.append(f"(+{len(bad) - SHOWN_PROBLEMS} more, each on its field)")
+            self._say("\n".join(shown), "-bad")
+        else:
+            self._say("\n".join(["✓ valid — ctrl+l launches"] + [f"⚠ {w}" for w in draft.warnings]), "-ok")
+
+    def _say(self, text: str, level: str) -> None:
+        self.update(Content(text))  # literal: problems quote what was typed
+        self.set_classes(level)
