@@ -80,7 +80,8 @@ def test_store_views_match_copies_and_cannot_be_written():
     import numpy as np
     import pytest
 
-    from cockpit.metrics.store import MetricStore, downsample
+    from cockpit.metrics.plotmath import downsample
+    from cockpit.metrics.store import MetricStore
     from cockpit.run import journal
 
     store = MetricStore.from_records(

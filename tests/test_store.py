@@ -10,7 +10,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cockpit.metrics import store as store_mod
-from cockpit.metrics.store import CompletionsBuffer, LogRows, MetricStore, downsample, ema
+from cockpit.metrics.buffers import CompletionsBuffer, LogRows
+from cockpit.metrics.plotmath import downsample, ema
+from cockpit.metrics.store import MetricStore
 from cockpit.run import journal
 
 

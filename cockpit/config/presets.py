@@ -282,3 +282,24 @@ def resolve_demo_refs(preset: Preset, demo_root: Path) -> Preset:
     out.trl = fix(out.trl)
     out.cockpit = fix(out.cockpit)
     return out
+
+
+def device_policy(trl: dict[str, Any], *, gpu: bool) -> tuple[dict[str, Any], list[tuple[str, str, str | None]]]:
+    """The flat TRL keys as cockpit runs them, and why they changed: `report_to: none` unless asked;
+    without a GPU, bf16 and fp16 off and `use_cpu` on (TRL configs default to bf16, which fails on a
+    CPU). One rule for the runner and for the `trl <cmd>` config written beside it.
+    Returns (keys, notes); a note is (code, message, fix)."""
+    out = dict(trl)
+    out.setdefault("report_to", "none")
+    notes: list[tuple[str, str, str | None]] = []
+    if not gpu:
+        for key in ("bf16", "fp16"):
+            if out.get(key):
+                notes.append(("bf16_off", f"{key} was asked for but this machine has no GPU — turned off",
+                              f"drop {key} from the preset when training on CPU"))
+            out[key] = False
+        out["use_cpu"] = True
+        notes.append(("cpu_only", "no GPU: training on the CPU with bf16 off (TRL configs default to bf16=True)",
+                      None))
+    return out, notes
+

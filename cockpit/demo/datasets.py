@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -23,6 +22,7 @@ from pathlib import Path
 
 from cockpit.errors import CockpitError
 from cockpit.paths import cache_dir
+from cockpit.run.folder import write_atomic
 
 DEMO_VERSION = 1
 """Bump when the assets change shape; a new version builds into a fresh folder."""
@@ -161,14 +161,7 @@ def write_file_atomic(path: Path, data: bytes) -> bool:
     except FileNotFoundError:
         pass
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    try:
-        with open(tmp, "wb") as handle:
-            handle.write(data)
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
+    write_atomic(path, data)
     return True
 
 

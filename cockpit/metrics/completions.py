@@ -38,16 +38,24 @@ _PARQUET = re.compile(r"^completions_(\d+)\.parquet$")
 _PARQUET_FIXED = frozenset({"step", "prompt", "completion", "advantage", "__index_level_0__"})
 
 
-def as_text(x: Any) -> str:
-    """Conversational prompts are lists of messages: 'role: content' lines; None is ''."""
-    if x is None:
+def as_text(value: Any) -> str:
+    """A prompt/completion as text: conversational ones are lists of {"role", "content"}."""
+    if value is None:
         return ""
-    if isinstance(x, str):
-        return x
-    if isinstance(x, list):
-        return "\n".join(f"{m.get('role', '?')}: {m.get('content', '')}" if isinstance(m, dict) else str(m)
-                         for m in x)
-    return str(x)
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        content = value.get("content")
+        role = value.get("role")
+        text = as_text(content) if content is not None else str(value)
+        return f"{role}: {text}" if role else text
+    if isinstance(value, (list, tuple)):
+        return "\n".join(as_text(v) for v in value)
+    tolist = getattr(value, "tolist", None)  # numpy arrays from parquet
+    if callable(tolist):
+        return as_text(tolist())
+    return str(value)
+
 
 
 def normalize(step: int, row: Mapping[str, Any], source: str) -> dict[str, Any]:

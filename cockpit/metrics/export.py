@@ -15,8 +15,8 @@ from typing import Any
 
 from cockpit.errors import CockpitError
 from cockpit.metrics.panels import default_panels, guess_trainer
+from cockpit.metrics.plotmath import downsample
 from cockpit.metrics.sources import Source, open_source
-from cockpit.metrics.store import downsample
 from cockpit.run import journal
 
 PNG_POINTS = 2000

@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cockpit.metrics.buffers import CompletionsBuffer, LogRows, resumed_step
 from cockpit.metrics.sources import SourceName, distinct_labels
-from cockpit.metrics.store import CompletionsBuffer, LogRows, MetricStore, resumed_step
+from cockpit.metrics.store import MetricStore
 from cockpit.run import journal
 
 

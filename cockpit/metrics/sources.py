@@ -26,8 +26,10 @@ from typing import TYPE_CHECKING, Any
 
 from cockpit.errors import CockpitError
 from cockpit.metrics import trainer_state as ts
-from cockpit.metrics.store import CompletionsBuffer, LogRows, MetricStore
+from cockpit.metrics.buffers import CompletionsBuffer, LogRows
+from cockpit.metrics.store import MetricStore
 from cockpit.run import journal
+from cockpit.run.folder import list_checkpoints
 from cockpit.run.tailer import Tailer
 
 TRAINER_STATE = "trainer_state.json"
@@ -249,7 +251,7 @@ def check_path(path: str | os.PathLike[str]) -> Path:
         raise CockpitError(f"{p}: not a file or a folder — give {_WHAT}")
     for d in (p, p / "output"):
         if (d / EVENTS).is_file() or (d / TRAINER_STATE).is_file() or \
-                any((c / TRAINER_STATE).is_file() for c in _checkpoints(d)):
+                any((c / TRAINER_STATE).is_file() for c in list_checkpoints(d)):
             return p
     if _CKPT.match(p.name):
         raise CockpitError(f"{p}: no {TRAINER_STATE} in this checkpoint — give {_WHAT}")
@@ -314,7 +316,7 @@ def _output_dir_source(d: Path) -> Source | None:
     if (d / TRAINER_STATE).is_file():
         return _state_source(d / TRAINER_STATE, kind=KIND_OUTPUT_DIR,
                              completions_dir=completions)
-    checkpoints = _checkpoints(d)
+    checkpoints = list_checkpoints(d)
     skipped: list[str] = []
     first_error: CockpitError | None = None
     for ckpt in reversed(checkpoints):
@@ -335,20 +337,6 @@ def _output_dir_source(d: Path) -> Source | None:
     if first_error is not None:
         raise first_error
     return None
-
-
-def _checkpoints(d: Path) -> list[Path]:
-    """checkpoint-N folders sorted by N (checkpoint-10 after checkpoint-9)."""
-    found = []
-    try:
-        children = list(d.iterdir())
-    except OSError:
-        return []
-    for child in children:
-        m = _CKPT.match(child.name)
-        if m and child.is_dir():
-            found.append((int(m.group(1)), child))
-    return [c for _, c in sorted(found)]
 
 
 def _read_journal(p: Path) -> tuple[list[journal.Record], int, int]:

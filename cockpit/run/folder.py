@@ -53,12 +53,13 @@ def read_tail(path: Path, nbytes: int) -> tuple[bytes, int]:
         return b"", 0
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Temp file in the same folder + os.replace: a reader sees the old or the new file whole."""
+def write_atomic(path: Path, data: str | bytes) -> None:
+    """Temp file in the same folder + fsync + os.replace: a reader sees the old or the new file whole.
+    The one atomic writer: status.json, outcome.json, caches, demo assets, control files."""
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data.encode("utf-8") if isinstance(data, str) else data)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
@@ -231,15 +232,34 @@ _CKPT = re.compile(r"^checkpoint-(\d+)$")
 
 
 def list_checkpoints(output_dir: Path) -> list[Path]:
-    """checkpoint-N folders sorted by N (not by name: checkpoint-10 comes after checkpoint-9)."""
-    if not output_dir.is_dir():
+    """checkpoint-N folders sorted by N (not by name: checkpoint-10 comes after checkpoint-9).
+    The one checkpoint lister: resume, replay sources and the output-dir follower use it."""
+    try:
+        children = list(output_dir.iterdir())
+    except OSError:  # missing, not a folder, unreadable
         return []
     found = []
-    for child in output_dir.iterdir():
+    for child in children:
         m = _CKPT.match(child.name)
         if m and child.is_dir():
             found.append((int(m.group(1)), child))
     return [p for _, p in sorted(found)]
+
+
+def parse_run_argv(argv: list[str], prog: str) -> tuple[RunFolder, Path | None]:
+    """`RUN_DIR [--resume CHECKPOINT]`, the argv of the supervisor and of the runner (the
+    supervisor passes its own on); CockpitError with the usage line otherwise."""
+    args = list(argv)
+    resume_from = None
+    if "--resume" in args:
+        i = args.index("--resume")
+        if i + 1 >= len(args):
+            raise CockpitError(f"usage: python -m {prog} RUN_DIR [--resume CHECKPOINT]")
+        resume_from = Path(args[i + 1])
+        del args[i:i + 2]
+    if len(args) != 1:
+        raise CockpitError(f"usage: python -m {prog} RUN_DIR [--resume CHECKPOINT]")
+    return RunFolder(Path(args[0])), resume_from
 
 
 def new_run_name(base: str, when: float | None = None) -> str:

@@ -18,7 +18,7 @@ import sys
 import time
 from pathlib import Path
 
-from cockpit.config.presets import Preset, dump_yaml
+from cockpit.config.presets import Preset, device_policy, dump_yaml
 from cockpit.config.validate import Plan, has_gpu, validate
 from cockpit.errors import CockpitError
 from cockpit.run import journal
@@ -89,13 +89,7 @@ def _resolve_accelerate_config(run: RunFolder, preset: Preset) -> None:
 def trl_cli_config(trl: dict) -> dict:
     """The flat YAML for `trl <cmd> --config`: what the runner will really use, so on a machine
     without a GPU it says use_cpu/bf16 as the runner sets them (TRL refuses bf16 on CPU)."""
-    out = dict(trl)
-    out.setdefault("report_to", "none")
-    if not has_gpu():
-        out["use_cpu"] = True
-        out["bf16"] = False
-        out.pop("fp16", None)
-    return out
+    return device_policy(trl, gpu=has_gpu())[0]
 
 
 def write_command(run: RunFolder, cli_command: str | None, resume_from: Path | None = None) -> None:

@@ -24,7 +24,7 @@ from typing import Any
 import yaml
 
 from cockpit.config import datasets as ds
-from cockpit.config.presets import reward_file_ref
+from cockpit.config.presets import device_policy, reward_file_ref
 from cockpit.errors import CockpitError
 from cockpit.run import journal
 from cockpit.run.folder import RunFolder
@@ -86,20 +86,8 @@ def parse_args(flat: dict[str, Any], info: dict[str, Any], *, cuda: bool,
         types.append(DatasetMixtureConfig)
     except ImportError:
         pass
-    flat = dict(flat)
-    flat.setdefault("report_to", "none")
-    if not cuda:
-        for key in ("bf16", "fp16"):
-            if flat.get(key):
-                warnings.append(journal.warning(
-                    f"{key} was asked for but this machine has no GPU — turned off",
-                    code="bf16_off", fix=f"drop {key} from the preset when training on CPU"))
-            flat[key] = False
-        flat["use_cpu"] = True
-        if "bf16" not in flat or not flat.get("bf16"):
-            warnings.append(journal.warning(
-                "no GPU: training on the CPU with bf16 off (TRL configs default to bf16=True)",
-                code="cpu_only"))
+    flat, notes = device_policy(flat, gpu=cuda)
+    warnings.extend(journal.warning(message, code=code, fix=fix) for code, message, fix in notes)
     parser = HfArgumentParser(types)
     try:
         parsed = parser.parse_dict(flat, allow_extra_keys=False)

@@ -14,14 +14,13 @@ from typing import Any
 
 from transformers import TrainerCallback
 
-from cockpit.metrics.completions import CompletionsWriter
+from cockpit.metrics.completions import CompletionsWriter, as_text
 from cockpit.metrics.health import HealthMonitor
+from cockpit.metrics.trainer_state import is_summary
 from cockpit.run import journal
 from cockpit.run.folder import Request, RunFolder
 
 _EVAL_PREFIX = "eval_"
-_SUMMARY_KEYS = {"train_runtime", "train_samples_per_second", "train_steps_per_second",
-                 "total_flos", "train_loss"}
 COMPLETIONS_ROWS = 16
 
 
@@ -108,7 +107,7 @@ class CockpitCallback(TrainerCallback):
             epoch = evals.pop("epoch", state.epoch)
         records = []
         if train:
-            summary = bool(_SUMMARY_KEYS & train.keys()) and "loss" not in train
+            summary = is_summary(train)  # the same rule replay applies to trainer_state.json
             rec = journal.metrics(step, train, epoch=epoch)
             if summary:
                 rec.data["summary"] = True
@@ -168,7 +167,7 @@ class CockpitCallback(TrainerCallback):
         rows = []
         for rec in df.to_dict("records")[-COMPLETIONS_ROWS:]:
             rewards = {c: _number(rec[c]) for c in cols if c not in (prompt_col, comp_col)}
-            rows.append({"prompt": _text(rec[prompt_col]), "completion": _text(rec[comp_col]),
+            rows.append({"prompt": as_text(rec[prompt_col]), "completion": as_text(rec[comp_col]),
                          "rewards": {k: v for k, v in rewards.items() if v is not None},
                          "advantage": None})
         state = getattr(self.trainer, "state", None)
@@ -212,25 +211,10 @@ class CockpitCallback(TrainerCallback):
         rows = []
         for i in range(max(0, n - COMPLETIONS_ROWS), n):
             rows.append({
-                "prompt": _text(prompts[i]),
-                "completion": _text(comps[i]),
+                "prompt": as_text(prompts[i]),
+                "completion": as_text(comps[i]),
                 "rewards": {name: _number(vals[i]) for name, vals in rewards.items()
                             if i < len(vals)},
                 "advantage": _number(advantages[i]) if i < len(advantages) else None,
             })
         return rows
-
-
-def _text(x: Any) -> str:
-    """Conversational prompts are lists of messages: show them as 'role: content' lines."""
-    if isinstance(x, str):
-        return x
-    if isinstance(x, list):
-        parts = []
-        for m in x:
-            if isinstance(m, dict):
-                parts.append(f"{m.get('role', '?')}: {m.get('content', '')}")
-            else:
-                parts.append(str(m))
-        return "\n".join(parts)
-    return str(x)

@@ -12,11 +12,10 @@ import os
 import sys
 import time
 import traceback
-from pathlib import Path
 
 from cockpit.errors import CockpitError
 from cockpit.run import diagnose, journal
-from cockpit.run.folder import RunFolder, write_atomic
+from cockpit.run.folder import RunFolder, parse_run_argv, write_atomic
 
 
 def _versions() -> dict[str, str]:
@@ -124,16 +123,12 @@ def _leave_process_group() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = list(sys.argv[1:] if argv is None else argv)
-    resume_from = None
-    if "--resume" in args:
-        i = args.index("--resume")
-        resume_from = args[i + 1]
-        del args[i:i + 2]
-    if len(args) != 1:
-        print("usage: python -m cockpit.runner RUN_DIR [--resume CHECKPOINT]", file=sys.stderr)
+    try:
+        run, resume_path = parse_run_argv(sys.argv[1:] if argv is None else argv, "cockpit.runner")
+    except CockpitError as exc:
+        print(exc, file=sys.stderr)
         return 2
-    run = RunFolder(Path(args[0]))
+    resume_from = str(resume_path) if resume_path is not None else None
     # Only rank 0 writes the journal; the other ranks' records go nowhere.
     jw = journal.JournalWriter(run.events if _rank() == 0 else os.devnull)
     t0 = time.time()

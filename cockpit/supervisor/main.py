@@ -24,7 +24,7 @@ from cockpit.alerts.alerter import Alerter
 from cockpit.errors import CockpitError
 from cockpit.run import diagnose, journal, slurm
 from cockpit.run import launchers as launcher
-from cockpit.run.folder import LIVE_STATES, Request, RunFolder, Status, read_tail
+from cockpit.run.folder import LIVE_STATES, Request, RunFolder, Status, parse_run_argv, read_tail
 from cockpit.run.script import script_section
 from cockpit.run.summaries import tail_records
 
@@ -336,16 +336,12 @@ def _finish(run: RunFolder, jw: journal.JournalWriter, status, state: str, exit_
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = list(sys.argv[1:] if argv is None else argv)
-    resume_from = None
-    if "--resume" in args:
-        i = args.index("--resume")
-        resume_from = Path(args[i + 1])
-        del args[i:i + 2]
-    if len(args) != 1:
-        print("usage: python -m cockpit.supervisor RUN_DIR [--resume CKPT]", file=sys.stderr)
+    try:
+        run, resume_from = parse_run_argv(sys.argv[1:] if argv is None else argv, "cockpit.supervisor")
+    except CockpitError as exc:
+        print(exc, file=sys.stderr)
         return 2
-    return supervise(RunFolder(Path(args[0])), resume_from)
+    return supervise(run, resume_from)
 
 
 if __name__ == "__main__":

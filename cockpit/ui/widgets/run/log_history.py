@@ -11,8 +11,8 @@ from pathlib import PurePath
 from rich.text import Text
 from textual.widgets import DataTable
 
+from cockpit.metrics.buffers import resumed_step
 from cockpit.metrics.rundata import RunData
-from cockpit.metrics.store import resumed_step
 from cockpit.run import journal
 from cockpit.ui.text import num, printable
 

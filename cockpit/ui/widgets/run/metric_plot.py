@@ -17,8 +17,8 @@ from textual.app import RenderResult
 from textual_plotext import PlotextPlot
 
 from cockpit.metrics.panels import Panel
+from cockpit.metrics.plotmath import downsample, ema
 from cockpit.metrics.rundata import RunData
-from cockpit.metrics.store import downsample, ema
 
 XMode = Literal["step", "time"]
 
