@@ -1,0 +1,410 @@
+"""The completions tab: every logged step's sampled completions, one step at a time.
+
+Rows come from the run's `CompletionsLibrary` (`RunData.library`), which reads a step when it is
+shown and keeps a few: a 10,000-step run costs what one step costs. The newest step is shown,
+following new ones, until the user moves: `[` `]` older/newer, Home the first, End the newest
+again, `g` a typed step. The filter box (`/`) keeps rows by score (`acc>0.5`, `adv<0`) and text;
+`o` sorts by a score, `p` groups the generations of each prompt, `t` follows the highlighted
+prompt across steps, `c` pins the step beside another. Enter shows one completion whole.
+
+The keys are the run screen's (`RunView`), live while this tab is shown wherever the focus is;
+they call `act`.
+"""
+
+from __future__ import annotations
+
+import bisect
+from typing import Any
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.widgets import DataTable, Input, Static
+from textual.worker import get_current_worker
+
+from cockpit.metrics.rundata import RunData
+from cockpit.ui.text import fold_tail, markup
+from cockpit.ui.widgets.run.completions.bar import DetailScroll, StepInput
+from cockpit.ui.widgets.run.completions.detail import detail
+from cockpit.ui.widgets.run.completions.table import StepTable
+from cockpit.ui.widgets.run.completions.view import Query, arrange, sortable
+
+EMPTY = ("no completions yet — GRPO-family trainers log them, others when "
+         "`cockpit.completions` asks for samples")
+
+
+class CompletionsPane(Vertical):
+    """A step's rows in a table (two, side by side, when comparing), the highlighted one below."""
+
+    class PromptFound(Message):
+        """The step-by-step search for the followed prompt ended (`step` None: not found)."""
+
+        def __init__(self, step: int | None, direction: int) -> None:
+            super().__init__()
+            self.step = step
+            self.direction = direction
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.data: RunData | None = None
+        self.step: int | None = None
+        """The step shown; None follows the newest."""
+        self.pinned: int | None = None
+        """The step shown beside it (`c`), or None."""
+        self.search = Query()
+        """The filter box's words, parsed."""
+        self.sort: str | None = None
+        """The column rows are sorted by, or None for the order they were logged in."""
+        self.descending = True
+        self.grouped = False
+        """The generations of each prompt together."""
+        self.prompt: str | None = None
+        """The prompt followed across steps (`t`), or None."""
+        self.seeking: int = 0
+        """-1/1 while a worker looks for the followed prompt in older/newer steps."""
+        self._shown: tuple = ()
+        self._rows: list[dict] = []
+
+    def compose(self) -> ComposeResult:
+        yield Static(EMPTY, classes="pane-title", id="completions-title")
+        with Horizontal(id="completions-bar"):
+            yield Static(markup("[b $accent]g[/] step"), classes="completions-label")
+            yield StepInput(type="integer", compact=True, id="completions-step")
+            yield Static(markup("[b $accent]/[/] filter"), classes="completions-label")
+            yield StepInput(placeholder="acc>0.5  adv<0  \"some text\"", compact=True,
+                            id="completions-query")
+            yield Static("", id="completions-state")
+        with Horizontal(id="completions-tables"):
+            # The moving table first: it is the pane's first table and first in the focus chain.
+            with Vertical(id="completions-side-main", classes="completions-side"):
+                yield Static("", classes="completions-side-label", id="completions-label-main")
+                yield StepTable(id="completions-table")
+            with Vertical(id="completions-side-pinned", classes="completions-side"):
+                yield Static("", classes="completions-side-label", id="completions-label-pinned")
+                yield StepTable(id="completions-compare")
+        with DetailScroll(id="completions-detail"):
+            yield Static("", id="completions-text")
+
+    # -- drawing -------------------------------------------------------------------------------
+
+    @property
+    def library(self) -> Any:
+        return self.data.library if self.data is not None else None
+
+    def steps(self) -> list[int]:
+        lib = self.library
+        return lib.steps() if lib is not None else []
+
+    def shown_step(self) -> int | None:
+        steps = self.steps()
+        if not steps:
+            return None
+        return self.step if self.step is not None and _has(steps, self.step) else steps[-1]
+
+    def show(self, data: RunData | None, *, force: bool = False) -> None:
+        if data is not self.data:
+            self.data = data
+        if data is None:
+            return
+        lib = self.library
+        step = self.shown_step()
+        width = self.size.width or 120
+        key = (id(data), lib.version if lib is not None else -1, step, self.pinned,
+               self.search.text, self.sort, self.descending, self.grouped, self.prompt,
+               self.seeking, width)
+        if key == self._shown and not force:
+            return
+        self._shown = key
+        title = self.query_one("#completions-title", Static)
+        main = self.query_one("#completions-table", StepTable)
+        other = self.query_one("#completions-compare", StepTable)
+        comparing = self.pinned is not None and step is not None
+        self.set_class(comparing, "-comparing")
+        if step is None:
+            title.update(EMPTY)
+            main.show_step(None, None, width=width, grouped=False, sort=None, descending=True)
+            self._rows = []
+            self._show_detail(main)
+            return
+        side = width // 2 - 1 if comparing else width
+        shown = self._arrange(lib.rows(step))
+        self._draw(main, step, shown, side)
+        self._rows = shown.rows
+        if comparing:
+            assert self.pinned is not None
+            self._draw(other, self.pinned, self._arrange(lib.rows(self.pinned)), side)
+            self.query_one("#completions-label-pinned", Static).update(markup(
+                "[b]step $step[/b] [dim]pinned · c unpins[/]", step=self.pinned))
+            self.query_one("#completions-label-main", Static).update(markup(
+                "[b]step $step[/b] [dim]moves with [ ] Home End[/]", step=step))
+        title.update(self._title(step, shown.total, self.steps()))
+        self.query_one("#completions-step", Input).placeholder = str(step)
+        self.query_one("#completions-state", Static).update(self._state(shown))
+        self._show_detail(self._detail_table())
+
+    def _arrange(self, rows: list[dict]):
+        return arrange(rows, query=self.search, sort=self.sort, descending=self.descending,
+                       grouped=self.grouped, prompt=self.prompt)
+
+    def _draw(self, table: StepTable, step: int, shown, width: int) -> None:
+        table.show_step(step, shown, width=width, grouped=self.grouped, sort=self.sort,
+                        descending=self.descending, prompts=self.prompt is None)
+
+    def _title(self, step: int, n_rows: int, steps: list[int]):
+        """`step 291 · 4 samples · 7 steps kept · following newest`: what is shown, how much
+        history there is to move through, and whether new steps will replace it."""
+        samples = f"{n_rows} sample{'s' if n_rows != 1 else ''}"
+        kept = f"{len(steps)} step{'s' if len(steps) != 1 else ''} kept"
+        if self.step is None:
+            where, keys = "following newest", "[ older  Home first"
+        else:
+            where = f"[$warning]{bisect.bisect_left(steps, step) + 1} of {len(steps)}[/], scrubbed back"
+            keys = "[ older  ] newer  End newest  Home first"
+        if self.seeking:
+            where += " · [$warning]looking for that prompt in $dir steps…[/]"
+        return markup(f"[b]step {step}[/b] · {samples} · {kept} · {where} · [dim]$keys[/]",
+                      keys=keys, dir="older" if self.seeking < 0 else "newer")
+
+    def _state(self, shown) -> Any:
+        """What narrows or orders the rows, so a short table never looks like missing data."""
+        parts: list[str] = []
+        values: dict[str, object] = {}
+        if self.prompt is not None:
+            parts.append("[$accent]one prompt[/] $prompt")
+            values["prompt"] = fold_tail(self.prompt, 24)
+        if self.search or self.prompt is not None:
+            parts.append(f"{len(shown.rows)} of {shown.total} shown")
+        if shown.problems:
+            parts.append("[$error]$problem[/]")
+            values["problem"] = shown.problems[0]
+        if self.sort is not None:
+            parts.append("by $sort " + ("↓" if self.descending else "↑"))
+            values["sort"] = self.sort
+        if self.grouped:
+            n = len(shown.group_sizes)
+            parts.append(f"{n} prompt{'s' if n != 1 else ''}")
+        if not parts:
+            return markup("[dim]o sort  p group  t one prompt  c compare[/]")
+        return markup(" · ".join(parts), **values)
+
+    def _show_detail(self, table: StepTable) -> None:
+        text = self.query_one("#completions-text", Static)
+        got = table.highlighted()
+        if got is None:
+            text.update("")
+            return
+        row, group = got
+        assert table.shown is not None
+        text.update(detail(row, table.shown.columns, group=group if self.grouped else None,
+                           group_size=table.shown.group_sizes.get(group)))
+
+    def _detail_table(self) -> StepTable:
+        """The table whose highlighted row the detail shows: the focused one, else the main."""
+        focused = self.screen.focused if self.is_mounted else None
+        if isinstance(focused, StepTable) and self.pinned is not None:
+            return focused
+        return self.query_one("#completions-table", StepTable)
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        event.stop()
+        if event.data_table is self._detail_table():
+            self._show_detail(event.data_table)
+
+    def on_descendant_focus(self, event) -> None:
+        if isinstance(event.widget, StepTable):
+            self._show_detail(event.widget)
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        """Enter on a row: the completion whole, the tables out of the way; Enter or Escape
+        brings them back."""
+        event.stop()
+        self.act("zoom")
+
+    def on_data_table_header_selected(self, event: DataTable.HeaderSelected) -> None:
+        """A click on a score's header sorts by it; a second click turns the order round."""
+        event.stop()
+        key = str(event.column_key.value or "")
+        if key.startswith("col:"):
+            name = key[4:]
+            if self.sort == name:
+                self.descending = not self.descending
+            else:
+                self.sort, self.descending = name, True
+            self.show(self.data)
+
+    # -- the inputs ----------------------------------------------------------------------------
+
+    @on(Input.Changed, "#completions-query")
+    def _query_changed(self, event: Input.Changed) -> None:
+        event.stop()
+        self.search = Query.parse(event.value)
+        self.show(self.data)
+
+    @on(Input.Submitted, "#completions-query")
+    def _query_done(self, event: Input.Submitted) -> None:
+        event.stop()
+        self._leave_input(event.input)
+
+    @on(Input.Submitted, "#completions-step")
+    def _step_typed(self, event: Input.Submitted) -> None:
+        event.stop()
+        self._leave_input(event.input)
+        try:
+            wanted = int(event.value)
+        except ValueError:
+            return
+        steps = self.steps()
+        if not steps:
+            return
+        i = bisect.bisect_left(steps, wanted)
+        near = min((j for j in (i - 1, i) if 0 <= j < len(steps)), key=lambda j: abs(steps[j] - wanted))
+        if steps[near] != wanted:
+            self.notify(f"no completions at step {wanted}: showing step {steps[near]}, the nearest",
+                        timeout=3)
+        self._go(near, steps)
+
+    @on(DetailScroll.Unzoomed)
+    def _unzoom(self, event: DetailScroll.Unzoomed) -> None:
+        event.stop()
+        self.act("zoom")
+
+    @on(StepInput.Left)
+    def _input_left(self, event: StepInput.Left) -> None:
+        event.stop()
+        self._leave_input(event.input)
+
+    def _leave_input(self, widget: Input) -> None:
+        widget.can_focus = False
+        if widget.id == "completions-step":
+            widget.value = ""
+        self.query_one("#completions-table", StepTable).focus()
+
+    def _open_input(self, selector: str, value: str | None = None) -> None:
+        widget = self.query_one(selector, Input)
+        widget.can_focus = True
+        if value is not None:
+            widget.value = value
+        widget.focus()
+
+    # -- actions (the run screen's keys) -------------------------------------------------------
+
+    def act(self, verb: str) -> None:
+        """One of the tab's keys: first, goto, filter, sort, reverse, group, track, compare, zoom."""
+        steps = self.steps()
+        if verb == "filter":
+            self._open_input("#completions-query")
+        elif verb == "goto":
+            self._open_input("#completions-step", str(self.shown_step() or ""))
+        elif verb == "first":
+            if self.prompt is not None and steps:
+                self._seek(steps[0], 1, inclusive=True)
+            elif steps:
+                self._go(0, steps)
+        elif verb == "sort":
+            names = sortable(self._columns())
+            order: list[str | None] = [None, *names]
+            at = order.index(self.sort) if self.sort in order else 0
+            self.sort, self.descending = order[(at + 1) % len(order)], True
+            if not names:
+                self.notify("nothing to sort by: this step has no scores", timeout=2)
+        elif verb == "reverse":
+            self.descending = not self.descending
+        elif verb == "group":
+            self.grouped = not self.grouped
+        elif verb == "track":
+            self._track()
+        elif verb == "compare":
+            self.pinned = None if self.pinned is not None else self.shown_step()
+        elif verb == "zoom":
+            self.toggle_class("-zoomed")
+            if self.has_class("-zoomed"):
+                self.query_one(DetailScroll).focus()
+            else:
+                self.query_one("#completions-table", StepTable).focus()
+        self.show(self.data)
+
+    def _columns(self):
+        table = self.query_one("#completions-table", StepTable)
+        return table.shown.columns if table.shown is not None else []
+
+    def _track(self) -> None:
+        if self.prompt is not None:
+            self.prompt = None
+            return
+        focused = self.screen.focused
+        table = focused if isinstance(focused, StepTable) and focused.display else \
+            self.query_one("#completions-table", StepTable)
+        got = table.highlighted()
+        if got is None:
+            self.notify("no row to follow: pick a row first", timeout=2)
+            return
+        self.prompt = got[0]["prompt"]
+        if table.id == "completions-table":
+            self.step = table.step if table.step != (self.steps() or [None])[-1] else None
+
+    def _go(self, index: int, steps: list[int]) -> None:
+        """Show steps[index]; the newest means following new steps again."""
+        self.step = None if index == len(steps) - 1 else steps[index]
+        self.show(self.data)
+
+    def action_scrub(self, delta: int) -> None:
+        steps = self.steps()
+        if not steps:
+            return
+        current = self.shown_step()
+        assert current is not None
+        i = bisect.bisect_left(steps, current)
+        if self.prompt is not None:
+            j = i + delta
+            if 0 <= j < len(steps):
+                self._seek(steps[j], delta, inclusive=True)
+            return
+        self._go(max(0, min(len(steps) - 1, i + delta)), steps)
+
+    def action_follow(self) -> None:
+        steps = self.steps()
+        if self.prompt is not None and steps:
+            self._seek(steps[-1], -1, inclusive=True)
+            return
+        self.step = None
+        self.show(self.data)
+
+    # -- following one prompt ------------------------------------------------------------------
+
+    def _seek(self, start: int, direction: int, *, inclusive: bool) -> None:
+        """Look for the next step (from `start`, in `direction`) where the followed prompt was
+        sampled, a step at a time in a worker; the UI thread keeps answering keys."""
+        steps = list(self.steps())
+        self.seeking = direction
+        self.show(self.data)
+        self._seek_worker(steps, start, direction, self.prompt)
+
+    @work(thread=True, exclusive=True, group="completions-seek", exit_on_error=False)
+    def _seek_worker(self, steps: list[int], start: int, direction: int, prompt: str | None) -> None:
+        worker = get_current_worker()
+        lib = self.library
+        i = bisect.bisect_left(steps, start)
+        while 0 <= i < len(steps) and lib is not None:
+            if worker.is_cancelled:
+                return
+            if any(r["prompt"] == prompt for r in lib.peek(steps[i])):
+                self.post_message(self.PromptFound(steps[i], direction))
+                return
+            i += direction
+        self.post_message(self.PromptFound(None, direction))
+
+    def on_completions_pane_prompt_found(self, message: PromptFound) -> None:
+        self.seeking = 0
+        if message.step is None:
+            self.notify(f"that prompt was not sampled in any {'older' if message.direction < 0 else 'newer'} step",
+                        timeout=3)
+        else:
+            steps = self.steps()
+            self._go(bisect.bisect_left(steps, message.step), steps)
+        self.show(self.data)
+
+
+def _has(steps: list[int], step: int) -> bool:
+    i = bisect.bisect_left(steps, step)
+    return i < len(steps) and steps[i] == step
