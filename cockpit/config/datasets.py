@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -147,3 +148,99 @@ def check_columns(columns: list[str], formats: tuple[tuple[str, ...], ...], trai
         f"dataset {where} has no column{'s' if len(missing) > 1 else ''} "
         f"{', '.join(repr(m) for m in missing)} — {trainer} needs {needs} "
         f"(it has {', '.join(columns) or 'no columns'}; rename with cockpit.dataset.columns)")
+
+
+def read_rows(path: Path, limit: int = 3) -> list[dict[str, Any]]:
+    """The first `limit` rows of a local data file, reading no more of it than needed."""
+    suffix = path.suffix.lower()
+    rows: list[dict[str, Any]] = []
+    try:
+        if suffix == ".jsonl" or (suffix == ".json" and _starts_with_object_line(path)):
+            with open(path, encoding="utf-8-sig") as fh:
+                for line in fh:
+                    if len(rows) >= limit:
+                        break
+                    if line.strip():
+                        row = json.loads(line)
+                        if isinstance(row, dict):
+                            rows.append(row)
+            return rows
+        if suffix == ".json":
+            obj = json.loads(path.read_text(encoding="utf-8-sig"))
+            if isinstance(obj, dict):
+                obj = next((v for v in obj.values() if isinstance(v, list)), [])
+            return [r for r in obj[:limit] if isinstance(r, dict)]
+        if suffix == ".csv":
+            with open(path, newline="", encoding="utf-8-sig") as fh:
+                for row in csv.DictReader(fh):
+                    if len(rows) >= limit:
+                        break
+                    rows.append(dict(row))
+            return rows
+        if suffix == ".parquet":
+            import pyarrow.parquet as pq
+
+            pf = pq.ParquetFile(path)
+            for batch in pf.iter_batches(batch_size=limit):
+                return batch.to_pylist()[:limit]
+    except (OSError, ValueError, UnicodeDecodeError):
+        return rows
+    return rows
+
+
+def _starts_with_object_line(path: Path) -> bool:
+    with open(path, encoding="utf-8-sig") as fh:
+        first = fh.readline().strip()
+    return first.startswith("{") and first.endswith("}")
+
+
+@dataclass
+class DataCheck:
+    """What a dataset reference holds, as validation and the setup screen's preview both see it."""
+
+    kind: str
+    """"hub" (checked when the run loads it), "file" or "folder"."""
+    path: Path | None = None
+    """The local file of the split read."""
+    columns: list[str] = field(default_factory=list)
+    """Its columns, renamed as the preset asks."""
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    """Its first rows, renamed (only when asked for)."""
+    fits: bool | None = None
+    """Whether the columns fit the trainer; None when not checked."""
+    problem: str | None = None
+    """One line naming what is wrong and the fix."""
+
+
+def inspect(name: str, *, config: str | None = None, split: str = "train", renames: dict[str, str] | None = None,
+            formats: tuple[tuple[str, ...], ...] | None = None, trainer: str | None = None,
+            rows: int = 0) -> DataCheck:
+    """Resolve a dataset, read its split's columns (and first `rows` rows), apply the renames and
+    check the columns against the trainer's formats. Raises CockpitError only for a reference that
+    cannot be resolved; anything wrong with the data is `problem`."""
+    ref = resolve(name, config)
+    if ref.kind == "hub":
+        return DataCheck(kind="hub")
+    base = split_base(split)
+    path = split_file(ref, base)
+    if path is None:
+        return DataCheck(kind=ref.kind, fits=False, problem=f"dataset {name}: no '{base}' split found in the "
+                         f"folder — name a file like {base}.jsonl, or set the split (dataset_train_split)")
+    columns, _ = read_columns(path)
+    renames = renames or {}
+    missing = [old for old in renames if old not in columns]
+    if missing:
+        return DataCheck(kind=ref.kind, path=path, columns=columns, fits=False,
+                         problem=f"cockpit.dataset.columns renames '{missing[0]}', which {path.name} does not "
+                                 f"have (it has {', '.join(columns)})")
+    found = DataCheck(kind=ref.kind, path=path, columns=[renames.get(c, c) for c in columns])
+    if rows:
+        found.rows = [{renames.get(k, k): v for k, v in r.items()} for r in read_rows(path, rows)]
+    if formats is not None and trainer is not None:
+        try:
+            check_columns(found.columns, formats, trainer, os.fspath(path))
+            found.fits = True if formats else None
+        except CockpitError as exc:
+            found.fits, found.problem = False, str(exc)
+    return found
+

@@ -13,7 +13,6 @@ registry's cache.
 from __future__ import annotations
 
 import difflib
-import os
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -308,25 +307,14 @@ def _check_data(preset: Preset, spec: TrainerSpec) -> None:
     if not name:
         raise CockpitError("no data: set dataset_name (a hub id, a local folder or a "
                            ".jsonl/.json/.parquet/.csv file)")
-    ref = ds.resolve(str(name), preset.trl.get("dataset_config"))
-    if ref.kind == "hub":
-        return
     dcfg = preset.cockpit.get("dataset") or {}
     if not isinstance(dcfg, dict):
         raise CockpitError("cockpit.dataset must be a mapping (split, eval_split, columns)")
-    split_expr = str(dcfg.get("split") or preset.trl.get("dataset_train_split") or "train")
-    split = ds.split_base(split_expr)
-    path = ds.split_file(ref, split)
-    if path is None:
-        raise CockpitError(f"dataset {name}: no '{split}' split found in the folder — name a file "
-                           f"like {split}.jsonl, or set dataset_train_split")
-    columns, _ = ds.read_columns(path)
     renames = dcfg.get("columns") or {}
     if not isinstance(renames, dict):
         raise CockpitError("cockpit.dataset.columns must map old names to new, e.g. {question: prompt}")
-    for old in renames:
-        if old not in columns:
-            raise CockpitError(f"cockpit.dataset.columns renames '{old}', which {path.name} does not "
-                               f"have (it has {', '.join(columns)})")
-    columns = [renames.get(c, c) for c in columns]
-    ds.check_columns(columns, spec.data_formats, spec.name, os.fspath(path))
+    split = str(dcfg.get("split") or preset.trl.get("dataset_train_split") or "train")
+    found = ds.inspect(str(name), config=preset.trl.get("dataset_config"), split=split, renames=renames,
+                       formats=spec.data_formats, trainer=spec.name)
+    if found.problem:
+        raise CockpitError(found.problem)

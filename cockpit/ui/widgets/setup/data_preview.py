@@ -6,7 +6,6 @@ screen calls it in a worker and hands the `DataReport` to `DataPreview.show`.
 
 from __future__ import annotations
 
-import csv
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,50 +35,6 @@ class DataReport:
     message: str = ""
 
 
-def read_rows(path: Path, limit: int = PREVIEW_ROWS) -> list[dict[str, Any]]:
-    """The first `limit` rows of a local data file, reading no more of it than needed."""
-    suffix = path.suffix.lower()
-    rows: list[dict[str, Any]] = []
-    try:
-        if suffix == ".jsonl" or (suffix == ".json" and _starts_with_object_line(path)):
-            with open(path, encoding="utf-8-sig") as fh:
-                for line in fh:
-                    if len(rows) >= limit:
-                        break
-                    if line.strip():
-                        row = json.loads(line)
-                        if isinstance(row, dict):
-                            rows.append(row)
-            return rows
-        if suffix == ".json":
-            obj = json.loads(path.read_text(encoding="utf-8-sig"))
-            if isinstance(obj, dict):
-                obj = next((v for v in obj.values() if isinstance(v, list)), [])
-            return [r for r in obj[:limit] if isinstance(r, dict)]
-        if suffix == ".csv":
-            with open(path, newline="", encoding="utf-8-sig") as fh:
-                for row in csv.DictReader(fh):
-                    if len(rows) >= limit:
-                        break
-                    rows.append(dict(row))
-            return rows
-        if suffix == ".parquet":
-            import pyarrow.parquet as pq
-
-            pf = pq.ParquetFile(path)
-            for batch in pf.iter_batches(batch_size=limit):
-                return batch.to_pylist()[:limit]
-    except (OSError, ValueError, UnicodeDecodeError):
-        return rows
-    return rows
-
-
-def _starts_with_object_line(path: Path) -> bool:
-    with open(path, encoding="utf-8-sig") as fh:
-        first = fh.readline().strip()
-    return first.startswith("{") and first.endswith("}")
-
-
 def resolve_name(name: str) -> str:
     """`demo:data/x` -> the demo folder (written on first use); anything else unchanged."""
     from cockpit.demo import datasets as demo
@@ -93,48 +48,30 @@ def resolve_name(name: str) -> str:
 
 def inspect_data(name: str, split: str, renames: dict[str, str], spec: TrainerSpec | None,
                  config: str | None = None) -> DataReport:
-    """Resolve the dataset like validation does, read its columns and first rows, check columns."""
+    """The data section's view of `config.datasets.inspect`, the same check validation runs."""
     if not name:
         return DataReport(message="no dataset yet: a hub id, a local folder or a .jsonl/.json/"
                                   ".parquet/.csv file (demo:data/<format> for the offline demo)")
     try:
-        ref = ds.resolve(resolve_name(name), config)
-        if ref.kind == "hub":
-            return DataReport(where=name, message=f"{name}: a hub dataset — its columns are "
-                                                  "checked when the run loads it")
-        base = ds.split_base(split or "train")
-        path = ds.split_file(ref, base)
-        if path is None:
-            return DataReport(where=name, fits=False,
-                              message=f"dataset {name}: no '{base}' split found in the folder — "
-                                      f"name a file like {base}.jsonl, or change the split")
-        columns, _ = ds.read_columns(path)
-        rows = read_rows(path)
+        found = ds.inspect(resolve_name(name), config=config, split=split or "train", renames=renames,
+                           formats=spec.data_formats if spec else None, trainer=spec.name if spec else None,
+                           rows=PREVIEW_ROWS)
     except CockpitError as exc:
         return DataReport(where=name, fits=False, message=str(exc))
-    report = DataReport(where=str(path), columns=list(columns), rows=rows)
-    missing = [old for old in renames if old not in columns]
-    if missing:
-        report.fits = False
-        report.message = (f"renames '{missing[0]}', which {path.name} does not have "
-                          f"(it has {', '.join(columns)})")
+    if found.kind == "hub":
+        return DataReport(where=name, message=f"{name}: a hub dataset — its columns are checked when the "
+                                              "run loads it")
+    report = DataReport(where=str(found.path or name), columns=found.columns, rows=found.rows,
+                        fits=found.fits, message=found.problem or "")
+    if found.problem:
         return report
-    renamed = [renames.get(c, c) for c in columns]
-    report.columns = renamed
-    report.rows = [{renames.get(k, k): v for k, v in r.items()} for r in rows]
+    cols = ", ".join(found.columns)
     if spec is None:
-        report.message = f"columns: {', '.join(renamed)} — pick a trainer to check them"
-        return report
-    try:
-        ds.check_columns(renamed, spec.data_formats, spec.name, path.name)
-    except CockpitError as exc:
-        report.fits, report.message = False, str(exc)
-        return report
-    if not spec.data_formats:
-        report.message = f"columns {', '.join(renamed)} — cockpit does not know what {spec.name} needs"
-        return report
-    report.fits = True
-    report.message = f"columns {', '.join(renamed)} fit {spec.name}"
+        report.message = f"columns: {cols} — pick a trainer to check them"
+    elif not spec.data_formats:
+        report.message = f"columns {cols} — cockpit does not know what {spec.name} needs"
+    else:
+        report.message = f"columns {cols} fit {spec.name}"
     return report
 
 
