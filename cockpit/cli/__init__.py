@@ -1,0 +1,152 @@
+"""The command line. Every user mistake is one line on stderr (one per problem when validation
+finds several) and exit code 2."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from cockpit.cli.runs import cmd_migrate, cmd_resume, cmd_run, cmd_runs, cmd_stop, cmd_watch
+from cockpit.cli.trainers import cmd_fields, cmd_trainers
+from cockpit.cli.views import cmd_attach, cmd_demo, cmd_export, cmd_replay, cmd_serve, cmd_tui
+from cockpit.errors import CockpitError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="cockpit", description="A terminal cockpit for TRL training.")
+    p.add_argument("--runs-dir", help="folder of runs (default: $COCKPIT_RUNS_DIR or ./runs)")
+    sub = p.add_subparsers(dest="cmd")
+
+    r = sub.add_parser("run", help="launch a run (detached): a preset, a TRL config, or -- ANY COMMAND",
+                       usage="cockpit run [options] PRESET | TRAINER CONFIG | -- COMMAND...")
+    r.add_argument("preset", nargs="?", help="a preset file or name; or a trainer name followed by a TRL config")
+    r.add_argument("config", nargs="?", help="a TRL CLI config (with a trainer name before it)")
+    r.add_argument("--trainer", help="the trainer of a TRL config that has no `trainer:` key")
+    r.add_argument("--env", action="append", metavar="KEY=VALUE", help="script mode: extra environment")
+    r.add_argument("--alerts", metavar="FILE", help="script mode: alert rules and notify targets (YAML)")
+    r.add_argument("--launcher", action="append", metavar="KEY=VALUE",
+                   help="script mode on Slurm: kind=slurm, partition=, nodes=, gpus_per_node=, time=, ...")
+    r.add_argument("--set", action="append", metavar="KEY=VALUE",
+                   help="override a key; dotted keys reach nested sections")
+    r.add_argument("--runs-dir", dest="runs_dir", default=argparse.SUPPRESS)
+    r.add_argument("--name", help="run name prefix (default: the preset's name)")
+    r.add_argument("--wait", action="store_true", help="follow the run; exit 0 only if it finished")
+    r.add_argument("--quiet", action="store_true", help="with --wait: progress to stderr")
+    r.add_argument("--dry-run", action="store_true", help="print the resolved config and command")
+    r.set_defaults(func=cmd_run)
+
+    mg = sub.add_parser("migrate", help="a copy of a recipe config for the installed TRL")
+    mg.add_argument("file")
+    mg.add_argument("-o", "--output", help="where to write (default: FILE.migrated.yaml beside it)")
+    mg.add_argument("--trainer", help="the trainer it is for, when the file has no `trainer:` key")
+    mg.set_defaults(func=cmd_migrate)
+
+    rs = sub.add_parser("runs", help="list runs")
+    rs.add_argument("--json", action="store_true")
+    rs.add_argument("--runs-dir", dest="runs_dir", default=argparse.SUPPRESS)
+    rs.set_defaults(func=cmd_runs)
+
+    w = sub.add_parser("watch", help="follow a run in a plain terminal")
+    w.add_argument("run", help="run folder or name")
+    w.add_argument("--no-follow", action="store_true", help="print what is there and exit")
+    w.add_argument("--runs-dir", dest="runs_dir", default=argparse.SUPPRESS)
+    w.set_defaults(func=cmd_watch)
+
+    t = sub.add_parser("trainers", help="list the trainers the installed TRL ships")
+    t.add_argument("--json", action="store_true")
+    t.add_argument("--all", action="store_true", help="also trainers this TRL lacks")
+    t.add_argument("--refresh", action="store_true", help="rebuild the schema cache")
+    t.set_defaults(func=cmd_trainers)
+
+    f = sub.add_parser("fields", help="the config keys a trainer takes, with TRL's help")
+    f.add_argument("trainer")
+    f.add_argument("field", nargs="?", help="show this one field in full (type, default, "
+                   "choices, TRL's whole help)")
+    f.add_argument("--search", help="filter by name or help text (name matches first)")
+    f.add_argument("--json", action="store_true")
+    f.set_defaults(func=cmd_fields)
+
+    s = sub.add_parser("stop", help="stop a run (default: save a checkpoint first)")
+    s.add_argument("run")
+    s.add_argument("--save", action="store_true", default=True,
+                   help="save a checkpoint at the next step, then stop (default)")
+    s.add_argument("--force", action="store_true", help="SIGTERM the run's process group, then SIGKILL")
+    s.add_argument("--grace", type=float, default=None, help="seconds before SIGKILL (default 10)")
+    s.add_argument("--runs-dir", dest="runs_dir", default=argparse.SUPPRESS)
+    s.set_defaults(func=cmd_stop)
+
+    rm = sub.add_parser("resume", help="continue a run from its newest complete checkpoint")
+    rm.add_argument("run", help="run folder, name or name prefix")
+    rm.add_argument("--set", action="append", metavar="KEY=VALUE",
+                    help="change run.yaml first, e.g. --set max_steps=200 to train a finished run "
+                         "further")
+    rm.add_argument("--wait", action="store_true",
+                    help="follow the new attempt; exit 0 only if it finished")
+    rm.add_argument("--runs-dir", dest="runs_dir", default=argparse.SUPPRESS)
+    rm.set_defaults(func=cmd_resume)
+
+    d = sub.add_parser("demo", help="launch the offline demo run and open it")
+    d.add_argument("--preset", default="demo-sft", help="demo preset (demo-sft, demo-dpo, demo-grpo)")
+    d.add_argument("--set", action="append", metavar="KEY=VALUE")
+    d.add_argument("--headless", action="store_true", help="no TUI: follow it in plain text")
+    d.add_argument("--runs-dir", dest="runs_dir", default=argparse.SUPPRESS)
+    d.set_defaults(func=cmd_demo)
+
+    a = sub.add_parser("attach", help="open a live or finished run in the TUI, or follow an output dir")
+    a.add_argument("run", help="a run (folder, name or prefix), or the output_dir of a training started elsewhere")
+    a.add_argument("--runs-dir", dest="runs_dir", default=argparse.SUPPRESS)
+    a.set_defaults(func=cmd_attach)
+
+    rp = sub.add_parser("replay", help="open trainer_state.json files, checkpoints, output dirs or runs")
+    rp.add_argument("paths", nargs="+", help="paths, or run names / name prefixes in the runs dir")
+    rp.add_argument("--runs-dir", dest="runs_dir", default=argparse.SUPPRESS)
+    rp.set_defaults(func=cmd_replay)
+
+    ex = sub.add_parser("export", help="metrics as CSV (and the default panels as PNG)")
+    ex.add_argument("path", help="a path, or a run name / name prefix in the runs dir")
+    ex.add_argument("--csv", help="CSV file to write")
+    ex.add_argument("--png", help="PNG file to write")
+    ex.add_argument("--completions", metavar="OUT", help="every logged step's completions: .jsonl, .csv or .parquet")
+    ex.add_argument("--steps", metavar="A:B", help="with --completions: only these steps")
+    ex.add_argument("--runs-dir", dest="runs_dir", default=argparse.SUPPRESS)
+    ex.set_defaults(func=cmd_export)
+
+    sv = sub.add_parser("serve", help="publish the TUI to a browser (localhost unless told)")
+    sv.add_argument("--host", default="127.0.0.1")
+    sv.add_argument("--port", type=int, default=8000)
+    sv.add_argument("--runs-dir", dest="runs_dir", default=argparse.SUPPRESS)
+    sv.set_defaults(func=cmd_serve)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    command: list[str] = []
+    if "run" in argv and "--" in argv[argv.index("run"):]:  # script mode: everything after -- is the command
+        cut = argv.index("--", argv.index("run"))
+        argv, command = argv[:cut], argv[cut + 1:]
+        if not command:
+            parser.error("nothing after `--` — e.g. cockpit run -- python train.py")
+    args = parser.parse_args(argv)
+    if getattr(args, "cmd", None) == "run":
+        args.command = command
+    func = getattr(args, "func", None) or cmd_tui
+    try:
+        return int(func(args) or 0)
+    except CockpitError as exc:
+        for line in str(exc).splitlines() or [""]:  # validation lists every problem, one a line
+            print(f"cockpit: {line}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        try:
+            sys.stdout.close()
+        except OSError:
+            pass
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,226 @@
+"""Commands that start, follow, stop and resume runs: run (preset, TRL config or -- COMMAND), migrate,
+runs, watch, stop, resume."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from cockpit.cli.common import runs_dir as _runs_dir
+from cockpit.errors import CockpitError
+
+
+def _follow(run, args: argparse.Namespace) -> int:
+    print(run.path)
+    if not args.wait:
+        return 0
+    from cockpit.run.watch import watch
+
+    state = watch(run, sys.stderr if args.quiet else sys.stdout)
+    return 0 if state == "finished" else 1
+
+
+def cmd_run_script(args: argparse.Namespace) -> int:
+    """`cockpit run [--wait] [--name N] -- COMMAND...`: any training command, unchanged."""
+    import os
+
+    from cockpit.run import launch
+    from cockpit.run.script import prepare_script
+
+    if args.preset or args.set or args.trainer:
+        raise CockpitError("a script run takes its settings from the command after `--` — drop the "
+                           "preset, --set and --trainer, or drop the command")
+    env = {}
+    for item in args.env or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise CockpitError(f"--env {item!r}: expected KEY=VALUE")
+        env[key] = value
+    launcher = {}
+    if args.launcher:
+        from cockpit.config.presets import parse_value
+
+        for item in args.launcher:
+            key, sep, value = item.partition("=")
+            if not sep or not key:
+                raise CockpitError(f"--launcher {item!r}: expected KEY=VALUE, e.g. --launcher kind=slurm")
+            launcher[key.strip()] = parse_value(value)
+    if args.dry_run:
+        import shlex
+
+        print(f"# in {os.getcwd()}\n{shlex.join(args.command)}")
+        return 0
+    alerts = None
+    if args.alerts:
+        import yaml
+
+        from cockpit.config.presets import safe_load
+
+        try:
+            alerts = safe_load(Path(args.alerts).read_text(encoding="utf-8")) or {}
+        except (OSError, ValueError, yaml.YAMLError) as exc:
+            raise CockpitError(f"--alerts {args.alerts}: cannot read it ({exc}) — give a YAML file with "
+                               "notify: and alerts:") from None
+        if not isinstance(alerts, dict):
+            raise CockpitError(f"--alerts {args.alerts}: expected a mapping with notify: and alerts:")
+    run = prepare_script(args.command, cwd=Path.cwd(), runs_dir=_runs_dir(args), name=args.name, env=env,
+                         launcher=launcher or None, alerts=alerts)
+    launch.launch_prepared(run)
+    return _follow(run, args)
+
+
+def _trainer_and_config(args: argparse.Namespace) -> tuple[str, str | None]:
+    """`cockpit run PRESET`, `cockpit run sft recipe.yaml`, `--trainer sft`, `--set trainer=sft`."""
+    trainer = args.trainer
+    for item in args.set or []:
+        key, _, value = item.partition("=")
+        if key.strip() == "trainer":
+            trainer = value.strip()
+    if args.config:
+        if trainer and trainer != args.preset:
+            raise CockpitError(f"two trainers given: {args.preset} and {trainer} — name one")
+        return args.config, args.preset
+    if not args.preset:
+        raise CockpitError("nothing to run — give a preset (`cockpit run demo-sft`), a TRL config with its "
+                           "trainer (`cockpit run sft recipe.yaml`), or a command (`cockpit run -- python train.py`)")
+    return args.preset, trainer
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    if args.command:
+        return cmd_run_script(args)
+    from cockpit.config.presets import apply_overrides, load_preset
+    from cockpit.config.validate import validate
+    from cockpit.run import launch
+
+    ref, trainer = _trainer_and_config(args)
+    preset = apply_overrides(load_preset(ref, trainer=trainer), args.set or [])
+    if args.dry_run:
+        plan = validate(preset)
+        from cockpit.config.presets import dump_yaml
+
+        cfg = plan.preset.to_dict()
+        print("# run.yaml")
+        print(dump_yaml(cfg), end="")
+        from cockpit.run import launchers as launcher
+        from cockpit.run import slurm
+
+        spec = launcher.check(plan.preset.cockpit.get("launcher"))
+        if spec["kind"] == "slurm":
+            run_dir = _runs_dir(args).resolve() / "RUN_DIR"
+            print("# the Slurm job script (slurm.sbatch in the run folder)")
+            print(slurm.sbatch_script(run_dir=run_dir, chdir=run_dir, job_name=plan.preset.name, launcher=spec,
+                                      task=launcher.runner_argv(run_dir, spec),
+                                      distributed=launcher.slurm_engine(spec),
+                                      env={"COCKPIT_RUN_DIR": str(run_dir)}))
+        print("# command")
+        print("python -m cockpit.runner RUN_DIR")
+        if plan.spec.cli_command:
+            print(f"trl {plan.spec.cli_command} --config RUN_DIR/trl.yaml")
+        for w in plan.warnings:
+            print(f"# warning: {w}")
+        return 0
+    plan = validate(preset)
+    for w in plan.warnings:
+        print(f"cockpit: note: {w}", file=sys.stderr)
+    run = launch.launch_plan(plan, _runs_dir(args), args.name)
+    return _follow(run, args)
+
+
+def cmd_migrate(args: argparse.Namespace) -> int:
+    """A corrected copy of a recipe config for the installed TRL, and what could not be mapped."""
+    from cockpit.config.migrate import migrate, script_mode_hint
+    from cockpit.config.presets import dump_yaml, find_preset, safe_load
+    from cockpit.trainers.registry import known_config_keys, load_registry
+
+    src = find_preset(args.file)
+    try:
+        obj = safe_load(src.read_text(encoding="utf-8-sig"))
+    except Exception as exc:  # noqa: BLE001 - one line, whatever the YAML error
+        raise CockpitError(f"{src}: cannot read it as YAML ({exc}) — fix the syntax") from None
+    if not isinstance(obj, dict):
+        raise CockpitError(f"{src}: not a mapping of keys to values")
+    trainer = args.trainer or obj.get("trainer")
+    if not trainer:
+        raise CockpitError(f"{src}: which trainer is it for? — cockpit migrate {args.file} --trainer sft")
+    spec = load_registry().get(str(trainer))
+    if spec is None:
+        raise CockpitError(f"trainer {trainer!r}: not in the installed TRL — `cockpit trainers` lists them")
+    out = Path(args.output) if args.output else src.with_name(src.stem + ".migrated.yaml")
+    m = migrate(obj, known_config_keys(spec))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    for name, text in m.files.items():
+        (out.parent / name).write_text(text, encoding="utf-8")
+    out.write_text(f"# {src.name}, migrated by cockpit for TRL's {spec.name} trainer\n" + dump_yaml(m.config),
+                   encoding="utf-8")
+    print(out)
+    for line in m.changed:
+        print(f"  changed: {line}")
+    for key, why in m.unmapped.items():
+        print(f"  not mapped: {key} — {why}")
+    project = [k for k, why in m.unmapped.items() if "." not in k]
+    if project:
+        print(f"These keys belong to a project's own script, not to TRL's {spec.name}: {', '.join(project)}.\n"
+              f"Run that script under the cockpit instead: {script_mode_hint(src)}")
+        return 1
+    return 0
+
+
+def cmd_runs(args: argparse.Namespace) -> int:
+    from cockpit.run.summaries import run_summaries
+    from cockpit.run.watch import fmt_duration
+
+    rows = run_summaries(_runs_dir(args))
+    if args.json:
+        print(json.dumps([r.to_dict() for r in rows], indent=2))
+        return 0
+    if not rows:
+        print(f"no runs in {_runs_dir(args)}")
+        return 0
+    print(f"{'name':40} {'state':9} {'trainer':12} {'step':>11} {'age':>7}")
+    for r in rows:
+        step = f"{r.step if r.step is not None else '-'}/{r.max_steps or '?'}"
+        print(f"{r.name[:40]:40} {r.state:9} {r.trainer[:12]:12} {step:>11} "
+              f"{fmt_duration(time.time() - r.created):>7}")
+    return 0
+
+
+def cmd_watch(args: argparse.Namespace) -> int:
+    from cockpit.run.summaries import resolve_run
+    from cockpit.run.watch import watch
+
+    run = resolve_run(args.run, _runs_dir(args))
+    state = watch(run, follow=not args.no_follow)
+    return 0 if state in ("finished", "running", "starting", "stopping", "stopped") else 1
+
+
+def cmd_stop(args: argparse.Namespace) -> int:
+    from cockpit.run.launch import stop
+    from cockpit.run.summaries import resolve_run
+
+    run = resolve_run(args.run, _runs_dir(args))
+    if args.force:
+        status = stop(run, save=False, grace_s=args.grace)
+        print(f"{run.name}: {status.state}")
+    else:
+        stop(run, save=True)
+        print(f"{run.name}: asked to save a checkpoint and stop at the next step")
+    return 0
+
+
+def cmd_resume(args: argparse.Namespace) -> int:
+    from cockpit.run.launch import resume
+    from cockpit.run.summaries import resolve_run
+
+    run = resume(resolve_run(args.run, _runs_dir(args)), args.set or [])
+    print(run.path)
+    if args.wait:
+        from cockpit.run.watch import watch
+
+        # Follow the attempt just started, to its own end (the journal holds the earlier ones).
+        attempt = run.read_status().attempt
+        return 0 if watch(run, from_attempt=attempt) == "finished" else 1
+    return 0
