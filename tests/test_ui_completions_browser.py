@@ -335,3 +335,29 @@ async def test_the_tab_keys_are_in_the_footer_only_where_they_work(tmp_path):
         await wait_for(pilot, lambda: pane.query_one("#completions-query").value == "end", "typed")
         await pilot.press("escape")
         await wait_for(pilot, lambda: "Follow" in footer(), "and back")
+
+
+async def test_markup_like_text_in_the_filter_the_followed_prompt_and_a_reward_name_is_shown_as_is(tmp_path):
+    nasty = "…A[oodbyedq [/b]\\ [$x]"
+
+    def rows(step):
+        return [{"prompt": nasty, "completion": f"{nasty} {step}", "rewards": {"[$x]": 1.0}, "advantage": 0.1},
+                {"prompt": "plain", "completion": "plain", "rewards": {"[$x]": 0.0}, "advantage": -0.1}]
+
+    run = _stored_run(tmp_path, (1, 2), rows)
+    app = app_for(tmp_path, "live", [str(run.path)])
+    async with app.run_test(size=SIZE) as pilot:
+        pane = await _open_tab(app, pilot)
+        await pilot.press("o", "o")
+        await wait_for(pilot, lambda: pane.sort == "[$x]", "sorted by the odd reward name")
+        assert "[$x] ↓" in _header(pane)
+        await pilot.press("t")
+        await wait_for(pilot, lambda: pane.prompt == nasty, "the odd prompt followed")
+        state = str(pane.query_one("#completions-state").render())
+        assert "[/b]\\ [$x]" in state
+        await pilot.press("slash", *"[/b]\\", "enter")
+        await wait_for(pilot, lambda: len(pane._rows) == 1, "a search for markup finds the row")
+        await pilot.press("slash", "ctrl+u", *"[oops>1")
+        await wait_for(pilot, lambda: "no column '[oops'" in str(pane.query_one("#completions-state").render()),
+                       "the problem names the column as typed")
+        assert app.is_running

@@ -82,7 +82,7 @@ class RunView(Screen):
                 tooltip="Sort by the next score column (advantage, each reward)", id="completions.sort"),
         Binding("O", "completions('reverse')", "Reverse sort", show=False, id="completions.reverse"),
         Binding("p", "completions('group')", "Group by prompt", show=False, id="completions.group"),
-        Binding("t", "completions('track')", "Follow a prompt", show=False,
+        Binding("t", "completions('track')", "Track one prompt", show=False,
                 tooltip="Only the highlighted row's prompt, step after step ([ ] skip to the steps "
                 "that sampled it)", id="completions.track"),
         Binding("c", "completions('compare')", "Compare steps", show=False,

@@ -44,7 +44,7 @@ class DetailScroll(VerticalScroll):
 
     BINDINGS = [
         Binding("enter", "unzoom", "Back to the table", show=False, id="completions.unzoom"),
-        Binding("escape", "unzoom", "Back to the table", show=False, id="completions.unzoom_escape"),
+        Binding("escape", "unzoom", "Table", tooltip="Back to the table", id="completions.unzoom_escape"),
     ]
 
     class Unzoomed(Message):

@@ -103,42 +103,54 @@ class CompletionsPane(Vertical):
         return self.step if self.step is not None and _has(steps, self.step) else steps[-1]
 
     def show(self, data: RunData | None, *, force: bool = False) -> None:
-        if data is not self.data:
-            self.data = data
+        """Draw what changed. The tables are rebuilt when what they show changed (a step,
+        the filter, the order, the width; new rows only for the newest step, followed); the
+        title, which counts the steps, whenever a step was logged."""
+        self.data = data
         if data is None:
             return
         lib = self.library
+        steps = self.steps()
         step = self.shown_step()
+        if self.pinned is not None and not _has(steps, self.pinned):
+            self.pinned = None  # another source's details, with other steps
         width = self.size.width or 120
-        key = (id(data), lib.version if lib is not None else -1, step, self.pinned,
-               self.search.text, self.sort, self.descending, self.grouped, self.prompt,
-               self.seeking, width)
+        view = (id(data), step, self.pinned, self.search.text, self.sort, self.descending,
+                self.grouped, self.prompt, width, lib.version if self.step is None and lib else None)
+        key = (view, len(steps), self.seeking)
         if key == self._shown and not force:
             return
+        redraw = force or not self._shown or view != self._shown[0]
         self._shown = key
         title = self.query_one("#completions-title", Static)
         main = self.query_one("#completions-table", StepTable)
-        other = self.query_one("#completions-compare", StepTable)
-        comparing = self.pinned is not None and step is not None
-        self.set_class(comparing, "-comparing")
         if step is None:
+            self.set_class(False, "-comparing")
             title.update(EMPTY)
             main.show_step(None, None, width=width, grouped=False, sort=None, descending=True)
             self._rows = []
             self._show_detail(main)
             return
+        if redraw:
+            self._redraw(lib, step, width)
+        assert main.shown is not None
+        title.update(self._title(step, main.shown.total, steps))
+
+    def _redraw(self, lib: Any, step: int, width: int) -> None:
+        main = self.query_one("#completions-table", StepTable)
+        comparing = self.pinned is not None
+        self.set_class(comparing, "-comparing")
         side = width // 2 - 1 if comparing else width
         shown = self._arrange(lib.rows(step))
         self._draw(main, step, shown, side)
         self._rows = shown.rows
-        if comparing:
-            assert self.pinned is not None
+        if self.pinned is not None:
+            other = self.query_one("#completions-compare", StepTable)
             self._draw(other, self.pinned, self._arrange(lib.rows(self.pinned)), side)
             self.query_one("#completions-label-pinned", Static).update(markup(
                 "[b]step $step[/b] [dim]pinned · c unpins[/]", step=self.pinned))
             self.query_one("#completions-label-main", Static).update(markup(
                 "[b]step $step[/b] [dim]moves with [ ] Home End[/]", step=step))
-        title.update(self._title(step, shown.total, self.steps()))
         self.query_one("#completions-step", Input).placeholder = str(step)
         self.query_one("#completions-state", Static).update(self._state(shown))
         self._show_detail(self._detail_table())
