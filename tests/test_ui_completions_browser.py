@@ -361,3 +361,15 @@ async def test_markup_like_text_in_the_filter_the_followed_prompt_and_a_reward_n
         await wait_for(pilot, lambda: "no column '[oops'" in str(pane.query_one("#completions-state").render()),
                        "the problem names the column as typed")
         assert app.is_running
+
+
+async def test_a_checkpoint_of_a_cockpit_run_shows_the_steps_logged_up_to_it(tmp_path):
+    run = _stored_run(tmp_path, range(1, 11))
+    ckpt = run.output / "checkpoint-4"
+    ckpt.mkdir(parents=True)
+    (ckpt / "trainer_state.json").write_text(json.dumps({
+        "global_step": 4, "max_steps": 10, "log_history": [{"step": s, "loss": 1.0 / s} for s in range(1, 5)]}))
+    app = app_for(tmp_path, "replay", [str(ckpt)])
+    async with app.run_test(size=SIZE) as pilot:
+        pane = await _open_tab(app, pilot)
+        assert _title(pane).startswith("step 4 · 4 samples · 4 steps kept · following newest")

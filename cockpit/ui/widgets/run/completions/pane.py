@@ -40,10 +40,11 @@ class CompletionsPane(Vertical):
     class PromptFound(Message):
         """The step-by-step search for the followed prompt ended (`step` None: not found)."""
 
-        def __init__(self, step: int | None, direction: int) -> None:
+        def __init__(self, step: int | None, direction: int, prompt: str | None) -> None:
             super().__init__()
             self.step = step
             self.direction = direction
+            self.prompt = prompt
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -397,17 +398,24 @@ class CompletionsPane(Vertical):
         worker = get_current_worker()
         lib = self.library
         i = bisect.bisect_left(steps, start)
-        while 0 <= i < len(steps) and lib is not None:
-            if worker.is_cancelled:
-                return
-            if any(r["prompt"] == prompt for r in lib.peek(steps[i])):
-                self.post_message(self.PromptFound(steps[i], direction))
-                return
-            i += direction
-        self.post_message(self.PromptFound(None, direction))
+        found = None
+        try:
+            while 0 <= i < len(steps) and lib is not None:
+                if worker.is_cancelled:
+                    return
+                if any(r["prompt"] == prompt for r in lib.peek(steps[i])):
+                    found = steps[i]
+                    break
+                i += direction
+        finally:  # an unreadable step ends the search as "not found", never "looking…" forever
+            if not worker.is_cancelled:
+                self.post_message(self.PromptFound(found, direction, prompt))
 
     def on_completions_pane_prompt_found(self, message: PromptFound) -> None:
         self.seeking = 0
+        if message.prompt != self.prompt:  # stopped following (t) while it looked
+            self.show(self.data)
+            return
         if message.step is None:
             self.notify(f"that prompt was not sampled in any {'older' if message.direction < 0 else 'newer'} step",
                         timeout=3)
