@@ -1,0 +1,107 @@
+"""Reading the installed TRL without importing it here: a discovery subprocess, cached.
+
+`python -m cockpit.runner.discover` imports trl (10-30 s, and the training stack, which this side
+must not load) and prints every trainer, config field and constructor parameter as JSON; the
+result is cached per TRL / transformers version pair under the user cache dir.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from cockpit.errors import CockpitError
+from cockpit.paths import cache_dir
+
+SCHEMA = 1
+DISCOVER_MODULE = "cockpit.runner.discover"
+DISCOVER_TIMEOUT_S = 180.0
+
+
+TRAINING_STACK = ("torch", "transformers", "trl", "peft", "datasets", "accelerate")
+
+
+def require_training_stack() -> None:
+    """Launching, setting up and checking runs need the `train` extra; the viewer does not.
+
+    One line naming every missing package and the extra that brings them, before anything starts.
+    """
+    missing = [name for name in TRAINING_STACK if importlib.util.find_spec(name) is None]
+    if missing:
+        raise CockpitError(
+            f"this needs the training stack, and {', '.join(missing)} {'is' if len(missing) == 1 else 'are'}"
+            " not installed — pip install 'cockpit[train]' (viewing, replay and export work without it)"
+        )
+
+
+def installed_versions() -> tuple[str, str]:
+    """(trl, transformers) versions from package metadata — cheap, imports neither."""
+    require_training_stack()
+    return importlib.metadata.version("trl"), importlib.metadata.version("transformers")
+
+
+def schema_cache_path(trl_version: str, transformers_version: str) -> Path:
+    return cache_dir() / "schemas" / f"trl-{trl_version}-transformers-{transformers_version}-schema{SCHEMA}.json"
+
+
+def read_cache(path: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None  # absent or half-written by an old cockpit: rediscover
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA or not isinstance(data.get("trainers"), list):
+        return None
+    return data
+
+
+def _project_root() -> str:
+    """The folder holding the `cockpit` package, so the subprocess imports this very cockpit."""
+    return str(Path(__file__).resolve().parent.parent.parent)
+
+
+def run_discovery(python: str = sys.executable, timeout: float = DISCOVER_TIMEOUT_S) -> dict[str, Any]:
+    """Run `python -m cockpit.runner.discover` and return its JSON; CockpitError on any failure."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (_project_root(), env.get("PYTHONPATH", "")) if p)
+    env.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+    env.setdefault("PYTHONWARNINGS", "ignore")
+    try:
+        proc = subprocess.run(
+            [python, "-m", DISCOVER_MODULE],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env=env,
+            check=False,
+        )
+    except FileNotFoundError:
+        raise CockpitError(f"cannot run {python} to read the TRL trainers — check the Python path") from None
+    except PermissionError:
+        raise CockpitError(f"cannot run {python} to read the TRL trainers — it is not executable") from None
+    except subprocess.TimeoutExpired:
+        raise CockpitError(
+            f"reading the TRL trainers took over {timeout:.0f} s — try again, or check `python -c 'import trl'`"
+        ) from None
+    if proc.returncode != 0:
+        lines = [ln for ln in (proc.stderr or "").splitlines() if ln.strip()]
+        last = lines[-1].strip() if lines else f"exit code {proc.returncode}"
+        raise CockpitError(f"reading the TRL trainers failed: {last}")
+    try:
+        data = json.loads(proc.stdout)
+    except ValueError:
+        raise CockpitError("reading the TRL trainers failed: discovery printed something other than JSON") from None
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
+        raise CockpitError(
+            f"reading the TRL trainers failed: schema {data.get('schema') if isinstance(data, dict) else '?'}"
+            f" from {python}, expected {SCHEMA} — is it running an older cockpit?"
+        )
+    return data
+
+
