@@ -156,7 +156,7 @@ class RunsTable(DataTable):
                     break
 
     @staticmethod
-    def _cell(column: str, value: str) -> Text | str:
+    def _cell(column: str, value: str) -> Text:
         if column == "name":
             return Text(printable(value), overflow="ellipsis", no_wrap=True)
         if column == "state":
@@ -165,7 +165,7 @@ class RunsTable(DataTable):
             return Text(value, justify="right")
         if column == "note":
             return Text(printable(value), style="dim", no_wrap=True, overflow="ellipsis")
-        return value
+        return Text(printable(value))  # trainer and step come from files: never markup
 
     def _rebuild(self, shown: list[tuple[str, tuple]], name_width: int) -> None:
         self.clear(columns=True)
