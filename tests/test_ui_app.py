@@ -79,7 +79,7 @@ async def test_home_lists_runs_with_live_ones_first(tmp_path):
         first = table.get_row_at(0)
         assert str(first[0]) == live.name
         assert str(first[1]) == "running"
-        assert first[3] == "5/100"
+        assert str(first[3]) == "5/100"
         assert {str(table.get_row_at(i)[1]) for i in range(3)} == {"running", "finished", "failed"}
 
 
