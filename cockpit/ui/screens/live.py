@@ -4,6 +4,12 @@ A thread worker reads the whole journal once (building the RunData off the UI
 thread), then polls the journal and stdout.log every 0.02 s (a poll that finds
 nothing is one open + fstat) and status.json every second, and posts one message per
 poll with whatever was new.
+
+Alerts: the run's rules (`cockpit.alerts.board`: the files the supervisor reads, re-read when
+they change) and every `alert` record fill the alerts tab and the alert bar; a firing seen while
+attached rings the terminal bell and marks the bar and the plot of its metric. `a` adds a rule
+(on the focused plot's metric) through control/alerts.yaml; the alerts tab mutes rules through
+control/mute.json.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from textual.message import Message
 from textual.widgets import Log, TabPane
 from textual.worker import get_current_worker
 
+from cockpit.alerts import board as alert_board
 from cockpit.errors import CockpitError
 from cockpit.metrics.rundata import RunData, load_journal
 from cockpit.run.folder import LIVE_STATES, RunFolder
@@ -26,10 +33,15 @@ from cockpit.run.tailer import LineTailer
 from cockpit.ui.screens.confirm import ConfirmScreen
 from cockpit.ui.screens.run_view import RunView
 from cockpit.ui.text import printable
+from cockpit.ui.widgets.run.alert_bar import AlertBar
+from cockpit.ui.widgets.run.alerts_list import AlertsList, RulesTable
+from cockpit.ui.widgets.run.plot_grid import PlotGrid
 
 OUTPUT_TAIL_BYTES = 256 * 1024
 OUTPUT_MAX_LINES = 2000
 STATUS_EVERY_S = 1.0
+RING_S = 4.0
+"""How long the bar and a plot stay marked after an alert fired."""
 
 
 _CSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
@@ -64,36 +76,44 @@ def _output_lines(raw: list[bytes]) -> list[str]:
 
 class LiveRunScreen(RunView):
     HELP_TITLE = "Live run"
+    CSS_PATH = "alerts.tcss"
     BINDINGS = [
         Binding("s", "stop(True)", "Stop & save", id="live.stop_save"),
         Binding("K", "stop(False)", "Force stop", id="live.force_stop"),
         Binding("u", "resume", "Resume", id="live.resume"),
         Binding("w", "export", "Export CSV+PNG", show=False,
                 tooltip="metrics.csv and panels.png into the run folder", id="live.export"),
+        Binding("a", "add_rule", "Add alert rule", show=False,
+                tooltip="Alert when the focused plot's metric crosses a threshold", id="live.add_rule"),
     ]
 
     class Loaded(Message):
         """The whole journal so far, read by the worker."""
 
         def __init__(self, data: RunData, output: list[str], state: str | None,
-                     resumable: bool = False) -> None:
+                     resumable: bool = False, rules: alert_board.RuleSources | None = None,
+                     alerts: list | None = None) -> None:
             super().__init__()
             self.data = data
             self.output = output
             self.state = state
             self.resumable = resumable
+            self.rules = rules
+            self.alerts = alerts or []
+            """The journal's `alert` records so far (history: no bell)."""
 
     class Polled(Message):
         """What one poll found: new records, new output lines, the status if it changed (and
-        then whether the run can be resumed)."""
+        then whether the run can be resumed), the alert rules if their files changed."""
 
         def __init__(self, records: list, output: list[str], state: str | None,
-                     resumable: bool = False) -> None:
+                     resumable: bool = False, rules: alert_board.RuleSources | None = None) -> None:
             super().__init__()
             self.records = records
             self.output = output
             self.state = state
             self.resumable = resumable
+            self.rules = rules
 
     class Failed(Message):
         """Reading the run folder failed (e.g. written by a newer cockpit)."""
@@ -110,6 +130,8 @@ class LiveRunScreen(RunView):
         """The supervisor's view (status.json), corrected when the supervisor is gone."""
         self.resumable = False
         """Ended, not finished, with a complete checkpoint to go on from: `u` is offered."""
+        self.board = alert_board.AlertBoard()
+        """The run's alert rules and their firings (the alerts tab and the alert bar read it)."""
 
     def compose_output_tab(self) -> ComposeResult:
         with TabPane("Output ⁴", id="output"):
@@ -118,6 +140,8 @@ class LiveRunScreen(RunView):
     def on_mount(self) -> None:
         super().on_mount()
         self.sub_title = self.run.name
+        self.query_one(AlertBar).board = self.board
+        self.query_one(AlertsList).board = self.board
         self.follow()
 
     def header_state(self) -> str | None:
@@ -170,28 +194,36 @@ class LiveRunScreen(RunView):
         if skip_first and first:
             first = first[1:]  # the first line was cut in the middle
         state = read_state()
+        rules_stamp = alert_board.sources_stamp(run)
         self.post_message(self.Loaded(data, _output_lines(first[-OUTPUT_MAX_LINES:]), state,
-                                      can_resume(state)))
+                                      can_resume(state), alert_board.read_sources(run),
+                                      alert_board.alert_records(run.events)))
         last_status = time.monotonic()
         while not worker.is_cancelled:
             time.sleep(self.poll_interval)
             records = tailer.poll()
             lines = _output_lines(out.poll())
-            new_state = None
+            new_state = rules = None
             if time.monotonic() - last_status >= STATUS_EVERY_S:
                 last_status = time.monotonic()
                 current = read_state()
                 if current != state:
                     state = new_state = current
-            if records or lines or new_state is not None:
+                stamp = alert_board.sources_stamp(run)
+                if stamp != rules_stamp:
+                    rules_stamp, rules = stamp, alert_board.read_sources(run)
+            if records or lines or new_state is not None or rules is not None:
                 resumable = can_resume(new_state) if new_state is not None else False
-                self.post_message(self.Polled(records, lines, new_state, resumable))
+                self.post_message(self.Polled(records, lines, new_state, resumable, rules))
 
     def on_live_run_screen_loaded(self, message: Loaded) -> None:
         self.sources = [message.data]
         self.state = message.state or message.data.state
         self.resumable = message.resumable
         self.refresh_bindings()
+        if message.rules is not None:
+            self.board.set_sources(message.rules)
+        self.board.feed(message.alerts)
         if message.output:
             self.query_one("#output-log", Log).write_lines(message.output)
         for note in message.data.notes:
@@ -202,6 +234,12 @@ class LiveRunScreen(RunView):
         if not self.sources:
             return
         self.sources[0].apply(message.records)
+        if message.rules is not None:
+            self.board.set_sources(message.rules)
+            self.request_redraw()
+        fired = self.board.feed(message.records)
+        if fired:
+            self._ring(fired)
         if message.state is not None:
             self.state = message.state
             self.resumable = message.resumable
@@ -213,6 +251,85 @@ class LiveRunScreen(RunView):
 
     def on_live_run_screen_failed(self, message: Failed) -> None:
         self.notify(message.message, severity="error", timeout=10)
+
+    # -- alerts ----------------------------------------------------------------------------------
+
+    def _ring(self, fired: list) -> None:
+        """Alerts fired while attached: the bell, a notification, and for a few seconds the bar
+        and the plots of the metrics they are about marked."""
+        self.app.bell()
+        for rec in fired[-3:]:
+            self.notify(str(rec.data.get("message") or ""), title=f"alert: {rec.data.get('rule')}",
+                        severity="warning", timeout=8)
+        bar = self.query_one(AlertBar)
+        bar.add_class("-ring")
+        keys = {str(rec.data.get("key") or "") for rec in fired}
+        marked = []
+        if self.sources:
+            available = self.sources[0].store.keys()
+            for plot in self.query_one(PlotGrid).plots():
+                if keys & set(plot.panel.resolve(available)):
+                    plot.add_class("-alerting")
+                    marked.append(plot)
+
+        def calm() -> None:
+            bar.remove_class("-ring")
+            for plot in marked:
+                plot.remove_class("-alerting")
+
+        self.set_timer(RING_S, calm)
+        self.request_redraw()
+
+    def action_add_rule(self) -> None:
+        """Alert when a metric crosses a threshold: the focused plot's metrics first."""
+        from cockpit.ui.screens.add_rule import AddRuleScreen
+
+        if not self.sources or not self.sources[0].store.keys():
+            self.notify("no metrics logged yet — a rule needs a metric to watch", severity="warning")
+            return
+        store = self.sources[0].store
+        keys = [k for k in store.keys() if k != "epoch"]
+        plot = self.query_one(PlotGrid).focused_plot()
+        first = plot.panel.resolve(keys) if plot is not None else []
+        metrics = [*first, *(k for k in keys if k not in first)]
+        latest = {k: store.latest(k) for k in metrics}
+
+        def chosen(item: dict | None) -> None:
+            if item:
+                self._add_rule(item)
+
+        self.app.push_screen(AddRuleScreen(metrics, latest), chosen)
+
+    @work(thread=True, group="alert-rules", exit_on_error=False)
+    def _add_rule(self, item: dict) -> None:
+        try:
+            rule = alert_board.add_rule(self.run, item)
+        except (CockpitError, OSError) as exc:
+            self.app.call_from_thread(self.notify, str(exc), title="cannot add the rule",
+                                      severity="error", timeout=10)
+            return
+        sources = alert_board.read_sources(self.run)
+        self.app.call_from_thread(self._rules_changed, sources,
+                                  f"watching {rule.name} — the supervisor checks it from its next poll")
+
+    def on_rules_table_mute_toggled(self, message: RulesTable.MuteToggled) -> None:
+        self._mute(message.name, message.muted)
+
+    @work(thread=True, group="alert-rules", exit_on_error=False)
+    def _mute(self, name: str, muted: bool) -> None:
+        try:
+            alert_board.set_muted(self.run, name, muted)
+        except OSError as exc:
+            self.app.call_from_thread(self.notify, f"cannot write {self.run.control}: {exc}",
+                                      severity="error", timeout=10)
+            return
+        self.app.call_from_thread(self._rules_changed, alert_board.read_sources(self.run),
+                                  f"{'muted' if muted else 'unmuted'}: {name}")
+
+    def _rules_changed(self, sources: alert_board.RuleSources, note: str) -> None:
+        self.board.set_sources(sources)
+        self.notify(note, timeout=4)
+        self.request_redraw()
 
     # -- control -------------------------------------------------------------------------------
 

@@ -1,13 +1,15 @@
 """The run's end (reason + fix) or its latest warning, where nobody can miss it.
 
 A run that ended as asked (finished, stopped) is information, not an error; its advice says
-the screen's key (`press u to resume`) where the screen has one (`resume_key`)."""
+the screen's key (`press u to resume`) where the screen has one (`resume_key`). An alert rule's
+firing (the live screen's `board`) shows here when it is newer than the latest warning."""
 
 from __future__ import annotations
 
 from textual.content import Content
 from textual.widgets import Static
 
+from cockpit.alerts.board import AlertBoard
 from cockpit.metrics.rundata import RunData
 from cockpit.ui.text import fix_for_screen, markup
 
@@ -15,16 +17,33 @@ from cockpit.ui.text import fix_for_screen, markup
 class AlertBar(Static):
     """Hidden while there is nothing to say."""
 
+    board: AlertBoard | None = None
+    """The live screen's alert rules and firings (None in a replay)."""
+
     def show(self, data: RunData) -> None:
         alert = data.ended
         warnings = [a for a in data.alerts if a.level == "warning"]
         if alert is None and warnings:
             alert = warnings[-1]
+        fired = self.board.records[-1] if self.board is not None and self.board.records else None
+        if fired is not None and (data.ended is not None or (alert is not None and alert.t > fired.t)):
+            fired = None  # the run's end, or a newer warning, says more
         resume_key = getattr(self.screen, "resume_key", None)
-        key = (id(alert), len(warnings), resume_key)
+        key = (id(alert), len(warnings), resume_key, id(fired))
         if key == getattr(self, "_last_key", None):
             return
         self._last_key = key
+        if fired is not None:
+            self.display = True
+            self.set_class(False, "-error", "-info")
+            self.add_class("-warning", "-alert")
+            count = len(self.board.records) if self.board is not None else 1
+            self.update(Content.assemble(
+                markup("🔔 $rule: $message", rule=fired.data.get("rule") or "?",
+                       message=fired.data.get("message") or ""),
+                markup(f"  [dim]({count} alert(s) — see the alerts tab)[/]") if count > 1 else ""))
+            return
+        self.remove_class("-alert")
         if alert is None:
             self.display = False
             return
