@@ -309,8 +309,9 @@ class LiveRunScreen(RunView):
                                       severity="error", timeout=10)
             return
         sources = alert_board.read_sources(self.run)
-        self.app.call_from_thread(self._rules_changed, sources,
-                                  f"watching {rule.name} — the supervisor checks it from its next poll")
+        when = "from the supervisor's next poll" if self.state in LIVE_STATES else \
+            "once the run is resumed (it is not running now)"
+        self.app.call_from_thread(self._rules_changed, sources, f"watching {rule.name} {when}")
 
     def on_rules_table_mute_toggled(self, message: RulesTable.MuteToggled) -> None:
         self._mute(message.name, message.muted)

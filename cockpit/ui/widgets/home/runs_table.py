@@ -140,8 +140,10 @@ class RunsTable(DataTable):
         for r, step, eta, age in cells:
             note = (r.error or r.reason or (r.phase if r.live else "") or "")[:NOTE_WIDTH]
             command = self.commands.get(r.path)
-            if command:
-                note = (f"{note} · " if note else "") + f"$ {command}"
+            if command:  # what ran comes first, unless it failed: then why does
+                failed = bool(r.error) or r.state in ("failed", "killed")
+                parts = [note, f"$ {command}"] if failed else [f"$ {command}", note]
+                note = " · ".join(p for p in parts if p)
                 note = note if len(note) <= COMMAND_WIDTH else note[:COMMAND_WIDTH - 1] + "…"
             shown.append((r.path, (r.name, r.state, r.trainer, step, eta, age, note)))
         if name_width == self._name_width and [k for k, _ in shown] == [k for k, _ in self._shown]:
