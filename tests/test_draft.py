@@ -112,3 +112,12 @@ def test_a_command_draft_is_checked_on_its_fields_and_becomes_a_script_run_yaml(
     assert draft.script_launcher() == {"kind": "slurm", "partition": "gpu"}
     assert draft.command_problems() == []
     assert draft.accept_verdict(draft.key(), [], []) and draft.can_launch()
+
+
+def test_what_is_not_filled_in_yet_is_not_marked_on_a_field():
+    draft = Draft()
+    draft.pick_trainer("sft", known=set())
+    draft.accept_verdict(draft.key(), [Problem("model_name_or_path", "no model: set model_name_or_path"),
+                                       Problem("learning_rate", "learning_rate must be a number")], [])
+    assert draft.field_problems({"model_name_or_path", "learning_rate"}) == {
+        "learning_rate": "learning_rate must be a number"}

@@ -274,12 +274,15 @@ class Draft:
         return [(p.field, line) for p in self.problems for line in p.message.splitlines() if line.strip()]
 
     def field_problems(self, fields: Iterable[str]) -> dict[str, str]:
-        """Form field -> the first problem about it. A line that starts with the name of a field
-        in the form (`cockpit.launcher.num_processes must be ...`) is about that field; otherwise
-        the problem's own field, or the field that stands for it here (`FIELD_ALIASES`)."""
+        """Form field -> the first problem about it (not-filled-in-yet ones aside). A line that
+        starts with the name of a field in the form (`cockpit.launcher.num_processes must be ...`)
+        is about that field; otherwise the problem's own field, or the field that stands for it
+        here (`FIELD_ALIASES`)."""
         names = set(fields)
         out: dict[str, str] = {}
         for field, line in self.lines():
+            if is_todo(line):
+                continue  # not a mistake: the verdict says it as the next thing to fill in
             target = None
             first = line.split(" ", 1)[0].rstrip(":")
             if first in names:

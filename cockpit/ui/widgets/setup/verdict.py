@@ -28,8 +28,9 @@ class Verdict(Static):
             # Not a mistake yet, just the next thing to fill in: say so without alarm.
             self._say(f"→ next: {lines[0]}", "-pending")
         elif lines:
-            bad = [line for line in lines if not is_todo(line)] + [line for line in lines if is_todo(line)]
-            shown = [f"✗ {line}" for line in bad[:SHOWN_PROBLEMS]]
+            todo = [f"→ next: {line}" for line in lines if is_todo(line)][:1]
+            bad = [f"✗ {line}" for line in lines if not is_todo(line)]
+            shown = todo + bad[:SHOWN_PROBLEMS]
             if len(bad) > SHOWN_PROBLEMS:
                 shown.append(f"(+{len(bad) - SHOWN_PROBLEMS} more, each on its field)")
             self._say("\n".join(shown), "-bad")
