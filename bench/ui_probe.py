@@ -463,7 +463,7 @@ async def run_follow(run_dir: Path, out: Path, feed: Path, rate: float, last_ste
     result: dict[str, object] = {}
     proc = psutil.Process()
 
-    async def frame_ms(screen, repeats: int = 7) -> float:  # type: ignore[no-untyped-def]
+    async def frame_ms(screen, repeats: int = 9) -> list[float]:  # type: ignore[no-untyped-def]
         grid = screen.query_one(PlotGrid)
         plots = grid.plots()
         times = []
@@ -476,7 +476,7 @@ async def run_follow(run_dir: Path, out: Path, feed: Path, rate: float, last_ste
                 p.render()
             times.append((time.perf_counter() - t0) * 1000)
             await asyncio.sleep(0.05)
-        return statistics.median(times)
+        return times
 
     async def settled_rss() -> float:
         gc.collect()
@@ -493,7 +493,7 @@ async def run_follow(run_dir: Path, out: Path, feed: Path, rate: float, last_ste
                 await asyncio.sleep(0.05)
             screen = app.screen
             await asyncio.sleep(1.0)
-            result["frame_ms_start"] = await frame_ms(screen)
+            result["frame_ms_start_all"] = await frame_ms(screen)
             result["rss_mb_start"] = await settled_rss()
             result["step_start"] = screen.sources[0].store.last_step
             feeder = subprocess.Popen([sys.executable, "-c", FEEDER, str(feed), str(run_dir / "events.jsonl"),
@@ -512,7 +512,7 @@ async def run_follow(run_dir: Path, out: Path, feed: Path, rate: float, last_ste
             result["follow_s"] = time.monotonic() - t0
             await asyncio.sleep(1.0)
             result["rss_mb_end"] = await settled_rss()
-            result["frame_ms_end"] = await frame_ms(screen)
+            result["frame_ms_end_all"] = await frame_ms(screen)
             result["step_end"] = screen.sources[0].store.last_step
             result["samples"] = samples
             store = screen.sources[0].store
