@@ -667,8 +667,10 @@ def measure_follow_rss(quick: bool, work: Path) -> dict[str, Any]:
 def measure_follow_frame(quick: bool, work: Path) -> dict[str, Any]:
     r = _follow(quick, work)
     return {"follow_72h_frame_ms_growth": r["frame_ms_end"] - r["frame_ms_start"],
-            "_detail": {k: round(r[k], 1) for k in ("frame_ms_start", "frame_ms_end", "frame_ms_start_median",
-                                                     "frame_ms_end_median")}}
+            "_detail": {**{k: round(r[k], 1) for k in ("frame_ms_start", "frame_ms_end", "frame_ms_start_median",
+                                                        "frame_ms_end_median")},
+                        "at_the_end_first_hour_vs_all_ms": {k: round(v, 1)
+                                                            for k, v in r["frame_ms_back_to_back"].items()}}}
 
 
 # -- a 10,000-step GRPO run (issue 12) -----------------------------------------------------------

@@ -513,6 +513,23 @@ async def run_follow(run_dir: Path, out: Path, feed: Path, rate: float, last_ste
             await asyncio.sleep(1.0)
             result["rss_mb_end"] = await settled_rss()
             result["frame_ms_end_all"] = await frame_ms(screen)
+            # The same view, now, with the first hour's points only and with all of them, in
+            # turn: what the length costs, apart from what else the cores ran meanwhile.
+            import numpy as np
+
+            series = screen.sources[0].store._series
+            full = {k: v.n for k, v in series.items()}
+            first = {k: int(np.searchsorted(v.steps[:v.n], result["step_start"] or 0, side="right"))
+                     for k, v in series.items()}
+            turns: dict[str, list[float]] = {"first_hour": [], "all": []}
+            for _ in range(3):
+                for label, counts in (("first_hour", first), ("all", full)):
+                    for k, v in series.items():
+                        v.n = counts[k]
+                    turns[label] += await frame_ms(screen, 3)
+            for k, v in series.items():
+                v.n = full[k]
+            result["frame_ms_back_to_back"] = {k: min(v) for k, v in turns.items()}
             result["step_end"] = screen.sources[0].store.last_step
             result["samples"] = samples
             store = screen.sources[0].store
