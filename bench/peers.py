@@ -25,7 +25,8 @@ from typing import Any
 
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
-VENV = BENCH / ".venv-peers"
+VENV = Path(os.environ.get("COCKPIT_BENCH_PEERS_VENV") or BENCH / ".venv-peers")
+"""Where the peers live (gitignored); the variable points elsewhere (the smoke test: nowhere)."""
 POLL_S = 0.025
 CATCH_UP_S = 10.0
 """How long the viewers are watched after the last write for the steps still on their way."""
@@ -56,7 +57,7 @@ def ensure_venv(log: Callable[[str], None]) -> Path:
     if py.exists() and subprocess.run(probe, capture_output=True).returncode == 0:
         return py
     reqs = _bench_requirements()
-    log(f"installing the peers into {VENV.relative_to(REPO)}: {' '.join(reqs)}")
+    log(f"installing the peers into {VENV}: {' '.join(reqs)}")
     try:
         subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True, capture_output=True)
         proc = subprocess.run([str(py), "-m", "pip", "install", "-q", *reqs], capture_output=True,

@@ -39,6 +39,22 @@ def test_quick_bench_reports_each_requested_figure_as_a_positive_number(tmp_path
         assert pkg in machine["versions"]
 
 
+def test_peers_that_cannot_be_installed_are_reported_skipped_with_the_reason(tmp_path):
+    """No estimate stands in for a peer: the figure is listed under `skipped`, with why."""
+    import os
+
+    env = {**os.environ, "COCKPIT_BENCH_PEERS_VENV": "/proc/no-such-place/.venv-peers"}
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "bench" / "run.py"), "--quick", "--json", "--peers",
+         "--only", "replay_vs_leet_x,rss_vs_leet_x", "--work", str(tmp_path / "work")],
+        capture_output=True, text=True, timeout=300, cwd=str(tmp_path), env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    result = json.loads(proc.stdout)
+    assert "replay_vs_leet_x" not in result and "rss_vs_leet_x" not in result
+    assert set(result["skipped"]) == {"replay_vs_leet_x", "rss_vs_leet_x"}
+    assert all("could not make" in why for why in result["skipped"].values())
+
+
 def test_unknown_figure_is_refused_with_the_list_of_figures():
     proc = subprocess.run([sys.executable, str(REPO / "bench" / "run.py"), "--only", "fps"],
                           capture_output=True, text=True, timeout=60)
