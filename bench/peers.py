@@ -167,7 +167,12 @@ class Pane:
 
     @classmethod
     def shutdown(cls) -> None:
+        if shutil.which("tmux") is None:
+            return
         subprocess.run(["tmux", "-L", cls.SOCKET, "kill-server"], capture_output=True)
+        # tmux leaves the socket file of a server it was told to kill
+        tmpdir = Path(os.environ.get("TMUX_TMPDIR") or "/tmp") / f"tmux-{os.getuid()}"
+        (tmpdir / cls.SOCKET).unlink(missing_ok=True)
 
 
 _PASS = ("PATH", "HOME", "LANG", "LC_ALL", "USER", "HF_HUB_OFFLINE", "TMPDIR", "XDG_CACHE_HOME",
