@@ -25,11 +25,12 @@ def config_dir() -> Path:
 
 
 def runs_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
-    """The runs folder: an explicit one, else `COCKPIT_RUNS_DIR`, else `./runs`."""
+    """The runs folder: an explicit one, else `COCKPIT_RUNS_DIR`, else `./runs` — always absolute:
+    the supervisor runs inside the run folder, where a relative path would point elsewhere."""
     if explicit:
-        return Path(explicit).expanduser()
+        return Path(explicit).expanduser().absolute()
     if os.environ.get("COCKPIT_RUNS_DIR"):
-        return Path(os.environ["COCKPIT_RUNS_DIR"]).expanduser()
+        return Path(os.environ["COCKPIT_RUNS_DIR"]).expanduser().absolute()
     return Path.cwd() / "runs"
 
 

@@ -174,3 +174,14 @@ def test_two_processes_write_one_journal(tmp_path):
     assert len(started) == 1 and started[0].data["world_size"] == 2
     assert _metric_steps(run) == [1, 2, 3, 4, 5, 6]
     assert "nproc_per_node 2" in run.command_txt.read_text()
+
+
+def test_a_relative_runs_dir_works(tmp_path):
+    """`--runs-dir runs` from the shell: the supervisor, which runs inside the run folder, still
+    finds its journal."""
+    proc = subprocess.run(cockpit_cmd("run", "demo-sft", "--wait", "--runs-dir", "runs", "--set", "max_steps=2"),
+                          cwd=tmp_path, capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    run = RunFolder(Path(proc.stdout.splitlines()[0]))
+    assert run.path.is_absolute() and run.path.parent == tmp_path / "runs"
+    assert run.read_status().state == "finished"

@@ -25,7 +25,12 @@ def pid_alive(pid: int | None) -> bool:
         return False
     except PermissionError:
         return True
-    return True
+    try:  # a supervisor that died as this process's own unreaped child is a zombie, not alive
+        import psutil
+
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except Exception:  # noqa: BLE001 - psutil missing or the process just went: trust kill(0)
+        return True
 
 
 @dataclass
