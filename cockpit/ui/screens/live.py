@@ -378,16 +378,9 @@ class LiveRunScreen(RunView):
 
     @work(thread=True, exclusive=True, group="export", exit_on_error=False)
     def _export(self) -> None:
-        from cockpit.ui.exporting import export_files
+        from cockpit.ui.exporting import export_and_notify
 
-        try:
-            written = export_files(self.run.path, self.run.path)
-        except CockpitError as exc:
-            self.app.call_from_thread(self.notify, str(exc), title="cannot export",
-                                      severity="error", timeout=10)
-            return
-        self.app.call_from_thread(self.notify, "\n".join(str(p) for p in written),
-                                  title="exported", timeout=10)
+        export_and_notify(self, self.run.path, self.run.path)
 
     def _resumed(self) -> None:
         """A new attempt is starting: the old end is history at once (the banner would stay

@@ -297,16 +297,9 @@ class ReplayScreen(RunView):
 
     @work(thread=True, exclusive=True, group="export", exit_on_error=False)
     def _export(self, path: str, label: str) -> None:
-        from cockpit.ui.exporting import export_files, file_stem
+        from cockpit.ui.exporting import export_and_notify, file_stem
 
-        try:
-            written = export_files(path, Path.cwd(), file_stem(label))
-        except CockpitError as exc:
-            self.app.call_from_thread(self.notify, str(exc), title="cannot export",
-                                      severity="error", timeout=10)
-            return
-        self.app.call_from_thread(self.notify, "\n".join(str(p) for p in written),
-                                  title="exported", timeout=10)
+        export_and_notify(self, path, Path.cwd(), file_stem(label))
 
     def action_cycle_detail(self) -> None:
         if len(self.sources) < 2:
