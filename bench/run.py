@@ -330,7 +330,7 @@ class Training:
         log("building the demo assets (first time only)")
         subprocess.run([sys.executable, "-c", "from cockpit.runner.assets import ensure_all; "
                         "ensure_all()"], env=_env(), check=True, stdout=subprocess.DEVNULL)
-        from cockpit.demo.datasets import demo_dir
+        from cockpit.demo import demo_dir
 
         self.demo = demo_dir()
         self._ready = True

@@ -169,7 +169,7 @@ def test_a_stop_save_rule_early_stops_a_real_run_with_a_checkpoint(runs_dir):
 
 @pytest.mark.slow
 def test_a_stall_rule_fires_on_a_paused_trainer_and_a_refusing_url_never_stops_training(tmp_path, runs_dir):
-    from cockpit.demo.datasets import demo_dir
+    from cockpit.demo import demo_dir
     from cockpit.runner.assets import ensure_all
 
     demo = ensure_all(demo_dir())

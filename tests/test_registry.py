@@ -283,7 +283,7 @@ class SampleConfig:
 
 
 def test_field_description_is_readable_and_json_safe() -> None:
-    from cockpit.runner.discover import describe_fields
+    from cockpit.runner.config_fields import describe_fields
 
     fields = {f["name"]: f for f in describe_fields(SampleConfig, frozenset({"lr"}))}
     assert set(fields) == {"lr", "tags", "kind", "mode", "limit"}
@@ -296,7 +296,7 @@ def test_field_description_is_readable_and_json_safe() -> None:
 
 
 def test_unresolvable_string_annotations_still_read_well() -> None:
-    from cockpit.runner.discover import _enum_values, _type_name
+    from cockpit.runner.config_fields import _enum_values, _type_name
 
     assert _type_name("typing.Optional[torch.dtype]") == "dtype|None"
     assert _type_name("Literal['a', 'b'] | None") == "Literal['a','b']|None"

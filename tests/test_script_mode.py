@@ -23,7 +23,7 @@ PIPELINE = REPO / "tests" / "fixtures" / "scripts" / "pipeline.py"
 
 @pytest.fixture(scope="module")
 def demo():
-    from cockpit.demo.datasets import demo_dir
+    from cockpit.demo import demo_dir
     from cockpit.runner.assets import ensure_all
 
     return ensure_all(demo_dir())

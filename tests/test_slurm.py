@@ -110,7 +110,7 @@ def test_a_preset_on_slurm_goes_queued_running_finished_with_two_processes(clust
 
 @pytest.mark.slow
 def test_a_script_run_on_slurm_stops_and_saves_then_a_force_stop_leaves_nothing(cluster, runs_dir, tmp_path):
-    from cockpit.demo.datasets import demo_dir
+    from cockpit.demo import demo_dir
     from cockpit.runner.assets import ensure_all
 
     demo = ensure_all(demo_dir())

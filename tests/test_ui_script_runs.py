@@ -37,7 +37,7 @@ async def test_a_script_run_is_listed_with_its_command_and_the_trainer_its_journ
 
 @pytest.mark.slow
 async def test_a_real_script_run_is_followed_live_like_a_preset_run(tmp_path):
-    from cockpit.demo.datasets import demo_dir
+    from cockpit.demo import demo_dir
     from cockpit.run.launch import launch_prepared
     from cockpit.runner.assets import ensure_all
     from cockpit.ui.screens.live import LiveRunScreen

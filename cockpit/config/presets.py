@@ -19,7 +19,7 @@ from typing import Any
 
 import yaml
 
-from cockpit.demo.datasets import DEMO_PREFIX
+from cockpit.demo import DEMO_PREFIX
 from cockpit.errors import CockpitError
 from cockpit.paths import package_presets_dir, user_presets_dir
 

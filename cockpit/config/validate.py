@@ -137,7 +137,7 @@ def validate(preset: Preset, registry: Registry | None = None, *,
 
     built_later: tuple[str, ...] = ()
     if uses_demo_assets(preset):
-        from cockpit.demo import datasets as demo
+        from cockpit import demo
 
         root = demo_root or demo.demo_dir()
         demo.ensure_datasets(root)

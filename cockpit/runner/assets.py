@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from cockpit.demo.datasets import (
+from cockpit.demo import (
     MODEL_NAMES,
     assets_complete,
     corpus_lines,

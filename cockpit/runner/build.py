@@ -1,12 +1,12 @@
-"""Build tokenizer, models, datasets and the trainer from a run folder's run.yaml.
+"""Build datasets, reward functions and the trainer from a run folder's run.yaml.
 
 This mirrors what TRL's own CLI scripts do (HfArgumentParser over ScriptArguments,
-the trainer's config and ModelConfig), and adds what users trip over (see the
-users hit): a pad token when the tokenizer has none, a chat template fallback, bf16
-off on a CPU-only machine, report_to none, PPO's four models with the value model
-never None, prompts tokenized for PPO, reward functions from files. Which extra
-arguments a trainer takes is read from its constructor's signature, so a
-trainer added to TRL later needs no code here.
+the trainer's config and ModelConfig), and adds what users trip over: bf16 off on a
+CPU-only machine, report_to none, PPO's four models with the value model never None,
+prompts tokenized for PPO, reward functions from files. Which extra arguments a trainer
+takes is read from its constructor's signature, so a trainer added to TRL later needs no
+code here. The tokenizer and models are loaded by `runner.models` (a pad token and a chat
+template when they are missing); the periodic samples come from `runner.samples`.
 """
 
 from __future__ import annotations
@@ -28,12 +28,9 @@ from cockpit.config.presets import device_policy, reward_file_ref
 from cockpit.errors import CockpitError
 from cockpit.run import journal
 from cockpit.run.folder import RunFolder
+from cockpit.runner.models import load_causal_lm, load_scorer, load_tokenizer
+from cockpit.runner.samples import sample_prompts
 from cockpit.trainers.knowledge import traits
-
-SIMPLE_CHAT_TEMPLATE = (
-    "{% for message in messages %}{{ '<|' + message['role'] + '|>\n' + message['content'] + '\n' }}"
-    "{% endfor %}{% if add_generation_prompt %}{{ '<|assistant|>\n' }}{% endif %}"
-)
 
 
 @dataclass
@@ -98,80 +95,6 @@ def parse_args(flat: dict[str, Any], info: dict[str, Any], *, cuda: bool,
         model_args._cockpit_trust_remote_code = True
     mixture = parsed[3] if len(parsed) > 3 else None
     return script_args, config, model_args, mixture
-
-
-def _trust_remote_code(model_args) -> bool:
-    """TRL moved trust_remote_code from ModelConfig to the trainer config; read either."""
-    return bool(getattr(model_args, "trust_remote_code", False)
-                or getattr(model_args, "_cockpit_trust_remote_code", False))
-
-
-def load_tokenizer(model_args, config, warnings: list[journal.Record], path: str | None = None):
-    from transformers import AutoTokenizer
-
-    tok = AutoTokenizer.from_pretrained(
-        path or model_args.model_name_or_path, revision=model_args.model_revision,
-        trust_remote_code=_trust_remote_code(model_args))
-    if tok.pad_token is None:
-        fallback = tok.eos_token or tok.unk_token
-        if fallback is None:
-            tok.add_special_tokens({"pad_token": "<|pad|>"})
-            fallback = "<|pad|>"
-        tok.pad_token = fallback
-        warnings.append(journal.warning(
-            f"the tokenizer has no pad token — using {fallback!r}", code="pad_token",
-            fix="save the tokenizer with a pad token to silence this"))
-    if getattr(tok, "chat_template", None) is None:
-        tok.chat_template = SIMPLE_CHAT_TEMPLATE
-        warnings.append(journal.warning("the tokenizer has no chat template — using a simple one",
-                                        code="chat_template"))
-    return tok
-
-
-def _model_kwargs(model_args) -> dict[str, Any]:
-    from trl import get_quantization_config
-
-    kwargs: dict[str, Any] = {
-        "revision": model_args.model_revision,
-        "trust_remote_code": _trust_remote_code(model_args),
-    }
-    if model_args.attn_implementation:
-        kwargs["attn_implementation"] = model_args.attn_implementation
-    dtype = getattr(model_args, "dtype", None) or getattr(model_args, "torch_dtype", None)
-    if dtype and dtype != "auto":
-        import torch
-
-        kwargs["dtype"] = getattr(torch, dtype)
-    quant = get_quantization_config(model_args)
-    if quant is not None:
-        kwargs["quantization_config"] = quant
-        from accelerate import PartialState
-
-        # What TRL's get_kbit_device_map did before it was removed: the process's own GPU.
-        kwargs["device_map"] = {"": PartialState().local_process_index}
-    return kwargs
-
-
-def load_causal_lm(path: str, model_args, tokenizer):
-    from transformers import AutoModelForCausalLM
-
-    model = AutoModelForCausalLM.from_pretrained(path, **_model_kwargs(model_args))
-    if getattr(model.config, "pad_token_id", None) is None and tokenizer is not None:
-        model.config.pad_token_id = tokenizer.pad_token_id
-    if model.get_input_embeddings().num_embeddings < len(tokenizer):
-        model.resize_token_embeddings(len(tokenizer))
-    return model
-
-
-def load_scorer(path: str, model_args, tokenizer):
-    """Reward and value models: sequence classification with one label, as TRL's reward examples do."""
-    from transformers import AutoModelForSequenceClassification
-
-    model = AutoModelForSequenceClassification.from_pretrained(
-        path, num_labels=1, **_model_kwargs(model_args))
-    if getattr(model.config, "pad_token_id", None) is None and tokenizer is not None:
-        model.config.pad_token_id = tokenizer.pad_token_id
-    return model
 
 
 # -- data ----------------------------------------------------------------------------------
@@ -375,7 +298,7 @@ def build(run: RunFolder, jw: journal.JournalWriter, *, cuda: bool) -> Built:
 
     jw.write(journal.phase("preparing_data", script_args.dataset_name))
     train, evals = load_data(script_args, config, mixture, cockpit, info)
-    sample_prompts = _sample_prompts(train, cockpit)
+    prompts = sample_prompts(train, cockpit)
     if trained.tokenized_prompts:
         train = tokenize_prompts(train, tokenizer)
         evals = tokenize_prompts(evals, tokenizer) if evals is not None else None
@@ -396,72 +319,4 @@ def build(run: RunFolder, jw: journal.JournalWriter, *, cuda: bool) -> Built:
         kwargs["policy"] = kwargs.pop("model")
     trainer = trainer_cls(**kwargs)
     return Built(trainer=trainer, config=config, tokenizer=tokenizer, model=model,
-                 trainer_info=info, warnings=warnings, sample_prompts=sample_prompts)
-
-
-def _sample_prompts(train, cockpit: dict[str, Any]) -> list[Any]:
-    comp = cockpit.get("completions") or {}
-    n = int(comp.get("num_prompts", 4))
-    for col in ("prompt", "messages", "text"):
-        if col in train.column_names:
-            rows = train.select(range(min(n, len(train))))[col]
-            if col == "messages":
-                rows = [[m for m in msgs if m.get("role") != "assistant"][:1] or msgs[:1] for msgs in rows]
-            if col == "text":
-                rows = [str(t)[: max(8, len(str(t)) // 3)] for t in rows]
-            return list(rows)
-    return []
-
-
-MIN_NEW_TOKENS = 8
-"""Tokens of each periodic sample generated before EOS may end it."""
-
-
-def make_sampler(built: Built, cockpit: dict[str, Any]):
-    """Periodic generation on a few fixed prompts for trainers that do not sample themselves."""
-    comp = cockpit.get("completions") or {}
-    every = comp.get("every_steps")
-    if not every or not built.sample_prompts or traits(built.trainer_info["name"]).head == "scorer":
-        return None, None
-    max_new = int(comp.get("max_new_tokens", 24))
-    # A model trained on short completions that end in EOS soon answers every prompt with EOS
-    # first, or with spaces when EOS is held back (the tiny demo model from step 2 on). These
-    # samples are for seeing what the model leans towards: EOS is held back for the first
-    # tokens and no pair of tokens repeats. `min_new_tokens: 0` shows the raw greedy answer.
-    min_new = max(0, min(max_new, int(comp.get("min_new_tokens", MIN_NEW_TOKENS))))
-    shaping = {"min_new_tokens": min_new, "no_repeat_ngram_size": 2} if min_new else {}
-    prompts = built.sample_prompts
-
-    def sample(step: int) -> list[dict[str, Any]]:
-        import torch
-
-        model = built.model  # the policy itself: trainers may wrap it (PPO's policy+value wrapper)
-        tok = built.tokenizer
-        was_training = model.training
-        model.eval()
-        rows = []
-        try:
-            with torch.no_grad():
-                for p in prompts:
-                    if isinstance(p, list):
-                        text = tok.apply_chat_template(p, tokenize=False, add_generation_prompt=True)
-                    else:
-                        text = str(p)
-                    enc = tok(text, return_tensors="pt", add_special_tokens=False).to(model.device)
-                    out = model.generate(**enc, max_new_tokens=max_new, do_sample=False,
-                                         eos_token_id=tok.eos_token_id,
-                                         pad_token_id=tok.pad_token_id, **shaping)
-                    # Special tokens stay visible: a model that answers with an immediate EOS
-                    # should show that, not an empty string.
-                    new = out[0, enc["input_ids"].shape[1]:].tolist()
-                    while len(new) > 1 and new[-1] == tok.pad_token_id and new[-2] == tok.pad_token_id:
-                        new.pop()
-                    completion = tok.decode(new, skip_special_tokens=False)
-                    rows.append({"prompt": text, "completion": completion, "rewards": {},
-                                 "advantage": None})
-        finally:
-            if was_training:
-                model.train()
-        return rows
-
-    return sample, int(every)
+                 trainer_info=info, warnings=warnings, sample_prompts=prompts)

@@ -47,7 +47,7 @@ def _write_outcome(run: RunFolder, **outcome: object) -> None:
 
 def _ensure_demo_assets(run: RunFolder) -> None:
     """A run that names the offline demo assets builds them on first use (under a lock)."""
-    from cockpit.demo.datasets import demo_dir
+    from cockpit.demo import demo_dir
 
     root = demo_dir()
     if str(root) in run.run_yaml.read_text(encoding="utf-8"):
@@ -61,8 +61,9 @@ def train(run: RunFolder, jw: journal.JournalWriter, resume_from: str | None) ->
     import torch
     from accelerate import PartialState
 
-    from cockpit.runner.build import build, make_sampler, read_run
+    from cockpit.runner.build import build, read_run
     from cockpit.runner.callback import CockpitCallback
+    from cockpit.runner.samples import make_sampler
 
     _ensure_demo_assets(run)
     cuda = torch.cuda.is_available()

@@ -219,7 +219,7 @@ class SetupScreen(SaveAndLaunch, DataCheck, Screen["RunFolder | None"]):
 
     @work(thread=True, exclusive=True, group="setup-candidates", exit_on_error=False)
     def _find_candidates(self) -> None:
-        from cockpit.demo import datasets as demo
+        from cockpit import demo
 
         cwd = Path.cwd()
         models = find_models(cwd, demo.demo_dir() / "models", demo.MODEL_NAMES)

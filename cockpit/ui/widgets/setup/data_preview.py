@@ -37,7 +37,7 @@ class DataReport:
 
 def resolve_name(name: str) -> str:
     """`demo:data/x` -> the demo folder (written on first use); anything else unchanged."""
-    from cockpit.demo import datasets as demo
+    from cockpit import demo
 
     if name.startswith(demo.DEMO_PREFIX):
         root = demo.demo_dir()
