@@ -41,7 +41,7 @@ from cockpit.ui.widgets.setup.launch_target import LaunchTarget
 from cockpit.ui.widgets.setup.values import UNSET
 
 if TYPE_CHECKING:
-    from cockpit.ui.screens.setup import SetupScreen
+    from cockpit.ui.screens.setup.screen import SetupScreen
 
 
 class FormBuilder:

@@ -30,8 +30,8 @@ from cockpit.config.presets import Preset
 from cockpit.config.validate import Problem
 from cockpit.errors import CockpitError
 from cockpit.trainers.registry import Registry, TrainerSpec, known_config_keys
-from cockpit.ui.screens.setup_flows import SaveAndLaunch
-from cockpit.ui.screens.setup_form import DataCheck, FormBuilder
+from cockpit.ui.screens.setup.flows import SaveAndLaunch
+from cockpit.ui.screens.setup.form import DataCheck, FormBuilder
 from cockpit.ui.widgets.setup.catalogue import DATA_KEYS, script_extra_keys
 from cockpit.ui.widgets.setup.data_preview import DataPreview
 from cockpit.ui.widgets.setup.field_editor import FieldEditor, editor_id

@@ -20,7 +20,7 @@ from cockpit.ui.screens.confirm import ConfirmScreen
 from cockpit.ui.widgets.setup.save_prompt import SavePresetPrompt
 
 if TYPE_CHECKING:
-    from cockpit.ui.screens.setup import SetupScreen
+    from cockpit.ui.screens.setup.screen import SetupScreen
 
 LAUNCH_LABEL = "Launch ^l"
 
