@@ -72,3 +72,140 @@ def test_serve_publishes_the_app_on_localhost(tmp_path):
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+# -- export reads the RunData the TUI shows ---------------------------------------------------------
+
+
+def _resumed_run(root):
+    """A run folder whose journal goes back after a resume: steps 1-10 logged (grad_norm on 9 and
+    10 only), a checkpoint at 5, then a second attempt from checkpoint-5 logging 6-8 again (new
+    values) with an eval at 8, and the end-of-training summary."""
+    from cockpit.run import journal
+
+    run = root / "resumed"
+    run.mkdir()
+    with journal.JournalWriter(run / "events.jsonl") as jw:
+        jw.write(journal.run_started("sft", max_steps=10))
+        for s in range(1, 11):
+            jw.write(journal.metrics(s, {"loss": float(s), **({"grad_norm": 0.5} if s >= 9 else {})}))
+            if s == 5:
+                jw.write(journal.checkpoint(5, str(run / "output" / "checkpoint-5")))
+        jw.write(journal.run_ended("killed"))
+        jw.write(journal.run_started("sft", max_steps=10, resumed_from=str(run / "output" / "checkpoint-5")))
+        for s in range(6, 9):
+            jw.write(journal.metrics(s, {"loss": 100.0 + s}))
+        jw.write(journal.eval_metrics(8, {"eval_loss": 1.25}))
+        jw.write(journal.metrics(8, {"train_runtime": 12.5, "train_loss": 3.0}))
+        jw.write(journal.run_ended("finished"))
+    return run
+
+
+def _csv_series(path):
+    """{key: (steps, values)} of the train and eval rows of an exported CSV, and its summary row."""
+    series: dict[str, tuple[list[int], list[float]]] = {}
+    summary: dict[str, float] = {}
+    with open(path, newline="", encoding="utf-8") as fh:
+        for row in csv.DictReader(fh):
+            step, kind = int(row.pop("step")), row.pop("kind")
+            for key, text in row.items():
+                if text == "":
+                    continue
+                if kind == "summary":
+                    summary[key] = float(text)
+                else:
+                    steps, values = series.setdefault(key, ([], []))
+                    steps.append(step)
+                    values.append(float(text))
+    return series, summary
+
+
+def _assert_same_series(exported, store):
+    import numpy as np
+
+    assert set(exported) == set(store.keys())
+    for key, (steps, values) in exported.items():
+        x, y = store.series(key)
+        assert steps == x.tolist(), key
+        np.testing.assert_array_equal(np.array(values), y, err_msg=key)  # NaN equals NaN here
+
+
+def test_a_resumed_run_exports_exactly_the_points_its_store_holds(tmp_path):
+    from cockpit.metrics.export import export
+    from cockpit.metrics.rundata import load_journal
+
+    run = _resumed_run(tmp_path)
+    export(run, csv_out=str(tmp_path / "m.csv"))
+    exported, summary = _csv_series(tmp_path / "m.csv")
+    shown, _ = load_journal(run / "events.jsonl", "resumed")  # what the live screen holds
+    _assert_same_series(exported, shown.store)
+    # The steps the resume went back over appear once, with the second attempt's values; what
+    # only the first attempt logged past the checkpoint (grad_norm at 9 and 10) is gone.
+    assert exported["loss"] == ([1, 2, 3, 4, 5, 6, 7, 8], [1.0, 2.0, 3.0, 4.0, 5.0, 106.0, 107.0, 108.0])
+    assert "grad_norm" not in exported
+    assert exported["eval_loss"] == ([8], [1.25])
+    assert summary == {"train_runtime": 12.5, "train_loss": 3.0}
+    with open(tmp_path / "m.csv", newline="", encoding="utf-8") as fh:
+        kinds = [(r["step"], r["kind"]) for r in csv.DictReader(fh)][-3:]
+    assert kinds == [("8", "train"), ("8", "eval"), ("8", "summary")]
+
+
+@pytest.mark.parametrize("name", ["trl_dpo_nan_gradnorm_midrun.json", "trl_grpo_modern_multireward.json",
+                                  "seq2seq_whisper_eval_wer_legacy_format.json", "trainer_eval_best_checkpoint.json",
+                                  "resumed run folder"])
+def test_export_and_the_replay_loader_give_equal_series(tmp_path, name):
+    from cockpit.metrics.export import export
+    from cockpit.metrics.replay_loader import load_replay
+
+    path = _resumed_run(tmp_path) if name == "resumed run folder" else FIXTURES / name
+    export(path, csv_out=str(tmp_path / "m.csv"))
+    exported, summary = _csv_series(tmp_path / "m.csv")
+    shown = load_replay(str(path))  # what the replay screen holds
+    _assert_same_series(exported, shown.store)
+    assert summary == shown.store.summary
+
+
+def test_export_writes_the_run_data_a_screen_hands_over(tmp_path):
+    """The TUI's export key passes the RunData it shows: the files hold that, not a fresh read."""
+    from cockpit.metrics.export import export
+    from cockpit.metrics.rundata import load_journal
+    from cockpit.run import journal
+
+    run = _resumed_run(tmp_path)
+    shown, _ = load_journal(run / "events.jsonl", "resumed")
+    shown.store.add_many([journal.metrics(9, {"loss": 9.5})])  # a line the file does not hold
+    done = export(run, csv_out=str(tmp_path / "m.csv"), png_out=str(tmp_path / "p.png"), data=shown)
+    exported, _ = _csv_series(tmp_path / "m.csv")
+    _assert_same_series(exported, shown.store)
+    assert exported["loss"][0][-1] == 9 and done["png"] >= 1
+    assert (tmp_path / "p.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_tui_export_key_writes_a_copy_of_the_run_data_it_shows(tmp_path):
+    """`export_and_notify(..., data=...)` copies the RunData on the UI thread (the screen keeps
+    applying journal lines to it) and writes that copy."""
+    from cockpit.metrics.rundata import load_journal
+    from cockpit.ui.exporting import export_and_notify
+
+    class App:
+        on_ui_thread: list[str] = []
+
+        def call_from_thread(self, fn, *args, **kwargs):
+            self.on_ui_thread.append(fn.__name__)
+            return fn(*args, **kwargs)
+
+    class Screen:
+        app = App()
+        notes: list[tuple[str, str]] = []
+
+        def notify(self, message, *, title="", **_):
+            self.notes.append((title, message))
+
+    run = _resumed_run(tmp_path)
+    shown, _ = load_journal(run / "events.jsonl", "resumed")
+    screen = Screen()
+    export_and_notify(screen, run, tmp_path, "x-", data=shown)
+    assert screen.app.on_ui_thread == ["shown", "notify"]
+    assert screen.notes == [("exported", f"{tmp_path / 'x-metrics.csv'}\n{tmp_path / 'x-panels.png'}")]
+    exported, _ = _csv_series(tmp_path / "x-metrics.csv")
+    _assert_same_series(exported, shown.store)

@@ -1,8 +1,11 @@
 """`cockpit export`: every metric as CSV, and the default panels as a PNG — no TUI needed.
 
-The same source resolution as replay (run folder, output dir, checkpoint,
-trainer_state.json, events.jsonl) and the same panel choice as the TUI, so the
-image shows what the cockpit would have shown.
+The metrics come from the same `RunData` the TUI shows: the path is read by the replay
+loader's own function (`replay_loader.from_source(open_source(path))`, the one the replay
+screen runs), or a screen hands over the RunData it holds. So the CSV holds exactly the points
+the plots hold — a resumed run's repeated steps once, as the store's resume rule keeps them —
+and the PNG shows the panels the cockpit would have chosen. Completions are read from the
+source (every logged step, not the UI's ring of recent ones).
 """
 
 from __future__ import annotations
@@ -14,43 +17,42 @@ from pathlib import Path
 from typing import Any
 
 from cockpit.errors import CockpitError
-from cockpit.metrics.panels import default_panels, guess_trainer
+from cockpit.metrics.panels import default_panels
 from cockpit.metrics.plotmath import downsample
+from cockpit.metrics.replay_loader import from_source
+from cockpit.metrics.rundata import RunData
 from cockpit.metrics.sources import Source, open_source
-from cockpit.run import journal
+from cockpit.metrics.store import MetricStore
 
 PNG_POINTS = 2000
 
-
-def _trainer(source: Source, keys: list[str]) -> str | None:
-    if source.journal_records:
-        for rec in source.journal_records:
-            if rec.kind == journal.RUN_STARTED:
-                return rec.data.get("trainer")
-    return guess_trainer(keys)
+_KIND_ORDER = {"train": 0, "eval": 1, "summary": 2}
+_EVAL_PREFIX = "eval_"
+"""The store keeps eval metrics as series under the names they were logged with (`eval_loss`)."""
 
 
-def metric_rows(source: Source) -> tuple[list[str], list[dict[str, Any]]]:
-    """(columns, rows): one row per (train|eval, step), the last value winning on repeats."""
+def metric_rows(store: MetricStore) -> tuple[list[str], list[dict[str, Any]]]:
+    """(columns, rows): one row per (train|eval, step) the store holds a point at, and the
+    end-of-training summary as one last row at the store's last step."""
     table: dict[tuple[str, int], dict[str, Any]] = {}
-    keys: dict[str, None] = {}
-    for rec in source.records:
-        if rec.kind not in (journal.METRICS, journal.EVAL) or rec.step is None:
-            continue
-        kind = "eval" if rec.kind == journal.EVAL else ("summary" if rec.data.get("summary") else "train")
-        row = table.setdefault((kind, rec.step), {"step": rec.step, "kind": kind})
-        for k, v in rec.data.items():
-            if k == "summary" or isinstance(v, bool) or not isinstance(v, (int, float)):
-                continue
-            row[k] = v
-            keys.setdefault(k)
-    order = {"train": 0, "eval": 1, "summary": 2}
-    rows = [table[k] for k in sorted(table, key=lambda k: (k[1], order[k[0]]))]
-    return ["step", "kind", *sorted(keys)], rows
+    keys = store.keys()
+    for key in keys:
+        kind = "eval" if key.startswith(_EVAL_PREFIX) else "train"
+        steps, values = store.series(key, copy=False)
+        for step, value in zip(steps.tolist(), values.tolist(), strict=True):
+            row = table.get((kind, step))
+            if row is None:
+                row = table[kind, step] = {"step": step, "kind": kind}
+            row[key] = value
+    if store.summary:
+        last = max((step for _, step in table), default=store.last_step or 0)
+        table["summary", last] = {"step": last, "kind": "summary", **store.summary}
+    rows = [table[k] for k in sorted(table, key=lambda k: (k[1], _KIND_ORDER[k[0]]))]
+    return ["step", "kind", *sorted({*keys, *store.summary})], rows
 
 
-def write_csv(source: Source, out: Path) -> int:
-    columns, rows = metric_rows(source)
+def write_csv(data: RunData, out: Path) -> int:
+    columns, rows = metric_rows(data.store)
     with open(out, "w", newline="", encoding="utf-8") as fh:
         w = csv.DictWriter(fh, fieldnames=columns, restval="")
         w.writeheader()
@@ -60,14 +62,18 @@ def write_csv(source: Source, out: Path) -> int:
 
 
 def _fmt(v: float) -> str:
+    """NaN and infinities spelled out; whole numbers (counters the store holds as floats) without
+    a trailing `.0`; anything else exactly, as `repr` writes it."""
     if math.isnan(v):
         return "nan"
     if math.isinf(v):
         return "inf" if v > 0 else "-inf"
+    if v.is_integer() and abs(v) < 2**53:
+        return str(int(v))
     return repr(v)
 
 
-def write_png(source: Source, out: Path) -> int:
+def write_png(data: RunData, out: Path) -> int:
     """The default panels, one subplot each; NaN points are skipped, lines are not broken."""
     import matplotlib
 
@@ -75,11 +81,11 @@ def write_png(source: Source, out: Path) -> int:
     import matplotlib.pyplot as plt
     import numpy as np
 
-    store = source.load_store()
+    store = data.store
     keys = store.keys()
-    panels = default_panels(_trainer(source, keys), keys)
+    panels = default_panels(data.trainer, keys)  # the TUI's choice (run_view.refresh_view)
     if not panels:
-        raise CockpitError(f"{source.path}: no metrics to plot — nothing was logged yet")
+        raise CockpitError(f"{data.label}: no metrics to plot — nothing was logged yet")
     cols = 2 if len(panels) > 1 else 1
     rows = math.ceil(len(panels) / cols)
     fig, axes = plt.subplots(rows, cols, figsize=(6.4 * cols, 3.2 * rows), squeeze=False)
@@ -96,7 +102,7 @@ def write_png(source: Source, out: Path) -> int:
         ax.set_xlabel("step")
         ax.grid(alpha=0.3)
         ax.legend(fontsize="small")
-    fig.suptitle(source.label)
+    fig.suptitle(data.label)
     fig.tight_layout()
     fig.savefig(out, dpi=110)
     plt.close(fig)
@@ -178,16 +184,30 @@ def write_completions(source: Source, out: Path, steps: str | None = None) -> in
 
 def export(path: str | os.PathLike[str], *, csv_out: str | None = None,
            png_out: str | None = None, completions_out: str | None = None,
-           steps: str | None = None) -> dict[str, int]:
+           steps: str | None = None, data: RunData | None = None) -> dict[str, int]:
+    """Write what was asked; `data` is the RunData a screen shows for `path` (read from `path`
+    when not given). Returns how many rows, panels or completions each file got."""
     if not csv_out and not png_out and not completions_out:
         raise CockpitError("nothing to write — give --csv OUT.csv, --png OUT.png and/or --completions OUT.jsonl")
-    source = open_source(path)
+    source = open_source(path) if data is None or completions_out else None
+    if data is None and (csv_out or png_out):
+        assert source is not None
+        data = from_source(source)
     done: dict[str, int] = {}
 
-    def completions(src: Source, out: Path) -> int:
-        return write_completions(src, out, steps)
+    def metrics_csv(out: Path) -> int:
+        assert data is not None
+        return write_csv(data, out)
 
-    for target, writer, name in ((csv_out, write_csv, "csv"), (png_out, write_png, "png"),
+    def panels_png(out: Path) -> int:
+        assert data is not None
+        return write_png(data, out)
+
+    def completions(out: Path) -> int:
+        assert source is not None
+        return write_completions(source, out, steps)
+
+    for target, writer, name in ((csv_out, metrics_csv, "csv"), (png_out, panels_png, "png"),
                                  (completions_out, completions, "completions")):
         if not target:
             continue
@@ -196,7 +216,7 @@ def export(path: str | os.PathLike[str], *, csv_out: str | None = None,
             raise CockpitError(f"{out}: folder {out.parent} does not exist — create it or pick "
                                "another path")
         try:
-            done[name] = writer(source, out)
+            done[name] = writer(out)
         except OSError as exc:
             raise CockpitError(f"{out}: cannot write ({exc.strerror})") from None
     return done
