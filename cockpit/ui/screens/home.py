@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -18,6 +20,11 @@ from cockpit.ui.screens.path_prompt import PathPrompt
 from cockpit.ui.text import markup
 from cockpit.ui.widgets.home.preset_list import PresetList
 from cockpit.ui.widgets.home.runs_table import RunsTable
+
+if TYPE_CHECKING:
+    from cockpit.config.presets import PresetInfo
+    from cockpit.config.validate import Plan
+    from cockpit.run.summaries import RunSummary
 
 REFRESH_S = 2.0
 
@@ -35,26 +42,32 @@ class HomeScreen(Screen):
         Binding("q", "app.quit", "Quit", id="home.quit"),
     ]
 
+    @dataclass
     class RunsLoaded(Message):
-        def __init__(self, rows: list, commands: dict[str, str] | None = None) -> None:
-            super().__init__()
-            self.rows = rows
-            self.commands = commands or {}
-            """Run path -> the command a script run runs (`python train.py --lr 1e-5`)."""
+        """The runs folder read again (only the runs that changed were re-read)."""
 
+        rows: list[RunSummary]
+        """One summary per run, live ones first."""
+        commands: dict[str, str] = field(default_factory=dict)
+        """Run path -> the command a script run runs (`python train.py --lr 1e-5`)."""
+
+    @dataclass
     class PresetsLoaded(Message):
-        def __init__(self, infos: list) -> None:
-            super().__init__()
-            self.infos = infos
+        """The shipped and user presets, read."""
 
+        infos: list[PresetInfo]
+        """One per preset file, with the error of one that does not load."""
+
+    @dataclass
     class LaunchChecked(Message):
         """A preset validated and ready: what would run, waiting for the user's yes."""
 
-        def __init__(self, plan: object, question: str, detail: str) -> None:
-            super().__init__()
-            self.plan = plan
-            self.question = question
-            self.detail = detail
+        plan: Plan
+        """The validated preset, as `launch_plan` takes it."""
+        question: str
+        """The yes/no question to ask."""
+        detail: str
+        """The command lines and settings shown under the question."""
 
     def __init__(self, runs_dir: Path) -> None:
         super().__init__()
@@ -215,7 +228,7 @@ class HomeScreen(Screen):
     def on_home_screen_launch_checked(self, message: LaunchChecked) -> None:
         def answered(yes: bool | None) -> None:
             if yes:
-                self.notify(f"launching {message.plan.preset.name}…")  # type: ignore[attr-defined]
+                self.notify(f"launching {message.plan.preset.name}…")
                 self._launch(message.plan)
 
         self.app.push_screen(ConfirmScreen(message.question, yes="Launch", detail=message.detail),

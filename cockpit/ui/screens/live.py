@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from textual import work
@@ -29,6 +30,7 @@ from cockpit.alerts import board as alert_board
 from cockpit.errors import CockpitError
 from cockpit.metrics.rundata import RunData, load_journal
 from cockpit.run.folder import LIVE_STATES, RunFolder
+from cockpit.run.journal import Record
 from cockpit.run.tailer import LineTailer
 from cockpit.ui.screens.confirm import ConfirmScreen
 from cockpit.ui.screens.run_view import RunView
@@ -87,40 +89,45 @@ class LiveRunScreen(RunView):
                 tooltip="Alert when the focused plot's metric crosses a threshold", id="live.add_rule"),
     ]
 
+    @dataclass
     class Loaded(Message):
         """The whole journal so far, read by the worker."""
 
-        def __init__(self, data: RunData, output: list[str], state: str | None,
-                     resumable: bool = False, rules: alert_board.RuleSources | None = None,
-                     alerts: list | None = None) -> None:
-            super().__init__()
-            self.data = data
-            self.output = output
-            self.state = state
-            self.resumable = resumable
-            self.rules = rules
-            self.alerts = alerts or []
-            """The journal's `alert` records so far (history: no bell)."""
+        data: RunData
+        """The run as its journal tells it so far."""
+        output: list[str]
+        """The tail of stdout.log, as lines for the output tab."""
+        state: str | None
+        """The run's state (status.json, corrected when the supervisor is gone)."""
+        resumable: bool = False
+        """Ended, not finished, with a complete checkpoint to go on from."""
+        rules: alert_board.RuleSources | None = None
+        """The alert rules the supervisor reads."""
+        alerts: list[Record] = field(default_factory=list)
+        """The journal's `alert` records so far (history: no bell)."""
 
+    @dataclass
     class Polled(Message):
         """What one poll found: new records, new output lines, the status if it changed (and
         then whether the run can be resumed), the alert rules if their files changed."""
 
-        def __init__(self, records: list, output: list[str], state: str | None,
-                     resumable: bool = False, rules: alert_board.RuleSources | None = None) -> None:
-            super().__init__()
-            self.records = records
-            self.output = output
-            self.state = state
-            self.resumable = resumable
-            self.rules = rules
+        records: list[Record]
+        """Journal records appended since the last poll."""
+        output: list[str]
+        """stdout.log lines appended since the last poll."""
+        state: str | None
+        """The new state, or None when it did not change."""
+        resumable: bool = False
+        """With a new state: whether `u` can resume the run."""
+        rules: alert_board.RuleSources | None = None
+        """The alert rules, when one of their files changed."""
 
+    @dataclass
     class Failed(Message):
         """Reading the run folder failed (e.g. written by a newer cockpit)."""
 
-        def __init__(self, message: str) -> None:
-            super().__init__()
-            self.message = message
+        message: str
+        """What went wrong, with the fix."""
 
     def __init__(self, run_path: str | Path, *, poll_interval: float = 0.02) -> None:
         super().__init__()

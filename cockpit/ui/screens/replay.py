@@ -18,6 +18,7 @@ of the last update.
 from __future__ import annotations
 
 import time
+from dataclasses import KW_ONLY, dataclass
 from pathlib import Path
 
 from textual import work
@@ -28,6 +29,7 @@ from textual.worker import get_current_worker
 from cockpit.errors import CockpitError
 from cockpit.metrics.rundata import RunData, relabel
 from cockpit.run.folder import LIVE_STATES, RunFolder
+from cockpit.run.journal import Record
 from cockpit.ui.screens.path_prompt import PathPrompt
 from cockpit.ui.screens.run_view import RunView
 
@@ -92,40 +94,50 @@ class ReplayScreen(RunView):
                 id="replay.export"),
     ]
 
+    @dataclass
     class Loaded(Message):
-        def __init__(self, slot: int, data: RunData, *, following: bool = False,
-                     snapshot_of: str | None = None) -> None:
-            super().__init__()
-            self.slot = slot
-            self.data = data
-            self.following = following
-            """The source is a live run's journal, tailed from now on."""
-            self.snapshot_of = snapshot_of
-            """The live run this path is a fixed part of (a checkpoint, its output dir)."""
+        """A path read: the source for slot `slot`."""
 
+        slot: int
+        """Which of the screen's paths it is."""
+        data: RunData
+        """The source, as read."""
+        _: KW_ONLY
+        following: bool = False
+        """The source is a live run's journal, tailed from now on."""
+        snapshot_of: str | None = None
+        """The live run this path is a fixed part of (a checkpoint, its output dir)."""
+
+    @dataclass
     class Polled(Message):
         """New journal lines of a followed source, and its state when that changed."""
 
-        def __init__(self, slot: int, records: list, state: str | None) -> None:
-            super().__init__()
-            self.slot = slot
-            self.records = records
-            self.state = state
+        slot: int
+        """Which source."""
+        records: list[Record]
+        """Journal records appended since the last poll."""
+        state: str | None
+        """The run's new state, or None when it did not change."""
 
+    @dataclass
     class Replaced(Message):
         """A followed output dir changed: the source read again."""
 
-        def __init__(self, slot: int, data: RunData, at: float) -> None:
-            super().__init__()
-            self.slot = slot
-            self.data = data
-            self.at = at
+        slot: int
+        """Which source."""
+        data: RunData | None
+        """The source read again; None on the first message, which only starts the clock."""
+        at: float
+        """When (time.time()) the change was seen."""
 
+    @dataclass
     class Failed(Message):
-        def __init__(self, path: str, message: str) -> None:
-            super().__init__()
-            self.path = path
-            self.message = message
+        """A path could not be read; the other sources stay."""
+
+        path: str
+        """The path as the user gave it."""
+        message: str
+        """Why, with the fix."""
 
     def __init__(self, paths: list[str]) -> None:
         super().__init__()
@@ -198,7 +210,7 @@ class ReplayScreen(RunView):
 
         worker = get_current_worker()
         seen = files_signature(folder)
-        self.post_message(self.Replaced(slot, None, time.time()))  # type: ignore[arg-type]
+        self.post_message(self.Replaced(slot, None, time.time()))
         while not worker.is_cancelled:
             time.sleep(FILES_POLL_S)
             now = files_signature(folder)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from rich.text import Text
 from textual.message import Message
@@ -13,12 +14,12 @@ from cockpit.config.presets import PresetInfo
 
 
 class PresetList(OptionList):
+    @dataclass
     class Chosen(Message):
         """Enter on a preset."""
 
-        def __init__(self, info: PresetInfo) -> None:
-            super().__init__()
-            self.info = info
+        info: PresetInfo
+        """The preset chosen."""
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)

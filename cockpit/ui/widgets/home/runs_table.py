@@ -8,6 +8,7 @@ import re
 import shlex
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from rich.text import Text
@@ -77,12 +78,12 @@ class RunsTable(DataTable):
     in the same order rewrites only the cells that changed (a 1,000-run folder refreshed every
     2 s would otherwise rebuild 7,000 cells each time)."""
 
+    @dataclass
     class Chosen(Message):
         """Enter on a run."""
 
-        def __init__(self, path: str) -> None:
-            super().__init__()
-            self.path = path
+        path: str
+        """The run folder."""
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(cursor_type="row", zebra_stripes=True, id=id)

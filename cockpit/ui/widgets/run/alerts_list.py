@@ -10,6 +10,7 @@ shows the warnings alone. `m` (or Enter) on a rule asks the screen to mute or un
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -36,13 +37,14 @@ class RulesTable(DataTable):
 
     BINDINGS = [Binding("m,enter", "toggle_mute", "Mute/unmute", id="alerts.toggle_mute")]
 
+    @dataclass
     class MuteToggled(Message):
-        """The user asked to mute (`muted`) or unmute the rule named `name`."""
+        """The user asked to mute or unmute a rule."""
 
-        def __init__(self, name: str, muted: bool) -> None:
-            super().__init__()
-            self.name = name
-            self.muted = muted
+        name: str
+        """The rule's name (what control/mute.json holds)."""
+        muted: bool
+        """True: mute it; False: unmute it."""
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(cursor_type="row", zebra_stripes=True, id=id)

@@ -7,6 +7,7 @@ only after the user changed something, so a preset opened for editing keeps its 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from textual import on
@@ -110,15 +111,16 @@ class FieldEditor(Vertical):
     }
     """
 
+    @dataclass
     class Changed(Message):
-        """The user changed the field: `value` is what the preset holds (UNSET: TRL's default);
-        `error` says why the typed text is not a valid value (then `value` is UNSET)."""
+        """The user changed the field."""
 
-        def __init__(self, editor: FieldEditor, value: Any, error: str | None) -> None:
-            super().__init__()
-            self.editor = editor
-            self.value = value
-            self.error = error
+        editor: FieldEditor
+        """The editor that changed."""
+        value: Any
+        """What the preset holds (UNSET: TRL's default)."""
+        error: str | None
+        """Why the typed text is not a valid value (then `value` is UNSET)."""
 
         @property
         def name(self) -> str:

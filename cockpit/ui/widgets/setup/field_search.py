@@ -4,6 +4,7 @@ and help; Enter puts the chosen one into the form."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from rich.text import Text
 from textual import on
@@ -56,12 +57,12 @@ class FieldSearch(Vertical):
         Binding("up", "move(-1)", "Previous field", show=False, id="setup.search.up"),
     ]
 
+    @dataclass
     class Picked(Message):
         """Enter on a field of the list."""
 
-        def __init__(self, field: ConfigField) -> None:
-            super().__init__()
-            self.field = field
+        field: ConfigField
+        """The field to show (and add to the form when it is not there)."""
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)

@@ -5,6 +5,7 @@ data it takes; the ones that cannot run here are listed, disabled, with the reas
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from rich.text import Text
 from textual.message import Message
@@ -39,12 +40,12 @@ class TrainerPicker(OptionList):
     }
     """
 
+    @dataclass
     class Picked(Message):
         """Enter (or a click) on a trainer that can run here."""
 
-        def __init__(self, spec: TrainerSpec) -> None:
-            super().__init__()
-            self.spec = spec
+        spec: TrainerSpec
+        """The trainer picked."""
 
     class CommandPicked(Message):
         """Enter (or a click) on `command`: the user brings a training command of their own."""

@@ -6,6 +6,8 @@ switch tabs must not land in a box where a digit would be typed instead.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.events import Click
@@ -18,12 +20,12 @@ class StepInput(Input):
 
     BINDINGS = [Binding("escape", "leave", "Leave the box", show=False, id="completions.leave_box")]
 
+    @dataclass
     class Left(Message):
         """Escape in the box: the focus goes back to the table."""
 
-        def __init__(self, input: StepInput) -> None:
-            super().__init__()
-            self.input = input
+        input: StepInput
+        """The box left."""
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)

@@ -14,6 +14,7 @@ they call `act`.
 from __future__ import annotations
 
 import bisect
+from dataclasses import dataclass
 from typing import Any
 
 from textual import on, work
@@ -37,14 +38,16 @@ EMPTY = ("no completions yet — GRPO-family trainers log them, others when "
 class CompletionsPane(Vertical):
     """A step's rows in a table (two, side by side, when comparing), the highlighted one below."""
 
+    @dataclass
     class PromptFound(Message):
-        """The step-by-step search for the followed prompt ended (`step` None: not found)."""
+        """The step-by-step search for the followed prompt ended."""
 
-        def __init__(self, step: int | None, direction: int, prompt: str | None) -> None:
-            super().__init__()
-            self.step = step
-            self.direction = direction
-            self.prompt = prompt
+        step: int | None
+        """The nearest step that sampled the prompt, or None: not found."""
+        direction: int
+        """-1 searched older steps, 1 newer ones."""
+        prompt: str | None
+        """The prompt searched for."""
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
