@@ -32,6 +32,11 @@ def test_every_ui_module_imports_without_the_training_stack():
 
 CORE_PACKAGES = ("run", "supervisor", "trainers", "config", "metrics", "alerts", "demo")
 """Everything that is neither the UI nor training-side code: no Textual, no torch."""
+TRAINING_SIDE = ("runner", "hook")
+"""The only packages that may import torch, transformers, trl, peft, datasets or accelerate."""
+FRONT_ENDS = ("ui", "cli")
+"""What users run: the TUI (the first test) and the CLI, which is core-clean at import (the core
+test imports every module of it) and opens the TUI only inside its commands."""
 
 
 def _modules_of(package: str) -> list[str]:
@@ -41,7 +46,7 @@ def _modules_of(package: str) -> list[str]:
 
 
 def test_core_imports_neither_textual_nor_torch():
-    modules = ["cockpit", "cockpit.errors", "cockpit.paths", "cockpit.cli", "cockpit.hook"]
+    modules = ["cockpit", "cockpit.errors", "cockpit.paths", "cockpit.cli", "cockpit.hook", *_modules_of("cli")]
     for package in CORE_PACKAGES:
         modules += _modules_of(package)
     assert len(modules) > 30
@@ -58,7 +63,29 @@ def test_only_the_runner_and_the_hook_import_the_training_stack():
 
     pattern = re.compile(r"^\s*(from|import)\s+(torch|transformers|trl|peft|datasets|accelerate)\b", re.M)
     root = Path(__file__).resolve().parents[1] / "cockpit"
-    training_side = ("runner", "hook")
     offenders = [str(p.relative_to(root)) for p in root.rglob("*.py")
-                 if pattern.search(p.read_text(encoding="utf-8")) and p.relative_to(root).parts[0] not in training_side]
+                 if pattern.search(p.read_text(encoding="utf-8")) and p.relative_to(root).parts[0] not in TRAINING_SIDE]
     assert not offenders, offenders
+
+
+def test_every_package_belongs_to_a_layer_the_tests_above_check():
+    """A new folder under cockpit/ must be named here, so the layer checks cover it."""
+    root = Path(__file__).resolve().parents[1] / "cockpit"
+    packages = {p.name for p in root.iterdir() if p.is_dir() and (p / "__init__.py").is_file()}
+    layers = {*CORE_PACKAGES, *TRAINING_SIDE, *FRONT_ENDS}
+    assert packages == layers, packages ^ layers
+
+
+CALLBACK_MODULES = ("cockpit.runner.callback", "cockpit.hook.callback")
+"""They subclass transformers' TrainerCallback, so they import it at the top."""
+
+
+def test_training_side_modules_import_the_training_stack_only_inside_functions():
+    """Discovery, the demo assets, the runner's build steps import fast and light: torch and
+    friends load when a function that needs them runs (each module in its own process)."""
+    modules = [m for package in TRAINING_SIDE for m in _modules_of(package) if m not in CALLBACK_MODULES]
+    assert {"cockpit.runner.build", "cockpit.runner.discover", "cockpit.runner.models"} <= set(modules)
+    for module in modules:
+        loaded = _loaded_after(f"import {module}")
+        assert not loaded.intersection({*HEAVY, "accelerate", "textual"}), (module, loaded.intersection(
+            {*HEAVY, "accelerate", "textual"}))
