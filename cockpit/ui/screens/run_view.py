@@ -17,10 +17,11 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
+from textual.reactive import var
 from textual.screen import Screen
 from textual.widgets import Footer, Input, TabbedContent, TabPane
 
-from cockpit.metrics.panels import default_panels, guess_trainer, panel_for_key
+from cockpit.metrics.panels import Panel, default_panels, guess_trainer, panel_for_key
 from cockpit.metrics.rundata import RunData
 from cockpit.ui.colors import series_colors
 from cockpit.ui.screens.metric_picker import MetricPicker
@@ -28,6 +29,7 @@ from cockpit.ui.widgets.run.alert_bar import AlertBar
 from cockpit.ui.widgets.run.alerts_list import AlertsList
 from cockpit.ui.widgets.run.completions import CompletionsPane
 from cockpit.ui.widgets.run.log_history import LogHistoryTable
+from cockpit.ui.widgets.run.metric_plot import XMode
 from cockpit.ui.widgets.run.plot_grid import PlotGrid
 from cockpit.ui.widgets.run.run_header import RunHeader
 from cockpit.ui.widgets.run.system_pane import SystemPane
@@ -89,14 +91,22 @@ class RunView(Screen):
                 tooltip="Pin this step beside the one [ ] ] move to", id="completions.compare"),
     ]
 
+    # The view settings are `var`s (reactives that do not repaint the screen themselves): their
+    # watchers ask for the one redraw that is needed; the plots redraw only what they change.
+    x_mode: var[XMode] = var("step", init=False)
+    """The plots' x axis: "step", or "time" (wall time; a source without wall times stays by step)."""
+    smoothing: var[float] = var(0.0, init=False)
+    """The weight of the debiased EMA the plots draw (0: raw values). `e` turns it on and off,
+    `+`/`-` move it along SMOOTHING_STEPS."""
+    chosen_panels: var[tuple[Panel, ...] | None] = var(None, init=False)
+    """The panels the user picked (`m` adds or replaces the focused one, `d` removes it), in
+    order; None while the defaults for the run's metrics are shown (`0` goes back to them)."""
+
     def __init__(self) -> None:
         super().__init__()
         self.sources: list[RunData] = []
-        self.x_mode: str = "step"
         self.smoothing_index = 2
-        self.smoothing_on = False
-        self.user_panels = False
-        """True once the user changed the panels: defaults are no longer recomputed."""
+        """Where in SMOOTHING_STEPS `e` turns smoothing on (kept while it is off)."""
         self._keys_seen: tuple[str, ...] = ()
         self._redraw_pending = False
         self._next_data_redraw = 0.0
@@ -147,9 +157,21 @@ class RunView(Screen):
 
     # -- refresh -------------------------------------------------------------------------------
 
-    @property
-    def smoothing(self) -> float:
-        return SMOOTHING_STEPS[self.smoothing_index] if self.smoothing_on else 0.0
+    def validate_smoothing(self, smoothing: float) -> float:
+        return min(max(float(smoothing), 0.0), SMOOTHING_STEPS[-1])
+
+    def watch_x_mode(self) -> None:
+        self.request_redraw()
+
+    def watch_smoothing(self) -> None:
+        self.request_redraw()
+
+    async def watch_chosen_panels(self, panels: tuple[Panel, ...] | None) -> None:
+        if panels is None:
+            self._keys_seen = ()  # the defaults are recomputed by the redraw
+        else:
+            await self.query_one(PlotGrid).set_panels(panels)
+        await self.refresh_view()
 
     def all_keys(self) -> list[str]:
         keys: dict[str, None] = {}
@@ -163,7 +185,7 @@ class RunView(Screen):
         data = self.detail
         if data is None:
             return
-        settings = f"x: {self.x_mode} · smoothing " + (f"{self.smoothing:.2f}" if self.smoothing_on
+        settings = f"x: {self.x_mode} · smoothing " + (f"{self.smoothing:.2f}" if self.smoothing
                                                         else "off")
         keys = tuple(self.all_keys())
         self.query_one(RunHeader).show(data, state=self.header_state(), extra=settings,
@@ -171,7 +193,7 @@ class RunView(Screen):
                                        trainer=data.trainer or guess_trainer(list(keys)))
         self.query_one(AlertBar).show(data)
         grid = self.query_one(PlotGrid)
-        if keys != self._keys_seen and not self.user_panels:
+        if keys != self._keys_seen and self.chosen_panels is None:
             self._keys_seen = keys
             before = list(grid.panels)
             await grid.set_panels(default_panels(data.trainer, list(keys)))
@@ -180,7 +202,7 @@ class RunView(Screen):
                 # finish this redraw right after it, not a tick later.
                 self.call_after_refresh(self.refresh_view)
         with self.app.batch_update():
-            grid.redraw(self.sources, x_mode=self.x_mode, smoothing=self.smoothing,  # type: ignore[arg-type]
+            grid.redraw(self.sources, x_mode=self.x_mode, smoothing=self.smoothing,
                         colors=series_colors(self.app), theme=self.app.theme)
         active = self.query_one(TabbedContent).active
         if active == "completions":
@@ -276,7 +298,7 @@ class RunView(Screen):
         target = grid.focused_plot()
         title = f"Replace panel '{target.panel.title}'" if target else "Add a panel"
 
-        async def chosen(key: str | None) -> None:
+        def chosen(key: str | None) -> None:
             if not key:
                 return
             panels = list(grid.panels)
@@ -285,35 +307,29 @@ class RunView(Screen):
                 panels[panels.index(target.panel)] = new
             else:
                 panels.append(new)
-            self.user_panels = True
-            await grid.set_panels(panels)
-            await self.refresh_view()
+            self.chosen_panels = tuple(panels)
 
         self.app.push_screen(MetricPicker(keys, title=title), chosen)
 
-    async def action_remove_panel(self) -> None:
+    def action_remove_panel(self) -> None:
         grid = self.query_one(PlotGrid)
         target = grid.focused_plot()
         if target is None:
             self.notify("focus a panel first (Tab), then d removes it")
             return
-        panels = [p for p in grid.panels if p != target.panel]
-        self.user_panels = True
-        await grid.set_panels(panels)
+        self.chosen_panels = tuple(p for p in grid.panels if p != target.panel)
 
-    async def action_reset_panels(self) -> None:
-        self.user_panels = False
-        self._keys_seen = ()
-        await self.refresh_view()
+    def action_reset_panels(self) -> None:
+        self.chosen_panels = None
 
     def action_toggle_smoothing(self) -> None:
-        self.smoothing_on = not self.smoothing_on
-        self.notify(f"smoothing {f'{self.smoothing:.2f}' if self.smoothing_on else 'off'}",
+        self.smoothing = 0.0 if self.smoothing else SMOOTHING_STEPS[self.smoothing_index]
+        self.notify(f"smoothing {f'{self.smoothing:.2f}' if self.smoothing else 'off'}",
                     timeout=1.5)
 
     def action_smoothing(self, delta: int) -> None:
-        self.smoothing_on = True
         self.smoothing_index = max(1, min(len(SMOOTHING_STEPS) - 1, self.smoothing_index + delta))
+        self.smoothing = SMOOTHING_STEPS[self.smoothing_index]
         self.notify(f"smoothing {self.smoothing:.2f} (debiased EMA)", timeout=1.5)
 
     def action_toggle_x(self) -> None:
