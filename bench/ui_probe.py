@@ -242,8 +242,9 @@ async def run_replay(path: Path, out: Path) -> None:
 
 
 def big_rundata(points: int):  # type: ignore[no-untyped-def]
-    """A RunData whose store holds four SFT series of `points` points each, built straight
-    into the store's arrays (parsing 4M values is what the replay figures measure)."""
+    """A RunData whose store holds four SFT series of `points` points each, handed to the
+    store as columns (`MetricStore.add_columns`: parsing 4M values is what the replay figures
+    measure)."""
     import numpy as np
 
     from cockpit.metrics.rundata import RunData
@@ -261,13 +262,8 @@ def big_rundata(points: int):  # type: ignore[no-untyped-def]
         "grad_norm": np.abs(1.0 + 0.3 * noise) + (steps % 50_000 == 0) * 25.0,
         "mean_token_accuracy": np.clip(0.3 + steps / (2 * points) + 0.02 * noise, 0, 1),
     }
-    for key, values in series.items():
-        s = store._new_series(key)
-        s.extend(steps, values.astype(np.float64), times)
+    store.add_columns(steps, series, times=times)
     del noise, series
-    store.last_step = points
-    store.t0 = float(times[0])
-    store.version += 1
     data.step = points
     data.max_steps = points
     data.state = "replay"
@@ -515,27 +511,22 @@ async def run_follow(run_dir: Path, out: Path, feed: Path, rate: float, last_ste
             result["frame_ms_end_all"] = await frame_ms(screen)
             # The same view, now, with the first hour's points only and with all of them, in
             # turn: what the length costs, apart from what else the cores ran meanwhile.
-            import numpy as np
-
-            series = screen.sources[0].store._series
-            full = {k: v.n for k, v in series.items()}
-            first = {k: int(np.searchsorted(v.steps[:v.n], result["step_start"] or 0, side="right"))
-                     for k, v in series.items()}
+            # (A copy of the store up to the first hour's last step, each with its own plot
+            # caches, warmed by the first of the three refreshes of each turn.)
+            store = screen.sources[0].store
+            stores = {"first_hour": _store_up_to(store, result["step_start"] or 0), "all": store}
             turns: dict[str, list[float]] = {"first_hour": [], "all": []}
             for _ in range(3):
-                for label, counts in (("first_hour", first), ("all", full)):
-                    for k, v in series.items():
-                        v.n = counts[k]
+                for label, which in stores.items():
+                    screen.sources[0].store = which
                     turns[label] += await frame_ms(screen, 3)
-            for k, v in series.items():
-                v.n = full[k]
+            screen.sources[0].store = store
             result["frame_ms_back_to_back"] = {k: min(v) for k, v in turns.items()}
-            result["step_end"] = screen.sources[0].store.last_step
+            result["step_end"] = store.last_step
             result["samples"] = samples
-            store = screen.sources[0].store
-            result["store_mb"] = sum(s.steps.nbytes + s.values.nbytes + s.times.nbytes
-                                     for s in store._series.values()) / 2**20
-            result["series"] = len(store._series)
+            result["store_mb"] = store.nbytes / 2**20
+            result["series"] = len(store.keys())
+            result["store_groups"] = [[keys, rows] for keys, rows in store.groups]
         finally:
             app.exit()
 
@@ -543,6 +534,22 @@ async def run_follow(run_dir: Path, out: Path, feed: Path, rate: float, last_ste
     await app.run_async()
     await task
     out.write_text(json.dumps(result))
+
+
+def _store_up_to(store, step: int):  # type: ignore[no-untyped-def]
+    """A new store holding `store`'s points up to `step`, laid out in the same row groups."""
+    from cockpit.metrics.store import MetricStore
+
+    part = MetricStore()
+    t0 = store.t0 or 0.0
+    for keys, _rows in store.groups:
+        steps, _ = store.series(keys[0])
+        seconds, _ = store.series(keys[0], x="time")
+        keep = steps <= step
+        part.add_columns(steps[keep], {k: store.series(k)[1][keep] for k in keys},
+                         times=seconds[keep] + t0)
+    part.max_steps = store.max_steps
+    return part
 
 
 def main() -> None:

@@ -9,7 +9,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cockpit.metrics import store as store_mod
 from cockpit.metrics.buffers import CompletionsBuffer, LogRows
 from cockpit.metrics.plotmath import downsample, ema
 from cockpit.metrics.store import MetricStore
@@ -131,7 +130,7 @@ def test_trainer_state_sources_have_no_wall_time():
 
 
 def test_a_flood_of_keys_is_capped_not_fatal(monkeypatch):
-    monkeypatch.setattr(store_mod, "MAX_KEYS", 50)
+    monkeypatch.setattr(MetricStore, "MAX_KEYS", 50)
     s = MetricStore()
     s.add(m(1, **{f"k{i}": 1.0 for i in range(80)}))
     s.add_many([m(2, **{f"j{i}": 1.0 for i in range(80)})])
@@ -302,3 +301,181 @@ def test_log_rows_are_bounded_and_version_counts_rows_added():
     rows.add(e(5, eval_loss=1.0))
     assert rows.version == 4 and len(rows) == 3
     assert rows.columns() == ["epoch", "loss", "eval_loss"]
+
+
+# -- the layout: row groups ------------------------------------------------------------------
+
+
+SFT = ("loss", "grad_norm", "learning_rate", "entropy", "num_tokens", "mean_token_accuracy")
+
+
+def test_keys_logged_together_share_one_step_and_time_column():
+    s = MetricStore()
+    for poll in range(10):  # polls of 1 000 steps, as a live view reads a journal
+        s.add_many([m(st, t=1000.0 + st, **{k: st * 0.5 for k in SFT})
+                    for st in range(poll * 1000 + 1, poll * 1000 + 1001)])
+        s.add(e(poll * 1000 + 1000, eval_loss=1.0, eval_runtime=2.0))
+    assert sorted(map(sorted, (keys for keys, _ in s.groups))) == [
+        sorted(SFT), ["eval_loss", "eval_runtime"]]
+    points = 10_000 * len(SFT) + 10 * 2
+    # 8 bytes a value, 16 a row (step, time) shared by the group's keys; room to grow by half
+    exact = 10_000 * (8 * len(SFT) + 16) + 10 * (8 * 2 + 16)
+    assert exact / points < 11
+    assert s.nbytes <= 1.5 * exact + 4096
+    x, y = s.series("grad_norm", x="time")
+    assert x[0] == 0.0 and x[-1] == 9999.0 and y[-1] == 5000.0
+
+
+def test_a_key_left_out_of_a_record_leaves_its_group_and_keeps_its_points():
+    s = MetricStore()
+    s.add_many([m(1, a=1.0, b=1.0), m(2, a=2.0, b=2.0)])
+    s.add(journal.metrics(3, {"a": 3.0, "b": None}))  # b not logged at step 3 (GRPO: a None reward)
+    s.add(m(4, a=4.0, b=4.0))
+    assert s.series("a")[0].tolist() == [1, 2, 3, 4]
+    assert s.series("b")[0].tolist() == [1, 2, 4] and s.series("b")[1].tolist() == [1.0, 2.0, 4.0]
+    assert sorted(keys for keys, _ in s.groups) == [["a"], ["b"]]
+    s.add(m(2, a=20.0, b=20.0))  # a resume: both rewind, then are logged together again
+    assert s.series("a")[0].tolist() == [1, 2] and s.series("b")[1].tolist() == [1.0, 20.0]
+
+
+def test_a_key_that_appears_later_gets_its_own_group():
+    s = MetricStore()
+    s.add_many([m(st, loss=1.0) for st in range(1, 6)])
+    s.add_many([m(st, loss=2.0, kl=0.1) for st in range(6, 9)])
+    assert s.series("loss")[0].tolist() == list(range(1, 9))
+    assert s.series("kl")[0].tolist() == [6, 7, 8]
+    assert s.keys() == ["loss", "kl"]
+
+
+def _reference(records):
+    """The store's rules on plain dicts: key -> {step: (value, t)}, one record at a time."""
+    points: dict[str, dict[int, tuple[float, float]]] = {}
+    last = None
+    for rec in records:
+        values = {k: float(v) for k, v in rec.data.items()
+                  if k not in ("step", "epoch") and type(v) in (int, float)}
+        if "train_runtime" in values:
+            continue
+        if last is not None and rec.step < last:
+            for series in points.values():
+                for st in [st for st in series if st >= rec.step]:
+                    del series[st]
+        for k, v in values.items():
+            points.setdefault(k, {})[rec.step] = (v, rec.t)
+        last = rec.step
+    return {k: sorted(v.items()) for k, v in points.items() if v}
+
+
+_values = st.one_of(st.floats(allow_nan=False), st.integers(-5, 5), st.none())
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.integers(0, 12), st.dictionaries(st.sampled_from("abcd"), _values, max_size=4)),
+                max_size=40),
+       st.lists(st.integers(1, 40), max_size=4))
+def test_row_groups_hold_what_one_series_per_key_would(items, cuts):
+    """However keys come and go and steps repeat or go back, every key's points are those a
+    plain step -> value map per key would hold."""
+    records = [journal.Record(journal.METRICS, values, step=step, t=1000.0 + i)
+               for i, (step, values) in enumerate(items)]
+    s = MetricStore()
+    start = 0
+    for cut in [*sorted(cuts), len(records)]:
+        s.add_many(records[start:cut])
+        start = max(start, cut)
+    want = _reference(records)
+    assert sorted(s.keys()) == sorted(want)
+    for key, pts in want.items():
+        x, y = s.series(key)
+        t, _ = s.series(key, x="time")
+        assert x.tolist() == [p[0] for p in pts]
+        assert y.tolist() == [p[1][0] for p in pts]
+        assert (t + s.t0).tolist() == [p[1][1] for p in pts]
+
+
+def test_add_columns_applies_the_same_rules():
+    s = MetricStore()
+    s.add_columns(np.arange(1, 11), {"loss": np.arange(10.0), "lr": np.ones(10)},
+                  times=1000.0 + np.arange(10))
+    s.add_columns([5, 6], {"loss": np.array([50.0, 60.0]), "lr": np.zeros(2)})  # a resume
+    assert s.series("loss")[0].tolist() == [1, 2, 3, 4, 5, 6]
+    assert s.series("loss")[1].tolist()[-2:] == [50.0, 60.0]
+    assert s.last_step == 6 and s.rewinds == 1 and s.t0 == 1000.0
+    assert np.isnan(s.series("lr", x="time")[0][-1])  # no wall time given for that row
+
+
+def test_a_pickled_store_holds_its_rows_and_keeps_growing():
+    import pickle
+
+    s = MetricStore()
+    s.add_columns(np.arange(1, 100_001), {"loss": np.linspace(2, 0, 100_000)})
+    s.plot_points("loss", n_out=100)
+    blob = pickle.dumps(s, protocol=pickle.HIGHEST_PROTOCOL)
+    assert len(blob) < 100_000 * 16 + 10_000  # the rows, not the room to grow nor the plot caches
+    back = pickle.loads(blob)
+    back.add(m(100_001, loss=-1.0))
+    assert back.count("loss") == 100_001 and back.latest("loss") == -1.0
+    np.testing.assert_array_equal(back.series("loss")[1][:-1], s.series("loss")[1])
+
+
+# -- plot points: downsampling that does not grow with the series ------------------------------
+
+
+def test_plot_points_of_a_short_series_are_downsample_of_the_series():
+    s = MetricStore()
+    rng = np.random.default_rng(3)
+    s.add_columns(np.arange(1, 5001), {"loss": rng.normal(size=5000)}, times=1e9 + np.arange(5000.0))
+    for x in ("step", "time"):
+        for w in (0.0, 0.9):
+            xs, ys = s.series("loss", x=x)
+            want = downsample(xs, ema(ys, w) if w else ys, 156, sorted_x=x == "step")
+            got = s.plot_points("loss", x, n_out=156, smoothing=w)
+            np.testing.assert_array_equal(got[0], want[0])
+            np.testing.assert_array_equal(got[1], want[1])
+
+
+@pytest.mark.parametrize("smoothing", [0.0, 0.6, 0.99])
+def test_plot_points_of_a_growing_series_keep_spikes_and_the_smoothed_values(smoothing):
+    """Fed in polls as a live view is, a 300k-point series with a spike and NaN gaps: at most
+    n_out points, all finite, each the value `ema` gives the whole series there (bit for
+    bit), the spike kept, the first and last points drawn."""
+    rng = np.random.default_rng(7)
+    n = 300_000
+    y = rng.normal(size=n).cumsum()
+    y[123_456] += 1e5
+    y[200_000:200_500] = np.nan
+    y[5] = np.inf
+    s = MetricStore()
+    for a in range(0, n, 9_973):
+        b = min(n, a + 9_973)
+        s.add_columns(np.arange(a + 1, b + 1), {"loss": y[a:b]}, times=1e9 + np.arange(a, b) * 2.0)
+        xs, ys = s.plot_points("loss", n_out=150, smoothing=smoothing)
+        assert 0 < len(xs) <= 150 and np.isfinite(ys).all()
+    full = ema(y, smoothing) if smoothing else y
+    np.testing.assert_array_equal(ys, full[xs - 1])
+    assert xs[0] == 1 and xs[-1] == n
+    if smoothing == 0.0:
+        assert 123_457 in xs.tolist()
+    xt, yt = s.plot_points("loss", "time", n_out=150, smoothing=smoothing)
+    np.testing.assert_array_equal(xt, (xs - 1) * 2.0)  # the same points, in seconds
+    np.testing.assert_array_equal(yt, ys)
+
+
+def test_plot_points_start_over_after_a_rewind():
+    s = MetricStore()
+    s.add_columns(np.arange(1, 100_001), {"loss": np.ones(100_000)})
+    assert s.plot_points("loss", n_out=100)[1].max() == 1.0
+    s.add_columns(np.arange(50_000, 100_001), {"loss": np.full(50_001, 5.0)})  # resumed at 50k
+    xs, ys = s.plot_points("loss", n_out=100)
+    assert xs[-1] == 100_000 and set(ys.tolist()) == {1.0, 5.0}
+    assert ys[xs < 50_000].max() == 1.0 and ys[xs >= 50_000].min() == 5.0
+
+
+def test_a_flat_series_is_drawn_unsmoothed_until_it_moves():
+    s = MetricStore()
+    s.add_columns(np.arange(1, 60_001), {"lr": np.full(60_000, 1e-4)})
+    assert set(s.plot_points("lr", n_out=100, smoothing=0.9)[1].tolist()) == {1e-4}
+    s.add(m(60_001, lr=0.0))
+    xs, ys = s.plot_points("lr", n_out=100, smoothing=0.9)
+    _, y = s.series("lr")
+    np.testing.assert_array_equal(ys, ema(y, 0.9)[xs - 1])

@@ -11,7 +11,7 @@ from typing import Any
 
 from cockpit.metrics import trainer_state as ts
 from cockpit.metrics.completions import as_text
-from cockpit.metrics.store import _SERIES_KINDS
+from cockpit.metrics.store import SERIES_KINDS as _SERIES_KINDS
 from cockpit.run import journal
 
 

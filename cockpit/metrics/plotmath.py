@@ -57,20 +57,43 @@ def ema(values: np.ndarray | Sequence[float], weight: float) -> np.ndarray:
     to [0, 0.999999]; 0 means no smoothing.
     """
     v = np.array(values, dtype=np.float64)  # a copy: the result
-    w = float(weight) if math.isfinite(float(weight)) else 0.0
-    w = min(max(w, 0.0), 0.999999)
+    w = _weight(weight)
     finite = np.isfinite(v)
     f = v[finite]
     if w == 0.0 or len(f) == 0 or np.all(f == f[0]):
         return v
+    acc = _ema_run(f, w, 0.0)
+    v[finite] = acc / _debias(w, 0, len(f))
+    return v
+
+
+def _weight(weight: float) -> float:
+    w = float(weight) if math.isfinite(float(weight)) else 0.0
+    return min(max(w, 0.0), 0.999999)
+
+
+def _ema_block(w: float) -> int:
+    """Finite values per block of `_ema_run`: short enough that w**-len stays finite (<= e**100)."""
+    return int(max(1, min(4096, 100.0 / -math.log(w))))
+
+
+def _debias(w: float, done: int, n: int) -> np.ndarray:
+    """1 - w^k for the finite values done+1 .. done+n."""
+    return 1.0 - w ** np.arange(done + 1, done + n + 1, dtype=np.float64)
+
+
+def _ema_run(f: np.ndarray, w: float, last: float) -> np.ndarray:
+    """The EMA's running value (not debiased) over finite values `f`, from `last`.
+
+    Inside one block the recurrence is a scaled cumulative sum, so no Python loop per
+    point. Blocks start at f[0]: continuing from the value at the end of a block (a count
+    of finite values that is a multiple of `_ema_block(w)`) gives the same floats as one
+    run over everything — what lets `PlotSummary` smooth only the new points."""
     n = len(f)
     out = np.empty(n, dtype=np.float64)
-    # Blocks short enough that w**-len stays finite (<= e**100): inside one block the
-    # recurrence is a scaled cumulative sum, so no Python loop per point.
-    block = int(max(1, min(4096, 100.0 / -math.log(w))))
+    block = _ema_block(w)
     pw_full = w ** np.arange(block, dtype=np.float64)
     inv_full = 1.0 / pw_full
-    last = 0.0
     for start in range(0, n, block):
         chunk = f[start:start + block]
         m = len(chunk)
@@ -85,6 +108,209 @@ def ema(values: np.ndarray | Sequence[float], weight: float) -> np.ndarray:
                 seg[j] = cur
         out[start:start + m] = seg
         last = float(seg[-1])
-    debias = 1.0 - w ** np.arange(1, n + 1, dtype=np.float64)
-    v[finite] = out / debias
-    return v
+    return out
+
+
+def lttb(x: np.ndarray, y: np.ndarray, n_out: int) -> tuple[np.ndarray, np.ndarray]:
+    """At most `n_out` of already preselected points (x sorted, y finite), by LTTB alone: the
+    second half of MinMaxLTTB, for `PlotSummary.candidates`. Points whose x is not finite
+    (a row without a wall time) are dropped, as `downsample` drops them."""
+    if x.dtype.kind == "f":
+        ok = np.isfinite(x)
+        if not ok.all():
+            x, y = x[ok], y[ok]
+    if len(x) <= n_out:
+        return x, y
+    if n_out < 3:
+        return downsample(x, y, n_out, sorted_x=True)
+    from tsdownsample import LTTBDownsampler
+
+    xc = np.ascontiguousarray(x, dtype=np.float64 if x.dtype.kind == "f" else np.int64)
+    idx = LTTBDownsampler().downsample(xc, np.ascontiguousarray(y, dtype=np.float64), n_out=n_out)
+    return x[idx], y[idx]
+
+
+class PlotSummary:
+    """A growing series, summarized for plotting as it grows: the picture `downsample` gives of
+    the whole series (after `ema` when smoothing), at a cost that does not grow with it.
+
+    The points are cut into blocks of `block` points; each block keeps its lowest and its
+    highest finite point (index and value). A plot of n_out points asks `candidates`: the
+    blocks are joined into about 2·n_out bins, and each bin's lowest and highest point, the
+    points after the last whole block, and the first and last finite points are what LTTB
+    then chooses from — MinMaxLTTB's own two steps (min/max preselection of 4·n_out points,
+    then LTTB), with bins made of whole blocks, so spikes are kept the same way. Only points
+    that arrived since the last call are read; the last point, which a record at the same step
+    may still replace, is never in a block. Past `MAX_BLOCKS` blocks, neighbours are merged
+    and blocks double in size, so the summary stays under ~130 KB.
+
+    With smoothing, the EMA runs on the new points only, from its value at the end of the
+    last of its own blocks (`_ema_run`): the smoothed values are the floats `ema` gives for
+    the whole series. A series whose finite values are all equal is drawn unsmoothed, as
+    `ema` returns it; when a different value arrives the summary starts over, once.
+
+    The caller owns the series and must start a new summary when points other than the last
+    change (the store's row groups count such changes in `generation`).
+    """
+
+    MIN_POINTS = 1 << 15
+    """Shorter series are cheaper to downsample whole (a fraction of a millisecond)."""
+    BLOCK = 64
+    MAX_BLOCKS = 4096
+
+    def __init__(self, weight: float = 0.0) -> None:
+        self.weight = _weight(weight)
+        self._start()
+
+    def _start(self) -> None:
+        self.block = self.BLOCK
+        self.done = 0
+        """Points [0, done) are in blocks."""
+        self.count = 0
+        self._lo_i = np.empty(256, dtype=np.int64)
+        self._lo_v = np.empty(256, dtype=np.float64)
+        self._hi_i = np.empty(256, dtype=np.int64)
+        self._hi_v = np.empty(256, dtype=np.float64)
+        self.first: tuple[int, float] = (-1, math.nan)
+        self.last: tuple[int, float] = (-1, math.nan)
+        # The EMA's running value after `ema_k` finite values, the last of which is just
+        # before `ema_pos`; ema_k is a multiple of the EMA's block.
+        self.ema_pos = 0
+        self.ema_k = 0
+        self.ema_last = 0.0
+        self.flat = True
+        self.flat_value: float | None = None
+        self.flat_checked = 0
+
+    @classmethod
+    def worth_it(cls, n: int, n_out: int) -> bool:
+        """Whether a series of n points drawn as n_out is better served by a summary."""
+        return n >= max(cls.MIN_POINTS, 2 * n_out * cls.BLOCK) and n_out >= 3
+
+    def candidates(self, y: np.ndarray, n_out: int) -> tuple[np.ndarray, np.ndarray] | None:
+        """Sorted indices into `y` (the whole series, the one seen before plus what came since)
+        and the (smoothed) values there of the points a plot of `n_out` may keep; None when
+        there are too few blocks for that many points (then downsample the series whole)."""
+        base, values = self._advance(y)
+        nb = self.count
+        if nb < n_out:
+            return None
+        k = max(1, nb // (2 * n_out))
+        idx_parts, val_parts = [], []
+        for ids, vals, pick in ((self._lo_i[:nb], self._lo_v[:nb], np.argmin),
+                                (self._hi_i[:nb], self._hi_v[:nb], np.argmax)):
+            m = nb // k * k
+            v = vals[:m].reshape(-1, k)
+            j = pick(v, axis=1)
+            rows = np.arange(len(j))
+            idx_parts.append(ids[:m].reshape(-1, k)[rows, j])
+            val_parts.append(v[rows, j])
+            if m < nb:
+                jr = m + int(pick(vals[m:]))
+                idx_parts.append(ids[jr:jr + 1])
+                val_parts.append(vals[jr:jr + 1])
+        tail = values[self.done - base:]
+        fin = np.isfinite(tail)
+        ends = [p for p in (self.first, self.last) if p[0] >= 0]
+        if fin.any():
+            where = np.flatnonzero(fin)
+            lo = int(np.argmin(np.where(fin, tail, np.inf)))
+            hi = int(np.argmax(np.where(fin, tail, -np.inf)))
+            for j in {lo, hi, int(where[0]), int(where[-1])}:
+                ends.append((self.done + j, float(tail[j])))
+        idx = np.concatenate([*idx_parts, np.array([p[0] for p in ends], dtype=np.int64)])
+        vals = np.concatenate([*val_parts, np.array([p[1] for p in ends], dtype=np.float64)])
+        finite = np.isfinite(vals)  # a bin of blocks with no finite point holds ±inf
+        idx, at = np.unique(idx[finite], return_index=True)
+        return idx, vals[finite][at]
+
+    def _advance(self, y: np.ndarray) -> tuple[int, np.ndarray]:
+        """Put the whole blocks that arrived into the summary; returns where `values` starts
+        and the (smoothed) values from there to the end."""
+        n = len(y)
+        w = self.weight
+        if w > 0 and self.flat:
+            new = y[self.flat_checked:n]
+            f = new[np.isfinite(new)]
+            if len(f):
+                if self.flat_value is None:
+                    self.flat_value = float(f[0])
+                if not np.all(f == self.flat_value):
+                    self._start()
+                    self.flat = False
+            if self.flat:
+                self.flat_checked = max(n - 1, 0)  # the last point may still be replaced
+        smooth = w > 0 and not self.flat
+        if smooth:
+            base = self.ema_pos
+            raw = y[base:n]
+            fin = np.isfinite(raw)
+            acc = _ema_run(raw[fin], w, self.ema_last)
+            values = raw.copy()
+            values[fin] = acc / _debias(w, self.ema_k, len(acc))
+        else:
+            base = self.done
+            values = y[base:n]
+        size = self.block
+        full = (n - 1 - self.done) // size  # the last point is never in a block
+        if full > 0:
+            seg = values[self.done - base:self.done - base + full * size].reshape(full, size)
+            fin_b = np.isfinite(seg)
+            lo = np.where(fin_b, seg, np.inf)
+            hi = np.where(fin_b, seg, -np.inf)
+            rows = np.arange(full)
+            jl, jh = lo.argmin(axis=1), hi.argmax(axis=1)
+            starts = self.done + rows * size
+            self._push(starts + jl, lo[rows, jl], starts + jh, hi[rows, jh])
+            any_fin = fin_b.any(axis=1)
+            if any_fin.any():
+                if self.first[0] < 0:
+                    b = int(np.argmax(any_fin))
+                    j = int(np.argmax(fin_b[b]))
+                    self.first = (int(starts[b]) + j, float(seg[b, j]))
+                b = full - 1 - int(np.argmax(any_fin[::-1]))
+                j = size - 1 - int(np.argmax(fin_b[b, ::-1]))
+                self.last = (int(starts[b]) + j, float(seg[b, j]))
+            self.done += full * size
+            while self.count > self.MAX_BLOCKS:
+                self._coarsen()
+        if smooth:  # keep the EMA's value at the end of its last block that is in blocks here
+            every = _ema_block(w)
+            upto = self.ema_k + int(np.count_nonzero(fin[:self.done - base]))
+            c = upto // every * every
+            if c > self.ema_k:
+                j = c - self.ema_k - 1
+                self.ema_last = float(acc[j])
+                self.ema_pos = base + int(np.flatnonzero(fin)[j]) + 1
+                self.ema_k = c
+        return base, values
+
+    def _push(self, lo_i: np.ndarray, lo_v: np.ndarray, hi_i: np.ndarray, hi_v: np.ndarray) -> None:
+        need = self.count + len(lo_i)
+        if need > len(self._lo_i):
+            cap = max(need, 2 * len(self._lo_i))
+            for name in ("_lo_i", "_lo_v", "_hi_i", "_hi_v"):
+                old = getattr(self, name)
+                new = np.empty(cap, dtype=old.dtype)
+                new[:self.count] = old[:self.count]
+                setattr(self, name, new)
+        c = self.count
+        self._lo_i[c:need], self._lo_v[c:need] = lo_i, lo_v
+        self._hi_i[c:need], self._hi_v[c:need] = hi_i, hi_v
+        self.count = need
+
+    def _coarsen(self) -> None:
+        """Merge neighbouring blocks (an odd last one stays as it is)."""
+        nb = self.count
+        m = nb // 2 * 2
+        for ids, vals, better in ((self._lo_i, self._lo_v, np.less), (self._hi_i, self._hi_v, np.greater)):
+            a, b = vals[0:m:2], vals[1:m:2]
+            take_b = better(b, a)
+            merged_v = np.where(take_b, b, a)
+            merged_i = np.where(take_b, ids[1:m:2], ids[0:m:2])
+            half = m // 2
+            vals[:half], ids[:half] = merged_v, merged_i
+            if m < nb:
+                vals[half], ids[half] = vals[m], ids[m]
+        self.count = m // 2 + (nb - m)
+        self.block *= 2
