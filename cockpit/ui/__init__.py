@@ -8,13 +8,17 @@ trainers), never through the runner.
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from cockpit.ui.app import Mode
 
 
-def run_app(mode: str = "home", paths: list[str] | None = None, runs_dir: str | None = None) -> int:
+def run_app(mode: Mode = "home", paths: list[str] | None = None, runs_dir: str | None = None) -> int:
     """Run the TUI until the user quits; the exit code for the CLI."""
     from cockpit.ui.app import make_app
 
-    app = make_app(mode, paths or [], runs_dir,  # type: ignore[arg-type]
+    app = make_app(mode, paths or [], runs_dir,
                    theme=os.environ.get("COCKPIT_THEME") or None)
     app.run()
     return int(app.return_code or 0)

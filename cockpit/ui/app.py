@@ -6,15 +6,20 @@ from __future__ import annotations
 from collections.abc import Iterable
 from functools import partial
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from textual.app import App, SystemCommand
 from textual.binding import Binding
+from textual.dom import DOMNode
+from textual.notifications import SeverityLevel
 from textual.screen import Screen
 
 from cockpit.ui.screens.help import HelpScreen
 from cockpit.ui.screens.home import HomeScreen
 from cockpit.ui.themes import DEFAULT_THEME, load_themes
+
+if TYPE_CHECKING:
+    from cockpit.run.folder import RunFolder
 
 Mode = Literal["home", "live", "replay"]
 
@@ -41,11 +46,11 @@ class CockpitApp(App):
         wanted = theme or DEFAULT_THEME
         self.theme = wanted if wanted in self.available_themes else "textual-dark"
 
-    def notify(self, message: str, *, title: str = "", severity: str = "information",
+    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
                timeout: float | None = None, markup: bool = True) -> None:
         """Always literal: notifications carry file names, run names and error text, and a `[`
         in one read as markup would garble it or raise (widgets pass markup=True for us)."""
-        super().notify(message, title=title, severity=severity,  # type: ignore[arg-type]
+        super().notify(message, title=title, severity=severity,
                        timeout=timeout, markup=False)
 
     def get_default_screen(self) -> Screen:
@@ -85,8 +90,11 @@ class CockpitApp(App):
             except CockpitError as exc:
                 self.notify(str(exc), severity="error")
                 return
-        self.push_screen(SetupScreen(runs_dir=self.runs_dir, preset=preset),
-                         lambda run: run and self.open_live(str(run.path)))
+        def launched(run: RunFolder | None) -> None:
+            if run is not None:
+                self.open_live(str(run.path))
+
+        self.push_screen(SetupScreen(runs_dir=self.runs_dir, preset=preset), launched)
 
     def switch_to_home(self) -> None:
         while len(self.screen_stack) > 1:
@@ -94,7 +102,7 @@ class CockpitApp(App):
 
     # -- help and the command palette ----------------------------------------------------------
 
-    def _screen_bindings(self, screen: Screen) -> list[tuple[str, str, str, object]]:
+    def _screen_bindings(self, screen: Screen) -> list[tuple[str, str, str, DOMNode]]:
         """(key, description, action, node) of every binding active on a screen."""
         out = []
         seen: set[tuple[str, str]] = set()
@@ -141,7 +149,7 @@ class CockpitApp(App):
             yield SystemCommand(description, f"key: {key}",
                                 partial(self._run_from_palette, action, node))
 
-    def _run_from_palette(self, action: str, node: object) -> None:
+    def _run_from_palette(self, action: str, node: DOMNode) -> None:
         self.call_later(self.run_action, action, node)
 
 

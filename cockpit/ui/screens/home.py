@@ -22,9 +22,12 @@ from cockpit.ui.widgets.home.preset_list import PresetList
 from cockpit.ui.widgets.home.runs_table import RunsTable
 
 if TYPE_CHECKING:
+    from textual import getters
+
     from cockpit.config.presets import PresetInfo
     from cockpit.config.validate import Plan
-    from cockpit.run.summaries import RunSummary
+    from cockpit.run.summaries import RunsIndex, RunSummary
+    from cockpit.ui.app import CockpitApp
 
 REFRESH_S = 2.0
 
@@ -41,6 +44,9 @@ class HomeScreen(Screen):
         Binding("f5,ctrl+r", "refresh", "Refresh", show=False, id="home.refresh"),
         Binding("q", "app.quit", "Quit", id="home.quit"),
     ]
+
+    if TYPE_CHECKING:  # `self.app` as a type checker sees it (runtime: Textual's own property)
+        app = getters.app(CockpitApp)
 
     @dataclass
     class RunsLoaded(Message):
@@ -76,8 +82,8 @@ class HomeScreen(Screen):
         """Put the focus where it helps once the runs are (re)loaded: the runs list when
         there are runs, else the presets (a fresh folder's hint says pick a preset)."""
         self._left_for_a_screen = False
-        self._runs = None
-        """`core.runs.RunsIndex`: each refresh re-reads only the runs that changed."""
+        self._runs: RunsIndex | None = None
+        """Each refresh re-reads only the runs that changed."""
         self._loading = False
         """A refresh is under way: another one asked for meanwhile would read the same files
         again at the same time (mounting home asks twice: mount and resume)."""
@@ -192,7 +198,7 @@ class HomeScreen(Screen):
 
     @on(RunsTable.Chosen)
     def open_run(self, message: RunsTable.Chosen) -> None:
-        self.app.open_live(message.path)  # type: ignore[attr-defined]
+        self.app.open_live(message.path)
 
     @on(PresetList.Chosen)
     def launch_preset(self, message: PresetList.Chosen) -> None:
@@ -244,10 +250,10 @@ class HomeScreen(Screen):
             self.app.call_from_thread(self.notify, str(exc), title="cannot launch",
                                       severity="error", timeout=10)
             return
-        self.app.call_from_thread(self.app.open_live, str(run.path))  # type: ignore[attr-defined]
+        self.app.call_from_thread(self.app.open_live, str(run.path))
 
     def action_new_run(self) -> None:
-        self.app.open_setup()  # type: ignore[attr-defined]
+        self.app.open_setup()
 
     def action_edit_preset(self) -> None:
         """The highlighted preset in the setup form: change it, launch it or save it as yours."""
@@ -257,12 +263,12 @@ class HomeScreen(Screen):
             self.notify("highlight a preset first (p moves to the list)", severity="warning")
             return
         option = presets.get_option_at_index(index)
-        self.app.open_setup(option.id)  # type: ignore[attr-defined]
+        self.app.open_setup(option.id)
 
     def action_replay(self) -> None:
         def chosen(paths: list[str] | None) -> None:
             if paths:
-                self.app.open_replay(paths)  # type: ignore[attr-defined]
+                self.app.open_replay(paths)
 
         self.app.push_screen(PathPrompt("Replay: a trainer_state.json, checkpoint, output dir "
                                         "or run folder"), chosen)
@@ -273,7 +279,7 @@ class HomeScreen(Screen):
 
         def chosen(paths: list[str] | None) -> None:
             if paths:
-                self.app.open_replay(paths)  # type: ignore[attr-defined]
+                self.app.open_replay(paths)
 
         self.app.push_screen(PathPrompt("Compare: paths to overlay, separated by spaces",
                                         value=value), chosen)

@@ -12,6 +12,7 @@ long a redraw takes the UI thread keeps time for keys.
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 from textual import on
 from textual.app import ComposeResult
@@ -33,6 +34,11 @@ from cockpit.ui.widgets.run.metric_plot import XMode
 from cockpit.ui.widgets.run.plot_grid import PlotGrid
 from cockpit.ui.widgets.run.run_header import RunHeader
 from cockpit.ui.widgets.run.system_pane import SystemPane
+
+if TYPE_CHECKING:
+    from textual import getters
+
+    from cockpit.ui.app import CockpitApp
 
 PLOT_ACTIONS = frozenset({"pick_metric", "remove_panel", "reset_panels", "toggle_smoothing",
                           "smoothing", "toggle_x"})
@@ -90,6 +96,9 @@ class RunView(Screen):
         Binding("c", "completions('compare')", "Compare steps", show=False,
                 tooltip="Pin this step beside the one [ ] ] move to", id="completions.compare"),
     ]
+
+    if TYPE_CHECKING:  # `self.app` as a type checker sees it (runtime: Textual's own property)
+        app = getters.app(CockpitApp)
 
     # The view settings are `var`s (reactives that do not repaint the screen themselves): their
     # watchers ask for the one redraw that is needed; the plots redraw only what they change.
@@ -266,7 +275,7 @@ class RunView(Screen):
         if len(self.app.screen_stack) > 2:
             self.app.pop_screen()
         else:
-            self.app.switch_to_home()  # type: ignore[attr-defined]
+            self.app.switch_to_home()
 
     def action_tab(self, tab: str) -> None:
         """Digits switch tabs wherever the focus is. Focus left inside the old tab would pull it
