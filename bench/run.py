@@ -115,7 +115,7 @@ def machine() -> dict[str, Any]:
     except OSError:
         pass
     versions = {}
-    for pkg in ("textual", "textual-plotext", "plotext", "trl", "transformers", "torch", "numpy",
+    for pkg in ("textual", "trl", "transformers", "torch", "numpy",
                 "orjson", "tsdownsample"):
         try:
             versions[pkg] = version(pkg)
@@ -293,8 +293,8 @@ def _frame(quick: bool) -> dict[str, Any]:
 
 
 def measure_frame(quick: bool, work: Path) -> dict[str, Any]:
-    """Four panels of 1M points: one full refresh (draw: copy, downsample, plotext calls;
-    then the plotext build each panel's render does), median of 9."""
+    """Four panels of 1M points: one full refresh (draw: read, downsample, ticks; then each
+    panel's rows built, as its render does), median of 9."""
     res = _frame(quick)
     return {"frame_4x1M_ms": res["frame_ms"],
             "_detail": {"all_ms": [round(x, 1) for x in res["frame_ms_all"]],

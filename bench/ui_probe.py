@@ -8,7 +8,7 @@
 
 It is started with TEXTUAL_DRIVER=frame_driver:FrameDriver (see frame_driver.py), so every
 frame is rendered to escape sequences as on a real terminal; the probe hooks
-`MetricPlot.draw` (what data a plot was handed) and `MetricPlot.render` (the plot built by
+`MetricPlot.draw` (what data a plot was handed) and `MetricPlot.build_lines` (the plot built by
 plotext), and the driver's `write` (the frame leaving the app). A step is *visible* when a
 frame is written after a render of a plot that was drawn from a store holding that step.
 
@@ -46,7 +46,7 @@ class PlotWatch:
         self.draw_s: list[float] = []
         self.render_s: list[float] = []
         watch = self
-        orig_draw, orig_render = MetricPlot.draw, MetricPlot.render
+        orig_draw, orig_render = MetricPlot.draw, MetricPlot.build_lines
 
         def draw(self, sources, **kw):  # type: ignore[no-untyped-def]
             t0 = time.perf_counter()
@@ -65,7 +65,7 @@ class PlotWatch:
             return out
 
         MetricPlot.draw = draw  # type: ignore[method-assign]
-        MetricPlot.render = render  # type: ignore[method-assign]
+        MetricPlot.build_lines = render  # type: ignore[method-assign]
 
 
 def _plots(app):  # type: ignore[no-untyped-def]
@@ -131,10 +131,12 @@ async def run_latency(run_dir: Path, out: Path, rate: float, seconds: float, fir
             await asyncio.sleep(0.02)
         while shown["step"] < first - 1 and time.monotonic() < deadline:  # the history is shown
             await asyncio.sleep(0.02)
+        profiler = _profiler()
         writer = subprocess.Popen([sys.executable, "-c", WRITER, str(run_dir / "events.jsonl"),
                                    str(first), str(n), str(rate)])
         while writer.poll() is None:
             await asyncio.sleep(0.05)
+        _write_profile(profiler)
         end = time.monotonic() + 2.0
         while shown["step"] < first + n - 1 and time.monotonic() < end:
             await asyncio.sleep(0.05)
@@ -154,6 +156,26 @@ async def run_latency(run_dir: Path, out: Path, rate: float, seconds: float, fir
         "render_ms_median": statistics.median(watch.render_s) * 1000 if watch.render_s else None,
         "frames": FrameDriver.frames,
     }))
+
+
+def _profiler():  # type: ignore[no-untyped-def]
+    """A started pyinstrument profiler when COCKPIT_BENCH_PROFILE names a report file."""
+    if not os.environ.get("COCKPIT_BENCH_PROFILE"):
+        return None
+    from pyinstrument import Profiler
+
+    profiler = Profiler(interval=0.001, async_mode="disabled")
+    profiler.start()
+    return profiler
+
+
+def _write_profile(profiler) -> None:  # type: ignore[no-untyped-def]
+    if profiler is None:
+        return
+    profiler.stop()
+    Path(os.environ["COCKPIT_BENCH_PROFILE"]).write_text(
+        profiler.output_text(unicode=False, color=False,
+                             flat=os.environ.get("COCKPIT_BENCH_PROFILE_FLAT") == "1"))
 
 
 def _empty_runs_dir() -> str:
@@ -313,7 +335,7 @@ async def run_frame(out: Path, points: int, repeats: int) -> None:
                             colors=series_colors(app), theme=app.theme)
                 t1 = time.perf_counter()
                 for p in plots:
-                    p.render()
+                    p.build_lines()
                 times.append((time.perf_counter() - t0) * 1000)
                 draws.append((t1 - t0) * 1000)
                 await asyncio.sleep(0.05)
@@ -469,7 +491,7 @@ async def run_follow(run_dir: Path, out: Path, feed: Path, rate: float, last_ste
             grid.redraw(screen.sources, x_mode=screen.x_mode, smoothing=screen.smoothing,
                         colors=series_colors(app), theme=app.theme)
             for p in plots:
-                p.render()
+                p.build_lines()
             times.append((time.perf_counter() - t0) * 1000)
             await asyncio.sleep(0.05)
         return times

@@ -34,7 +34,7 @@ def test_quick_bench_reports_each_requested_figure_as_a_positive_number(tmp_path
         assert math.isfinite(value) and value > 0, (key, value)
     machine = result["machine"]
     assert machine["cores"] >= 1 and machine["python"]
-    for pkg in ("textual", "textual-plotext", "plotext", "trl", "transformers", "torch", "numpy",
+    for pkg in ("textual", "trl", "transformers", "torch", "numpy",
                 "orjson", "tsdownsample"):
         assert pkg in machine["versions"]
 

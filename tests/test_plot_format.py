@@ -6,15 +6,14 @@ import re
 
 import pytest
 
-from cockpit.ui.widgets.run.metric_plot import (
+from cockpit.ui.widgets.run.plot_legend import (
     distinct_colors,
     distinguishing,
     elide_all,
     legend_names,
-    nice_ticks,
     place_legend,
-    tick_labels,
 )
+from cockpit.ui.widgets.run.plot_ticks import nice_ticks, tick_labels
 
 E_FORMAT = re.compile(r"^-?\d(\.\d+)?e-?\d+$")
 

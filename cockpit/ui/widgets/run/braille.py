@@ -1,0 +1,172 @@
+"""A line chart in braille cells, drawn with numpy: the metric panel's canvas.
+
+plotext drew the panels until its build (a Python loop over every cell and dot, ~3 ms for a
+78x20 panel) became most of a live frame; this draws the same picture, a y axis of labelled
+ticks, a braille canvas (2x4 dots a cell), an x axis with its tick marks and labels under it,
+in well under a millisecond. It knows nothing of Textual: it returns each row as runs of text
+with a slot saying how to colour them, and the widget turns the slots into styles.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+AXIS = -1
+"""Slot of the axes, tick marks and labels (the theme's foreground)."""
+BLANK = -2
+"""Slot of empty cells (the canvas background alone)."""
+
+# The bit of each dot of a braille cell, by (dot row, dot column): U+2800 + the bits.
+_DOT = np.array([[0x01, 0x08], [0x02, 0x10], [0x04, 0x20], [0x40, 0x80]], dtype=np.uint16)
+POINT = "•"
+"""A series of one point is drawn as this, not one dot among eight."""
+
+Row = list[tuple[str, int]]
+
+
+@dataclass
+class Series:
+    """Points to join with lines (or one point, drawn as POINT); in data units."""
+
+    x: np.ndarray
+    y: np.ndarray
+
+
+@dataclass
+class Chart:
+    """What to draw: the series in order (a later one wins a shared cell's colour), the data
+    ranges the canvas spans, and the ticks as (value, label)."""
+
+    series: Sequence[Series]
+    xlim: tuple[float, float]
+    ylim: tuple[float, float]
+    xticks: Sequence[tuple[float, str]] = ()
+    yticks: Sequence[tuple[float, str]] = ()
+
+
+def render(chart: Chart, width: int, height: int) -> list[Row]:
+    """`height` rows of exactly `width` cells: the canvas with the y axis on its left, then the
+    x axis row and the x labels row."""
+    label_w = max((len(label) for _, label in chart.yticks), default=0)
+    cols = max(1, width - label_w - 1)
+    rows = max(1, height - 2)
+    dots_w, dots_h = cols * 2, rows * 4
+    bits = np.zeros((rows, cols), dtype=np.uint16)
+    owner = np.full((rows, cols), BLANK, dtype=np.int16)
+    points: list[tuple[int, int, int]] = []  # (row, col, slot) of one-point series
+    for slot, s in enumerate(chart.series):
+        px = _scale(np.asarray(s.x, dtype=np.float64), chart.xlim, dots_w - 1)
+        py = (dots_h - 1) - _scale(np.asarray(s.y, dtype=np.float64), chart.ylim, dots_h - 1)
+        if len(px) == 1:
+            ix, iy = round(float(px[0])), round(float(py[0]))
+            if 0 <= ix < dots_w and 0 <= iy < dots_h:
+                points.append((iy // 4, ix // 2, slot))
+            continue
+        ix, iy = _line_dots(px, py)
+        keep = (ix >= 0) & (ix < dots_w) & (iy >= 0) & (iy < dots_h)
+        ix, iy = ix[keep], iy[keep]
+        mine = np.zeros_like(bits)
+        np.bitwise_or.at(mine, (iy // 4, ix // 2), _DOT[iy % 4, ix % 2])
+        bits |= mine
+        owner[mine > 0] = slot
+    codes = np.where(bits > 0, 0x2800 + bits, 0x20).astype(np.uint32)
+    for r, c, slot in points:
+        codes[r, c] = ord(POINT)
+        owner[r, c] = slot
+
+    y_marks: dict[int, str] = {}
+    for value, label in chart.yticks:
+        dot = dots_h - 1 - _dot(value, chart.ylim, dots_h - 1)
+        if 0 <= dot < dots_h:
+            y_marks[dot // 4] = label
+    out: list[Row] = []
+    for r in range(rows):
+        label = y_marks.get(r)
+        if label is None:
+            head: Row = [(" " * label_w, BLANK), ("│", AXIS)] if label_w else [("│", AXIS)]
+        else:
+            pad = label_w - len(label)
+            head = ([(" " * pad, BLANK)] if pad else []) + [(label + "┤", AXIS)]
+        out.append(head + _runs(codes[r], owner[r]))
+
+    x_marks: list[tuple[int, str]] = []
+    for value, label in chart.xticks:
+        col = _dot(value, chart.xlim, dots_w - 1) // 2
+        if 0 <= col < cols:
+            x_marks.append((col, label))
+    axis = ["─"] * cols
+    for col, _ in x_marks:
+        axis[col] = "┬"
+    out.append(([(" " * label_w, BLANK)] if label_w else []) + [("└" + "".join(axis), AXIS)])
+    out.append(_x_labels(x_marks, label_w + 1, width))
+    return [_fit(row, width) for row in out[:height]] + [[(" " * width, BLANK)]] * (height - len(out))
+
+
+def _scale(v: np.ndarray, lim: tuple[float, float], span: int) -> np.ndarray:
+    lo, hi = lim
+    if hi == lo:
+        return np.full(len(v), span / 2)
+    return (v - lo) * (span / (hi - lo))
+
+
+def _dot(value: float, lim: tuple[float, float], span: int) -> int:
+    """The dot a tick value falls on (as `_scale`, for one value)."""
+    lo, hi = lim
+    return round(span / 2 if hi == lo else (value - lo) * (span / (hi - lo)))
+
+
+def _line_dots(px: np.ndarray, py: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The dots of the polyline through the points: each segment sampled once a dot along its
+    longer side (a DDA, every segment at once)."""
+    dx, dy = np.diff(px), np.diff(py)
+    steps = np.maximum(np.ceil(np.maximum(np.abs(dx), np.abs(dy))), 1).astype(np.int64)
+    seg = np.repeat(np.arange(len(steps)), steps)
+    start = np.cumsum(steps) - steps
+    frac = (np.arange(int(steps.sum())) - start[seg]) / steps[seg]
+    xs = np.append(px[seg] + dx[seg] * frac, px[-1])
+    ys = np.append(py[seg] + dy[seg] * frac, py[-1])
+    return np.rint(xs).astype(np.int64), np.rint(ys).astype(np.int64)
+
+
+def _runs(codes: np.ndarray, owner: np.ndarray) -> Row:
+    """One canvas row as runs of one slot each."""
+    text = codes.tobytes().decode("utf-32-le") if codes.dtype == np.uint32 else "".join(map(chr, codes))
+    cuts = np.flatnonzero(np.diff(owner)) + 1
+    bounds = [0, *cuts.tolist(), len(text)]
+    return [(text[a:b], int(owner[a])) for a, b in itertools.pairwise(bounds)]
+
+
+def _x_labels(marks: Sequence[tuple[int, str]], left: int, width: int) -> Row:
+    """Each label centred under its tick mark, kept inside the row; one that would touch the
+    label before it is left out."""
+    row: Row = []
+    used = 0
+    for col, label in marks:
+        start = min(max(0, left + col - len(label) // 2), width - len(label))
+        if start < 0 or (row and start <= used):
+            continue
+        if start > used:
+            row.append((" " * (start - used), BLANK))
+        row.append((label, AXIS))
+        used = start + len(label)
+    return row
+
+
+def _fit(row: Row, width: int) -> Row:
+    """Exactly `width` cells: cut at the right, or padded with blanks."""
+    out: Row = []
+    used = 0
+    for text, slot in row:
+        if used >= width:
+            break
+        text = text[: width - used]
+        if text:
+            out.append((text, slot))
+            used += len(text)
+    if used < width:
+        out.append((" " * (width - used), BLANK))
+    return out

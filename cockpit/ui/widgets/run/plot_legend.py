@@ -1,0 +1,207 @@
+"""A metric panel's legend: what each series is called and where the names go (the top
+border when they fit, else rows above the plot, never on the data)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from rich.color import Color
+from rich.style import Style
+from rich.text import Text
+
+
+def legend_names(series: Sequence[tuple[str, str]], *, multi: bool,
+                 short: bool = False) -> list[str]:
+    """What the legend calls each (source label, key): the key, and in an overlay the run
+    first (only the run when the panel draws one key). `short` drops what all the panel's
+    names share (`rewards/format_reward_fn/mean` -> `format`, two runs `trl_grpo_a` and
+    `trl_grpo_b` -> `a` and `b`), for when the full names do not fit."""
+    keys = list(dict.fromkeys(key for _, key in series))
+    runs = list(dict.fromkeys(label for label, _ in series))
+    key_name = dict(zip(keys, distinguishing(keys) if short else keys, strict=False))
+    run_name = dict(zip(runs, distinguishing(runs) if short else runs, strict=False))
+    if not multi:
+        return [key_name[key] for _, key in series]
+    if len(keys) == 1:
+        return [run_name[label] for label, _ in series]
+    return [f"{run_name[label]}: {key_name[key]}" for label, key in series]
+
+
+_WORD = re.compile(r"[^/_\-:. ]+")
+
+
+def distinguishing(names: Sequence[str]) -> list[str]:
+    """Names without the leading and trailing words (split at / _ - : . and spaces) that all
+    of them share; single-word names are left as they are. Unchanged when that would make two
+    names equal."""
+    spans = {n: [m.span() for m in _WORD.finditer(n)] for n in names}
+    split = [n for n in names if len(spans[n]) > 1]
+    if len(split) < 2:
+        return list(names)
+    words = [[n[a:b] for a, b in spans[n]] for n in split]
+    head = 0
+    while all(len(w) > head + 1 for w in words) and len({w[head] for w in words}) == 1:
+        head += 1
+    tail = 0
+    while all(len(w) > head + tail + 1 for w in words) \
+            and len({w[-1 - tail] for w in words}) == 1:
+        tail += 1
+    out = []
+    for n in names:
+        sp = spans[n]
+        if n not in split:
+            out.append(n)
+        else:
+            out.append(n[sp[head][0]: sp[len(sp) - 1 - tail][1]])
+    return out if len(set(out)) == len(out) else list(names)
+
+
+LEGEND_MARK = "━ "
+LEGEND_GAP = " "
+LEGEND_MIN_LABEL = 10
+LEGEND_MIN_BORDER_LABEL = 8
+
+
+@dataclass
+class Legend:
+    """Where a panel's legend goes: after the title in the top border when it fits there,
+    else in rows above the plot; never on the plot."""
+
+    in_border: Text | None = None
+    rows: list[Text] = field(default_factory=list)
+    shown: list[str] = field(default_factory=list)
+    """The label shown for each series, in order (fewer than the series: "+N more")."""
+
+
+def place_legend(full: Sequence[str], short: Sequence[str], colors: Sequence[tuple[int, int, int]],
+                 *, width: int, max_rows: int, border_room: int) -> Legend:
+    """The roomiest place that holds every label, trying full names before short ones: the
+    border, then rows; then shortened labels (both ends kept) in the border, then in rows,
+    the last row saying how many did not fit."""
+    if not full:
+        return Legend()
+    for names in (full, short):
+        if _line_width(names) <= border_room:
+            return Legend(in_border=_legend_line(names, range(len(names)), colors), shown=list(names))
+    fitting = [names for names in (full, short)
+               if max(len(n) for n in names) + len(LEGEND_MARK) <= width
+               and len(_wrap(names, width)) <= max_rows]
+    if fitting:  # the one in fewer rows; full names when equal
+        names = min(fitting, key=lambda n: len(_wrap(n, width)))
+        return Legend(rows=[_legend_line(names, row, colors) for row in _wrap(names, width)],
+                      shown=list(names))
+    cap = max(len(n) for n in short)
+    while cap > LEGEND_MIN_BORDER_LABEL:
+        cap -= 1
+        names = elide_all(short, cap)
+        if _line_width(names) <= border_room:
+            return Legend(in_border=_legend_line(names, range(len(names)), colors), shown=names)
+    rows, names = legend_rows(short, colors, width, max_rows)
+    return Legend(rows=rows, shown=names)
+
+
+def _line_width(names: Sequence[str]) -> int:
+    return sum(len(LEGEND_MARK) + len(n) for n in names) + len(LEGEND_GAP) * (len(names) - 1)
+
+
+def _legend_line(names: Sequence[str], which: Sequence[int] | range,
+                 colors: Sequence[tuple[int, int, int]]) -> Text:
+    text = Text(no_wrap=True, overflow="ellipsis")
+    for n, i in enumerate(which):
+        if n:
+            text.append(LEGEND_GAP)
+        text.append(LEGEND_MARK + names[i], Style(color=Color.from_rgb(*colors[i])))
+    return text
+
+
+def elide(text: str, width: int) -> str:
+    """Both ends of a long label: run names differ at the start, keys at the end."""
+    if len(text) <= width:
+        return text
+    if width <= 1:
+        return text[:width]
+    left = (width - 1) // 2
+    return text[:left] + "…" + text[len(text) - (width - 1 - left):]
+
+
+def elide_all(names: Sequence[str], width: int) -> list[str]:
+    """Labels cut to `width` cells each. `run: key` labels (an overlay) are cut alike once one
+    is too long: every run to the same first letters, then the key's start, so the runs still
+    line up (`mod:diversity`, `mod:format`, `leg:reward`)."""
+    if all(len(n) <= width for n in names):
+        return list(names)
+    pairs = [n.partition(": ") for n in names]
+    if width < 6 or not all(sep for _, sep, _ in pairs):
+        return [elide(n, width) for n in names]
+    run_w = max(2, width // 3)
+    out = []
+    for run, _, key in pairs:
+        run = run[:run_w]
+        key_w = width - len(run) - 1
+        out.append(f"{run}:{key if len(key) <= key_w else key[:key_w - 1] + '…'}")
+    return out
+
+
+def legend_rows(names: Sequence[str], colors: Sequence[tuple[int, int, int]], width: int,
+                max_rows: int) -> tuple[list[Text], list[str]]:
+    """At most `max_rows` rows of `width` cells: labels are shortened (both ends kept) until
+    every one fits; when even short ones do not, the last row says how many more there are.
+    Returns the rows and the label shown for each item shown."""
+    if not names or max_rows <= 0 or width <= len(LEGEND_MARK) + 1:
+        return [], []
+    cap = min(max(len(n) for n in names), width - len(LEGEND_MARK))
+    while True:
+        rows = _wrap(elide_all(names, cap), width)
+        if len(rows) <= max_rows or cap <= LEGEND_MIN_LABEL:
+            break
+        cap = max(LEGEND_MIN_LABEL, cap - max(1, cap // 8))
+    labels = elide_all(names, cap)
+    more = ""
+    if len(rows) > max_rows:  # not all fit: keep what does and say how many are left
+        rows = rows[:max_rows]
+        while True:
+            shown = sum(len(r) for r in rows)
+            more = f"+{len(names) - shown} more"
+            last = rows[-1]
+            if not last or _line_width([labels[i] for i in last]) + len(LEGEND_GAP) + len(more) <= width:
+                break
+            last.pop()
+        labels = labels[:shown]
+    out = [_legend_line(labels, row, colors) for row in rows]
+    if more:
+        out[-1].append((LEGEND_GAP if rows[-1] else "") + more, "dim")
+    return out, labels
+
+
+def _wrap(labels: Sequence[str], width: int) -> list[list[int]]:
+    """Item indexes per row, greedily, each item `━ label`, items a gap apart."""
+    rows: list[list[int]] = [[]]
+    used = 0
+    for i, label in enumerate(labels):
+        w = len(LEGEND_MARK) + len(label)
+        if rows[-1] and used + len(LEGEND_GAP) + w > width:
+            rows.append([])
+            used = 0
+        used += (len(LEGEND_GAP) if rows[-1] else 0) + w
+        rows[-1].append(i)
+    return rows
+
+
+def distinct_colors(colors: Sequence[tuple[int, int, int]], n: int) -> list[tuple[int, int, int]]:
+    """`n` colours: the theme's first, then lighter and darker shades of them, so a seventh
+    series is not the first one's colour again."""
+    base = list(colors) or [(200, 200, 200)]
+    out = list(base)
+    for amount in (0.45, -0.35, 0.7, -0.55):
+        if len(out) >= n:
+            break
+        target = 255 if amount > 0 else 0
+        a = abs(amount)
+        out += [tuple(round(c + (target - c) * a) for c in rgb) for rgb in base]  # type: ignore[misc]
+    while len(out) < n:  # more series than shades: colours repeat, labels still differ
+        out += base
+    return out[:max(n, 1)]
+
+

@@ -1,0 +1,85 @@
+"""Axis ticks of a metric panel: round values, and one label format per axis."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+
+
+def nice_ticks(lo: float, hi: float, max_ticks: int = 5, *, integer: bool = False) -> list[float]:
+    """Round tick values inside [lo, hi] (steps of 1, 2, 2.5 or 5 x 10^k), at most `max_ticks`;
+    whole numbers only when `integer` (steps are counted, 10.8 is not a step). A flat range is
+    one tick at its value."""
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return []
+    lo, hi = min(lo, hi), max(lo, hi)
+    if hi == lo:
+        return [lo]
+    max_ticks = max(2, max_ticks)
+    mults = (1, 2, 2.5, 5)
+    raw = (hi - lo) / (max_ticks - 1)
+    exp = math.floor(math.log10(raw))
+    steps = sorted({m * 10.0 ** e for e in (exp - 1, exp, exp + 1, exp + 2) for m in mults})
+    if integer:
+        steps = [s for s in steps if s >= 1 and s == int(s)] or [1.0]
+
+    def ticks_for(step: float) -> list[float]:
+        first = math.ceil(lo / step - 1e-9)
+        last = math.floor(hi / step + 1e-9)
+        return [k * step for k in range(first, last + 1)]
+
+    # The finest step that gives no more than max_ticks ticks (and at least two when any does).
+    step = steps[-1]
+    ticks = ticks_for(step)
+    for candidate in steps:
+        found = ticks_for(candidate)
+        if 2 <= len(found) <= max_ticks:
+            step, ticks = candidate, found
+            break
+    digits = max(0, -math.floor(math.log10(step)) + 2)
+    return [(float(round(t)) if integer else round(t, digits)) + 0.0 for t in ticks] or [lo]
+
+
+def tick_labels(ticks: Sequence[float]) -> list[str]:
+    """One format for the whole axis, with just the digits that tell the ticks apart:
+    `0 · 50 · 100`, `0.0 · 0.5 · 1.0`, `6.6302 · 6.6304`; learning rates and other tiny or
+    huge values in one e-notation (`0 · 5.0e-6 · 1.0e-5 · 1.5e-5`), never a mix."""
+    if not ticks:
+        return []
+    vals = [float(t) for t in ticks]
+    big = max(abs(v) for v in vals)
+    if len(vals) > 1:
+        step = min(abs(b - a) for a, b in itertools.pairwise(vals) if b != a) if len(set(vals)) > 1 \
+            else max(big, 1.0)
+        tol = step * 1e-6
+    else:
+        tol = abs(vals[0]) * 5e-7 if vals[0] else 1e-12
+    if big == 0:
+        return ["0" for _ in vals]
+    if big >= 1e5:  # steps and token counts: 250k, 1.5M
+        unit, suffix = next((u, x) for u, x in ((1e9, "G"), (1e6, "M"), (1e3, "k")) if big >= u)
+        scaled = _fixed([v / unit for v in vals], tol / unit)
+        if scaled is not None:
+            return ["0" if v == 0 else f + suffix for v, f in zip(vals, scaled, strict=False)]
+    fixed = _fixed(vals, tol)
+    if fixed is not None and big >= 1e-3 and max(len(f) for f in fixed) <= 7:
+        return fixed
+    for m in range(0, 7):
+        if all(abs(float(f"{v:.{m}e}") - v) <= tol for v in vals):
+            break
+    return ["0" if v == 0 else _short_exp(f"{v:.{m}e}") for v in vals]
+
+
+def _fixed(vals: Sequence[float], tol: float) -> list[str] | None:
+    """The values with the fewest decimals that still read as themselves, all alike."""
+    for d in range(0, 9):
+        if all(abs(float(f"{v:.{d}f}") - v) <= tol for v in vals):
+            return [f"{v:.{d}f}" for v in vals]
+    return None
+
+
+def _short_exp(text: str) -> str:
+    """1.5e-05 -> 1.5e-5, 2.0e+06 -> 2.0e6: the plot's width is better spent on data."""
+    mantissa, exp = text.split("e")
+    return f"{mantissa}e{int(exp)}"
