@@ -16,7 +16,6 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 from cockpit.metrics.panels import Panel
-from cockpit.metrics.plotmath import downsample, ema
 from cockpit.metrics.rundata import RunData
 from cockpit.ui.widgets.run import braille
 from cockpit.ui.widgets.run.plot_legend import Legend, distinct_colors, legend_names, place_legend
@@ -86,11 +85,9 @@ class MetricPlot(Widget, can_focus=True):
         series: list[tuple[str, str, np.ndarray, np.ndarray]] = []  # (source label, key, x, y)
         for src in sources:
             for key in self.panel.resolve(src.store.keys()):
-                # Views, not copies (a 1M-point series is 16 MB); store steps are sorted.
-                x, y = src.store.series(key, x=x_used, copy=False)
-                if smoothing > 0 and len(y) > 2:
-                    y = ema(y, smoothing)
-                x, y = downsample(x, y, n_out, sorted_x=(x_used == "step"))
+                # Smoothed, then MinMaxLTTB to n_out points; the store keeps a summary of
+                # what it has downsampled, so a redraw reads only the points since.
+                x, y = src.store.plot_points(key, x_used, n_out=n_out, smoothing=smoothing)
                 if len(x):
                     series.append((src.label, key, x, y))
         palette = distinct_colors(colors, len(series))
