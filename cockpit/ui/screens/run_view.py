@@ -46,9 +46,9 @@ PLOT_ACTIONS = frozenset({"pick_metric", "remove_panel", "reset_panels", "toggle
 columns the completions keys and the live screen's stop/resume keys need the room)."""
 SMOOTHING_STEPS = (0.0, 0.3, 0.6, 0.8, 0.9, 0.95, 0.99)
 REDRAW_HZ = 4
-MIN_REDRAW_S = 0.05
+MIN_REDRAW_S = 0.025
 """The pause between the end of one data-driven redraw and the next: however fast lines arrive
-(and however long a redraw takes: a 1M-point run's ~45 ms), the UI thread keeps time for keys."""
+(and however long a redraw takes: a 1M-point run's ~25 ms), the UI thread keeps time for keys."""
 
 
 class RunView(Screen):

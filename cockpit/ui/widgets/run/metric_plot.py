@@ -179,6 +179,13 @@ class MetricPlot(Widget, can_focus=True):
     def _slot_styles(self) -> dict[int, Style]:
         """The style of each chart slot: axes in the theme's foreground, each series its
         colour, all on the theme's surface (as the rest of the app's panels)."""
+        key = (self.app.theme, tuple(self.colors_drawn))
+        styles = _SLOT_STYLES.get(key)
+        if styles is None:
+            styles = _SLOT_STYLES[key] = self._make_slot_styles()
+        return styles
+
+    def _make_slot_styles(self) -> dict[int, Style]:
         variables = self.app.theme_variables
         surface = _rich_color(variables.get("surface"))
         styles = {braille.BLANK: Style(bgcolor=surface),
@@ -193,6 +200,11 @@ class MetricPlot(Widget, can_focus=True):
         lines = self._lines if self._lines is not None else self.build_lines()
         return Text("\n", no_wrap=True).join(
             Text.assemble(*((seg.text, seg.style) for seg in strip)) for strip in lines)
+
+
+_SLOT_STYLES: dict[tuple[str, tuple[tuple[int, int, int], ...]], dict[int, Style]] = {}
+"""Slot styles by (theme, series colours): a theme's variables are worked out anew on each
+read, and a live view asks for the same few styles at every frame."""
 
 
 def _rich_color(value: str | None) -> RichColor | None:
