@@ -14,6 +14,7 @@ from cockpit.alerts.rules import Rule, builtin_rules, parse_rules
 from cockpit.errors import CockpitError
 from cockpit.run import journal
 from cockpit.run.folder import Request
+from cockpit.run.script import SCRIPT_TRAINER
 
 MUTE_FILE = "mute.json"
 """control/mute.json: rule names muted from a UI; read on every poll."""
@@ -71,7 +72,7 @@ class Alerter:
         self._added_stamp: tuple | None = None
 
     def _add_family(self, trainer: str | None) -> None:
-        if self.family_done or not self.builtins or not trainer or trainer == "script":
+        if self.family_done or not self.builtins or not trainer or trainer == SCRIPT_TRAINER:
             return
         from cockpit.trainers.registry import KNOWLEDGE
 

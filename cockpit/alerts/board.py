@@ -21,6 +21,7 @@ from cockpit.alerts.rules import Rule, builtin_rules, parse_rules
 from cockpit.errors import CockpitError
 from cockpit.run import journal
 from cockpit.run.folder import RunFolder, write_atomic
+from cockpit.run.script import SCRIPT_TRAINER
 
 USER_FILE = "~/.config/cockpit/alerts.yaml"
 ADDED_WHERE = f"control/{ADDED_FILE}"
@@ -201,7 +202,7 @@ class AlertBoard:
         out = [("user", r) for r in s.user] + [("preset", r) for r in s.preset] + \
               [("added", r) for r in s.added]
         trainer = trainer or s.trainer
-        if s.builtins and trainer and trainer != "script":
+        if s.builtins and trainer and trainer != SCRIPT_TRAINER:
             out += [("built-in", r) for r in builtin_rules(family_of(trainer))]
         return out
 

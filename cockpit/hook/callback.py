@@ -107,13 +107,14 @@ def _own_run_folder(name: str | None, runs_dir: str | os.PathLike[str] | None) -
     from cockpit.config.presets import dump_yaml
     from cockpit.paths import runs_dir as default_runs_dir
     from cockpit.run.folder import Status, create_run_folder
+    from cockpit.run.script import SCRIPT_TRAINER
 
     script = Path(sys.argv[0]).stem if sys.argv and sys.argv[0] else "script"
     run = create_run_folder(default_runs_dir(runs_dir).resolve(), name or script)
     cockpit = {"name": name or script,
                "script": {"command": [sys.executable, *sys.argv], "cwd": os.getcwd()}, "in_code": True}
-    run.run_yaml.write_text(dump_yaml({"trainer": "script", "cockpit": cockpit}), encoding="utf-8")
-    run.write_status(Status(state="starting", name=run.name, trainer="script", supervisor_pid=os.getpid(),
+    run.run_yaml.write_text(dump_yaml({"trainer": SCRIPT_TRAINER, "cockpit": cockpit}), encoding="utf-8")
+    run.write_status(Status(state="starting", name=run.name, trainer=SCRIPT_TRAINER, supervisor_pid=os.getpid(),
                             pid=os.getpid(), pgid=os.getpgid(0), started=time.time(),
                             host=os.uname().nodename))
     return run

@@ -108,16 +108,11 @@ def family(trainer: str | None, keys: list[str]) -> tuple[Panel, ...]:
     known = traits((trainer or "").lower().replace("-", "_")).family
     if known in _BY_FAMILY:
         return _BY_FAMILY[known]
-    present = set(keys)
-    if "objective/rlhf_reward" in present:
-        return PPO
-    if "rewards/margins" in present or "rewards/chosen" in present:
-        return DPO
-    if "reward" in present or "frac_reward_zero_std" in present:
-        return GRPO
-    if "mean_token_accuracy" in present:
-        return SFT
-    return GENERIC
+    found = _signature(keys)
+    if found is not None:
+        return _BY_SIGNATURE[found]
+    # A bare `reward` names no family (see _SIGNATURES), but its panels are the reward ones.
+    return GRPO if "reward" in keys else GENERIC
 
 
 def default_panels(trainer: str | None, keys: list[str], limit: int = MAX_PANELS) -> list[Panel]:
@@ -159,13 +154,18 @@ _SIGNATURES = (
     ("grpo", ("frac_reward_zero_std", "reward_std", "completions/mean_length")),
     ("sft", ("mean_token_accuracy",)),
 )
+_BY_SIGNATURE = {"ppo": PPO, "dpo": DPO, "grpo": GRPO, "sft": SFT}
+"""The panels of a family guessed from the keys (`family` and `guess_trainer` read the same
+signatures, so the panels shown and the trainer named agree)."""
+
+
+def _signature(keys: list[str]) -> str | None:
+    present = set(keys)
+    return next((name for name, signature in _SIGNATURES if present.intersection(signature)), None)
 
 
 def guess_trainer(keys: list[str]) -> str | None:
     """A trainer family for sources that do not say (trainer_state.json): "grpo-like" etc.,
     only from keys that family alone logs; None (shown as "unknown trainer") otherwise."""
-    present = set(keys)
-    for name, signature in _SIGNATURES:
-        if present.intersection(signature):
-            return f"{name}-like"
-    return None
+    found = _signature(keys)
+    return f"{found}-like" if found else None
