@@ -1,14 +1,53 @@
-"""Series colours taken from the active Textual theme, so plots follow theme switches.
+"""Colours come from the active Textual theme, never from a palette of our own: every theme
+(shipped, the user's, Textual's) works, and a theme switch is followed.
 
-textual-plotext's "auto" plot theme only sets the canvas and axes from the app
-theme; the line colours would stay plotext's fixed sequence. Drawing each
-series with a theme colour makes a light theme get dark-enough lines too.
+- CSS and `Content` markup name theme variables (`$error`, `$text-success`) and Textual
+  resolves them when drawing.
+- Rich renderables (a `DataTable`'s cells) cannot read `$variables`: `rich_style` resolves a
+  style written with them against the current theme, and the widget builds its cells again when
+  the theme changes (`App.theme_changed_signal`).
+- Plot series: textual-plotext's "auto" plot theme only sets the canvas and axes from the app
+  theme; the line colours would stay plotext's fixed sequence. Drawing each series with a theme
+  colour (`series_colors`) makes a light theme get dark-enough lines too.
 """
 
 from __future__ import annotations
 
+from rich.style import Style
 from textual.app import App
-from textual.color import Color
+from textual.color import Color, ColorParseError
+
+STATE_STYLES = {
+    "running": "$success", "starting": "$accent", "queued": "$accent", "stopping": "$warning",
+    "finished": "$primary", "stopped": "$warning", "failed": "$error", "killed": "$error",
+    "replay": "$secondary",
+}
+"""The colour of a run's state wherever it is shown (home's runs table, the run header)."""
+
+
+def rich_style(app: App, style: str) -> Style:
+    """`style` ("bold $error", "dim on $panel") as a Rich style, each theme variable taken from
+    the current theme (an ANSI theme's colours stay ANSI colours); a variable the theme lacks, or
+    one that is not a plain colour (`$text-muted` is "auto 60%"), is left out, not guessed."""
+    variables = app.theme_variables
+    plain: list[str] = []
+    color = bgcolor = None
+    words = style.split()
+    for i, word in enumerate(words):
+        if not word.startswith("$"):
+            if word != "on" or i + 1 == len(words) or not words[i + 1].startswith("$"):
+                plain.append(word)
+            continue
+        try:
+            parsed = Color.parse(variables.get(word[1:], "")).rich_color
+        except ColorParseError:
+            continue
+        if i and words[i - 1] == "on":
+            bgcolor = parsed
+        else:
+            color = parsed
+    return Style.parse(" ".join(plain)) + Style(color=color, bgcolor=bgcolor)
+
 
 _ORDER = ("primary", "warning", "success", "accent", "error", "secondary")
 _FALLBACK = ((0, 130, 200), (245, 130, 48), (60, 180, 75), (145, 30, 180), (230, 25, 75),

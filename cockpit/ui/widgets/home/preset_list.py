@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from rich.text import Text
 from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 from cockpit.config.presets import PresetInfo
+from cockpit.ui.text import markup
 
 
 class PresetList(OptionList):
@@ -30,14 +30,12 @@ class PresetList(OptionList):
         self.infos = {str(i.path): i for i in infos}
         options = []
         for info in infos:
-            text = Text()
-            text.append(info.name, style="bold")
-            text.append(f"  {info.trainer}  ", style="cyan")
-            text.append(info.origin, style="dim")
+            text = markup("[b]$name[/b]  [$text-primary]$trainer[/]  [dim]$origin[/]",
+                          name=info.name, trainer=info.trainer, origin=info.origin)
             if info.error:
-                text.append(f"\n  {info.error[:100]}", style="red")
+                text += markup("\n  [$text-error]$error[/]", error=info.error[:100])
             elif info.description:
-                text.append(f"\n  {info.description[:100]}", style="dim")
+                text += markup("\n  [dim]$description[/]", description=info.description[:100])
             options.append(Option(text, id=str(info.path), disabled=bool(info.error)))
         self.add_options(options)
         if options:

@@ -11,11 +11,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from rich.style import Style
 from rich.text import Text
 from textual.message import Message
 from textual.widgets import DataTable
 
 from cockpit.run.summaries import RunSummary
+from cockpit.ui.colors import STATE_STYLES, rich_style
 from cockpit.ui.text import printable
 
 DURATION_WIDTH = 6
@@ -38,11 +40,8 @@ def short_duration(seconds: float | None) -> str:
     return f"{s // 86400}d"
 
 
-_STATE_STYLE = {"running": "bold green", "starting": "cyan", "stopping": "yellow",
-                "finished": "blue", "stopped": "yellow", "failed": "bold red", "killed": "red",
-                "unknown": "magenta"}
-
-
+_BOLD_STATES = ("running", "failed")
+"""States that stand out in the list: the runs to look at."""
 _COLUMNS = ("name", "state", "trainer", "step", "eta", "age", "note")
 NOTE_WIDTH = 60
 COMMAND_WIDTH = 100
@@ -95,9 +94,25 @@ class RunsTable(DataTable):
         self._name_width: int | None = None
         self.cells_updated = 0
         """Cells rewritten by the last `show` (all of them when it rebuilt the table)."""
+        self._state_styles: dict[str, Style] = {}
+        """Each state's style in the current theme (cells are Rich text: no `$variables`)."""
 
     def on_mount(self) -> None:
         self._add_columns(None)
+        self.app.theme_changed_signal.subscribe(self, self._theme_changed)
+
+    def _theme_changed(self, _theme: object) -> None:
+        self._state_styles = {}
+        self._name_width = None  # the next show rebuilds every cell, in the new theme's colours
+        if self.summaries:
+            self.show(self.summaries)
+
+    def _state_style(self, state: str) -> Style:
+        if not self._state_styles and self.app.theme_variables:
+            self._state_styles = {
+                name: rich_style(self.app, f"bold {style}" if name in _BOLD_STATES else style)
+                for name, style in STATE_STYLES.items()}
+        return self._state_styles.get(state, Style())
 
     def _add_columns(self, name_width: int | None) -> None:
         self.add_column("name", key="name", width=name_width)
@@ -158,12 +173,11 @@ class RunsTable(DataTable):
                         self.move_cursor(row=i)
                     break
 
-    @staticmethod
-    def _cell(column: str, value: str) -> Text:
+    def _cell(self, column: str, value: str) -> Text:
         if column == "name":
             return Text(printable(value), overflow="ellipsis", no_wrap=True)
         if column == "state":
-            return Text(value, style=_STATE_STYLE.get(value, ""))
+            return Text(value, style=self._state_style(value))
         if column in ("eta", "age"):
             return Text(value, justify="right")
         if column == "note":

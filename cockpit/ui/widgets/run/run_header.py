@@ -10,12 +10,9 @@ from textual.widgets import Static
 from cockpit.metrics.rundata import RunData
 from cockpit.run.folder import LIVE_STATES
 from cockpit.run.watch import fmt_duration
+from cockpit.ui.colors import STATE_STYLES
 from cockpit.ui.text import markup
 
-_STATE_STYLE = {
-    "running": "$success", "starting": "$accent", "stopping": "$warning", "finished": "$primary",
-    "stopped": "$warning", "failed": "$error", "killed": "$error", "replay": "$secondary",
-}
 SEP = markup(" [dim]·[/] ")
 """Between facts: `trainer grpo · step 291/1500 · epoch 4.55` reads as three facts, not one.
 Values are bold and labels dim, so the space between them is a run of its own: a space that
@@ -36,7 +33,7 @@ class RunHeader(Static):
         """`extra` is plain text (the view settings), shown dim after the facts. Every value
         (run names, trainer, phase...) is filled into the markup literally (`ui.text.markup`)."""
         state = state or data.state or "?"
-        style = _STATE_STYLE.get(state, "$foreground")
+        style = STATE_STYLES.get(state, "$foreground")
         phase = data.phase or "-"
         if data.phase_detail and phase not in ("training", "done"):
             phase += f" ({data.phase_detail})"
