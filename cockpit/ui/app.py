@@ -14,6 +14,7 @@ from textual.dom import DOMNode
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
 
+from cockpit.ui.keymap import KEYMAP_FILE, load_keymap
 from cockpit.ui.screens.help import HelpScreen
 from cockpit.ui.screens.home import HomeScreen
 from cockpit.ui.themes import DEFAULT_THEME, load_themes
@@ -34,7 +35,7 @@ class CockpitApp(App):
 
     def __init__(self, *, mode: Mode = "home", paths: list[str] | None = None,
                  runs_dir: Path, theme_dirs: list[Path] | None = None,
-                 theme: str | None = None) -> None:
+                 theme: str | None = None, keymap_file: Path | None = None) -> None:
         super().__init__()
         self.mode = mode
         self.paths = list(paths or [])
@@ -45,6 +46,10 @@ class CockpitApp(App):
             self.register_theme(t)
         wanted = theme or DEFAULT_THEME
         self.theme = wanted if wanted in self.available_themes else "textual-dark"
+        self.keymap, self.keymap_errors = load_keymap(keymap_file)
+        """The user's keymap (binding id -> keys) and one line per entry skipped."""
+        self.set_keymap(self.keymap)
+        self._clashes_told: set[str] = set()
 
     def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
                timeout: float | None = None, markup: bool = True) -> None:
@@ -60,6 +65,9 @@ class CockpitApp(App):
         if self.theme_errors:
             self.notify("\n".join(self.theme_errors), title="themes skipped", severity="warning",
                         timeout=10)
+        if self.keymap_errors:
+            self.notify("\n".join(self.keymap_errors), title=f"{KEYMAP_FILE}: entries skipped",
+                        severity="warning", timeout=10)
         if self.mode == "live" and self.paths:
             self.open_live(self.paths[0])
         elif self.mode == "replay" and self.paths:
@@ -96,6 +104,22 @@ class CockpitApp(App):
 
         self.push_screen(SetupScreen(runs_dir=self.runs_dir, preset=preset), launched)
 
+    def handle_bindings_clash(self, clashed_bindings: set[Binding], node: DOMNode) -> None:
+        """A keymap entry took a key one of Textual's own bindings had there (tab, ctrl+c...):
+        said once per binding. (Clashes between cockpit's bindings are known when the keymap is
+        read, and said with the other keymap problems.) Textual calls this at every key press."""
+        for lost in clashed_bindings:
+            name = lost.id or lost.action
+            if name in self._clashes_told:
+                continue
+            self._clashes_told.add(name)
+            taker = next((i for i, keys in self.keymap.items() if lost.key in keys.split(",")),
+                         "a keymap entry")
+            self.notify(f"{lost.key} is now {taker}'s, so {lost.description or lost.action} "
+                        f"has no key on this screen — pick another key for {taker} in "
+                        f"{KEYMAP_FILE} if you need it", title="keymap clash", severity="warning",
+                        timeout=10)
+
     def switch_to_home(self) -> None:
         while len(self.screen_stack) > 1:
             self.pop_screen()
@@ -114,21 +138,24 @@ class CockpitApp(App):
             out.append((self.get_key_display(b), b.description, b.action, active.node))
         return out
 
-    def help_keys(self, screen: Screen) -> list[tuple[str, str]]:
-        """(keys, description) of the cockpit's own keys on a screen: its bindings and the app's
-        (every one has an id), not Textual's focus/copy keys or the focused widget's cursor
-        keys. Keys of one action are listed together (`q / ^q  Quit`)."""
-        keys: dict[str, list[str]] = {}
+    def help_keys(self, screen: Screen) -> list[tuple[str, str, str]]:
+        """(keys, description, binding ids) of the cockpit's own keys on a screen: its bindings
+        and the app's (every one has an id, the name keymap.toml remaps it by), not Textual's
+        focus/copy keys or the focused widget's cursor keys. Keys of one action are listed
+        together (`q / ^q  Quit`)."""
+        keys: dict[str, tuple[list[str], list[str]]] = {}
         for active in screen.active_bindings.values():
             b = active.binding
             if not b.description or not b.id or active.node not in (screen, self):
                 continue
-            shown = keys.setdefault(b.description, [])
+            shown, ids = keys.setdefault(b.description, ([], []))
             key = self.get_key_display(b)
             if key not in shown:
                 shown.append(key)
-        out = [(" / ".join(k), d) for d, k in keys.items()]
-        out.append(("ctrl+p", "Command palette (every action, themes)"))
+            if b.id not in ids:
+                ids.append(b.id)
+        out = [(" / ".join(k), d, ", ".join(i)) for d, (k, i) in keys.items()]
+        out.append(("ctrl+p", "Command palette (every action, themes)", ""))
         return out
 
     def action_help(self) -> None:
@@ -155,9 +182,10 @@ class CockpitApp(App):
 
 def make_app(mode: Mode = "home", paths: list[str] | None = None,
              runs_dir: str | Path | None = None, *, theme_dirs: list[Path] | None = None,
-             theme: str | None = None) -> CockpitApp:
-    """The app as the CLI and the tests build it."""
+             theme: str | None = None, keymap_file: Path | None = None) -> CockpitApp:
+    """The app as the CLI and the tests build it (`keymap_file`: the user's keymap.toml unless
+    given)."""
     from cockpit.paths import runs_dir as default_runs_dir
 
     return CockpitApp(mode=mode, paths=paths, runs_dir=default_runs_dir(runs_dir),
-                      theme_dirs=theme_dirs, theme=theme)
+                      theme_dirs=theme_dirs, theme=theme, keymap_file=keymap_file)
