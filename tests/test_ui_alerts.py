@@ -136,3 +136,10 @@ def test_the_board_reads_what_the_supervisor_reads(tmp_path, monkeypatch):
     assert [(e.source, e.name, e.muted) for e in entries] == [
         ("user", "run_ended", True), ("added", "loss < 0.1", False), ("fired", "x", False)]
     assert board.sources.problems == ["cockpit.alerts[0]: unknown key 'abov' — did you mean 'above'?"]
+
+
+def test_the_add_rule_question_offers_actions_the_rule_syntax_knows():
+    from cockpit.alerts.rules import ACTIONS as RULE_ACTIONS
+    from cockpit.ui.screens.add_rule import ACTIONS
+
+    assert {action for _, action in ACTIONS} <= set(RULE_ACTIONS)

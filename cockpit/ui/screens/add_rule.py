@@ -16,6 +16,9 @@ from cockpit.ui.text import literal, num
 
 ACTIONS = (("notify (cockpit.notify targets)", "notify"), ("journal only (a line and the bell)", "journal"),
            ("stop and save a checkpoint", "stop_save"))
+"""What `then` offers: alert actions, named as the rule syntax names them
+(`cockpit.alerts.rules.ACTIONS`); the supervisor turns `stop_save` into the run folder's
+`Request.STOP_SAVE`, which is a different name space."""
 
 
 def rule_from(metric: str, condition: str, threshold: str, steps: str, action: str) -> dict[str, Any]:

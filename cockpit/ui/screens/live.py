@@ -18,6 +18,7 @@ import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from textual import work
 from textual.app import ComposeResult
@@ -29,7 +30,7 @@ from textual.worker import get_current_worker
 from cockpit.alerts import board as alert_board
 from cockpit.errors import CockpitError
 from cockpit.metrics.rundata import RunData, load_journal
-from cockpit.run.folder import LIVE_STATES, RunFolder
+from cockpit.run.folder import LIVE_STATES, Request, RunFolder
 from cockpit.run.journal import Record
 from cockpit.run.tailer import LineTailer
 from cockpit.ui.screens.confirm import ConfirmScreen
@@ -362,7 +363,7 @@ class LiveRunScreen(RunView):
 
         def answered(yes: bool | None) -> None:
             if yes:
-                self._control("stop_save" if save else "stop_force")
+                self._control(Request.STOP_SAVE if save else Request.STOP_FORCE)
 
         self.app.push_screen(ConfirmScreen(question, yes="Stop" if save else "Force stop",
                                            danger=not save), answered)
@@ -402,14 +403,15 @@ class LiveRunScreen(RunView):
         self.request_redraw()
 
     @work(thread=True, group="control", exit_on_error=False)
-    def _control(self, what: str) -> None:
+    def _control(self, what: Request | Literal["resume"]) -> None:
+        """A stop request (written by `launch.stop`), or a resume."""
         from cockpit.run import launch
 
         try:
-            if what == "stop_save":
+            if what is Request.STOP_SAVE:
                 launch.stop(self.run, save=True)
                 msg = "asked to save a checkpoint and stop at the next step"
-            elif what == "stop_force":
+            elif what is Request.STOP_FORCE:
                 status = launch.stop(self.run, save=False)
                 msg = f"force-stopped ({status.state})"
             else:
