@@ -98,8 +98,8 @@ class FormBuilder:
         data.append(self.editor(SPLIT_FIELD, label="split"))
         data.append(self.editor(COLUMNS_FIELD, label="rename columns"))
 
-        common_names = [n for n in (*COMMON_FIELDS, *TRAINER_FIELDS) if spec.field(n) is not None]
-        common = [self.editor(spec.field(n)) for n in common_names]  # type: ignore[arg-type]
+        common = [self.editor(f) for n in (*COMMON_FIELDS, *TRAINER_FIELDS)
+                  if (f := spec.field(n)) is not None]
 
         fixed = {e.field.name for e in (*model, *extras, *data, *common)}
         self.extra_names = [n for n in dict.fromkeys([*self.extra_names, *draft.trl])

@@ -12,6 +12,7 @@ with the launched `RunFolder` (or None when the user goes back). Its styles: set
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -66,34 +67,39 @@ class SetupScreen(SaveAndLaunch, DataCheck, Screen["RunFolder | None"]):
         Binding("escape", "back", "Back", id="setup.back"),
     ]
 
+    @dataclass
     class RegistryLoaded(Message):
         """The trainers of the installed TRL (from the schema cache or a discovery run), and
         the accelerate configs it ships."""
 
-        def __init__(self, registry: Registry | None, gpu: bool, error: str | None,
-                     configs: list[str] | None = None) -> None:
-            super().__init__()
-            self.registry = registry
-            self.gpu = gpu
-            self.error = error
-            self.configs = configs or []
+        registry: Registry | None
+        """The trainers, or None when they could not be read (then `error` says why)."""
+        gpu: bool
+        """Whether this machine has a GPU (some trainers need one)."""
+        error: str | None
+        """Why the trainers could not be read, with the fix."""
+        configs: list[str] = field(default_factory=list)
+        """The accelerate configs the installed TRL ships (zero3, fsdp2, ...)."""
 
+    @dataclass
     class CandidatesFound(Message):
         """Local model folders and data files to complete the inputs with."""
 
-        def __init__(self, models: list[str], datasets: list[str]) -> None:
-            super().__init__()
-            self.models = models
-            self.datasets = datasets
+        models: list[str]
+        """Model folders found nearby."""
+        datasets: list[str]
+        """Data files found nearby."""
 
+    @dataclass
     class Validated(Message):
-        """The verdict of validation on the draft whose content was `key`."""
+        """The verdict of validation on one version of the draft."""
 
-        def __init__(self, key: str, problems: list[Problem], warnings: list[str]) -> None:
-            super().__init__()
-            self.key = key
-            self.problems = problems
-            self.warnings = warnings
+        key: str
+        """The draft's content the verdict is about (a newer draft makes it stale)."""
+        problems: list[Problem]
+        """What stops a launch, each with the field it is about."""
+        warnings: list[str]
+        """What would run anyway, but is worth a look."""
 
     def __init__(self, runs_dir: Path, preset: Preset | None = None) -> None:
         super().__init__()
