@@ -388,7 +388,8 @@ class LiveRunScreen(RunView):
     def _export(self) -> None:
         from cockpit.ui.exporting import export_and_notify
 
-        export_and_notify(self, self.run.path, self.run.path)
+        # The RunData on screen (copied on the UI thread), so the files hold what the plots do.
+        export_and_notify(self, self.run.path, self.run.path, data=self.detail)
 
     def _resumed(self) -> None:
         """A new attempt is starting: the old end is history at once (the banner would stay

@@ -305,13 +305,13 @@ class ReplayScreen(RunView):
             return
         path = self.paths[next(i for i, s in enumerate(self._slots) if s is detail)]
         self.notify(f"exporting {detail.label}…", timeout=2)
-        self._export(path, detail.label)
+        self._export(path, detail)
 
     @work(thread=True, exclusive=True, group="export", exit_on_error=False)
-    def _export(self, path: str, label: str) -> None:
+    def _export(self, path: str, detail: RunData) -> None:
         from cockpit.ui.exporting import export_and_notify, file_stem
 
-        export_and_notify(self, path, Path.cwd(), file_stem(label))
+        export_and_notify(self, path, Path.cwd(), file_stem(detail.label), data=detail)
 
     def action_cycle_detail(self) -> None:
         if len(self.sources) < 2:
