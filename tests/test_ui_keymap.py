@@ -21,7 +21,7 @@ def keymap(tmp_path: Path, text: str) -> Path:
     return path
 
 
-async def open_live(tmp_path: Path, keymap_file: Path):
+def open_live(tmp_path: Path, keymap_file: Path):
     from cockpit.ui.screens.live import LiveRunScreen
 
     run = make_run(tmp_path / "runs", "keyed", sft_records(range(1, 4)))
@@ -32,7 +32,7 @@ async def open_live(tmp_path: Path, keymap_file: Path):
 async def test_a_remapped_stop_key_asks_to_stop_and_the_old_key_does_nothing(tmp_path):
     from cockpit.ui.screens.confirm import ConfirmScreen
 
-    run, app, live = await open_live(tmp_path, keymap(tmp_path, '"live.stop_save" = "ctrl+s"\n'))
+    run, app, live = open_live(tmp_path, keymap(tmp_path, '"live.stop_save" = "ctrl+s"\n'))
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, live, "live screen with a state")
         await pilot.press("s")
@@ -68,7 +68,7 @@ async def test_a_bad_entry_is_one_line_naming_it_and_the_fix_and_the_rest_applie
     from cockpit.ui.screens.confirm import ConfirmScreen
 
     path = keymap(tmp_path, '"live.stop_sav" = "x"\n"live.stop_save" = "ctrl+s"\n')
-    _run, app, live = await open_live(tmp_path, path)
+    _run, app, live = open_live(tmp_path, path)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, live, "live screen with a state")
         told = [n for n in app._notifications if n.title.startswith("keymap.toml")]
@@ -110,7 +110,7 @@ async def test_a_broken_file_leaves_the_default_keys_and_says_where_it_broke(tmp
 async def test_a_key_taken_from_another_binding_of_the_screen_is_said(tmp_path):
     from cockpit.ui.screens.confirm import ConfirmScreen
 
-    _run, app, live = await open_live(tmp_path, keymap(tmp_path, '"live.stop_save" = "K"\n'))
+    _run, app, live = open_live(tmp_path, keymap(tmp_path, '"live.stop_save" = "K"\n'))
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, live, "live screen with a state")
         told = [n.message for n in app._notifications if n.title.startswith("keymap.toml")]
