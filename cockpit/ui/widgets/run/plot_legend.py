@@ -198,10 +198,13 @@ def distinct_colors(colors: Sequence[tuple[int, int, int]], n: int) -> list[tupl
         if len(out) >= n:
             break
         target = 255 if amount > 0 else 0
-        a = abs(amount)
-        out += [tuple(round(c + (target - c) * a) for c in rgb) for rgb in base]  # type: ignore[misc]
+        out += [_shade(rgb, target, abs(amount)) for rgb in base]
     while len(out) < n:  # more series than shades: colours repeat, labels still differ
         out += base
     return out[:max(n, 1)]
 
 
+def _shade(rgb: tuple[int, int, int], target: int, amount: float) -> tuple[int, int, int]:
+    """`rgb` moved `amount` of the way to white (target 255) or black (0)."""
+    r, g, b = (round(c + (target - c) * amount) for c in rgb)
+    return r, g, b
