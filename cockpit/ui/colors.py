@@ -6,9 +6,8 @@
 - Rich renderables (a `DataTable`'s cells) cannot read `$variables`: `rich_style` resolves a
   style written with them against the current theme, and the widget builds its cells again when
   the theme changes (`App.theme_changed_signal`).
-- Plot series: textual-plotext's "auto" plot theme only sets the canvas and axes from the app
-  theme; the line colours would stay plotext's fixed sequence. Drawing each series with a theme
-  colour (`series_colors`) makes a light theme get dark-enough lines too.
+- Plots: the canvas and axes take the theme's surface and foreground, and each series a theme
+  colour (`series_colors`), so a light theme gets dark-enough lines too.
 """
 
 from __future__ import annotations
