@@ -253,6 +253,7 @@ async def run_replay(path: Path, out: Path) -> None:
     out.write_text(json.dumps({
         "open_to_drawn_s": marks["drawn"] - marks["open"],
         "load_s": marks.get("load_s"),
+        "open_to_loaded_s": marks["loaded"] - marks["open"] if "loaded" in marks else None,
         "loaded_to_drawn_s": marks["drawn"] - marks["loaded"] if "loaded" in marks else None,
         "panels": marks.get("panels"),
         "draw_ms": [d * 1000 for d in watch.draw_s],

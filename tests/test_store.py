@@ -318,12 +318,31 @@ def test_keys_logged_together_share_one_step_and_time_column():
     assert sorted(map(sorted, (keys for keys, _ in s.groups))) == [
         sorted(SFT), ["eval_loss", "eval_runtime"]]
     points = 10_000 * len(SFT) + 10 * 2
-    # 8 bytes a value, 16 a row (step, time) shared by the group's keys; room to grow by half
-    exact = 10_000 * (8 * len(SFT) + 16) + 10 * (8 * 2 + 16)
-    assert exact / points < 11
-    assert s.nbytes <= 1.5 * exact + 4096
+    # 8 bytes a value, 8 a row (int32 step, float32 time) shared by the group's keys
+    exact = 10_000 * (8 * len(SFT) + 8) + 10 * (8 * 2 + 8)
+    assert exact / points < 9.4
+    assert s.nbytes <= 1.5 * exact + 4096  # room to grow by half
     x, y = s.series("grad_norm", x="time")
     assert x[0] == 0.0 and x[-1] == 9999.0 and y[-1] == 5000.0
+
+
+def test_wall_times_keep_a_plot_s_precision_for_months():
+    s = MetricStore()
+    t = 1.7e9 + np.cumsum(np.full(100_000, 30.0 + 1 / 3))  # a month at one step each 30.33 s
+    s.add_columns(np.arange(1, 100_001), {"loss": np.ones(100_000)}, times=t)
+    x, _ = s.series("loss", x="time")
+    assert np.abs(x - (t - t[0])).max() < 0.25
+
+
+def test_steps_past_int32_are_kept_exactly():
+    s = MetricStore()
+    s.add_many([m(st, loss=1.0) for st in (1, 2, 2**31 - 1)])
+    assert s.series("loss", copy=False)[0].dtype == np.int32  # 4 bytes a row while steps fit
+    s.add_many([m(2**31, loss=2.0), m(2**40, loss=3.0)])
+    x, _ = s.series("loss")
+    assert x.dtype == np.int64 and x.tolist() == [1, 2, 2**31 - 1, 2**31, 2**40]
+    s.add(m(-5, loss=4.0))  # a rewind to below zero
+    assert s.series("loss")[0].tolist() == [-5]
 
 
 def test_a_key_left_out_of_a_record_leaves_its_group_and_keeps_its_points():
@@ -424,7 +443,7 @@ def test_a_pickled_store_holds_its_rows_and_keeps_growing():
 def test_plot_points_of_a_short_series_are_downsample_of_the_series():
     s = MetricStore()
     rng = np.random.default_rng(3)
-    s.add_columns(np.arange(1, 5001), {"loss": rng.normal(size=5000)}, times=1e9 + np.arange(5000.0))
+    s.add_columns(np.arange(1, 4001), {"loss": rng.normal(size=4000)}, times=1e9 + np.arange(4000.0))
     for x in ("step", "time"):
         for w in (0.0, 0.9):
             xs, ys = s.series("loss", x=x)

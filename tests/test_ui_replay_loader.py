@@ -35,3 +35,40 @@ def test_in_process_parsing_can_be_asked_for(monkeypatch):
     monkeypatch.setattr(replay_loader, "_load_in_child", lambda p: pytest.fail("forked"))
     data = replay_loader.load_replay(str(FIXTURES / "trl_sft_token_accuracy.json"))
     assert "loss" in data.store.keys()
+
+
+def _replay_files() -> set[str]:
+    import os
+    import tempfile
+
+    d = "/dev/shm" if os.path.isdir("/dev/shm") else tempfile.gettempdir()
+    return {f for f in os.listdir(d) if f.startswith("cockpit-replay-")}
+
+
+def test_a_prefetched_parse_is_what_load_replay_returns():
+    path = str(FIXTURES / "trl_grpo_modern_multireward.json")
+    before = _replay_files()
+    replay_loader.prefetch(path)
+    assert len(replay_loader._pending) == 1
+    data = replay_loader.load_replay(path)
+    assert not replay_loader._pending and _replay_files() == before
+    local = replay_loader.from_source(replay_loader.open_source(path))
+    assert data.store.keys() == local.store.keys()
+    for key in local.store.keys():
+        np.testing.assert_array_equal(data.store.series(key)[1], local.store.series(key)[1])
+
+
+def test_a_prefetch_nobody_collects_leaves_nothing_behind():
+    import os
+
+    before = _replay_files()
+    replay_loader.prefetch(str(FIXTURES / "trl_sft_token_accuracy.json"))
+    child = next(iter(replay_loader._pending.values()))
+    replay_loader.prefetch(str(FIXTURES / "trl_sft_token_accuracy.json"))  # asked again: a new one
+    assert child.pid not in [c.pid for c in replay_loader._pending.values()]
+    for c in list(replay_loader._pending.values()):
+        c.discard()  # what exit does
+    replay_loader._pending.clear()
+    assert _replay_files() == before
+    with pytest.raises(ChildProcessError):
+        os.waitpid(child.pid, os.WNOHANG)  # reaped, not a zombie

@@ -142,7 +142,7 @@ class PlotSummary:
     then LTTB), with bins made of whole blocks, so spikes are kept the same way. Only points
     that arrived since the last call are read; the last point, which a record at the same step
     may still replace, is never in a block. Past `MAX_BLOCKS` blocks, neighbours are merged
-    and blocks double in size, so the summary stays under ~130 KB.
+    and blocks double in size, so the summary stays under 64 KB.
 
     With smoothing, the EMA runs on the new points only, from its value at the end of the
     last of its own blocks (`_ema_run`): the smoothed values are the floats `ema` gives for
@@ -153,10 +153,11 @@ class PlotSummary:
     change (the store's row groups count such changes in `generation`).
     """
 
-    MIN_POINTS = 1 << 15
-    """Shorter series are cheaper to downsample whole (a fraction of a millisecond)."""
-    BLOCK = 64
-    MAX_BLOCKS = 4096
+    MIN_POINTS = 1 << 12
+    """Shorter series are downsampled whole (a tenth of a millisecond)."""
+    BLOCK = 16
+    MAX_BLOCKS = 2048
+    """Enough for 2 bins a point up to n_out = 1024 (a panel 512 columns wide)."""
 
     def __init__(self, weight: float = 0.0) -> None:
         self.weight = _weight(weight)
@@ -167,10 +168,10 @@ class PlotSummary:
         self.done = 0
         """Points [0, done) are in blocks."""
         self.count = 0
-        self._lo_i = np.empty(256, dtype=np.int64)
-        self._lo_v = np.empty(256, dtype=np.float64)
-        self._hi_i = np.empty(256, dtype=np.int64)
-        self._hi_v = np.empty(256, dtype=np.float64)
+        # Each block's lowest (row 0) and highest (row 1) point: index and value. One
+        # allocation for the summary's life (32 KB a row pair): no churn in the heap.
+        self._idx = np.empty((2, self.MAX_BLOCKS + 1), dtype=np.int64)
+        self._val = np.empty((2, self.MAX_BLOCKS + 1), dtype=np.float64)
         self.first: tuple[int, float] = (-1, math.nan)
         self.last: tuple[int, float] = (-1, math.nan)
         # The EMA's running value after `ema_k` finite values, the last of which is just
@@ -197,8 +198,8 @@ class PlotSummary:
             return None
         k = max(1, nb // (2 * n_out))
         idx_parts, val_parts = [], []
-        for ids, vals, pick in ((self._lo_i[:nb], self._lo_v[:nb], np.argmin),
-                                (self._hi_i[:nb], self._hi_v[:nb], np.argmax)):
+        for ids, vals, pick in ((self._idx[0, :nb], self._val[0, :nb], np.argmin),
+                                (self._idx[1, :nb], self._val[1, :nb], np.argmax)):
             m = nb // k * k
             v = vals[:m].reshape(-1, k)
             j = pick(v, axis=1)
@@ -251,28 +252,13 @@ class PlotSummary:
         else:
             base = self.done
             values = y[base:n]
-        size = self.block
-        full = (n - 1 - self.done) // size  # the last point is never in a block
-        if full > 0:
-            seg = values[self.done - base:self.done - base + full * size].reshape(full, size)
-            fin_b = np.isfinite(seg)
-            lo = np.where(fin_b, seg, np.inf)
-            hi = np.where(fin_b, seg, -np.inf)
-            rows = np.arange(full)
-            jl, jh = lo.argmin(axis=1), hi.argmax(axis=1)
-            starts = self.done + rows * size
-            self._push(starts + jl, lo[rows, jl], starts + jh, hi[rows, jh])
-            any_fin = fin_b.any(axis=1)
-            if any_fin.any():
-                if self.first[0] < 0:
-                    b = int(np.argmax(any_fin))
-                    j = int(np.argmax(fin_b[b]))
-                    self.first = (int(starts[b]) + j, float(seg[b, j]))
-                b = full - 1 - int(np.argmax(any_fin[::-1]))
-                j = size - 1 - int(np.argmax(fin_b[b, ::-1]))
-                self.last = (int(starts[b]) + j, float(seg[b, j]))
-            self.done += full * size
-            while self.count > self.MAX_BLOCKS:
+        while True:  # whole blocks, as many as there is room for, merging neighbours to make room
+            size = self.block
+            full = min((n - 1 - self.done) // size, self.MAX_BLOCKS + 1 - self.count)
+            if full <= 0:  # the last point is never in a block
+                break
+            self._blocks(values[self.done - base:self.done - base + full * size].reshape(full, size))
+            if self.count > self.MAX_BLOCKS:
                 self._coarsen()
         if smooth:  # keep the EMA's value at the end of its last block that is in blocks here
             every = _ema_block(w)
@@ -285,32 +271,43 @@ class PlotSummary:
                 self.ema_k = c
         return base, values
 
-    def _push(self, lo_i: np.ndarray, lo_v: np.ndarray, hi_i: np.ndarray, hi_v: np.ndarray) -> None:
-        need = self.count + len(lo_i)
-        if need > len(self._lo_i):
-            cap = max(need, 2 * len(self._lo_i))
-            for name in ("_lo_i", "_lo_v", "_hi_i", "_hi_v"):
-                old = getattr(self, name)
-                new = np.empty(cap, dtype=old.dtype)
-                new[:self.count] = old[:self.count]
-                setattr(self, name, new)
-        c = self.count
-        self._lo_i[c:need], self._lo_v[c:need] = lo_i, lo_v
-        self._hi_i[c:need], self._hi_v[c:need] = hi_i, hi_v
-        self.count = need
+    def _blocks(self, seg: np.ndarray) -> None:
+        """Add blocks (rows of `seg`) starting at `done`."""
+        full, size = seg.shape
+        fin = np.isfinite(seg)
+        lo = np.where(fin, seg, np.inf)
+        hi = np.where(fin, seg, -np.inf)
+        rows = np.arange(full)
+        jl, jh = lo.argmin(axis=1), hi.argmax(axis=1)
+        starts = self.done + rows * size
+        c, end = self.count, self.count + full
+        self._idx[0, c:end], self._val[0, c:end] = starts + jl, lo[rows, jl]
+        self._idx[1, c:end], self._val[1, c:end] = starts + jh, hi[rows, jh]
+        self.count = end
+        any_fin = fin.any(axis=1)
+        if any_fin.any():
+            if self.first[0] < 0:
+                b = int(np.argmax(any_fin))
+                j = int(np.argmax(fin[b]))
+                self.first = (int(starts[b]) + j, float(seg[b, j]))
+            b = full - 1 - int(np.argmax(any_fin[::-1]))
+            j = size - 1 - int(np.argmax(fin[b, ::-1]))
+            self.last = (int(starts[b]) + j, float(seg[b, j]))
+        self.done += full * size
 
     def _coarsen(self) -> None:
-        """Merge neighbouring blocks (an odd last one stays as it is)."""
+        """Merge neighbouring blocks (an odd last one stays as it is); blocks double in size."""
         nb = self.count
         m = nb // 2 * 2
-        for ids, vals, better in ((self._lo_i, self._lo_v, np.less), (self._hi_i, self._hi_v, np.greater)):
+        half = m // 2
+        for row, better in ((0, np.less), (1, np.greater)):
+            ids, vals = self._idx[row], self._val[row]
             a, b = vals[0:m:2], vals[1:m:2]
             take_b = better(b, a)
             merged_v = np.where(take_b, b, a)
             merged_i = np.where(take_b, ids[1:m:2], ids[0:m:2])
-            half = m // 2
             vals[:half], ids[:half] = merged_v, merged_i
             if m < nb:
                 vals[half], ids[half] = vals[m], ids[m]
-        self.count = m // 2 + (nb - m)
+        self.count = half + (nb - m)
         self.block *= 2

@@ -40,11 +40,12 @@ import itertools
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from cockpit.errors import CockpitError
+from cockpit.metrics.store.ingest import blocks_of, value_table
 from cockpit.metrics.store.values import (
     NON_METRIC_KEYS,
     is_summary,
@@ -86,6 +87,17 @@ def categorize(keys: Iterable[str]) -> str:
 # -- the parsed file --------------------------------------------------------------------------
 
 
+class EntryBlock(NamedTuple):
+    """Log entries with the same keys in the same order."""
+
+    keys: tuple
+    rows: np.ndarray
+    """Their positions in `ParsedState.entries`."""
+    table: np.ndarray | None
+    """(rows × keys) float64 of their values when every one is numeric (`value_table`)."""
+    category: str
+
+
 @dataclass
 class ParsedState:
     """One trainer_state.json: its header fields, its log entries, what was odd about it."""
@@ -108,7 +120,10 @@ class ParsedState:
     group_ids: list[int] = field(default_factory=list, repr=False)
     """Entries with the same keys (in the same order) share a group id..."""
     group_keys: dict[int, tuple] = field(default_factory=dict, repr=False)
-    """...and these are the keys: the store reads each group as one block."""
+    """...and these are the keys."""
+    blocks: list[EntryBlock] = field(default_factory=list, repr=False)
+    """The entries of each group, with their values read as a table where they could be:
+    the store's columns come from these."""
     header: dict[str, Any] = field(default_factory=dict, repr=False)
     """Every other top-level scalar (logging_steps, save_steps, num_train_epochs, ...)."""
     _records: list[journal.Record] | None = field(default=None, repr=False)
@@ -292,17 +307,26 @@ def parse_trainer_state_obj(obj: Any, *, source: str = "") -> ParsedState:
                            "the file is damaged or not a trainer_state.json")
     warnings: list[str] = []
 
-    entries = [e for e in history if type(e) is dict]
-    if len(entries) != len(history):
+    if set(map(type, history)) <= {dict}:
+        entries = history
+    else:
+        entries = [e for e in history if type(e) is dict]
         warnings.append(f"{len(history) - len(entries)} log_history entries are not objects — skipped")
 
-    steps = _entry_steps(entries, warnings)
     # An entry's key tuple decides its category; real logs have a handful of distinct tuples.
     # setdefault hands each new tuple the counter value of its first entry: a group id.
     group_keys: dict[tuple, int] = {}
     group_ids = list(map(group_keys.setdefault, map(tuple, entries), itertools.count()))
+    keys_of = {gid: sig for sig, gid in group_keys.items()}
     category_of = {gid: categorize(sig) for sig, gid in group_keys.items()}
     categories = list(map(category_of.__getitem__, group_ids))
+    # Each group's values, read once as a table: the steps come from it, and so do the store's
+    # columns (`MetricStore.add_parsed`).
+    blocks = [EntryBlock(sig, idx, value_table(sig, _rows(entries, idx)), categorize(sig))
+              for sig, idx in blocks_of(entries, None, (group_ids, keys_of))]
+    steps = _table_steps(blocks, len(entries))
+    if steps is None:
+        steps = _entry_steps(entries, warnings)
 
     if SUMMARY in category_of.values():
         # The summary stands outside the step sequence (the store keeps it apart too):
@@ -322,6 +346,10 @@ def parse_trainer_state_obj(obj: Any, *, source: str = "") -> ParsedState:
         categories = [categories[i] for i in idx]
         group_ids = [group_ids[i] for i in idx]
         steps = steps[keep]
+        new_position = np.cumsum(keep) - 1
+        blocks = [EntryBlock(b.keys, new_position[b.rows[keep[b.rows]]],
+                        None if b.table is None else b.table[keep[b.rows]], b.category)
+                  for b in blocks]
     if len(steps) > 1:
         same = steps[1:] == steps[:-1]
         if same.any():
@@ -353,9 +381,32 @@ def parse_trainer_state_obj(obj: Any, *, source: str = "") -> ParsedState:
         steps=steps,
         categories=categories,
         group_ids=group_ids,
-        group_keys={gid: sig for sig, gid in group_keys.items()},
+        group_keys=keys_of,
+        blocks=[b for b in blocks if len(b.rows)],
         header=header,
     )
+
+
+def _rows(entries: list[dict[str, Any]], idx: np.ndarray) -> list[dict[str, Any]]:
+    return entries if len(idx) == len(entries) else [entries[i] for i in idx.tolist()]
+
+
+_EXACT = float(2**53)  # integers up to here are exact as float64
+
+
+def _table_steps(blocks: list[EntryBlock], n: int) -> np.ndarray | None:
+    """Every entry's step read from its group's value table (truncated, as `to_int` does);
+    None when some group has no table, no step key, or a step that is not finite or too
+    large to be exact as a float (then `_entry_steps` reads them one by one)."""
+    steps = np.empty(n, dtype=np.int64)
+    for block in blocks:
+        if block.table is None or "step" not in block.keys:
+            return None
+        col = block.table[:, block.keys.index("step")]
+        if len(col) and not (np.isfinite(col).all() and np.abs(col).max() < _EXACT):
+            return None
+        steps[block.rows] = col.astype(np.int64)
+    return steps
 
 
 def _entry_steps(entries: list[dict[str, Any]], warnings: list[str]) -> np.ndarray:

@@ -9,6 +9,7 @@ in one row group.
 from __future__ import annotations
 
 import itertools
+import operator
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -51,16 +52,19 @@ def blocks_of(dicts: Sequence[Mapping[str, Any]], positions: np.ndarray | None,
     return out
 
 
-def read_blocks(dicts: Sequence[Mapping[str, Any]],
-                blocks: list[tuple[tuple, np.ndarray]]) -> Fragments:
+Block = tuple[tuple, np.ndarray, "np.ndarray | None"]
+"""(keys, row positions, their `value_table` when read already) of dicts sharing their keys."""
+
+
+def read_blocks(dicts: Sequence[Mapping[str, Any]], blocks: Sequence[Block]) -> Fragments:
     """Every numeric value of the blocks' rows, as (positions, values) per key."""
     fragments: Fragments = {}
     n_all = len(dicts)
-    for sig, idx in blocks:
-        if all(k in NOT_SERIES for k in sig):
+    for sig, idx, table in blocks:
+        if all(k in NOT_SERIES for k in sig) or not len(idx):
             continue
-        rows = dicts if len(idx) == n_all else [dicts[i] for i in idx.tolist()]
-        read_block(sig, rows, idx, fragments)
+        rows = [] if table is not None else dicts if len(idx) == n_all else [dicts[i] for i in idx.tolist()]
+        read_block(sig, rows, idx, fragments, table)
     return fragments
 
 
@@ -87,28 +91,47 @@ def logged_together(fragments: Fragments) -> list[tuple[np.ndarray, dict[str, np
 _NUMERIC_OR_TEXT = frozenset({float, int, str})
 
 
-def read_block(sig: tuple, rows: Sequence[Mapping[str, Any]], idx: np.ndarray,
-               fragments: Fragments) -> None:
-    """Rows that share their keys, in the order of `sig`: one flat conversion when every
-    value is a number (or a numeric string — numpy parses those exactly as float() does),
-    else column by column."""
-    cols = [(j, k if type(k) is str else str(k)) for j, k in enumerate(sig) if k not in NOT_SERIES]
-    width = len(sig)
+def value_table(sig: tuple, rows: Sequence[Mapping[str, Any]]) -> np.ndarray | None:
+    """(rows × keys) float64 of dicts that share their keys, in the order of `sig`, when every
+    value is a number or a numeric string (numpy parses those exactly as float() does);
+    None otherwise (then read column by column).
+
+    One flat conversion, no pass over the values' types first: numpy also takes None (as
+    NaN) and bools (as 1.0 and 0.0), which are not metrics, so only the cells that came out
+    NaN, 0 or 1 have their type looked at."""
+    n, width = len(rows), len(sig)
     try:
-        kinds = set(map(type, itertools.chain.from_iterable(map(dict.values, rows))))
-    except TypeError:  # not plain dicts
-        kinds = None
-    if kinds is not None and kinds <= _NUMERIC_OR_TEXT:
-        try:
-            flat = np.fromiter(itertools.chain.from_iterable(map(dict.values, rows)),
-                               dtype=np.float64, count=len(rows) * width)
-        except (ValueError, OverflowError, TypeError):
-            flat = None
-        if flat is not None:
-            table = flat.reshape(len(rows), width)
-            for j, name in cols:
-                fragments.setdefault(name, []).append((idx, table[:, j]))
-            return
+        flat = np.fromiter(itertools.chain.from_iterable(map(dict.values, rows)),
+                           dtype=np.float64, count=n * width)
+    except (ValueError, OverflowError, TypeError):  # text, nested dicts, lists, not dicts
+        return None
+    table = flat.reshape(n, width)
+    suspect = np.isnan(table)
+    suspect |= table == 0.0
+    suspect |= table == 1.0
+    for j in np.flatnonzero(suspect.any(axis=0)).tolist():
+        key = sig[j]
+        at = np.flatnonzero(suspect[:, j])
+        if len(at) > n // 8:
+            kinds = set(map(type, map(operator.itemgetter(key), rows)))
+        else:
+            kinds = {type(rows[i][key]) for i in at.tolist()}
+        if not kinds <= _NUMERIC_OR_TEXT:
+            return None
+    return table
+
+
+def read_block(sig: tuple, rows: Sequence[Mapping[str, Any]], idx: np.ndarray,
+               fragments: Fragments, table: np.ndarray | None = None) -> None:
+    """Rows that share their keys, in the order of `sig`: their value table when every value
+    is numeric (`table`, when the caller read it already), else column by column."""
+    cols = [(j, k if type(k) is str else str(k)) for j, k in enumerate(sig) if k not in NOT_SERIES]
+    if table is None:
+        table = value_table(sig, rows)
+    if table is not None:
+        for j, name in cols:
+            fragments.setdefault(name, []).append((idx, table[:, j]))
+        return
     for j, name in cols:
         key = sig[j]
         col = [row[key] for row in rows]

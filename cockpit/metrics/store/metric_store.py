@@ -74,33 +74,21 @@ class MetricStore:
         return store
 
     def add_parsed(self, parsed: ParsedState) -> None:
-        """Load a parsed trainer_state.json column by column, without building Records."""
+        """Load a parsed trainer_state.json from the value tables its parser read, without
+        building Records; the summary entry goes to `summary`."""
         if parsed.max_steps is not None and parsed.max_steps > 0:
             self.max_steps = parsed.max_steps
         if parsed.epoch is not None:
             self.epoch = parsed.epoch
-        entries, steps = parsed.entries, parsed.steps
-        groups = (parsed.group_ids, parsed.group_keys) if parsed.group_keys else None
-        cats = parsed.categories
-        n_summary = cats.count(_SUMMARY)  # C-speed scans: a 100k-entry log has one, at the end
-        if n_summary:
-            n = len(cats)
-            if all(cat == _SUMMARY for cat in cats[n - n_summary:]):
-                summary = list(range(n - n_summary, n))
-            else:
-                summary = [i for i, cat in enumerate(cats) if cat == _SUMMARY]
-            for i in summary:
-                self.summary.update(metric_values(entries[i], _NOT_SERIES))
-            n, k = len(entries), len(summary)
-            if summary == list(range(n - k, n)):  # the usual place: the end
-                entries, steps = entries[: n - k], steps[: n - k]
-                groups = (groups[0][: n - k], groups[1]) if groups else None
-            else:
-                rest = [i for i, cat in enumerate(cats) if cat != _SUMMARY]
-                entries = [entries[i] for i in rest]
-                steps = steps[rest]
-                groups = ([groups[0][i] for i in rest], groups[1]) if groups else None
-        self._ingest(entries, steps, None, groups)
+        series, summary = [], []
+        for block in parsed.blocks:
+            (summary if block.category == _SUMMARY else series).append(block)
+        if summary:
+            at = np.sort(np.concatenate([b.rows for b in summary])).tolist()
+            for i in at:
+                self.summary.update(metric_values(parsed.entries[i], _NOT_SERIES))
+        self._ingest(parsed.entries, parsed.steps, None,
+                     [(b.keys, b.rows, b.table) for b in series])
         self.version += 1
 
     def add(self, record: journal.Record) -> bool:
@@ -201,19 +189,34 @@ class MetricStore:
         return times if ok.all() else np.where(ok, times, np.nan)
 
     def _ingest(self, dicts: Sequence[Mapping[str, Any]], steps: np.ndarray,
-                times: np.ndarray | None,
-                groups: tuple[list[int], dict[int, tuple]] | None = None) -> None:
-        """The columnar core: many logged dicts at once, same result as one `add` each."""
-        if not len(dicts):
+                times: np.ndarray | None, blocks: list[ingest.Block] | None = None) -> None:
+        """The columnar core: many logged dicts at once, same result as one `add` each.
+
+        `blocks` (keys, positions, value table or None) names the dicts to take, grouped by
+        their keys, when the caller grouped them already (the trainer_state.json parser);
+        else every dict is taken."""
+        order = None
+        if blocks is not None:
+            if not blocks:
+                return
+            order = np.sort(np.concatenate([b[1] for b in blocks])) if len(blocks) > 1 else blocks[0][1]
+        in_order = steps if order is None else steps[order]
+        if not len(in_order):
             return
-        keep = self._rewind_for(steps)
+        keep = self._rewind_for(in_order)
         if times is not None:
             times = self._wall_times(times)
-        positions = np.flatnonzero(keep) if keep is not None else None
-        fragments = ingest.read_blocks(dicts, ingest.blocks_of(dicts, positions, groups))
-        for idx, columns in ingest.logged_together(fragments):
+        if blocks is None:
+            positions = np.flatnonzero(keep) if keep is not None else None
+            blocks = [(sig, idx, None) for sig, idx in ingest.blocks_of(dicts, positions, None)]
+        elif keep is not None:
+            alive = np.zeros(len(steps), dtype=bool)
+            alive[order[keep]] = True
+            blocks = [(sig, idx[alive[idx]], None if table is None else table[alive[idx]])
+                      for sig, idx, table in blocks]
+        for idx, columns in ingest.logged_together(ingest.read_blocks(dicts, blocks)):
             self._put(steps[idx], times[idx] if times is not None else None, columns)
-        self.last_step = int(steps[-1])  # the last record survives every rewind
+        self.last_step = int(in_order[-1])  # the last record survives every rewind
 
     def _put(self, steps: np.ndarray, times: np.ndarray | None, columns: Mapping[str, np.ndarray]) -> None:
         """Rows of these keys, logged together at non-decreasing steps not below what they hold
@@ -298,7 +301,8 @@ class MetricStore:
 
         copy=False hands out read-only views instead (no 16 MB copy of a 1M-point series
         on every redraw); use them at once — the store may overwrite or move its arrays
-        on the next change. Steps are non-decreasing (the resume rule keeps them so)."""
+        on the next change. A view of steps is the store's own column: int32 while every
+        step fits, else int64. Steps are increasing (the resume rule keeps them so)."""
         if x not in ("step", "time"):
             raise ValueError(f"x must be 'step' or 'time', not {x!r}")
         group = self._group_of.get(key)
@@ -309,13 +313,12 @@ class MetricStore:
         col = group.columns[key][:n]
         y = col.copy() if copy else _readonly(col)
         if x == "step":
-            return (group.steps[:n].copy() if copy else _readonly(group.steps[:n])), y
+            steps = group.steps[:n]
+            return (steps.astype(np.int64) if copy else _readonly(steps)), y
         return self._seconds(group, slice(0, n)), y
 
     def _seconds(self, group: RowGroup, which: slice | np.ndarray) -> np.ndarray:
-        if group.times is None:
-            return np.full(len(group.steps[:group.n][which]), np.nan)
-        return group.times[:group.n][which] - (self.t0 if self.t0 is not None else 0.0)
+        return group.seconds(which, self.t0 if self.t0 is not None else 0.0)
 
     def plot_points(self, key: str, x: Literal["step", "time"] = "step", *, n_out: int,
                     smoothing: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
@@ -344,9 +347,10 @@ class MetricStore:
             xs, ys = self.series(key, x, copy=False)
             if smoothing > 0 and len(ys) > 2:
                 ys = plotmath.ema(ys, smoothing)
-            return plotmath.downsample(xs, ys, n_out, sorted_x=(x == "step"))
+            xs, ys = plotmath.downsample(xs, ys, n_out, sorted_x=(x == "step"))
+            return (xs.astype(np.int64) if x == "step" else xs), ys
         idx, values = found
-        xs = group.steps[idx] if x == "step" else self._seconds(group, idx)
+        xs = group.steps[idx].astype(np.int64) if x == "step" else self._seconds(group, idx)
         return plotmath.lttb(xs, values, n_out)
 
     def latest(self, key: str) -> float | None:
