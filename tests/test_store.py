@@ -498,3 +498,18 @@ def test_a_flat_series_is_drawn_unsmoothed_until_it_moves():
     xs, ys = s.plot_points("lr", n_out=100, smoothing=0.9)
     _, y = s.series("lr")
     np.testing.assert_array_equal(ys, ema(y, 0.9)[xs - 1])
+
+
+def test_bools_and_nulls_among_zeros_and_ones_are_not_values():
+    """Values are read as one table per set of keys; numpy would read True as 1.0 and None as
+    NaN, so cells that came out 0, 1 or NaN are looked at — whether few or most are."""
+    rows = []
+    for st_ in range(1, 201):
+        rows.append(m(st_, few=0.5 if st_ != 50 else True, most=float(st_ % 2),
+                      gone=None if st_ == 7 else 2.0, nan=math.nan))
+    s = MetricStore.from_records(rows)
+    assert s.count("few") == 199 and 50 not in s.series("few")[0].tolist()
+    assert s.count("most") == 200 and s.count("gone") == 199 and s.count("nan") == 200
+    rows.append(m(201, few=0.5, most=False, gone=2.0, nan=math.nan))
+    s = MetricStore.from_records(rows)
+    assert s.count("most") == 200 and 201 not in s.series("most")[0].tolist()

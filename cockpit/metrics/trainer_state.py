@@ -157,23 +157,22 @@ class ParsedState:
 
         Replay's log table holds 1000 rows; building a Record for every entry of a
         100k-entry file to keep the last 1000 took 0.7 s. Entries of one step merge,
-        so the tail starts at a step boundary.
+        so the tail starts at a step boundary, and holds more entries than it keeps.
         """
         if n <= 0:
             return []
         total = len(self.entries)
-        if self._records is not None or total <= 2 * n:
-            return self.records[-n:]
-        start = total - 2 * n  # every entry gives at least one record: 2n entries are plenty
-        first = self.steps[start]
-        while start < total and self.steps[start] == first:
-            start += 1
-        if start >= total:
-            return self.records[-n:]
-        tail = _build_records(self.entries[start:], self.steps[start:], self.categories[start:])
-        if len(tail) < n:
-            return self.records[-n:]
-        return tail[-n:]
+        window = n + n // 8 + 1
+        while self._records is None and total > window:
+            start = total - window
+            first = self.steps[start]
+            while start < total and self.steps[start] == first:
+                start += 1
+            tail = _build_records(self.entries[start:], self.steps[start:], self.categories[start:])
+            if len(tail) >= n:
+                return tail[-n:]
+            window *= 2
+        return self.records[-n:]
 
     def __len__(self) -> int:
         return len(self.entries)

@@ -109,16 +109,18 @@ def value_table(sig: tuple, rows: Sequence[Mapping[str, Any]]) -> np.ndarray | N
     suspect = np.isnan(table)
     suspect |= table == 0.0
     suspect |= table == 1.0
-    for j in np.flatnonzero(suspect.any(axis=0)).tolist():
+    count = suspect.sum(axis=0)
+    few = [j for j in np.flatnonzero(count).tolist() if count[j] <= n // 8]
+    many = [sig[j] for j in np.flatnonzero(count > n // 8).tolist()]
+    kinds: set[type] = set()
+    for j in few:
         key = sig[j]
-        at = np.flatnonzero(suspect[:, j])
-        if len(at) > n // 8:
-            kinds = set(map(type, map(operator.itemgetter(key), rows)))
-        else:
-            kinds = {type(rows[i][key]) for i in at.tolist()}
-        if not kinds <= _NUMERIC_OR_TEXT:
-            return None
-    return table
+        kinds.update(type(rows[i][key]) for i in np.flatnonzero(suspect[:, j]).tolist())
+    if len(many) == 1:  # columns where most cells are suspect: every value, in one pass
+        kinds.update(map(type, map(operator.itemgetter(many[0]), rows)))
+    elif many:
+        kinds.update(map(type, itertools.chain.from_iterable(map(operator.itemgetter(*many), rows))))
+    return table if kinds <= _NUMERIC_OR_TEXT else None
 
 
 def read_block(sig: tuple, rows: Sequence[Mapping[str, Any]], idx: np.ndarray,
