@@ -16,7 +16,6 @@ writes it non-atomically) falls back to the previous checkpoint, with a warning.
 
 from __future__ import annotations
 
-import math
 import os
 import re
 from collections.abc import Sequence
@@ -35,7 +34,6 @@ from cockpit.run.tailer import Tailer
 TRAINER_STATE = "trainer_state.json"
 EVENTS = "events.jsonl"
 _CKPT = re.compile(r"^checkpoint-(\d+)$")
-_COMPLETIONS_FILE = re.compile(r"^completions_(\d+)\.parquet$")
 _WHAT = ("a run folder, an output dir, a checkpoint-N folder, a trainer_state.json "
          "or an events.jsonl")
 
@@ -223,16 +221,31 @@ class Source:
         return rows
 
     def load_completions(self, capacity: int = 2000) -> CompletionsBuffer:
-        """Sampled completions: the journal's completions records, else the parquet files
-        GRPO/Distillation write with log_completions=True (output_dir/completions/)."""
+        """Sampled completions: the journal's completions records, else the newest steps of the
+        parquet files GRPO/Distillation write with log_completions=True (output_dir/completions/,
+        read through a `CompletionsLibrary`)."""
         buf = CompletionsBuffer(capacity)
         if self.journal_records is not None:
             buf.add_many(r for r in self.journal_records if r.kind == journal.COMPLETIONS)
         if not len(buf) and self.completions_dir is not None:
-            max_step = self.parsed.global_step if self.kind == KIND_CHECKPOINT and self.parsed else None
-            for warning in read_completions_parquet(self.completions_dir, buf, max_step=max_step):
-                if warning not in self.warnings:
-                    self.warnings.append(warning)
+            from cockpit.metrics.completions import CompletionsLibrary
+
+            lib = CompletionsLibrary(parquet_dir=self.completions_dir)
+            if self.kind == KIND_CHECKPOINT and self.parsed is not None:
+                lib.last_step = self.parsed.global_step  # nothing logged after the checkpoint
+            lib.refresh()
+            chosen: list[tuple[int, list[dict[str, Any]]]] = []
+            total = 0
+            for step in reversed(lib.steps()):  # the newest steps the buffer holds
+                rows = lib.rows(step)
+                if rows:
+                    chosen.append((step, rows))
+                    total += len(rows)
+                if total >= buf.capacity:
+                    break
+            for step, rows in reversed(chosen):
+                buf.add_rows(step, rows, source="parquet")
+            self.warnings.extend(w for w in lib.warnings if w not in self.warnings)
         return buf
 
 
@@ -402,57 +415,3 @@ def _run_folder_source(d: Path) -> Source:
         return src
     assert journal_error is not None
     raise CockpitError(f"{d}: {journal_error} and output/ holds no {TRAINER_STATE}")
-
-
-# -- completions parquet ----------------------------------------------------------------------
-
-
-def read_completions_parquet(d: Path, buf: CompletionsBuffer, *,
-                             max_step: int | None = None) -> list[str]:
-    """Fill `buf` from completions_{step:05d}.parquet files (step, prompt, completion, one
-    column per reward, advantage), newest files first until the buffer is full. Returns
-    warnings (unreadable files are skipped, not fatal)."""
-    files = []
-    for child in d.iterdir():
-        m = _COMPLETIONS_FILE.match(child.name)
-        if m:
-            step = int(m.group(1))
-            if max_step is None or step <= max_step:
-                files.append((step, child))
-    if not files:
-        return []
-    try:
-        import pyarrow.parquet as pq
-    except ImportError:  # pragma: no cover - pyarrow is a dependency
-        return [f"{d}: pyarrow is not installed — completions not shown"]
-    warnings: list[str] = []
-    chosen: list[tuple[int, list[dict[str, Any]]]] = []
-    total = 0
-    for step, f in sorted(files, reverse=True):
-        try:
-            rows = pq.read_table(f).to_pylist()
-        except Exception as exc:  # noqa: BLE001 - a half-written parquet file: skip it, keep the rest
-            warnings.append(f"{f}: unreadable ({type(exc).__name__}) — skipped")
-            continue
-        chosen.append((step, rows))
-        total += len(rows)
-        if total >= buf.capacity:
-            break
-    for step, rows in reversed(chosen):
-        buf.add_rows(step, [_parquet_row(r) for r in rows], source="parquet")
-    return warnings
-
-
-_PARQUET_FIXED = frozenset({"step", "prompt", "completion", "advantage", "__index_level_0__"})
-
-
-def _parquet_row(row: dict[str, Any]) -> dict[str, Any]:
-    rewards: dict[str, float] = {}
-    for key, value in row.items():
-        if key in _PARQUET_FIXED:
-            continue
-        f = ts.to_float(value)
-        if f is not None or value is None:
-            rewards[key] = f if f is not None else math.nan
-    return {"prompt": row.get("prompt"), "completion": row.get("completion"),
-            "rewards": rewards, "advantage": row.get("advantage")}
