@@ -216,6 +216,7 @@ async def run_replay(path: Path, out: Path) -> None:
 
     def load_replay(p):  # type: ignore[no-untyped-def]
         t0 = time.perf_counter()
+        marks.setdefault("load_called", t0)
         data = orig_load(p)
         marks["load_s"] = time.perf_counter() - t0
         marks["loaded"] = time.perf_counter()
@@ -254,6 +255,7 @@ async def run_replay(path: Path, out: Path) -> None:
         "open_to_drawn_s": marks["drawn"] - marks["open"],
         "load_s": marks.get("load_s"),
         "open_to_loaded_s": marks["loaded"] - marks["open"] if "loaded" in marks else None,
+        "open_to_load_called_s": marks["load_called"] - marks["open"] if "load_called" in marks else None,
         "loaded_to_drawn_s": marks["drawn"] - marks["loaded"] if "loaded" in marks else None,
         "panels": marks.get("panels"),
         "draw_ms": [d * 1000 for d in watch.draw_s],
