@@ -47,6 +47,7 @@ def cmd_attach(args: argparse.Namespace) -> int:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
+    from cockpit.metrics.replay_loader import prefetch
     from cockpit.metrics.sources import check_path
     from cockpit.run.summaries import resolve_run_or_path
     from cockpit.ui import run_app
@@ -54,6 +55,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
     paths = [resolve_run_or_path(p, _runs_dir(args)) for p in args.paths]
     for p in paths:
         check_path(p)  # a missing or unusable path is one line here, before the UI opens
+    for p in paths:  # parsed in a child while Textual is imported and the app composed
+        prefetch(str(p))
     return run_app(mode="replay", paths=[str(p) for p in paths], runs_dir=str(_runs_dir(args)))
 
 

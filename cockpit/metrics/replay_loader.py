@@ -34,7 +34,10 @@ def prefetch(path: str) -> None:
     if not _can_fork():
         return
     key = os.path.abspath(path)
-    old = _pending.pop(key, None)
+    old = _pending.get(key)
+    if old is not None and time.monotonic() - old.started <= _FRESH_S:
+        return  # already under way (the CLI starts it before the app, the app asks again)
+    _pending.pop(key, None)
     if old is not None:
         old.discard()
     child = _Child.start(path)
@@ -105,6 +108,10 @@ class _Child:
             code = 0
             try:
                 os.close(r)
+                # Nothing the parse might print may reach the terminal the TUI draws on.
+                quiet = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(quiet, 1)
+                os.dup2(quiet, 2)
                 try:
                     payload: tuple[str, object] = ("ok", from_source(open_source(path)))
                 except CockpitError as exc:

@@ -81,6 +81,10 @@ class CockpitApp(App):
         self.push_screen(LiveRunScreen(run_path))
 
     def open_replay(self, paths: list[str]) -> None:
+        from cockpit.metrics.replay_loader import prefetch
+
+        for path in paths:  # the parse runs while the screen is imported and composed
+            prefetch(path)
         from cockpit.ui.screens.replay import ReplayScreen
 
         self.push_screen(ReplayScreen(paths))
