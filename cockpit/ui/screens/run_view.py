@@ -117,6 +117,7 @@ class RunView(Screen):
         self.smoothing_index = 2
         """Where in SMOOTHING_STEPS `e` turns smoothing on (kept while it is off)."""
         self._keys_seen: tuple[str, ...] = ()
+        self._tabs_found: TabbedContent | None = None
         self._redraw_pending = False
         self._next_data_redraw = 0.0
         """monotonic time before which a data-driven redraw waits (MIN_REDRAW_S after the last)."""
@@ -247,17 +248,26 @@ class RunView(Screen):
         self.refresh_bindings()
         await self.refresh_view()
 
+    def _tabbed(self) -> TabbedContent | None:
+        """The screen's tabs, found once: check_action runs for every binding whenever the
+        footer is brought up to date, and a DOM query each time cost ~0.1 s of a replay."""
+        tabs = self._tabs_found
+        if tabs is None or not tabs.is_attached:
+            found = self.query(TabbedContent)
+            tabs = self._tabs_found = found.first() if found else None
+        return tabs
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        tabs = self.query(TabbedContent)
+        tabs = self._tabbed()
         if action in ("scrub", "follow", "completions"):
-            if not tabs or tabs.first().active != "completions":
+            if tabs is None or tabs.active != "completions":
                 return False
             # End and Home go before the focused widget: in a text box they move its cursor.
             return not (isinstance(self.focused, Input) and (action == "follow" or parameters == ("first",)))
-        if action == "tab" and tabs:  # a replay has no trainer output tab
-            return bool(tabs.first().query(f"TabPane#{parameters[0]}"))
+        if action == "tab" and tabs is not None:  # a replay has no trainer output tab
+            return bool(tabs.query(f"TabPane#{parameters[0]}"))
         if action in PLOT_ACTIONS:  # only where the plots are: the footer keeps room for the rest
-            return not tabs or tabs.first().active == "plots"
+            return tabs is None or tabs.active == "plots"
         return True
 
     def action_scrub(self, delta: int) -> None:
