@@ -254,6 +254,8 @@ async def test_two_checkpoints_of_the_same_path_name_are_told_apart(tmp_path):
                                                          "b/output/checkpoint-100"]
         await all_drawn(pilot, app)
         loss = next(p for p in plots(app) if p.panel.title == "loss")
+        # Drawn from both sources (a panel may have drawn the first before the second came).
+        await wait_for(pilot, lambda: len(loss.drawn_signature[0]) == 2, "drawn from both")
         assert len(set(loss.legend_shown)) == 2
 
 

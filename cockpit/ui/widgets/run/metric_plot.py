@@ -72,9 +72,36 @@ class MetricPlot(Widget, can_focus=True):
         self._lines: list[Strip] | None = None
         """The rows of the last `build_lines` (None: build them at the next render)."""
         self._lines_key: object = None
+        self._wanted: tuple | None = None
+        """What the grid last asked this panel to show (sources, versions, settings)."""
+
+    def want(self, sources: Sequence[RunData], *, versions: tuple, x_mode: XMode,
+             smoothing: float, colors: Sequence[tuple[int, int, int]], theme: str) -> bool:
+        """Show these sources with these settings: drawn now when the panel has a size and its
+        inputs changed (returns True), else kept for its first render (`build_lines`)."""
+        self._wanted = (sources, versions, x_mode, smoothing, colors, theme)
+        if not self.size.width:
+            # The border is drawn before the rows: name the panel and its axis now.
+            self.border_title = self.panel.title + (f" (smoothed {smoothing:.2f})" if smoothing > 0 else "")
+            timed = x_mode == "time" and all(s.store.has_wall_time for s in sources)
+            self.border_subtitle = "seconds" if timed else "step"
+            self.refresh()
+            return False
+        return self._draw_wanted()
+
+    def _draw_wanted(self, *, refresh: bool = True) -> bool:
+        if self._wanted is None:
+            return False
+        sources, versions, x_mode, smoothing, colors, theme = self._wanted
+        sig = (versions, x_mode, round(smoothing, 3), self.panel, tuple(self.size), theme)
+        if sig == self.drawn_signature:
+            return False
+        self.draw(sources, x_mode=x_mode, smoothing=smoothing, colors=colors, refresh=refresh)
+        self.drawn_signature = sig
+        return True
 
     def draw(self, sources: Sequence[RunData], *, x_mode: XMode, smoothing: float,
-             colors: Sequence[tuple[int, int, int]]) -> None:
+             colors: Sequence[tuple[int, int, int]], refresh: bool = True) -> None:
         width, height = self.size.width, self.size.height
         n_out = max(16, width * self.POINTS_PER_COLUMN)
         multi = len(sources) > 1
@@ -145,7 +172,8 @@ class MetricPlot(Widget, can_focus=True):
         self.colors_drawn = palette[: len(series)]
         self.labels_drawn = [f"{label}: {key}" if multi else key for label, key, _, _ in series]
         self._lines = None
-        self.refresh()
+        if refresh:
+            self.refresh()
 
     def render_line(self, y: int) -> Strip:
         """Textual's line API: the rows are built once per draw, size and theme (`build_lines`)
@@ -160,6 +188,11 @@ class MetricPlot(Widget, can_focus=True):
     def build_lines(self) -> list[Strip]:
         """Build (and keep) the panel's rows: the legend rows first, the chart in the rows
         left below them, in the theme's foreground on its surface colour."""
+        if self.size.width:  # asked for before it had a size: drawn now, in this frame
+            border = (str(self.border_title), str(self.border_subtitle))
+            if self._draw_wanted(refresh=False) and border != (str(self.border_title),
+                                                               str(self.border_subtitle)):
+                self.call_after_refresh(self.refresh)  # a legend or note the border now holds
         width, height = self.size
         base = self.rich_style
         self._lines_key = (self.size, self.app.theme)

@@ -44,16 +44,10 @@ class PlotGrid(Grid):
 
     def redraw(self, sources: Sequence[RunData], *, x_mode: XMode, smoothing: float,
                colors: Sequence[tuple[int, int, int]], theme: str) -> int:
-        """Redraw the panels whose data, settings, size or theme changed; returns how many."""
+        """Redraw the panels whose data, settings, size or theme changed; returns how many.
+        A panel with no size yet (just mounted) keeps what it was asked for and draws it when
+        it is first rendered, so its data is in the very frame that lays it out."""
         versions = tuple((id(s), s.store.version) for s in sources)
-        redrawn = 0
-        for plot in self.plots():
-            if not plot.size.width:
-                continue
-            sig = (versions, x_mode, round(smoothing, 3), plot.panel, tuple(plot.size), theme)
-            if sig == plot.drawn_signature:
-                continue
-            plot.draw(sources, x_mode=x_mode, smoothing=smoothing, colors=colors)
-            plot.drawn_signature = sig
-            redrawn += 1
-        return redrawn
+        return sum(plot.want(sources, versions=versions, x_mode=x_mode, smoothing=smoothing,
+                             colors=colors, theme=theme)
+                   for plot in self.plots())
