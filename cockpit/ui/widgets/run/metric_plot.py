@@ -82,7 +82,8 @@ class MetricPlot(Widget, can_focus=True):
         self._wanted = (sources, versions, x_mode, smoothing, colors, theme)
         if not self.size.width:
             # The border is drawn before the rows: name the panel and its axis now.
-            self.border_title = self.panel.title + (f" (smoothed {smoothing:.2f})" if smoothing > 0 else "")
+            # A Text, never markup: a panel's title is a metric key from the run.
+            self.border_title = Text(self.panel.title + (f" (smoothed {smoothing:.2f})" if smoothing > 0 else ""))
             timed = x_mode == "time" and all(s.store.has_wall_time for s in sources)
             self.border_subtitle = "seconds" if timed else "step"
             self.refresh()
