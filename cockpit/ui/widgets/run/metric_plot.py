@@ -11,12 +11,12 @@ from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual.app import RenderResult
-from textual.color import Color
 from textual.strip import Strip
 from textual.widget import Widget
 
 from cockpit.metrics.panels import Panel
 from cockpit.metrics.rundata import RunData
+from cockpit.ui.colors import rich_style
 from cockpit.ui.widgets.run import braille
 from cockpit.ui.widgets.run.plot_legend import Legend, distinct_colors, legend_names, place_legend
 from cockpit.ui.widgets.run.plot_ticks import nice_ticks, tick_labels
@@ -220,12 +220,10 @@ class MetricPlot(Widget, can_focus=True):
         return styles
 
     def _make_slot_styles(self) -> dict[int, Style]:
-        variables = self.app.theme_variables
-        surface = _rich_color(variables.get("surface"))
-        styles = {braille.BLANK: Style(bgcolor=surface),
-                  braille.AXIS: Style(color=_rich_color(variables.get("foreground")), bgcolor=surface)}
+        blank = rich_style(self.app, "on $surface")
+        styles = {braille.BLANK: blank, braille.AXIS: rich_style(self.app, "$foreground on $surface")}
         for slot, rgb in enumerate(self.colors_drawn):
-            styles[slot] = Style(color=RichColor.from_rgb(*rgb), bgcolor=surface)
+            styles[slot] = Style(color=RichColor.from_rgb(*rgb), bgcolor=blank.bgcolor)
         return styles
 
     def render(self) -> RenderResult:
@@ -239,16 +237,3 @@ class MetricPlot(Widget, can_focus=True):
 _SLOT_STYLES: dict[tuple[str, tuple[tuple[int, int, int], ...]], dict[int, Style]] = {}
 """Slot styles by (theme, series colours): a theme's variables are worked out anew on each
 read, and a live view asks for the same few styles at every frame."""
-
-
-def _rich_color(value: str | None) -> RichColor | None:
-    """A theme variable's colour for rich (None, the terminal's default, when it is unset or
-    not a colour)."""
-    if not value:
-        return None
-    try:
-        return Color.parse(value).rich_color
-    except Exception:  # noqa: BLE001 - a theme variable that is not a colour
-        return None
-
-
