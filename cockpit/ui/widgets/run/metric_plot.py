@@ -83,9 +83,8 @@ class MetricPlot(Widget, can_focus=True):
         if not self.size.width:
             # The border is drawn before the rows: name the panel and its axis now.
             # A Text, never markup: a panel's title is a metric key from the run.
-            self.border_title = Text(self.panel.title + (f" (smoothed {smoothing:.2f})" if smoothing > 0 else ""))
-            timed = x_mode == "time" and all(s.store.has_wall_time for s in sources)
-            self.border_subtitle = "seconds" if timed else "step"
+            self.border_title = Text(self._title(smoothing))
+            self.border_subtitle = _axis_name(x_mode, _x_used(sources, x_mode))
             self.refresh()
             return False
         return self._draw_wanted()
@@ -107,9 +106,7 @@ class MetricPlot(Widget, can_focus=True):
         n_out = max(16, width * self.POINTS_PER_COLUMN)
         multi = len(sources) > 1
         drawn = 0
-        x_used: XMode = x_mode
-        if x_mode == "time" and not all(s.store.has_wall_time for s in sources):
-            x_used = "step"
+        x_used = _x_used(sources, x_mode)
         series: list[tuple[str, str, np.ndarray, np.ndarray]] = []  # (source label, key, x, y)
         for src in sources:
             for key in self.panel.resolve(src.store.keys()):
@@ -125,9 +122,7 @@ class MetricPlot(Widget, can_focus=True):
             drawn += len(x)
             x_lo, x_hi = min(x_lo, float(x.min())), max(x_hi, float(x.max()))
             y_lo, y_hi = min(y_lo, float(y.min())), max(y_hi, float(y.max()))
-        title = self.panel.title
-        if smoothing > 0:
-            title += f" (smoothed {smoothing:.2f})"
+        title = self._title(smoothing)
         if not drawn:
             title += " — no data yet"
         # A lone series needs no legend (the title names it), unless it is one run of several.
@@ -164,10 +159,7 @@ class MetricPlot(Widget, can_focus=True):
             chart.xticks = list(zip(xt, self.xticks_drawn, strict=True))
             if x_hi == x_lo:
                 chart.xlim = (x_lo - 1, x_hi + 1)
-        if x_mode == "time" and x_used == "step":
-            self.border_subtitle = "step (no wall times in this source)"
-        else:
-            self.border_subtitle = "seconds" if x_used == "time" else "step"
+        self.border_subtitle = _axis_name(x_mode, x_used)
         self.chart = chart
         self.points_drawn = drawn
         self.colors_drawn = palette[: len(series)]
@@ -175,6 +167,9 @@ class MetricPlot(Widget, can_focus=True):
         self._lines = None
         if refresh:
             self.refresh()
+
+    def _title(self, smoothing: float) -> str:
+        return self.panel.title + (f" (smoothed {smoothing:.2f})" if smoothing > 0 else "")
 
     def render_line(self, y: int) -> Strip:
         """Textual's line API: the rows are built once per draw, size and theme (`build_lines`)
@@ -232,6 +227,19 @@ class MetricPlot(Widget, can_focus=True):
         lines = self._lines if self._lines is not None else self.build_lines()
         return Text("\n", no_wrap=True).join(
             Text.assemble(*((seg.text, seg.style) for seg in strip)) for strip in lines)
+
+
+def _x_used(sources: Sequence[RunData], x_mode: XMode) -> XMode:
+    """The x axis a panel can draw: wall time only when every source has it."""
+    if x_mode == "time" and not all(s.store.has_wall_time for s in sources):
+        return "step"
+    return x_mode
+
+
+def _axis_name(x_mode: XMode, x_used: XMode) -> str:
+    if x_mode == "time" and x_used == "step":
+        return "step (no wall times in this source)"
+    return "seconds" if x_used == "time" else "step"
 
 
 _SLOT_STYLES: dict[tuple[str, tuple[tuple[int, int, int], ...]], dict[int, Style]] = {}
