@@ -214,7 +214,8 @@ class RunView(Screen):
         with self.app.batch_update():
             grid.redraw(self.sources, x_mode=self.x_mode, smoothing=self.smoothing,
                         colors=series_colors(self.app), theme=self.app.theme)
-        active = self.query_one(TabbedContent).active
+        tabs = self._tabbed()
+        active = tabs.active if tabs is not None else None
         if active == "completions":
             self.query_one(CompletionsPane).show(data)
         elif active == "history":
