@@ -391,7 +391,7 @@ class Training:
         """(spawn time, {step: journal t}) of `python -m cockpit.runner RUN_DIR`."""
         self.ready()
         from cockpit.config.validate import validate
-        from cockpit.run.launch import prepare
+        from cockpit.launch.plan import prepare
 
         run = prepare(validate(self.preset(steps)), self.runs, "bench-runner")
         with open(run.stdout_log, "wb") as out:

@@ -18,9 +18,9 @@ from cockpit.alerts.engine import AlertEngine
 from cockpit.alerts.rules import Rule, builtin_rules, parse_rules
 from cockpit.config.presets import apply_overrides, load_preset
 from cockpit.errors import CockpitError
+from cockpit.launch.plan import launch
 from cockpit.run import journal
 from cockpit.run.folder import RunFolder
-from cockpit.run.launch import launch
 from conftest import REPO, cockpit_cmd, wait_for
 
 PIPELINE = REPO / "tests" / "fixtures" / "scripts" / "pipeline.py"

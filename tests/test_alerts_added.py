@@ -7,8 +7,8 @@ import pytest
 import yaml
 
 from cockpit.config.presets import apply_overrides, load_preset
+from cockpit.launch.plan import launch, stop
 from cockpit.run import journal
-from cockpit.run.launch import launch, stop
 from conftest import wait_for
 
 pytestmark = pytest.mark.slow

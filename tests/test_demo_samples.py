@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from cockpit.config.presets import apply_overrides, load_preset
-from cockpit.run.launch import launch
+from cockpit.launch.plan import launch
 from conftest import wait_for
 
 

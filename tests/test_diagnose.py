@@ -7,8 +7,8 @@ import signal
 
 import pytest
 
+from cockpit.launch.plan import complete_checkpoint, newest_complete_checkpoint
 from cockpit.run.diagnose import classify_signal, classify_text, last_error_line
-from cockpit.run.launch import complete_checkpoint, newest_complete_checkpoint
 
 
 @pytest.mark.parametrize("text, code", [

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from cockpit.config.launcher import check, machine_problems, trl_accelerate_configs
 from cockpit.errors import CockpitError
-from cockpit.run.launchers import check, machine_problems, resolved_accelerate_config, trl_accelerate_configs
+from cockpit.launch.launchers import resolved_accelerate_config
 from conftest import cockpit_cmd
 
 

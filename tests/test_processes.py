@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from cockpit.config.presets import apply_overrides, load_preset
+from cockpit.launch.plan import launch, resume, stop
 from cockpit.run import journal
 from cockpit.run.folder import RunFolder
-from cockpit.run.launch import launch, resume, stop
 from conftest import cockpit_cmd, stored_completions, wait_for
 
 pytestmark = pytest.mark.slow

@@ -309,7 +309,7 @@ def test_bad_launcher_sections_are_refused(registry, launcher, needle):
 
 
 def test_launcher_command_lines():
-    from cockpit.run.launchers import runner_argv
+    from cockpit.launch.launchers import runner_argv
 
     one = runner_argv(Path("/r"), None)
     assert one[1:] == ["-m", "cockpit.runner", "/r"]

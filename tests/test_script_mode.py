@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from cockpit.launch.plan import start_supervisor
+from cockpit.launch.script import default_name, prepare_script, script_output_dir
 from cockpit.run import journal
 from cockpit.run.folder import RunFolder
-from cockpit.run.launch import start_supervisor
-from cockpit.run.script import default_name, prepare_script, script_output_dir
 from conftest import REPO, stored_completions, wait_for
 
 pytestmark = pytest.mark.slow

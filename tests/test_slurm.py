@@ -13,11 +13,12 @@ import pytest
 from slurm_cluster import LocalSlurm, why_not
 
 from cockpit.config.presets import apply_overrides, load_preset
-from cockpit.run import journal, slurm
+from cockpit.launch import slurm
+from cockpit.launch.launchers import check, runner_argv, slurm_engine
+from cockpit.launch.plan import launch, start_supervisor, stop
+from cockpit.launch.script import prepare_script
+from cockpit.run import journal
 from cockpit.run.folder import RunFolder
-from cockpit.run.launch import launch, start_supervisor, stop
-from cockpit.run.launchers import check, runner_argv, slurm_engine
-from cockpit.run.script import prepare_script
 from conftest import REPO, wait_for
 
 PIPELINE = REPO / "tests" / "fixtures" / "scripts" / "pipeline.py"
@@ -128,7 +129,7 @@ def test_a_script_run_on_slurm_stops_and_saves_then_a_force_stop_leaves_nothing(
     assert ckpts and (ckpts[-1] / "trainer_state.json").is_file()
 
     # A second attempt, force-stopped with scancel: no process of the job is left.
-    from cockpit.run.launch import resume
+    from cockpit.launch.plan import resume
 
     resume(run)
     wait_for(lambda: run.read_status().state == "running" and run.read_status().job_id != status.job_id,

@@ -15,8 +15,8 @@ import pytest
 from trainer_matrix import tiny_preset
 
 from cockpit.config.validate import validate
+from cockpit.launch.plan import prepare
 from cockpit.run import journal
-from cockpit.run.launch import prepare
 from conftest import stored_completions
 
 pytestmark = pytest.mark.slow

@@ -30,7 +30,7 @@ def test_every_ui_module_imports_without_the_training_stack():
     assert not loaded.intersection(HEAVY), loaded.intersection(HEAVY)
 
 
-CORE_PACKAGES = ("run", "supervisor", "trainers", "config", "metrics", "alerts", "demo")
+CORE_PACKAGES = ("run", "launch", "supervisor", "trainers", "config", "metrics", "alerts", "demo")
 """Everything that is neither the UI nor training-side code: no Textual, no torch."""
 TRAINING_SIDE = ("runner", "hook")
 """The only packages that may import torch, transformers, trl, peft, datasets or accelerate."""
@@ -46,7 +46,8 @@ def _modules_of(package: str) -> list[str]:
 
 
 def test_core_imports_neither_textual_nor_torch():
-    modules = ["cockpit", "cockpit.errors", "cockpit.paths", "cockpit.cli", "cockpit.hook", *_modules_of("cli")]
+    modules = ["cockpit", "cockpit.errors", "cockpit.paths", "cockpit.files", "cockpit.cli", "cockpit.hook",
+               *_modules_of("cli")]
     for package in CORE_PACKAGES:
         modules += _modules_of(package)
     assert len(modules) > 30
@@ -90,3 +91,68 @@ def test_training_side_modules_import_the_training_stack_only_inside_functions()
         loaded = _loaded_after(f"import {module}")
         assert not loaded.intersection({*HEAVY, "accelerate", "textual"}), (module, loaded.intersection(
             {*HEAVY, "accelerate", "textual"}))
+
+
+# The floors, lowest first: a package may import only those on its own floor's left. The ground
+# (errors, paths, files) imports nothing of cockpit's but itself.
+FLOORS = (("errors", "paths", "files"), ("run",), ("trainers", "demo"), ("alerts",), ("config",), ("metrics",),
+          ("launch",), ("runner",), ("hook",), ("supervisor",), ("ui",), ("cli",))
+
+
+def _package_graph() -> dict[str, set[str]]:
+    """Which top-level package of cockpit imports which, from the source (AST): every `import`,
+    at the top or inside a function, relative imports resolved."""
+    import ast
+
+    root = Path(__file__).resolve().parents[1] / "cockpit"
+    packages = {p.name.removesuffix(".py") for p in root.iterdir()
+                if (p.is_dir() and (p / "__init__.py").is_file()) or (p.suffix == ".py" and p.stem != "__init__")}
+    graph: dict[str, set[str]] = {p: set() for p in packages}
+    for f in root.rglob("*.py"):
+        rel = f.relative_to(root).parts
+        source = rel[0].removesuffix(".py")
+        if source not in graph:
+            continue
+        for node in ast.walk(ast.parse(f.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level:
+                base = list(rel[:-1])[: len(rel) - node.level]
+                names = [".".join(["cockpit", *base, node.module or ""])]
+            elif isinstance(node, ast.ImportFrom):
+                names = [node.module or ""]
+                if node.module == "cockpit":
+                    names += [f"cockpit.{a.name}" for a in node.names]
+            else:
+                continue
+            for name in names:
+                parts = name.split(".")
+                if len(parts) >= 2 and parts[0] == "cockpit" and parts[1] in graph and parts[1] != source:
+                    graph[source].add(parts[1])
+    return graph
+
+
+def test_no_two_packages_import_each_other_directly_or_through_others():
+    graph = _package_graph()
+    assert {"run", "launch", "config", "files"} <= set(graph)
+    reach = {p: set(edges) for p, edges in graph.items()}
+    changed = True
+    while changed:  # transitive closure; a handful of packages, so plain iteration is enough
+        changed = False
+        for seen in reach.values():
+            more = set().union(*(reach[q] for q in seen)) - seen
+            if more:
+                seen |= more
+                changed = True
+    circles = sorted({tuple(sorted((a, b))) for a in reach for b in reach[a] if a in reach[b]})
+    assert not circles, f"packages that reach each other: {circles}"
+
+
+def test_each_package_imports_only_from_the_floors_below_it():
+    """The floors say where a new import may go: the run-folder contract under everything, launching
+    above config and alerts, the front ends on top."""
+    floor = {p: i for i, names in enumerate(FLOORS) for p in names}
+    graph = _package_graph()
+    assert set(graph) == set(floor), set(graph) ^ set(floor)
+    upward = sorted(f"{a} -> {b}" for a, edges in graph.items() for b in edges if floor[b] >= floor[a])
+    assert not upward, upward

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from test_ui_app import app_for, wait_for
 
+from cockpit.launch.script import prepare_script
 from cockpit.run import journal
-from cockpit.run.script import prepare_script
 
 pytestmark = pytest.mark.anyio
 
@@ -38,7 +38,7 @@ async def test_a_script_run_is_listed_with_its_command_and_the_trainer_its_journ
 @pytest.mark.slow
 async def test_a_real_script_run_is_followed_live_like_a_preset_run(tmp_path):
     from cockpit.demo import demo_dir
-    from cockpit.run.launch import launch_prepared
+    from cockpit.launch.plan import launch_prepared
     from cockpit.runner.assets import ensure_all
     from cockpit.ui.screens.live import LiveRunScreen
     from cockpit.ui.widgets.home.runs_table import RunsTable

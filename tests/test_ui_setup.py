@@ -99,8 +99,8 @@ def launch_button(app) -> Button:
 
 
 async def test_sft_form_previews_the_yaml_and_launches_a_run(registry, runs_dir):
+    from cockpit.launch.plan import stop
     from cockpit.run.folder import RunFolder
-    from cockpit.run.launch import stop
 
     app = Host(runs_dir)
     async with app.run_test(size=SIZE) as pilot:

@@ -91,7 +91,7 @@ async def test_a_fresh_runs_folder_focuses_the_presets(tmp_path):
 
 async def test_enter_on_a_preset_asks_first_with_the_command_and_focus_comes_back_to_the_runs(
         tmp_path):
-    from cockpit.run import launch
+    from cockpit.launch import plan as launch
     from cockpit.run.folder import list_runs
     from cockpit.ui.screens.confirm import ConfirmScreen
     from cockpit.ui.screens.home import HomeScreen
@@ -353,7 +353,7 @@ async def test_resuming_clears_the_stop_banner_at_once_and_the_alerts_say_resume
     from cockpit.config.presets import load_preset
     from cockpit.config.validate import validate
     from cockpit.errors import CockpitError
-    from cockpit.run import launch
+    from cockpit.launch import plan as launch
     from cockpit.run.folder import Status
     from cockpit.ui.screens.confirm import ConfirmScreen
     from cockpit.ui.widgets.run.alert_bar import AlertBar

@@ -14,7 +14,7 @@ from cockpit.alerts.rules import Rule, builtin_rules, parse_rules
 from cockpit.errors import CockpitError
 from cockpit.run import journal
 from cockpit.run.folder import Request
-from cockpit.run.script import SCRIPT_TRAINER
+from cockpit.trainers.knowledge import SCRIPT_TRAINER
 
 MUTE_FILE = "mute.json"
 """control/mute.json: rule names muted from a UI; read on every poll."""
@@ -188,7 +188,7 @@ def _rule_identity(rule: Rule) -> tuple:
 
 
 def _output_dir(run: Any) -> Path | None:
-    from cockpit.run.script import script_section
+    from cockpit.run.folder import script_section
 
     if script_section(run) is not None:
         section = script_section(run) or {}

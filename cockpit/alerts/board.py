@@ -21,7 +21,7 @@ from cockpit.alerts.rules import Rule, builtin_rules, parse_rules
 from cockpit.errors import CockpitError
 from cockpit.run import journal
 from cockpit.run.folder import RunFolder, write_atomic
-from cockpit.run.script import SCRIPT_TRAINER
+from cockpit.trainers.knowledge import SCRIPT_TRAINER
 
 USER_FILE = "~/.config/cockpit/alerts.yaml"
 ADDED_WHERE = f"control/{ADDED_FILE}"
@@ -238,7 +238,7 @@ def set_muted(run: RunFolder, name: str, muted: bool) -> frozenset[str]:
 def add_rule(run: RunFolder, item: dict[str, Any]) -> Rule:
     """Check one rule and append it to control/alerts.yaml (atomically); the supervisor picks it
     up at its next poll. CockpitError names what is wrong with it."""
-    from cockpit.config.presets import dump_yaml
+    from cockpit.files import dump_yaml
 
     (rule,) = parse_rules([item], where="the new rule")
     existing = read_added(run)

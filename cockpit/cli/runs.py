@@ -17,7 +17,7 @@ def _follow(run, args: argparse.Namespace) -> int:
     print(run.path)
     if not args.wait:
         return 0
-    from cockpit.run.watch import watch
+    from cockpit.cli.watch import watch
 
     state = watch(run, sys.stderr if args.quiet else sys.stdout)
     return 0 if state == "finished" else 1
@@ -27,8 +27,8 @@ def cmd_run_script(args: argparse.Namespace) -> int:
     """`cockpit run [--wait] [--name N] -- COMMAND...`: any training command, unchanged."""
     import os
 
-    from cockpit.run import launch
-    from cockpit.run.script import prepare_script
+    from cockpit.launch import plan as launch
+    from cockpit.launch.script import prepare_script
 
     if args.preset or args.set or args.trainer:
         raise CockpitError("a script run takes its settings from the command after `--` — drop the "
@@ -94,21 +94,22 @@ def cmd_run(args: argparse.Namespace) -> int:
         return cmd_run_script(args)
     from cockpit.config.presets import apply_overrides, load_preset
     from cockpit.config.validate import validate
-    from cockpit.run import launch
+    from cockpit.launch import plan as launch
 
     ref, trainer = _trainer_and_config(args)
     preset = apply_overrides(load_preset(ref, trainer=trainer), args.set or [])
     if args.dry_run:
         plan = validate(preset)
-        from cockpit.config.presets import dump_yaml
+        from cockpit.files import dump_yaml
 
         cfg = plan.preset.to_dict()
         print("# run.yaml")
         print(dump_yaml(cfg), end="")
-        from cockpit.run import launchers as launcher
-        from cockpit.run import slurm
+        from cockpit.config.launcher import check as check_launcher
+        from cockpit.launch import launchers as launcher
+        from cockpit.launch import slurm
 
-        spec = launcher.check(plan.preset.cockpit.get("launcher"))
+        spec = check_launcher(plan.preset.cockpit.get("launcher"))
         if spec["kind"] == "slurm":
             run_dir = _runs_dir(args).resolve() / "RUN_DIR"
             print("# the Slurm job script (slurm.sbatch in the run folder)")
@@ -170,8 +171,7 @@ def cmd_migrate(args: argparse.Namespace) -> int:
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
-    from cockpit.run.summaries import run_summaries
-    from cockpit.run.watch import fmt_duration
+    from cockpit.run.summaries import fmt_duration, run_summaries
 
     rows = run_summaries(_runs_dir(args))
     if args.json:
@@ -189,8 +189,8 @@ def cmd_runs(args: argparse.Namespace) -> int:
 
 
 def cmd_watch(args: argparse.Namespace) -> int:
+    from cockpit.cli.watch import watch
     from cockpit.run.summaries import resolve_run
-    from cockpit.run.watch import watch
 
     run = resolve_run(args.run, _runs_dir(args))
     state = watch(run, follow=not args.no_follow)
@@ -198,7 +198,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
 
 
 def cmd_stop(args: argparse.Namespace) -> int:
-    from cockpit.run.launch import stop
+    from cockpit.launch.plan import stop
     from cockpit.run.summaries import resolve_run
 
     run = resolve_run(args.run, _runs_dir(args))
@@ -212,13 +212,13 @@ def cmd_stop(args: argparse.Namespace) -> int:
 
 
 def cmd_resume(args: argparse.Namespace) -> int:
-    from cockpit.run.launch import resume
+    from cockpit.launch.plan import resume
     from cockpit.run.summaries import resolve_run
 
     run = resume(resolve_run(args.run, _runs_dir(args)), args.set or [])
     print(run.path)
     if args.wait:
-        from cockpit.run.watch import watch
+        from cockpit.cli.watch import watch
 
         # Follow the attempt just started, to its own end (the journal holds the earlier ones).
         attempt = run.read_status().attempt

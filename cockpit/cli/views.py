@@ -11,13 +11,13 @@ from cockpit.cli.common import runs_dir as _runs_dir
 
 def cmd_demo(args: argparse.Namespace) -> int:
     from cockpit.config.presets import apply_overrides, load_preset
-    from cockpit.run import launch
+    from cockpit.launch import plan as launch
 
     preset = apply_overrides(load_preset(args.preset), args.set or [])
     run = launch.launch(preset, _runs_dir(args))
     if args.headless:
         print(run.path)
-        from cockpit.run.watch import watch
+        from cockpit.cli.watch import watch
 
         return 0 if watch(run) == "finished" else 1
     from cockpit.ui import run_app

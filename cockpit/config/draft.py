@@ -207,7 +207,8 @@ class Draft:
 
     def script_yaml(self) -> str:
         """What run.yaml will say about a command (the name as given or from the command)."""
-        from cockpit.run.script import SCRIPT_TRAINER, default_name
+        from cockpit.config.launcher import default_name
+        from cockpit.trainers.knowledge import SCRIPT_TRAINER
 
         try:
             words = self.command_words()
@@ -221,8 +222,8 @@ class Draft:
 
     def command_problems(self) -> list[Problem]:
         """Everything wrong with the command draft, each on its field (cheap: no process runs)."""
+        from cockpit.config.launcher import check_command
         from cockpit.errors import CockpitError
-        from cockpit.run.script import check_command
 
         problems: list[Problem] = []
         try:
@@ -236,7 +237,7 @@ class Draft:
             problems.append(Problem("cockpit.launcher.kind", "a command keeps its own launcher line (torchrun, "
                                     "accelerate launch ...) — pick 'as typed' or Slurm as the launch target"))
         elif self.script_launcher():
-            from cockpit.run.launchers import check
+            from cockpit.config.launcher import check
 
             try:
                 check(self.script_launcher())

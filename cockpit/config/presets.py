@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import copy
 import os
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,34 +20,8 @@ import yaml
 
 from cockpit.demo import DEMO_PREFIX
 from cockpit.errors import CockpitError
+from cockpit.files import dump_yaml, safe_load
 from cockpit.paths import package_presets_dir, user_presets_dir
-
-
-class _Loader(yaml.SafeLoader):
-    """YAML 1.2 scalars: `1e-4` is a number and `no`/`yes`/`on`/`off` are strings (YAML 1.1 reads
-    `eval_strategy: no` as false, which TRL then refuses)."""
-
-
-_Loader.yaml_implicit_resolvers = {
-    ch: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:bool"]
-    for ch, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
-_Loader.add_implicit_resolver("tag:yaml.org,2002:bool",
-                              re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF"))
-
-_Loader.add_implicit_resolver(
-    "tag:yaml.org,2002:float",
-    re.compile(r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?
-                |[-+]?(?:[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)
-                |\.[0-9_]+(?:[eE][-+]?[0-9]+)?
-                |[-+]?\.(?:inf|Inf|INF)
-                |\.(?:nan|NaN|NAN))$""", re.X),
-    list("-+0123456789."),
-)
-
-
-def safe_load(text: str):
-    return yaml.load(text, Loader=_Loader)
 
 # Keys of the `cockpit:` section and what each is for (validation refuses unknown ones).
 COCKPIT_KEYS = {
@@ -102,8 +75,6 @@ class Preset:
         return Preset(self.trainer, copy.deepcopy(self.trl), copy.deepcopy(self.cockpit), self.source)
 
 
-def dump_yaml(obj: Any) -> str:
-    return yaml.safe_dump(obj, sort_keys=False, allow_unicode=True, default_flow_style=False)
 
 
 def preset_from_dict(obj: Any, *, source: Path | None = None) -> Preset:

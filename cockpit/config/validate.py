@@ -242,7 +242,7 @@ def validate(preset: Preset, registry: Registry | None = None, *,
                 else:
                     warnings.append(f"reward function code will run from {fn}")
 
-    from cockpit.run.launchers import check as check_launcher
+    from cockpit.config.launcher import check as check_launcher
 
     with problems.check("cockpit.launcher"):
         check_launcher(preset.cockpit.get("launcher"))

@@ -17,8 +17,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from cockpit.errors import CockpitError
+from cockpit.files import write_atomic
 from cockpit.paths import cache_dir
-from cockpit.run.folder import write_atomic
 
 DEMO_VERSION = 1
 """Bump when the assets change shape; a new version builds into a fresh folder."""

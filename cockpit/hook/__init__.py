@@ -129,7 +129,7 @@ def _write_outcome(run: Any) -> None:
     """A script that stopped on a stop-and-save request exits 0 like a finished one: say which."""
     if rank() != 0 or not any(cb.stop_requested for cb in _state["callbacks"]):
         return
-    from cockpit.run.folder import write_atomic
+    from cockpit.files import write_atomic
 
     run.control.mkdir(exist_ok=True)
     write_atomic(run.outcome_json, json.dumps({

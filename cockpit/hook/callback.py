@@ -104,10 +104,10 @@ class PublicCockpitCallback(ScriptCallback):
 
 
 def _own_run_folder(name: str | None, runs_dir: str | os.PathLike[str] | None) -> RunFolder:
-    from cockpit.config.presets import dump_yaml
+    from cockpit.files import dump_yaml
     from cockpit.paths import runs_dir as default_runs_dir
     from cockpit.run.folder import Status, create_run_folder
-    from cockpit.run.script import SCRIPT_TRAINER
+    from cockpit.trainers.knowledge import SCRIPT_TRAINER
 
     script = Path(sys.argv[0]).stem if sys.argv and sys.argv[0] else "script"
     run = create_run_folder(default_runs_dir(runs_dir).resolve(), name or script)

@@ -1,3 +1,4 @@
-"""The run folder and everything that acts on it: the contract between the UI, the supervisor and
-the training process (`folder`), the journal and its tailer, launching, launchers (torchrun,
-accelerate, Slurm), script mode, diagnosis of how a run died, run summaries and plain-text watch."""
+"""The run folder: the contract between the UI, the supervisor and the training process
+(`folder`), the journal and its tailer, run summaries (lists, name resolver, the effective state)
+and diagnosis of how a run died. Everything reads it; it imports only the ground floor
+(`cockpit.errors`, `cockpit.paths`, `cockpit.files`). Starting runs is `cockpit.launch`'s."""

@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import tempfile
 import time
 from dataclasses import asdict, dataclass, field, fields
 from enum import StrEnum
@@ -25,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from cockpit.errors import CockpitError
+from cockpit.files import write_atomic
 
 
 class Request(StrEnum):
@@ -53,22 +53,6 @@ def read_tail(path: Path, nbytes: int) -> tuple[bytes, int]:
         return b"", 0
 
 
-def write_atomic(path: Path, data: str | bytes) -> None:
-    """Temp file in the same folder + fsync + os.replace: a reader sees the old or the new file whole.
-    The one atomic writer: status.json, outcome.json, caches, demo assets, control files."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data.encode("utf-8") if isinstance(data, str) else data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
 
 
 @dataclass
@@ -289,3 +273,9 @@ def list_runs(runs_dir: Path) -> list[RunFolder]:
     runs = [RunFolder(p) for p in runs_dir.iterdir() if p.is_dir() and (p / "run.yaml").exists()]
     runs.sort(key=lambda r: r.run_yaml.stat().st_mtime, reverse=True)
     return runs
+
+
+def script_section(run: RunFolder) -> dict[str, Any] | None:
+    """run.yaml's `cockpit.script` for a script run, else None."""
+    section = run.cockpit_section().get("script")
+    return section if isinstance(section, dict) and section.get("command") else None

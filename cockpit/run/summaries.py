@@ -5,9 +5,11 @@ that every command uses."""
 from __future__ import annotations
 
 import difflib
+import math
 import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 from cockpit.errors import CockpitError
 from cockpit.run import journal
@@ -304,3 +306,26 @@ def _did_you_mean(ref: str, runs_dir: Path, n: int = 3) -> str:
     if not close:
         return ""
     return "did you mean " + " or ".join(f"'{c}'" for c in close) + "?"
+
+
+def fmt_value(v: Any) -> str:
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return str(v)
+    if isinstance(v, float):
+        if math.isnan(v):
+            return "nan"
+        if math.isinf(v):
+            return "inf" if v > 0 else "-inf"
+        if v != 0 and (abs(v) < 1e-3 or abs(v) >= 1e5):
+            return f"{v:.3e}"
+        return f"{v:.4g}"
+    return str(v)
+
+
+def fmt_duration(seconds: float | None) -> str:
+    if seconds is None or not math.isfinite(seconds):
+        return "?"
+    s = round(seconds)
+    h, rem = divmod(s, 3600)
+    m, sec = divmod(rem, 60)
+    return f"{h}h{m:02d}m" if h else (f"{m}m{sec:02d}s" if m else f"{sec}s")

@@ -21,11 +21,12 @@ from pathlib import Path
 
 from cockpit import hook
 from cockpit.alerts.alerter import Alerter
+from cockpit.config.launcher import check as check_launcher
 from cockpit.errors import CockpitError
-from cockpit.run import diagnose, journal, slurm
-from cockpit.run import launchers as launcher
-from cockpit.run.folder import LIVE_STATES, Request, RunFolder, Status, parse_run_argv, read_tail
-from cockpit.run.script import script_section
+from cockpit.launch import launchers as launcher
+from cockpit.launch import slurm
+from cockpit.run import diagnose, journal
+from cockpit.run.folder import LIVE_STATES, Request, RunFolder, Status, parse_run_argv, read_tail, script_section
 from cockpit.run.summaries import tail_records
 
 SAMPLE_EVERY_S = 5.0
@@ -140,7 +141,7 @@ def supervise(run: RunFolder, resume_from: Path | None = None) -> int:
     env = _read_env(run)
     cwd = str(run.path)
     try:
-        spec = launcher.check(run.cockpit_section().get("launcher"))
+        spec = check_launcher(run.cockpit_section().get("launcher"))
         if script is not None:  # script mode: the user's command, unchanged, where it was given
             argv = [str(a) for a in script["command"]]
             cwd = str(script.get("cwd") or cwd)

@@ -12,6 +12,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+# The trainer name of a script run (`cockpit run -- CMD`): whatever Trainer the script builds.
+SCRIPT_TRAINER = "script"
+
 MODEL_ROLES = ("ref_model", "reward_model", "value_model", "teacher_model")
 """The extra models a preset may name in `cockpit.models`."""
 EXTRA_MODEL_KINDS = (*MODEL_ROLES, "reward_funcs")

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cockpit.errors import CockpitError
-from cockpit.run.folder import write_atomic
+from cockpit.files import write_atomic
 from cockpit.trainers.discovery import (
     SCHEMA,
     installed_versions,

@@ -15,7 +15,7 @@ import re
 
 from textual.content import Content
 
-from cockpit.run.watch import fmt_value
+from cockpit.run.summaries import fmt_value
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 

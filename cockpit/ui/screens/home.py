@@ -242,7 +242,7 @@ class HomeScreen(Screen):
 
     @work(thread=True, group="launch", exit_on_error=False)
     def _launch(self, plan) -> None:
-        from cockpit.run.launch import launch_plan
+        from cockpit.launch.plan import launch_plan
 
         try:
             run = launch_plan(plan, self.runs_dir)

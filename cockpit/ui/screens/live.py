@@ -181,7 +181,7 @@ class LiveRunScreen(RunView):
                 return None
 
         def can_resume(state: str | None) -> bool:
-            from cockpit.run.launch import newest_complete_checkpoint
+            from cockpit.launch.plan import newest_complete_checkpoint
 
             if state is None or state in LIVE_STATES or state == "finished":
                 return False
@@ -406,7 +406,7 @@ class LiveRunScreen(RunView):
     @work(thread=True, group="control", exit_on_error=False)
     def _control(self, what: Request | Literal["resume"]) -> None:
         """A stop request (written by `launch.stop`), or a resume."""
-        from cockpit.run import launch
+        from cockpit.launch import plan as launch
 
         try:
             if what is Request.STOP_SAVE:

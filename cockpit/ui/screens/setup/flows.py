@@ -101,12 +101,12 @@ class SaveAndLaunch:
 
     @work(thread=True, exclusive=True, group="setup-launch", exit_on_error=False)
     def _launch(self: SetupScreen) -> None:
-        from cockpit.run.launch import launch, launch_prepared
+        from cockpit.launch.plan import launch, launch_prepared
 
         draft = self.draft
         try:
             if draft.mode == COMMAND:
-                from cockpit.run.script import prepare_script
+                from cockpit.launch.script import prepare_script
 
                 run = prepare_script(draft.command_words(), cwd=Path(draft.cwd).expanduser(),
                                      runs_dir=self.runs_dir, name=draft.name or None,

@@ -212,8 +212,8 @@ class SetupScreen(SaveAndLaunch, DataCheck, Screen["RunFolder | None"]):
 
     @work(thread=True, exclusive=True, group="setup-registry", exit_on_error=False)
     def _load_registry(self) -> None:
+        from cockpit.config.launcher import trl_accelerate_configs
         from cockpit.config.validate import has_gpu
-        from cockpit.run.launchers import trl_accelerate_configs
         from cockpit.trainers.registry import load_registry
 
         try:

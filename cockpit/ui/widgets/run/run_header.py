@@ -9,7 +9,7 @@ from textual.widgets import Static
 
 from cockpit.metrics.rundata import RunData
 from cockpit.run.folder import LIVE_STATES
-from cockpit.run.watch import fmt_duration
+from cockpit.run.summaries import fmt_duration
 from cockpit.ui.colors import STATE_STYLES
 from cockpit.ui.text import markup
 

@@ -45,13 +45,14 @@ def command_lines(preset: Preset, cli_command: str | None, saved_as: str | None)
 def launcher_lines(launcher: dict[str, Any], task: list[str]) -> list[str]:
     """How the launch target starts `task` (nothing when the launcher has problems: validation
     names them on their fields)."""
+    from cockpit.config.launcher import check as check_launcher
     from cockpit.errors import CockpitError
-    from cockpit.run import launchers
+    from cockpit.launch import launchers
 
     try:
-        spec = launchers.check(launcher)
+        spec = check_launcher(launcher)
         if spec["kind"] == "slurm":
-            from cockpit.run import slurm
+            from cockpit.launch import slurm
 
             script = slurm.sbatch_script(run_dir=Path("RUN"), chdir=Path("RUN"), job_name="NAME",
                                          launcher=launcher, task=task,

@@ -22,52 +22,13 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from cockpit.config.presets import dump_yaml
+from cockpit.config.launcher import check as check_launcher
+from cockpit.config.launcher import check_command, default_name
 from cockpit.errors import CockpitError
+from cockpit.files import dump_yaml
 from cockpit.run import journal
-from cockpit.run.folder import RunFolder, Status, create_run_folder
-
-SCRIPT_TRAINER = "script"
-_LAUNCHERS = {"python", "python3", "accelerate", "torchrun", "deepspeed", "trl", "uv", "srun"}
-
-
-def script_section(run: RunFolder) -> dict[str, Any] | None:
-    """run.yaml's `cockpit.script` for a script run, else None."""
-    section = run.cockpit_section().get("script")
-    return section if isinstance(section, dict) and section.get("command") else None
-
-
-def default_name(command: list[str]) -> str:
-    """A run name from the command: the script's stem (`train.py` → train), `-m trl.scripts.sft` →
-    sft, `trl sft` → trl-sft."""
-    words = [w for w in command if w]
-    for i, w in enumerate(words):
-        if w == "-m" and i + 1 < len(words):
-            return words[i + 1].rsplit(".", 1)[-1]
-        if w.endswith(".py"):
-            return Path(w).stem
-    if len(words) >= 2 and Path(words[0]).name == "trl" and not words[1].startswith("-"):
-        return f"trl-{words[1]}"
-    first = next((Path(w).name for w in words if Path(w).name not in _LAUNCHERS and not w.startswith("-")),
-                 None)
-    return first or "script"
-
-
-def check_command(command: list[str], cwd: Path) -> list[str]:
-    """Every problem with a command at once (empty, no such working folder, program not found)."""
-    problems = []
-    if not command:
-        problems.append("no command after `--` — e.g. cockpit run -- python train.py")
-    if not cwd.is_dir():
-        problems.append(f"working folder {cwd}: no such folder — run from an existing folder")
-    if command:
-        import shutil
-
-        prog = command[0]
-        found = (cwd / prog).is_file() if os.sep in prog else shutil.which(prog) is not None
-        if not found:
-            problems.append(f"{prog}: no such program on PATH — check the command, or give its full path")
-    return problems
+from cockpit.run.folder import RunFolder, Status, create_run_folder, script_section
+from cockpit.trainers.knowledge import SCRIPT_TRAINER
 
 
 def prepare_script(command: list[str], *, cwd: Path, runs_dir: Path, name: str | None = None,
@@ -89,14 +50,12 @@ def prepare_script(command: list[str], *, cwd: Path, runs_dir: Path, name: str |
             except CockpitError as exc:
                 problems.extend(str(exc).splitlines())
     if launcher:
-        from cockpit.run import launchers as launchers
-
         if launcher.get("kind") != "slurm":
             problems.append("a script run keeps its own launcher line — cockpit's launcher is only for "
                             "sending it to Slurm: --launcher kind=slurm")
         else:
             try:
-                launchers.check(launcher)
+                check_launcher(launcher)
             except CockpitError as exc:
                 problems.extend(str(exc).splitlines())
     if problems:

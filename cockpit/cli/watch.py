@@ -6,44 +6,20 @@ recorded; it never parses the trainer's stdout.
 
 from __future__ import annotations
 
-import math
 import sys
 import time
-from typing import Any, TextIO
+from typing import TextIO
 
 from cockpit.metrics.completions import CompletionsLibrary
 from cockpit.run import journal
 from cockpit.run.folder import LIVE_STATES, RunFolder
-from cockpit.run.summaries import effective_state
+from cockpit.run.summaries import effective_state, fmt_duration, fmt_value
 from cockpit.run.tailer import Tailer
 
 # Shown first when present; then whatever else the trainer logged, up to a few.
 PREFERRED = ("loss", "reward", "rewards/margins", "rewards/accuracies", "objective/rlhf_reward",
              "objective/kl", "kl", "entropy", "mean_token_accuracy", "accuracy", "learning_rate",
              "grad_norm")
-
-
-def fmt_value(v: Any) -> str:
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
-        return str(v)
-    if isinstance(v, float):
-        if math.isnan(v):
-            return "nan"
-        if math.isinf(v):
-            return "inf" if v > 0 else "-inf"
-        if v != 0 and (abs(v) < 1e-3 or abs(v) >= 1e5):
-            return f"{v:.3e}"
-        return f"{v:.4g}"
-    return str(v)
-
-
-def fmt_duration(seconds: float | None) -> str:
-    if seconds is None or not math.isfinite(seconds):
-        return "?"
-    s = round(seconds)
-    h, rem = divmod(s, 3600)
-    m, sec = divmod(rem, 60)
-    return f"{h}h{m:02d}m" if h else (f"{m}m{sec:02d}s" if m else f"{sec}s")
 
 
 def describe(rec: journal.Record, max_keys: int = 6) -> str | None:

@@ -1,27 +1,26 @@
-"""How the trainer process is started: one Python process, several through torchrun or
-`accelerate launch` (multi-GPU, DeepSpeed/FSDP: a config TRL ships, by name, or the user's own
-file), or a Slurm job (`cockpit.run.slurm`).
+"""The launcher and script-command checks: what `cockpit.launcher` may hold (python, torchrun,
+accelerate with a config TRL ships or the user's own, Slurm's fields) and what a script run's
+command needs before anything starts. Validation, the setup form's draft and the launching code
+all ask here, so a launcher is judged one way.
 
-On a machine without GPUs, several processes go through torchrun (gloo backend):
-`accelerate launch --cpu` starts only one process unless MPI is set up.
-
-Kept apart from `launch.py` so the supervisor, which must stay tiny, can build the same
-command line that `command.txt` shows.
-"""
+`cockpit.launch` builds the command lines from what these checks return."""
 
 from __future__ import annotations
 
-import sys
+import os
 from pathlib import Path
 from typing import Any
 
 from cockpit.errors import CockpitError
 
 KINDS = ("python", "torchrun", "accelerate", "slurm")
-
-
 LOCAL_KEYS = ("kind", "num_processes", "config", "config_file", "args")
 
+SLURM_KEYS = ("kind", "num_processes", "config_file", "args", "partition", "nodes", "gpus_per_node",
+        "cpus_per_task", "time", "account", "sbatch", "setup", "port")
+DEFAULT_PORT = 29500
+
+_LAUNCHERS = {"python", "python3", "accelerate", "torchrun", "deepspeed", "trl", "uv", "srun"}
 
 def trl_accelerate_configs() -> dict[str, Path]:
     """The accelerate configs the installed TRL ships (`trl/accelerate_configs/*.yaml`: single_gpu,
@@ -66,7 +65,7 @@ def machine_problems(spec: dict[str, Any], gpus: int | None = None) -> list[str]
     """What this machine lacks for an accelerate config: the deepspeed package, GPUs, enough GPUs."""
     if spec["kind"] != "accelerate" or not spec["config_file"]:
         return []
-    gpus = _gpu_count() if gpus is None else gpus
+    gpus = gpu_count() if gpus is None else gpus
     engine = str(accelerate_settings(Path(spec["config_file"])).get("distributed_type") or "").upper()
     name = Path(spec["config_file"]).stem
     out = []
@@ -86,17 +85,6 @@ def machine_problems(spec: dict[str, Any], gpus: int | None = None) -> list[str]
     return out
 
 
-def resolved_accelerate_config(spec: dict[str, Any], mixed_precision: str) -> str:
-    """The chosen accelerate config with this run's process count, one machine and its precision
-    filled in; kept in the run folder as `accelerate.yaml`."""
-    import yaml
-
-    data = accelerate_settings(Path(spec["config_file"]))
-    data.update(num_processes=spec["num_processes"], num_machines=1, machine_rank=0,
-                mixed_precision=mixed_precision)
-    return f"# from {spec['config_file']}, resolved by cockpit\n" + yaml.safe_dump(data, sort_keys=True)
-
-
 def check(launcher: Any) -> dict[str, Any]:
     """The `cockpit.launcher` section, checked; returns it with defaults filled in. Every problem
     is named at once, one line each."""
@@ -104,9 +92,7 @@ def check(launcher: Any) -> dict[str, Any]:
         launcher = {}
     if not isinstance(launcher, dict):
         raise CockpitError("cockpit.launcher must be a mapping like {kind: accelerate, num_processes: 2}")
-    from cockpit.run import slurm
-
-    allowed = set(slurm.KEYS) | {"config"} if launcher.get("kind") == "slurm" else set(LOCAL_KEYS)
+    allowed = set(SLURM_KEYS) | {"config"} if launcher.get("kind") == "slurm" else set(LOCAL_KEYS)
     problems = [f"cockpit.launcher.{k}: unknown key — use {', '.join(sorted(allowed))}"
                 for k in sorted(set(launcher) - allowed)]
     n = launcher.get("num_processes", 1)
@@ -132,7 +118,7 @@ def check(launcher: Any) -> dict[str, Any]:
             "args": [str(a) for a in extra]}
     if kind == "slurm":
         try:
-            spec.update(slurm.check(launcher))
+            spec.update(check_slurm(launcher))
         except CockpitError as exc:
             problems.extend(str(exc).splitlines())
     elif not problems:
@@ -142,37 +128,71 @@ def check(launcher: Any) -> dict[str, Any]:
     return spec
 
 
-def slurm_engine(spec: dict[str, Any]) -> str | None:
-    """How each Slurm node starts its processes: accelerate where it has GPUs to give them, torchrun
-    for several CPU processes or nodes, else one plain process."""
-    if spec["gpus_per_node"] and (spec["config_file"] or spec["num_processes"] > 1 or spec["nodes"] > 1):
-        return "accelerate"
-    if spec["num_processes"] > 1 or spec["nodes"] > 1:
-        return "torchrun"
-    return None
+def check_slurm(launcher: dict[str, Any]) -> dict[str, Any]:
+    """The slurm fields of `cockpit.launcher`, checked, with defaults; every problem at once."""
+    problems = []
+    out: dict[str, Any] = {}
+    for key, default in (("nodes", 1), ("gpus_per_node", 0), ("cpus_per_task", None), ("port", DEFAULT_PORT)):
+        value = launcher.get(key, default)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0
+                                  or (key in ("nodes", "port") and value < 1)):
+            problems.append(f"cockpit.launcher.{key} must be a whole number ≥ {1 if key in ('nodes', 'port') else 0}"
+                            f" (got {value!r})")
+        out[key] = value
+    for key in ("partition", "time", "account"):
+        value = launcher.get(key)
+        if value is not None and not isinstance(value, (str, int)):
+            problems.append(f"cockpit.launcher.{key} must be a string (got {value!r})")
+        out[key] = None if value is None else str(value)
+    extra = launcher.get("sbatch") or []
+    if isinstance(extra, str):
+        extra = [extra]
+    if not isinstance(extra, list) or not all(isinstance(x, str) for x in extra):
+        problems.append("cockpit.launcher.sbatch must be a list of extra #SBATCH options, e.g. ['--qos=high']")
+        extra = []
+    out["sbatch"] = [x.removeprefix("#SBATCH").strip() for x in extra]
+    setup = launcher.get("setup") or ""
+    if not isinstance(setup, str):
+        problems.append("cockpit.launcher.setup must be a block of shell lines (module loads, venv activation)")
+        setup = ""
+    out["setup"] = setup
+    if problems:
+        raise CockpitError("\n".join(problems))
+    return out
 
 
-def runner_argv(run_path: Path, launcher: dict[str, Any] | None,
-                resume_from: Path | None = None) -> list[str]:
-    spec = check(launcher)
-    tail = [str(run_path)] + (["--resume", str(resume_from)] if resume_from is not None else [])
-    n = spec["num_processes"]
-    if spec["kind"] == "slurm":  # what each node's task runs; slurm.sbatch_script wraps it
-        runner = ["-m", "cockpit.runner", *tail]
-        return runner if slurm_engine(spec) else [sys.executable, *runner]
-    if spec["kind"] == "python":
-        return [sys.executable, "-m", "cockpit.runner", *tail]
-    if spec["kind"] == "torchrun" or (not spec["config_file"] and _gpu_count() < n):
-        return [sys.executable, "-m", "torch.distributed.run", "--standalone",
-                "--nproc_per_node", str(n), *spec["args"], "-m", "cockpit.runner", *tail]
-    argv = [sys.executable, "-m", "accelerate.commands.launch", "--num_processes", str(n)]
-    if spec["config_file"]:
-        argv += ["--config_file", str(Path(str(spec["config_file"])).expanduser())]
-    else:
-        argv += ["--num_machines", "1", "--dynamo_backend", "no", "--multi_gpu"]
-    argv += [*spec["args"], "-m", "cockpit.runner", *tail]
-    return argv
-
-
-def _gpu_count() -> int:
+def gpu_count() -> int:
     return len(list(Path("/dev").glob("nvidia[0-9]*")))
+
+
+def default_name(command: list[str]) -> str:
+    """A run name from the command: the script's stem (`train.py` → train), `-m trl.scripts.sft` →
+    sft, `trl sft` → trl-sft."""
+    words = [w for w in command if w]
+    for i, w in enumerate(words):
+        if w == "-m" and i + 1 < len(words):
+            return words[i + 1].rsplit(".", 1)[-1]
+        if w.endswith(".py"):
+            return Path(w).stem
+    if len(words) >= 2 and Path(words[0]).name == "trl" and not words[1].startswith("-"):
+        return f"trl-{words[1]}"
+    first = next((Path(w).name for w in words if Path(w).name not in _LAUNCHERS and not w.startswith("-")),
+                 None)
+    return first or "script"
+
+
+def check_command(command: list[str], cwd: Path) -> list[str]:
+    """Every problem with a command at once (empty, no such working folder, program not found)."""
+    problems = []
+    if not command:
+        problems.append("no command after `--` — e.g. cockpit run -- python train.py")
+    if not cwd.is_dir():
+        problems.append(f"working folder {cwd}: no such folder — run from an existing folder")
+    if command:
+        import shutil
+
+        prog = command[0]
+        found = (cwd / prog).is_file() if os.sep in prog else shutil.which(prog) is not None
+        if not found:
+            problems.append(f"{prog}: no such program on PATH — check the command, or give its full path")
+    return problems

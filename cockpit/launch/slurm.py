@@ -21,45 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cockpit.config.launcher import check_slurm
 from cockpit.errors import CockpitError
 
-KEYS = ("kind", "num_processes", "config_file", "args", "partition", "nodes", "gpus_per_node",
-        "cpus_per_task", "time", "account", "sbatch", "setup", "port")
-DEFAULT_PORT = 29500
 _TIMEOUT_S = 30
-
-
-def check(launcher: dict[str, Any]) -> dict[str, Any]:
-    """The slurm fields of `cockpit.launcher`, checked, with defaults; every problem at once."""
-    problems = []
-    out: dict[str, Any] = {}
-    for key, default in (("nodes", 1), ("gpus_per_node", 0), ("cpus_per_task", None), ("port", DEFAULT_PORT)):
-        value = launcher.get(key, default)
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0
-                                  or (key in ("nodes", "port") and value < 1)):
-            problems.append(f"cockpit.launcher.{key} must be a whole number ≥ {1 if key in ('nodes', 'port') else 0}"
-                            f" (got {value!r})")
-        out[key] = value
-    for key in ("partition", "time", "account"):
-        value = launcher.get(key)
-        if value is not None and not isinstance(value, (str, int)):
-            problems.append(f"cockpit.launcher.{key} must be a string (got {value!r})")
-        out[key] = None if value is None else str(value)
-    extra = launcher.get("sbatch") or []
-    if isinstance(extra, str):
-        extra = [extra]
-    if not isinstance(extra, list) or not all(isinstance(x, str) for x in extra):
-        problems.append("cockpit.launcher.sbatch must be a list of extra #SBATCH options, e.g. ['--qos=high']")
-        extra = []
-    out["sbatch"] = [x.removeprefix("#SBATCH").strip() for x in extra]
-    setup = launcher.get("setup") or ""
-    if not isinstance(setup, str):
-        problems.append("cockpit.launcher.setup must be a block of shell lines (module loads, venv activation)")
-        setup = ""
-    out["setup"] = setup
-    if problems:
-        raise CockpitError("\n".join(problems))
-    return out
 
 
 @dataclass(frozen=True)
@@ -82,7 +47,7 @@ def sbatch_script(*, run_dir: Path, chdir: Path, job_name: str, launcher: dict[s
     """The job script. `task`: what each node runs after the launcher (`-m cockpit.runner RUN` or a
     script-mode command); `distributed`: "torchrun", "accelerate" or None (the command is given as
     is, with the rendezvous address in $COCKPIT_MAIN_ADDR / $COCKPIT_MAIN_PORT)."""
-    s = {**launcher, **check(launcher)}
+    s = {**launcher, **check_slurm(launcher)}
     out = run_dir / "stdout.log"
     lines = ["#!/bin/bash", f"#SBATCH --job-name={job_name}", f"#SBATCH --output={out}",
              f"#SBATCH --error={out}", "#SBATCH --open-mode=append", f"#SBATCH --nodes={s['nodes']}",

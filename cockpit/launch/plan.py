@@ -29,7 +29,7 @@ DEFAULT_GRACE_S = 10.0
 
 
 def runner_argv(run: RunFolder, resume_from: Path | None = None) -> list[str]:
-    from cockpit.run.launchers import runner_argv as argv_for
+    from cockpit.launch.launchers import runner_argv as argv_for
 
     return argv_for(run.path, run.cockpit_section().get("launcher"), resume_from)
 
@@ -71,10 +71,11 @@ def _resolve_accelerate_config(run: RunFolder, preset: Preset) -> None:
     """An accelerate launch with a config (one TRL ships, or the user's): keep the resolved copy in
     the run folder (`accelerate.yaml`: processes, one machine, the run's precision) and launch
     from it, so the run says exactly how it was started."""
-    from cockpit.run import launchers as launcher
+    from cockpit.config.launcher import check as check_launcher
+    from cockpit.launch import launchers as launcher
 
     section = preset.cockpit.get("launcher")
-    spec = launcher.check(section)
+    spec = check_launcher(section)
     if spec["kind"] != "accelerate" or not spec["config_file"]:
         return
     trl = trl_cli_config(preset.trl)
@@ -225,7 +226,7 @@ def resume(run: RunFolder, overrides: list[str] | None = None) -> RunFolder:
     status = run.read_status()
     if status.live:
         raise CockpitError(f"{run.name} is still {status.state} — stop it before resuming")
-    from cockpit.run.script import script_section
+    from cockpit.run.folder import script_section
 
     if script_section(run) is not None:
         return _resume_script(run, status, overrides)
@@ -279,7 +280,7 @@ def _next_attempt(run: RunFolder, status: Status, ckpt: Path) -> RunFolder:
 def _resume_script(run: RunFolder, status: Status, overrides: list[str] | None) -> RunFolder:
     """Script mode: the same command again, in the same folder; the hook hands the newest complete
     checkpoint of the output_dir the script's trainer reported to `Trainer.train`."""
-    from cockpit.run.script import script_output_dir, write_script_command
+    from cockpit.launch.script import script_output_dir, write_script_command
 
     if overrides:
         raise CockpitError(f"{run.name} is a script run: its settings are the script's — change the "
