@@ -30,7 +30,7 @@ def test_every_ui_module_imports_without_the_training_stack():
     assert not loaded.intersection(HEAVY), loaded.intersection(HEAVY)
 
 
-CORE_PACKAGES = ("run", "launch", "supervisor", "trainers", "config", "metrics", "alerts", "demo")
+CORE_PACKAGES = ("run", "launch", "findings", "supervisor", "trainers", "config", "metrics", "alerts", "demo")
 """Everything that is neither the UI nor training-side code: no Textual, no torch."""
 TRAINING_SIDE = ("runner", "hook")
 """The only packages that may import torch, transformers, trl, peft, datasets or accelerate."""
@@ -96,7 +96,7 @@ def test_training_side_modules_import_the_training_stack_only_inside_functions()
 # The floors, lowest first: a package may import only those on its own floor's left. The ground
 # (errors, paths, files) imports nothing of cockpit's but itself.
 FLOORS = (("errors", "paths", "files"), ("run",), ("trainers", "demo"), ("alerts",), ("config",), ("metrics",),
-          ("launch",), ("runner",), ("hook",), ("supervisor",), ("ui",), ("cli",))
+          ("findings",), ("launch",), ("runner",), ("hook",), ("supervisor",), ("ui",), ("cli",))
 
 
 def _package_graph() -> dict[str, set[str]]:

@@ -43,10 +43,11 @@ STOP_REQUESTED = "stop_requested"
 RUN_ENDED = "run_ended"
 ALERT = "alert"
 COMPLETIONS_REF = "completions_ref"
+FINDING = "finding"
 
 KINDS = frozenset(
     {RUN_STARTED, PHASE, METRICS, EVAL, PROGRESS, CHECKPOINT, COMPLETIONS, SYSTEM, WARNING,
-     STOP_REQUESTED, RUN_ENDED, ALERT, COMPLETIONS_REF}
+     STOP_REQUESTED, RUN_ENDED, ALERT, COMPLETIONS_REF, FINDING}
 )
 
 PHASES = ("starting", "importing", "loading_model", "preparing_data", "training", "saving", "done")
@@ -126,6 +127,19 @@ def alert(rule: str, message: str, *, key: str, value: Any, step: int | None,
     by kind only, never by URL)."""
     return Record(ALERT, {"rule": rule, "message": message, "key": key, "value": value,
                           "actions": actions, "builtin": builtin}, step=step)
+
+
+def finding(kind: str, *, steps: tuple[int, int] | list[int] | None, severity: str, summary: str,
+            fix: str | None = None, evidence: list[dict[str, Any]] | None = None,
+            step: int | None = None) -> Record:
+    """The run explaining itself: a finding of `kind` (a key of the findings table) over the step
+    range `steps` ([first, last], inclusive), `severity` info | warning | error, a one-line
+    `summary`, a `fix`, and the `evidence` that shows it: a list of
+    {"type": "completions", "step": S, "rows": [...]} | {"type": "metric", "key": K, "points": [[step, value], ...]}
+    | {"type": "file", "path": P, "what": ...}. `cockpit.findings` writes and reads these."""
+    return Record(FINDING, {"kind": kind, "steps": list(steps) if steps is not None else None,
+                            "severity": severity, "summary": summary, "fix": fix,
+                            "evidence": evidence or []}, step=step)
 
 
 def run_ended(state: str, *, exit_code: int | None = None, signal: int | None = None,
