@@ -15,6 +15,10 @@ WRITER = textwrap.dedent("""\
     import json, sys, time, os
     from pathlib import Path
     out = Path(sys.argv[1])
+    go = out.parent / "go"
+    deadline = time.time() + 60
+    while not go.exists() and time.time() < deadline:  # the test says when it has seen the first state
+        time.sleep(0.05)
     for n in (2, 3):
         time.sleep(1.5)
         ck = out / f"checkpoint-{n * 10}"
@@ -48,6 +52,7 @@ async def test_an_output_dir_another_process_writes_is_followed_live(tmp_path):
             await wait_for(pilot, lambda: "following files" in str(screen.query_one(RunHeader).render()),
                            "the header says it follows files")
             assert screen.sources[0].store.last_step == 10
+            (out.parent / "go").touch()
             await wait_for(pilot, lambda: screen.sources[0].store.last_step == 30, "checkpoint-30 read", limit=30)
             header = str(screen.query_one(RunHeader).render())
             assert "following files · updated" in header and "30/30" in header
