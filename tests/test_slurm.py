@@ -53,6 +53,24 @@ def test_the_script_for_four_nodes_starts_one_launcher_per_node_with_global_rank
     assert "--rdzv_backend=c10d --rdzv_endpoint=$COCKPIT_MAIN_ADDR:$COCKPIT_MAIN_PORT" in text
 
 
+def test_gpus_per_node_starts_one_process_per_gpu_unless_num_processes_is_given(tmp_path):
+    """`kind: slurm` with `gpus_per_node: 8` and no num_processes: eight processes a node, not one."""
+    from conftest import cockpit_cmd
+
+    def srun_line(*sets: str) -> str:
+        args = [a for kv in sets for a in ("--set", f"cockpit.launcher.{kv}")]
+        proc = subprocess.run(cockpit_cmd("run", "demo-sft", "--runs-dir", str(tmp_path / "runs"), "--dry-run",
+                                          "--set", "cockpit.launcher.kind=slurm", *args),
+                              capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+        assert proc.returncode == 0, proc.stderr
+        return next(ln for ln in proc.stdout.splitlines() if ln.startswith("srun "))
+
+    assert "--num_processes $(( SLURM_NNODES * 8 ))" in srun_line("gpus_per_node=8", "nodes=2")
+    assert "--num_processes $(( SLURM_NNODES * 2 ))" in srun_line("gpus_per_node=8", "num_processes=2")
+    assert check({"kind": "slurm", "nodes": 2})["num_processes"] == 1  # CPU nodes: one each unless asked
+    assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
+
+
 def test_bad_slurm_settings_are_all_named_at_once():
     with pytest.raises(Exception) as err:
         check({"kind": "slurm", "nodes": 0, "gpus_per_node": "eight", "sbatch": 3})

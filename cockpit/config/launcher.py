@@ -121,6 +121,9 @@ def check(launcher: Any) -> dict[str, Any]:
             spec.update(check_slurm(launcher))
         except CockpitError as exc:
             problems.extend(str(exc).splitlines())
+        else:  # on Slurm num_processes is per node: unless given, one process for each GPU it asks for
+            if "num_processes" not in launcher and spec["gpus_per_node"]:
+                spec["num_processes"] = spec["gpus_per_node"]
     elif not problems:
         problems.extend(machine_problems(spec))
     if problems:
