@@ -184,7 +184,7 @@ class Alerter:
 
 def _rule_identity(rule: Rule) -> tuple:
     return (rule.name, rule.condition, rule.value, rule.metric, rule.count, rule.do, rule.mode,
-            rule.states, rule.every_s, rule.tolerance)
+            rule.states, rule.every_s, rule.tolerance, rule.floor)
 
 
 def _output_dir(run: Any) -> Path | None:

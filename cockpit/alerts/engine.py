@@ -144,8 +144,7 @@ class AlertEngine:
             holds = max(hist) - min(hist) <= rule.tolerance * max(1.0, abs(first))
             msg = f"{key} has not moved for {rule.count} steps (≈{last:.4g} at step {step})"
         else:
-            base = abs(first) if first != 0 else None
-            change = (last - first) / base * 100 if base else 0.0
+            change = (last - first) / base * 100 if (base := _base(rule, hist)) else 0.0
             holds = change >= rule.value if c == "rises_pct" else -change >= rule.value
             msg = f"{key} {'rose' if change > 0 else 'fell'} {abs(change):.0f}% over {rule.count} steps " \
                   f"({first:.4g} → {last:.4g} at step {step})"
@@ -181,3 +180,12 @@ class AlertEngine:
                     if f:
                         out.append(f)
         return out
+
+
+def _base(rule: Rule, hist: deque) -> float:
+    """What a rise or fall is a percentage of: the first value of the window, but never less than
+    the window's typical size (the median |value| before the last) nor the rule's floor. A series
+    that wanders around zero has no meaningful percentage of its first value."""
+    earlier = sorted(abs(v) for v in list(hist)[:-1])
+    typical = earlier[len(earlier) // 2] if earlier else 0.0
+    return max(abs(hist[0]), typical, rule.floor)

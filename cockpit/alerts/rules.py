@@ -34,7 +34,8 @@ from cockpit.errors import CockpitError
 ACTIONS = ("notify", "stop_save", "journal")
 CONDITIONS = ("above", "below", "is", "rises_pct", "falls_pct", "flat", "stalled_minutes", "event",
               "disk_free_gb_below", "not_improved_evals")
-RULE_KEYS = {"name", "metric", "for", "window", "do", "mode", "states", "every_minutes", "tolerance", *CONDITIONS}
+RULE_KEYS = {"name", "metric", "for", "window", "do", "mode", "states", "every_minutes", "tolerance", "floor",
+             *CONDITIONS}
 DEFAULT_EVERY_MIN = 10.0
 
 
@@ -51,6 +52,9 @@ class Rule:
     states: tuple[str, ...] = ("finished", "failed", "killed", "stopped")
     every_s: float = DEFAULT_EVERY_MIN * 60
     tolerance: float = 1e-6
+    floor: float = 0.0
+    """rises/falls: the smallest base a percentage is taken of, so a move around zero (a GRPO loss
+    of ±1e-8) is not a 600 % rise; the base is also never below the window's typical size."""
     builtin: bool = False
 
     def describe(self) -> str:
@@ -143,13 +147,19 @@ def parse_rules(raw: Any, *, where: str = "cockpit.alerts") -> list[Rule]:
         if isinstance(every, bool) or not isinstance(every, (int, float)) or every < 0:
             problems.append(f"{at}.every_minutes: must be a number ≥ 0 (got {every!r})")
             continue
+        floor = item.get("floor", 0.0)
+        if isinstance(floor, bool) or not isinstance(floor, (int, float)) or floor < 0:
+            problems.append(f"{at}.floor: must be a number ≥ 0 (got {floor!r}) — the smallest base a "
+                            "percentage is taken of, e.g. floor: 0.1")
+            continue
         if value is None:
             continue
         states = item.get("states", Rule.states)
         rules.append(Rule(name=str(item.get("name") or ""), condition=cond, value=value, metric=metric,
                           count=int(count), do=tuple(do), mode=mode,
                           states=tuple(states) if isinstance(states, (list, tuple)) else (str(states),),
-                          every_s=float(every) * 60, tolerance=float(item.get("tolerance", 1e-6))))
+                          every_s=float(every) * 60, tolerance=float(item.get("tolerance", 1e-6)),
+                          floor=float(floor)))
     if problems:
         raise CockpitError("\n".join(problems))
     for r in rules:
@@ -163,7 +173,10 @@ def builtin_rules(family: str | None) -> list[Rule]:
     """On for every run unless `cockpit.builtin_alerts: false`; family from the trainer's traits."""
     every = [
         Rule("loss is NaN", "is", "nonfinite", metric="loss", builtin=True),
-        Rule("loss spike: up 200% over 5 steps", "rises_pct", 200.0, metric="loss", count=5, builtin=True),
+        # floor 0.1: a loss that sits near zero (GRPO's, with one iteration a step) only counts as
+        # spiking once it rose by 0.2 or more, not by 600 % of 1e-8.
+        Rule("loss spike: up 200% over 5 steps", "rises_pct", 200.0, metric="loss", count=5, floor=0.1,
+             builtin=True),
         Rule("no new step for 30 minutes", "stalled_minutes", 30.0, builtin=True),
         Rule("free disk under 5 GB", "disk_free_gb_below", 5.0, builtin=True),
     ]
