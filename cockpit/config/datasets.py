@@ -214,10 +214,11 @@ class DataCheck:
 
 def inspect(name: str, *, config: str | None = None, split: str = "train", renames: dict[str, str] | None = None,
             formats: tuple[tuple[str, ...], ...] | None = None, trainer: str | None = None,
-            rows: int = 0) -> DataCheck:
+            rows: int = 0, needs: dict[str, list[str]] | None = None, shown_as: str | None = None) -> DataCheck:
     """Resolve a dataset, read its split's columns (and first `rows` rows), apply the renames and
-    check the columns against the trainer's formats. Raises CockpitError only for a reference that
-    cannot be resolved; anything wrong with the data is `problem`."""
+    check the columns against the trainer's formats and `needs` (column → the reward functions
+    that read it; `shown_as`: the name the user gave, for that line). Raises CockpitError only for
+    a reference that cannot be resolved; anything wrong with the data is `problem`."""
     ref = resolve(name, config)
     if ref.kind == "hub":
         return DataCheck(kind="hub")
@@ -242,5 +243,19 @@ def inspect(name: str, *, config: str | None = None, split: str = "train", renam
             found.fits = True if formats else None
         except CockpitError as exc:
             found.fits, found.problem = False, str(exc)
+    lacking = [c for c in needs or {} if c not in found.columns]
+    if lacking and not found.problem:
+        found.fits, found.problem = False, reward_columns_problem(lacking, needs or {}, shown_as or name,
+                                                                  found.columns)
     return found
+
+
+def reward_columns_problem(lacking: list[str], needs: dict[str, list[str]], name: str, columns: list[str]) -> str:
+    """One line: which reward function reads which column the data lacks, and the ways out."""
+    funcs = sorted({f for c in lacking for f in needs[c]})
+    cols = ", ".join(f"'{c}'" for c in lacking)
+    return (f"reward function{'s' if len(funcs) > 1 else ''} {', '.join(funcs)} need{'' if len(funcs) > 1 else 's'} "
+            f"column{'s' if len(lacking) > 1 else ''} {cols}, which {name} lacks (it has "
+            f"{', '.join(columns) or 'no columns'}) — pick data that has {'them' if len(lacking) > 1 else 'it'}, "
+            f"rename one with cockpit.dataset.columns: {{your_column: {lacking[0]}}}, or pick another reward function")
 

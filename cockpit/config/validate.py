@@ -23,6 +23,7 @@ from typing import Any
 from cockpit.config import datasets as ds
 from cockpit.config.migrate import key_problems
 from cockpit.config.presets import COCKPIT_KEYS, Preset, resolve_demo_refs, reward_file_ref, uses_demo_assets
+from cockpit.config.rewards import RewardNeeds, cockpit_reward_names, needed_columns, reward_needs
 from cockpit.errors import CockpitError
 from cockpit.run.folder import list_checkpoints
 from cockpit.trainers.knowledge import MODEL_ROLES
@@ -136,6 +137,7 @@ def validate(preset: Preset, registry: Registry | None = None, *,
                      "lacks — run it on a GPU box or pick another trainer")
 
     built_later: tuple[str, ...] = ()
+    given_data = str(preset.trl.get("dataset_name") or "")
     if uses_demo_assets(preset):
         from cockpit import demo
 
@@ -224,6 +226,7 @@ def validate(preset: Preset, registry: Registry | None = None, *,
         problems.add("cockpit.models.reward_model", f"{spec.name} needs a reward model — set "
                      "cockpit.models.reward_model (a sequence-classification model); the value "
                      "model defaults to it")
+    reward_columns: dict[str, list[str]] = {}
     if "reward_funcs" in spec.extra_models:
         funcs: list[Any] = []
         with problems.check("reward_funcs"):
@@ -239,8 +242,17 @@ def validate(preset: Preset, registry: Registry | None = None, *,
                 if not file_ref[0].is_file():
                     problems.add("reward_funcs", f"reward function {fn}: no file {file_ref[0]} — "
                                  "give path/file.py:function")
-                else:
-                    warnings.append(f"reward function code will run from {fn}")
+                    continue
+                warnings.append(f"reward function code will run from {fn}")
+            needs = reward_needs(str(fn), registry.rewards)
+            if needs is None:
+                continue
+            if not needs.found:
+                problems.add("reward_funcs", _unknown_reward(str(fn), needs, registry))
+            elif needs.factory:
+                problems.add("reward_funcs", f"reward function {fn} builds a reward function (it takes no "
+                             "completions) — call it in a file of yours and name that: path/file.py:function")
+        reward_columns = needed_columns(funcs, registry.rewards)
 
     from cockpit.config.launcher import check as check_launcher
 
@@ -256,7 +268,7 @@ def validate(preset: Preset, registry: Registry | None = None, *,
 
     # -- data ------------------------------------------------------------------------------
     with problems.check("dataset_name"):
-        _check_data(preset, spec)
+        _check_data(preset, spec, reward_columns, shown_as=given_data)
 
     # -- output ----------------------------------------------------------------------------
     out = preset.trl.get("output_dir")
@@ -300,7 +312,18 @@ def _reward_funcs(preset: Preset) -> list[Any]:
     return funcs
 
 
-def _check_data(preset: Preset, spec: TrainerSpec) -> None:
+def _unknown_reward(ref: str, needs: RewardNeeds, registry: Registry) -> str:
+    if needs.where:
+        return f"reward function {ref}: {needs.where} has no function '{ref.rpartition(':')[2]}' — check the name"
+    names = [n for n, e in registry.rewards.items() if not e.get("factory")] + cockpit_reward_names()
+    close = difflib.get_close_matches(ref, names, n=1, cutoff=0.6)
+    hint = f"did you mean '{close[0]}'? " if close else ""
+    return (f"reward function '{ref}' not found — {hint}TRL's and cockpit's are {', '.join(sorted(names))}; "
+            "or give a dotted import path or path/file.py:function")
+
+
+def _check_data(preset: Preset, spec: TrainerSpec, reward_columns: dict[str, list[str]] | None = None,
+                shown_as: str | None = None) -> None:
     name = preset.trl.get("dataset_name")
     if preset.trl.get("datasets") or preset.trl.get("dataset_mixture"):
         return  # TRL's dataset mixture: checked by TRL itself in the runner (an old one is named above)
@@ -315,6 +338,7 @@ def _check_data(preset: Preset, spec: TrainerSpec) -> None:
         raise CockpitError("cockpit.dataset.columns must map old names to new, e.g. {question: prompt}")
     split = str(dcfg.get("split") or preset.trl.get("dataset_train_split") or "train")
     found = ds.inspect(str(name), config=preset.trl.get("dataset_config"), split=split, renames=renames,
-                       formats=spec.data_formats, trainer=spec.name)
+                       formats=spec.data_formats, trainer=spec.name, needs=reward_columns,
+                       shown_as=shown_as or None)
     if found.problem:
         raise CockpitError(found.problem)

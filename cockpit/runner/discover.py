@@ -31,7 +31,7 @@ from typing import Any
 
 from cockpit.runner.config_fields import describe_fields
 
-SCHEMA = 1
+SCHEMA = 2
 
 # Experimental submodules that are known not to hold trainers are still imported (a new TRL may
 # add a trainer there); a module simply contributes nothing when it has no Trainer class.
@@ -289,6 +289,34 @@ def discover_cli(trainers: list[dict], training_arg_names: frozenset[str]) -> No
             print(f"cockpit discover: trl {entry['name']} CLI not inspected: {_error_text(exc)}", file=sys.stderr)
 
 
+def discover_rewards() -> dict[str, dict]:
+    """TRL's shipped reward functions (`trl.rewards`), by name, with the parameters each needs:
+    those without a default (the dataset columns it reads, beside what the trainer passes itself),
+    whether it takes **kwargs, and whether it is a factory to call first (`get_*`: no `completions`)."""
+    try:
+        rewards = importlib.import_module("trl.rewards")
+    except Exception:  # noqa: BLE001 - an older TRL without it: nothing to record
+        return {}
+    out: dict[str, dict] = {}
+    for name in getattr(rewards, "__all__", None) or dir(rewards):
+        fn = getattr(rewards, name, None)
+        if name.startswith("_") or not inspect.isfunction(fn):
+            continue
+        try:
+            params = inspect.signature(fn).parameters.values()
+        except (TypeError, ValueError):
+            continue
+        named = [p.name for p in params if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+        out[name] = {
+            "module": fn.__module__,
+            "required": [p.name for p in params
+                         if p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)],
+            "kwargs": any(p.kind is p.VAR_KEYWORD for p in params),
+            "factory": "completions" not in named,
+        }
+    return out
+
+
 def discover() -> dict:
     """Everything cockpit needs to know about the installed TRL, as a JSON-able dict."""
     started = time.perf_counter()
@@ -322,6 +350,7 @@ def discover() -> dict:
         "script_args": _fields_of("ScriptArguments", "ScriptArguments"),
         "model_config": _fields_of("ModelConfig", "ModelConfig"),
         "dataset_mixture": _fields_of("DatasetMixtureConfig", "DatasetMixtureConfig"),
+        "rewards": discover_rewards(),
         "discovery_seconds": round(time.perf_counter() - started, 2),
     }
 

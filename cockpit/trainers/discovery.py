@@ -19,7 +19,7 @@ from typing import Any
 from cockpit.errors import CockpitError
 from cockpit.paths import cache_dir
 
-SCHEMA = 1
+SCHEMA = 2
 DISCOVER_MODULE = "cockpit.runner.discover"
 DISCOVER_TIMEOUT_S = 180.0
 

@@ -19,6 +19,10 @@ MODEL_ROLES = ("ref_model", "reward_model", "value_model", "teacher_model")
 """The extra models a preset may name in `cockpit.models`."""
 EXTRA_MODEL_KINDS = (*MODEL_ROLES, "reward_funcs")
 """What a trainer's constructor may take beside the policy."""
+REWARD_FUNC_GIVEN = ("prompts", "completions", "completion_ids", "trainer_state", "log_extra", "log_metric",
+                     "environments")
+"""What GRPO-family trainers pass a reward function themselves (TRL 1.x `_calculate_rewards`); every
+other parameter it needs without a default must be a dataset column."""
 
 
 @dataclass(frozen=True)

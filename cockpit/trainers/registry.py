@@ -201,6 +201,9 @@ class Registry:
         self.script_args: tuple[ConfigField, ...] = _fields(discovery.get("script_args", ()))
         self.model_config: tuple[ConfigField, ...] = _fields(discovery.get("model_config", ()))
         self.dataset_mixture: tuple[ConfigField, ...] = _fields(discovery.get("dataset_mixture", ()))
+        rewards = discovery.get("rewards")
+        self.rewards: dict[str, dict[str, Any]] = dict(rewards) if isinstance(rewards, dict) else {}
+        """TRL's shipped reward functions by name: module, required parameters, kwargs, factory."""
 
         discovered: dict[str, TrainerSpec] = {}
         for entry in discovery.get("trainers", ()):
@@ -333,6 +336,7 @@ class Registry:
             "script_args": [f.to_json() for f in self.script_args],
             "model_config": [f.to_json() for f in self.model_config],
             "dataset_mixture": [f.to_json() for f in self.dataset_mixture],
+            "rewards": self.rewards,
         }
 
     def to_json(self, with_fields: bool = True) -> str:

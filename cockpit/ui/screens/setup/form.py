@@ -180,16 +180,24 @@ class DataCheck:
         renames = self.draft.get(COLUMNS_FIELD.name)
         renames = renames if isinstance(renames, dict) else {}
         config = self.draft.trl.get("dataset_config")
-        key = (name, split, tuple(renames.items()), config, self.spec.name if self.spec else None)
+        rewards: list[str] = []  # their columns are part of the data check, as validation sees it
+        if self.spec is not None and "reward_funcs" in self.spec.extra_models:
+            for source in (self.draft.get("reward_funcs"), self.draft.get(REWARDS_FIELD.name)):
+                if isinstance(source, (list, str)):
+                    rewards += [str(r) for r in ([source] if isinstance(source, str) else source)]
+        key = (name, split, tuple(renames.items()), config, self.spec.name if self.spec else None, tuple(rewards))
         self._data_key = key
         self._inspect_data(key, "" if name is UNSET else str(name), str(split), renames, self.spec,
-                           config)
+                           config, rewards)
 
     @work(thread=True, exclusive=True, group="setup-data", exit_on_error=False)
     def _inspect_data(self: SetupScreen, key: tuple, name: str, split: str, renames: dict[str, str],
-                      spec: TrainerSpec | None, config: str | None) -> None:
+                      spec: TrainerSpec | None, config: str | None, rewards: list[str] | None = None) -> None:
         try:
-            report = inspect_data(name, split, renames, spec, config)
+            from cockpit.config.rewards import needed_columns
+
+            needs = needed_columns(rewards or [], self.registry.rewards if self.registry else {})
+            report = inspect_data(name, split, renames, spec, config, needs=needs)
         except Exception as exc:  # noqa: BLE001 - a preview problem is shown, never a crash
             report = DataReport(where=name, fits=None, message=f"cannot preview {name}: {exc}")
         self.post_message(self.DataInspected(key, report))

@@ -46,7 +46,8 @@ REWARDS_FIELD = cockpit_field(
     "Reward functions, comma-separated: TRL reward names, dotted import paths "
     "(e.g. cockpit.runner.rewards.arith_reward) or path/file.py:function.")
 DATA_KEYS = frozenset({"dataset_name", "dataset_config", "dataset_train_split",
-                       SPLIT_FIELD.name, COLUMNS_FIELD.name})
+                       SPLIT_FIELD.name, COLUMNS_FIELD.name,
+                       "reward_funcs", REWARDS_FIELD.name})  # the reward functions' columns are in the data check
 
 # -- launch target (cockpit.launcher) ---------------------------------------------------------
 

@@ -47,15 +47,16 @@ def resolve_name(name: str) -> str:
 
 
 def inspect_data(name: str, split: str, renames: dict[str, str], spec: TrainerSpec | None,
-                 config: str | None = None) -> DataReport:
-    """The data section's view of `config.datasets.inspect`, the same check validation runs."""
+                 config: str | None = None, needs: dict[str, list[str]] | None = None) -> DataReport:
+    """The data section's view of `config.datasets.inspect`, the same check validation runs;
+    `needs`: column → the reward functions that read it."""
     if not name:
         return DataReport(message="no dataset yet: a hub id, a local folder or a .jsonl/.json/"
                                   ".parquet/.csv file (demo:data/<format> for the offline demo)")
     try:
         found = ds.inspect(resolve_name(name), config=config, split=split or "train", renames=renames,
                            formats=spec.data_formats if spec else None, trainer=spec.name if spec else None,
-                           rows=PREVIEW_ROWS)
+                           rows=PREVIEW_ROWS, needs=needs, shown_as=name)
     except CockpitError as exc:
         return DataReport(where=name, fits=False, message=str(exc))
     if found.kind == "hub":
@@ -71,7 +72,8 @@ def inspect_data(name: str, split: str, renames: dict[str, str], spec: TrainerSp
     elif not spec.data_formats:
         report.message = f"columns {cols} — cockpit does not know what {spec.name} needs"
     else:
-        report.message = f"columns {cols} fit {spec.name}"
+        report.message = f"columns {cols} fit {spec.name}" + (
+            " and the reward functions" if needs else "")
     return report
 
 
