@@ -203,3 +203,42 @@ def test_a_bad_rule_is_one_line_before_launch(tmp_path):
 
 def test_rule_descriptions_name_what_they_watch():
     assert Rule("", "above", 5.0, metric="loss", count=3).describe() == "loss > 5.0 for 3 steps"
+
+
+JOURNALS = REPO / "tests" / "fixtures" / "journals"
+
+
+def _spikes(records: list[journal.Record], family: str | None) -> list[str]:
+    engine = AlertEngine(builtin_rules(family), clock=_Clock())
+    return [f.message for f in engine.feed(records) if f.rule.name.startswith("loss spike")]
+
+
+def test_the_loss_spike_rule_stays_quiet_on_a_grpo_loss_that_sits_at_zero():
+    """Every GRPO demo showed "loss rose 600% over 5 steps (-1.49e-08 → 7.451e-08)": a percentage
+    of a value near zero means nothing."""
+    demo, bad = journal.read_all(JOURNALS / "demo_grpo_loss.jsonl")
+    assert bad == 0 and len(demo) == 40
+    assert any(abs(r.data["loss"]) < 1e-6 and r.data["loss"] != 0 for r in demo)
+    assert _spikes(demo, "grpo") == []
+    # the series of the report: noise around zero, then a rise of 600 % of 1.49e-08
+    noise = [3e-08, -2e-08, 1e-08, -1.49e-08, 2e-08, -1e-08, 0.0, 1e-08, 7.451e-08]
+    assert _spikes([_m(i + 1, loss=v) for i, v in enumerate(noise)], "grpo") == []
+
+
+def test_the_loss_spike_rule_fires_on_a_real_spike():
+    sft = [2.1, 2.0, 1.9, 1.95, 1.9, 1.85, 6.5]
+    fired = _spikes([_m(i + 1, loss=v) for i, v in enumerate(sft)], "sft")
+    assert len(fired) == 1 and fired[0].startswith("loss rose") and "→ 6.5 at step 7" in fired[0]
+    # a GRPO loss near zero that jumps by half a unit is a spike: the floor is 0.1, not the noise
+    grpo = [0.01, -0.02, 0.0, 0.01, 0.0, 0.005, 0.5]
+    assert len(_spikes([_m(i + 1, loss=v) for i, v in enumerate(grpo)], "grpo")) == 1
+
+
+def test_a_rise_is_taken_of_the_floor_a_rule_gives():
+    rise = [_m(i + 1, reward=v) for i, v in enumerate([0.001, 0.0, 0.002, 0.01])]
+    loose, floored = parse_rules([{"metric": "reward", "rises_pct": 200, "window": 3, "do": ["journal"]},
+                                  {"metric": "reward", "rises_pct": 200, "window": 3, "floor": 0.5,
+                                   "do": ["journal"]}])
+    assert [f.rule for f in AlertEngine([loose, floored], clock=_Clock()).feed(rise)] == [loose]
+    with pytest.raises(CockpitError, match=r"floor: must be a number ≥ 0"):
+        parse_rules([{"metric": "loss", "rises_pct": 50, "floor": "big"}])
