@@ -10,11 +10,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import cockpit_cmd
 
 from cockpit.config.presets import load_preset
 from cockpit.config.rewards import reward_needs
 from cockpit.config.validate import ValidationError, validate
+from conftest import cockpit_cmd
 
 GRPO = """\
 trainer: grpo

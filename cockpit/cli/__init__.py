@@ -38,7 +38,11 @@ def build_parser() -> argparse.ArgumentParser:
     mg = sub.add_parser("migrate", help="a copy of a recipe config for the installed TRL")
     mg.add_argument("file")
     mg.add_argument("-o", "--output", help="where to write (default: FILE.migrated.yaml beside it)")
-    mg.add_argument("--trainer", help="the trainer it is for, when the file has no `trainer:` key")
+    mg.add_argument("--trainer", help="the trainer it is for, when the file has no `trainer:` key "
+                                      "(else guessed from its keys)")
+    mg.add_argument("--for", dest="target", choices=("trl-cli", "script"),
+                    help="who reads the copy: TRL's CLI and cockpit presets, or a project's own script "
+                         "(only what TRL/transformers renamed is renamed); default: from the config's keys")
     mg.set_defaults(func=cmd_migrate)
 
     rs = sub.add_parser("runs", help="list runs")

@@ -132,9 +132,13 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_migrate(args: argparse.Namespace) -> int:
-    """A corrected copy of a recipe config for the installed TRL, and what could not be mapped."""
-    from cockpit.config.migrate import migrate, script_mode_hint
+    """A corrected copy of a recipe config for the installed TRL, and what could not be mapped.
+
+    `--for script` (a project's own script: only what TRL/transformers renamed) or `--for trl-cli`
+    (TRL's CLI and cockpit presets); left out, chosen from what the config holds, and said."""
+    from cockpit.config.migrate import SCRIPT, choose_target, migrate, script_mode_hint
     from cockpit.config.presets import dump_yaml, find_preset, safe_load
+    from cockpit.trainers.knowledge import guess_trainer_from_keys
     from cockpit.trainers.registry import known_config_keys, load_registry
 
     src = find_preset(args.file)
@@ -144,25 +148,49 @@ def cmd_migrate(args: argparse.Namespace) -> int:
         raise CockpitError(f"{src}: cannot read it as YAML ({exc}) — fix the syntax") from None
     if not isinstance(obj, dict):
         raise CockpitError(f"{src}: not a mapping of keys to values")
+    registry = load_registry()
     trainer = args.trainer or obj.get("trainer")
+    guessed = ""
     if not trainer:
-        raise CockpitError(f"{src}: which trainer is it for? — cockpit migrate {args.file} --trainer sft")
-    spec = load_registry().get(str(trainer))
-    if spec is None:
-        raise CockpitError(f"trainer {trainer!r}: not in the installed TRL — `cockpit trainers` lists them")
+        trainer, signs = guess_trainer_from_keys(list(obj))
+        if trainer is None:
+            seen = "; ".join(f"{name}: {', '.join(keys)}" for name, keys in signs.items())
+            choices = ", ".join(s.name for s in registry.trainers if not s.experimental)
+            raise CockpitError(f"{src}: which trainer is it for? "
+                               + (f"Its keys point to more than one ({seen}) " if signs else
+                                  "None of its keys tells ")
+                               + f"— give --trainer ({choices}; `cockpit trainers` lists all)")
+        guessed = f"{trainer} (guessed from {', '.join(signs[trainer])}; --trainer picks another)"
+    spec = registry.get(str(trainer))
+    known = known_config_keys(spec)
+    target, why = choose_target(obj, known)
+    if args.target:
+        target, why = args.target, "as asked"
     out = Path(args.output) if args.output else src.with_name(src.stem + ".migrated.yaml")
-    m = migrate(obj, known_config_keys(spec))
+    m = migrate(obj, known, target=target, template_dir=out.parent)
     out.parent.mkdir(parents=True, exist_ok=True)
     for name, text in m.files.items():
         (out.parent / name).write_text(text, encoding="utf-8")
-    out.write_text(f"# {src.name}, migrated by cockpit for TRL's {spec.name} trainer\n" + dump_yaml(m.config),
-                   encoding="utf-8")
+    reader = "a project's own script" if target == SCRIPT else "TRL's CLI and cockpit presets"
+    out.write_text(f"# {src.name}, migrated by cockpit for TRL's {spec.name} trainer, for {reader}\n"
+                   + dump_yaml(m.config), encoding="utf-8")
     print(out)
+    if guessed:
+        print(f"  trainer: {guessed}")
+    other = "--for trl-cli writes it for TRL's CLI" if target == SCRIPT else \
+        "--for script writes it for a project's own script"
+    print(f"  for {target}: {why} ({other} instead)")
     for line in m.changed:
         print(f"  changed: {line}")
-    for key, why in m.unmapped.items():
-        print(f"  not mapped: {key} — {why}")
-    project = [k for k, why in m.unmapped.items() if "." not in k]
+    if target == SCRIPT:
+        own = m.kept + [k for k in m.unmapped if "." not in k]
+        if own:
+            print(f"  kept: {', '.join(own)} — the script's own keys, left as they were")
+        print(f"Run that script under the cockpit: {script_mode_hint(out)}")
+        return 0
+    for key, why_not in m.unmapped.items():
+        print(f"  not mapped: {key} — {why_not}")
+    project = [k for k in m.unmapped if "." not in k]
     if project:
         print(f"These keys belong to a project's own script, not to TRL's {spec.name}: {', '.join(project)}.\n"
               f"Run that script under the cockpit instead: {script_mode_hint(src)}")

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from cockpit.config import datasets as ds
-from cockpit.config.migrate import key_problems
+from cockpit.config.migrate import key_problems, value_problem
 from cockpit.config.presets import COCKPIT_KEYS, Preset, resolve_demo_refs, reward_file_ref, uses_demo_assets
 from cockpit.config.rewards import RewardNeeds, cockpit_reward_names, needed_columns, reward_needs
 from cockpit.errors import CockpitError
@@ -175,6 +175,10 @@ def validate(preset: Preset, registry: Registry | None = None, *,
             else:
                 project_only.append(key)
             continue
+        moved = value_problem(key, value)  # a value TRL renamed: say what it became
+        if moved:
+            problems.add(key, moved)
+            continue
         f = fields_by_name.get(key)
         if f is not None:
             problem = _type_problem(key, f.type, value) or _check_choices(key, f.choices, value)
@@ -193,6 +197,9 @@ def validate(preset: Preset, registry: Registry | None = None, *,
             hint = f" — did you mean 'cockpit.{close[0]}'?" if close else \
                 f" — known: {', '.join(COCKPIT_KEYS)}"
             problems.add(f"cockpit.{key}", f"unknown key 'cockpit.{key}'{hint}")
+
+    with problems.check("chat_template_path"):
+        _resolve_template(preset)
 
     # -- model -----------------------------------------------------------------------------
     model = preset.trl.get("model_name_or_path")
@@ -280,6 +287,30 @@ def validate(preset: Preset, registry: Registry | None = None, *,
     if problems.found:
         raise ValidationError(problems.found)
     return Plan(preset=preset, spec=spec, warnings=warnings)
+
+
+TEMPLATE_SUFFIXES = (".jinja", ".jinja2", ".j2", ".txt", ".tmpl")
+
+
+def _resolve_template(preset: Preset) -> None:
+    """`chat_template_path` is a template file or a tokenizer's folder or Hub id. A relative file
+    path means the preset's folder (the runner runs elsewhere, and TRL would take it for a Hub id):
+    it is made absolute in the validated preset. A file path that names nothing is refused."""
+    ref = preset.trl.get("chat_template_path")
+    if not isinstance(ref, str) or not ref.strip():
+        return
+    path = Path(ref).expanduser()
+    base = preset.source.parent if preset.source is not None else Path.cwd()
+    candidates = [path] if path.is_absolute() else [base / path, Path.cwd() / path]
+    found = next((c for c in candidates if c.exists()), None)
+    if found is not None:
+        preset.trl["chat_template_path"] = str(found.absolute())
+        return
+    looks_like_file = path.suffix.lower() in TEMPLATE_SUFFIXES or ref.startswith((".", "/", "~")) \
+        or ref.count("/") > 1
+    if looks_like_file:
+        raise CockpitError(f"chat_template_path {ref}: no such file (looked in {candidates[0].parent}) — give "
+                           "the template file's path, relative to the preset or absolute")
 
 
 def has_gpu() -> bool:

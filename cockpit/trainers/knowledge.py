@@ -319,3 +319,26 @@ def traits(name: str) -> Knowledge:
 
 
 _UNKNOWN = Knowledge("", "")
+
+
+# Config keys only one trainer's recipes hold, to name the trainer of a recipe that does not say
+# (`cockpit migrate` without --trainer), the way replay names a family from the metric keys it
+# logs. Checked against TRL 1.16's configs; RLOO shares GRPO's reward keys, and GRPO is the one
+# recipes use them for. A key two trainers' recipes both hold (beta, max_prompt_length) is no sign.
+CONFIG_SIGNATURES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("grpo", ("reward_funcs", "num_generations", "reward_weights", "scale_rewards", "mask_truncated_completions")),
+    ("sft", ("max_seq_length", "dataset_text_field", "packing", "packing_strategy", "completion_only_loss",
+             "assistant_only_loss")),
+    ("dpo", ("rpo_alpha", "precompute_ref_log_probs", "use_weighting", "ref_adapter_name")),
+    ("kto", ("desirable_weight", "undesirable_weight")),
+    ("reward", ("center_rewards_coefficient",)),
+)
+
+
+def guess_trainer_from_keys(keys: list[str] | set[str]) -> tuple[str | None, dict[str, list[str]]]:
+    """(the one trainer the config's keys point to, or None; trainer → the keys that point to it).
+    None when no key points anywhere, or keys point to more than one trainer: then ask."""
+    present = set(keys)
+    found = {name: [k for k in signature if k in present] for name, signature in CONFIG_SIGNATURES}
+    found = {name: ks for name, ks in found.items() if ks}
+    return (next(iter(found)) if len(found) == 1 else None), found
