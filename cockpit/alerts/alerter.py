@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from cockpit.alerts.engine import AlertEngine, Firing
-from cockpit.alerts.notify import parse_notify, resolve_target, send
+from cockpit.alerts.notify import NOTIFY_TIMEOUT_S, Notifier, parse_notify, resolve_target, send_all
 from cockpit.alerts.rules import Rule, builtin_rules, parse_rules
 from cockpit.errors import CockpitError
 from cockpit.run import journal
@@ -70,6 +70,8 @@ class Alerter:
         self.added: list[Rule] = []
         """The rules of control/alerts.yaml, as last read."""
         self._added_stamp: tuple | None = None
+        self.notifier = Notifier()
+        self.notify_timeout = NOTIFY_TIMEOUT_S
 
     def _add_family(self, trainer: str | None) -> None:
         if self.family_done or not self.builtins or not trainer or trainer == SCRIPT_TRAINER:
@@ -159,13 +161,21 @@ class Alerter:
             self.act(f)
 
     def act(self, f: Firing) -> None:
+        """Carry out a firing. stop_save is done here; notifications go to the worker thread, which
+        writes the alert line once every target has answered or timed out (NOTIFY_TIMEOUT_S at
+        most): nothing here waits on the network."""
         results: list[dict[str, Any]] = []
+        targets: list[tuple[str, str]] = []
         payload = {"run": self.run.name, "rule": f.rule.name, "key": f.key, "value": f.value, "step": f.step,
                    "message": f.message}
         for action in f.rule.do:
             if action == "stop_save":
-                self.run.request(Request.STOP_SAVE)
-                results.append({"action": "stop_save", "ok": True, "detail": "asked the trainer to save and stop"})
+                try:
+                    self.run.request(Request.STOP_SAVE)
+                    results.append({"action": "stop_save", "ok": True, "detail": "asked the trainer to save and stop"})
+                except OSError as exc:
+                    results.append({"action": "stop_save", "ok": False,
+                                    "detail": f"could not leave the request: {type(exc).__name__}"})
             elif action == "notify":
                 if not self.notify:
                     results.append({"action": "notify", "ok": False,
@@ -176,10 +186,33 @@ class Alerter:
                         results.append({"action": f"notify:{kind}", "ok": False,
                                         "detail": f"{value} is not set" if value.startswith("env:") else "no target"})
                         continue
-                    ok, detail = send(kind, target, payload)
-                    results.append({"action": f"notify:{kind}", "ok": ok, "detail": detail})
-        self.jw.write(journal.alert(f.rule.name, f.message, key=f.key, value=f.value, step=f.step,
-                                    actions=results, builtin=f.rule.builtin))
+                    targets.append((kind, target))
+
+        def line(sent: list[dict[str, Any]]) -> journal.Record:
+            return journal.alert(f.rule.name, f.message, key=f.key, value=f.value, step=f.step,
+                                 actions=results + sent, builtin=f.rule.builtin)
+
+        if not targets:
+            self.jw.write(line([]))
+            return
+
+        def deliver() -> None:
+            sent: list[dict[str, Any]] = []
+            try:
+                sent = send_all(targets, payload, self.notify_timeout)
+            except Exception as exc:  # noqa: BLE001 - the alert line is written whatever happens
+                sent = [{"action": f"notify:{kind}", "ok": False, "detail": type(exc).__name__} for kind, _ in targets]
+            finally:
+                self.jw.write(line(sent))
+
+        if not self.notifier.submit(deliver):
+            self.jw.write(line([{"action": f"notify:{kind}", "ok": False,
+                                 "detail": "not sent: too many notifications waiting"} for kind, _ in targets]))
+
+    def close(self, timeout: float | None = None) -> bool:
+        """The run has ended: give the notifications still going up to `timeout` seconds (by default
+        one target's timeout and a little), then leave them; True when all went out."""
+        return self.notifier.drain(self.notify_timeout + 5.0 if timeout is None else timeout)
 
 
 def _rule_identity(rule: Rule) -> tuple:

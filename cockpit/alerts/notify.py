@@ -3,12 +3,19 @@ may be `env:NAME` (read when an alert goes out) or kept out of run.yaml in a use
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import queue
 import shlex
+import signal
 import subprocess
+import sys
+import threading
+import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -53,16 +60,20 @@ def resolve_target(value: str, secrets_file: Path | None) -> str | None:
     return value
 
 
-def send(kind: str, target: str, payload: dict[str, Any], timeout: float = 10.0) -> tuple[bool, str]:
-    """One notification; (ok, what happened) — never raises: a refusing URL is a journal line."""
+NOTIFY_TIMEOUT_S = 10.0
+"""How long one target may take; every target of a firing is sent at once, so a firing takes at
+most about this long, whatever the targets do."""
+
+
+def send(kind: str, target: str, payload: dict[str, Any], timeout: float = NOTIFY_TIMEOUT_S) -> tuple[bool, str]:
+    """One notification; (ok, what happened). Never raises, and never says the target: the URL,
+    the ntfy topic and the command may carry tokens, so the detail is a status, an error class or
+    an errno name ('HTTP 404', 'timed out after 10s', 'URLError: ConnectionRefusedError',
+    'BadStatusLine', 'exit 3')."""
     text = f"[cockpit] {payload['run']}: {payload['message']}"
     try:
         if kind == "command":
-            env = {**os.environ, "COCKPIT_ALERT_RUN": payload["run"], "COCKPIT_ALERT_RULE": payload["rule"],
-                   "COCKPIT_ALERT_MESSAGE": payload["message"], "COCKPIT_ALERT_VALUE": str(payload["value"])}
-            proc = subprocess.run(f"{target} {shlex.quote(text)}", shell=True, env=env, capture_output=True,
-                                  timeout=timeout, stdin=subprocess.DEVNULL, check=False)
-            return proc.returncode == 0, f"command exit {proc.returncode}"
+            return _run_command(target, text, payload, timeout)
         if kind == "ntfy":
             req = urllib.request.Request(target, data=text.encode("utf-8"), method="POST",
                                          headers={"Title": f"cockpit: {payload['run']}", "Tags": "warning"})
@@ -73,6 +84,145 @@ def send(kind: str, target: str, payload: dict[str, Any], timeout: float = 10.0)
             return 200 <= resp.status < 300, f"HTTP {resp.status}"
     except urllib.error.HTTPError as exc:
         return False, f"HTTP {exc.code}"
-    except (urllib.error.URLError, OSError, subprocess.SubprocessError, ValueError) as exc:
-        reason = getattr(exc, "reason", exc)
-        return False, f"{type(exc).__name__}: {reason}"[:200]
+    except TimeoutError:
+        return False, f"timed out after {timeout:g}s"
+    except urllib.error.URLError as exc:
+        reason = exc.reason
+        if isinstance(reason, TimeoutError):
+            return False, f"timed out after {timeout:g}s"
+        return False, f"URLError: {_error_name(reason) if isinstance(reason, BaseException) else 'unreachable'}"
+    except Exception as exc:  # noqa: BLE001 - BadStatusLine, a bad URL, anything: one target's failure only
+        return False, _error_name(exc)
+
+
+def _error_name(exc: BaseException) -> str:
+    """The error's class (and errno name for OS errors), never its message: messages quote URLs."""
+    name = type(exc).__name__
+    if isinstance(exc, OSError) and exc.errno in errno.errorcode and name != errno.errorcode[exc.errno]:
+        return f"{name} ({errno.errorcode[exc.errno]})"
+    return name
+
+
+_running: set[subprocess.Popen[bytes]] = set()
+_running_lock = threading.Lock()
+
+
+def _run_command(target: str, text: str, payload: dict[str, Any], timeout: float) -> tuple[bool, str]:
+    """The command in a session of its own, so that at its timeout its whole process group (the
+    shell and whatever it started) is killed, not only the shell."""
+    env = {**os.environ, "COCKPIT_ALERT_RUN": payload["run"], "COCKPIT_ALERT_RULE": payload["rule"],
+           "COCKPIT_ALERT_MESSAGE": payload["message"], "COCKPIT_ALERT_VALUE": str(payload["value"])}
+    proc = subprocess.Popen(f"{target} {shlex.quote(text)}", shell=True, env=env, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    with _running_lock:
+        _running.add(proc)
+    try:
+        try:
+            code = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            _kill_group(proc)
+            return False, f"timed out after {timeout:g}s (its process group was killed)"
+        return code == 0, f"exit {code}"
+    finally:
+        with _running_lock:
+            _running.discard(proc)
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)  # start_new_session: its pgid is its pid
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        pass
+
+
+def kill_running_commands() -> int:
+    """Kill the process group of every notify command still running (the supervisor is leaving)."""
+    with _running_lock:
+        procs = list(_running)
+    for proc in procs:
+        _kill_group(proc)
+    return len(procs)
+
+
+def send_all(targets: list[tuple[str, str]], payload: dict[str, Any],
+             timeout: float = NOTIFY_TIMEOUT_S) -> list[dict[str, Any]]:
+    """Every target at once, each in its own thread, for at most `timeout` (+ a little) in all: one
+    that hangs or fails costs only its own line. Results in the targets' order, named by kind."""
+    results: list[tuple[bool, str] | None] = [None] * len(targets)
+
+    def one(i: int, kind: str, target: str) -> None:
+        results[i] = send(kind, target, payload, timeout)
+
+    threads = [threading.Thread(target=one, args=(i, kind, target), daemon=True, name=f"notify-{kind}")
+               for i, (kind, target) in enumerate(targets)]
+    for t in threads:
+        t.start()
+    deadline = time.monotonic() + timeout + 2.0
+    for t in threads:
+        t.join(max(0.0, deadline - time.monotonic()))
+    out = []
+    for (kind, _), got in zip(targets, results, strict=True):
+        ok, detail = got if got is not None else (False, f"timed out after {timeout:g}s")
+        out.append({"action": f"notify:{kind}", "ok": ok, "detail": detail})
+    return out
+
+
+class Notifier:
+    """Notifications off the supervisor's loop: one worker thread takes jobs from a bounded queue,
+    so a webhook that never answers holds up neither sampling, nor stop requests, nor `run_ended`.
+    A job is a callable that sends and writes its own journal line; it must not raise (a raise is
+    swallowed and said on stderr)."""
+
+    def __init__(self, max_queued: int = 32) -> None:
+        self._jobs: queue.Queue[Callable[[], None]] = queue.Queue(maxsize=max_queued)
+        self._thread: threading.Thread | None = None
+        self._busy = 0
+        self._cond = threading.Condition()
+
+    def submit(self, job: Callable[[], None]) -> bool:
+        """Queue a job; False when the queue is full (the caller says so in the journal)."""
+        with self._cond:
+            try:
+                self._jobs.put_nowait(job)
+            except queue.Full:
+                return False
+            self._busy += 1
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._work, daemon=True, name="cockpit-notify")
+                self._thread.start()
+        return True
+
+    def _work(self) -> None:
+        while True:
+            job = self._jobs.get()
+            try:
+                job()
+            except Exception as exc:  # noqa: BLE001 - a failing job must not end the worker
+                try:
+                    print(f"cockpit: a notification failed: {type(exc).__name__}", file=sys.stderr, flush=True)
+                except Exception:  # noqa: BLE001
+                    pass
+            finally:
+                with self._cond:
+                    self._busy -= 1
+                    self._cond.notify_all()
+
+    def drain(self, timeout: float) -> bool:
+        """Wait up to `timeout` seconds for every queued job; True when all are done. Called when the
+        run has ended (after `run_ended` is written); what is still going then is given up, and a
+        notify command still running has its process group killed."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while self._busy:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                self._cond.wait(left)
+            done = self._busy == 0
+        if not done:
+            kill_running_commands()
+        return done

@@ -72,14 +72,11 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    """The same app in a browser (textual-serve); each browser tab runs its own cockpit process."""
+    """The same app in a browser (textual-serve); each browser tab runs its own cockpit process.
+    Locked by a token, the page's own Origin and localhost: see cockpit/cli/serve.py."""
     import shlex
 
-    from textual_serve.server import Server
+    from cockpit.cli.serve import serve
 
-    if args.host not in ("127.0.0.1", "localhost", "::1"):
-        print(f"cockpit: serving on {args.host}: anyone who can reach this port can stop your runs",
-              file=sys.stderr)
     command = shlex.join([sys.executable, "-m", "cockpit.cli", "--runs-dir", str(_runs_dir(args))])
-    Server(command, host=args.host, port=args.port, title="cockpit").serve()
-    return 0
+    return serve(command, host=args.host, port=args.port)

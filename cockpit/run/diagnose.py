@@ -6,9 +6,13 @@ of stdout.log when the runner could not say (a crash in native code, a signal).
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
 import signal as _signal
+from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
 
 @dataclass(frozen=True)
@@ -91,3 +95,52 @@ def explain(text: str, *, fallback: str, fix: str) -> Diagnosis:
     if diag is None:
         return Diagnosis("error", line[:500], fix)
     return Diagnosis(diag.code, f"{diag.reason}: {line}"[:500], diag.fix)
+
+
+_DISK_FULL = re.compile(r"No space left on device|ENOSPC|Errno 28\b|StorageFull|Disk quota exceeded|EDQUOT", re.I)
+_SAVE_IO = re.compile(r"basic_ios::clear|iostream error|PytorchStreamWriter failed|file write failed|"
+                      r"unexpected pos \d+ vs \d+|Error while serializing", re.I)
+LOW_FREE_BYTES = 64 * 2**20
+"""Below this much free space, a trainer that died without a clear word, or on a save-time I/O
+error, is taken to have died of a full disk."""
+
+
+def free_space(paths: Iterable[os.PathLike[str] | str]) -> tuple[int, str] | None:
+    """The least free space (bytes) among the disks holding `paths`, and that disk's mount point."""
+    best: tuple[int, str] | None = None
+    for raw in paths:
+        path = Path(raw)
+        while not path.exists() and path != path.parent:
+            path = path.parent
+        try:
+            free = shutil.disk_usage(path).free
+        except OSError:
+            continue
+        mount = os.path.realpath(path)
+        while not os.path.ismount(mount):
+            mount = os.path.dirname(mount)
+        if best is None or free < best[0]:
+            best = (free, mount)
+    return best
+
+
+def disk_full(diag: Diagnosis, text: str, places: Iterable[os.PathLike[str] | str]) -> Diagnosis:
+    """Name a full disk: ENOSPC said anywhere, or a save-time I/O error (torch.save's
+    "basic_ios::clear: iostream error", a bare "exited with code 1") while the disk holding the
+    run or its output has less than LOW_FREE_BYTES left, becomes "the disk is full (N MB free on
+    MOUNT)" with the fix. Anything else is returned as it was."""
+    said = diag.code == "disk_full" or bool(_DISK_FULL.search(text)) or bool(_DISK_FULL.search(diag.reason))
+    where = free_space(places)
+    low = where is not None and where[0] < LOW_FREE_BYTES
+    if not (said or (low and (diag.code == "error" or _SAVE_IO.search(text) or _SAVE_IO.search(diag.reason)))):
+        return diag
+    if where is None:
+        reason = "the disk is full"
+        fix = "free space on the disk that holds the run"
+    else:
+        reason = f"the disk is full ({where[0] // 2**20} MB free on {where[1]})"
+        fix = f"free space on {where[1]}"
+    detail = last_error_line(text)
+    return Diagnosis("disk_full", f"{reason}: {detail}"[:500] if detail else reason,
+                     f"{fix} (or point output_dir at a bigger disk, lower save_total_limit), "
+                     "then `cockpit resume RUN`")

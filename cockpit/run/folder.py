@@ -75,6 +75,9 @@ class Status:
     host: str = ""
     job_id: str | None = None
     """The Slurm job of the current attempt (launcher kind slurm)."""
+    journal_error: str | None = None
+    """Why the supervisor cannot write events.jsonl right now (e.g. 'ENOSPC: No space left on
+    device'); None while it can. Training goes on; the journal catches up when it can."""
     v: int = STATUS_VERSION
 
     @property

@@ -13,13 +13,17 @@ trainer_state.json) use, and the reader accepts them.
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
+import sys
+import threading
 import time
-from collections.abc import Iterable
+from collections import deque
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import Any
 
 try:  # orjson is a dependency, but the codec keeps working without it.
     import orjson as _orjson
@@ -241,37 +245,174 @@ def decode(line: bytes | str) -> Record:
 
 
 class JournalWriter:
-    """Appends records to events.jsonl, one write + flush per line.
+    """Appends records to events.jsonl, one write() per call, and never raises.
 
-    Opened in append mode so the supervisor and the runner can both write: each
-    line goes out in a single write() of less than PIPE_BUF-sized chunks in the
-    common case, and O_APPEND keeps concurrent writers from overwriting each other.
+    Opened with O_APPEND so the supervisor and the runner can both write: each call is one
+    write() of whole lines, and O_APPEND keeps concurrent writers from overwriting each other.
+
+    Watching must never harm training, so a write that fails (a full disk, `chattr +i`, the
+    file replaced by a folder) is one line on stderr, `trouble` says why, and the records wait
+    in memory (at most `MAX_PENDING` bytes: the oldest go first, and are counted) until a later
+    write finds the file writable again; then the journal catches up, in order. `on_trouble`
+    hears the change both ways (a message, then None), so the supervisor can flag status.json.
     """
 
-    def __init__(self, path: str | os.PathLike[str]):
-        self.path = os.fspath(path)
-        self._fh: IO[bytes] | None = open(self.path, "ab", buffering=0)  # noqa: SIM115 - held until close()
+    MAX_PENDING = 8 * 2**20
+    RETRY_EVERY_S = 1.0
 
+    def __init__(self, path: str | os.PathLike[str], *,
+                 on_trouble: Callable[[str | None], None] | None = None) -> None:
+        self.path = os.fspath(path)
+        self.on_trouble = on_trouble
+        self.trouble: str | None = None
+        """Why the last write failed (one line), or None while writes work."""
+        self.lost = 0
+        """Records dropped because the memory buffer was full while the file could not be written."""
+        self._fd: int | None = None
+        self._closed = False
+        self._pending: deque[bytes] = deque()
+        self._pending_bytes = 0
+        self._lost_since = 0
+        self._caught_up = 0
+        self._next_try = 0.0
+        self._lock = threading.Lock()
+        with self._lock:
+            change = self._flush(force=True)
+        self._tell(change)
+
+    # -- public ----------------------------------------------------------------------------
     def write(self, record: Record) -> None:
-        if self._fh is None:
-            return
-        self._fh.write(encode(record))
+        self._write(lambda: encode(record), 1)
 
     def write_all(self, records: Iterable[Record]) -> None:
-        if self._fh is None:
-            return
-        self._fh.write(b"".join(encode(r) for r in records))
+        records = list(records)
+        if records:
+            self._write(lambda: b"".join(encode(r) for r in records), len(records))
+
+    @property
+    def pending(self) -> int:
+        """Bytes waiting to be written."""
+        return self._pending_bytes
+
+    def flush(self) -> bool:
+        """Try to write what is waiting now (not waiting for the next retry); True when nothing is left."""
+        with self._lock:
+            change = self._flush(force=True)
+            done = not self._pending
+        self._tell(change)
+        return done
 
     def close(self) -> None:
-        if self._fh is not None:
-            self._fh.close()
-            self._fh = None
+        with self._lock:
+            if self._closed:
+                return
+            change = self._flush(force=True)
+            if self._pending:
+                _say(f"cockpit: {len(self._pending)} journal write(s) to {self.path} could not be made "
+                     f"({self.trouble}) and are lost")
+            self._closed = True
+            if self._fd is not None:
+                try:
+                    os.close(self._fd)
+                except OSError:
+                    pass
+                self._fd = None
+        self._tell(change)
 
     def __enter__(self) -> JournalWriter:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    # -- inside ----------------------------------------------------------------------------
+    def _write(self, make: Callable[[], bytes], count: int) -> None:
+        try:
+            data = make()
+        except Exception as exc:  # noqa: BLE001 - a record that cannot be encoded is dropped, not raised
+            _say(f"cockpit: a journal record could not be encoded and was dropped: {type(exc).__name__}: {exc}"[:300])
+            return
+        with self._lock:
+            if self._closed:
+                return
+            self._pending.append(data)
+            self._pending_bytes += len(data)
+            while self._pending_bytes > self.MAX_PENDING and len(self._pending) > 1:
+                dropped = self._pending.popleft()
+                self._pending_bytes -= len(dropped)
+                self.lost += dropped.count(b"\n")
+                self._lost_since += dropped.count(b"\n")
+            change = self._flush(force=False)
+        self._tell(change)
+
+    def _flush(self, *, force: bool) -> tuple[str, str | None] | None:
+        """Write what is pending; returns a change to announce ("fail", why) / ("ok", None)."""
+        if self.trouble is not None and not force and time.monotonic() < self._next_try:
+            return None
+        try:
+            if self._fd is None:
+                self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            while self._pending:
+                chunk = self._pending[0]
+                n = os.write(self._fd, chunk)
+                self._pending_bytes -= n
+                if n < len(chunk):  # a short write (the disk filled mid-line): the rest goes next
+                    self._pending[0] = chunk[n:]
+                    continue
+                self._pending.popleft()
+                if self.trouble is not None:
+                    self._caught_up += chunk.count(b"\n")
+        except OSError as exc:
+            self._next_try = time.monotonic() + self.RETRY_EVERY_S
+            if self._fd is not None and exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+                try:  # EPERM/EBADF/ESTALE: the file may have been replaced; open it again next time
+                    os.close(self._fd)
+                except OSError:
+                    pass
+                self._fd = None
+            if self.trouble is None:
+                self.trouble = _why(exc)
+                return ("fail", self.trouble)
+            return None
+        if self.trouble is not None:
+            self.trouble = None
+            return ("ok", None)
+        return None
+
+    def _tell(self, change: tuple[str, str | None] | None) -> None:
+        if change is None:
+            return
+        what, why = change
+        if what == "fail":
+            _say(f"cockpit: cannot write the journal {self.path}: {why} — training goes on; "
+                 f"its lines wait in memory (up to {self.MAX_PENDING // 2**20} MB) until it can be written")
+        else:
+            lost, self._lost_since = self._lost_since, 0
+            caught, self._caught_up = self._caught_up, 0
+            _say(f"cockpit: the journal {self.path} is writable again: {caught} line(s) caught up"
+                 + (f", {lost} lost" if lost else ""))
+            if lost:
+                self.write(warning(f"{lost} journal line(s) were lost while the journal could not be written",
+                                   code="journal_lost"))
+        if self.on_trouble is not None:
+            try:
+                self.on_trouble(why)
+            except Exception as exc:  # noqa: BLE001 - the writer's listener must not break the writer
+                _say(f"cockpit: journal trouble listener failed: {type(exc).__name__}: {exc}"[:300])
+
+
+def _why(exc: OSError) -> str:
+    """One line for a failed write, the errno's name first: 'ENOSPC: No space left on device'."""
+    name = errno.errorcode.get(exc.errno or 0, type(exc).__name__)
+    return f"{name}: {exc.strerror or exc}"
+
+
+def _say(line: str) -> None:
+    """One line on stderr; a closed or full stderr does not make it raise."""
+    try:
+        print(line, file=sys.stderr, flush=True)
+    except Exception:  # noqa: BLE001
+        pass
 
 
 def read_all(path: str | os.PathLike[str]) -> tuple[list[Record], int]:

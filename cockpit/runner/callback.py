@@ -7,7 +7,9 @@ not notice it. It also watches for the cooperative stop-and-save request.
 
 from __future__ import annotations
 
+import functools
 import os
+import sys
 import time
 from collections.abc import Callable
 from typing import Any
@@ -42,7 +44,44 @@ def _number(v: Any) -> Any:
     return None
 
 
+def _never_raises(method: Callable[..., Any]) -> Callable[..., Any]:
+    """A callback hook that fails says so once on stderr and returns None: the trainer goes on."""
+    if getattr(method, "_cockpit_guarded", False):
+        return method
+
+    @functools.wraps(method)
+    def guarded(self: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except Exception as exc:  # noqa: BLE001 - watching must never stop training
+            failed = self.__dict__.setdefault("_failed_hooks", set())
+            if method.__name__ not in failed:
+                failed.add(method.__name__)
+                _say(f"cockpit: {method.__name__} failed, training goes on: {type(exc).__name__}: {exc}"[:400])
+            return None
+
+    guarded._cockpit_guarded = True  # type: ignore[attr-defined]
+    return guarded
+
+
+def _say(line: str) -> None:
+    try:
+        print(line, file=sys.stderr, flush=True)
+    except Exception:  # noqa: BLE001 - a closed stderr is no reason to stop training
+        pass
+
+
 class CockpitCallback(TrainerCallback):
+    """Every `on_*` hook, a subclass's too, is wrapped so that no failure of the cockpit's
+    (a journal or completions file that cannot be written, a surprise in the logs) reaches the
+    trainer: it is one line on stderr and the hook returns None."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for name, value in list(vars(cls).items()):
+            if name.startswith("on_") and callable(value):
+                setattr(cls, name, _never_raises(value))
+
     def __init__(self, run: RunFolder, writer: journal.JournalWriter, *,
                  samples_fn: Callable[[int], list[dict[str, Any]] | None] | None = None,
                  samples_every: int | None = None) -> None:
@@ -135,11 +174,17 @@ class CockpitCallback(TrainerCallback):
             self.writer.write(self._progress(state))
 
     # -- completions -----------------------------------------------------------------------
-    def _store_completions(self, step: int, rows: list[dict[str, Any]], source: str) -> journal.Record:
+    def _store_completions(self, step: int, rows: list[dict[str, Any]], source: str) -> journal.Record | None:
         """The rows go to the run folder's completions store; the journal gets the pointer."""
-        if self._completions_writer is None:
-            self._completions_writer = CompletionsWriter(self.run.path)
-        return self._completions_writer.append(step, rows, source=source)
+        try:
+            if self._completions_writer is None:
+                self._completions_writer = CompletionsWriter(self.run.path)
+            return self._completions_writer.append(step, rows, source=source)
+        except OSError as exc:  # a full disk: the metrics still go to the journal
+            if not getattr(self, "_completions_failed", False):
+                self._completions_failed = True
+                _say(f"cockpit: completions of step {step} not stored: {type(exc).__name__}: {exc}"[:300])
+            return None
 
     def capture_printed_tables(self, module: Any) -> None:
         """PPO shows its periodic samples only as a rich table printed from a DataFrame
@@ -172,8 +217,9 @@ class CockpitCallback(TrainerCallback):
                          "advantage": None})
         state = getattr(self.trainer, "state", None)
         step = int(getattr(state, "global_step", 0) or 0)
-        if rows:
-            self.writer.write(self._store_completions(step, rows, "printed_table"))
+        ref = self._store_completions(step, rows, "printed_table") if rows else None
+        if ref is not None:
+            self.writer.write(ref)
 
     def _completions(self, step: int) -> journal.Record | None:
         rows = self._trainer_logs_rows()
@@ -218,3 +264,8 @@ class CockpitCallback(TrainerCallback):
                 "advantage": _number(advantages[i]) if i < len(advantages) else None,
             })
         return rows
+
+
+for _name, _value in list(vars(CockpitCallback).items()):
+    if _name.startswith("on_") and callable(_value):
+        setattr(CockpitCallback, _name, _never_raises(_value))

@@ -17,6 +17,7 @@ import signal
 import subprocess
 import sys
 import time
+from dataclasses import asdict
 from pathlib import Path
 
 from cockpit import hook
@@ -108,8 +109,13 @@ class SystemSampler:
 
 
 def supervise(run: RunFolder, resume_from: Path | None = None) -> int:
-    jw = journal.JournalWriter(run.events)
     status = run.read_status()
+
+    def journal_trouble(why: str | None) -> None:  # a journal that cannot be written is a flag in status
+        status.journal_error = why
+        _save_status(run, status)
+
+    jw = journal.JournalWriter(run.events, on_trouble=journal_trouble)
     status.supervisor_pid = os.getpid()
     status.started = time.time()
     alerter = _alerter(run, jw, status.trainer)
@@ -122,7 +128,10 @@ def supervise(run: RunFolder, resume_from: Path | None = None) -> int:
     def on_term(signum: int, _frame: object) -> None:
         # Someone asked the supervisor itself to stop: stop the run the same way as a forced stop.
         forced["by_signal"] = True
-        run.request(Request.STOP_FORCE)
+        try:
+            run.request(Request.STOP_FORCE)
+        except OSError:  # a full disk: the signal below and forced["by_signal"] say it all the same
+            pass
         if child is not None and child.poll() is None:
             try:
                 os.killpg(child.pid, signal.SIGTERM)
@@ -171,7 +180,7 @@ def supervise(run: RunFolder, resume_from: Path | None = None) -> int:
     status.state = "running"
     status.pid = child.pid
     status.pgid = child.pid
-    run.write_status(status)
+    _save_status(run, status)
 
     sampler = SystemSampler()
     next_sample = time.monotonic() + 1.0
@@ -188,7 +197,7 @@ def supervise(run: RunFolder, resume_from: Path | None = None) -> int:
                 jw.write(journal.system(values))
         if run.pending_request(Request.STOP_SAVE) and status.state == "running":
             status.state = "stopping"
-            run.write_status(status)
+            _save_status(run, status)
         _poll_alerts(alerter, status)
 
     # Anything left in the group (dataloader workers, accelerate children) goes too.
@@ -212,11 +221,13 @@ def supervise(run: RunFolder, resume_from: Path | None = None) -> int:
                                            else "training finished")
         return finish(run, jw, status, state, 0, None,
                        diagnose.Diagnosis(outcome.get("code", state), reason, outcome.get("fix", "")))
+    tail = read_tail(run.stdout_log, 32_768)[0].decode("utf-8", errors="replace")
     if outcome.get("reason"):
         diag = diagnose.Diagnosis(outcome.get("code", "error"), outcome["reason"], outcome.get("fix", ""))
     else:
-        tail = read_tail(run.stdout_log, 32_768)[0].decode("utf-8", errors="replace")
         diag = diagnose.explain(tail, fallback=f"the trainer exited with code {rc}", fix=f"see {run.stdout_log.name}")
+    places = [run.path, run.output, *([script.get("cwd")] if script and script.get("cwd") else [])]
+    diag = diagnose.disk_full(diag, tail, places)  # a full disk is named, with what is free where
     return finish(run, jw, status, "failed", rc, None, diag)
 
 
@@ -246,7 +257,7 @@ def _supervise_slurm(run: RunFolder, jw: journal.JournalWriter, status: Status, 
     status.job_id = job
     status.state = "queued"
     status.reason = "submitted"
-    run.write_status(status)
+    _save_status(run, status)
     jw.write(journal.phase("starting", f"slurm job {job} submitted"))
     cancelled = False
     while True:
@@ -262,7 +273,7 @@ def _supervise_slurm(run: RunFolder, jw: journal.JournalWriter, status: Status, 
         reason = why if want == "queued" and why not in ("None", "") else None
         if (want, reason) != (status.state, status.reason):
             status.state, status.reason = want, reason
-            run.write_status(status)
+            _save_status(run, status)
         if run.pending_request(Request.STOP_FORCE) and not cancelled:
             cancelled = True
             slurm.cancel(job)
@@ -322,18 +333,48 @@ def _finish(run: RunFolder, jw: journal.JournalWriter, status, state: str, exit_
             alerter.ended(ended)
         except Exception as exc:  # noqa: BLE001
             jw.write(journal.warning(f"alert check failed: {type(exc).__name__}: {exc}"[:300], code="alert_rule"))
-    jw.write(ended)
-    jw.close()
+    jw.write(ended)  # when training ended, not when the notifications are done
     status.state = state
     status.ended = time.time()
     status.exit_code = exit_code
     status.signal = signum
     status.reason = diag.reason
     status.fix = diag.fix or None
-    run.write_status(status)
+    _save_status(run, status)
     for done in Request:
         run.clear_request(done)
+    if alerter is not None:
+        alerter.close()  # the run_ended notifications, bounded; a command still going is killed
+    jw.close()
     return 0
+
+
+def _save_status(run: RunFolder, status: Status) -> None:
+    """status.json, whatever the disk says: the atomic write needs a free block; when the disk is
+    full, overwrite the file in place (a status fits in the block it already has); when even that
+    fails, one line on stderr — the supervisor and the run go on."""
+    try:
+        run.write_status(status)
+        return
+    except OSError as exc:
+        first = exc
+    data = (json.dumps(asdict(status), indent=2) + "\n").encode()
+    try:
+        fd = os.open(run.status_json, os.O_WRONLY | os.O_CREAT, 0o644)
+        try:
+            os.pwrite(fd, data, 0)
+            os.ftruncate(fd, len(data))
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        _say(f"cockpit: cannot write {run.status_json}: {first}; in place: {exc}")
+
+
+def _say(line: str) -> None:
+    try:
+        print(line, file=sys.stderr, flush=True)
+    except Exception:  # noqa: BLE001 - supervisor.log on a full disk
+        pass
 
 
 def main(argv: list[str] | None = None) -> int:
