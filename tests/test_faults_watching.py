@@ -1,0 +1,359 @@
+"""Faults while watching, each the real fault: a webhook on 127.0.0.1 that never answers or answers
+garbage, a notify command that hangs with a child of its own, an events.jsonl made immutable
+(`chattr +i`) under a real run, a tmpfs that fills up under a real run. Watching never harms
+training, a full disk is named, notifications never hold the run up, secrets stay secret."""
+
+from __future__ import annotations
+
+import os
+import selectors
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from cockpit.alerts.notify import Notifier, send, send_all
+from cockpit.run import diagnose, journal
+from cockpit.run.folder import RunFolder
+from conftest import REPO, cockpit_cmd, wait_for
+
+PIPELINE = REPO / "tests" / "fixtures" / "scripts" / "pipeline.py"
+SECRET = "SECRET-7f3a9c"
+
+
+class _BadServer:
+    """A TCP server on 127.0.0.1 that either never answers (`hang`) or answers a line that is not
+    HTTP (`garbage`). It stops by itself after `lifetime` seconds, and at close()."""
+
+    def __init__(self, mode: str, lifetime: float = 120.0) -> None:
+        self.mode = mode
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self.held: list[socket.socket] = []
+        self.accepted = 0
+        self._stop = threading.Event()
+        self._until = time.monotonic() + lifetime
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def url(self, path: str) -> str:
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def _serve(self) -> None:
+        sel = selectors.DefaultSelector()
+        sel.register(self.sock, selectors.EVENT_READ)
+        while not self._stop.is_set() and time.monotonic() < self._until:
+            if not sel.select(timeout=0.2):
+                continue
+            conn, _ = self.sock.accept()
+            self.accepted += 1
+            if self.mode == "garbage":
+                try:
+                    conn.recv(65536)
+                    conn.sendall(b"HELLO THIS IS NOT HTTP\r\n\r\n")
+                finally:
+                    conn.close()
+            else:
+                self.held.append(conn)  # read nothing, answer nothing
+        sel.close()
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+        for conn in self.held:
+            conn.close()
+        self.sock.close()
+
+
+@pytest.fixture
+def hanging():
+    server = _BadServer("hang")
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def garbage():
+    server = _BadServer("garbage")
+    yield server
+    server.close()
+
+
+def _payload() -> dict:
+    return {"run": "r1", "rule": "loss > 0", "key": "loss", "value": 1.0, "step": 3, "message": "loss is 1.0"}
+
+
+def _gone(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().split(") ", 1)[1].startswith("Z")  # a zombie is gone, only not yet reaped
+    except (FileNotFoundError, ProcessLookupError):
+        return True
+
+
+# -- notifications -----------------------------------------------------------------------------
+
+
+def test_a_hanging_webhook_and_a_garbage_ntfy_cost_their_own_lines_and_the_command_still_runs(
+        tmp_path, hanging, garbage):
+    marker = tmp_path / "command-ran"
+    targets = [("webhook", hanging.url(f"/hook?token={SECRET}")),
+               ("ntfy", garbage.url(f"/{SECRET}")),
+               ("command", f"echo {SECRET} > {marker}; true")]
+    results = send_all(targets, _payload(), timeout=1.0)
+    by = {r["action"]: r for r in results}
+    assert by["notify:webhook"]["ok"] is False and "timed out" in by["notify:webhook"]["detail"]
+    assert by["notify:ntfy"] == {"action": "notify:ntfy", "ok": False, "detail": "BadStatusLine"}
+    assert by["notify:command"] == {"action": "notify:command", "ok": True, "detail": "exit 0"}
+    assert marker.read_text().strip() == SECRET  # the command ran, beside the two failures
+    text = repr(results)
+    assert SECRET not in text and "127.0.0.1" not in text  # targets are named by kind only
+    assert hanging.accepted == 1 and garbage.accepted == 1
+
+
+def test_a_notify_url_without_a_scheme_is_not_echoed():
+    ok, detail = send("ntfy", f"ntfy.sh/{SECRET}", _payload())  # an env: value someone got wrong
+    assert not ok and detail == "ValueError"
+    ok, detail = send("webhook", f"http://127.0.0.1:9/{SECRET}", _payload())  # nothing listens on port 9
+    assert not ok and SECRET not in detail and detail.startswith("URLError")
+
+
+def test_a_notify_command_that_times_out_has_its_whole_process_group_killed(tmp_path):
+    script = tmp_path / "notify.sh"
+    script.write_text("sleep 300 &\necho $! > bg.pid\necho $$ > sh.pid\nwait\n", encoding="utf-8")
+    ok, detail = send("command", f"cd {tmp_path} && sh {script} {SECRET}", _payload(), timeout=1.0)
+    assert not ok and detail == "timed out after 1s (its process group was killed)"
+    pids = [int((tmp_path / name).read_text()) for name in ("sh.pid", "bg.pid")]
+    wait_for(lambda: all(_gone(pid) for pid in pids), timeout=30)  # the background child too
+
+
+def test_the_notifier_runs_jobs_off_the_callers_thread_and_drain_is_bounded(tmp_path):
+    notifier = Notifier(max_queued=2)
+    release = threading.Event()
+    done: list[str] = []
+    ran_on: list[str] = []
+
+    def job(name: str):
+        def run():
+            ran_on.append(threading.current_thread().name)
+            release.wait(30)
+            done.append(name)
+        return run
+
+    assert notifier.submit(job("a")) and notifier.submit(job("b"))
+    assert done == []  # submit returned without waiting for either
+    assert not notifier.drain(0.2)  # both still going: drain gives up, bounded
+    release.set()
+    assert notifier.drain(30) and done == ["a", "b"]
+    assert set(ran_on) == {"cockpit-notify"}
+
+
+# -- a full disk is named ----------------------------------------------------------------------
+
+
+def test_a_save_time_error_on_a_nearly_full_disk_is_named_disk_full(tmp_path):
+    low = diagnose.Diagnosis("error", "RuntimeError: [enforce fail] basic_ios::clear: iostream error", "see log")
+    tail = "Traceback ...\nRuntimeError: [enforce fail at inline_container.cc:664] . basic_ios::clear: iostream error\n"
+    # A disk with plenty free: a save error is only a save error.
+    assert diagnose.disk_full(low, tail, [tmp_path]) == low
+    # ENOSPC said anywhere is a full disk, with what is free where.
+    said = diagnose.disk_full(diagnose.Diagnosis("error", "the trainer exited with code 1", ""),
+                              "OSError: [Errno 28] No space left on device", [tmp_path])
+    assert said.code == "disk_full" and said.reason.startswith("the disk is full (")
+    assert " MB free on /" in said.reason and "cockpit resume" in said.fix
+
+
+# -- real runs ---------------------------------------------------------------------------------
+
+
+def _demo() -> Path:
+    from cockpit.demo import demo_dir
+    from cockpit.runner.assets import ensure_all
+
+    return ensure_all(demo_dir())
+
+
+def _script_run(runs: Path, cwd: Path, *extra: str, max_steps: int, save_steps: int, sleep: float,
+                alerts: Path | None = None) -> subprocess.Popen[str]:
+    demo = _demo()
+    cmd = [sys.executable, str(PIPELINE), str(demo / "models" / "tiny-lm"), str(demo / "data"), "out",
+           "--stage", "sft", "--max-steps", str(max_steps), "--save-steps", str(save_steps), "--sleep", str(sleep)]
+    args = ["run", "--runs-dir", str(runs), *(["--alerts", str(alerts)] if alerts else []), *extra, "--", *cmd]
+    return subprocess.Popen(cockpit_cmd(*args), cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, stdin=subprocess.DEVNULL)
+
+
+def _run_of(proc: subprocess.Popen[str]) -> RunFolder:
+    line = proc.stdout.readline().strip()
+    assert line, proc.stderr.read()[-2000:] if proc.poll() is not None else "no run folder printed"
+    return RunFolder(Path(line))
+
+
+def _stop_leftovers(run: RunFolder) -> None:
+    """Whatever the test did, no process of the run is left behind."""
+    status = run.read_status()
+    for pgid in {status.pgid}:
+        if pgid:
+            try:
+                os.killpg(pgid, 9)
+            except (ProcessLookupError, PermissionError):
+                pass
+    if status.supervisor_pid:
+        wait_for(lambda: _gone(status.supervisor_pid), timeout=60)
+
+
+def _metric_steps(run: RunFolder) -> list[int]:
+    records, _ = journal.read_all(run.events)
+    return [r.step for r in records if r.kind == journal.METRICS and not r.data.get("summary")]
+
+
+@pytest.mark.slow
+def test_notifications_to_a_hanging_webhook_never_hold_up_run_ended(tmp_path, runs_dir, hanging):
+    rules = tmp_path / "alerts.yaml"
+    rules.write_text(f"notify: {{webhook: '{hanging.url('/' + SECRET)}'}}\n"
+                     "alerts:\n  - {metric: loss, above: 0.0, do: [notify]}\n"
+                     "  - {event: run_ended, do: [notify]}\n", encoding="utf-8")
+    proc = _script_run(runs_dir, tmp_path, "--wait", max_steps=3, save_steps=1000, sleep=0, alerts=rules)
+    run = _run_of(proc)
+    try:
+        proc.wait(timeout=600)
+        assert run.read_status().state == "finished"
+        status = run.read_status()
+        wait_for(lambda: _gone(status.supervisor_pid), timeout=60)  # it leaves, bounded, hang or not
+        records, _ = journal.read_all(run.events)
+        kinds = [r.kind for r in records]
+        ended_at = kinds.index(journal.RUN_ENDED)
+        alerts = {r.data["rule"]: (i, r) for i, r in enumerate(records) if r.kind == journal.ALERT}
+        # run_ended went out when training ended; the run_ended notice came after, once its webhook timed out
+        assert alerts["run_ended"][0] > ended_at
+        for _, rec in alerts.values():
+            (action,) = rec.data["actions"]
+            assert action["action"] == "notify:webhook" and not action["ok"] and "timed out" in action["detail"]
+        assert SECRET not in run.events.read_text() and SECRET not in run.status_json.read_text()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        proc.stdout.close()
+        proc.stderr.close()
+        _stop_leftovers(run)
+
+
+def _chattr(flag: str, path: Path) -> None:
+    subprocess.run(["chattr", flag, str(path)], check=True, capture_output=True)
+
+
+def _can_chattr(tmp_path: Path) -> bool:
+    probe = tmp_path / "probe"
+    probe.write_text("x")
+    try:
+        _chattr("+i", probe)
+    except (OSError, subprocess.CalledProcessError):
+        return False
+    _chattr("-i", probe)
+    return True
+
+
+@pytest.mark.slow
+def test_an_immutable_journal_never_stops_training_and_catches_up(tmp_path, runs_dir):
+    if not _can_chattr(tmp_path):
+        pytest.skip("chattr +i does not work on this filesystem (or not as root)")
+    proc = _script_run(runs_dir, tmp_path, max_steps=14, save_steps=1000, sleep=1.0)
+    run = _run_of(proc)
+    locked = False
+    try:
+        proc.wait(timeout=60)
+        wait_for(lambda: len(_metric_steps(run)) >= 2, timeout=300)
+        _chattr("+i", run.events)
+        locked = True
+        # The supervisor's own writes fail too (a system sample every 5 s): it flags status.json.
+        status = wait_for(lambda: (s := run.read_status()).journal_error and s, timeout=60)
+        assert status.live and status.journal_error.startswith("EPERM")
+        during = len(_metric_steps(run))
+        wait_for(lambda: "cannot write the journal" in run.stdout_log.read_text(errors="replace"), timeout=60)
+        _chattr("-i", run.events)
+        locked = False
+        wait_for(lambda: not run.read_status().live, timeout=300)
+        status = run.read_status()
+        assert status.state == "finished", status
+        assert status.journal_error is None  # cleared when writes worked again
+        steps = _metric_steps(run)
+        assert steps == list(range(1, 15)) and during < 14  # every step, the held ones caught up
+        log = run.stdout_log.read_text(errors="replace")
+        assert "Traceback" not in log and "is writable again" in log
+    finally:
+        if locked:
+            _chattr("-i", run.events)
+        proc.stdout.close()
+        proc.stderr.close()
+        _stop_leftovers(run)
+
+
+@pytest.fixture
+def small_tmpfs(tmp_path):
+    mnt = tmp_path / "small-disk"
+    mnt.mkdir()
+    got = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=24m", "tmpfs", str(mnt)], capture_output=True)
+    if got.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {got.stderr.decode(errors='replace').strip()}")
+    try:
+        yield mnt
+    finally:
+        for _ in range(20):
+            if subprocess.run(["umount", str(mnt)], capture_output=True).returncode == 0:
+                break
+            time.sleep(0.5)
+        else:
+            subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
+
+
+def _fill(path: Path) -> None:
+    with open(path, "wb") as fh:
+        try:
+            while True:
+                fh.write(b"\0" * 2**16)
+                fh.flush()
+        except OSError:
+            pass
+
+
+@pytest.mark.slow
+def test_a_full_disk_is_named_the_final_state_written_and_resume_works_once_space_is_freed(small_tmpfs):
+    runs = small_tmpfs / "runs"
+    work = small_tmpfs / "work"
+    work.mkdir()
+    filler = small_tmpfs / "filler"
+    proc = _script_run(runs, work, max_steps=8, save_steps=2, sleep=1.0)
+    run = _run_of(proc)
+    try:
+        proc.wait(timeout=60)
+        wait_for(lambda: diagnose_ready(work), timeout=300)  # checkpoint-2 is whole
+        _fill(filler)  # the disk fills while the run trains
+        wait_for(lambda: not run.read_status().live, timeout=300)
+        status = run.read_status()
+        assert status.state == "failed", status
+        assert status.reason.startswith("the disk is full (") and f"MB free on {small_tmpfs}" in status.reason
+        assert "cockpit resume" in status.fix
+        wait_for(lambda: _gone(status.supervisor_pid), timeout=60)  # the supervisor ended its own way
+        filler.unlink()  # space freed: resume picks up from checkpoint-2
+        resumed = subprocess.run(cockpit_cmd("resume", run.path.name, "--runs-dir", str(runs), "--wait"),
+                                 cwd=work, capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL)
+        assert resumed.returncode == 0, resumed.stderr[-2000:]
+        assert run.read_status().state == "finished"
+        assert max(_metric_steps(run)) == 8
+    finally:
+        proc.stdout.close()
+        proc.stderr.close()
+        filler.unlink(missing_ok=True)
+        _stop_leftovers(run)
+        shutil.rmtree(runs, ignore_errors=True)
+
+
+def diagnose_ready(work: Path) -> bool:
+    ckpt = work / "out" / "checkpoint-2"
+    return (ckpt / "trainer_state.json").exists()
