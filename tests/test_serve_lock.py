@@ -114,7 +114,7 @@ def test_the_printed_token_and_the_pages_own_origin_get_the_tui(served):
                 while len(got) < 2000 and time.monotonic() < deadline:
                     try:
                         msg = await ws.receive(timeout=5)
-                    except asyncio.TimeoutError:
+                    except TimeoutError:
                         continue
                     if msg.type == aiohttp.WSMsgType.BINARY:
                         got += msg.data
