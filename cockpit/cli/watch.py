@@ -86,7 +86,7 @@ def watch(run: RunFolder, out: TextIO = sys.stdout, *, poll_s: float = 0.25,
     while True:
         records = tailer.poll()
         for rec in records:
-            if rec.kind != journal.RUN_ENDED:
+            if rec.kind not in (journal.RUN_ENDED, journal.ALERT):  # a run_ended notice's line may follow it
                 ended = None
             if ends_seen + 1 < from_attempt:
                 ends_seen += rec.kind == journal.RUN_ENDED
