@@ -339,12 +339,14 @@ def test_a_full_disk_is_named_the_final_state_written_and_resume_works_once_spac
         assert status.state == "failed", status
         assert status.reason.startswith("the disk is full (") and f"MB free on {small_tmpfs}" in status.reason
         assert "cockpit resume" in status.fix
+        assert status.journal_error.startswith("ENOSPC")  # its own journal writes failed too, and said so
         wait_for(lambda: _gone(status.supervisor_pid), timeout=60)  # the supervisor ended its own way
         filler.unlink()  # space freed: resume picks up from checkpoint-2
         resumed = subprocess.run(cockpit_cmd("resume", run.path.name, "--runs-dir", str(runs), "--wait"),
                                  cwd=work, capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL)
         assert resumed.returncode == 0, resumed.stderr[-2000:]
-        assert run.read_status().state == "finished"
+        status = run.read_status()
+        assert status.state == "finished" and status.journal_error is None
         assert max(_metric_steps(run)) == 8
     finally:
         proc.stdout.close()

@@ -110,6 +110,7 @@ class SystemSampler:
 
 def supervise(run: RunFolder, resume_from: Path | None = None) -> int:
     status = run.read_status()
+    status.journal_error = None  # a resumed run starts with a journal it can write, until it cannot
 
     def journal_trouble(why: str | None) -> None:  # a journal that cannot be written is a flag in status
         status.journal_error = why
