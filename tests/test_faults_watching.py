@@ -359,3 +359,56 @@ def test_a_full_disk_is_named_the_final_state_written_and_resume_works_once_spac
 def diagnose_ready(work: Path) -> bool:
     ckpt = work / "out" / "checkpoint-2"
     return (ckpt / "trainer_state.json").exists()
+
+
+# -- the writer and the callback, in process ---------------------------------------------------
+
+
+class _State:
+    is_world_process_zero = True
+    global_step = 3
+    max_steps = 10
+    epoch = 0.3
+
+
+class _BadLogs(dict):
+    def items(self):
+        raise RuntimeError("a surprise in the logs")
+
+
+def test_a_callback_whose_journal_is_a_folder_never_raises_and_catches_up_when_it_is_a_file(tmp_path, capsys):
+    from cockpit.runner.callback import CockpitCallback
+
+    events = tmp_path / "events.jsonl"
+    events.mkdir()  # the file replaced by a folder: every open fails (EISDIR)
+    writer = journal.JournalWriter(events)
+    callback = CockpitCallback(RunFolder(tmp_path), writer)
+    assert callback.on_log(None, _State(), None, logs={"loss": 1.5, "grad_norm": 0.3}) is None
+    assert callback.on_log(None, _State(), None, logs=_BadLogs(loss=1.0)) is None  # a hook that raises
+    err = capsys.readouterr().err
+    assert err.count("cannot write the journal") == 1 and err.count("on_log failed, training goes on") == 1
+    assert writer.trouble.startswith("EISDIR") and writer.pending > 0
+    events.rmdir()
+    assert writer.flush()  # the journal catches up, in order
+    records, skipped = journal.read_all(events)
+    assert skipped == 0 and [r.kind for r in records] == [journal.METRICS, journal.PROGRESS]
+    assert records[0].data["loss"] == 1.5 and writer.trouble is None
+    writer.close()
+
+
+def test_the_writer_keeps_at_most_its_bound_and_counts_what_it_dropped(tmp_path, monkeypatch):
+    events = tmp_path / "events.jsonl"
+    events.mkdir()
+    monkeypatch.setattr(journal.JournalWriter, "MAX_PENDING", 4096)
+    heard: list[str | None] = []
+    writer = journal.JournalWriter(events, on_trouble=heard.append)
+    for step in range(200):
+        writer.write(journal.metrics(step, {"loss": 1.0}))
+    assert writer.pending <= 4096 and writer.lost > 0
+    events.rmdir()
+    writer.close()
+    records, _ = journal.read_all(events)
+    steps = [r.step for r in records if r.kind == journal.METRICS]
+    assert steps == list(range(200 - len(steps), 200))  # the newest kept, in order
+    assert records[-1].kind == journal.WARNING and records[-1].data["code"] == "journal_lost"
+    assert heard[0].startswith("EISDIR") and heard[-1] is None

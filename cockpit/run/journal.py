@@ -307,6 +307,11 @@ class JournalWriter:
             if self._closed:
                 return
             change = self._flush(force=True)
+        self._tell(change)  # a recovery may add its journal_lost line: it goes out below
+        with self._lock:
+            if self._closed:
+                return
+            change = self._flush(force=True)
             if self._pending:
                 _say(f"cockpit: {len(self._pending)} journal write(s) to {self.path} could not be made "
                      f"({self.trouble}) and are lost")
