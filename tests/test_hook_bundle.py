@@ -168,5 +168,5 @@ def test_older_trl_or_transformers_than_presets_support_get_one_line():
     assert versions.preset_range_problem({"trl": "1.16.0", "transformers": "5.23.0"}) is None
     line = versions.preset_range_problem({"trl": "0.19.1", "transformers": "4.53.3"})
     assert line is not None and "\n" not in line
-    assert "trl 0.19.1" in line and "transformers 4.53.3" in line and "trl>=1.0" in line
+    assert "trl 0.19.1" in line and "transformers 4.53.3" in line and "trl>=1.0.0" in line
     assert "cockpit run --" in line

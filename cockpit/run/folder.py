@@ -9,6 +9,7 @@
       stdout.log     everything the trainer printed
       supervisor.log what the supervisor itself printed
       control/       requests to the run (stop-and-save), one file each
+      hook/          a script run's hook folder (`cockpit.hook.bundle`), on its PYTHONPATH
       output/        the trainer's output_dir
 """
 
