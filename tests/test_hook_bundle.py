@@ -95,7 +95,7 @@ def test_the_hook_folder_imports_on_the_oldest_python_a_supported_trl_line_runs_
             w.write(journal.metrics(1, {{"loss": float("nan")}}))
             w.write(completions_store.CompletionsWriter(run.path).append(1, [{{"prompt": "p"}}], source="t"))
         run.request(folder.Request.STOP_SAVE)
-        print(sys.version_info[:2], versions.sampled_batch_attrs("0.18.0"), sorted(HealthMonitor().observe(1, {{}})))
+        print(sys.version_info[:2], versions.sampled_batch_attrs("0.18.0")[0], sorted(HealthMonitor().observe(1, {{}})))
         print("outside:", sorted(m for m in ("numpy", "yaml", "orjson", "cockpit") if m in sys.modules))
     """)
     run_dir = tmp_path / "run"
@@ -104,7 +104,7 @@ def test_the_hook_folder_imports_on_the_oldest_python_a_supported_trl_line_runs_
     proc = subprocess.run([python, "-S", "-c", probe, str(run_dir)], env={"PYTHONPATH": str(built)},
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
-    assert f"({oldest.replace('.', ', ')})" in proc.stdout and "('_textual_logs',)" in proc.stdout
+    assert f"({oldest.replace('.', ', ')})" in proc.stdout and "_textual_logs" in proc.stdout
     assert "outside: []" in proc.stdout
     records, skipped = journal.read_all(run_dir / "events.jsonl")
     assert [r.kind for r in records] == [journal.METRICS, journal.COMPLETIONS_REF] and not skipped
@@ -154,14 +154,14 @@ def test_a_command_whose_python_cannot_import_transformers_is_refused_in_one_lin
 
 
 def test_where_each_trl_line_keeps_its_sampled_batch():
-    assert versions.sampled_batch_attrs("0.18.0") == ("_textual_logs",)
-    assert versions.sampled_batch_attrs("0.19.1") == ("_textual_logs",)
-    assert versions.sampled_batch_attrs("0.20.0") == ("_logs",)
-    assert versions.sampled_batch_attrs("1.16.0") == ("_logs",)
-    assert versions.sampled_batch_attrs(None) == ("_logs", "_textual_logs")
+    assert versions.sampled_batch_attrs("0.18.0")[0] == "_textual_logs"
+    assert versions.sampled_batch_attrs("0.19.1")[0] == "_textual_logs"
+    assert versions.sampled_batch_attrs("0.20.0")[0] == "_logs"
+    assert versions.sampled_batch_attrs("1.16.0") == ("_logs", "_textual_logs")  # GOLD keeps the old name
+    assert versions.sampled_batch_attrs(None)[0] == "_logs"
     assert versions.parse("5.0.0rc1") == (5, 0, 0) and versions.parse("0.19.1") < versions.parse("0.20")
     for line in versions.TRL_LINES:
-        assert versions.sampled_batch_attrs(line.trl) == (line.sampled_batch,)
+        assert versions.sampled_batch_attrs(line.trl)[0] == line.sampled_batch
 
 
 def test_older_trl_or_transformers_than_presets_support_get_one_line():
@@ -170,3 +170,43 @@ def test_older_trl_or_transformers_than_presets_support_get_one_line():
     assert line is not None and "\n" not in line
     assert "trl 0.19.1" in line and "transformers 4.53.3" in line and "trl>=1.0.0" in line
     assert "cockpit run --" in line
+
+
+@pytest.fixture(scope="module")
+def demo():
+    from cockpit.demo import demo_dir
+    from cockpit.runner.assets import ensure_all
+
+    return ensure_all(demo_dir())
+
+
+@pytest.mark.slow
+def test_a_scripts_own_cockpit_callback_under_cockpit_run_is_the_one_that_writes(tmp_path, runs_dir, demo):
+    """The script's env has cockpit and hands its trainer `cockpit.CockpitCallback()`; the hook (its
+    own copy, another class) finds it by its mark and adds no second one: one journal writer."""
+    script = tmp_path / "incode.py"
+    script.write_text(textwrap.dedent(f"""\
+        from datasets import load_dataset
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+        from trl import SFTConfig, SFTTrainer
+        from cockpit import CockpitCallback
+        m = {str(demo / "models" / "tiny-lm")!r}
+        data = load_dataset({str(demo / "data" / "prompt_completion")!r}, split="train")
+        args = SFTConfig(output_dir="out", max_steps=2, logging_steps=1, use_cpu=True, bf16=False,
+                         report_to="none", save_strategy="no", max_length=64)
+        trainer = SFTTrainer(model=AutoModelForCausalLM.from_pretrained(m), args=args, train_dataset=data,
+                             processing_class=AutoTokenizer.from_pretrained(m), callbacks=[CockpitCallback()])
+        print("callbacks:", sorted(type(c).__module__ + "." + type(c).__name__
+                                   for c in trainer.callback_handler.callbacks if "cockpit" in type(c).__module__))
+        trainer.train()
+        """), encoding="utf-8")
+    run = prepare_script([sys.executable, str(script)], cwd=tmp_path, runs_dir=runs_dir)
+    start_supervisor(run)
+    wait_for(lambda: run.read_status().state not in ("starting", "running", "stopping"), timeout=300)
+    out = run.stdout_log.read_text(encoding="utf-8")
+    assert run.read_status().state == "finished", out[-2000:]
+    assert "callbacks: ['cockpit.hook.public.PublicCockpitCallback']" in out
+    records = journal.read_all(run.events)[0]
+    assert [r.step for r in records if r.kind == journal.METRICS and not r.data.get("summary")] == [1, 2]
+    started = [r for r in records if r.kind == journal.RUN_STARTED]
+    assert len(started) == 1 and started[0].data["trainer"] == "sft"

@@ -65,13 +65,11 @@ def parse(version: str) -> tuple[int, ...]:
 
 
 def sampled_batch_attrs(trl_version: str | None) -> tuple[str, ...]:
-    """Where a GRPO-family trainer of this TRL keeps its sampled batch, most likely first
-    (both when the version is unknown)."""
-    if not trl_version:
-        return ("_logs", "_textual_logs")
-    if parse(trl_version) < parse(SAMPLED_BATCH_RENAMED_IN):
-        return ("_textual_logs",)
-    return ("_logs",)
+    """Where a GRPO-family trainer of this TRL keeps its sampled batch, the line's own name first.
+    The other name comes second: some trainers kept it after the rename (TRL 1.16's experimental
+    GOLD and IW-OPD trainers still fill `_textual_logs`)."""
+    renamed = not trl_version or parse(trl_version) >= parse(SAMPLED_BATCH_RENAMED_IN)
+    return ("_logs", "_textual_logs") if renamed else ("_textual_logs", "_logs")
 
 
 def installed() -> dict[str, str]:
