@@ -13,7 +13,7 @@ def __getattr__(name: str) -> Any:
     """`from cockpit import CockpitCallback` loads transformers only when asked for: importing
     cockpit itself (the viewer, the supervisor) stays light."""
     if name == "CockpitCallback":
-        from cockpit.hook.callback import PublicCockpitCallback
+        from cockpit.hook.public import PublicCockpitCallback
 
         return PublicCockpitCallback
     raise AttributeError(f"module 'cockpit' has no attribute {name!r}")

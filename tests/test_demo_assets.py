@@ -141,11 +141,22 @@ def test_rebuilding_leaves_correct_files_untouched_and_repairs_damaged_ones(tmp_
 
 def test_default_root_lives_under_the_cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("COCKPIT_CACHE_DIR", str(tmp_path))
-    assert demo.demo_dir() == tmp_path / "demo" / f"v{demo.DEMO_VERSION}"
+    assert demo.demo_dir().parent == tmp_path / "demo" / f"v{demo.DEMO_VERSION}"
     root = demo.ensure_datasets()
     assert root == demo.demo_dir()
     assert demo.datasets_complete()
     assert (root / "data" / "text" / "train.jsonl").is_file()
+
+
+def test_the_demo_folder_is_keyed_by_the_transformers_and_tokenizers_lines_that_shape_its_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from importlib.metadata import version
+
+    monkeypatch.setenv("COCKPIT_CACHE_DIR", str(tmp_path))
+    tf, tok = (".".join(version(p).split(".")[:2]) for p in ("transformers", "tokenizers"))
+    assert demo.demo_dir().name == f"transformers-{tf}-tokenizers-{tok}"
+    # Two envs on different lines, one cache: `.ci/run` runs the demo from the floor env, then this one.
 
 
 def test_demo_path_resolves_demo_references_inside_the_demo_folder(

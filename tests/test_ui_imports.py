@@ -78,7 +78,7 @@ def test_every_package_belongs_to_a_layer_the_tests_above_check():
     assert packages == layers, packages ^ layers
 
 
-CALLBACK_MODULES = ("cockpit.runner.callback", "cockpit.hook.callback")
+CALLBACK_MODULES = ("cockpit.runner.callback", "cockpit.hook.callback", "cockpit.hook.public")
 """They subclass transformers' TrainerCallback, so they import it at the top."""
 
 

@@ -8,6 +8,7 @@ all ask here, so a launcher is judged one way.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -199,3 +200,57 @@ def check_command(command: list[str], cwd: Path) -> list[str]:
         if not found:
             problems.append(f"{prog}: no such program on PATH — check the command, or give its full path")
     return problems
+
+
+_PYTHON_NAME = re.compile(r"^python(\d+(\.\d+)*)?$")
+_PYTHON_PROBE = ("import importlib.util, sys; print(sys.version.split()[0]);"
+                 " sys.exit(0 if importlib.util.find_spec('transformers') else 3)")
+
+
+def command_python(command: list[str], cwd: Path, env: dict[str, str] | None = None) -> str | None:
+    """The Python a command will train on: `python…` itself, or the interpreter on the shebang line
+    of `accelerate`, `torchrun`, `trl`, `deepspeed` (console scripts of the env that has them);
+    None when the command names no Python this can find (a shell script, `uv run`, ...)."""
+    import shutil
+
+    if not command:
+        return None
+    search = (env or {}).get("PATH", os.environ.get("PATH"))
+    prog = command[0]
+    path = str(cwd / prog) if os.sep in prog else shutil.which(prog, path=search)
+    if path is None:
+        return None
+    if _PYTHON_NAME.match(Path(prog).name):
+        return path
+    if Path(prog).name not in {"accelerate", "torchrun", "trl", "deepspeed"}:
+        return None
+    try:
+        with open(path, "rb") as fh:
+            first = fh.readline(400).decode("utf-8", "replace").strip()
+    except OSError:
+        return None
+    words = first[2:].split() if first.startswith("#!") else []
+    if words and Path(words[0]).name == "env" and len(words) > 1:
+        return shutil.which(words[1], path=search)
+    return words[0] if words and _PYTHON_NAME.match(Path(words[0]).name) else None
+
+
+def check_command_python(command: list[str], cwd: Path, env: dict[str, str] | None = None) -> list[str]:
+    """A script trains on its own Python, which must import transformers for the hook to watch it:
+    one line naming the Python found and how to point the cockpit at the right one."""
+    import subprocess
+
+    python = command_python(command, cwd, env)
+    if python is None or not cwd.is_dir():
+        return []
+    try:
+        proc = subprocess.run([python, "-c", _PYTHON_PROBE], cwd=cwd, env={**os.environ, **(env or {})},
+                              capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired):
+        return []  # it will say for itself what is wrong with it when it runs
+    if proc.returncode != 3:
+        return []
+    version = proc.stdout.strip() or "?"
+    return [f"{python} (Python {version}) cannot import transformers, so there is no training to watch — "
+            "give the command your training env's Python (cockpit run -- /path/to/env/bin/python train.py) "
+            "or activate that env before `cockpit run`"]

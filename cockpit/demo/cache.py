@@ -35,12 +35,34 @@ MODEL_NAMES: tuple[str, ...] = ("tiny-lm", "tiny-rm", "tiny-lm-nopad")
 """Model folders under `models/`: a causal LM, a reward model, and the LM whose tokenizer has no pad."""
 
 
+SHAPED_BY = ("transformers", "tokenizers")
+"""The packages whose release line shapes the built files: a tokenizer saved by transformers 5
+names a class (`TokenizersBackend`) that 4.x does not have, so each line builds its own copy."""
+
+
 # --------------------------------------------------------------------------- where things live
 
 
+def _line(package: str) -> str:
+    """`5.23` for transformers 5.23.0 (the major.minor line); `none` when it is not installed."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return ".".join(version(package).split(".")[:2])
+    except PackageNotFoundError:
+        return "none"
+
+
+def shaped_by() -> str:
+    """The demo folder's key: `transformers-5.23-tokenizers-0.22`."""
+    return "-".join(f"{pkg}-{_line(pkg)}" for pkg in SHAPED_BY)
+
+
 def demo_dir() -> Path:
-    """The versioned demo folder in the cache, so an old cockpit's assets never mix with a new one's."""
-    return cache_dir() / "demo" / f"v{DEMO_VERSION}"
+    """The demo folder in the cache, versioned (an old cockpit's assets never mix with a new one's)
+    and keyed by the transformers and tokenizers lines that build and read it, so envs that share
+    a home directory never load each other's files."""
+    return cache_dir() / "demo" / f"v{DEMO_VERSION}" / shaped_by()
 
 
 def demo_path(rel: str, root: Path | None = None) -> Path:

@@ -1,16 +1,18 @@
 """The hook: cockpit inside a training process it did not build (script mode).
 
 `cockpit run -- python train.py ...` starts the user's command unchanged, with
-`cockpit/hook/site` first on its PYTHONPATH. That folder's `sitecustomize`
-chains to any sitecustomize the user already has, then waits for
+the hook's own folder first on its PYTHONPATH (`cockpit.hook.bundle`: the run
+folder's `hook/`, holding a `sitecustomize` and a private copy of this package and
+the few stdlib-only modules it needs, never the cockpit's site-packages). That
+`sitecustomize` chains to any sitecustomize the user already has, then waits for
 `transformers.trainer` to be imported; when it is, `patch_trainer` wraps
 `Trainer.__init__` so every trainer the process builds (TRL's included, on every
 rank) gets a `CockpitCallback`, and `Trainer.train` so a resume passes the
 newest complete checkpoint as `resume_from_checkpoint`.
 
 Nothing here runs unless `COCKPIT_RUN_DIR` names a run folder. Like the runner,
-this is training-side code: it imports transformers and torch, and only once
-the user's own code has imported transformers.
+this is training-side code: it imports transformers, and only once the user's
+own code has imported it. It runs on the user's Python (3.9 and up).
 """
 
 from __future__ import annotations
@@ -26,7 +28,6 @@ from typing import Any
 
 RUN_DIR_ENV = "COCKPIT_RUN_DIR"
 RESUME_ENV = "COCKPIT_RESUME_FROM"
-SITE_DIR = Path(__file__).resolve().parent / "site"
 
 _state: dict[str, Any] = {"callbacks": [], "atexit": False}
 
@@ -84,10 +85,11 @@ def attach(trainer: Any) -> Any:
     """
     if getattr(trainer, "_cockpit_callback", None) is not None:
         return trainer._cockpit_callback
-    from cockpit.hook.callback import PublicCockpitCallback, ScriptCallback
+    from cockpit.hook.callback import ScriptCallback
 
     handler = getattr(trainer, "callback_handler", None)
-    mine = next((cb for cb in getattr(handler, "callbacks", []) if isinstance(cb, PublicCockpitCallback)), None)
+    # The script's own `cockpit.CockpitCallback` comes from its env's cockpit, not this copy: its mark.
+    mine = next((cb for cb in getattr(handler, "callbacks", []) if getattr(cb, "cockpit_public", False)), None)
     if mine is not None:
         mine.bind(trainer)
         callback = mine
@@ -143,7 +145,7 @@ def install_import_hook() -> None:
     if module is not None:
         patch_trainer(module.Trainer)
         return
-    if not any(isinstance(f, _TrainerImportHook) for f in sys.meta_path):
+    if not any(getattr(f, "cockpit_trainer_hook", False) for f in sys.meta_path):
         sys.meta_path.insert(0, _TrainerImportHook())
 
 
@@ -153,12 +155,13 @@ class _TrainerImportHook:
     script that never trains (or never imports transformers) exactly as it was."""
 
     target = "transformers.trainer"
+    cockpit_trainer_hook = True  # one of these is enough, whichever copy of the hook put it there
 
     def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
         if fullname != self.target:
             return None
         for finder in sys.meta_path:
-            if finder is self or not hasattr(finder, "find_spec"):
+            if getattr(finder, "cockpit_trainer_hook", False) or not hasattr(finder, "find_spec"):
                 continue
             spec = finder.find_spec(fullname, path, target)
             if spec is not None:
@@ -179,18 +182,3 @@ class _TrainerImportHook:
 
         loader.exec_module = exec_module  # this loader instance serves this one module
         return spec
-
-
-def child_env(run_dir: Path, env: dict[str, str], resume_from: Path | None = None) -> dict[str, str]:
-    """The environment a script-mode command runs with: the hook's site folder and cockpit's own
-    root first on PYTHONPATH, the run folder, and the checkpoint to resume from."""
-    root = str(Path(__file__).resolve().parents[2])
-    parts = [str(SITE_DIR), root, *[p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]]
-    out = dict(env)
-    out["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(parts))
-    out[RUN_DIR_ENV] = str(run_dir)
-    if resume_from is not None:
-        out[RESUME_ENV] = str(resume_from)
-    else:
-        out.pop(RESUME_ENV, None)
-    return out

@@ -1,20 +1,18 @@
 """The callback a script-mode trainer gets: the runner's, plus the `run_started` line the runner
 would have written itself (the script, not cockpit, knows the trainer, the output dir and the
-step count, so it is read off the trainer when training begins)."""
+step count, so it is read off the trainer when training begins).
+
+It runs in the user's own Python, copied into the hook's folder (`cockpit.hook.bundle`): the
+standard library and transformers only."""
 
 from __future__ import annotations
 
-import atexit
-import os
-import sys
-import time
-from pathlib import Path
 from typing import Any
 
 from cockpit.run import journal
-from cockpit.run.folder import Request, RunFolder
+from cockpit.run.folder import RunFolder
 from cockpit.runner.callback import CockpitCallback
-from cockpit.runner.main import _versions
+from cockpit.trainers import versions
 
 
 class ScriptCallback(CockpitCallback):
@@ -31,90 +29,8 @@ class ScriptCallback(CockpitCallback):
             model = getattr(getattr(self.trainer, "model", None), "name_or_path", None)
             self.writer.write(journal.run_started(
                 self.trainer_name, world_size=int(getattr(args, "world_size", 1) or 1),
-                max_steps=int(state.max_steps) if state.max_steps else None, versions=_versions(),
+                max_steps=int(state.max_steps) if state.max_steps else None, versions=versions.installed(),
                 device=device, resumed_from=str(self.resumed_from) if self.resumed_from else None,
                 output_dir=str(args.output_dir), trainer_class=self.trainer_class, model=model,
                 script=True))
         return super().on_train_begin(args, state, control, **kwargs)
-
-
-class PublicCockpitCallback(ScriptCallback):
-    """`from cockpit import CockpitCallback`: the cockpit's journal from a script's own code.
-
-    `Trainer(..., callbacks=[CockpitCallback()])`. Under `cockpit run -- ...` it writes to that
-    run's folder (and the hook adds no second callback). Under a plain `python train.py` it makes
-    a run folder of its own in `./runs` (or `$COCKPIT_RUNS_DIR`, or `runs_dir`), marks it running
-    with this process as its owner, and writes how it ended; `cockpit runs`, `watch`, `attach` and
-    `stop` (save) work on it. A process that dies without a word reads as failed, as a run whose
-    supervisor is gone does.
-    """
-
-    def __init__(self, run_dir: str | os.PathLike[str] | None = None, *, name: str | None = None,
-                 runs_dir: str | os.PathLike[str] | None = None) -> None:
-        from cockpit import hook
-
-        self.owns_run = False
-        if run_dir is None and os.environ.get(hook.RUN_DIR_ENV):
-            run = RunFolder(Path(os.environ[hook.RUN_DIR_ENV]))
-        elif run_dir is not None:
-            run = RunFolder(Path(run_dir))
-            run.path.mkdir(parents=True, exist_ok=True)
-        else:
-            run = _own_run_folder(name, runs_dir) if hook.rank() == 0 else None
-            self.owns_run = run is not None
-        writer = journal.JournalWriter(run.events if run is not None and hook.rank() == 0 else os.devnull)
-        super().__init__(run or RunFolder(Path(os.devnull)), writer, trainer_name="trainer", trainer_class="")
-        hook.install_import_hook()  # so the trainer that takes this callback makes itself known to it
-        if self.owns_run:
-            atexit.register(self._ended_without_word)
-
-    def bind(self, trainer: Any) -> None:
-        """Called by the hook from the trainer's __init__: the trainer's own name and sampled batch."""
-        from cockpit import hook
-
-        self.trainer = trainer
-        self.trainer_name = hook.trainer_name(type(trainer))
-        self.trainer_class = f"{type(trainer).__module__}.{type(trainer).__qualname__}"
-        if self.owns_run:
-            self.run.update_status(trainer=self.trainer_name)
-
-    def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
-        if self.owns_run:
-            self.run.update_status(state="running")
-        return super().on_train_begin(args, state, control, **kwargs)
-
-    def on_train_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
-        out = super().on_train_end(args, state, control, **kwargs)
-        if self.owns_run and state.is_world_process_zero:
-            ended = "stopped" if self.stop_requested else "finished"
-            reason = "stopped and saved on request" if ended == "stopped" else "training finished"
-            self._end(ended, 0, reason)
-        return out
-
-    def _end(self, state: str, exit_code: int | None, reason: str) -> None:
-        step = int(getattr(getattr(self.trainer, "state", None), "global_step", 0) or 0)
-        self.writer.write(journal.run_ended(state, exit_code=exit_code, reason=reason, step=step))
-        self.run.update_status(state=state, ended=time.time(), exit_code=exit_code, reason=reason)
-        self.run.clear_request(Request.STOP_SAVE)
-        self.owns_run = False
-
-    def _ended_without_word(self) -> None:
-        if self.owns_run:  # the process is exiting and training never reached its end
-            self._end("failed", None, "the script exited before training ended")
-
-
-def _own_run_folder(name: str | None, runs_dir: str | os.PathLike[str] | None) -> RunFolder:
-    from cockpit.files import dump_yaml
-    from cockpit.paths import runs_dir as default_runs_dir
-    from cockpit.run.folder import Status, create_run_folder
-    from cockpit.trainers.knowledge import SCRIPT_TRAINER
-
-    script = Path(sys.argv[0]).stem if sys.argv and sys.argv[0] else "script"
-    run = create_run_folder(default_runs_dir(runs_dir).resolve(), name or script)
-    cockpit = {"name": name or script,
-               "script": {"command": [sys.executable, *sys.argv], "cwd": os.getcwd()}, "in_code": True}
-    run.run_yaml.write_text(dump_yaml({"trainer": SCRIPT_TRAINER, "cockpit": cockpit}), encoding="utf-8")
-    run.write_status(Status(state="starting", name=run.name, trainer=SCRIPT_TRAINER, supervisor_pid=os.getpid(),
-                            pid=os.getpid(), pgid=os.getpgid(0), started=time.time(),
-                            host=os.uname().nodename))
-    return run

@@ -22,7 +22,7 @@ from cockpit.config.presets import Preset, device_policy, dump_yaml
 from cockpit.config.validate import Plan, has_gpu, validate
 from cockpit.errors import CockpitError
 from cockpit.run import journal
-from cockpit.run.folder import Request, RunFolder, Status, create_run_folder, list_checkpoints
+from cockpit.run.folder import Request, RunFolder, Status, create_run_folder, list_checkpoints, script_section
 from cockpit.trainers.discovery import require_training_stack
 
 DEFAULT_GRACE_S = 10.0
@@ -104,7 +104,8 @@ def write_command(run: RunFolder, cli_command: str | None, resume_from: Path | N
 
 def start_supervisor(run: RunFolder, resume_from: Path | None = None) -> int:
     """Start the detached supervisor; returns its pid."""
-    require_training_stack()  # every launch and resume passes here: one clear line, not a failed run
+    if script_section(run) is None:  # a script trains in its own env: the cockpit's needs no [train]
+        require_training_stack()  # every preset launch and resume passes here: one line, not a failed run
     argv = [sys.executable, "-m", "cockpit.supervisor", str(run.path)]
     if resume_from is not None:
         argv += ["--resume", str(resume_from)]
@@ -226,8 +227,6 @@ def resume(run: RunFolder, overrides: list[str] | None = None) -> RunFolder:
     status = run.read_status()
     if status.live:
         raise CockpitError(f"{run.name} is still {status.state} — stop it before resuming")
-    from cockpit.run.folder import script_section
-
     if script_section(run) is not None:
         return _resume_script(run, status, overrides)
     import yaml

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from cockpit.config.launcher import check as check_launcher
-from cockpit.config.launcher import check_command, default_name
+from cockpit.config.launcher import check_command, check_command_python, default_name
 from cockpit.errors import CockpitError
 from cockpit.files import dump_yaml
 from cockpit.run import journal
@@ -40,6 +40,8 @@ def prepare_script(command: list[str], *, cwd: Path, runs_dir: Path, name: str |
     command's own launcher line (python, torchrun, accelerate launch) is kept as given."""
     cwd = cwd.resolve()
     problems = check_command(command, cwd)
+    if not problems and not launcher:  # Slurm runs it on a node whose Python this cannot see
+        problems = check_command_python(command, cwd, env)
     if alerts is not None:
         from cockpit.alerts.notify import parse_notify
         from cockpit.alerts.rules import parse_rules

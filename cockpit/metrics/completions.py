@@ -18,9 +18,7 @@ completions are still inline in the journal.
 from __future__ import annotations
 
 import math
-import os
 import re
-import struct
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -30,32 +28,11 @@ import orjson
 
 from cockpit.metrics import trainer_state as ts
 from cockpit.run import journal
+from cockpit.run.completions_store import ENTRY as _ENTRY
+from cockpit.run.completions_store import INDEX, STORE, CompletionsWriter, as_text  # noqa: F401 - re-exported
 
-STORE = "completions.jsonl"
-INDEX = "completions.idx"
-_ENTRY = struct.Struct("<qqq")  # step, offset, length
 _PARQUET = re.compile(r"^completions_(\d+)\.parquet$")
 _PARQUET_FIXED = frozenset({"step", "prompt", "completion", "advantage", "__index_level_0__"})
-
-
-def as_text(value: Any) -> str:
-    """A prompt/completion as text: conversational ones are lists of {"role", "content"}."""
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, dict):
-        content = value.get("content")
-        role = value.get("role")
-        text = as_text(content) if content is not None else str(value)
-        return f"{role}: {text}" if role else text
-    if isinstance(value, (list, tuple)):
-        return "\n".join(as_text(v) for v in value)
-    tolist = getattr(value, "tolist", None)  # numpy arrays from parquet
-    if callable(tolist):
-        return as_text(tolist())
-    return str(value)
-
 
 
 def normalize(step: int, row: Mapping[str, Any], source: str) -> dict[str, Any]:
@@ -71,25 +48,6 @@ def normalize(step: int, row: Mapping[str, Any], source: str) -> dict[str, Any]:
              if k not in ("prompt", "completion", "rewards", "advantage", "step") and not isinstance(v, (dict, list))}
     return {"step": step, "prompt": as_text(row.get("prompt")), "completion": as_text(row.get("completion")),
             "rewards": rewards, "advantage": ts.to_float(row.get("advantage")), "source": source, "extra": extra}
-
-
-class CompletionsWriter:
-    """The training side (rank 0): append a step's rows; returns the journal's pointer record."""
-
-    def __init__(self, run_dir: Path) -> None:
-        self._data = open(Path(run_dir) / STORE, "ab", buffering=0)  # noqa: SIM115 - held for the run
-        self._index = open(Path(run_dir) / INDEX, "ab", buffering=0)  # noqa: SIM115
-
-    def append(self, step: int, rows: list[dict[str, Any]], *, source: str) -> journal.Record:
-        line = journal.encode(journal.completions(step, rows, source=source))
-        offset = self._data.seek(0, os.SEEK_END)
-        self._data.write(line)
-        self._index.write(_ENTRY.pack(step, offset, len(line)))  # only after the data is whole
-        return journal.completions_ref(step, len(rows), source=source)
-
-    def close(self) -> None:
-        self._data.close()
-        self._index.close()
 
 
 class _Store:

@@ -9,6 +9,7 @@
       stdout.log     everything the trainer printed
       supervisor.log what the supervisor itself printed
       control/       requests to the run (stop-and-save), one file each
+      hook/          a script run's hook folder (`cockpit.hook.bundle`), on its PYTHONPATH
       output/        the trainer's output_dir
 """
 
@@ -19,12 +20,22 @@ import os
 import re
 import time
 from dataclasses import asdict, dataclass, field, fields
-from enum import StrEnum
+from enum import Enum
 from pathlib import Path
 from typing import Any
 
 from cockpit.errors import CockpitError
 from cockpit.files import write_atomic
+
+try:
+    from enum import StrEnum
+except ImportError:  # the hook imports this module in the user's process, which may run Python 3.9 or 3.10
+    class StrEnum(str, Enum):  # noqa: UP042 - enum.StrEnum is 3.11+
+        def __str__(self) -> str:
+            return str(self.value)
+
+        def __format__(self, spec: str) -> str:
+            return format(str(self.value), spec)
 
 
 class Request(StrEnum):

@@ -57,7 +57,7 @@ KINDS = frozenset(
 PHASES = ("starting", "importing", "loading_model", "preparing_data", "training", "saving", "done")
 
 
-@dataclass(slots=True)
+@dataclass(**({"slots": True} if sys.version_info >= (3, 10) else {}))  # the hook runs on 3.9 too
 class Record:
     """One journal line. `data` holds the kind's payload (see the constructors below)."""
 
@@ -150,6 +150,14 @@ def run_ended(state: str, *, exit_code: int | None = None, signal: int | None = 
               reason: str | None = None, fix: str | None = None, step: int | None = None) -> Record:
     return Record(RUN_ENDED, {"state": state, "exit_code": exit_code, "signal": signal,
                               "reason": reason, "fix": fix}, step=step)
+
+
+def is_summary(keys: Iterable[str]) -> bool:
+    """The end-of-training summary entry: transformers always puts `train_runtime` in it
+    (with train_loss, total_flos, train_samples_per_second, ...), and nothing else does.
+    The callback flags it as it writes; replay applies the same rule to trainer_state.json."""
+    return "train_runtime" in (keys if isinstance(keys, (set, frozenset, dict, tuple, list))
+                               else set(keys))
 
 
 # -- codec ---------------------------------------------------------------------------------

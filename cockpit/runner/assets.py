@@ -149,12 +149,17 @@ def _train_tokenizer(*, with_pad: bool = True):
         show_progress=False,
     )
     backend.train_from_iterator(corpus_lines(), trainer=trainer)
+    # The chat markers as special tokens: a list named `extra_special_tokens` in transformers 5,
+    # `additional_special_tokens` before it (where `extra_special_tokens` is a dict of named ones).
+    from transformers import __version__ as transformers_version
+
+    markers = "extra_special_tokens" if int(transformers_version.split(".")[0]) >= 5 else "additional_special_tokens"
     tokenizer = PreTrainedTokenizerFast(
         tokenizer_object=backend,
         eos_token=EOS_TOKEN,
         pad_token=PAD_TOKEN if with_pad else None,
-        extra_special_tokens=[IM_START, IM_END],
         model_max_length=MAX_LENGTH,
+        **{markers: [IM_START, IM_END]},
     )
     tokenizer.chat_template = CHAT_TEMPLATE
     return tokenizer

@@ -3,6 +3,9 @@
 Rank 0 only (`state.is_world_process_zero`), one flushed line per event, and
 nothing heavier than serialize-and-append in `on_log`: the training loop must
 not notice it. It also watches for the cooperative stop-and-save request.
+
+Script mode runs this module inside the user's own Python (`cockpit.hook.bundle` copies it): it
+and everything it imports need only the standard library and transformers.
 """
 
 from __future__ import annotations
@@ -16,11 +19,11 @@ from typing import Any
 
 from transformers import TrainerCallback
 
-from cockpit.metrics.completions import CompletionsWriter, as_text
 from cockpit.metrics.health import HealthMonitor
-from cockpit.metrics.trainer_state import is_summary
 from cockpit.run import journal
+from cockpit.run.completions_store import CompletionsWriter, as_text
 from cockpit.run.folder import Request, RunFolder
+from cockpit.trainers import versions
 
 _EVAL_PREFIX = "eval_"
 COMPLETIONS_ROWS = 16
@@ -98,6 +101,8 @@ class CockpitCallback(TrainerCallback):
         self._saved_steps: set[int] = set()
         self.health = HealthMonitor()
         self._completions_writer: CompletionsWriter | None = None
+        self._batch_attrs = versions.sampled_batch_attrs(versions.installed().get("trl"))
+        self._said_no_batch = False
 
     # -- helpers ---------------------------------------------------------------------------
     def _progress(self, state: Any) -> journal.Record:
@@ -146,7 +151,7 @@ class CockpitCallback(TrainerCallback):
             epoch = evals.pop("epoch", state.epoch)
         records = []
         if train:
-            summary = is_summary(train)  # the same rule replay applies to trainer_state.json
+            summary = journal.is_summary(train)  # the same rule replay applies to trainer_state.json
             rec = journal.metrics(step, train, epoch=epoch)
             if summary:
                 rec.data["summary"] = True
@@ -159,6 +164,13 @@ class CockpitCallback(TrainerCallback):
         comp = self._completions(step)
         if comp is not None:
             records.append(comp)
+        elif train and not self._said_no_batch and self._batch_missing():
+            self._said_no_batch = True
+            records.append(journal.warning(
+                "completions: not found in this TRL's trainer (looked for "
+                f"{' / '.join('trainer.' + a for a in self._batch_attrs)})",
+                code="completions_not_found", step=step,
+                fix="the metrics are journaled; sampled completions are not shown for this TRL"))
         self.writer.write_all(records)
 
     def on_save(self, args, state, control, **kwargs):
@@ -244,10 +256,24 @@ class CockpitCallback(TrainerCallback):
                 return self._store_completions(step, generated, "generate")
         return None
 
+    def _sampled_batch(self) -> dict[str, Any] | None:
+        """GRPO-family trainers keep their last sampled batch in `trainer._logs` (TRL >= 0.20) or
+        `trainer._textual_logs` (before): `versions.sampled_batch_attrs` says which."""
+        for attr in self._batch_attrs:
+            logs = getattr(self.trainer, attr, None)
+            if isinstance(logs, dict) and "completion" in logs:
+                return logs
+        return None
+
+    def _batch_missing(self) -> bool:
+        """A trainer that logs completions (its config has `log_completions`) but keeps no batch
+        where this TRL line should: say so once instead of showing nothing without a word."""
+        args = getattr(self.trainer, "args", None)
+        return hasattr(args, "log_completions") and self._sampled_batch() is None
+
     def _trainer_logs_rows(self) -> list[dict[str, Any]] | None:
-        """GRPO-family trainers keep their last sampled batch in `trainer._logs`."""
-        logs = getattr(self.trainer, "_logs", None)
-        if not isinstance(logs, dict) or "completion" not in logs:
+        logs = self._sampled_batch()
+        if logs is None:
             return None
         prompts = list(logs.get("prompt") or [])
         comps = list(logs.get("completion") or [])

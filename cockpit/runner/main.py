@@ -16,18 +16,7 @@ import traceback
 from cockpit.errors import CockpitError
 from cockpit.run import diagnose, journal
 from cockpit.run.folder import RunFolder, parse_run_argv, write_atomic
-
-
-def _versions() -> dict[str, str]:
-    from importlib.metadata import PackageNotFoundError, version
-
-    out = {}
-    for pkg in ("trl", "transformers", "torch", "peft", "accelerate", "datasets"):
-        try:
-            out[pkg] = version(pkg)
-        except PackageNotFoundError:
-            pass
-    return out
+from cockpit.trainers import versions
 
 
 def _rank() -> int:
@@ -85,7 +74,7 @@ def train(run: RunFolder, jw: journal.JournalWriter, resume_from: str | None) ->
     device = "cuda" if cuda else "cpu"
     writer.write(journal.run_started(
         info["name"], world_size=state.num_processes, max_steps=getattr(args, "max_steps", None),
-        versions=_versions(), device=device, resumed_from=resume_from,
+        versions=versions.installed(), device=device, resumed_from=resume_from,
         output_dir=str(getattr(args, "output_dir", "")), model=built.model.name_or_path))
     import inspect
 

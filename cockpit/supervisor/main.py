@@ -20,10 +20,10 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-from cockpit import hook
 from cockpit.alerts.alerter import Alerter
 from cockpit.config.launcher import check as check_launcher
 from cockpit.errors import CockpitError
+from cockpit.hook.bundle import child_env
 from cockpit.launch import launchers as launcher
 from cockpit.launch import slurm
 from cockpit.run import diagnose, journal
@@ -155,7 +155,7 @@ def supervise(run: RunFolder, resume_from: Path | None = None) -> int:
         if script is not None:  # script mode: the user's command, unchanged, where it was given
             argv = [str(a) for a in script["command"]]
             cwd = str(script.get("cwd") or cwd)
-            env = hook.child_env(run.path, env, resume_from)
+            env = child_env(run.path, env, resume_from)
         else:
             argv = launcher.runner_argv(run.path, spec, resume_from)
     except CockpitError as exc:

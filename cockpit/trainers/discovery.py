@@ -18,6 +18,7 @@ from typing import Any
 
 from cockpit.errors import CockpitError
 from cockpit.paths import cache_dir
+from cockpit.trainers import versions
 
 SCHEMA = 2
 DISCOVER_MODULE = "cockpit.runner.discover"
@@ -28,9 +29,11 @@ TRAINING_STACK = ("torch", "transformers", "trl", "peft", "datasets", "accelerat
 
 
 def require_training_stack() -> None:
-    """Launching, setting up and checking runs need the `train` extra; the viewer does not.
+    """Launching, setting up and checking preset runs need the `train` extra, at the versions
+    presets are proven on (`versions.PRESET_RANGE`); the viewer and script runs do not.
 
-    One line naming every missing package and the extra that brings them, before anything starts.
+    One line naming every missing package and the extra that brings them, or the versions found
+    and the range supported, before anything starts.
     """
     missing = [name for name in TRAINING_STACK if importlib.util.find_spec(name) is None]
     if missing:
@@ -38,6 +41,9 @@ def require_training_stack() -> None:
             f"this needs the training stack, and {', '.join(missing)} {'is' if len(missing) == 1 else 'are'}"
             " not installed — pip install 'cockpit[train]' (viewing, replay and export work without it)"
         )
+    problem = versions.preset_range_problem(versions.installed())
+    if problem:
+        raise CockpitError(problem)
 
 
 def installed_versions() -> tuple[str, str]:

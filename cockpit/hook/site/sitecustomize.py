@@ -1,5 +1,9 @@
 """cockpit's script-mode bootstrap, first on a watched command's PYTHONPATH.
 
+`cockpit.hook.bundle` copies it into the run folder's `hook/` beside `_cockpit_hook` (the hook's
+private copy, which the import below names once copied). It runs on the user's Python: the
+standard library only.
+
 Python imports one `sitecustomize` at start-up; this one runs the user's own (the next one on
 sys.path), then, when `COCKPIT_RUN_DIR` is set, installs the hook that puts the cockpit's callback
 into every transformers Trainer. Any failure here prints one line and leaves the program alone.

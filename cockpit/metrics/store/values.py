@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from cockpit.run.journal import is_summary  # noqa: F401 - the one rule, shared with the callback
+
 NON_METRIC_KEYS = frozenset({"step", "epoch"})
 """Keys of a logged dict that are not metrics."""
 
@@ -83,13 +85,6 @@ def metric_values(entry: Mapping[str, Any], skip: Iterable[str] = NON_METRIC_KEY
                 if g is not None:
                     out[f"{key}/{sub}"] = g
     return out
-
-
-def is_summary(keys: Iterable[str]) -> bool:
-    """The end-of-training summary entry: transformers always puts `train_runtime` in it
-    (with train_loss, total_flos, train_samples_per_second, ...), and nothing else does."""
-    return "train_runtime" in (keys if isinstance(keys, (set, frozenset, dict, tuple, list))
-                               else set(keys))
 
 
 def surviving(steps: np.ndarray, after: int | None = None) -> tuple[np.ndarray, int | None]:

@@ -1,0 +1,124 @@
+"""One TRL line users are pinned to, proven in its own env: `.ci/run` builds a venv per line of
+`cockpit.trainers.versions.TRL_LINES` (that TRL, the transformers it is tested with, the CPU torch)
+and runs this module once per venv, with
+
+    COCKPIT_TRL_LINE_PYTHON=/that/venv/bin/python      the env the scripts train in
+    COCKPIT_TRL_LINE_COCKPIT=/light/venv/bin/cockpit   the cockpit that watches (optional: a wheel
+                                                       installed without [train]; else this checkout)
+
+The scripts (`tests/fixtures/scripts/pipeline.py`) run under `cockpit run -- PYTHON ...`, unchanged,
+in their env: the journal gets metrics and eval, checkpoints, GRPO's completions with their reward
+columns, and a stop-and-save then resume. Without COCKPIT_TRL_LINE_PYTHON the module is skipped (the
+main pass). DPO is not run per line: its logged keys (rewards/chosen|rejected|margins|accuracies,
+logps/*, logits/*) are the same in 0.18, 1.12 and 1.16.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cockpit.run import journal
+from cockpit.run.folder import RunFolder
+from conftest import REPO, stored_completions, wait_for
+
+PYTHON = os.environ.get("COCKPIT_TRL_LINE_PYTHON")
+COCKPIT = os.environ.get("COCKPIT_TRL_LINE_COCKPIT")
+PIPELINE = REPO / "tests" / "fixtures" / "scripts" / "pipeline.py"
+
+pytestmark = [pytest.mark.slow, pytest.mark.trl_line,
+              pytest.mark.skipif(not PYTHON, reason="the TRL-lines matrix: .ci/run gives COCKPIT_TRL_LINE_PYTHON")]
+
+
+def _cli(*args: str, cwd: Path, timeout: float = 900) -> subprocess.CompletedProcess:
+    """This checkout's cockpit, or the installed one named (then as a stranger runs it: no PYTHONPATH)."""
+    cmd = [COCKPIT, *args] if COCKPIT else [sys.executable, "-m", "cockpit.cli", *args]
+    env = {k: v for k, v in os.environ.items() if not (COCKPIT and k == "PYTHONPATH")}
+    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL,
+                          env=env)
+
+
+@pytest.fixture(scope="module")
+def line() -> dict[str, str]:
+    """The env's own versions, read by its own Python."""
+    out = subprocess.run([PYTHON, "-c", "import importlib.metadata as m, json; print(json.dumps("
+                          "{p: m.version(p) for p in ('trl', 'transformers', 'torch')}))"],
+                         capture_output=True, text=True, timeout=120, check=True)
+    return json.loads(out.stdout)
+
+
+@pytest.fixture(scope="module")
+def assets() -> Path:
+    """The demo's tiny model and data, built by the line's own transformers (a tokenizer saved by
+    another line may not load), kept in the venv folder so a cached venv keeps them too."""
+    root = Path(PYTHON).absolute().parents[1] / "cockpit-demo"  # not resolved: a venv's python links out
+    proc = subprocess.run([PYTHON, "-m", "cockpit.runner.assets", "--root", str(root)], capture_output=True,
+                          text=True, timeout=900, env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return root
+
+
+def _records(run: RunFolder) -> list[journal.Record]:
+    return journal.read_all(run.events)[0]
+
+
+def _script(assets: Path, stage: str, *extra: str) -> list[str]:
+    return [PYTHON, str(PIPELINE), str(assets / "models" / "tiny-lm"), str(assets / "data"), "out",
+            "--stage", stage, *extra]
+
+
+def test_sft_on_this_line_journals_metrics_eval_and_checkpoints(tmp_path, line, assets):
+    runs = tmp_path / "runs"
+    proc = _cli("run", "--wait", "--runs-dir", str(runs), "--",
+                *_script(assets, "sft", "--max-steps", "4", "--save-steps", "2", "--eval-steps", "2"), cwd=tmp_path)
+    run = RunFolder(next(runs.iterdir()))
+    assert proc.returncode == 0, (proc.stderr, run.stdout_log.read_text()[-3000:])
+    assert run.read_status().state == "finished"
+    records = _records(run)
+    started = next(r for r in records if r.kind == journal.RUN_STARTED)
+    assert started.data["trainer"] == "sft"
+    assert {k: started.data["versions"][k] for k in line} == line  # the script trained on its env's packages
+    assert [r.step for r in records if r.kind == journal.METRICS and not r.data.get("summary")] == [1, 2, 3, 4]
+    assert [r.step for r in records if r.kind == journal.EVAL and "eval_loss" in r.data] == [2, 4]
+    assert [r.step for r in records if r.kind == journal.CHECKPOINT] == [2, 4]
+    assert (tmp_path / "out" / "checkpoint-4" / "trainer_state.json").is_file()
+
+
+def test_grpo_on_this_line_journals_completions_with_rewards_and_stops_saves_and_resumes(tmp_path, line, assets):
+    runs = tmp_path / "runs"
+    proc = _cli("run", "--runs-dir", str(runs), "--",
+                *_script(assets, "grpo", "--max-steps", "5", "--save-steps", "100", "--sleep", "1"), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    run = RunFolder(Path(proc.stdout.strip().splitlines()[0]))
+    wait_for(lambda: any(r.kind == journal.COMPLETIONS_REF for r in _records(run)), timeout=600)
+    assert _cli("stop", run.name, "--runs-dir", str(runs), cwd=tmp_path).returncode == 0
+    wait_for(lambda: not run.read_status().live, timeout=600)
+    assert run.read_status().state == "stopped", run.stdout_log.read_text()[-3000:]
+    records = _records(run)
+    started = next(r for r in records if r.kind == journal.RUN_STARTED)
+    assert started.data["trainer"] == "grpo"
+    assert {k: started.data["versions"][k] for k in line} == line
+    stopped_at = max(r.step for r in records if r.kind == journal.METRICS)
+    assert stopped_at < 5
+    assert [r.step for r in records if r.kind == journal.CHECKPOINT] == [stopped_at]
+    assert (tmp_path / "out" / f"checkpoint-{stopped_at}").is_dir()
+    assert all("rewards/number_reward/mean" in r.data for r in records
+               if r.kind == journal.METRICS and not r.data.get("summary"))
+    rows = [row for c in stored_completions(run) for row in c.data["rows"]]
+    assert rows and all(row["completion"] and "number_reward" in row["rewards"] for row in rows)
+    assert not [r for r in records if r.kind == journal.WARNING and r.data.get("code") == "completions_not_found"]
+
+    proc = _cli("resume", run.name, "--runs-dir", str(runs), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    wait_for(lambda: run.read_status().state in ("finished", "failed", "killed"), timeout=900)
+    assert run.read_status().state == "finished", run.stdout_log.read_text()[-3000:]
+    records = _records(run)
+    second = [r for r in records if r.kind == journal.RUN_STARTED][-1]
+    assert second.data["resumed_from"].endswith(f"checkpoint-{stopped_at}")
+    resumed = [r.step for r in records if r.kind == journal.METRICS and r.t > second.t and not r.data.get("summary")]
+    assert resumed == list(range(stopped_at + 1, 6))
