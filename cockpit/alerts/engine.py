@@ -88,6 +88,14 @@ class AlertEngine:
                         f = self._metric(rule, key, value, rec)
                         if f is not None:
                             out.append(f)
+            elif rec.kind == journal.FINDING:
+                kind = str(rec.data.get("kind") or "")
+                for rule in self.rules:
+                    if rule.condition == "finding" and fnmatch.fnmatchcase(kind, rule.value):
+                        f = self._fire(rule, kind, rec.data.get("severity"), rec.step,
+                                       f"finding {kind}: {rec.data.get('summary') or ''}".rstrip(": "))
+                        if f is not None:
+                            out.append(f)
             elif rec.kind == journal.RUN_ENDED:
                 state = str(rec.data.get("state"))
                 for rule in self.rules:

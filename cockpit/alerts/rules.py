@@ -12,10 +12,12 @@ condition and the actions to take when it fires:
         - {stalled_minutes: 20, do: [notify]}
         - {event: run_ended, do: [notify]}
         - {disk_free_gb_below: 20, do: [notify]}
+        - {finding: reward_hacking, do: [notify]}
 
 Conditions: above / below a value for N logged steps; is nan / inf; rises_pct / falls_pct over a
 window of N steps; flat for N steps; no new step for T minutes; the run ended; free disk under X
-GB; an eval metric not improved for N evals. `metric` may be a glob (`rewards/*/mean`).
+GB; an eval metric not improved for N evals; a finding of a kind (`reward_hacking`, a glob, or `"*"`
+for any) written to the journal (`docs/findings.md`). `metric` may be a glob (`rewards/*/mean`).
 
 Every firing is an `alert` line in the journal (rule, value, what each action did), so every
 attached view shows it and rings its bell. Actions are rate-limited per rule. Built-in rule sets
@@ -33,7 +35,7 @@ from cockpit.errors import CockpitError
 
 ACTIONS = ("notify", "stop_save", "journal")
 CONDITIONS = ("above", "below", "is", "rises_pct", "falls_pct", "flat", "stalled_minutes", "event",
-              "disk_free_gb_below", "not_improved_evals")
+              "disk_free_gb_below", "not_improved_evals", "finding")
 RULE_KEYS = {"name", "metric", "for", "window", "do", "mode", "states", "every_minutes", "tolerance", "floor",
              *CONDITIONS}
 DEFAULT_EVERY_MIN = 10.0
@@ -64,7 +66,8 @@ class Rule:
                 "falls_pct": f"falls {self.value}% over {self.count} steps",
                 "flat": f"flat for {self.count} steps", "stalled_minutes": f"no new step for {self.value} min",
                 "event": f"{self.value}", "disk_free_gb_below": f"free disk < {self.value} GB",
-                "not_improved_evals": f"not improved ({self.mode}) for {self.value} evals"}[self.condition]
+                "not_improved_evals": f"not improved ({self.mode}) for {self.value} evals",
+                "finding": f"finding {self.value}"}[self.condition]
         lasting = f" for {self.count} steps" if self.condition in ("above", "below") and self.count > 1 else ""
         return f"{what} {cond}{lasting}" if self.metric else cond
 
@@ -124,6 +127,12 @@ def parse_rules(raw: Any, *, where: str = "cockpit.alerts") -> list[Rule]:
             value = _number(value, f"{at}.flat", problems, positive=True)
         elif cond == "not_improved_evals":
             value = _number(value, f"{at}.not_improved_evals", problems, positive=True)
+        elif cond == "finding":
+            if not isinstance(value, str) or not value.strip():
+                problems.append(f"{at}.finding: {value!r} — name a finding kind, e.g. finding: reward_hacking "
+                                "(\"*\" for any)")
+                continue
+            value = value.strip()
         elif cond == "event" and value != "run_ended":
             problems.append(f"{at}.event: {value!r} — the event a rule can watch is run_ended")
             continue

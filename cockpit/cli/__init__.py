@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from cockpit.cli.findings import cmd_findings
 from cockpit.cli.runs import cmd_migrate, cmd_resume, cmd_run, cmd_runs, cmd_stop, cmd_watch
 from cockpit.cli.trainers import cmd_fields, cmd_trainers
 from cockpit.cli.views import cmd_attach, cmd_demo, cmd_export, cmd_replay, cmd_serve, cmd_tui
@@ -55,6 +56,14 @@ def build_parser() -> argparse.ArgumentParser:
     w.add_argument("--no-follow", action="store_true", help="print what is there and exit")
     w.add_argument("--runs-dir", dest="runs_dir", default=argparse.SUPPRESS)
     w.set_defaults(func=cmd_watch)
+
+    fd = sub.add_parser("findings", help="what the run's data says is wrong, with the evidence")
+    fd.add_argument("path", help="a run name or folder, output dir, checkpoint or trainer_state.json")
+    fd.add_argument("--json", action="store_true", help="the finding records as JSON")
+    fd.add_argument("--export-prompts", metavar="FILE",
+                    help="write the prompts whose whole group got one reward (JSON lines), to filter a dataset")
+    fd.add_argument("--runs-dir", dest="runs_dir", default=argparse.SUPPRESS)
+    fd.set_defaults(func=cmd_findings)
 
     t = sub.add_parser("trainers", help="list the trainers the installed TRL ships")
     t.add_argument("--json", action="store_true")

@@ -51,6 +51,11 @@ def describe(rec: journal.Record, max_keys: int = 6) -> str | None:
         comp = str(r.get("completion", "")).replace("\n", " ")[:80]
         prompt = str(r.get("prompt", "")).replace("\n", " ")[-40:]
         return f"sample @{rec.step} ({len(rows)} rows): {prompt!r} → {comp!r} {rewards}".rstrip()
+    if rec.kind == journal.FINDING:
+        where = f"steps {d['steps'][0]}–{d['steps'][1]}" if isinstance(d.get("steps"), list) and len(d["steps"]) == 2 \
+            else "whole run"
+        return f"finding: [{d.get('severity')}] {d.get('kind')} ({where}): {d.get('summary')}" \
+            + (f" — fix: {d['fix']}" if d.get("fix") else "")
     if rec.kind == journal.CHECKPOINT:
         return f"checkpoint {rec.step}: {d.get('path')}"
     if rec.kind == journal.WARNING:

@@ -68,6 +68,9 @@ class RunData:
     """Every logged step's completions (`metrics.completions.CompletionsLibrary`), made on the
     first completions record (or by the replay loader for TRL's parquet files); the completions
     tab reads it a step at a time. It holds paths, an index and a few cached steps: it pickles."""
+    findings: list[journal.Record] = field(default_factory=list)
+    """The run's `finding` records, as the journal holds them (the findings tab and
+    `cockpit.findings.report` read them; a replay adds what the judge finds)."""
 
     def apply(self, records: Iterable[journal.Record]) -> int:
         """Take a batch of journal records; returns how many there were."""
@@ -150,6 +153,8 @@ class RunData:
             self.alerts.append(Alert("information", f"stop requested at step {rec.step}: "
                                      "saving a checkpoint", None, rec.step, rec.t))
             self.state = "stopping"
+        elif kind == journal.FINDING:
+            self.findings.append(rec)
         elif kind == journal.CHECKPOINT:
             self.checkpoints.append((rec.step, str(d.get("path"))))
         elif kind == journal.RUN_ENDED:

@@ -29,6 +29,7 @@ from cockpit.launch import slurm
 from cockpit.run import diagnose, journal
 from cockpit.run.folder import LIVE_STATES, Request, RunFolder, Status, parse_run_argv, read_tail, script_section
 from cockpit.run.summaries import tail_records
+from cockpit.supervisor.findings import start as findings_watcher
 
 SAMPLE_EVERY_S = 5.0
 
@@ -120,8 +121,10 @@ def supervise(run: RunFolder, resume_from: Path | None = None) -> int:
     status.supervisor_pid = os.getpid()
     status.started = time.time()
     alerter = _alerter(run, jw, status.trainer)
+    findings = findings_watcher(run, jw, status.trainer)
 
     def finish(*args: object) -> int:
+        findings.poll(final=True)
         return _finish(*args, alerter=alerter)  # type: ignore[arg-type]
     forced = {"by_signal": False}
     child: subprocess.Popen[bytes] | None = None
@@ -200,6 +203,7 @@ def supervise(run: RunFolder, resume_from: Path | None = None) -> int:
             status.state = "stopping"
             _save_status(run, status)
         _poll_alerts(alerter, status)
+        findings.poll()
 
     # Anything left in the group (dataloader workers, accelerate children) goes too.
     try:

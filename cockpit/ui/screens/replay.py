@@ -86,6 +86,7 @@ def _live_run(path: str) -> tuple[RunFolder | None, bool]:
 
 class ReplayScreen(RunView):
     HELP_TITLE = "Replay and compare"
+    judges_findings = True
     BINDINGS = [
         Binding("a", "add_source", "Add run", id="replay.add"),
         Binding("f", "cycle_detail", "Next source's details", id="replay.cycle_detail"),

@@ -29,6 +29,7 @@ from cockpit.ui.screens.metric_picker import MetricPicker
 from cockpit.ui.widgets.run.alert_bar import AlertBar
 from cockpit.ui.widgets.run.alerts_list import AlertsList
 from cockpit.ui.widgets.run.completions import CompletionsPane
+from cockpit.ui.widgets.run.findings_pane import FindingsPane, FindingsTable
 from cockpit.ui.widgets.run.log_history import LogHistoryTable
 from cockpit.ui.widgets.run.metric_plot import XMode
 from cockpit.ui.widgets.run.plot_grid import PlotGrid
@@ -72,6 +73,7 @@ class RunView(Screen):
         Binding("4", "tab('output')", "Trainer output tab", show=False, id="run.tab_output"),
         Binding("5", "tab('system')", "System tab", show=False, id="run.tab_system"),
         Binding("6", "tab('alerts')", "Alerts tab", show=False, id="run.tab_alerts"),
+        Binding("7", "tab('findings')", "Findings tab", show=False, id="run.tab_findings"),
         # The completions keys belong to the screen while that tab is shown (check_action), so
         # they work and show wherever the focus is; End beats the tables' own End there.
         Binding("left_square_bracket", "scrub(-1)", "Older", tooltip="Older completions step",
@@ -111,6 +113,9 @@ class RunView(Screen):
     """The panels the user picked (`m` adds or replaces the focused one, `d` removes it), in
     order; None while the defaults for the run's metrics are shown (`0` goes back to them)."""
 
+    judges_findings = False
+    """The findings tab asks the judge too (a replay); a live run shows what its supervisor found."""
+
     def __init__(self) -> None:
         super().__init__()
         self.sources: list[RunData] = []
@@ -141,6 +146,8 @@ class RunView(Screen):
                 yield SystemPane("", id="system-pane")
             with TabPane("Alerts ⁶", id="alerts"), VerticalScroll():
                 yield AlertsList("", id="alerts-list")
+            with TabPane("Findings ⁷", id="findings"):
+                yield FindingsPane(judge=self.judges_findings, id="findings-pane")
         yield Footer(compact=True, show_command_palette=False)
 
     def compose_output_tab(self) -> ComposeResult:
@@ -224,6 +231,8 @@ class RunView(Screen):
             self.query_one(SystemPane).show(data)
         elif active == "alerts":
             self.query_one(AlertsList).show(data)
+        elif active == "findings":
+            self.query_one(FindingsPane).show(data)
 
     def request_redraw(self) -> None:
         """New data: redraw now, or once MIN_REDRAW_S has passed since the last data-driven
@@ -279,6 +288,21 @@ class RunView(Screen):
 
     def action_completions(self, verb: str) -> None:
         self.query_one(CompletionsPane).act(verb)
+
+    @on(FindingsTable.Jumped)
+    async def _finding_jump(self, event: FindingsTable.Jumped) -> None:
+        """From a finding to its data: the completions browser at its step, or its metric's panel."""
+        if event.target == "completions":
+            self.action_tab("completions")
+            pane = self.query_one(CompletionsPane)
+            pane.step = event.step
+            pane.show(self.detail)
+            return
+        self.action_tab("plots")
+        grid = self.query_one(PlotGrid)
+        if event.key and not any(event.key in p.panel.resolve([event.key]) for p in grid.plots()):
+            self.chosen_panels = (*grid.panels, panel_for_key(event.key))
+        self.notify(f"{event.key} at step {event.step}", timeout=3)
 
     # -- actions -------------------------------------------------------------------------------
 

@@ -1,0 +1,42 @@
+"""`cockpit findings RUN`: what the run's findings are, with their evidence, as text or JSON.
+
+The recorded findings (the supervisor's) and what the judge finds in the data now: a finished run
+folder, an output dir, a checkpoint or a trainer_state.json (with its completions parquet) all
+work the same way.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import orjson
+
+from cockpit.cli.common import runs_dir as _runs_dir
+
+
+def cmd_findings(args: argparse.Namespace) -> int:
+    from cockpit.findings import report
+    from cockpit.metrics.sources import check_path
+    from cockpit.run.summaries import resolve_run_or_path
+
+    path = check_path(resolve_run_or_path(args.path, _runs_dir(args)))
+    data = report.load(path)
+    found = report.for_run(data)
+    if args.export_prompts:
+        n = report.export_prompts(data, args.export_prompts)
+        print(f"{args.export_prompts}: {n} prompts whose whole group got one reward", file=sys.stderr)
+    if args.json:
+        sys.stdout.buffer.write(orjson.dumps([f.to_record().data for f in found], option=orjson.OPT_INDENT_2)
+                                + b"\n")
+        return 0
+    if not found:
+        print(f"{data.label}: no findings")
+        return 0
+    for f in found:
+        print(report.describe(f))
+        if f.fix:
+            print(f"    fix: {f.fix}")
+        for line in report.evidence_lines(f):
+            print(f"    · {line}")
+    return 0

@@ -1,0 +1,89 @@
+"""A run's findings, whatever it is read from: the `finding` records its supervisor wrote, plus
+what the judge finds in the data now (a finished run folder, a trainer_state.json and its
+completions parquet, a run whose supervisor judged nothing). The CLI and the run screens read
+this; the judge is the same one the supervisor calls.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from cockpit.findings.judge import judge, new_findings, same_reward_prompts
+from cockpit.findings.model import Finding
+from cockpit.metrics.rundata import RunData
+
+
+def recorded(data: RunData) -> list[Finding]:
+    return [Finding.from_record(rec) for rec in data.findings]
+
+
+def for_run(data: RunData) -> list[Finding]:
+    """What the judge finds in the data now, and the recorded findings it does not say again (a
+    live judge saw a window while it grew: the judged one covers it whole; kinds the judge does
+    not make stay as recorded), by first step."""
+    return merged(recorded(data), judge(data.store, data.library, data.trainer))
+
+
+def merged(recorded: list[Finding], judged: list[Finding]) -> list[Finding]:
+    found = judged + new_findings(recorded, judged)
+    return sorted(found, key=lambda f: (f.steps[0] if f.steps else -1, f.kind))
+
+
+def load(path: str | os.PathLike[str]) -> RunData:
+    """The `RunData` of a run folder, journal, trainer_state.json, checkpoint or output dir."""
+    from cockpit.metrics.replay_loader import from_source
+    from cockpit.metrics.sources import open_source
+
+    return from_source(open_source(path))
+
+
+def export_prompts(data: RunData, out: str | os.PathLike[str]) -> int:
+    """Every prompt whose whole group got one reward, at any logged step, as JSON lines
+    ({"prompt", "steps", "reward"}): the list to filter a GRPO dataset with. Returns how many."""
+    from cockpit.errors import CockpitError
+    from cockpit.files import write_atomic
+
+    if data.library is None:
+        raise CockpitError(f"{data.label}: no completions were logged — the prompts of wasted groups come "
+                           "from them (GRPO: log_completions: true)")
+    data.library.refresh()
+    prompts = same_reward_prompts(data.library, data.library.steps())
+    write_atomic(Path(out), b"".join(orjson.dumps(p) + b"\n" for p in prompts))
+    return len(prompts)
+
+
+def describe(f: Finding) -> str:
+    """One line for a finding (watch, the CLI)."""
+    where = f"steps {f.steps[0]}–{f.steps[1]}" if f.steps else "whole run"
+    return f"[{f.severity}] {f.kind} ({where}): {f.summary}"
+
+
+def evidence_lines(f: Finding, *, rows: int = 3) -> list[str]:
+    """The evidence in a few lines of plain text."""
+    out: list[str] = []
+    for ev in f.evidence:
+        kind = ev.get("type")
+        if kind == "metric":
+            pts = ev.get("points") or []
+            if pts:
+                out.append(f"{ev.get('key')}: {len(pts)} points, {_num(pts[0][1])} at step {pts[0][0]} → "
+                           f"{_num(pts[-1][1])} at step {pts[-1][0]}")
+        elif kind == "completions":
+            for row in (ev.get("rows") or [])[:rows]:
+                rewards = " ".join(f"{k}={_num(v)}" for k, v in (row.get("rewards") or {}).items())
+                comp = str(row.get("completion") or "").replace("\n", " ")[:80]
+                out.append(f"step {ev.get('step')}: {comp!r} {rewards}".rstrip())
+        elif kind == "prompts":
+            shown = [str(p).replace("\n", " ")[-60:] for p in (ev.get("prompts") or [])[:rows]]
+            out.append(f"{ev.get('count')} prompts, e.g. " + "; ".join(repr(p) for p in shown))
+        elif kind == "file":
+            out.append(f"{ev.get('what') or 'file'}: {ev.get('path')}")
+    return out
+
+
+def _num(v: Any) -> str:
+    return f"{v:.4g}" if isinstance(v, (int, float)) and not isinstance(v, bool) else str(v)

@@ -1,0 +1,216 @@
+"""Findings (issue 23): the judge names what a run's data shows, with the evidence, live in the
+supervisor and replayed from files; alerts act on them; `cockpit findings` and `watch` print them.
+
+Inputs are real: public trainer_state.json files (tests/fixtures/trainer_states), a real tiny
+GRPO run folder (tests/fixtures/findings/grpo-wasted-groups), a real tiny DPO run's
+trainer_state.json (tests/fixtures/findings/dpo-logps-falling), and real tiny runs launched here.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+
+import pytest
+
+from cockpit.alerts.engine import AlertEngine
+from cockpit.alerts.rules import parse_rules
+from cockpit.errors import CockpitError
+from cockpit.findings import report
+from cockpit.findings.judge import judge, new_findings
+from cockpit.findings.model import Finding
+from cockpit.metrics.panels import default_panels
+from cockpit.run import journal
+from cockpit.run.folder import RunFolder
+from conftest import FIXTURES, REPO, cockpit_cmd
+
+HERE = REPO / "tests" / "fixtures" / "findings"
+WASTED = HERE / "grpo-wasted-groups"
+DPO_FALLING = HERE / "dpo-logps-falling" / "trainer_state.json"
+
+
+def _run_copy(tmp_path, src=WASTED) -> RunFolder:
+    dst = tmp_path / src.name
+    shutil.copytree(src, dst)
+    return RunFolder(dst)
+
+
+def _findings(path) -> list[Finding]:
+    return report.for_run(report.load(path))
+
+
+# -- the judge on real data -------------------------------------------------------------------
+
+
+def test_public_runs_get_only_the_findings_that_are_true_there():
+    """Eight real public trainer_state.json files: the GRPO run whose completions were clipped
+    89% of the time gets `clipping`; nothing else fires (its reward falls, no DPO run's
+    log-probs both fall, SFT and plain Trainer runs have no kinds)."""
+    got = {p.name: sorted(f.kind for f in _findings(p)) for p in sorted(FIXTURES.glob("*.json"))}
+    assert got.pop("trl_grpo_modern_multireward.json") == ["clipping"]
+    assert all(kinds == [] for kinds in got.values()), got
+
+
+def test_a_grpo_run_whose_groups_got_one_reward_gets_wasted_groups_with_the_prompts(tmp_path):
+    run = _run_copy(tmp_path)
+    found = {f.kind: f for f in _findings(run.path)}
+    wasted = found["wasted_groups"]
+    assert wasted.steps == (1, 19) and wasted.severity == "warning" and "--export-prompts" in (wasted.fix or "")
+    (prompts,) = [e for e in wasted.evidence if e["type"] == "prompts"]
+    assert prompts["count"] == len(prompts["prompts"]) == 16
+    assert all(p.startswith("Question: ") for p in prompts["prompts"])
+    # Every prompt listed had a group whose rewards were all the same.
+    lib = report.load(run.path).library
+    step_rows = [r for s in lib.steps() for r in lib.rows(s)]
+    for p in prompts["prompts"]:
+        groups: dict[int, set] = {}
+        for r in step_rows:
+            if r["prompt"] == p:
+                groups.setdefault(r["step"], set()).add(r["rewards"]["short_reward"])
+        assert any(len(g) == 1 for g in groups.values())
+    # Clipping is true too: 24 tokens were not enough for the untrained model.
+    clipped = found["clipping"]
+    rows = [r for e in clipped.evidence if e["type"] == "completions" for r in e["rows"]]
+    assert len(rows) == 6 and all(r["completion"] for r in rows)
+
+
+def test_export_prompts_writes_the_list_to_filter_the_dataset_with(tmp_path):
+    run = _run_copy(tmp_path)
+    out = tmp_path / "wasted.jsonl"
+    proc = subprocess.run(cockpit_cmd("findings", str(run.path), "--export-prompts", str(out)),
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(lines) == 16 and {"prompt", "steps", "reward"} <= set(lines[0])
+    assert "16 prompts whose whole group got one reward" in proc.stderr
+    assert "[warning] wasted_groups (steps 1–19)" in proc.stdout
+
+
+def test_export_prompts_without_completions_is_one_line(tmp_path):
+    proc = subprocess.run(cockpit_cmd("findings", str(FIXTURES / "trl_sft_token_accuracy.json"),
+                                      "--export-prompts", str(tmp_path / "x.jsonl")),
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1 and "no completions were logged" in proc.stderr
+
+
+def test_a_replayed_dpo_state_where_both_logps_fall_gets_that_finding():
+    proc = subprocess.run(cockpit_cmd("findings", str(DPO_FALLING), "--json"), capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    (rec,) = [r for r in json.loads(proc.stdout) if r["kind"] == "logps_falling"]
+    first, last = rec["steps"]
+    assert 1 <= first < last
+    keys = {e["key"] for e in rec["evidence"] if e["type"] == "metric"}
+    assert keys == {"logps/chosen", "logps/rejected"}
+    chosen = next(e["points"] for e in rec["evidence"] if e["key"] == "logps/chosen")
+    assert chosen[-1][1] < chosen[0][1]
+
+
+def test_the_preference_family_shows_the_margin_panel():
+    state = json.loads(DPO_FALLING.read_text())
+    keys = sorted({k for e in state["log_history"] for k in e})
+    titles = {p.title: p.resolve(keys) for p in default_panels("dpo", keys)}
+    assert titles["reward margin"] == ["rewards/margins"]
+
+
+def test_a_live_window_that_grows_is_one_finding_and_a_replay_prefers_the_whole_window():
+    early = Finding("clipping", (1, 5), "warning", "a")
+    grown = Finding("clipping", (1, 40), "warning", "b")
+    other = Finding("clipping", (60, 80), "warning", "c")
+    assert new_findings([grown, other], [early]) == [other]
+    assert report.merged([early], [grown]) == [grown]
+    hang = Finding("hang", (3, 3), "error", "a kind the judge does not make")
+    assert report.merged([early, hang], [grown]) == [grown, hang]
+
+
+# -- the supervisor's watcher ------------------------------------------------------------------
+
+
+def test_the_watcher_appends_each_finding_once_with_its_evidence(tmp_path):
+    from cockpit.supervisor.findings import FindingsWatcher
+
+    run = _run_copy(tmp_path)
+    with journal.JournalWriter(run.events) as jw:
+        w = FindingsWatcher(run, jw, "grpo")
+        w.poll(final=True)
+        w.poll(final=True)
+    records, _ = journal.read_all(run.events)
+    found = [Finding.from_record(r) for r in records if r.kind == journal.FINDING]
+    assert sorted(f.kind for f in found) == ["clipping", "wasted_groups"]
+    assert all(f.evidence for f in found)
+    # A resumed supervisor reads what was found before and does not say it again.
+    with journal.JournalWriter(run.events) as jw:
+        FindingsWatcher(run, jw, "grpo").poll(final=True)
+    again, _ = journal.read_all(run.events)
+    assert sum(r.kind == journal.FINDING for r in again) == 2
+
+
+def test_a_failing_judge_is_one_warning_and_never_the_supervisors_end(tmp_path, monkeypatch):
+    from cockpit.supervisor import findings as watcher_module
+
+    run = _run_copy(tmp_path)
+
+    def broken(*_a, **_k):
+        raise MemoryError("no room")
+
+    monkeypatch.setattr(watcher_module, "detect", broken)
+    with journal.JournalWriter(run.events) as jw:
+        w = watcher_module.start(run, jw, "grpo")
+        w.poll(final=True)
+        w.poll(final=True)  # off now: nothing more
+    records, _ = journal.read_all(run.events)
+    warnings = [r for r in records if r.kind == journal.WARNING and r.data.get("code") == "findings"]
+    assert len(warnings) == 1 and "findings are off for this run: MemoryError: no room" in warnings[0].data["message"]
+    assert not any(r.kind == journal.FINDING for r in records)
+
+
+# -- alerts and watch -------------------------------------------------------------------------
+
+
+def test_an_alert_rule_acts_on_a_finding_of_its_kind():
+    rules = parse_rules([{"finding": "reward_hacking", "do": ["journal"]},
+                         {"finding": "*", "do": ["notify"], "every_minutes": 0}])
+    assert [r.name for r in rules] == ["finding reward_hacking", "finding *"]
+    engine = AlertEngine(rules)
+    rec = Finding("reward_hacking", (12, 30), "warning", "reward rose while length collapsed").to_record()
+    fired = engine.feed([journal.metrics(30, {"reward": 1.0}), rec])
+    assert [(f.rule.name, f.key, f.step) for f in fired] == [("finding reward_hacking", "reward_hacking", 30),
+                                                              ("finding *", "reward_hacking", 30)]
+    assert fired[0].message == "finding reward_hacking: reward rose while length collapsed"
+    assert engine.feed([Finding("clipping", (1, 5), "warning", "x").to_record()])[0].rule.name == "finding *"
+
+
+def test_a_bad_finding_rule_is_named_with_its_fix():
+    with pytest.raises(CockpitError) as err:
+        parse_rules([{"finding": 3}, {"finding": ""}])
+    lines = str(err.value).splitlines()
+    assert len(lines) == 2 and all("name a finding kind, e.g. finding: reward_hacking" in line for line in lines)
+
+
+def test_watch_prints_findings_as_they_come(tmp_path):
+    run = _run_copy(tmp_path)
+    with journal.JournalWriter(run.events) as jw:
+        jw.write(Finding("clipping", (1, 19), "warning", "completions cut", "raise max_completion_length").to_record())
+    proc = subprocess.run(cockpit_cmd("watch", str(run.path), "--no-follow"), capture_output=True, text=True,
+                          timeout=120)
+    assert "finding: [warning] clipping (steps 1–19): completions cut — fix: raise max_completion_length" \
+        in proc.stdout
+
+
+def test_findings_json_lists_the_recorded_and_the_judged(tmp_path):
+    run = _run_copy(tmp_path)
+    with journal.JournalWriter(run.events) as jw:
+        jw.write(Finding("hang", None, "error", "no step for 10 minutes").to_record())
+    proc = subprocess.run(cockpit_cmd("findings", str(run.path), "--json"), capture_output=True, text=True,
+                          timeout=120)
+    got = json.loads(proc.stdout)
+    assert [r["kind"] for r in got] == ["hang", "clipping", "wasted_groups"]
+    assert got[0]["steps"] is None and got[1]["steps"] == [1, 19]
+
+
+def test_judge_reads_no_completions_without_a_library():
+    found = judge(report.load(WASTED).store, None, "grpo")
+    assert {f.kind for f in found} == {"clipping", "wasted_groups"}
+    assert all(e["type"] == "metric" for f in found for e in f.evidence)

@@ -1,0 +1,74 @@
+"""The findings tab (key 7): a replay asks the judge and lists what it finds, the evidence is one
+key away, and from a finding `g` opens the completions browser at its step and `p` shows the
+panel of its metric. A live run lists the findings its supervisor wrote."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+from test_ui_app import SIZE, app_for, wait_for
+
+from cockpit.findings.model import Finding
+from cockpit.run import journal
+from conftest import REPO
+
+pytestmark = pytest.mark.anyio
+WASTED = REPO / "tests" / "fixtures" / "findings" / "grpo-wasted-groups"
+
+
+async def test_a_replay_lists_the_judges_findings_with_the_evidence_and_jumps_to_their_data(tmp_path):
+    from cockpit.ui.widgets.run.completions import CompletionsPane
+    from cockpit.ui.widgets.run.findings_pane import FindingsTable
+    from cockpit.ui.widgets.run.metric_plot import MetricPlot
+
+    app = app_for(tmp_path, "replay", [str(WASTED)])
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.screen.sources, "the run loaded")
+        await pilot.press("7")
+        table = app.screen.query_one(FindingsTable)
+        await wait_for(pilot, lambda: table.row_count == 2, "the findings listed")
+        assert [f.kind for f in table.findings] == ["clipping", "wasted_groups"]
+        await wait_for(pilot, lambda: app.screen.focused is table, "the table takes the focus")
+        detail = app.screen.query_one("#findings-detail")
+        await wait_for(pilot, lambda: "completions/clipped_ratio" in str(detail.render()), "evidence shown")
+        await pilot.press("down")
+        await wait_for(pilot, lambda: "prompts whose whole group got one reward" in str(detail.render()),
+                       "the highlighted finding's evidence")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: not table.display or table.styles.display == "none", "evidence alone")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.screen.focused is table, "back to the list")
+
+        await pilot.press("up", "g")
+        pane = app.screen.query_one(CompletionsPane)
+        await wait_for(pilot, lambda: app.screen.query_one("#run-tabs").active == "completions", "completions tab")
+        first_step = next(e["step"] for e in table.findings[0].evidence if e["type"] == "completions")
+        await wait_for(pilot, lambda: pane.shown_step() == first_step, "the finding's step shown")
+
+        await pilot.press("7")
+        await wait_for(pilot, lambda: app.screen.focused is table, "back on the findings")
+        await pilot.press("down", "p")
+        await wait_for(pilot, lambda: app.screen.query_one("#run-tabs").active == "plots", "plots tab")
+        await wait_for(pilot, lambda: any("frac_reward_zero_std" in p.panel.resolve(["frac_reward_zero_std"])
+                                          for p in app.screen.query(MetricPlot)), "the metric's panel")
+
+
+async def test_a_live_run_lists_the_findings_its_supervisor_wrote(tmp_path):
+    from cockpit.ui.widgets.run.findings_pane import FindingsTable
+
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    run_dir = runs / WASTED.name
+    shutil.copytree(WASTED, run_dir)
+    with journal.JournalWriter(run_dir / "events.jsonl") as jw:
+        jw.write(Finding("reward_hacking", (4, 15), "warning", "reward rose [b]while[/b] entropy fell",
+                         "fix the reward").to_record())
+    app = app_for(tmp_path, "live", [str(run_dir)])
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("7")
+        table = app.screen.query_one(FindingsTable)
+        await wait_for(pilot, lambda: table.row_count == 1, "the recorded finding listed")
+        assert table.findings[0].kind == "reward_hacking"
+        detail = str(app.screen.query_one("#findings-detail").render())
+        assert "reward rose [b]while[/b] entropy fell" in detail  # text from runs is never markup
