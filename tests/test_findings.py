@@ -214,3 +214,66 @@ def test_judge_reads_no_completions_without_a_library():
     found = judge(report.load(WASTED).store, None, "grpo")
     assert {f.kind for f in found} == {"clipping", "wasted_groups"}
     assert all(e["type"] == "metric" for f in found for e in f.evidence)
+
+
+# -- real runs --------------------------------------------------------------------------------
+
+
+def _grpo_preset(tmp_path, reward: str, **overrides):
+    from cockpit.config.presets import apply_overrides, load_preset
+
+    sets = [f"{k}={v}" for k, v in overrides.items()]
+    preset = apply_overrides(load_preset("demo-grpo"), sets)
+    preset.trl["reward_funcs"] = [reward]
+    return preset
+
+
+@pytest.mark.slow
+def test_a_grpo_run_paid_for_short_answers_gets_reward_hacking_naming_the_window(runs_dir, tmp_path):
+    """The supervisor judges the run as it trains: the reward rises while the policy collapses
+    onto the shortest tokens (entropy 6.6 → under 2), and the finding names the window and
+    carries the top-rewarded completions; an alert rule on the finding fires."""
+    from cockpit.launch.plan import launch
+    from conftest import wait_for
+
+    preset = _grpo_preset(tmp_path, f"{HERE / 'short_reward.py'}:short_reward", max_steps=18,
+                          per_device_train_batch_size=8, max_completion_length=24, learning_rate=3e-2,
+                          save_steps=100)
+    preset.cockpit["alerts"] = [{"finding": "reward_hacking", "do": ["journal"]}]
+    run = launch(preset, runs_dir)
+    wait_for(lambda: not run.read_status().live, timeout=1500)
+    assert run.read_status().state == "finished"
+    records, _ = journal.read_all(run.events)
+    (hack,) = [Finding.from_record(r) for r in records
+               if r.kind == journal.FINDING and r.data["kind"] == "reward_hacking"]
+    first, last = hack.steps
+    assert 2 <= first < last <= 18 and f"steps {first}–{last}" in hack.summary and "entropy fell" in hack.summary
+    rows = [(e["step"], r) for e in hack.evidence if e["type"] == "completions" for r in e["rows"]]
+    assert len(rows) == 6 and all(first <= step <= last for step, _ in rows)
+    best = max(r["rewards"]["short_reward"] for _, r in rows)
+    everything = [r for s in range(first, last + 1) for r in report.load(run.path).library.rows(s)]
+    assert best == max(r["rewards"]["short_reward"] for r in everything)
+    alerts = [r for r in records if r.kind == journal.ALERT and r.data["rule"] == "finding reward_hacking"]
+    assert len(alerts) == 1
+    # Written before the run's last line, so `cockpit watch` prints it.
+    assert records.index(next(r for r in records if r.kind == journal.FINDING)) < len(records) - 1
+    proc = subprocess.run(cockpit_cmd("watch", str(run.path), "--no-follow"), capture_output=True, text=True,
+                          timeout=120)
+    assert f"finding: [warning] reward_hacking (steps {first}–{last})" in proc.stdout
+
+
+@pytest.mark.slow
+def test_the_honest_demo_grpo_run_gets_no_reward_hacking(runs_dir):
+    """The shipped demo preset (arithmetic + length rewards, lr 1e-4): no reward hacking. Its
+    completions are cut at 16 tokens nearly always, and that `clipping` finding is true."""
+    from cockpit.config.presets import apply_overrides, load_preset
+    from cockpit.launch.plan import launch
+    from conftest import wait_for
+
+    run = launch(apply_overrides(load_preset("demo-grpo"), ["max_steps=18"]), runs_dir)
+    wait_for(lambda: not run.read_status().live, timeout=1500)
+    assert run.read_status().state == "finished"
+    records, _ = journal.read_all(run.events)
+    kinds = sorted(r.data["kind"] for r in records if r.kind == journal.FINDING)
+    assert "reward_hacking" not in kinds and set(kinds) <= {"clipping"}
+    assert {f.kind for f in _findings(run.path)} == set(kinds)

@@ -28,6 +28,8 @@ from cockpit.trainers.knowledge import traits
 
 MAX_POINTS = 60
 """Metric points kept as evidence per series (evenly picked over the window)."""
+EDGE_MAX = 500
+"""The most points an early or a late window holds."""
 _GUESSED_FAMILY = {"grpo": "grpo", "dpo": "preference", "ppo": "ppo", "sft": "sft"}
 
 
@@ -48,13 +50,16 @@ def judge(store: MetricStore, library: Any = None, trainer: str | None = None, *
     return [add_evidence(f, store, library) for f in found]
 
 
-def detect(store: MetricStore, trainer: str | None = None, *, family: str | None = None) -> list[Finding]:
+def detect(store: MetricStore, trainer: str | None = None, *, family: str | None = None,
+           views: bool = False) -> list[Finding]:
     """The findings the metrics show, evidence from metrics only (cheap: the supervisor runs it
-    every few seconds)."""
+    every few seconds). `views=True` reads the store's columns without copying them: only for
+    the thread that also writes the store (the supervisor), never beside one that appends."""
     family = family or family_of(trainer, store.keys())
+    reader = _Reader(store, copy=not views)
     out: dict[tuple, Finding] = {}
     for kind in kinds_for(family):
-        for f in _DETECTORS[kind.name](store, kind):
+        for f in _DETECTORS[kind.name](reader, kind):  # type: ignore[arg-type]
             out.setdefault(f.identity, f)
     return list(out.values())
 
@@ -162,14 +167,42 @@ def same_reward_prompts(library: Any, steps: Iterable[int]) -> list[dict[str, An
 # -- metric helpers ---------------------------------------------------------------------------
 
 
+class _Reader:
+    """The store as the detectors read it: copies of its columns, or views (`detect(views=True)`)."""
+
+    def __init__(self, store: MetricStore, *, copy: bool) -> None:
+        self.store = store
+        self.copy = copy
+
+    def series(self, key: str) -> tuple[np.ndarray, np.ndarray]:
+        return self.store.series(key, copy=self.copy)
+
+    def keys(self) -> list[str]:
+        return self.store.keys()
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.store
+
+
 def _series(store: MetricStore, key: str) -> tuple[np.ndarray, np.ndarray]:
+    """The finite points of a series."""
     steps, values = store.series(key)
     keep = np.isfinite(values)
+    if keep.all():
+        return steps, values
     return steps[keep], values[keep]
 
 
 def _edges(n: int, edge: float) -> int:
-    return max(3, round(n * edge))
+    """How many points the early and the late window hold: a share of the run, at least 5, at
+    most EDGE_MAX (a long run's "late" is its last few hundred steps, not its last fifth)."""
+    return max(5, min(round(n * edge), EDGE_MAX))
+
+
+def _noise(values: np.ndarray) -> float:
+    """The spread of a window, robust to a spike: 1.4826 × the median absolute deviation (the
+    standard deviation for normal noise)."""
+    return 1.4826 * float(np.median(np.abs(values - np.median(values))))
 
 
 def _points(key: str, steps: np.ndarray, values: np.ndarray, first: int, last: int) -> dict[str, Any]:
@@ -183,16 +216,9 @@ def _points(key: str, steps: np.ndarray, values: np.ndarray, first: int, last: i
 
 def _runs_where(steps: np.ndarray, holds: np.ndarray, min_len: int) -> list[tuple[int, int]]:
     """The step ranges where `holds` is true for at least `min_len` logged points in a row."""
-    out: list[tuple[int, int]] = []
-    start = None
-    for i, h in enumerate([*holds.tolist(), False]):
-        if h and start is None:
-            start = i
-        elif not h and start is not None:
-            if i - start >= min_len:
-                out.append((int(steps[start]), int(steps[i - 1])))
-            start = None
-    return out
+    edges = np.diff(np.concatenate(([0], holds.astype(np.int8), [0])))
+    starts, ends = np.nonzero(edges == 1)[0], np.nonzero(edges == -1)[0]  # ends: one past the last
+    return [(int(steps[a]), int(steps[b - 1])) for a, b in zip(starts, ends, strict=True) if b - a >= min_len]
 
 
 def _level(values: np.ndarray) -> float:
@@ -225,7 +251,7 @@ def _reward_hacking(store: MetricStore, kind: FindingKind) -> list[Finding]:
     k = _edges(n, t["edge"])
     early, late = _level(reward[:k]), _level(reward[-k:])
     _, std = _series(store, "reward_std")
-    scale = float(np.median(std[:k])) if len(std) >= k else float(np.std(reward[:k]))
+    scale = float(np.median(std[:k])) if len(std) >= k else _noise(reward[:k])
     rise = late - early
     if not (rise > t["reward_rise"] * max(scale, 1e-12) and rise > 0.05 * abs(early)):
         return []
@@ -311,7 +337,7 @@ def _clipping(store: MetricStore, kind: FindingKind) -> list[Finding]:
 
 def _fell(values: np.ndarray, k: int, share: float, sigma: float) -> tuple[float, float, bool]:
     early, late = _level(values[:k]), _level(values[-k:])
-    noise = float(np.std(values[:k]))
+    noise = _noise(values[:k])
     return early, late, (early - late) > max(share * abs(early), sigma * noise, 1e-12)
 
 

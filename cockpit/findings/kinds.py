@@ -34,7 +34,8 @@ KINDS: dict[str, FindingKind] = {k.name: k for k in (
         {
             "min_points": 8,
             "edge": 0.2,
-            # The early and late windows: this share of the logged points each (at least 3).
+            # The early and late windows: this share of the logged points each (at least 5, at most
+            # 500).
             "reward_rise": 0.5,
             # The late reward above the early one by this many early reward standard deviations
             # (reward_std, else the spread of the early reward), and by 5% of |early| at least.
@@ -72,12 +73,12 @@ KINDS: dict[str, FindingKind] = {k.name: k for k in (
         "pushing both down): lower the learning rate or beta, or add an SFT term on chosen "
         "(rpo_alpha in DPOConfig, or CPO/ORPO)",
         {
-            "min_points": 8,
+            "min_points": 20,
             "edge": 0.2,
             "fall": 0.05,
             # Both logps/chosen and logps/rejected fell by this share of their |early| level ...
             "fall_sigma": 2.0,
-            # ... and by this many standard deviations of their early points.
+            # ... and by this many robust standard deviations (1.4826 × MAD) of their early points.
         }),
     # --- PPO (the PPO article's debugging recipes)
     FindingKind(

@@ -1,0 +1,44 @@
+"""What the live judge costs the supervisor: `detect` on a long GRPO run's metric store.
+
+    python bench/findings_cost.py [STEPS]
+
+The supervisor asks the judge every `supervisor.findings.EVERY_S` seconds; the training process
+never runs it. This prints the median time of one `detect` over a GRPO store of STEPS logged
+steps (28 keys a step, bench/gen_state.py), and that time as a share of one core at that rate.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent
+sys.path.insert(0, str(BENCH.parent))
+sys.path.insert(0, str(BENCH))
+
+
+def main(steps: int = 100_000) -> None:
+    from gen_state import write_trainer_state
+
+    from cockpit.findings.judge import detect
+    from cockpit.metrics.store import MetricStore
+    from cockpit.supervisor.findings import EVERY_S
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = write_trainer_state(Path(tmp) / "trainer_state.json", "grpo", steps)
+        store = MetricStore.from_trainer_state(path.read_bytes())
+    times = []
+    for _ in range(7):
+        t0 = time.perf_counter()
+        detect(store, "grpo", views=True)  # as the supervisor calls it
+        times.append(time.perf_counter() - t0)
+    ms = statistics.median(times) * 1000
+    print(f"detect on {steps} GRPO steps: {ms:.1f} ms median of 7; every {EVERY_S:g} s that is "
+          f"{ms / 10 / EVERY_S:.2f}% of one core, in the supervisor")
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 100_000)
