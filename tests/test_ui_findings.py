@@ -50,8 +50,9 @@ async def test_a_replay_lists_the_judges_findings_with_the_evidence_and_jumps_to
         await wait_for(pilot, lambda: app.screen.focused is table, "back on the findings")
         await pilot.press("down", "p")
         await wait_for(pilot, lambda: app.screen.query_one("#run-tabs").active == "plots", "plots tab")
-        await wait_for(pilot, lambda: any("frac_reward_zero_std" in p.panel.resolve(["frac_reward_zero_std"])
-                                          for p in app.screen.query(MetricPlot)), "the metric's panel")
+        await wait_for(pilot, lambda: isinstance(app.screen.focused, MetricPlot)
+                       and app.screen.focused.panel.resolve(["frac_reward_zero_std"]) == ["frac_reward_zero_std"],
+                       "the metric's panel, focused")
 
 
 async def test_a_live_run_lists_the_findings_its_supervisor_wrote(tmp_path):

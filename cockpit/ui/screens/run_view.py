@@ -302,6 +302,13 @@ class RunView(Screen):
         grid = self.query_one(PlotGrid)
         if event.key and not any(event.key in p.panel.resolve([event.key]) for p in grid.plots()):
             self.chosen_panels = (*grid.panels, panel_for_key(event.key))
+
+        def focus_its_panel() -> None:
+            plot = next((p for p in grid.plots() if event.key in p.panel.resolve([event.key or ""])), None)
+            if plot is not None:
+                plot.focus()
+
+        self.call_after_refresh(focus_its_panel)
         self.notify(f"{event.key} at step {event.step}", timeout=3)
 
     # -- actions -------------------------------------------------------------------------------

@@ -202,14 +202,18 @@ def detail(f: Finding) -> Content:
                                 what=ev.get("what") or "completions"))
             for row in ev.get("rows") or []:
                 rewards = "  ".join(f"{k}={num(v)}" for k, v in (row.get("rewards") or {}).items())
-                lines.append(markup("  [dim]$prompt[/dim]", prompt=str(row.get("prompt") or "")[-120:]))
+                lines.append(markup("  [dim]$prompt[/dim]", prompt=_one_line(row.get("prompt"))[-120:]))
                 lines.append(markup("  → $completion   [b]$rewards[/b]",
                                     completion=str(row.get("completion") or "")[:300], rewards=rewards))
         elif kind == "prompts":
             lines.append(markup("\n[b]$what[/b] ($count; export: cockpit findings RUN --export-prompts FILE)",
                                 what=ev.get("what") or "prompts", count=ev.get("count")))
             for p in (ev.get("prompts") or [])[:20]:
-                lines.append(markup("  • $p", p=str(p)[-160:]))
+                lines.append(markup("  • $p", p=_one_line(p)[-160:]))
         elif kind == "file":
             lines.append(markup("\n[b]$what[/b]: $path", what=ev.get("what") or "file", path=ev.get("path")))
     return Content("\n").join(lines)
+
+
+def _one_line(text: object) -> str:
+    return str(text or "").replace("\n", " ⏎ ")
