@@ -238,7 +238,7 @@ def test_a_grpo_run_paid_for_short_answers_gets_reward_hacking_naming_the_window
 
     preset = _grpo_preset(tmp_path, f"{HERE / 'short_reward.py'}:short_reward", max_steps=18,
                           per_device_train_batch_size=8, max_completion_length=24, learning_rate=3e-2,
-                          save_steps=100)
+                          lr_scheduler_type="constant", save_steps=100)
     preset.cockpit["alerts"] = [{"finding": "reward_hacking", "do": ["journal"]}]
     run = launch(preset, runs_dir)
     wait_for(lambda: not run.read_status().live, timeout=1500)
@@ -277,3 +277,29 @@ def test_the_honest_demo_grpo_run_gets_no_reward_hacking(runs_dir):
     kinds = sorted(r.data["kind"] for r in records if r.kind == journal.FINDING)
     assert "reward_hacking" not in kinds and set(kinds) <= {"clipping"}
     assert {f.kind for f in _findings(run.path)} == set(kinds)
+
+
+def test_ppo_findings_from_the_article_recipes():
+    """PPO left TRL after 1.12, so no run here: the records carry the keys TRL's PPOTrainer logs
+    (objective/rlhf_reward, val/ratio, loss/value_avg, …), with values shaped as the PPO
+    article's failures: the value ratio drifts to 2, the RLHF reward falls, the value loss
+    blows up. A healthy stretch first."""
+    from cockpit.metrics.store import MetricStore
+
+    records = []
+    for step in range(1, 41):
+        bad = step > 20
+        records.append(journal.metrics(step, {
+            "objective/rlhf_reward": (1.0 + 0.01 * (step % 3)) - (0.1 * (step - 20) if bad else 0.0),
+            "objective/scores": 1.0, "objective/kl": 0.1, "objective/entropy": 2.0,
+            "val/ratio": 1.0 + 0.02 * (step % 2) + (1.0 if bad else 0.0),
+            "loss/policy_avg": -0.01, "loss/value_avg": 0.3 + 0.01 * (step % 4) + (50.0 if step > 30 else 0.0),
+        }))
+    found = {f.kind: f for f in judge(MetricStore.from_records(records), None, "ppo")}
+    assert sorted(found) == ["ppo_ratio", "rlhf_reward_falling", "value_loss_blowup"]
+    assert found["ppo_ratio"].steps == (21, 40)
+    assert found["value_loss_blowup"].steps == (31, 40) and found["value_loss_blowup"].severity == "error"
+    first, last = found["rlhf_reward_falling"].steps
+    assert 20 <= first <= 25 and last == 40
+    healthy = judge(MetricStore.from_records(records[:20]), None, "ppo")
+    assert healthy == []

@@ -72,30 +72,32 @@ def add_evidence(finding: Finding, store: MetricStore, library: Any) -> Finding:
     if kind is None:
         return finding
     try:
-        library.refresh()
-        steps = [s for s in library.steps() if finding.steps[0] <= s <= finding.steps[1]]
+        extra = _completions_evidence(finding, kind, library)
     except Exception:  # noqa: BLE001 - an unreadable completions store leaves the metric evidence
         return finding
-    extra: list[dict[str, Any]] = []
-    if finding.kind == "reward_hacking":
-        extra = _top_rows(library, steps, kind.thresholds.get("evidence_rows", 6), key=_total_reward,
-                          what="the highest-rewarded completions of the window")
-    elif finding.kind == "clipping":
-        extra = _top_rows(library, steps, kind.thresholds.get("evidence_rows", 6),
-                          key=lambda r: len(r.get("completion") or ""),
-                          what="the longest completions of the window (the clipped ones are among them)")
-    elif finding.kind == "wasted_groups":
-        prompts = same_reward_prompts(library, steps)
-        if prompts:
-            limit = int(kind.thresholds.get("evidence_prompts", 50))
-            extra = [{"type": "prompts", "what": "prompts whose whole group got one reward",
-                      "count": len(prompts), "prompts": [p["prompt"] for p in prompts[:limit]]}]
-    elif finding.kind in ("rlhf_reward_falling", "ppo_ratio", "value_loss_blowup"):
-        extra = _top_rows(library, steps[-1:], kind.thresholds.get("evidence_rows", 4), key=_total_reward,
-                          what="completions at the end of the window")
     if not extra:
         return finding
     return replace(finding, evidence=[*finding.evidence, *extra])
+
+
+def _completions_evidence(finding: Finding, kind: FindingKind, library: Any) -> list[dict[str, Any]]:
+    assert finding.steps is not None
+    library.refresh()
+    steps = [s for s in library.steps() if finding.steps[0] <= s <= finding.steps[1]]
+    n = int(kind.thresholds.get("evidence_rows", 6))
+    if finding.kind == "reward_hacking":
+        return _top_rows(library, steps, n, key=_total_reward, what="the highest-rewarded completions of the window")
+    if finding.kind == "clipping":
+        return _top_rows(library, steps, n, key=lambda r: len(r.get("completion") or ""),
+                         what="the longest completions of the window (the clipped ones are among them)")
+    if finding.kind == "wasted_groups":
+        prompts = same_reward_prompts(library, steps)
+        limit = int(kind.thresholds.get("evidence_prompts", 50))
+        return [{"type": "prompts", "what": "prompts whose whole group got one reward",
+                 "count": len(prompts), "prompts": [p["prompt"] for p in prompts[:limit]]}] if prompts else []
+    if finding.kind in ("rlhf_reward_falling", "ppo_ratio", "value_loss_blowup"):
+        return _top_rows(library, steps[-1:], 4, key=_total_reward, what="completions at the end of the window")
+    return []
 
 
 def new_findings(found: Iterable[Finding], known: Iterable[Finding]) -> list[Finding]:
