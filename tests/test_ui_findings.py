@@ -55,14 +55,17 @@ async def test_a_replay_lists_the_judges_findings_with_the_evidence_and_jumps_to
                        "the metric's panel, focused")
 
 
-async def test_a_live_run_lists_the_findings_its_supervisor_wrote(tmp_path):
+async def test_a_live_run_lists_the_findings_its_supervisor_wrote_and_judges_it_whole_once_ended(tmp_path):
     from cockpit.ui.widgets.run.findings_pane import FindingsTable
 
     runs = tmp_path / "runs"
     runs.mkdir()
     run_dir = runs / WASTED.name
     shutil.copytree(WASTED, run_dir)
-    with journal.JournalWriter(run_dir / "events.jsonl") as jw:
+    events = run_dir / "events.jsonl"
+    lines = events.read_text().splitlines(keepends=True)
+    events.write_text("".join(line for line in lines if '"kind":"run_ended"' not in line))  # still going
+    with journal.JournalWriter(events) as jw:
         jw.write(Finding("reward_hacking", (4, 15), "warning", "reward rose [b]while[/b] entropy fell",
                          "fix the reward").to_record())
     app = app_for(tmp_path, "live", [str(run_dir)])
@@ -73,3 +76,7 @@ async def test_a_live_run_lists_the_findings_its_supervisor_wrote(tmp_path):
         assert table.findings[0].kind == "reward_hacking"
         detail = str(app.screen.query_one("#findings-detail").render())
         assert "reward rose [b]while[/b] entropy fell" in detail  # text from runs is never markup
+        with journal.JournalWriter(events) as jw:
+            jw.write(journal.run_ended("killed", reason="stopped by request (SIGTERM)", step=19))
+        await wait_for(pilot, lambda: table.row_count == 3, "judged whole once it ended")
+        assert [f.kind for f in table.findings] == ["clipping", "wasted_groups", "reward_hacking"]

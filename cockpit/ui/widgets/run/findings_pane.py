@@ -105,7 +105,8 @@ class FindingsPane(Vertical):
     def __init__(self, *, judge: bool = False, id: str | None = None) -> None:
         super().__init__(id=id)
         self.judge = judge
-        """Ask the judge too (a replay); a live run shows what its supervisor recorded."""
+        """Ask the judge too (a replay); a live run shows what its supervisor recorded until it
+        ends, then it is judged whole too."""
         self.data: RunData | None = None
         self.findings: list[Finding] = []
         self._key: tuple | None = None
@@ -127,17 +128,18 @@ class FindingsPane(Vertical):
         if data is None:
             return
         self.data = data
-        key = (id(data), len(data.findings), data.store.version if self.judge else None)
+        judge = self.judge or data.ended is not None  # a run that ended is judged whole, as a replay
+        key = (id(data), len(data.findings), data.store.version if judge else None)
         if key != self._key:
             self._key = key
             recorded = report.recorded(data)
-            if self.judge and (self._judged is None or self._judged[0] != key):
+            waiting = judge and (self._judged is None or self._judged[0] != key)
+            if waiting:
                 self._judge(data, key)
             judged = self._judged[1] if self._judged is not None and self._judged[0] == key else []
             self.findings = report.merged(recorded, judged) if judged else \
                 sorted(recorded, key=lambda f: (f.steps[0] if f.steps else -1, f.kind))
             self.query_one(FindingsTable).show(self.findings)
-            waiting = self.judge and (self._judged is None or self._judged[0] != key)
             title = (f"Findings ({len(self.findings)})" if self.findings else "No findings")
             title += " — judging…" if waiting else ""
             title += " · Enter: evidence · g: completions at the step · p: the metric's panel"
