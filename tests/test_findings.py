@@ -303,3 +303,32 @@ def test_ppo_findings_from_the_article_recipes():
     assert 20 <= first <= 25 and last == 40
     healthy = judge(MetricStore.from_records(records[:20]), None, "ppo")
     assert healthy == []
+
+
+def _judged_at_every_step(folder) -> dict[str, tuple[int, tuple[int, int] | None]]:
+    """What a live judge would say, poll by poll: the judge on every prefix of the run's metrics,
+    each kind with the first step it was said at and its window then."""
+    from cockpit.findings.judge import detect
+    from cockpit.metrics.store import MetricStore
+
+    records, _ = journal.read_all(folder / "events.jsonl")
+    metrics = [r for r in records if r.kind == journal.METRICS]
+    first: dict[str, tuple[int, tuple[int, int] | None]] = {}
+    for n in range(1, len(metrics) + 1):
+        for f in detect(MetricStore.from_records(metrics[:n]), "grpo"):
+            first.setdefault(f.kind, (metrics[n - 1].step, f.steps))
+    return first
+
+
+def test_poll_by_poll_the_short_reward_run_is_named_once_its_policy_collapses():
+    said = _judged_at_every_step(HERE / "grpo-short-reward")
+    step, window = said["reward_hacking"]
+    assert 12 <= step <= 18 and window[1] == step and 3 <= window[0] < step
+    assert "clipping" in said  # 24 tokens were never enough: true
+
+
+def test_poll_by_poll_the_honest_demo_run_never_reads_as_reward_hacking():
+    """The shipped demo preset: its reward wanders (0.69 … 0.96) while nothing is learned; a
+    noisy reward that does not move is no rise."""
+    said = _judged_at_every_step(HERE / "grpo-demo-honest")
+    assert set(said) == {"clipping"}

@@ -255,7 +255,8 @@ def _reward_hacking(store: MetricStore, kind: FindingKind) -> list[Finding]:
     _, std = _series(store, "reward_std")
     scale = float(np.median(std[:k])) if len(std) >= k else _noise(reward[:k])
     rise = late - early
-    if not (rise > t["reward_rise"] * max(scale, 1e-12) and rise > 0.05 * abs(early)):
+    if not (rise > t["reward_rise"] * max(scale, 1e-12) and rise > 0.05 * abs(early)
+            and rise > t["reward_sigma"] * _noise(reward[:k])):
         return []
     first, last = _change_start(steps, reward, early, late), int(steps[-1])
     why: list[str] = []

@@ -32,13 +32,17 @@ KINDS: dict[str, FindingKind] = {k.name: k for k in (
         "read the top-rewarded completions: if they game the reward (too short, too long, one "
         "function only), fix that reward function or add one that pays for what you want",
         {
-            "min_points": 8,
+            "min_points": 10,
+            # The judge waits for this many logged points: the early and late windows never overlap.
             "edge": 0.2,
             # The early and late windows: this share of the logged points each (at least 5, at most
             # 500).
             "reward_rise": 0.5,
             # The late reward above the early one by this many early reward standard deviations
-            # (reward_std, else the spread of the early reward), and by 5% of |early| at least.
+            # (reward_std, else the spread of the early reward), and by 5% of |early| at least ...
+            "reward_sigma": 2.0,
+            # ... and by this many robust standard deviations (1.4826 × MAD) of the early reward
+            # points: a noisy reward that does not move is no rise.
             "length_collapse": 0.4,
             # completions/mean_length fell by this share or more.
             "length_balloon": 1.0,

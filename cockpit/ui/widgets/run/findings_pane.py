@@ -197,7 +197,7 @@ def detail(f: Finding) -> Content:
         kind = ev.get("type")
         if kind == "metric":
             pts = ev.get("points") or []
-            shown = ", ".join(f"{p[0]}: {num(p[1])}" for p in pts[:: max(1, len(pts) // 12)])
+            shown = ", ".join(f"{p[0]}: {num(p[1])}" for p in pts[:: max(1, -(-len(pts) // 12))])
             lines.append(markup("\n[b]$key[/b] ($n points)  $pts", key=ev.get("key"), n=len(pts), pts=shown))
         elif kind == "completions":
             lines.append(markup("\n[b]step $step[/b] — $what", step=ev.get("step"),
