@@ -139,7 +139,8 @@ def finding(kind: str, *, steps: tuple[int, int] | list[int] | None, severity: s
     """The run explaining itself: a finding of `kind` (a key of the findings table) over the step
     range `steps` ([first, last], inclusive), `severity` info | warning | error, a one-line
     `summary`, a `fix`, and the `evidence` that shows it: a list of
-    {"type": "completions", "step": S, "rows": [...]} | {"type": "metric", "key": K, "points": [[step, value], ...]}
+    {"type": "completions", "step": S, "what": ..., "rows": [...]} | {"type": "metric", "key": K, "points":
+    [[step, value], ...]} | {"type": "prompts", "what": ..., "count": N, "prompts": [...]}
     | {"type": "file", "path": P, "what": ...}. `cockpit.findings` writes and reads these."""
     return Record(FINDING, {"kind": kind, "steps": list(steps) if steps is not None else None,
                             "severity": severity, "summary": summary, "fix": fix,
