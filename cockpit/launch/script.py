@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from cockpit.config.launcher import check as check_launcher
-from cockpit.config.launcher import check_command, default_name
+from cockpit.config.launcher import check_command, default_name, slurm_problem
 from cockpit.errors import CockpitError
 from cockpit.files import dump_yaml
 from cockpit.run import journal
@@ -55,7 +55,9 @@ def prepare_script(command: list[str], *, cwd: Path, runs_dir: Path, name: str |
                             "sending it to Slurm: --launcher kind=slurm")
         else:
             try:
-                check_launcher(launcher)
+                no_slurm = slurm_problem(check_launcher(launcher))
+                if no_slurm:
+                    problems.append(no_slurm)
             except CockpitError as exc:
                 problems.extend(str(exc).splitlines())
     if problems:
