@@ -78,6 +78,11 @@ class Status:
     journal_error: str | None = None
     """Why the supervisor cannot write events.jsonl right now (e.g. 'ENOSPC: No space left on
     device'); None while it can. Training goes on; the journal catches up when it can."""
+    supervisor_started: float | None = None
+    """The supervisor's start time (psutil create_time): with supervisor_pid, proves it is the same process."""
+    pid_started: float | None = None
+    """The trainer's (the process group leader's) start time: a signal goes to the group only while
+    its leader still has it (`run/owner.py`)."""
     v: int = STATUS_VERSION
 
     @property
