@@ -110,7 +110,9 @@ def write_png(data: RunData, out: Path) -> int:
 
 
 def parse_steps(text: str | None) -> tuple[int | None, int | None]:
-    """`A:B`, `A:`, `:B` or `N` (inclusive)."""
+    """`A:B`, `A:`, `:B` or `N` (inclusive; steps count from 0). A range that can hold no step
+    (`10:5`) or a negative step (`-3:` reads like Python's "the last three", which it is not) is
+    refused: either would export nothing, or everything, without a word."""
     if not text:
         return None, None
     first, sep, last = text.partition(":")
@@ -119,14 +121,30 @@ def parse_steps(text: str | None) -> tuple[int | None, int | None]:
         b = (int(last) if last.strip() else None) if sep else a
     except ValueError:
         raise CockpitError(f"--steps {text}: expected A:B, A:, :B or N (whole numbers)") from None
+    if (a is not None and a < 0) or (b is not None and b < 0):
+        raise CockpitError(f"--steps {text}: steps are numbered from 0 — give A:B, A:, :B or N with "
+                           "whole numbers ≥ 0 (a negative step does not count from the end)")
+    if a is not None and b is not None and a > b:
+        raise CockpitError(f"--steps {text}: the range is empty ({a} comes after {b}) — give the smaller step "
+                           f"first: --steps {b}:{a}")
     return a, b
 
 
-def write_completions(source: Source, out: Path, steps: str | None = None) -> int:
+def write_completions(source: Source, out: Path, steps: str | None = None,
+                      warnings: list[str] | None = None) -> int:
     """Every logged step's completions in [A, B] (one step in memory at a time): JSON lines, CSV
-    (one column per reward and extra field) or parquet, by the file's extension."""
+    (one column per reward and extra field) or parquet, by the file's extension. Steps whose files
+    could not be read are named in `warnings` (one line each), never dropped in silence."""
     first, last = parse_steps(steps)
     lib = source.completions_library()
+    try:
+        return _write_completions(lib, out, first, last)
+    finally:
+        if warnings is not None:
+            warnings.extend(lib.warnings)
+
+
+def _write_completions(lib: Any, out: Path, first: int | None, last: int | None) -> int:
     suffix = out.suffix.lower()
     if suffix not in (".jsonl", ".json", ".csv", ".parquet"):
         raise CockpitError(f"{out}: write completions as .jsonl, .csv or .parquet")
@@ -184,11 +202,14 @@ def write_completions(source: Source, out: Path, steps: str | None = None) -> in
 
 def export(path: str | os.PathLike[str], *, csv_out: str | None = None,
            png_out: str | None = None, completions_out: str | None = None,
-           steps: str | None = None, data: RunData | None = None) -> dict[str, int]:
+           steps: str | None = None, data: RunData | None = None,
+           warnings: list[str] | None = None) -> dict[str, int]:
     """Write what was asked; `data` is the RunData a screen shows for `path` (read from `path`
-    when not given). Returns how many rows, panels or completions each file got."""
+    when not given). Returns how many rows, panels or completions each file got; what could not
+    be read (and so is missing from a file) goes to `warnings`, one line each."""
     if not csv_out and not png_out and not completions_out:
         raise CockpitError("nothing to write — give --csv OUT.csv, --png OUT.png and/or --completions OUT.jsonl")
+    parse_steps(steps)  # a bad range is refused before anything is read or written
     source = open_source(path) if data is None or completions_out else None
     if data is None and (csv_out or png_out):
         assert source is not None
@@ -205,7 +226,7 @@ def export(path: str | os.PathLike[str], *, csv_out: str | None = None,
 
     def completions(out: Path) -> int:
         assert source is not None
-        return write_completions(source, out, steps)
+        return write_completions(source, out, steps, warnings)
 
     for target, writer, name in ((csv_out, metrics_csv, "csv"), (png_out, panels_png, "png"),
                                  (completions_out, completions, "completions")):

@@ -54,8 +54,10 @@ def acquire(run_dir: Path, name: str | None = None) -> int:
         holder = _holder(fd)
         os.close(fd)
         who = f" (pid {holder})" if holder else ""
-        raise CockpitError(f"{name or Path(run_dir).name} already has a live supervisor{who} — one run has "
-                           "one owner; watch it with `cockpit attach`, or stop it first") from None
+        raise CockpitError(f"{name or Path(run_dir).name} already has an owner{who}: its live supervisor, or "
+                           "a launch or resume starting one — one run has one owner; watch it with "
+                           "`cockpit attach`, or stop it first") from None
+    write_holder(fd)  # until the supervisor writes its own pid
     os.set_inheritable(fd, True)
     return fd
 

@@ -431,7 +431,6 @@ def _own(run: RunFolder) -> int:
     fd = int(handed) if handed.isdigit() and owner.adopt(int(handed)) else None
     if fd is None:
         fd = owner.acquire(run.path, run.name)
-        owner.write_holder(fd)
     os.set_inheritable(fd, False)
     return fd
 
