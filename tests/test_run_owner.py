@@ -12,7 +12,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import psutil
@@ -21,7 +20,6 @@ import pytest
 from cockpit.launch.plan import launch_prepared, stop
 from cockpit.launch.script import prepare_script
 from cockpit.run import journal, owner
-from cockpit.run.folder import RunFolder
 from cockpit.run.summaries import effective_state
 from conftest import REPO, cockpit_cmd, wait_for
 
