@@ -384,10 +384,9 @@ def _resume_script(run: RunFolder, status: Status, overrides: list[str] | None, 
         trainers = f" (all {len(segments)} of its Trainers)" if len(segments) > 1 else ""
         raise CockpitError(f"{run.name}: already finished at step {done} of {total}{trainers} — nothing to resume")
     from cockpit.files import write_atomic
-    from cockpit.hook import RESUME_SEGMENTS
 
     run.control.mkdir(exist_ok=True)
-    write_atomic(run.control / RESUME_SEGMENTS, json.dumps(chosen, indent=2))
+    write_atomic(run.resume_json, json.dumps(chosen, indent=2))
     ckpt = Path(chosen[max(chosen, key=int)])
     write_script_command(run, ckpt)
     return _next_attempt(run, status, ckpt, lock)

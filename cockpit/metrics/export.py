@@ -51,6 +51,43 @@ def metric_rows(store: MetricStore) -> tuple[list[str], list[dict[str, Any]]]:
     return ["step", "kind", *sorted({*keys, *store.summary})], rows
 
 
+def journal_segments(records: list[Any]) -> dict[int, list[Any]]:
+    """A script run's journal split by Trainer: each `run_started` names its segment (the n-th
+    Trainer the script built; 0 when it does not say) and the records after it are that segment's.
+    What comes before the first `run_started` (phases, warnings) belongs to every segment."""
+    from cockpit.run import journal
+
+    parts: dict[int, list[Any]] = {}
+    head: list[Any] = []
+    current: int | None = None
+    for rec in records:
+        if rec.kind == journal.RUN_STARTED:
+            seg = rec.data.get("segment", 0)
+            current = seg if isinstance(seg, int) and not isinstance(seg, bool) else 0
+            parts.setdefault(current, list(head))
+        if current is None:
+            head.append(rec)
+        else:
+            parts[current].append(rec)
+    return parts or {0: head}
+
+
+def write_segments_csv(parts: dict[int, RunData], out: Path) -> int:
+    """One table for a script with several Trainers: each Trainer's points under its own
+    `segment`, so the second Trainer's step 1 never hides the first one's."""
+    tables = {seg: metric_rows(d.store) for seg, d in sorted(parts.items())}
+    keys = sorted({c for cols, _ in tables.values() for c in cols[2:]})
+    n = 0
+    with open(out, "w", newline="", encoding="utf-8") as fh:
+        w = csv.DictWriter(fh, fieldnames=["segment", "step", "kind", *keys], restval="")
+        w.writeheader()
+        for seg, (_, rows) in tables.items():
+            for row in rows:
+                w.writerow({"segment": seg, **{k: (_fmt(v) if isinstance(v, float) else v) for k, v in row.items()}})
+                n += 1
+    return n
+
+
 def write_csv(data: RunData, out: Path) -> int:
     columns, rows = metric_rows(data.store)
     with open(out, "w", newline="", encoding="utf-8") as fh:
@@ -107,6 +144,12 @@ def write_png(data: RunData, out: Path) -> int:
     fig.savefig(out, dpi=110)
     plt.close(fig)
     return len(panels)
+
+
+def _replayed(source: Source, records: list[Any]) -> RunData:
+    data = RunData(source.label, name=source.name, run_dir=source.path.parent)
+    data.apply(records)
+    return data
 
 
 def parse_steps(text: str | None) -> tuple[int | None, int | None]:
@@ -218,6 +261,10 @@ def export(path: str | os.PathLike[str], *, csv_out: str | None = None,
 
     def metrics_csv(out: Path) -> int:
         assert data is not None
+        if source is not None and source.is_journal and source.records:
+            parts = journal_segments(list(source.records))
+            if len(parts) > 1:  # a script that built several Trainers: each one's points kept
+                return write_segments_csv({seg: _replayed(source, recs) for seg, recs in parts.items()}, out)
         return write_csv(data, out)
 
     def panels_png(out: Path) -> int:

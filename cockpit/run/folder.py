@@ -151,6 +151,12 @@ class RunFolder:
         return self.control / "outcome.json"
 
     @property
+    def resume_json(self) -> Path:
+        """A resumed script run's {segment: checkpoint}: each Trainer of the script resumes from its
+        own (the hook reads it: `cockpit.hook.RESUME_SEGMENTS` is this file's name)."""
+        return self.control / "resume.json"
+
+    @property
     def output(self) -> Path:
         return self.path / "output"
 
