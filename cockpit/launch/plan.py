@@ -157,6 +157,18 @@ def _group_alive(run: RunFolder, status: Status) -> bool:
     return bool(owner.run_processes(run.path, status.pgid, status.pid_started))
 
 
+def _wait_reaped(pgid: int, limit_s: float) -> None:
+    """After the run's own processes are dead: wait (never signal) until their parent has reaped
+    them, so the group is gone when `stop` returns."""
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(pgid, 0)
+        except (ProcessLookupError, PermissionError):
+            return
+        time.sleep(0.05)
+
+
 def stop(run: RunFolder, *, save: bool, grace_s: float | None = None, wait: bool = True) -> Status:
     """save=True: the runner saves a checkpoint at the next step and ends `stopped`.
     save=False: SIGTERM to the run's process group, SIGKILL after `grace_s`; ends `killed`.
@@ -194,14 +206,15 @@ def stop(run: RunFolder, *, save: bool, grace_s: float | None = None, wait: bool
         return status
     deadline = time.monotonic() + grace_s
     while time.monotonic() < deadline and _group_alive(run, status):
-        time.sleep(0.05)
+        time.sleep(0.1)
     if _group_alive(run, status):
         try:
             os.killpg(pgid, signal.SIGKILL)
         except ProcessLookupError:
             pass
         while _group_alive(run, status):
-            time.sleep(0.05)
+            time.sleep(0.1)
+    _wait_reaped(pgid, 5.0)
     if orphan:
         return _end_orphan(run)
     return run.read_status()
@@ -284,11 +297,33 @@ def resume(run: RunFolder, overrides: list[str] | None = None) -> RunFolder:
 
     A run that already reached its max_steps is refused: resuming it would start a trainer
     with nothing left to do (or one step past the end)."""
-    lock = owner.acquire(run.path, run.name)  # a second resume, or a live supervisor, is refused here
+    lock = _take_ownership(run)  # a second resume, or a live supervisor, is refused here
     try:
         return _resume(run, overrides, lock)
     finally:
         os.close(lock)  # the new supervisor holds its own copy
+
+
+ENDING_WAIT_S = 10.0
+"""How long resume waits for a supervisor that has written the run's end but not yet exited."""
+
+
+def _take_ownership(run: RunFolder) -> int:
+    """The run's lock, for a new attempt. A supervisor writes the run's end a moment before it exits
+    (and lets go of the lock): while the status says the run has ended, wait for it that moment
+    rather than refuse; while it says live, refuse at once."""
+    deadline = time.monotonic() + ENDING_WAIT_S
+    while True:
+        try:
+            return owner.acquire(run.path, run.name)
+        except CockpitError:
+            try:
+                live = run.read_status().live
+            except CockpitError:
+                live = True
+            if live or time.monotonic() >= deadline:
+                raise
+            time.sleep(0.1)
 
 
 def _resume(run: RunFolder, overrides: list[str] | None, lock: int) -> RunFolder:

@@ -177,7 +177,7 @@ class RunsTable(DataTable):
         if column == "name":
             return Text(printable(value), overflow="ellipsis", no_wrap=True)
         if column == "state":
-            return Text(value, style=self._state_style(value))
+            return Text(value, style=self._state_style(value.split(" (", 1)[0]))  # "running (supervisor gone)"
         if column in ("eta", "age"):
             return Text(value, justify="right")
         if column == "note":
