@@ -155,9 +155,11 @@ def test_a_broken_user_alerts_file_is_named_at_launch_and_in_the_runs_journal(tm
 
 
 def test_the_slurm_kind_is_refused_at_validation_where_slurm_is_missing(tmp_path):
-    if shutil.which("sbatch"):
-        pytest.skip("Slurm's client commands are installed here")
-    proc = _cli("run", "demo-sft", "--dry-run", "--set", "cockpit.launcher.kind=slurm", cwd=tmp_path)
+    # A PATH without Slurm's commands, whether or not this machine has them elsewhere.
+    path = os.pathsep.join(d for d in os.environ.get("PATH", "").split(os.pathsep)
+                           if d and not any(Path(d, c).exists() for c in ("sbatch", "squeue", "scancel")))
+    proc = _cli("run", "demo-sft", "--dry-run", "--set", "cockpit.launcher.kind=slurm", cwd=tmp_path,
+                env={**os.environ, "PATH": path})
     assert proc.returncode == 2
     line = _one_line(proc)
     assert "cockpit.launcher.kind is slurm, but sbatch, squeue, scancel not found" in line

@@ -180,11 +180,9 @@ def parse_rules(raw: Any, *, where: str = "cockpit.alerts") -> list[Rule]:
         if tol < 0:
             problems.append(f"{at}.tolerance: must be ≥ 0 (got {tolerance!r})")
             continue
-        floor = _number(item.get("floor", 0.0), f"{at}.floor", problems) if "floor" in item else 0.0
-        if floor is None:
-            continue
-        if floor < 0:
-            problems.append(f"{at}.floor: must be a number ≥ 0 (got {item['floor']!r}) — the smallest base a "
+        floor = item.get("floor", 0.0)
+        if isinstance(floor, bool) or not isinstance(floor, (int, float)) or not 0 <= floor < math.inf:
+            problems.append(f"{at}.floor: must be a number ≥ 0 (got {floor!r}) — the smallest base a "
                             "percentage is taken of, e.g. floor: 0.1")
             continue
         states = item.get("states", Rule.states)
@@ -198,7 +196,7 @@ def parse_rules(raw: Any, *, where: str = "cockpit.alerts") -> list[Rule]:
             continue
         rules.append(Rule(name=str(item.get("name") or ""), condition=cond, value=value, metric=metric,
                           count=int(count), do=tuple(do), mode=mode, states=states,
-                          every_s=float(every) * 60, tolerance=tol, floor=floor))
+                          every_s=float(every) * 60, tolerance=tol, floor=float(floor)))
     if problems:
         raise CockpitError("\n".join(problems))
     for r in rules:
