@@ -58,11 +58,67 @@ def _loader() -> type:
     return Loader
 
 
+YAML_MAX_NODES = 100_000
+"""How many values a YAML file may stand for once its aliases are expanded, beyond the ones it
+writes out: a few lines of nested anchors (`a: &a [x, x]`, `b: &b [*a, *a]`, ...) stand for
+billions, and every reader that walks a preset would walk them all."""
+
+
 def safe_load(text: str) -> Any:
-    """YAML with 1.2 scalars (see `_loader`)."""
+    """YAML with 1.2 scalars (see `_loader`), refused (yaml.YAMLError, one line) when its aliases
+    expand past `YAML_MAX_NODES` or refer to themselves."""
+    loader = _loader()(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _check_expansion(node)
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
+def _check_expansion(root: Any) -> None:
+    """Count the values `root` stands for with every alias expanded, each node's size once
+    (memoised), without recursion: a deep document cannot exhaust the stack here either."""
     import yaml
 
-    return yaml.load(text, Loader=_loader())
+    size: dict[int, int] = {}
+    distinct = 0
+    stack: list[tuple[Any, bool]] = [(root, False)]
+    open_nodes: set[int] = set()
+    while stack:
+        node, done = stack.pop()
+        key = id(node)
+        if done:
+            open_nodes.discard(key)
+            total = 1 + sum(size[id(c)] for c in _children(node))
+            size[key] = total
+            if total > max(YAML_MAX_NODES, 2 * distinct):
+                raise yaml.MarkedYAMLError(problem=f"its aliases expand to more than {YAML_MAX_NODES:,} values "
+                                           "— write the values out instead of nesting anchors")
+            continue
+        if key in size:
+            continue
+        if key in open_nodes:
+            raise yaml.MarkedYAMLError(problem="an alias refers to the value it is inside of — a YAML value "
+                                       "cannot contain itself")
+        open_nodes.add(key)
+        distinct += 1
+        stack.append((node, True))
+        for child in _children(node):
+            if id(child) in open_nodes:
+                raise yaml.MarkedYAMLError(problem="an alias refers to the value it is inside of — a YAML value cannot "
+                                     "contain itself")
+            if id(child) not in size:
+                stack.append((child, False))
+
+
+def _children(node: Any) -> list[Any]:
+    value = node.value
+    if isinstance(value, list):
+        return [x for item in value for x in (item if isinstance(item, tuple) else (item,))]
+    return []
 
 
 def dump_yaml(obj: Any) -> str:

@@ -50,25 +50,44 @@ def test_unusable_input_is_one_line_and_exit_2(tmp_path, content):
     assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
 
 
-def test_serve_publishes_the_app_on_localhost(tmp_path):
+def test_serve_publishes_the_app_on_localhost_behind_its_token(tmp_path):
+    import re
     import socket
     import time
+    import urllib.error
     import urllib.request
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     proc = subprocess.Popen(cockpit_cmd("--runs-dir", str(tmp_path), "serve", "--port", str(port)),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
+        line = ""
+        for _ in range(200):
+            line = proc.stdout.readline()
+            if "token=" in line or not line:
+                break
+        found = re.search(r"(http://\S+)/\?token=(\S+)", line)
+        assert found, line
+        url, token = found.groups()
+        assert url == f"http://127.0.0.1:{port}"
         body = b""
         for _ in range(100):
             try:
-                body = urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=2).read()
+                req = urllib.request.Request(f"{url}/", headers={"Authorization": f"token {token}"})
+                body = urllib.request.urlopen(req, timeout=2).read()
                 break
+            except urllib.error.HTTPError:
+                raise
             except OSError:
                 time.sleep(0.2)
         assert b"<html" in body.lower() and b"cockpit" in body.lower()
+        try:
+            urllib.request.urlopen(f"{url}/", timeout=2)
+            raise AssertionError("served without the token")
+        except urllib.error.HTTPError as exc:
+            assert exc.code == 403
     finally:
         proc.terminate()
         proc.wait(timeout=10)

@@ -12,6 +12,7 @@ from cockpit.alerts.engine import AlertEngine, Firing
 from cockpit.alerts.notify import NOTIFY_TIMEOUT_S, Notifier, parse_notify, resolve_target, send_all
 from cockpit.alerts.rules import Rule, builtin_rules, parse_rules
 from cockpit.errors import CockpitError
+from cockpit.files import safe_load
 from cockpit.run import journal
 from cockpit.run.folder import Request
 from cockpit.trainers.knowledge import SCRIPT_TRAINER
@@ -23,18 +24,36 @@ ADDED_FILE = "alerts.yaml"
 `cockpit.alerts` (or `{alerts: [...]}`), re-read whenever the file changes."""
 
 
-def user_alerts() -> dict[str, Any]:
+def user_alerts(problems: list[str] | None = None) -> dict[str, Any]:
     """The user's defaults (`~/.config/cockpit/alerts.yaml`: notify targets and rules for every run,
-    script runs included); {} when there is none or it is broken (a run never fails over it)."""
+    script runs included); {} when there is none. A broken one is {} too (a run never fails over
+    it), with one line naming it appended to `problems`, so it is never ignored in silence."""
     import yaml
 
     from cockpit.paths import config_dir
 
+    path = config_dir() / "alerts.yaml"
     try:
-        data = yaml.safe_load((config_dir() / "alerts.yaml").read_text(encoding="utf-8")) or {}
-    except (OSError, yaml.YAMLError):
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
         return {}
-    return data if isinstance(data, dict) else {}
+    except (OSError, UnicodeDecodeError) as exc:
+        if problems is not None:
+            problems.append(f"{path}: cannot read it ({type(exc).__name__}) — its rules and notify targets are off")
+        return {}
+    try:
+        data = safe_load(text) or {}
+    except (yaml.YAMLError, CockpitError) as exc:
+        if problems is not None:
+            where = getattr(exc, "problem_mark", None)
+            at = f" (line {where.line + 1})" if where is not None else ""
+            problems.append(f"{path}: not valid YAML{at} — its rules and notify targets are off until it is fixed")
+        return {}
+    if not isinstance(data, dict):
+        if problems is not None:
+            problems.append(f"{path}: must be a mapping like {{notify: ..., alerts: [...]}} — its rules are off")
+        return {}
+    return data
 
 
 class Alerter:
@@ -48,7 +67,10 @@ class Alerter:
         self.run = run
         self.jw = jw
         section = run.cockpit_section()
-        user = user_alerts()
+        broken: list[str] = []
+        user = user_alerts(broken)
+        for line in broken:
+            jw.write(journal.warning(f"alert rules: {line}", code="alert_rule"))
         self.secrets = run.path / "control" / "notify.secret.json"
         rules: list[Rule] = []
         self.notify: dict[str, str] = {}
@@ -115,7 +137,7 @@ class Alerter:
 
             where = f"control/{ADDED_FILE}"
             try:
-                raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+                raw = safe_load(path.read_text(encoding="utf-8"))
             except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
                 self._added_warning(f"{where}: not readable ({type(exc).__name__}) — the rules "
                                     "added before stay on; fix the file")

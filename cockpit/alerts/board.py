@@ -98,9 +98,11 @@ def read_added(run: RunFolder) -> list[Any]:
     """control/alerts.yaml as a list of rule mappings ([] when there is none)."""
     import yaml
 
+    from cockpit.files import safe_load
+
     path = run.control / ADDED_FILE
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw = safe_load(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return []
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:

@@ -85,7 +85,10 @@ class AlertEngine:
                     for key, value in rec.data.items():
                         if key == "epoch" or not fnmatch.fnmatchcase(key, rule.metric):
                             continue
-                        f = self._metric(rule, key, value, rec)
+                        try:
+                            f = self._metric(rule, key, value, rec)
+                        except (ArithmeticError, ValueError, TypeError, MemoryError):
+                            f = None  # one rule that cannot be computed never switches off the others
                         if f is not None:
                             out.append(f)
             elif rec.kind == journal.FINDING:

@@ -28,6 +28,7 @@ per trainer family are on unless `cockpit.builtin_alerts: false`. Secrets: notif
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,6 +40,10 @@ CONDITIONS = ("above", "below", "is", "rises_pct", "falls_pct", "flat", "stalled
 RULE_KEYS = {"name", "metric", "for", "window", "do", "mode", "states", "every_minutes", "tolerance", "floor",
              *CONDITIONS}
 DEFAULT_EVERY_MIN = 10.0
+MAX_STEPS_WINDOW = 100_000
+"""The longest `for` / `window` / `flat` / `not_improved_evals` a rule may ask for: each step of a
+window is kept in memory by the supervisor, and a window of 1e26 steps can never be filled anyway."""
+END_STATES = ("finished", "failed", "killed", "stopped")
 
 
 @dataclass
@@ -73,13 +78,32 @@ class Rule:
 
 
 def _number(v: Any, what: str, problems: list[str], *, positive: bool = False) -> float | None:
+    """A finite number (NaN, inf and numbers past float range can never be compared usefully:
+    a rule with one could never fire, or would fire on everything)."""
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         problems.append(f"{what}: {v!r} is not a number — give e.g. {what.rsplit('.', 1)[-1]}: 5")
         return None
-    if positive and v <= 0:
+    try:
+        f = float(v)
+    except OverflowError:
+        f = math.inf
+    if not math.isfinite(f):
+        problems.append(f"{what}: {v!r} is not a finite number — give e.g. {what.rsplit('.', 1)[-1]}: 5")
+        return None
+    if positive and f <= 0:
         problems.append(f"{what}: must be above 0 (got {v})")
         return None
-    return float(v)
+    return f
+
+
+def _steps(v: Any, what: str, problems: list[str]) -> int | None:
+    """A whole number of steps (or evals), 1 to MAX_STEPS_WINDOW."""
+    if isinstance(v, float) and math.isfinite(v) and v.is_integer():
+        v = int(v)
+    if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= MAX_STEPS_WINDOW:
+        problems.append(f"{what}: must be a whole number from 1 to {MAX_STEPS_WINDOW:,} (got {v!r})")
+        return None
+    return v
 
 
 def parse_rules(raw: Any, *, where: str = "cockpit.alerts") -> list[Rule]:
@@ -123,10 +147,9 @@ def parse_rules(raw: Any, *, where: str = "cockpit.alerts") -> list[Rule]:
             value = str(value).lower()
         elif cond in ("rises_pct", "falls_pct", "stalled_minutes", "disk_free_gb_below"):
             value = _number(value, f"{at}.{cond}", problems, positive=True)
-        elif cond == "flat":
-            value = _number(value, f"{at}.flat", problems, positive=True)
-        elif cond == "not_improved_evals":
-            value = _number(value, f"{at}.not_improved_evals", problems, positive=True)
+        elif cond in ("flat", "not_improved_evals"):
+            steps = _steps(value, f"{at}.{cond}", problems)
+            value = None if steps is None else float(steps)
         elif cond == "finding":
             if not isinstance(value, str) or not value.strip():
                 problems.append(f"{at}.finding: {value!r} — name a finding kind, e.g. finding: reward_hacking "
@@ -136,9 +159,9 @@ def parse_rules(raw: Any, *, where: str = "cockpit.alerts") -> list[Rule]:
         elif cond == "event" and value != "run_ended":
             problems.append(f"{at}.event: {value!r} — the event a rule can watch is run_ended")
             continue
-        count = item.get("for", item.get("window", int(value) if cond == "flat" and value else 1))
-        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-            problems.append(f"{at}.for: must be a whole number ≥ 1 (got {count!r})")
+        key = "for" if "for" in item else "window" if "window" in item else None
+        count = _steps(item[key], f"{at}.{key}", problems) if key else int(value) if cond == "flat" and value else 1
+        if count is None:
             continue
         if cond in ("rises_pct", "falls_pct") and "window" not in item and "for" not in item:
             count = 10
@@ -156,19 +179,33 @@ def parse_rules(raw: Any, *, where: str = "cockpit.alerts") -> list[Rule]:
         if isinstance(every, bool) or not isinstance(every, (int, float)) or every < 0:
             problems.append(f"{at}.every_minutes: must be a number ≥ 0 (got {every!r})")
             continue
+        if isinstance(every, (int, float)) and not every <= 10**7:  # NaN, inf, or past any run's length
+            problems.append(f"{at}.every_minutes: must be a finite number ≥ 0 (got {every!r})")
+            continue
+        tolerance = item.get("tolerance", 1e-6)
+        tol = _number(tolerance, f"{at}.tolerance", problems) if "tolerance" in item else 1e-6
+        if tol is None:
+            continue
+        if tol < 0:
+            problems.append(f"{at}.tolerance: must be ≥ 0 (got {tolerance!r})")
+            continue
         floor = item.get("floor", 0.0)
-        if isinstance(floor, bool) or not isinstance(floor, (int, float)) or floor < 0:
+        if isinstance(floor, bool) or not isinstance(floor, (int, float)) or not 0 <= floor < math.inf:
             problems.append(f"{at}.floor: must be a number ≥ 0 (got {floor!r}) — the smallest base a "
                             "percentage is taken of, e.g. floor: 0.1")
             continue
+        states = item.get("states", Rule.states)
+        states = tuple(map(str, states)) if isinstance(states, (list, tuple)) else (str(states),)
+        unknown_states = [s for s in states if s not in END_STATES]
+        if unknown_states:
+            problems.append(f"{at}.states: {unknown_states[0]!r} is not a state a run ends in — use "
+                            f"{', '.join(END_STATES)}")
+            continue
         if value is None:
             continue
-        states = item.get("states", Rule.states)
         rules.append(Rule(name=str(item.get("name") or ""), condition=cond, value=value, metric=metric,
-                          count=int(count), do=tuple(do), mode=mode,
-                          states=tuple(states) if isinstance(states, (list, tuple)) else (str(states),),
-                          every_s=float(every) * 60, tolerance=float(item.get("tolerance", 1e-6)),
-                          floor=float(floor)))
+                          count=int(count), do=tuple(do), mode=mode, states=states,
+                          every_s=float(every) * 60, tolerance=tol, floor=float(floor)))
     if problems:
         raise CockpitError("\n".join(problems))
     for r in rules:

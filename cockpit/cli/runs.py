@@ -208,10 +208,11 @@ def cmd_runs(args: argparse.Namespace) -> int:
     if not rows:
         print(f"no runs in {_runs_dir(args)}")
         return 0
-    print(f"{'name':40} {'state':9} {'trainer':12} {'step':>11} {'age':>7}")
+    width = max(9, *(len(r.state_label) for r in rows))
+    print(f"{'name':40} {'state':{width}} {'trainer':12} {'step':>11} {'age':>7}")
     for r in rows:
         step = f"{r.step if r.step is not None else '-'}/{r.max_steps or '?'}"
-        print(f"{r.name[:40]:40} {r.state:9} {r.trainer[:12]:12} {step:>11} "
+        print(f"{r.name[:40]:40} {r.state_label:{width}} {r.trainer[:12]:12} {step:>11} "
               f"{fmt_duration(time.time() - r.created):>7}")
     return 0
 

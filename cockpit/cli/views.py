@@ -64,10 +64,13 @@ def cmd_export(args: argparse.Namespace) -> int:
     from cockpit.metrics.export import export
     from cockpit.run.summaries import resolve_run_or_path
 
+    warnings: list[str] = []
     done = export(resolve_run_or_path(args.path, _runs_dir(args)), csv_out=args.csv, png_out=args.png,
-                  completions_out=args.completions, steps=args.steps)
+                  completions_out=args.completions, steps=args.steps, warnings=warnings)
     if "completions" in done:
         print(f"{args.completions}: {done['completions']} completions")
+    for line in warnings:  # rows that could not be read are named, never left out in silence
+        print(f"cockpit: warning: {line}", file=sys.stderr)
     return 0
 
 

@@ -55,8 +55,10 @@ def _config_path(launcher: dict[str, Any]) -> Path | None:
 def accelerate_settings(path: Path) -> dict[str, Any]:
     import yaml
 
+    from cockpit.files import safe_load
+
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        data = safe_load(path.read_text(encoding="utf-8")) or {}
     except (OSError, yaml.YAMLError) as exc:
         raise CockpitError(f"{path}: not a readable accelerate config ({exc}) — fix it or pick another") from None
     return data if isinstance(data, dict) else {}
@@ -84,6 +86,24 @@ def machine_problems(spec: dict[str, Any], gpus: int | None = None) -> list[str]
         out.append(f"cockpit.launcher.num_processes {spec['num_processes']} is more than this machine's "
                    f"{gpus} GPU(s) — set num_processes: {gpus}")
     return out
+
+
+def slurm_missing() -> str | None:
+    """None when sbatch, squeue and scancel are on PATH, else what is missing (for a one-line error).
+    Asked when a Slurm run is validated, not only when it is launched."""
+    import shutil
+
+    missing = [c for c in ("sbatch", "squeue", "scancel") if shutil.which(c) is None]
+    return None if not missing else f"{', '.join(missing)} not found — Slurm's client commands must be on PATH"
+
+
+def slurm_problem(spec: dict[str, Any]) -> str | None:
+    """A launcher that asks for Slurm on a machine without it: the line saying so, with the fix."""
+    if spec.get("kind") != "slurm":
+        return None
+    missing = slurm_missing()
+    return None if missing is None else (f"cockpit.launcher.kind is slurm, but {missing} — run cockpit on a "
+                                         "Slurm login node, or drop kind: slurm to run here")
 
 
 def check(launcher: Any) -> dict[str, Any]:

@@ -34,6 +34,9 @@ from cockpit.trainers.registry import Registry, TrainerSpec, known_config_keys, 
 SCRIPT_EXTRA_KEYS = {"datasets", "streaming", "test_split_size", "reward_model_name_or_path",
                      "reward_funcs"}
 
+INT_LIMIT = 2**63 - 1
+"""The largest integer a TRL/transformers integer field can hold (they end up in int64 tensors)."""
+
 _BUILTIN_REWARDS_HINT = "a TRL reward name, a dotted import path or path/file.py:function"
 
 
@@ -95,8 +98,12 @@ def _type_problem(name: str, type_str: str, value: Any) -> str | None:
     base = re.split(r"[|\[]", t)[0]
     if base == "bool" and not isinstance(value, bool):
         return f"{name} must be true or false (got {value!r})"
+    if base == "int" and isinstance(value, int) and not isinstance(value, bool) and abs(value) > INT_LIMIT:
+        return f"{name} must be an integer of at most {INT_LIMIT:,} (got {value!r})"
     if base == "int" and (isinstance(value, bool) or not isinstance(value, int)):
-        if isinstance(value, float) and value.is_integer():
+        if isinstance(value, float) and value.is_integer() and "float" not in t:
+            if abs(value) > INT_LIMIT:  # 1e30 is a whole number no trainer can count to
+                return f"{name} must be an integer of at most {INT_LIMIT:,} (got {value!r})"
             return None
         if "float" in t and isinstance(value, float):
             return None
@@ -184,6 +191,9 @@ def validate(preset: Preset, registry: Registry | None = None, *,
             problem = _type_problem(key, f.type, value) or _check_choices(key, f.choices, value)
             if problem:
                 problems.add(key, f"{problem} — fix it in the preset or with --set {key}=...")
+            elif isinstance(value, float) and re.split(r"[|\[]", f.type.replace(" ", ""))[0] == "int" \
+                    and "float" not in f.type:
+                preset.trl[key] = int(value)  # 1e3 is how YAML 1.2 writes a thousand: the trainer gets 1000
     if project_only:
         where = preset.source or "the config"
         problems.add(project_only[0], f"unknown config key{'s' if len(project_only) > 1 else ''} "
@@ -262,9 +272,12 @@ def validate(preset: Preset, registry: Registry | None = None, *,
         reward_columns = needed_columns(funcs, registry.rewards)
 
     from cockpit.config.launcher import check as check_launcher
+    from cockpit.config.launcher import slurm_problem
 
     with problems.check("cockpit.launcher"):
-        check_launcher(preset.cockpit.get("launcher"))
+        no_slurm = slurm_problem(check_launcher(preset.cockpit.get("launcher")))
+        if no_slurm:
+            raise CockpitError(no_slurm)
     from cockpit.alerts.notify import parse_notify
     from cockpit.alerts.rules import parse_rules
 
@@ -272,6 +285,9 @@ def validate(preset: Preset, registry: Registry | None = None, *,
         parse_rules(preset.cockpit.get("alerts"))
     with problems.check("cockpit.notify"):
         parse_notify(preset.cockpit.get("notify"))
+    from cockpit.alerts.alerter import user_alerts
+
+    user_alerts(warnings)  # a broken ~/.config/cockpit/alerts.yaml is named, not ignored
 
     # -- data ------------------------------------------------------------------------------
     with problems.check("dataset_name"):

@@ -28,6 +28,8 @@ from typing import Any
 
 RUN_DIR_ENV = "COCKPIT_RUN_DIR"
 RESUME_ENV = "COCKPIT_RESUME_FROM"
+RESUME_SEGMENTS = "resume.json"
+"""control/resume.json: {segment: checkpoint} for a resumed script run, one entry per Trainer."""
 
 _state: dict[str, Any] = {"callbacks": [], "atexit": False}
 
@@ -64,10 +66,10 @@ def patch_trainer(trainer_cls: type) -> None:
 
     @functools.wraps(original_train)
     def train(self: Any, *args: Any, **kwargs: Any) -> Any:
-        resume = os.environ.get(RESUME_ENV)
+        callback = getattr(self, "_cockpit_callback", None)
+        resume = resume_for(getattr(callback, "segment", 0))
         if resume and not args and kwargs.get("resume_from_checkpoint") in (None, False):
             kwargs["resume_from_checkpoint"] = resume
-        callback = getattr(self, "_cockpit_callback", None)
         if callback is not None:
             callback.resumed_from = kwargs.get("resume_from_checkpoint") or (args[0] if args else None)
         return original_train(self, *args, **kwargs)
@@ -75,6 +77,22 @@ def patch_trainer(trainer_cls: type) -> None:
     trainer_cls.__init__ = __init__
     trainer_cls.train = train
     trainer_cls._cockpit_patched = True
+
+
+def resume_for(segment: int) -> str | None:
+    """The checkpoint the `segment`-th Trainer of this script resumes from: each Trainer its own
+    (control/resume.json maps segments to checkpoints), so a script's first Trainer is never handed
+    its second one's checkpoint; without that file, the one checkpoint the run was resumed from."""
+    resume = os.environ.get(RESUME_ENV)
+    if not resume or not os.environ.get(RUN_DIR_ENV):
+        return resume
+    try:
+        with open(Path(os.environ[RUN_DIR_ENV]) / "control" / RESUME_SEGMENTS, encoding="utf-8") as fh:
+            segments = json.load(fh)
+    except (OSError, ValueError):
+        return resume
+    found = segments.get(str(segment)) if isinstance(segments, dict) else None
+    return str(found) if found else None
 
 
 def attach(trainer: Any) -> Any:
@@ -106,6 +124,7 @@ def attach(trainer: Any) -> Any:
     else:
         return None
     callback.capture_printed_tables(sys.modules.get(type(trainer).__module__))
+    callback.segment = len(_state["callbacks"])  # the n-th Trainer of this script: its own segment
     trainer._cockpit_callback = callback
     _state["callbacks"].append(callback)
     if not _state["atexit"] and os.environ.get(RUN_DIR_ENV):
@@ -128,15 +147,22 @@ def _leave_process_group() -> None:
 
 
 def _write_outcome(run: Any) -> None:
-    """A script that stopped on a stop-and-save request exits 0 like a finished one: say which."""
-    if rank() != 0 or not any(cb.stop_requested for cb in _state["callbacks"]):
+    """What the supervisor cannot see from an exit code: how many Trainers this script built (so
+    "no Trainer was built" is told from "finished"), and, as a script that stopped on a
+    stop-and-save request exits 0 like a finished one, which it was."""
+    if rank() != 0:
         return
     from cockpit.files import write_atomic
 
-    run.control.mkdir(exist_ok=True)
-    write_atomic(run.outcome_json, json.dumps({
-        "state": "stopped", "code": "stopped", "reason": "stopped and saved on request",
-        "fix": "resume it with `cockpit resume RUN`"}))
+    outcome: dict[str, Any] = {"trainers_built": len(_state["callbacks"])}
+    if any(cb.stop_requested for cb in _state["callbacks"]):
+        outcome.update({"state": "stopped", "code": "stopped", "reason": "stopped and saved on request",
+                        "fix": "resume it with `cockpit resume RUN`"})
+    try:
+        run.control.mkdir(exist_ok=True)
+        write_atomic(run.outcome_json, json.dumps(outcome))
+    except OSError as exc:  # watching never fails the script
+        print(f"cockpit: could not write the run's outcome: {type(exc).__name__}", file=sys.stderr)
 
 
 def install_import_hook() -> None:

@@ -22,6 +22,8 @@ class ScriptCallback(CockpitCallback):
         self.trainer_name = trainer_name
         self.trainer_class = trainer_class
         self.resumed_from: str | None = None
+        self.segment = 0
+        """Which Trainer of the script this is (0, 1, ...): each is a segment of its own in the journal."""
 
     def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
         if state.is_world_process_zero:
@@ -32,5 +34,5 @@ class ScriptCallback(CockpitCallback):
                 max_steps=int(state.max_steps) if state.max_steps else None, versions=versions.installed(),
                 device=device, resumed_from=str(self.resumed_from) if self.resumed_from else None,
                 output_dir=str(args.output_dir), trainer_class=self.trainer_class, model=model,
-                script=True))
+                script=True, segment=self.segment))
         return super().on_train_begin(args, state, control, **kwargs)

@@ -21,8 +21,16 @@ from pathlib import Path
 from cockpit.config.presets import Preset, device_policy, dump_yaml
 from cockpit.config.validate import Plan, has_gpu, validate
 from cockpit.errors import CockpitError
-from cockpit.run import journal
-from cockpit.run.folder import Request, RunFolder, Status, create_run_folder, list_checkpoints, script_section
+from cockpit.run import journal, owner
+from cockpit.run.folder import (
+    LIVE_STATES,
+    Request,
+    RunFolder,
+    Status,
+    create_run_folder,
+    list_checkpoints,
+    script_section,
+)
 from cockpit.trainers.discovery import require_training_stack
 
 DEFAULT_GRACE_S = 10.0
@@ -102,8 +110,10 @@ def write_command(run: RunFolder, cli_command: str | None, resume_from: Path | N
     run.command_txt.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
-def start_supervisor(run: RunFolder, resume_from: Path | None = None) -> int:
-    """Start the detached supervisor; returns its pid."""
+def start_supervisor(run: RunFolder, resume_from: Path | None = None, owner_fd: int | None = None) -> int:
+    """Start the detached supervisor; returns its pid. `owner_fd`: the run's lock, already taken
+    (`run/owner.py`), handed over so the folder is never without its one owner in between; without
+    it the supervisor takes the lock itself (and refuses to run when another one holds it)."""
     if script_section(run) is None:  # a script trains in its own env: the cockpit's needs no [train]
         require_training_stack()  # every preset launch and resume passes here: one line, not a failed run
     argv = [sys.executable, "-m", "cockpit.supervisor", str(run.path)]
@@ -111,10 +121,13 @@ def start_supervisor(run: RunFolder, resume_from: Path | None = None) -> int:
         argv += ["--resume", str(resume_from)]
     env = dict(os.environ)
     env["PYTHONUNBUFFERED"] = "1"
+    env.pop(owner.LOCK_FD_ENV, None)
+    if owner_fd is not None:
+        env[owner.LOCK_FD_ENV] = str(owner_fd)
     with open(os.devnull, "rb") as devnull, open(run.supervisor_log, "ab") as log:
         proc = subprocess.Popen(argv, stdin=devnull, stdout=log, stderr=subprocess.STDOUT,
                                 start_new_session=True, close_fds=True, env=env,
-                                cwd=str(run.path))
+                                cwd=str(run.path), pass_fds=() if owner_fd is None else (owner_fd,))
     return proc.pid
 
 
@@ -128,30 +141,58 @@ def launch_plan(plan: Plan, runs_dir: Path, name: str | None = None) -> RunFolde
 
 def launch_prepared(run: RunFolder) -> RunFolder:
     """Start the supervisor of a prepared run folder (a preset's or a script's)."""
-    pid = start_supervisor(run)
-    run.update_status(supervisor_pid=pid)
+    lock = owner.acquire(run.path, run.name)
+    try:
+        pid = start_supervisor(run, owner_fd=lock)
+    finally:
+        os.close(lock)  # the supervisor holds it now
+    _record_supervisor(run, pid)
     return run
+
+
+def _record_supervisor(run: RunFolder, pid: int) -> None:
+    """The supervisor's pid, unless it already wrote its own (with its start time): it may be
+    quicker than this process, and its word is the better one."""
+    status = run.read_status()
+    if status.supervisor_pid != pid:
+        status.supervisor_pid, status.supervisor_started = pid, owner.start_time(pid)
+        run.write_status(status)
 
 
 # -- stop ----------------------------------------------------------------------------------
 
 
-def _pgid_alive(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+def _group_alive(run: RunFolder, status: Status) -> bool:
+    return bool(owner.run_processes(run.path, status.pgid, status.pid_started))
+
+
+def _wait_reaped(pgid: int, limit_s: float) -> None:
+    """After the run's own processes are dead: wait (never signal) until their parent has reaped
+    them, so the group is gone when `stop` returns."""
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(pgid, 0)
+        except (ProcessLookupError, PermissionError):
+            return
+        time.sleep(0.05)
 
 
 def stop(run: RunFolder, *, save: bool, grace_s: float | None = None, wait: bool = True) -> Status:
     """save=True: the runner saves a checkpoint at the next step and ends `stopped`.
-    save=False: SIGTERM to the run's process group, SIGKILL after `grace_s`; ends `killed`."""
+    save=False: SIGTERM to the run's process group, SIGKILL after `grace_s`; ends `killed`.
+
+    Signals go only to processes proved to be the run's (`run/owner.py`: the recorded start time
+    and the run's marker in their environment): a pid that was reused is left alone. A trainer
+    whose supervisor died is stopped all the same, and its end is written here."""
+    from cockpit.run.summaries import effective_state, supervisor_alive
+
     status = run.read_status()
-    if not status.live:
-        raise CockpitError(f"{run.name} is not running (state: {status.state}) — nothing to stop")
+    state, reason = effective_state(run)
+    if state not in LIVE_STATES:
+        why = f": {reason}" if reason and state != status.state else ""
+        raise CockpitError(f"{run.name} is not running (state: {state}{why}) — nothing to stop")
+    orphan = status.live and not supervisor_alive(status) and status.host == os.uname().nodename
     if save:
         run.request(Request.STOP_SAVE)
         return status
@@ -162,23 +203,64 @@ def stop(run: RunFolder, *, save: bool, grace_s: float | None = None, wait: bool
     if pgid is None:
         # The runner has not started yet: the supervisor sees the request and does not start it.
         return status
+    if status.pid and status.pid == status.supervisor_pid:
+        return _stop_in_code(run, status, grace_s)
+    if not _group_alive(run, status):
+        return run.read_status()  # gone already, or the number now belongs to another process
     try:
         os.killpg(pgid, signal.SIGTERM)
     except ProcessLookupError:
         return run.read_status()
-    if not wait:
+    if not wait and not orphan:
         return status
     deadline = time.monotonic() + grace_s
-    while time.monotonic() < deadline and _pgid_alive(pgid):
-        time.sleep(0.05)
-    if _pgid_alive(pgid):
+    while time.monotonic() < deadline and _group_alive(run, status):
+        time.sleep(0.1)
+    if _group_alive(run, status):
         try:
             os.killpg(pgid, signal.SIGKILL)
         except ProcessLookupError:
             pass
-        while _pgid_alive(pgid):
-            time.sleep(0.05)
+        while _group_alive(run, status):
+            time.sleep(0.1)
+    _wait_reaped(pgid, 5.0)
+    if orphan:
+        return _end_orphan(run)
     return run.read_status()
+
+
+def _stop_in_code(run: RunFolder, status: Status, grace_s: float) -> Status:
+    """A run made by `CockpitCallback` in a plain `python train.py`: the script is its own owner,
+    and its process group may be the user's shell's. Only that one process is signalled, while it
+    is still the one recorded."""
+    pid = status.pid
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        if not owner.same_process(pid, status.supervisor_started):
+            break
+        try:
+            os.kill(pid, sig)  # type: ignore[arg-type]
+        except ProcessLookupError:
+            break
+        deadline = time.monotonic() + grace_s
+        while time.monotonic() < deadline and owner.same_process(pid, status.supervisor_started):
+            time.sleep(0.05)
+    return _end_orphan(run, "stopped by request (`cockpit stop --force`)")
+
+
+def _end_orphan(run: RunFolder, reason: str = "stopped by request (its supervisor was gone; the trainer was "
+                                              "ended by `cockpit stop --force`)") -> Status:
+    """The last word the dead supervisor could not write: `run_ended` and the final status."""
+    status = run.read_status()
+    if not status.live:
+        return status
+    fix = "resume it with `cockpit resume RUN`"
+    with journal.JournalWriter(run.events) as jw:
+        jw.write(journal.run_ended("killed", reason=reason, fix=fix))
+    status.state, status.ended, status.reason, status.fix = "killed", time.time(), reason, fix
+    run.write_status(status)
+    for done in Request:
+        run.clear_request(done)
+    return status
 
 
 # -- resume --------------------------------------------------------------------------------
@@ -224,11 +306,45 @@ def resume(run: RunFolder, overrides: list[str] | None = None) -> RunFolder:
 
     A run that already reached its max_steps is refused: resuming it would start a trainer
     with nothing left to do (or one step past the end)."""
+    lock = _take_ownership(run)  # a second resume, or a live supervisor, is refused here
+    try:
+        return _resume(run, overrides, lock)
+    finally:
+        os.close(lock)  # the new supervisor holds its own copy
+
+
+ENDING_WAIT_S = 10.0
+"""How long resume waits for a supervisor that has written the run's end but not yet exited."""
+
+
+def _take_ownership(run: RunFolder) -> int:
+    """The run's lock, for a new attempt. A supervisor writes the run's end a moment before it exits
+    (and lets go of the lock): while the status says the run has ended, wait for it that moment
+    rather than refuse; while it says live, refuse at once."""
+    deadline = time.monotonic() + ENDING_WAIT_S
+    while True:
+        try:
+            return owner.acquire(run.path, run.name)
+        except CockpitError:
+            try:
+                live = run.read_status().live
+            except CockpitError:
+                live = True
+            if live or time.monotonic() >= deadline:
+                raise
+            time.sleep(0.1)
+
+
+def _resume(run: RunFolder, overrides: list[str] | None, lock: int) -> RunFolder:
+    from cockpit.run.summaries import SUPERVISOR_GONE, effective_state
+
     status = run.read_status()
-    if status.live:
-        raise CockpitError(f"{run.name} is still {status.state} — stop it before resuming")
+    state, reason = effective_state(run)
+    if state in LIVE_STATES:
+        gone = f" ({SUPERVISOR_GONE}, its trainer still training)" if (reason or "").startswith(SUPERVISOR_GONE) else ""
+        raise CockpitError(f"{run.name} is still {state}{gone} — stop it before resuming")
     if script_section(run) is not None:
-        return _resume_script(run, status, overrides)
+        return _resume_script(run, status, overrides, lock)
     import yaml
 
     from cockpit.config.presets import apply_overrides, preset_from_dict, safe_load
@@ -263,37 +379,56 @@ def resume(run: RunFolder, overrides: list[str] | None = None) -> RunFolder:
         run.trl_yaml.write_text(dump_yaml(trl_cli_config(preset.trl)), encoding="utf-8")
     trainer = json.loads(run.trainer_json.read_text(encoding="utf-8"))
     write_command(run, trainer.get("cli_command"), ckpt)
-    return _next_attempt(run, status, ckpt)
+    return _next_attempt(run, status, ckpt, lock)
 
 
-def _next_attempt(run: RunFolder, status: Status, ckpt: Path) -> RunFolder:
+def _next_attempt(run: RunFolder, status: Status, ckpt: Path | None, lock: int) -> RunFolder:
     for stale in Request:
         run.clear_request(stale)
     run.write_status(Status(state="starting", name=run.name, trainer=status.trainer,
                             attempt=status.attempt + 1, host=os.uname().nodename))
-    pid = start_supervisor(run, resume_from=ckpt)
-    run.update_status(supervisor_pid=pid)
+    pid = start_supervisor(run, resume_from=ckpt, owner_fd=lock)
+    _record_supervisor(run, pid)
     return run
 
 
-def _resume_script(run: RunFolder, status: Status, overrides: list[str] | None) -> RunFolder:
-    """Script mode: the same command again, in the same folder; the hook hands the newest complete
-    checkpoint of the output_dir the script's trainer reported to `Trainer.train`."""
-    from cockpit.launch.script import script_output_dir, write_script_command
+def _resume_script(run: RunFolder, status: Status, overrides: list[str] | None, lock: int) -> RunFolder:
+    """Script mode: the same command again, in the same folder; the hook hands each Trainer of the
+    script the newest complete checkpoint of its own segment (control/resume.json), so a script
+    with two Trainers resumes each from its own, never the second's into the first."""
+    from cockpit.launch.script import script_segments, write_script_command
 
     if overrides:
         raise CockpitError(f"{run.name} is a script run: its settings are the script's — change the "
                            "script or its config, then resume without --set")
-    output_dir = script_output_dir(run)
-    if output_dir is None:
+    segments = script_segments(run)
+    if not segments:
         raise CockpitError(f"{run.name}: its script never started training, so there is no checkpoint "
                            "to resume from — run it again")
-    ckpt = newest_complete_checkpoint(output_dir)
-    if ckpt is None:
-        raise CockpitError(f"{run.name}: no complete checkpoint in {output_dir} — nothing to resume "
+    chosen: dict[str, str] = {}
+    unfinished = False
+    for seg in segments:
+        ckpt = next((c for c in reversed(seg.checkpoints) if complete_checkpoint(c)), None)
+        if ckpt is None and seg.output_dir is not None and seg.owns_output_dir:
+            ckpt = newest_complete_checkpoint(seg.output_dir)
+        # output_dir's own trainer_state.json is this segment's only when no other segment shares it
+        base = seg.output_dir if seg.output_dir is not None and seg.owns_output_dir else ckpt
+        done, total = _steps_done(base, ckpt) if base is not None and ckpt is not None else (None, None)
+        if ckpt is not None:
+            chosen[str(seg.index)] = str(ckpt)
+        if not (done is not None and total and done >= total):
+            unfinished = True
+    if not chosen:
+        where = ", ".join(sorted({str(s.output_dir) for s in segments if s.output_dir is not None})) or "its output_dir"
+        raise CockpitError(f"{run.name}: no complete checkpoint in {where} — nothing to resume "
                            "from; run the script again")
-    done, total = _steps_done(output_dir, ckpt)
-    if done is not None and total and done >= total:
-        raise CockpitError(f"{run.name}: already finished at step {done} of {total} — nothing to resume")
+    if not unfinished:
+        trainers = f" (all {len(segments)} of its Trainers)" if len(segments) > 1 else ""
+        raise CockpitError(f"{run.name}: already finished at step {done} of {total}{trainers} — nothing to resume")
+    from cockpit.files import write_atomic
+
+    run.control.mkdir(exist_ok=True)
+    write_atomic(run.resume_json, json.dumps(chosen, indent=2))
+    ckpt = Path(chosen[max(chosen, key=int)])
     write_script_command(run, ckpt)
-    return _next_attempt(run, status, ckpt)
+    return _next_attempt(run, status, ckpt, lock)

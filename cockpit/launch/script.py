@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import os
 import shlex
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from cockpit.config.launcher import check as check_launcher
-from cockpit.config.launcher import check_command, check_command_python, default_name
+from cockpit.config.launcher import check_command, check_command_python, default_name, slurm_problem
 from cockpit.errors import CockpitError
 from cockpit.files import dump_yaml
 from cockpit.run import journal
@@ -57,7 +58,9 @@ def prepare_script(command: list[str], *, cwd: Path, runs_dir: Path, name: str |
                             "sending it to Slurm: --launcher kind=slurm")
         else:
             try:
-                check_launcher(launcher)
+                no_slurm = slurm_problem(check_launcher(launcher))
+                if no_slurm:
+                    problems.append(no_slurm)
             except CockpitError as exc:
                 problems.extend(str(exc).splitlines())
     if problems:
@@ -101,6 +104,53 @@ def write_script_command(run: RunFolder, resume_from: Path | None = None) -> Non
     if resume_from is not None:
         lines.insert(1, f"# resumed from {resume_from} (given to Trainer.train by cockpit's hook)")
     run.command_txt.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+@dataclass
+class Segment:
+    """One Trainer of a script run, across its attempts: the n-th Trainer the script builds."""
+
+    index: int
+    output_dir: Path | None = None
+    checkpoints: list[Path] = field(default_factory=list)
+    """Checkpoints it reported, oldest first (a resumed attempt's after the earlier ones')."""
+    max_step: int | None = None
+    owns_output_dir: bool = True
+    """No other segment wrote to the same output_dir (its checkpoints are all this one's)."""
+
+
+def script_segments(run: RunFolder) -> list[Segment]:
+    """The script's Trainers from the journal, in the order the script builds them: each
+    `run_started` names its segment (older journals: 0) and output_dir; the checkpoints reported
+    after it are that segment's."""
+    section = script_section(run) or {}
+    cwd = Path(str(section.get("cwd", ".")))
+    found: dict[int, Segment] = {}
+    current: Segment | None = None
+    records, _ = journal.read_all(run.events)
+    for rec in records:
+        if rec.kind == journal.RUN_STARTED:
+            raw = rec.data.get("segment", 0)
+            index = raw if isinstance(raw, int) and not isinstance(raw, bool) and raw >= 0 else 0
+            current = found.setdefault(index, Segment(index))
+            out = rec.data.get("output_dir")
+            if out:
+                path = Path(str(out))
+                current.output_dir = path if path.is_absolute() else cwd / path
+            if isinstance(rec.data.get("max_steps"), int):
+                current.max_step = rec.data["max_steps"]
+        elif rec.kind == journal.CHECKPOINT and current is not None and rec.data.get("path"):
+            path = Path(str(rec.data["path"]))
+            ckpt = path if path.is_absolute() else cwd / path
+            if ckpt not in current.checkpoints:
+                current.checkpoints.append(ckpt)
+    segments = [found[i] for i in sorted(found)]
+    dirs = [s.output_dir for s in segments if s.output_dir is not None]
+    for seg in segments:
+        seg.owns_output_dir = dirs.count(seg.output_dir) <= 1
+        seg.checkpoints.sort(key=lambda p: int(p.name.rpartition("-")[2]) if p.name.rpartition("-")[2].isdigit()
+                             else -1)
+    return segments
 
 
 def script_output_dir(run: RunFolder) -> Path | None:

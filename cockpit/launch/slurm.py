@@ -14,7 +14,6 @@ until the job starts, forwards a force stop as `scancel`, and reads how the job 
 from __future__ import annotations
 
 import shlex
-import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -38,8 +37,9 @@ class JobEnd:
 
 def available() -> str | None:
     """None when sbatch, squeue and scancel are on PATH, else what is missing (for a one-line error)."""
-    missing = [c for c in ("sbatch", "squeue", "scancel") if shutil.which(c) is None]
-    return None if not missing else f"{', '.join(missing)} not found — Slurm's client commands must be on PATH"
+    from cockpit.config.launcher import slurm_missing
+
+    return slurm_missing()
 
 
 def sbatch_script(*, run_dir: Path, chdir: Path, job_name: str, launcher: dict[str, Any], task: list[str],

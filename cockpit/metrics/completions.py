@@ -18,6 +18,7 @@ completions are still inline in the journal.
 from __future__ import annotations
 
 import math
+import os
 import re
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
@@ -51,13 +52,25 @@ def normalize(step: int, row: Mapping[str, Any], source: str) -> dict[str, Any]:
 
 
 class _Store:
-    """The run folder's store: the index read whole (24 bytes a step), rows read per step."""
+    """The run folder's store: the index read whole (24 bytes a step), rows read per step.
+
+    The index is trusted only as far as the data bears it out: an entry pointing past the end of
+    completions.jsonl is dropped (a damaged index must not make a reader allocate 2^40 bytes), and
+    a record that does not decode to the step its entry names (bytes inserted or lost before it)
+    sends the reader through the data file line by line once, to find every step where it really
+    is. A damaged record then costs its own step only."""
 
     def __init__(self, run_dir: Path) -> None:
         self.data = Path(run_dir) / STORE
         self.index = Path(run_dir) / INDEX
         self._size = -1
         self.where: dict[int, tuple[int, int]] = {}
+        self.dropped = 0
+        """Index entries that pointed outside the data file."""
+        self._resynced_at: int | None = None
+        self.damaged: set[int] = set()
+        """Steps the index names whose record could not be read: each costs that step only."""
+        """The data file's size when it was last read line by line (not again until it grows)."""
 
     def refresh(self) -> bool:
         try:
@@ -72,24 +85,73 @@ class _Store:
             blob = fh.read()
         if start == 0:
             self.where = {}
+        try:
+            data_size = self.data.stat().st_size  # after the index: the writer writes data first
+        except OSError:
+            data_size = 0
         usable = len(blob) - len(blob) % _ENTRY.size  # a torn last entry waits for the rest
         for step, offset, length in _ENTRY.iter_unpack(blob[:usable]):
+            if offset < 0 or length <= 0 or offset + length > data_size:
+                self.dropped += 1
+                continue
             self.where[step] = (offset, length)  # a resumed run's repeat of a step wins
         self._size = start + usable
         return True
 
     def read(self, step: int) -> tuple[list[dict[str, Any]], str] | None:
+        claimed = step in self.where
+        rec = self._at(step)
+        if rec is None and claimed and self._resync():
+            rec = self._at(step)
+        if rec is None:
+            if claimed:
+                self.damaged.add(step)
+            return None  # torn or damaged: skipped, never fatal
+        rows = rec.data.get("rows")
+        return (rows if isinstance(rows, list) else []), str(rec.data.get("source") or "")
+
+    def _at(self, step: int) -> journal.Record | None:
         at = self.where.get(step)
         if at is None:
             return None
         try:
             with open(self.data, "rb") as fh:
+                if at[0] + at[1] > os.fstat(fh.fileno()).st_size:
+                    return None
                 fh.seek(at[0])
                 rec = journal.decode(fh.read(at[1]))
         except (OSError, journal.DecodeError):
-            return None  # torn or damaged: skipped, never fatal
-        rows = rec.data.get("rows")
-        return (rows if isinstance(rows, list) else []), str(rec.data.get("source") or "")
+            return None
+        return rec if rec.kind == journal.COMPLETIONS and rec.step == step else None
+
+    def _resync(self) -> bool:
+        """Find every step's record by reading the data file line by line (once per size): True when
+        it was read, so the caller may look again."""
+        try:
+            size = self.data.stat().st_size
+        except OSError:
+            return False
+        if self._resynced_at == size:
+            return False
+        self._resynced_at = size
+        found: dict[int, tuple[int, int]] = {}
+        offset = 0
+        try:
+            with open(self.data, "rb") as fh:
+                for line in fh:
+                    try:
+                        rec = journal.decode(line)
+                    except journal.DecodeError:
+                        rec = None
+                    if rec is not None and rec.kind == journal.COMPLETIONS and rec.step is not None:
+                        found[rec.step] = (offset, len(line))  # the later record of a step wins
+                    offset += len(line)
+        except OSError:
+            return False
+        self.where.update(found)
+        for step in [s for s in self.where if s not in found]:
+            del self.where[step]  # its entry points at bytes that hold no record of it
+        return True
 
 
 class CompletionsLibrary:
@@ -176,6 +238,11 @@ class CompletionsLibrary:
         """One step's rows read afresh, the cache left alone: safe from a worker thread that
         scans many steps (following one prompt) while the UI thread reads through `rows`."""
         got = self.store.read(step) if self.store is not None else None
+        if got is None and self.store is not None and step in self.store.damaged and step not in self._inline \
+                and step not in self._parquet:
+            note = f"{self.store.data}: step {step}'s record is damaged — its completions are left out"
+            if note not in self.warnings:
+                self.warnings.append(note)
         if got is None and step in self._inline:
             got = self._inline[step]
         if got is None and step in self._parquet:
@@ -188,7 +255,8 @@ class CompletionsLibrary:
 
             table = pq.read_table(self._parquet[step]).to_pylist()
         except Exception as exc:  # noqa: BLE001 - a half-written parquet file: skip the step, keep the rest
-            self.warnings.append(f"{self._parquet[step]}: unreadable ({type(exc).__name__}) — skipped")
+            self.warnings.append(f"{self._parquet[step]}: unreadable ({type(exc).__name__}) — step {step}'s "
+                                 "completions are left out")
             return None
         rows = []
         for r in table:

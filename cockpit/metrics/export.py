@@ -51,6 +51,43 @@ def metric_rows(store: MetricStore) -> tuple[list[str], list[dict[str, Any]]]:
     return ["step", "kind", *sorted({*keys, *store.summary})], rows
 
 
+def journal_segments(records: list[Any]) -> dict[int, list[Any]]:
+    """A script run's journal split by Trainer: each `run_started` names its segment (the n-th
+    Trainer the script built; 0 when it does not say) and the records after it are that segment's.
+    What comes before the first `run_started` (phases, warnings) belongs to every segment."""
+    from cockpit.run import journal
+
+    parts: dict[int, list[Any]] = {}
+    head: list[Any] = []
+    current: int | None = None
+    for rec in records:
+        if rec.kind == journal.RUN_STARTED:
+            seg = rec.data.get("segment", 0)
+            current = seg if isinstance(seg, int) and not isinstance(seg, bool) else 0
+            parts.setdefault(current, list(head))
+        if current is None:
+            head.append(rec)
+        else:
+            parts[current].append(rec)
+    return parts or {0: head}
+
+
+def write_segments_csv(parts: dict[int, RunData], out: Path) -> int:
+    """One table for a script with several Trainers: each Trainer's points under its own
+    `segment`, so the second Trainer's step 1 never hides the first one's."""
+    tables = {seg: metric_rows(d.store) for seg, d in sorted(parts.items())}
+    keys = sorted({c for cols, _ in tables.values() for c in cols[2:]})
+    n = 0
+    with open(out, "w", newline="", encoding="utf-8") as fh:
+        w = csv.DictWriter(fh, fieldnames=["segment", "step", "kind", *keys], restval="")
+        w.writeheader()
+        for seg, (_, rows) in tables.items():
+            for row in rows:
+                w.writerow({"segment": seg, **{k: (_fmt(v) if isinstance(v, float) else v) for k, v in row.items()}})
+                n += 1
+    return n
+
+
 def write_csv(data: RunData, out: Path) -> int:
     columns, rows = metric_rows(data.store)
     with open(out, "w", newline="", encoding="utf-8") as fh:
@@ -109,8 +146,16 @@ def write_png(data: RunData, out: Path) -> int:
     return len(panels)
 
 
+def _replayed(source: Source, records: list[Any]) -> RunData:
+    data = RunData(source.label, name=source.name, run_dir=source.path.parent)
+    data.apply(records)
+    return data
+
+
 def parse_steps(text: str | None) -> tuple[int | None, int | None]:
-    """`A:B`, `A:`, `:B` or `N` (inclusive)."""
+    """`A:B`, `A:`, `:B` or `N` (inclusive; steps count from 0). A range that can hold no step
+    (`10:5`) or a negative step (`-3:` reads like Python's "the last three", which it is not) is
+    refused: either would export nothing, or everything, without a word."""
     if not text:
         return None, None
     first, sep, last = text.partition(":")
@@ -119,14 +164,30 @@ def parse_steps(text: str | None) -> tuple[int | None, int | None]:
         b = (int(last) if last.strip() else None) if sep else a
     except ValueError:
         raise CockpitError(f"--steps {text}: expected A:B, A:, :B or N (whole numbers)") from None
+    if (a is not None and a < 0) or (b is not None and b < 0):
+        raise CockpitError(f"--steps {text}: steps are numbered from 0 — give A:B, A:, :B or N with "
+                           "whole numbers ≥ 0 (a negative step does not count from the end)")
+    if a is not None and b is not None and a > b:
+        raise CockpitError(f"--steps {text}: the range is empty ({a} comes after {b}) — give the smaller step "
+                           f"first: --steps {b}:{a}")
     return a, b
 
 
-def write_completions(source: Source, out: Path, steps: str | None = None) -> int:
+def write_completions(source: Source, out: Path, steps: str | None = None,
+                      warnings: list[str] | None = None) -> int:
     """Every logged step's completions in [A, B] (one step in memory at a time): JSON lines, CSV
-    (one column per reward and extra field) or parquet, by the file's extension."""
+    (one column per reward and extra field) or parquet, by the file's extension. Steps whose files
+    could not be read are named in `warnings` (one line each), never dropped in silence."""
     first, last = parse_steps(steps)
     lib = source.completions_library()
+    try:
+        return _write_completions(lib, out, first, last)
+    finally:
+        if warnings is not None:
+            warnings.extend(lib.warnings)
+
+
+def _write_completions(lib: Any, out: Path, first: int | None, last: int | None) -> int:
     suffix = out.suffix.lower()
     if suffix not in (".jsonl", ".json", ".csv", ".parquet"):
         raise CockpitError(f"{out}: write completions as .jsonl, .csv or .parquet")
@@ -184,11 +245,14 @@ def write_completions(source: Source, out: Path, steps: str | None = None) -> in
 
 def export(path: str | os.PathLike[str], *, csv_out: str | None = None,
            png_out: str | None = None, completions_out: str | None = None,
-           steps: str | None = None, data: RunData | None = None) -> dict[str, int]:
+           steps: str | None = None, data: RunData | None = None,
+           warnings: list[str] | None = None) -> dict[str, int]:
     """Write what was asked; `data` is the RunData a screen shows for `path` (read from `path`
-    when not given). Returns how many rows, panels or completions each file got."""
+    when not given). Returns how many rows, panels or completions each file got; what could not
+    be read (and so is missing from a file) goes to `warnings`, one line each."""
     if not csv_out and not png_out and not completions_out:
         raise CockpitError("nothing to write — give --csv OUT.csv, --png OUT.png and/or --completions OUT.jsonl")
+    parse_steps(steps)  # a bad range is refused before anything is read or written
     source = open_source(path) if data is None or completions_out else None
     if data is None and (csv_out or png_out):
         assert source is not None
@@ -197,6 +261,10 @@ def export(path: str | os.PathLike[str], *, csv_out: str | None = None,
 
     def metrics_csv(out: Path) -> int:
         assert data is not None
+        if source is not None and source.is_journal and source.records:
+            parts = journal_segments(list(source.records))
+            if len(parts) > 1:  # a script that built several Trainers: each one's points kept
+                return write_segments_csv({seg: _replayed(source, recs) for seg, recs in parts.items()}, out)
         return write_csv(data, out)
 
     def panels_png(out: Path) -> int:
@@ -205,7 +273,7 @@ def export(path: str | os.PathLike[str], *, csv_out: str | None = None,
 
     def completions(out: Path) -> int:
         assert source is not None
-        return write_completions(source, out, steps)
+        return write_completions(source, out, steps, warnings)
 
     for target, writer, name in ((csv_out, metrics_csv, "csv"), (png_out, panels_png, "png"),
                                  (completions_out, completions, "completions")):

@@ -89,6 +89,11 @@ class Status:
     journal_error: str | None = None
     """Why the supervisor cannot write events.jsonl right now (e.g. 'ENOSPC: No space left on
     device'); None while it can. Training goes on; the journal catches up when it can."""
+    supervisor_started: float | None = None
+    """The supervisor's start time (psutil create_time): with supervisor_pid, proves it is the same process."""
+    pid_started: float | None = None
+    """The trainer's (the process group leader's) start time: a signal goes to the group only while
+    its leader still has it (`run/owner.py`)."""
     v: int = STATUS_VERSION
 
     @property
@@ -155,6 +160,12 @@ class RunFolder:
     def outcome_json(self) -> Path:
         """The training process's own verdict (state, code, reason, fix), rank 0 only."""
         return self.control / "outcome.json"
+
+    @property
+    def resume_json(self) -> Path:
+        """A resumed script run's {segment: checkpoint}: each Trainer of the script resumes from its
+        own (the hook reads it: `cockpit.hook.RESUME_SEGMENTS` is this file's name)."""
+        return self.control / "resume.json"
 
     @property
     def output(self) -> Path:

@@ -53,6 +53,13 @@ class RunSummary:
     def live(self) -> bool:
         return self.state in LIVE_STATES
 
+    @property
+    def state_label(self) -> str:
+        """The state as lists show it: "running (supervisor gone)" for a trainer training on alone."""
+        if self.live and (self.reason or "").startswith(SUPERVISOR_GONE):
+            return f"{self.state} ({SUPERVISOR_GONE})"
+        return self.state
+
     def to_dict(self) -> dict:
         return asdict(self)
 
@@ -73,16 +80,63 @@ def tail_records(path: Path, nbytes: int = TAIL_BYTES) -> list[journal.Record]:
     return out
 
 
+SUPERVISOR_GONE = "supervisor gone"
+"""The start of the reason of a run whose trainer trains on after its supervisor died: `runs` shows
+such a run as "running (supervisor gone)"."""
+
+
 def effective_state(run: RunFolder) -> tuple[str, str | None]:
-    """The status, corrected when the supervisor died without writing its last word."""
-    return _effective(run.read_status())
+    """The status, reconciled with what is alive when the supervisor died without its last word.
+
+    The one place every reader (`runs`, `attach`, `watch`, `resume`, `stop`, the TUI) asks. With
+    the supervisor gone: a trainer still provably the run's (`run/owner.py`) is still "running"
+    (reason "supervisor gone …": a force stop works on it, resume waits for it); with the trainer
+    gone too, the run "failed" with what its own verdict or its log's tail says (a stop-and-save it
+    finished on its own reads "stopped"), and resume works."""
+    return _effective(run.read_status(), run)
 
 
-def _effective(st) -> tuple[str, str | None]:  # type: ignore[no-untyped-def]
-    if st.live and st.supervisor_pid and st.host == os.uname().nodename \
-            and not pid_alive(st.supervisor_pid):
+def supervisor_alive(st) -> bool:  # type: ignore[no-untyped-def]
+    """The recorded supervisor is alive and is the same process (its start time, when recorded)."""
+    from cockpit.run import owner
+
+    if st.supervisor_started is not None:
+        return owner.same_process(st.supervisor_pid, st.supervisor_started)
+    return pid_alive(st.supervisor_pid)
+
+
+def _effective(st, run: RunFolder | None = None) -> tuple[str, str | None]:  # type: ignore[no-untyped-def]
+    if not (st.live and st.supervisor_pid and st.host == os.uname().nodename) or supervisor_alive(st):
+        return st.state, st.reason
+    if run is None:
         return "failed", "the supervisor process is gone (machine restarted or it was killed)"
-    return st.state, st.reason
+    from cockpit.run import owner
+
+    if st.job_id is None and owner.run_processes(run.path, st.pgid, st.pid_started):
+        return "running", (f"{SUPERVISOR_GONE} — the trainer is still running (pid {st.pid}); "
+                           "`cockpit stop --force` ends it, `cockpit stop` saves and stops it")
+    return _ended_unsupervised(run)
+
+
+def _ended_unsupervised(run: RunFolder) -> tuple[str, str]:
+    """How an attempt ended when no supervisor saw it end: the training process's own verdict
+    (control/outcome.json), else the tail of its log."""
+    import json
+
+    from cockpit.run import diagnose
+
+    gone = "the supervisor process is gone (it was killed, or the machine restarted) and the trainer has exited"
+    try:
+        outcome = json.loads(run.outcome_json.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        outcome = {}
+    if isinstance(outcome, dict) and outcome.get("state") in ("stopped", "failed", "killed", "finished") \
+            and outcome.get("reason"):
+        state = str(outcome["state"])
+        return ("stopped" if state == "stopped" else "failed"), f"{gone}: {outcome['reason']}"
+    tail = read_tail(run.stdout_log, 32_768)[0].decode("utf-8", errors="replace")
+    diag = diagnose.explain(tail, fallback="", fix="")
+    return "failed", f"{gone}: {diag.reason}" if diag.reason else gone
 
 
 @dataclass
@@ -171,7 +225,7 @@ def tail_facts(path: Path, nbytes: int = TAIL_BYTES) -> _TailFacts:
 def summarize(run: RunFolder) -> RunSummary:
     try:
         st = run.read_status()
-        state, reason = _effective(st)
+        state, reason = _effective(st, run)
         error = None
     except CockpitError as exc:
         from cockpit.run.folder import Status

@@ -26,7 +26,7 @@ from cockpit.errors import CockpitError
 from cockpit.hook.bundle import child_env
 from cockpit.launch import launchers as launcher
 from cockpit.launch import slurm
-from cockpit.run import diagnose, journal
+from cockpit.run import diagnose, journal, owner
 from cockpit.run.folder import LIVE_STATES, Request, RunFolder, Status, parse_run_argv, read_tail, script_section
 from cockpit.run.summaries import tail_records
 from cockpit.supervisor.findings import start as findings_watcher
@@ -119,7 +119,9 @@ def supervise(run: RunFolder, resume_from: Path | None = None) -> int:
 
     jw = journal.JournalWriter(run.events, on_trouble=journal_trouble)
     status.supervisor_pid = os.getpid()
+    status.supervisor_started = owner.start_time(os.getpid())
     status.started = time.time()
+    _save_status(run, status)  # at once: readers prove this process by its start time
     alerter = _alerter(run, jw, status.trainer)
     findings = findings_watcher(run, jw, status.trainer)
 
@@ -173,6 +175,10 @@ def supervise(run: RunFolder, resume_from: Path | None = None) -> int:
         outcome_file.unlink()
     except FileNotFoundError:
         pass
+    try:
+        journal_start = run.events.stat().st_size  # this attempt's records come after
+    except OSError:
+        journal_start = 0
     with open(os.devnull, "rb") as devnull, open(run.stdout_log, "ab") as out:
         try:
             child = subprocess.Popen(argv, stdin=devnull, stdout=out, stderr=subprocess.STDOUT,
@@ -184,6 +190,7 @@ def supervise(run: RunFolder, resume_from: Path | None = None) -> int:
     status.state = "running"
     status.pid = child.pid
     status.pgid = child.pid
+    status.pid_started = owner.start_time(child.pid)  # signals later go to this process only (run/owner.py)
     _save_status(run, status)
 
     sampler = SystemSampler()
@@ -221,6 +228,9 @@ def supervise(run: RunFolder, resume_from: Path | None = None) -> int:
         diag = diagnose.classify_signal(-rc, requested=requested_force)
         return finish(run, jw, status, "killed", None, -rc, diag)
     if rc == 0:
+        unseen = _no_trainer(run, journal_start, outcome) if script is not None and not outcome.get("state") else None
+        if unseen is not None:
+            return finish(run, jw, status, "finished", 0, None, unseen)
         state = outcome.get("state") or "finished"
         reason = outcome.get("reason") or ("stopped and saved on request" if state == "stopped"
                                            else "training finished")
@@ -318,6 +328,31 @@ def _poll_alerts(alerter: Alerter | None, status: Status) -> None:
         alerter.jw.write(journal.warning(f"alert check failed: {type(exc).__name__}: {exc}"[:300], code="alert_rule"))
 
 
+def _no_trainer(run: RunFolder, journal_start: int, outcome: dict) -> diagnose.Diagnosis | None:
+    """A script that exited 0 without training: its own outcome, not "training finished". The hook
+    says how many Trainers it saw (outcome.json); the journal says whether any of them started
+    training in this attempt (a `run_started` line after `journal_start`). None when one did."""
+    marker = b'"kind":"' + journal.RUN_STARTED.encode() + b'"'
+    try:
+        with open(run.events, "rb") as fh:
+            fh.seek(journal_start)
+            tail = b""
+            while chunk := fh.read(1 << 20):
+                if marker in tail + chunk:
+                    return None
+                tail = chunk[-len(marker):]
+    except OSError:
+        return None  # the journal cannot be read: no claim either way
+    built = outcome.get("trainers_built")
+    if isinstance(built, int) and built > 0:
+        return diagnose.Diagnosis("no_training", f"the script built {built} Trainer{'s' if built > 1 else ''} "
+                                  "but never started training (Trainer.train was not called)",
+                                  "call trainer.train() in the script")
+    return diagnose.Diagnosis("no_trainer", "no Trainer was built — the script ended without building a "
+                              "transformers Trainer, so nothing was trained or watched",
+                              "check that the script builds a transformers or TRL Trainer and calls train()")
+
+
 def _read_outcome(run: RunFolder) -> dict:
     try:
         return json.loads(run.outcome_json.read_text(encoding="utf-8"))
@@ -385,10 +420,23 @@ def _say(line: str) -> None:
 def main(argv: list[str] | None = None) -> int:
     try:
         run, resume_from = parse_run_argv(sys.argv[1:] if argv is None else argv, "cockpit.supervisor")
+        _own(run)
     except CockpitError as exc:
         print(exc, file=sys.stderr)
         return 2
     return supervise(run, resume_from)
+
+
+def _own(run: RunFolder) -> int:
+    """Hold the run's lock for as long as this process lives (`run/owner.py`): the one handed over by
+    `launch` / `resume`, or a fresh one. Another live supervisor of the folder: CockpitError, and
+    this one leaves the folder untouched. The descriptor is not passed on to the trainer."""
+    handed = os.environ.pop(owner.LOCK_FD_ENV, "")
+    fd = int(handed) if handed.isdigit() and owner.adopt(int(handed)) else None
+    if fd is None:
+        fd = owner.acquire(run.path, run.name)
+    os.set_inheritable(fd, False)
+    return fd
 
 
 if __name__ == "__main__":

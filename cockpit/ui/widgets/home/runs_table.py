@@ -145,7 +145,7 @@ class RunsTable(DataTable):
             cells.append((r, step, eta, age))
         # The columns up to ETA fit the table's width: a long name is cut at the column's edge
         # (the cell keeps the whole name).
-        fixed = (max([len("state")] + [len(r.state) for r in rows])
+        fixed = (max([len("state")] + [len(r.state_label) for r in rows])
                  + max([len("trainer")] + [len(r.trainer) for r in rows])
                  + max([len("step")] + [len(c[1]) for c in cells]) + DURATION_WIDTH)
         pad = 2 * self.cell_padding * 5  # name, state, trainer, step, ETA
@@ -161,7 +161,7 @@ class RunsTable(DataTable):
                 parts = [note, f"$ {command}"] if failed else [f"$ {command}", note]
                 note = " · ".join(p for p in parts if p)
                 note = note if len(note) <= COMMAND_WIDTH else note[:COMMAND_WIDTH - 1] + "…"
-            shown.append((r.path, (r.name, r.state, r.trainer, step, eta, age, note)))
+            shown.append((r.path, (r.name, r.state_label, r.trainer, step, eta, age, note)))
         if name_width == self._name_width and [k for k, _ in shown] == [k for k, _ in self._shown]:
             self._update_cells(shown)
         else:
@@ -177,7 +177,7 @@ class RunsTable(DataTable):
         if column == "name":
             return Text(printable(value), overflow="ellipsis", no_wrap=True)
         if column == "state":
-            return Text(value, style=self._state_style(value))
+            return Text(value, style=self._state_style(value.split(" (", 1)[0]))  # "running (supervisor gone)"
         if column in ("eta", "age"):
             return Text(value, justify="right")
         if column == "note":
