@@ -59,8 +59,8 @@ def test_a_script_blocked_in_a_callback_gets_a_hang_finding_with_its_stack_while
         os.kill(status.pid, 0)  # the trainer is still alive: the finding came while it hangs
         hang = found[0]
         assert hang.steps == (2, 2) and hang.severity == "warning"  # step 3 never got to its log
-        print(hang.summary)
-        assert "it waits in pid " in hang.summary and "a callback (BlockingCallback.on_step_end at pipeline.py:" in hang.summary, hang.summary
+        assert "it waits in pid " in hang.summary, hang.summary
+        assert "a callback (BlockingCallback.on_step_end at pipeline.py:" in hang.summary, hang.summary
         files = [e for e in hang.evidence if e["type"] == "file"]
         stacks = Path(files[0]["path"])
         assert stacks.parent == run.path / "hangs" and stacks.is_file()

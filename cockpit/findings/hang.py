@@ -77,7 +77,7 @@ class StepClock:
         return True
 
     def median_step_s(self) -> float | None:
-        gaps = [b - a for a, b in zip(self.times, self.times[1:]) if b > a]
+        gaps = [b - a for a, b in zip(self.times, self.times[1:], strict=False) if b > a]
         return statistics.median(gaps) if gaps else None
 
     def limit_s(self) -> float | None:

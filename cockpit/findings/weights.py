@@ -121,7 +121,7 @@ def compare(start: Path, now: Path) -> list[LayerChange]:
         if t1 is None or t1.shape != t0.shape:
             continue
         lc = layers.setdefault(layer_of(name), LayerChange(layer_of(name), 0.0, 0.0))
-        for x0, x1 in zip(_chunks(t0), _chunks(t1)):
+        for x0, x1 in zip(_chunks(t0), _chunks(t1), strict=True):
             d = x1.astype(np.float64) - x0
             lc.diff_sq += float(np.dot(d, d))
             lc.base_sq += float(np.dot(x0.astype(np.float64), x0))
