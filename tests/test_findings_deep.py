@@ -4,13 +4,16 @@ demo assets, real processes, real files."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from cockpit.findings import sft_data
 from cockpit.findings.model import Finding
 from cockpit.launch.plan import start_supervisor
 from cockpit.launch.script import prepare_script
@@ -164,3 +167,64 @@ def test_a_resume_whose_schedule_and_loss_start_over_is_a_warning_naming_both(tm
     assert "the loss jumped back to 2.8" in found.summary
     same = [{"step": s, "loss": 1.0 - 0.01 * s, "learning_rate": 1e-3 * (1 - s / 40)} for s in range(21, 24)]
     assert resume.check(ckpt, same).severity == "info"
+
+
+# -- SFT data ----------------------------------------------------------------------------------
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    from conftest import cockpit_cmd
+
+    return subprocess.run(cockpit_cmd(*args), capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL)
+
+
+def _rows(demo: Path, fmt: str) -> list[dict]:
+    return [json.loads(line) for line in (demo / "data" / fmt / "train.jsonl").read_text().splitlines() if line]
+
+
+@pytest.mark.slow
+def test_an_sft_preset_whose_max_length_cuts_a_known_share_says_so_before_launch(demo):
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(demo / "models" / "tiny-lm")
+    # The known share, counted here without TRL: prompt + completion + EOS, tokenized.
+    lengths = [len(tok(r["prompt"] + r["completion"] + tok.eos_token)["input_ids"])
+               for r in _rows(demo, "prompt_completion")]
+    max_length = sorted(lengths)[len(lengths) // 2]
+    cut = sum(n > max_length for n in lengths)
+    assert 0 < cut < len(lengths)
+    proc = _cli("run", "demo-sft", "--dry-run", "--set", f"max_length={max_length}")
+    assert proc.returncode == 0, proc.stderr
+    share = f"{cut / len(lengths):.0%}"
+    assert (f"# data: max_length {max_length} cuts {share} of the training rows ({cut} of {len(lengths)}; "
+            f"longest {max(lengths)} tokens)") in proc.stdout.splitlines(), proc.stdout[-800:]
+
+
+@pytest.mark.slow
+def test_the_loss_mask_marks_exactly_the_assistant_tokens_of_a_chat_row(demo):
+    proc = _cli("lossmask", "demo-sft", "--rows", "3", "--json", "--set", "dataset_name=demo:data/messages",
+                "--set", "assistant_only_loss=true", "--set", "max_length=128")
+    assert proc.returncode == 0, proc.stderr
+    answer = json.loads(proc.stdout)
+    assert answer["summary"].startswith("assistant_only_loss: true")
+    rows = _rows(demo, "messages")
+    assert len(answer["rows"]) == 3
+    for shown, data in zip(answer["rows"], rows[:3], strict=True):
+        replies = [m["content"] for m in data["messages"] if m["role"] == "assistant"]
+        # The template's {% generation %} covers each reply and its end of turn: exactly those are trained.
+        assert sft_data.trained_spans(shown) == [r + "<|im_end|>\n" for r in replies]
+        text = "".join(t for t, _ in shown["tokens"])
+        assert text.startswith("<|im_start|>user\n" + data["messages"][0]["content"])
+
+
+@pytest.mark.slow
+def test_without_assistant_only_loss_the_mask_trains_every_token_and_shows_the_cut(demo):
+    proc = _cli("lossmask", "demo-sft", "--rows", "1", "--set", "dataset_name=demo:data/messages",
+                "--set", "max_length=8")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith("the loss trains on every token")
+    assert lines[1].startswith("max_length 8 cuts 100% of the training rows")
+    body = proc.stdout.split("tokens trained\n", 1)[1]
+    assert body.startswith("[<|im_start|>") and "]✂" in body  # trained up to the cut, nothing after it
+    assert "8 of " in proc.stdout

@@ -15,13 +15,15 @@ from __future__ import annotations
 
 import os
 import queue
+import subprocess
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from cockpit.findings import hang, resume, weights
+from cockpit.errors import CockpitError
+from cockpit.findings import hang, resume, sft_data, weights
 from cockpit.findings.model import Finding
 from cockpit.run import journal
 from cockpit.run.folder import RunFolder, list_checkpoints, script_section
@@ -58,6 +60,12 @@ class Doctor:
         self._jobs: queue.Queue[Callable[[], None] | None] = queue.Queue()
         self._worker = threading.Thread(target=self._work, name="cockpit-doctor", daemon=True)
         self._worker.start()
+        self._probe: subprocess.Popen | None = None
+        self._sft = None
+        if not script_section(run) and sft_data.is_sft(run.read_status().trainer) \
+                and self.settings.get("sft_data") is not False:
+            self._sft = threading.Thread(target=self._sft_data, name="cockpit-doctor-sft", daemon=True)
+            self._sft.start()
 
     # -- the supervisor's calls ----------------------------------------------------------------
     def poll(self, pid: int | None) -> None:
@@ -75,7 +83,12 @@ class Doctor:
         if not self.off:
             self._guard(lambda: self._end(state))
         self._jobs.put(None)
+        deadline = time.monotonic() + END_WAIT_S
         self._worker.join(END_WAIT_S)
+        if self._sft is not None:
+            self._sft.join(max(0.0, deadline - time.monotonic()))
+            if self._sft.is_alive() and self._probe is not None:
+                self._probe.kill()  # ours (not the run's group): the run is over, so is its measuring
 
     def _end(self, state: str | None) -> None:
         self._read(time.time())
@@ -141,6 +154,20 @@ class Doctor:
             script = script_section(self.run)
             path = Path(str(script.get("cwd") or self.run.path)) / path if script else self.run.path / path
         return path
+
+    # -- SFT data -----------------------------------------------------------------------------
+    def _sft_data(self) -> None:
+        """At run start: what max_length cuts and how full packed rows are, measured in a
+        subprocess at low priority beside the training (never inside it)."""
+        def keep(proc: subprocess.Popen) -> None:
+            self._probe = proc
+
+        try:
+            self._write(sft_data.findings(sft_data.probe(run_dir=self.run.path, nice=True, on_start=keep)))
+        except CockpitError as exc:
+            self._warn(f"the SFT data check could not run: {exc}")
+        except Exception as exc:  # noqa: BLE001 - a failed check is a line, never the run's end
+            self._warn(f"the SFT data check failed: {type(exc).__name__}: {exc}")
 
     # -- hang ----------------------------------------------------------------------------------
     def _check_hang(self, pid: int) -> None:
