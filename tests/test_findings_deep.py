@@ -112,6 +112,10 @@ def test_a_run_with_learning_rate_0_is_named_the_model_did_not_change(runs_dir):
 def test_a_normal_run_moves_its_weights_and_is_not_named_unchanged(runs_dir):
     run = _tiny_sft(runs_dir)
     assert not _findings(run, "model_unchanged") and not _findings(run, "one_layer_change")
+    # The SFT data check ran at the start, beside the training: demo-sft's max_length 128 cuts nothing.
+    cut = _findings(run, "truncation")
+    assert [(f.steps, f.severity) for f in cut] == [((0, 0), "info")]
+    assert cut[0].summary.startswith("max_length 128 cuts none of the 64 training rows")
     moved = _findings(run, "weight_change")
     assert moved[0].steps == (2, 2)  # checkpoint-2, then the final model
     layers = next(e for e in moved[0].evidence if e["type"] == "layers")
