@@ -41,7 +41,7 @@ class HangLimits:
 
     @classmethod
     def from_settings(cls, section: dict[str, Any] | None, env: dict[str, str] | None = None) -> HangLimits:
-        """`cockpit.hang: {factor, floor_s, first_step_s}` in the preset; COCKPIT_HANG_FACTOR,
+        """`cockpit.doctor.hang: {factor, floor_s, first_step_s}` in the preset; COCKPIT_HANG_FACTOR,
         COCKPIT_HANG_FLOOR_S and COCKPIT_HANG_FIRST_STEP_S in the environment (script runs have no
         preset) override it. A value that is not a positive number keeps the default."""
         section = section if isinstance(section, dict) else {}

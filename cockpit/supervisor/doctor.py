@@ -44,7 +44,7 @@ class Doctor:
         self.settings: dict[str, Any] = section if isinstance(section, dict) else {}
         extra = run.cockpit_section().get("env")  # `cockpit run --env COCKPIT_HANG_FLOOR_S=30 -- ...`
         env = {**os.environ, **({str(k): str(v) for k, v in extra.items()} if isinstance(extra, dict) else {})}
-        self.clock = hang.StepClock(hang.HangLimits.from_settings(self.settings, env))
+        self.clock = hang.StepClock(hang.HangLimits.from_settings(self.settings.get("hang"), env))
         self.tailer = Tailer(run.events)
         self.tailer.seek_end()  # this attempt only: a resumed run's journal holds the earlier ones
         self.resume_from = resume_from
