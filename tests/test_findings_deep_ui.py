@@ -4,9 +4,9 @@ trained tokens marked (the text literal, never markup), measured by TRL in a sub
 from __future__ import annotations
 
 import pytest
+from test_ui_setup import SIZE, Host, wait_for
 
 from cockpit.config.presets import apply_overrides, load_preset
-from test_ui_setup import SIZE, Host, wait_for
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
