@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from cockpit.errors import CockpitError
-from cockpit.findings import hang, resume, sft_data, weights
+from cockpit.findings import hang, resume, sft_data
 from cockpit.findings.model import Finding
 from cockpit.run import journal
 from cockpit.run.folder import RunFolder, list_checkpoints, script_section
@@ -205,6 +205,8 @@ class Doctor:
         base = self._base()
 
         def job() -> None:
+            from cockpit.findings import weights  # numpy: loaded when the first checkpoint comes
+
             # The run's first checkpoint: the start when the base model is not a local folder.
             ckpts = list_checkpoints(folder.parent if folder.name.startswith("checkpoint-") else folder)
             first = ckpts[0] if ckpts else None
