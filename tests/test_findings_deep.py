@@ -232,3 +232,26 @@ def test_without_assistant_only_loss_the_mask_trains_every_token_and_shows_the_c
     body = proc.stdout.split("tokens trained\n", 1)[1]
     assert body.startswith("[<|im_start|>") and "]✂" in body  # trained up to the cut, nothing after it
     assert "8 of " in proc.stdout
+
+
+@pytest.mark.slow
+def test_a_process_stuck_in_its_data_loader_is_said_to_wait_there(tmp_path):
+    """A real process blocked in a torch DataLoader (a dataset whose rows never come), dumped by py-spy."""
+    from cockpit.findings import hang
+
+    script = tmp_path / "loader.py"
+    script.write_text(
+        "import sys, time\nfrom torch.utils.data import DataLoader, Dataset\n"
+        "class Slow(Dataset):\n    def __len__(self):\n        return 4\n"
+        "    def __getitem__(self, i):\n        print('reading', flush=True)\n        time.sleep(600)\n"
+        "for batch in DataLoader(Slow(), batch_size=2):\n    pass\n", encoding="utf-8")
+    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "reading"
+        stacks, waits, errors = hang.record_stacks(tmp_path, [proc.pid], 7)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert not errors and stacks == tmp_path / "hangs" / stacks.name and stacks.name.startswith("step-7-")
+    assert waits == [f"pid {proc.pid}: the data loader, in Slow.__getitem__ at loader.py:8"]
+    assert "__getitem__ (loader.py:8)" in stacks.read_text()
