@@ -163,7 +163,7 @@ def judge_full(changes: list[LayerChange], *, step: int, checkpoint: Path, start
         {"type": "file", "path": str(start), "what": f"the start ({start_note})"},
     ]
     steps = (step, step)
-    name = checkpoint.name
+    name = _name(checkpoint)
     if all(c.relative < UNCHANGED for c in changes):
         return [Finding("model_unchanged", steps, "warning",
                         f"the model did not change: no weight of {len(changes)} layers moved between "
@@ -199,7 +199,7 @@ def judge_adapter(norms: list[tuple[str, float]], *, step: int, checkpoint: Path
     if all(v < UNCHANGED for _, v in norms):
         return [Finding("model_unchanged", steps, "warning",
                         f"the model did not change: every LoRA update (‖B·A‖ of {len(norms)} modules) is still zero "
-                        f"at {checkpoint.name}",
+                        f"at {_name(checkpoint)}",
                         fix="check learning_rate (0?) and that the loss is not masked out entirely",
                         evidence=evidence)]
     out = []
@@ -207,12 +207,17 @@ def judge_adapter(norms: list[tuple[str, float]], *, step: int, checkpoint: Path
     if len(norms) >= 3 and ranked[0][1] ** 2 >= ONE_LAYER_SHARE * total:
         out.append(Finding("one_layer_change", steps, "warning",
                            f"one adapter module takes {ranked[0][1] ** 2 / total:.0%} of the change at "
-                           f"{checkpoint.name}: {ranked[0][0]}",
+                           f"{_name(checkpoint)}: {ranked[0][0]}",
                            fix="check target_modules and the learning rate", evidence=evidence))
     out.append(Finding("weight_change", steps, "info",
-                       f"the adapter moved at {checkpoint.name}: median ‖B·A‖ {_median([v for _, v in norms]):.2e}, "
+                       f"the adapter moved at {_name(checkpoint)}: median ‖B·A‖ {_median([v for _, v in norms]):.2e}, "
                        f"largest {ranked[0][0]} {ranked[0][1]:.2e}", evidence=evidence))
     return out
+
+
+def _name(folder: Path) -> str:
+    """`checkpoint-60`, or `the final model` for the output folder."""
+    return folder.name if folder.name.startswith("checkpoint-") else "the final model"
 
 
 def _median(xs: list[float]) -> float:
