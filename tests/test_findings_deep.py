@@ -124,6 +124,16 @@ def test_a_normal_run_moves_its_weights_and_is_not_named_unchanged(runs_dir):
 
 
 @pytest.mark.slow
+def test_a_lora_run_with_learning_rate_0_has_every_adapter_update_still_zero(runs_dir):
+    run = _tiny_sft(runs_dir, "learning_rate=0", "use_peft=true")
+    unchanged = _findings(run, "model_unchanged")
+    assert unchanged and unchanged[0].summary.startswith("the model did not change: every LoRA update")
+    layers = next(e for e in unchanged[0].evidence if e["type"] == "layers")
+    assert any(name.endswith("self_attn.q_proj") for name, _ in layers["rows"])
+    assert all(v == 0.0 for _, v in layers["rows"])
+
+
+@pytest.mark.slow
 def test_a_stopped_and_resumed_run_gets_a_resume_check_with_both_segments(runs_dir):
     from cockpit.config.presets import apply_overrides, load_preset
     from cockpit.launch.plan import launch, resume, stop
