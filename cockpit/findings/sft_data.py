@@ -73,7 +73,8 @@ def probe(request: dict[str, Any] | None = None, *, run_dir: Path | None = None,
         tail = (stderr or stdout).strip().splitlines()
         raise CockpitError(f"could not measure the SFT rows: {tail[-1] if tail else 'no answer'}")
     if "error" in answer:
-        raise CockpitError(f"could not measure the SFT rows: {answer['error']}")
+        first = (str(answer["error"]).strip().splitlines() or ["no reason given"])[0]
+        raise CockpitError(f"could not measure the SFT rows: {first[:300]}")
     return Probe(truncation=answer.get("truncation") or {}, packing=answer.get("packing"),
                  rows=answer.get("rows") or [], assistant_only_loss=bool(answer.get("assistant_only_loss")),
                  completion_only_loss=answer.get("completion_only_loss"),
