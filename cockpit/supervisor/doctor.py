@@ -30,6 +30,8 @@ from cockpit.run.folder import RunFolder, list_checkpoints, script_section
 from cockpit.run.tailer import Tailer
 
 POLL_EVERY_S = 1.0
+SAVING_SLACK = 5.0
+"""The hang limit is this many times longer while the runner saves the final model."""
 END_WAIT_S = 120.0
 """How long the end of a run waits for the checks still queued (the last checkpoint's weights)."""
 
@@ -56,6 +58,7 @@ class Doctor:
         self.output_dir: Path | None = None
         self.checked: set[str] = set()
         self.next_poll = 0.0
+        self.phase = ""
         self.off = False
         self._jobs: queue.Queue[Callable[[], None] | None] = queue.Queue()
         self._worker = threading.Thread(target=self._work, name="cockpit-doctor", daemon=True)
@@ -138,8 +141,10 @@ class Doctor:
             out = rec.data.get("output_dir")
             if out:
                 self.output_dir = self._path(str(out))
-        elif kind == journal.PHASE and rec.data.get("phase") == "training":
-            self.clock.training_since = self.clock.training_since or time.time()
+        elif kind == journal.PHASE:
+            self.phase = str(rec.data.get("phase") or "")
+            if self.phase == "training":
+                self.clock.training_since = self.clock.training_since or time.time()
         elif kind in (journal.METRICS, journal.PROGRESS) and rec.step is not None:
             if self.clock.step(rec.step, rec.t or now):
                 self.hung_at = None
@@ -172,6 +177,10 @@ class Doctor:
     # -- hang ----------------------------------------------------------------------------------
     def _check_hang(self, pid: int) -> None:
         limit = self.clock.limit_s()
+        if self.phase == "done":
+            return  # training is over: what is left is the process exiting
+        if limit is not None and self.phase == "saving":
+            limit *= SAVING_SLACK  # the final save of a large model takes many steps' time
         silent = self.clock.silent_for(time.time())
         if limit is None or silent is None or silent < limit:
             return
