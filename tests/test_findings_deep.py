@@ -265,3 +265,30 @@ def test_a_process_stuck_in_its_data_loader_is_said_to_wait_there(tmp_path):
     assert not errors and stacks == tmp_path / "hangs" / stacks.name and stacks.name.startswith("step-7-")
     assert waits == [f"pid {proc.pid}: the data loader, in Slow.__getitem__ at loader.py:8"]
     assert "__getitem__ (loader.py:8)" in stacks.read_text()
+
+
+def test_one_layer_that_takes_all_the_change_is_named_from_bf16_safetensors(tmp_path):
+    """Checkpoints written by safetensors (bf16, as a GPU run saves them): only layer 1 moved."""
+    import torch
+    from safetensors.torch import save_file
+
+    from cockpit.findings import weights
+
+    torch.manual_seed(0)
+    base = {f"model.layers.{i}.mlp.weight": torch.randn(64, 32).to(torch.bfloat16) for i in range(3)}
+    base["model.embed_tokens.weight"] = torch.randn(100, 32).to(torch.bfloat16)
+    moved = dict(base)
+    moved["model.layers.1.mlp.weight"] = (base["model.layers.1.mlp.weight"].float() * 1.1).to(torch.bfloat16)
+    for name, tensors in (("base", base), ("checkpoint-10", moved)):
+        (tmp_path / name).mkdir()
+        save_file(tensors, str(tmp_path / name / "model.safetensors"))
+    found = weights.check_checkpoint(tmp_path / "checkpoint-10", step=10, base=tmp_path / "base", first=None)
+    kinds = {f.kind: f for f in found}
+    assert set(kinds) == {"one_layer_change", "weight_change"}
+    one = kinds["one_layer_change"]
+    assert one.summary.startswith("one layer takes all the change at checkpoint-10: model.layers.1 moved 1.0")
+    rows = dict(next(e for e in one.evidence if e["type"] == "layers")["rows"])
+    assert abs(rows["model.layers.1"] - 0.1) < 0.01  # bf16 widened right: 10% of the weight
+    assert rows["model.layers.0"] == rows["model.layers.2"] == rows["model.embed_tokens"] == 0.0
+    same = weights.check_checkpoint(tmp_path / "base", step=0, base=tmp_path / "base", first=None)
+    assert [f.kind for f in same] == ["model_unchanged"]

@@ -27,8 +27,10 @@ CHUNK = 1 << 22
 """Elements compared at a time: 16 MiB of float32 per side."""
 UNCHANGED = 1e-9
 """A relative change below this is no change (lr 0 leaves the bytes identical)."""
-ONE_LAYER_SHARE = 0.9
-"""One layer holding this share of the whole squared change, with three layers or more, is named."""
+ONE_LAYER_RATIO = 0.01
+"""With three layers or more, one layer is named as taking all the change when every other layer
+moved less than this fraction of it (relative changes). Not a share of the total: a freshly
+initialised embedding has a small norm, so its relative change dwarfs the others' in an honest run."""
 
 _DTYPES = {"F64": np.float64, "F32": np.float32, "F16": np.float16, "BF16": np.uint16}
 _LAYER = re.compile(r"^(.*?\.(?:layers|layer|h|blocks|block)\.\d+)\.")
@@ -170,14 +172,12 @@ def judge_full(changes: list[LayerChange], *, step: int, checkpoint: Path, start
                         f"{start_note} and {name}",
                         fix="check learning_rate (0?), that the parameters require grad, and that the loss "
                             "is not masked out entirely (every label -100)", evidence=evidence)]
-    total = sum(c.diff_sq / c.base_sq for c in changes if c.base_sq > 0)
     out = []
     top = ranked[0]
-    if len(changes) >= 3 and total > 0 and top.base_sq > 0 and top.diff_sq / top.base_sq >= ONE_LAYER_SHARE * total:
-        share = top.diff_sq / top.base_sq / total
+    if len(changes) >= 3 and ranked[1].relative < ONE_LAYER_RATIO * top.relative:
         out.append(Finding("one_layer_change", steps, "warning",
-                           f"one layer takes {share:.0%} of the change at {name}: {top.layer} "
-                           f"(moved {top.relative:.2e}; the next, {ranked[1].layer}, {ranked[1].relative:.2e})",
+                           f"one layer takes all the change at {name}: {top.layer} moved {top.relative:.2e}, "
+                           f"the next, {ranked[1].layer}, {ranked[1].relative:.2e}",
                            fix="check which parameters train (frozen layers, modules_to_save) and the learning "
                                "rate of each group", evidence=evidence))
     rel = [c.relative for c in changes]
@@ -203,11 +203,10 @@ def judge_adapter(norms: list[tuple[str, float]], *, step: int, checkpoint: Path
                         fix="check learning_rate (0?) and that the loss is not masked out entirely",
                         evidence=evidence)]
     out = []
-    total = sum(v * v for _, v in norms)
-    if len(norms) >= 3 and ranked[0][1] ** 2 >= ONE_LAYER_SHARE * total:
+    if len(norms) >= 3 and ranked[1][1] < ONE_LAYER_RATIO * ranked[0][1]:
         out.append(Finding("one_layer_change", steps, "warning",
-                           f"one adapter module takes {ranked[0][1] ** 2 / total:.0%} of the change at "
-                           f"{_name(checkpoint)}: {ranked[0][0]}",
+                           f"one adapter module takes all the change at {_name(checkpoint)}: {ranked[0][0]} "
+                           f"(‖B·A‖ {ranked[0][1]:.2e}, the next {ranked[1][1]:.2e})",
                            fix="check target_modules and the learning rate", evidence=evidence))
     out.append(Finding("weight_change", steps, "info",
                        f"the adapter moved at {_name(checkpoint)}: median ‖B·A‖ {_median([v for _, v in norms]):.2e}, "
