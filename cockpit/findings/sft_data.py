@@ -58,7 +58,7 @@ def probe(request: dict[str, Any] | None = None, *, run_dir: Path | None = None,
         argv += ["--run", str(run_dir)]
     env = dict(os.environ, TOKENIZERS_PARALLELISM="false", HF_DATASETS_DISABLE_PROGRESS_BARS="1")
     proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=env, preexec_fn=(lambda: os.nice(10)) if nice else None)
+                            env=env, preexec_fn=(lambda: os.nice(19)) if nice else None)
     if on_start is not None:
         on_start(proc)
     try:

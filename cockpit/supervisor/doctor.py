@@ -89,6 +89,8 @@ class Doctor:
         deadline = time.monotonic() + END_WAIT_S
         self._worker.join(END_WAIT_S)
         if self._sft is not None:
+            if self._sft.is_alive() and self._probe is not None:
+                _renice(self._probe.pid)  # the training is over: the measuring may have the CPU now
             self._sft.join(max(0.0, deadline - time.monotonic()))
             if self._sft.is_alive() and self._probe is not None:
                 self._probe.kill()  # ours (not the run's group): the run is over, so is its measuring
@@ -163,7 +165,8 @@ class Doctor:
     # -- SFT data -----------------------------------------------------------------------------
     def _sft_data(self) -> None:
         """At run start: what max_length cuts and how full packed rows are, measured in a
-        subprocess at low priority beside the training (never inside it)."""
+        subprocess at the lowest priority (nice 19) beside the training, never inside it: on a
+        busy CPU the training keeps the cores, and the answer comes later."""
         def keep(proc: subprocess.Popen) -> None:
             self._probe = proc
 
@@ -247,6 +250,14 @@ class Doctor:
                 job()
             except Exception as exc:  # noqa: BLE001 - one failed check is a line, not the doctor's end
                 self._warn(f"a doctor check failed: {type(exc).__name__}: {exc}")
+
+
+def _renice(pid: int) -> None:
+    """Back to normal priority; a user who may not raise a priority leaves it low."""
+    try:
+        os.setpriority(os.PRIO_PROCESS, pid, 0)
+    except OSError:
+        pass
 
 
 def _python_pids(root: int) -> list[int]:
