@@ -7,6 +7,7 @@ import argparse
 import sys
 
 from cockpit.cli.findings import cmd_findings
+from cockpit.cli.lossmask import cmd_lossmask
 from cockpit.cli.runs import cmd_migrate, cmd_resume, cmd_run, cmd_runs, cmd_stop, cmd_watch
 from cockpit.cli.trainers import cmd_fields, cmd_trainers
 from cockpit.cli.views import cmd_attach, cmd_demo, cmd_export, cmd_replay, cmd_serve, cmd_tui
@@ -35,6 +36,14 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--quiet", action="store_true", help="with --wait: progress to stderr")
     r.add_argument("--dry-run", action="store_true", help="print the resolved config and command")
     r.set_defaults(func=cmd_run)
+
+    lm = sub.add_parser("lossmask", help="SFT: training rows with the tokens the loss trains on marked, and "
+                        "what max_length cuts")
+    lm.add_argument("preset", help="a preset file or name")
+    lm.add_argument("--rows", type=int, default=3, help="rows to show (default 3)")
+    lm.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a key")
+    lm.add_argument("--json", action="store_true")
+    lm.set_defaults(func=cmd_lossmask)
 
     mg = sub.add_parser("migrate", help="a copy of a recipe config for the installed TRL")
     mg.add_argument("file")

@@ -89,6 +89,24 @@ def _trainer_and_config(args: argparse.Namespace) -> tuple[str, str | None]:
     return args.preset, trainer
 
 
+def _sft_data_lines(plan) -> None:
+    """SFT: what max_length cuts (and how full packed rows are), measured with TRL's own preparation."""
+    from cockpit.findings import sft_data
+
+    if not sft_data.is_sft(plan.spec.name):
+        return
+    try:
+        probe = sft_data.probe(sft_data.request_for(plan.preset.trl, plan.preset.cockpit,
+                                                    plan.spec.to_json(with_fields=False)))
+    except CockpitError as exc:
+        print(f"# data: {exc}")
+        return
+    print(f"# data: {sft_data.truncation_line(probe)}")
+    packing = sft_data.packing_line(probe)
+    if packing:
+        print(f"# data: {packing}")
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     if args.command:
         return cmd_run_script(args)
@@ -123,6 +141,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             print(f"trl {plan.spec.cli_command} --config RUN_DIR/trl.yaml")
         for w in plan.warnings:
             print(f"# warning: {w}")
+        _sft_data_lines(plan)
         return 0
     plan = validate(preset)
     for w in plan.warnings:

@@ -38,6 +38,7 @@ COCKPIT_KEYS = {
     "builtin_alerts": "false turns the built-in rules (NaN loss, stalls, disk, trainer family) off",
     "stop_grace_s": "seconds between SIGTERM and SIGKILL on a forced stop",
     "env": "environment variables for the trainer process",
+    "doctor": "the supervisor's checks: hang (factor, floor_s, first_step_s), weights: false, sft_data: false",
 }
 
 

@@ -29,6 +29,7 @@ from cockpit.launch import slurm
 from cockpit.run import diagnose, journal, owner
 from cockpit.run.folder import LIVE_STATES, Request, RunFolder, Status, parse_run_argv, read_tail, script_section
 from cockpit.run.summaries import tail_records
+from cockpit.supervisor.doctor import start_doctor
 from cockpit.supervisor.findings import start as findings_watcher
 
 SAMPLE_EVERY_S = 5.0
@@ -194,6 +195,7 @@ def supervise(run: RunFolder, resume_from: Path | None = None) -> int:
     _save_status(run, status)
 
     sampler = SystemSampler()
+    doctor = start_doctor(run, jw, resume_from)
     next_sample = time.monotonic() + 1.0
     while True:
         try:
@@ -211,12 +213,14 @@ def supervise(run: RunFolder, resume_from: Path | None = None) -> int:
             _save_status(run, status)
         _poll_alerts(alerter, status)
         findings.poll()
+        doctor.poll(child.pid)
 
     # Anything left in the group (dataloader workers, accelerate children) goes too.
     try:
         os.killpg(child.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
+    doctor.ended()
 
     outcome = {}
     try:

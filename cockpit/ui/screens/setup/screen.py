@@ -64,6 +64,7 @@ class SetupScreen(SaveAndLaunch, DataCheck, Screen["RunFolder | None"]):
         Binding("ctrl+f", "search_fields", "Search fields", id="setup.search"),
         Binding("slash", "search_fields", "Search fields", show=False, id="setup.search_slash"),
         Binding("ctrl+t", "focus_trainers", "Trainers", id="setup.trainers"),
+        Binding("ctrl+k", "loss_mask", "Loss mask", id="setup.loss_mask"),
         Binding("escape", "back", "Back", id="setup.back"),
     ]
 
@@ -424,6 +425,18 @@ class SetupScreen(SaveAndLaunch, DataCheck, Screen["RunFolder | None"]):
         search = self.query_one(FieldSearch)
         search.focus_input()
         search.scroll_visible()
+
+    def action_loss_mask(self) -> None:
+        """SFT: a few rows with the tokens the loss trains on marked, and what max_length cuts."""
+        from cockpit.findings.sft_data import is_sft
+        from cockpit.ui.screens.loss_mask import LossMaskScreen
+
+        preset = self.draft.preset() if self.draft.mode != COMMAND else None
+        if preset is None or not is_sft(preset.trainer):
+            self.notify("the loss mask is for an SFT preset: pick the sft trainer, a model and data",
+                        severity="warning")
+            return
+        self.app.push_screen(LossMaskScreen(preset, self.registry))
 
     def action_focus_trainers(self) -> None:
         self.remove_class("-compact")

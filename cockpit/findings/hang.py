@@ -1,0 +1,244 @@
+"""The hang doctor's judgement: when a run that is alive has stopped stepping, and where it waits.
+
+The supervisor (`supervisor/doctor.py`) feeds it the times steps arrived; when no step came for
+`factor` × the median step time (and at least `floor_s` seconds) it asks py-spy for every
+process's Python stack, keeps them in the run folder (`hangs/`) and writes a `hang` finding
+whose evidence points at that file and says where each process waits (the data loader, a
+collective, generation, a callback, saving a checkpoint...). py-spy reads another process's
+memory through ptrace; when it is missing or refused, the finding says so in one line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cockpit.findings.model import Finding
+
+HANGS_DIR = "hangs"
+"""The run folder's `hangs/`: one `step-N-<unix time>.txt` of every process's stack a hang."""
+
+DEFAULT_FACTOR = 10.0
+DEFAULT_FLOOR_S = 120.0
+DEFAULT_FIRST_STEP_S = 900.0
+"""Before two steps there is no step time: a run in its training phase with no step for this long
+is stuck at step 0 (TRL users meet it with a collective that never completes)."""
+
+
+@dataclass(frozen=True)
+class HangLimits:
+    factor: float = DEFAULT_FACTOR
+    floor_s: float = DEFAULT_FLOOR_S
+    first_step_s: float = DEFAULT_FIRST_STEP_S
+
+    @classmethod
+    def from_settings(cls, section: dict[str, Any] | None, env: dict[str, str] | None = None) -> HangLimits:
+        """`cockpit.doctor.hang: {factor, floor_s, first_step_s}` in the preset; COCKPIT_HANG_FACTOR,
+        COCKPIT_HANG_FLOOR_S and COCKPIT_HANG_FIRST_STEP_S in the environment (script runs have no
+        preset) override it. A value that is not a positive number keeps the default."""
+        section = section if isinstance(section, dict) else {}
+        env = os.environ if env is None else env
+        out = {}
+        for key, default in (("factor", DEFAULT_FACTOR), ("floor_s", DEFAULT_FLOOR_S),
+                             ("first_step_s", DEFAULT_FIRST_STEP_S)):
+            raw = env.get(f"COCKPIT_HANG_{key.upper()}", section.get(key, default))
+            try:
+                value = float(raw)
+            except (TypeError, ValueError):
+                value = default
+            out[key] = value if value > 0 else default
+        return cls(**out)
+
+
+class StepClock:
+    """When steps arrived; says how long a silence means a hang."""
+
+    def __init__(self, limits: HangLimits) -> None:
+        self.limits = limits
+        self.times: list[float] = []
+        self.last_step: int | None = None
+        self.training_since: float | None = None
+
+    def step(self, step: int, t: float) -> bool:
+        """A step was seen at t; True when it is a new one (a hang episode, if any, is over)."""
+        if self.last_step is not None and step <= self.last_step:
+            return False
+        self.last_step = step
+        self.times.append(t)
+        del self.times[:-64]
+        return True
+
+    def median_step_s(self) -> float | None:
+        gaps = [b - a for a, b in zip(self.times, self.times[1:], strict=False) if b > a]
+        return statistics.median(gaps) if gaps else None
+
+    def limit_s(self) -> float | None:
+        """Seconds of silence that make a hang now; None while there is nothing to measure."""
+        median = self.median_step_s()
+        if median is not None:
+            return max(self.limits.factor * median, self.limits.floor_s)
+        if self.training_since is not None:
+            return self.limits.first_step_s
+        return None
+
+    def silent_for(self, now: float) -> float | None:
+        since = self.times[-1] if self.times else self.training_since
+        return None if since is None else now - since
+
+
+# -- the stacks ----------------------------------------------------------------------------
+
+
+def py_spy() -> str | None:
+    """py-spy beside this interpreter (a venv) or on PATH."""
+    here = Path(sys.executable).parent / "py-spy"
+    if here.is_file() and os.access(here, os.X_OK):
+        return str(here)
+    return shutil.which("py-spy")
+
+
+@dataclass
+class Dump:
+    pid: int
+    text: str
+    """py-spy's readable dump, or the one line saying why there is none"""
+    threads: list[dict[str, Any]]
+    """py-spy's --json: threads with frames, innermost first"""
+    error: str | None = None
+
+
+def dump_stack(pid: int, *, timeout_s: float = 30.0) -> Dump:
+    """One process's Python stacks through py-spy; never raises."""
+    exe = py_spy()
+    if exe is None:
+        return Dump(pid, "", [], "py-spy is not installed — pip install py-spy to record stacks of a hung run")
+    try:
+        proc = subprocess.run([exe, "dump", "--json", "--pid", str(pid)], capture_output=True, text=True,
+                              timeout=timeout_s, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        return Dump(pid, "", [], f"py-spy did not answer within {timeout_s:.0f}s for pid {pid}")
+    except OSError as exc:
+        return Dump(pid, "", [], f"py-spy could not start: {exc}")
+    if proc.returncode != 0:
+        err = (proc.stderr or proc.stdout).strip().splitlines()
+        why = err[-1] if err else f"exit code {proc.returncode}"
+        low = (proc.stderr or "").lower()
+        if "permission" in low or "not permitted" in low or "ptrace" in low:
+            why = (f"ptrace refused for pid {pid} ({why}) — allow it with `sysctl kernel.yama.ptrace_scope=0`, "
+                   "or run with CAP_SYS_PTRACE (docker: --cap-add SYS_PTRACE)")
+        return Dump(pid, "", [], why)
+    try:
+        threads = json.loads(proc.stdout)
+    except ValueError:
+        return Dump(pid, proc.stdout, [], None)
+    return Dump(pid, format_threads(pid, threads), threads if isinstance(threads, list) else [])
+
+
+def format_threads(pid: int, threads: Any) -> str:
+    """py-spy's JSON as the text `py-spy dump` prints: a thread a block, innermost frame first."""
+    lines = [f"Process {pid}"]
+    for th in threads if isinstance(threads, list) else []:
+        state = "active" if th.get("active") else "idle"
+        lines.append(f"\nThread {th.get('os_thread_id') or th.get('thread_id')} ({state}): "
+                     f"\"{th.get('thread_name') or ''}\"")
+        for fr in th.get("frames") or []:
+            lines.append(f"    {fr.get('name')} ({fr.get('short_filename') or fr.get('filename')}:{fr.get('line')})")
+    return "\n".join(lines) + "\n"
+
+
+# Where a stack waits: the first rule (innermost frame outwards) whose needle is in a frame's file
+# or function decides. Order matters: a callback that saves waits in saving, not in the callback.
+_WAITS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("a collective (NCCL/gloo: another rank is not there)",
+     ("torch/distributed/distributed_c10d", "all_reduce", "all_gather", "broadcast", "barrier",
+      "reduce_scatter")),
+    ("the data loader", ("torch/utils/data", "dataloader", "_next_data", "datasets/arrow_dataset")),
+    ("generation", ("generate", "vllm", "_generate_and_score")),
+    ("saving a checkpoint", ("_save_checkpoint", "save_pretrained", "safetensors", "save_model")),
+    ("the evaluation loop", ("evaluation_loop", "evaluate")),
+    ("a callback", ("trainer_callback.py",)),
+    ("the optimizer step", ("optimizer", "optim/")),
+    ("the forward/backward pass", ("torch/nn/modules", "autograd", "backward")),
+)
+
+
+def _frame_text(fr: dict[str, Any]) -> str:
+    return f"{fr.get('filename') or ''} {fr.get('name') or ''}".lower()
+
+
+def where_it_waits(threads: list[dict[str, Any]]) -> str:
+    """One phrase for a process: where its main thread waits, and the innermost frame of its own."""
+    main = next((t for t in threads if t.get("thread_name") == "MainThread"), threads[0] if threads else None)
+    if not main or not main.get("frames"):
+        return "no Python frames"
+    frames = main["frames"]
+    place = None
+    for label, needles in _WAITS:
+        if any(any(n in _frame_text(fr) for n in needles) for fr in frames):
+            place = label
+            break
+    inner = frames[0]
+    if place == "a callback":  # name the callback: the frame CallbackHandler.call_event called
+        for i, fr in enumerate(frames):
+            if str(fr.get("name") or "").endswith("call_event") and i > 0:
+                inner = frames[i - 1]
+                place = f"a callback ({_at(inner)})"
+                break
+    top = frames[0]
+    if place is None:
+        return _at(top)
+    return place if top is inner and place.startswith("a callback") else f"{place}, in {_at(top)}"
+
+
+def _at(fr: dict[str, Any]) -> str:
+    """`Class.method at file.py:12`: a qualified name's last two parts (no `main.<locals>.`)."""
+    name = ".".join(str(fr.get("name") or "?").split(".")[-2:])
+    return f"{name} at {fr.get('short_filename') or fr.get('filename')}:{fr.get('line')}"
+
+
+def record_stacks(run_dir: Path, pids: list[int], step: int | None) -> tuple[Path | None, list[str], list[str]]:
+    """Dump every pid; write the stacks to hangs/step-N-T.txt. (file or None, where each process
+    waits, errors)."""
+    dumps = [dump_stack(pid) for pid in pids]
+    errors = [d.error for d in dumps if d.error]
+    waits = [f"pid {d.pid}: {where_it_waits(d.threads)}" for d in dumps if d.threads]
+    texts = [d.text for d in dumps if d.text]
+    if not texts:
+        return None, waits, errors
+    folder = run_dir / HANGS_DIR
+    folder.mkdir(exist_ok=True)
+    path = folder / f"step-{step if step is not None else 0}-{int(time.time())}.txt"
+    body = "\n".join(texts)
+    if errors:
+        body += "\n" + "\n".join(f"# {e}" for e in errors) + "\n"
+    path.write_text(body, encoding="utf-8")
+    return path, waits, errors
+
+
+def hang_finding(*, step: int | None, silent_s: float, limit_s: float, median_s: float | None,
+                 stacks: Path | None, waits: list[str], errors: list[str]) -> Finding:
+    """The `hang` finding: how long it has been quiet, against what, and where it waits."""
+    at = f"step {step}" if step is not None else "step 0"
+    why = (f"{silent_s:.0f}s without a step (the median step takes {median_s:.1f}s; the limit is {limit_s:.0f}s)"
+           if median_s is not None else f"{silent_s:.0f}s without a first step")
+    where = "; ".join(waits) if waits else (errors[0] if errors else "no stacks")
+    evidence: list[dict[str, Any]] = []
+    if stacks is not None:
+        evidence.append({"type": "file", "path": str(stacks), "what": "every process's Python stack (py-spy dump)",
+                         "waits": waits})
+    for e in errors:
+        evidence.append({"type": "note", "text": e})
+    return Finding(
+        kind="hang", steps=(step or 0, step or 0), severity="warning",
+        summary=f"the run is alive but stuck at {at}: {why}; it waits in {where}",
+        fix="look at the stacks: a callback or reward that blocks, a rank that died (a collective waits for "
+            "it), a data loader worker stuck on I/O; stop it with `cockpit stop --force RUN`",
+        evidence=evidence)

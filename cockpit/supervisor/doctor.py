@@ -1,0 +1,305 @@
+"""The supervisor's doctor: findings that need the live process or the checkpoints, not only the
+metrics. It tails the journal beside the supervisor's loop and
+
+- names a hang: no step for k × the median step time while the process is alive → every
+  process's Python stack in `hangs/` and a `hang` finding (`findings/hang.py`);
+- checks each checkpoint's weights against the start (`findings/weights.py`);
+- after a resume, checks that step, learning rate and loss carry on (`findings/resume.py`).
+
+Reading a checkpoint or dumping stacks can take seconds, so they run on one worker thread; the
+supervisor's loop only pays a journal poll. Every failure here is one warning line in the
+journal and turns the doctor off: it can never stop the run or its supervisor.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import subprocess
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from cockpit.errors import CockpitError
+from cockpit.findings import hang, resume, sft_data
+from cockpit.findings.model import Finding
+from cockpit.run import journal
+from cockpit.run.folder import RunFolder, list_checkpoints, script_section
+from cockpit.run.tailer import Tailer
+
+POLL_EVERY_S = 1.0
+SAVING_SLACK = 5.0
+"""The hang limit is this many times longer while the runner saves the final model."""
+END_WAIT_S = 120.0
+"""How long the end of a run waits for the checks still queued (the last checkpoint's weights)."""
+
+
+class Doctor:
+    """Call `poll(pid)` from the supervisor's loop and `ended(state)` once the trainer exited."""
+
+    def __init__(self, run: RunFolder, jw: journal.JournalWriter, resume_from: Path | None = None) -> None:
+        self.run = run
+        self.jw = jw
+        section = run.cockpit_section().get("doctor")
+        self.settings: dict[str, Any] = section if isinstance(section, dict) else {}
+        extra = run.cockpit_section().get("env")  # `cockpit run --env COCKPIT_HANG_FLOOR_S=30 -- ...`
+        env = {**os.environ, **({str(k): str(v) for k, v in extra.items()} if isinstance(extra, dict) else {})}
+        self.clock = hang.StepClock(hang.HangLimits.from_settings(self.settings.get("hang"), env))
+        self.tailer = Tailer(run.events)
+        self.tailer.seek_end()  # this attempt only: a resumed run's journal holds the earlier ones
+        self.resume_from = resume_from
+        self.after: list[dict[str, Any]] = []
+        self.resume_done = resume_from is None
+        self.hung_at: int | None = None
+        """The step of the hang already reported (one finding a hang, not one a poll)."""
+        self.model: str | None = None
+        self.output_dir: Path | None = None
+        self.checked: set[str] = set()
+        self.next_poll = 0.0
+        self.phase = ""
+        self.off = False
+        self._jobs: queue.Queue[Callable[[], None] | None] = queue.Queue()
+        self._worker = threading.Thread(target=self._work, name="cockpit-doctor", daemon=True)
+        self._worker.start()
+        self._probe: subprocess.Popen | None = None
+        self._sft = None
+        if not script_section(run) and sft_data.is_sft(run.read_status().trainer) \
+                and self.settings.get("sft_data") is not False:
+            self._sft = threading.Thread(target=self._sft_data, name="cockpit-doctor-sft", daemon=True)
+            self._sft.start()
+
+    # -- the supervisor's calls ----------------------------------------------------------------
+    def poll(self, pid: int | None) -> None:
+        if self.off:
+            return
+        now = time.monotonic()
+        if now < self.next_poll:
+            return
+        self.next_poll = now + POLL_EVERY_S
+        self._guard(lambda: self._poll(pid))
+
+    def ended(self, state: str | None = None) -> None:
+        """The trainer is gone: the resume check with what it logged, the final model's weights,
+        then wait (bounded) for the queued checks."""
+        if not self.off:
+            self._guard(lambda: self._end(state))
+        self._jobs.put(None)
+        deadline = time.monotonic() + END_WAIT_S
+        self._worker.join(END_WAIT_S)
+        if self._sft is not None:
+            if self._sft.is_alive() and self._probe is not None:
+                _renice(self._probe.pid)  # the training is over: the measuring may have the CPU now
+            self._sft.join(max(0.0, deadline - time.monotonic()))
+            if self._sft.is_alive() and self._probe is not None:
+                self._probe.kill()  # ours (not the run's group): the run is over, so is its measuring
+
+    def _end(self, state: str | None) -> None:
+        self._read(time.time())
+        if not self.resume_done and self.after:
+            self._resume_check()
+        if state in (None, "finished") and self.output_dir is not None and any(self.output_dir.glob("*.safetensors")):
+            self._queue_weights(self.output_dir, self.clock.last_step or 0)
+
+    # -- inside ------------------------------------------------------------------------------
+    def _guard(self, fn: Callable[[], None]) -> None:
+        try:
+            fn()
+        except Exception as exc:  # noqa: BLE001 - the doctor never takes the supervisor down
+            self.off = True
+            self._warn(f"the doctor stopped (hang, resume and weight checks are off): {type(exc).__name__}: {exc}")
+
+    def _warn(self, message: str) -> None:
+        try:
+            self.jw.write(journal.warning(message[:400], code="doctor"))
+        except Exception:  # noqa: BLE001 - a closed or full journal: nothing more to say
+            pass
+
+    def _write(self, findings: list[Finding]) -> None:
+        for f in findings:
+            self.jw.write(f.to_record())
+
+    def _poll(self, pid: int | None) -> None:
+        self._read(time.time())
+        if not self.resume_done and len(self.after) >= resume.WANT_POINTS:
+            self._resume_check()
+        if pid is not None:
+            self._check_hang(pid)
+
+    def _read(self, now: float) -> None:
+        while True:
+            before = self.tailer.offset
+            records = self.tailer.poll()
+            for rec in records:
+                self._see(rec, now)
+            if self.tailer.offset == before:
+                break
+
+    def _see(self, rec: journal.Record, now: float) -> None:
+        kind = rec.kind
+        if kind == journal.RUN_STARTED:
+            self.model = str(rec.data.get("model") or "") or None
+            out = rec.data.get("output_dir")
+            if out:
+                self.output_dir = self._path(str(out))
+        elif kind == journal.PHASE:
+            self.phase = str(rec.data.get("phase") or "")
+            if self.phase == "training":
+                self.clock.training_since = self.clock.training_since or time.time()
+        elif kind in (journal.METRICS, journal.PROGRESS) and rec.step is not None:
+            if self.clock.step(rec.step, rec.t or now):
+                self.hung_at = None
+            if kind == journal.METRICS and not rec.data.get("summary") and not self.resume_done:
+                self.after.append({"step": rec.step, **rec.data})
+        elif kind == journal.CHECKPOINT and rec.step is not None and rec.data.get("path"):
+            self._queue_weights(self._path(str(rec.data["path"])), rec.step)
+
+    def _path(self, p: str) -> Path:
+        path = Path(p)
+        if not path.is_absolute():
+            script = script_section(self.run)
+            path = Path(str(script.get("cwd") or self.run.path)) / path if script else self.run.path / path
+        return path
+
+    # -- SFT data -----------------------------------------------------------------------------
+    def _sft_data(self) -> None:
+        """At run start: what max_length cuts and how full packed rows are, measured in a
+        subprocess at the lowest priority (nice 19) beside the training, never inside it: on a
+        busy CPU the training keeps the cores, and the answer comes later."""
+        def keep(proc: subprocess.Popen) -> None:
+            self._probe = proc
+
+        try:
+            self._write(sft_data.findings(sft_data.probe(run_dir=self.run.path, nice=True, on_start=keep)))
+        except CockpitError as exc:
+            self._warn(f"the SFT data check could not run: {exc}")
+        except Exception as exc:  # noqa: BLE001 - a failed check is a line, never the run's end
+            self._warn(f"the SFT data check failed: {type(exc).__name__}: {exc}")
+
+    # -- hang ----------------------------------------------------------------------------------
+    def _check_hang(self, pid: int) -> None:
+        limit = self.clock.limit_s()
+        if self.phase == "done":
+            return  # training is over: what is left is the process exiting
+        if limit is not None and self.phase == "saving":
+            limit *= SAVING_SLACK  # the final save of a large model takes many steps' time
+        silent = self.clock.silent_for(time.time())
+        if limit is None or silent is None or silent < limit:
+            return
+        step = self.clock.last_step
+        if self.hung_at == (step if step is not None else -1):
+            return
+        self.hung_at = step if step is not None else -1
+        median = self.clock.median_step_s()
+        pids = _python_pids(pid)
+
+        def job() -> None:
+            stacks, waits, errors = hang.record_stacks(self.run.path, pids, step)
+            self._write([hang.hang_finding(step=step, silent_s=silent, limit_s=limit, median_s=median,
+                                           stacks=stacks, waits=waits, errors=errors)])
+        self._jobs.put(job)
+
+    # -- resume --------------------------------------------------------------------------------
+    def _resume_check(self) -> None:
+        self.resume_done = True
+        if self.resume_from is None:
+            return
+        found = resume.check(Path(self.resume_from), self.after)
+        if found is not None:
+            self._write([found])
+
+    # -- weights -------------------------------------------------------------------------------
+    def _queue_weights(self, folder: Path, step: int) -> None:
+        if self.settings.get("weights") is False or str(folder) in self.checked:
+            return
+        self.checked.add(str(folder))
+        base = self._base()
+
+        def job() -> None:
+            from cockpit.findings import weights  # numpy: loaded when the first checkpoint comes
+
+            # The run's first checkpoint: the start when the base model is not a local folder.
+            ckpts = list_checkpoints(folder.parent if folder.name.startswith("checkpoint-") else folder)
+            first = ckpts[0] if ckpts else None
+            self._write(weights.check_checkpoint(folder, step=step, base=base, first=first))
+        self._jobs.put(job)
+
+    def _base(self) -> Path | None:
+        """The model the run started from, when it is a local folder: what the trainer loaded
+        (run_started), else run.yaml's model_name_or_path."""
+        names = [self.model]
+        try:
+            from cockpit.files import safe_load
+
+            cfg = safe_load(self.run.run_yaml.read_text(encoding="utf-8")) or {}
+            names.append(str(cfg.get("model_name_or_path") or ""))
+        except Exception:  # noqa: BLE001 - no run.yaml (a plain CockpitCallback run): no base there
+            pass
+        for name in names:
+            if name and Path(name).expanduser().is_dir():
+                return Path(name).expanduser()
+        return None
+
+    def _work(self) -> None:
+        while True:
+            job = self._jobs.get()
+            if job is None:
+                return
+            try:
+                job()
+            except Exception as exc:  # noqa: BLE001 - one failed check is a line, not the doctor's end
+                self._warn(f"a doctor check failed: {type(exc).__name__}: {exc}")
+
+
+def _renice(pid: int) -> None:
+    """Back to normal priority; a user who may not raise a priority leaves it low."""
+    try:
+        os.setpriority(os.PRIO_PROCESS, pid, 0)
+    except OSError:
+        pass
+
+
+def _python_pids(root: int) -> list[int]:
+    """The run's Python processes: the root and its descendants (torchrun's ranks, workers)."""
+    try:
+        import psutil
+    except ImportError:
+        return [root]
+    try:
+        proc = psutil.Process(root)
+        procs = [proc, *proc.children(recursive=True)]
+    except (psutil.NoSuchProcess, psutil.AccessDenied):
+        return [root]
+    out = []
+    for p in procs:
+        try:
+            text = " ".join([p.name(), *(p.cmdline()[:1])]).lower()
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            continue
+        if "python" in text or "torchrun" in text or "accelerate" in text:
+            out.append(p.pid)
+    return out or [root]
+
+
+class _Off:
+    """The doctor that could not start: does nothing."""
+
+    def poll(self, pid: int | None) -> None:
+        pass
+
+    def ended(self, state: str | None = None) -> None:
+        pass
+
+
+def start_doctor(run: RunFolder, jw: journal.JournalWriter, resume_from: Path | None = None) -> Doctor | _Off:
+    """A Doctor, or one that does nothing when it cannot start (a warning line says why)."""
+    try:
+        return Doctor(run, jw, resume_from)
+    except Exception as exc:  # noqa: BLE001 - the doctor never keeps a run from starting
+        try:
+            jw.write(journal.warning(f"the doctor is off for this run: {type(exc).__name__}: {exc}"[:400],
+                                     code="doctor"))
+        except Exception:  # noqa: BLE001
+            pass
+        return _Off()
