@@ -32,8 +32,10 @@ from cockpit.run.tailer import Tailer
 POLL_EVERY_S = 1.0
 SAVING_SLACK = 5.0
 """The hang limit is this many times longer while the runner saves the final model."""
-END_WAIT_S = 120.0
-"""How long the end of a run waits for the checks still queued (the last checkpoint's weights)."""
+END_WAIT_S = 8.0
+"""How long the end of a run waits for the checks still queued (the last checkpoint's weights, the
+SFT data probe): run_ended and the final status wait for them, and a resume waits for this
+supervisor to let go of the run, so what is not done by then is dropped (the probe is killed)."""
 
 
 class Doctor:
