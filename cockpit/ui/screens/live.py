@@ -181,14 +181,11 @@ class LiveRunScreen(RunView):
                 return None
 
         def can_resume(state: str | None) -> bool:
-            from cockpit.launch.plan import newest_complete_checkpoint
+            from cockpit.launch.plan import resume_checkpoint
 
             if state is None or state in LIVE_STATES or state == "finished":
                 return False
-            try:
-                return newest_complete_checkpoint(run.output) is not None
-            except OSError:
-                return False
+            return resume_checkpoint(run) is not None  # where `cockpit resume` looks
 
         data, tailer = load_journal(run.events, run.name)
         out = LineTailer(run.stdout_log)

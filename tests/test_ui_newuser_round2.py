@@ -1,0 +1,70 @@
+"""What a new user hit in the TUI, round two (issue 22, items 1 and 4–17): each test drives the
+real screen (Pilot) over run folders written with the core APIs, or a real run's command."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from test_ui_app import app_for, make_run, notifications, sft_records, wait_for
+
+from cockpit.run import journal
+from cockpit.run.folder import Status
+from conftest import FIXTURES
+
+pytestmark = pytest.mark.anyio
+
+
+def _footer_keys(app) -> list[str]:
+    from textual.widgets import Footer
+
+    return [k.description for k in app.screen.query_one(Footer).query("FooterKey")]
+
+
+def _fake_checkpoint(folder: Path, step: int, max_steps: int = 100) -> None:
+    ckpt = folder / f"checkpoint-{step}"
+    ckpt.mkdir(parents=True)
+    (ckpt / "trainer_state.json").write_text(f'{{"global_step": {step}, "max_steps": {max_steps}}}')
+    (ckpt / "model.safetensors").write_bytes(b"weights")
+
+
+# -- 1: a stopped script-mode run resumes from the TUI --------------------------------------------
+
+
+async def test_a_stopped_script_run_offers_u_resume_and_u_starts_the_next_attempt(tmp_path):
+    from cockpit.launch import plan as launch
+    from cockpit.launch.script import prepare_script
+    from cockpit.ui.screens.confirm import ConfirmScreen
+
+    (tmp_path / "train.py").write_text("print('resumed')\n", encoding="utf-8")
+    run = prepare_script([sys.executable, "train.py"], cwd=tmp_path, runs_dir=tmp_path / "runs")
+    with journal.JournalWriter(run.events) as jw:  # what the hook writes: the script's output_dir
+        jw.write_all([journal.run_started("sft", max_steps=100, script=True, output_dir="out"),
+                      *sft_records(range(1, 11))[2:],
+                      journal.run_ended("stopped", reason="stopped by request", step=10)])
+    run.write_status(Status(state="stopped", name=run.name, trainer="sft"))
+    _fake_checkpoint(tmp_path / "out", 10)  # in the script's folder, not the run folder
+    app = app_for(tmp_path, "live", [str(run.path)])
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: app.screen.sources and app.screen.resumable, "resumable")
+        await wait_for(pilot, lambda: "Resume" in _footer_keys(app), "u Resume in the footer")
+        assert "Resume" in {c.title for c in app.get_system_commands(app.screen)}
+        screen = app.screen
+        await pilot.press("u")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "asked")
+        await pilot.press("y")
+        try:
+            await wait_for(pilot, lambda: any("resumed from" in m for m in notifications(app)),
+                           "resumed", limit=30)
+            assert run.read_status().attempt == 2
+            assert "resumed from" in run.command_txt.read_text()
+            await wait_for(pilot, lambda: screen.state not in ("starting", "running"),
+                           "the script's second attempt ends", limit=60)
+        finally:
+            from cockpit.errors import CockpitError
+            try:
+                launch.stop(run, save=False, grace_s=2)
+            except CockpitError:
+                pass
