@@ -68,3 +68,38 @@ async def test_a_stopped_script_run_offers_u_resume_and_u_starts_the_next_attemp
                 launch.stop(run, save=False, grace_s=2)
             except CockpitError:
                 pass
+
+
+# -- 4: a preset saved in setup shows on Home at once ---------------------------------------------
+
+
+async def test_a_preset_saved_in_setup_is_listed_on_home_when_coming_back(tmp_path, registry):
+    from textual.widgets import Input
+    from test_ui_setup import pick, type_into
+
+    from cockpit.paths import user_presets_dir
+    from cockpit.ui.screens.home import HomeScreen
+    from cockpit.ui.widgets.home.preset_list import PresetList
+    from cockpit.ui.widgets.setup.save_prompt import SavePresetPrompt
+
+    target = user_presets_dir() / "round2-saved.yaml"
+    target.unlink(missing_ok=True)
+    app = app_for(tmp_path)
+    async with app.run_test(size=(160, 48)) as pilot:
+        presets = app.screen.query_one(PresetList)
+        await wait_for(pilot, lambda: presets.option_count > 0, "the presets listed")
+        assert str(target) not in presets.infos
+        await pilot.press("n")
+        await pick(pilot, app, "sft")
+        await type_into(pilot, app, "model_name_or_path", "demo:models/tiny-lm")
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: isinstance(app.screen, SavePresetPrompt), "the name prompt")
+        app.screen.query_one("#preset-name", Input).value = "round2-saved"
+        await pilot.press("enter")
+        await wait_for(pilot, target.exists, "the preset file")
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: isinstance(app.screen, HomeScreen), "back home")
+        await wait_for(pilot, lambda: str(target) in presets.infos, "the saved preset on Home")
+        target.unlink()
+        await pilot.press("f5")
+        await wait_for(pilot, lambda: str(target) not in presets.infos, "F5 reads them again")
