@@ -103,3 +103,27 @@ async def test_a_preset_saved_in_setup_is_listed_on_home_when_coming_back(tmp_pa
         target.unlink()
         await pilot.press("f5")
         await wait_for(pilot, lambda: str(target) not in presets.infos, "F5 reads them again")
+
+
+# -- 5: legends survive a trip to another tab -------------------------------------------------------
+
+
+def _legends(app) -> dict[str, str]:
+    from cockpit.ui.widgets.run.plot_grid import PlotGrid
+
+    return {p.panel.title: str(p.border_title) + "".join(str(r) for r in p.legend)
+            for p in app.screen.query_one(PlotGrid).plots()}
+
+
+async def test_plot_legends_come_back_after_another_tab_and_after_0(tmp_path):
+    app = app_for(tmp_path, "replay", [str(FIXTURES / "trl_sft_token_accuracy.json"),
+                                        str(FIXTURES / "trainer_eval_best_checkpoint.json")])
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_for(pilot, lambda: len(app.screen.sources) == 2, "both loaded")
+        await wait_for(pilot, lambda: any("━" in t for t in _legends(app).values()), "legends drawn")
+        before = _legends(app)
+        assert "━" in before["loss"]
+        for keys in (("2", "1"), ("3", "1"), ("2", "1", "0")):
+            await pilot.press(*keys)
+            await pilot.pause(0.3)
+            await wait_for(pilot, lambda: _legends(app) == before, f"the legends back after {keys}")

@@ -370,8 +370,14 @@ class RunView(Screen):
             return
         self.chosen_panels = tuple(p for p in grid.panels if p != target.panel)
 
-    def action_reset_panels(self) -> None:
-        self.chosen_panels = None
+    async def action_reset_panels(self) -> None:
+        """The default panels, drawn afresh (titles and legends) even when they are shown."""
+        if self.chosen_panels is not None:
+            self.chosen_panels = None
+            return
+        for plot in self.query_one(PlotGrid).plots():
+            plot.drawn_signature = None
+        await self.refresh_view()
 
     def action_toggle_smoothing(self) -> None:
         self.smoothing = 0.0 if self.smoothing else SMOOTHING_STEPS[self.smoothing_index]

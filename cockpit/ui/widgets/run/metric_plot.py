@@ -85,6 +85,9 @@ class MetricPlot(Widget, can_focus=True):
             # A Text, never markup: a panel's title is a metric key from the run.
             self.border_title = Text(self._title(smoothing))
             self.border_subtitle = _axis_name(x_mode, _x_used(sources, x_mode))
+            # No size: a hidden tab (or not laid out yet). The title just lost its legend, so
+            # the next render with a size draws again, even at the size of the last draw.
+            self.drawn_signature = None
             self.refresh()
             return False
         return self._draw_wanted()
