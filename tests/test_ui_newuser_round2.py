@@ -127,3 +127,28 @@ async def test_plot_legends_come_back_after_another_tab_and_after_0(tmp_path):
             await pilot.press(*keys)
             await pilot.pause(0.3)
             await wait_for(pilot, lambda: _legends(app) == before, f"the legends back after {keys}")
+
+
+# -- 6: export from an overlay writes every source ----------------------------------------------------
+
+
+async def test_w_in_an_overlay_exports_every_source_added_with_a(tmp_path, monkeypatch):
+    from textual.widgets import Input
+
+    from cockpit.ui.screens.path_prompt import PathPrompt
+
+    monkeypatch.chdir(tmp_path)
+    app = app_for(tmp_path, "replay", [str(FIXTURES / "trl_sft_token_accuracy.json")])
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_for(pilot, lambda: app.screen.sources, "loaded")
+        await pilot.press("a")
+        await wait_for(pilot, lambda: isinstance(app.screen, PathPrompt), "the path prompt")
+        app.screen.query_one(Input).value = str(FIXTURES / "trl_orpo_recsys.json")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: len(getattr(app.screen, "sources", [])) == 2, "two sources")
+        await pilot.press("f", "w")
+        await wait_for(pilot, lambda: sum("panels.png" in m for m in "\n".join(notifications(app)).split("\n"))
+                       == 2, "both sources' files", limit=120)
+        written = sorted(p.name for p in (*tmp_path.glob("*.csv"), *tmp_path.glob("*.png")))
+        assert written == ["trl_orpo_recsys-metrics.csv", "trl_orpo_recsys-panels.png",
+                           "trl_sft_token_accuracy-metrics.csv", "trl_sft_token_accuracy-panels.png"]

@@ -386,7 +386,7 @@ class LiveRunScreen(RunView):
         from cockpit.ui.exporting import export_and_notify
 
         # The RunData on screen (copied on the UI thread), so the files hold what the plots do.
-        export_and_notify(self, self.run.path, self.run.path, data=self.detail)
+        export_and_notify(self, [(self.run.path, self.run.path, "", self.detail)])
 
     def _resumed(self) -> None:
         """A new attempt is starting: the old end is history at once (the banner would stay
