@@ -152,3 +152,44 @@ async def test_w_in_an_overlay_exports_every_source_added_with_a(tmp_path, monke
         written = sorted(p.name for p in (*tmp_path.glob("*.csv"), *tmp_path.glob("*.png")))
         assert written == ["trl_orpo_recsys-metrics.csv", "trl_orpo_recsys-panels.png",
                            "trl_sft_token_accuracy-metrics.csv", "trl_sft_token_accuracy-panels.png"]
+
+
+# -- 7: the ETA mid-run --------------------------------------------------------------------------------
+
+
+def test_the_callback_writes_progress_between_logs_but_not_at_every_step(tmp_path):
+    from transformers import TrainerControl, TrainerState
+
+    from cockpit.run.folder import create_run_folder
+    from cockpit.runner.callback import CockpitCallback
+
+    run = create_run_folder(tmp_path / "runs", "eta")
+    state = TrainerState(max_steps=40, global_step=20, is_world_process_zero=True)
+    with journal.JournalWriter(run.events) as jw:
+        cb = CockpitCallback(run, jw)
+        cb.on_train_begin(None, TrainerState(max_steps=40, is_world_process_zero=True), TrainerControl())
+        cb._last_progress = 0.0  # as if the last progress line were long ago
+        cb.on_step_end(None, state, TrainerControl())   # a step between two logs: one line
+        state.global_step = 21
+        cb.on_step_end(None, state, TrainerControl())   # right after it: none
+    records, _ = journal.read_all(run.events)
+    progress = [r.step for r in records if r.kind == journal.PROGRESS]
+    assert progress == [0, 20]
+
+
+async def test_an_eta_past_its_countdown_mid_run_is_not_shown_as_0_s(tmp_path):
+    from cockpit.ui.widgets.run.run_header import RunHeader
+
+    records = sft_records(range(1, 21), max_steps=40)
+    stale = journal.progress(20, 40, steps_per_s=2.0, eta_s=5.0)
+    stale.t = time.time() - 12  # written 12 s ago with 5 s to go: the next step is slow
+    run = make_run(tmp_path / "runs", "slow-steps", [*records, stale])
+    app = app_for(tmp_path, "live", [str(run.path)])
+    async with app.run_test(size=(160, 48)) as pilot:
+        header = app.screen.query_one(RunHeader)
+        await wait_for(pilot, lambda: "step 20/40" in str(header.render()), "the header")
+        text = str(header.render())
+        assert "ETA …" in text and "ETA 0" not in text
+        with journal.JournalWriter(run.events) as jw:
+            jw.write(journal.progress(21, 40, steps_per_s=0.1, eta_s=190.0))
+        await wait_for(pilot, lambda: "ETA 3m" in str(header.render()), "a fresh ETA")
