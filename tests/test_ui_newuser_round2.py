@@ -74,8 +74,8 @@ async def test_a_stopped_script_run_offers_u_resume_and_u_starts_the_next_attemp
 
 
 async def test_a_preset_saved_in_setup_is_listed_on_home_when_coming_back(tmp_path, registry):
-    from textual.widgets import Input
     from test_ui_setup import pick, type_into
+    from textual.widgets import Input
 
     from cockpit.paths import user_presets_dir
     from cockpit.ui.screens.home import HomeScreen
@@ -193,3 +193,45 @@ async def test_an_eta_past_its_countdown_mid_run_is_not_shown_as_0_s(tmp_path):
         with journal.JournalWriter(run.events) as jw:
             jw.write(journal.progress(21, 40, steps_per_s=0.1, eta_s=190.0))
         await wait_for(pilot, lambda: "ETA 3m" in str(header.render()), "a fresh ETA")
+
+
+# -- 8: odd metric names ----------------------------------------------------------------------------
+
+
+def _plain(title) -> str:
+    """A border title as shown (the property gives it back as markup)."""
+    from textual.content import Content
+
+    return Content.from_markup(title).plain
+
+
+@pytest.mark.parametrize("size", [(100, 30), (160, 48)])
+async def test_odd_metric_names_are_drawn_and_keep_the_panel_borders_whole(tmp_path, size):
+    from rich.cells import cell_len
+
+    from cockpit.ui.widgets.run.plot_grid import PlotGrid
+
+    odd = ["[bold]weird[/]", "\x1b[31mred", "rewards/🚀/mean"]
+    records = [journal.run_started("grpo", max_steps=20), journal.phase("training")]
+    for s in range(1, 21):
+        records.append(journal.metrics(s, {odd[0]: s, odd[1]: 2 * s, odd[2]: s / 3,
+                                           "rewards/format/mean": s / 4, "loss": 1 / s}))
+    run = make_run(tmp_path / "runs", "odd", records, trainer="grpo")
+    app = app_for(tmp_path, "live", [str(run.path)])
+    async with app.run_test(size=size) as pilot:
+        grid = app.screen.query_one(PlotGrid)
+        await wait_for(pilot, lambda: len(grid.plots()) >= 4 and all(p.chart for p in grid.plots()),
+                       "the panels drawn")
+        await pilot.pause(0.3)
+        plots = {p.panel.title: p for p in grid.plots()}
+        assert plots["[bold]weird[/]"].points_drawn == 20  # not "no data yet"
+        assert "no data" not in _plain(plots["[bold]weird[/]"].border_title)
+        assert _plain(plots["\x1b[31mred"].border_title) == "·[31mred"
+        reward = plots["reward"]
+        assert "rewards/🚀/mean" in reward.labels_drawn
+        for plot in grid.plots():
+            title = _plain(plot.border_title)
+            assert "\x1b" not in title and cell_len(title) <= plot.size.width
+            for line in plot.render().split():
+                assert line.cell_len == plot.size.width
+        assert "\x1b" not in app.export_screenshot()

@@ -26,8 +26,9 @@ class Panel:
         """The concrete keys to draw, in pattern order, eval twins right after their train key."""
         out: list[str] = []
         for pattern in self.keys:
-            matches = [k for k in available if fnmatch.fnmatchcase(k, pattern)] \
-                if any(c in pattern for c in "*?[") else ([pattern] if pattern in available else [])
+            # A logged key is itself first: `[bold]weird[/]` is a name, not a character class.
+            matches = [pattern] if pattern in available else \
+                [k for k in available if fnmatch.fnmatchcase(k, pattern)] if any(c in pattern for c in "*?[") else []
             for key in matches:
                 if key not in out:
                     out.append(key)
