@@ -258,3 +258,34 @@ async def test_completion_length_panel_draws_old_and_new_grpo_files_side_by_side
             await wait_for(pilot, lambda plot=plot, drawn=drawn: plot.labels_drawn == drawn,
                            f"drawn: {drawn}")
             assert not any(p.panel.title == "completion_length" for p in grid.plots())
+
+
+# -- 10: the pane a number key opens takes the focus ----------------------------------------------
+
+
+async def test_a_number_key_gives_the_focus_to_the_tab_it_opens(tmp_path):
+    from textual.widgets import TabbedContent
+
+    from cockpit.ui.widgets.run.alerts_list import RulesTable
+    from cockpit.ui.widgets.run.log_history import LogHistoryTable
+
+    run = make_run(tmp_path / "runs", "focus", sft_records(range(1, 40)), state="running")
+    app = app_for(tmp_path, "live", [str(run.path)])
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: app.screen.sources, "loaded")
+        tabs = app.screen.query_one(TabbedContent)
+        await pilot.press("3")
+        history = app.screen.query_one(LogHistoryTable)
+        await wait_for(pilot, lambda: app.focused is history, "the log history focused")
+        await pilot.press("right")
+        await pilot.pause(0.2)
+        assert tabs.active == "history"  # Right moved in the table, not to the next tab
+        await pilot.press("6")
+        await wait_for(pilot, lambda: isinstance(app.focused, RulesTable), "the alert rules focused")
+        rules = app.focused
+        await wait_for(pilot, lambda: rules.row_count > 1, "the built-in rules listed")
+        await pilot.press("down")
+        await wait_for(pilot, lambda: rules.cursor_row == 1, "Down moves in the rules at once")
+        await pilot.press("m")
+        await wait_for(pilot, lambda: any(m.startswith("muted") for m in notifications(app)),
+                       "m mutes at once")

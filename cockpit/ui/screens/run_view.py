@@ -320,22 +320,31 @@ class RunView(Screen):
             self.app.switch_to_home()
 
     def action_tab(self, tab: str) -> None:
-        """Digits switch tabs wherever the focus is. Focus left inside the old tab would pull it
-        back (TabbedContent shows the pane holding the focus): it moves to the new tab's first
-        focusable widget instead."""
+        """Digits switch tabs wherever the focus is, and the tab's pane takes the focus (Right
+        scrolls the log history, `m` mutes on the alerts tab), not the tab strip. The plots tab
+        keeps the focus on the strip when it had it: a focused panel is one `m` replaces."""
         tabs = self.query_one(TabbedContent)
         focused = self.focused
         inside = focused is not None and any(isinstance(a, TabPane) for a in focused.ancestors)
-        if inside:
+        if inside:  # focus left inside the old tab would pull it back (TabbedContent shows it)
             self.set_focus(None)
         try:
             tabs.active = tab
         except ValueError:
             return
-        if inside:
-            def focus_new_pane() -> None:
+        if inside or tab != "plots":
+            def focus_new_pane(tries: int = 3) -> None:
+                if tabs.active != tab:
+                    return  # another digit came first
                 pane = tabs.get_pane(tab)
-                target = next((w for w in pane.query("*") if w.focusable), None)
+                found = [w for w in pane.query("*") if w.focusable]
+                # The innermost: a table rather than the scroll box around it. (The alerts tab
+                # mounts its rules table at its first showing; `AlertsList` hands it the focus.)
+                target = next((w for w in found if not any(o is not w and w in o.ancestors
+                                                           for o in found)), None)
+                if target is None and tries:
+                    self.call_after_refresh(focus_new_pane, tries - 1)
+                    return
                 self.set_focus(target)
 
             self.call_after_refresh(focus_new_pane)

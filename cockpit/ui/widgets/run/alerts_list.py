@@ -145,6 +145,8 @@ class AlertsList(Static):
                 box = AlertRules(id="alert-rules-box")
                 self.parent.mount(box, before=self)
                 box.call_after_refresh(box.show, board.entries(data.trainer), board.sources.problems)
+                if self.screen.focused is self.parent:  # the tab was opened by its key: the
+                    box.call_after_refresh(box.query_one(RulesTable).focus)  # rules take it
         self.update(self._history(data, resume_key))
     def _history(self, data: RunData, resume_key: str | None) -> Content:
         notes = [markup("[dim]• $note[/]", note=n) for n in data.notes]
