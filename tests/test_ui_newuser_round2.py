@@ -240,24 +240,27 @@ async def test_odd_metric_names_are_drawn_and_keep_the_panel_borders_whole(tmp_p
 # -- 9: an older GRPO file's completion length ------------------------------------------------------
 
 
-async def test_completion_length_panel_draws_old_and_new_grpo_files_side_by_side(tmp_path):
+LEGACY_GRPO = str(FIXTURES / "trl_grpo_legacy_reward_keys.json")
+MODERN_GRPO = str(FIXTURES / "trl_grpo_modern_multireward.json")
+
+
+@pytest.mark.parametrize("paths, drawn", [
+    ([LEGACY_GRPO], ["completion_length"]),
+    ([MODERN_GRPO, LEGACY_GRPO], ["trl_grpo_modern_multireward: completions/mean_length",
+                                  "trl_grpo_legacy_reward_keys: completion_length"]),
+])
+async def test_completion_length_panel_draws_old_and_new_grpo_files_side_by_side(tmp_path, paths, drawn):
     from cockpit.ui.widgets.run.plot_grid import PlotGrid
 
-    legacy = str(FIXTURES / "trl_grpo_legacy_reward_keys.json")
-    modern = str(FIXTURES / "trl_grpo_modern_multireward.json")
-    for paths, drawn in (([legacy], ["completion_length"]),
-                         ([modern, legacy], ["trl_grpo_modern_multireward: completions/mean_length",
-                                             "trl_grpo_legacy_reward_keys: completion_length"])):
-        app = app_for(tmp_path, "replay", paths)
-        async with app.run_test(size=(160, 48)) as pilot:
-            await wait_for(pilot, lambda n=len(paths): len(app.screen.sources) == n, "loaded")
-            grid = app.screen.query_one(PlotGrid)
-            await wait_for(pilot, lambda: any(p.panel.title == "completion length" and p.chart
-                                              for p in grid.plots()), "a completion length panel")
-            plot = next(p for p in grid.plots() if p.panel.title == "completion length")
-            await wait_for(pilot, lambda plot=plot, drawn=drawn: plot.labels_drawn == drawn,
-                           f"drawn: {drawn}")
-            assert not any(p.panel.title == "completion_length" for p in grid.plots())
+    app = app_for(tmp_path, "replay", paths)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_for(pilot, lambda: len(app.screen.sources) == len(paths), "loaded")
+        grid = app.screen.query_one(PlotGrid)
+        await wait_for(pilot, lambda: any(p.panel.title == "completion length" and p.chart
+                                          for p in grid.plots()), "a completion length panel")
+        plot = next(p for p in grid.plots() if p.panel.title == "completion length")
+        await wait_for(pilot, lambda: plot.labels_drawn == drawn, f"drawn: {drawn}")
+        assert not any(p.panel.title == "completion_length" for p in grid.plots())
 
 
 # -- 10: the pane a number key opens takes the focus ----------------------------------------------
