@@ -292,3 +292,37 @@ async def test_a_number_key_gives_the_focus_to_the_tab_it_opens(tmp_path):
         await pilot.press("m")
         await wait_for(pilot, lambda: any(m.startswith("muted") for m in notifications(app)),
                        "m mutes at once")
+
+
+# -- 11: the add-rule dialog ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("state, targets, action, when", [
+    ("running", False, "journal", "from its next poll"),
+    ("running", True, "notify", "from its next poll"),
+    ("stopped", False, "journal", "once it is resumed"),
+])
+async def test_the_add_rule_dialog_offers_notify_only_with_targets_and_says_when_like_the_note(
+        tmp_path, state, targets, action, when):
+    import yaml
+    from textual.widgets import Select, Static
+
+    from cockpit.ui.screens.add_rule import AddRuleScreen
+
+    run = make_run(tmp_path / "runs", "rules", sft_records(range(1, 6)), state=state)
+    if targets:
+        run.run_yaml.write_text("trainer: sft\ncockpit:\n  notify: {ntfy: 'https://ntfy.example/t'}\n")
+    app = app_for(tmp_path, "live", [str(run.path)])
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: app.screen.sources and app.screen.state == state, "loaded")
+        await pilot.press("a")
+        await wait_for(pilot, lambda: isinstance(app.screen, AddRuleScreen), "the dialog")
+        dialog = app.screen
+        assert dialog.query_one("#rule-action", Select).value == action
+        assert when in str(dialog.query_one("#rule-hint", Static).render())
+        await pilot.press("enter")
+        added = run.control / "alerts.yaml"
+        await wait_for(pilot, added.exists, "control/alerts.yaml")
+        assert yaml.safe_load(added.read_text())["alerts"][0]["do"] == [action]
+        await wait_for(pilot, lambda: any(m.startswith("watching") and when in m for m in notifications(app)),
+                       "the note says the same")

@@ -303,7 +303,8 @@ class LiveRunScreen(RunView):
             if item:
                 self._add_rule(item)
 
-        self.app.push_screen(AddRuleScreen(metrics, latest), chosen)
+        self.app.push_screen(AddRuleScreen(metrics, latest, notify_targets=alert_board.notify_targets(self.run),
+                                           live=self.state in LIVE_STATES), chosen)
 
     @work(thread=True, group="alert-rules", exit_on_error=False)
     def _add_rule(self, item: dict) -> None:
@@ -314,9 +315,10 @@ class LiveRunScreen(RunView):
                                       severity="error", timeout=10)
             return
         sources = alert_board.read_sources(self.run)
-        when = "from the supervisor's next poll" if self.state in LIVE_STATES else \
-            "once the run is resumed (it is not running now)"
-        self.app.call_from_thread(self._rules_changed, sources, f"watching {rule.name} {when}")
+        from cockpit.ui.screens.add_rule import when_checked
+
+        self.app.call_from_thread(self._rules_changed, sources,
+                                  f"watching {rule.name}: {when_checked(self.state in LIVE_STATES)}")
 
     def on_rules_table_mute_toggled(self, message: RulesTable.MuteToggled) -> None:
         self._mute(message.name, message.muted)
