@@ -326,3 +326,43 @@ async def test_the_add_rule_dialog_offers_notify_only_with_targets_and_says_when
         assert yaml.safe_load(added.read_text())["alerts"][0]["do"] == [action]
         await wait_for(pilot, lambda: any(m.startswith("watching") and when in m for m in notifications(app)),
                        "the note says the same")
+
+
+# -- 12: the reward-functions field and the completions filter ---------------------------------------
+
+
+async def test_reward_functions_typed_as_a_bracketed_list_are_names(registry, runs_dir):
+    from textual.widgets import Static
+    from test_ui_setup import Host, pick, setup_screen, type_into
+
+    app = Host(runs_dir)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pick(pilot, app, "grpo")
+        screen = setup_screen(app)
+        await type_into(pilot, app, "cockpit.reward_funcs", "[accuracy_reward, rewards.py:my_fn, 1]")
+        await wait_for(pilot, lambda: screen.current_preset().cockpit.get("reward_funcs")
+                       == ["accuracy_reward", "rewards.py:my_fn", "1"], "three names")
+        await type_into(pilot, app, "cockpit.reward_funcs", "[accuracy_reward")
+        editor = screen.query_one("#field-cockpit-reward_funcs")
+        await wait_for(pilot, lambda: editor.has_class("-invalid"), "an unclosed list is refused")
+        assert "closing ]" in str(editor.query_one(".field-error", Static).content)
+
+
+async def test_a_filter_comparison_without_a_number_says_what_to_write(tmp_path):
+    from test_ui_completions_browser import _open_tab, _stored_run
+
+    run = _stored_run(tmp_path, (1, 2))
+    app = app_for(tmp_path, "live", [str(run.path)])
+    async with app.run_test(size=(100, 30)) as pilot:
+        pane = await _open_tab(app, pilot)
+
+        def state() -> str:
+            return str(pane.query_one("#completions-state").render())
+
+        await pilot.press("slash", *"accuracy_reward>abc")
+        await wait_for(pilot, lambda: "put a number after >" in state(), "a hint for reward>abc")
+        assert "accuracy_reward>0.5" in state()
+        await pilot.press("ctrl+u", *"acc>")
+        await wait_for(pilot, lambda: "'acc>': put a number after >" in state(), "a hint for acc>")
+        await pilot.press("ctrl+u", *"2+2>1")  # text with a > in it is searched for, no hint
+        await wait_for(pilot, lambda: "put a number" not in state(), "no hint for text")
