@@ -332,8 +332,8 @@ async def test_the_add_rule_dialog_offers_notify_only_with_targets_and_says_when
 
 
 async def test_reward_functions_typed_as_a_bracketed_list_are_names(registry, runs_dir):
-    from textual.widgets import Static
     from test_ui_setup import Host, pick, setup_screen, type_into
+    from textual.widgets import Static
 
     app = Host(runs_dir)
     async with app.run_test(size=(160, 48)) as pilot:
