@@ -366,3 +366,27 @@ async def test_a_filter_comparison_without_a_number_says_what_to_write(tmp_path)
         await wait_for(pilot, lambda: "'acc>': put a number after >" in state(), "a hint for acc>")
         await pilot.press("ctrl+u", *"2+2>1")  # text with a > in it is searched for, no hint
         await wait_for(pilot, lambda: "put a number" not in state(), "no hint for text")
+
+
+# -- 13: a nonsense key in the keymap ------------------------------------------------------------------
+
+
+async def test_a_nonsense_key_in_the_keymap_is_refused_and_the_default_key_keeps_working(tmp_path):
+    from textual.widgets import Footer
+
+    from cockpit.ui.screens.setup import SetupScreen
+
+    keymap = tmp_path / "keymap.toml"
+    keymap.write_text('"home.new_run" = "ctrl+shift+banana"\n', encoding="utf-8")
+    app = app_for(tmp_path, keymap_file=keymap)
+    async with app.run_test(size=(100, 30)) as pilot:
+        told = [n for n in app._notifications if n.title.startswith("keymap.toml")]
+        assert len(told) == 1 and "'banana' is not a key name" in told[0].message
+        def keys():
+            return list(app.screen.query_one(Footer).query("FooterKey"))
+
+        await wait_for(pilot, lambda: any(k.description == "New run" for k in keys()), "the footer")
+        new_run = next(k for k in keys() if k.description == "New run")
+        assert new_run.key_display == "n"
+        await pilot.press("n")
+        await wait_for(pilot, lambda: isinstance(app.screen, SetupScreen), "n still opens the form")
