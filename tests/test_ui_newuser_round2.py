@@ -390,3 +390,31 @@ async def test_a_nonsense_key_in_the_keymap_is_refused_and_the_default_key_keeps
         assert new_run.key_display == "n"
         await pilot.press("n")
         await wait_for(pilot, lambda: isinstance(app.screen, SetupScreen), "n still opens the form")
+
+
+# -- 14: attach to an output dir keeps its header current -------------------------------------------
+
+
+def _trainer_state(folder: Path, step: int, max_steps: int = 150) -> None:
+    import json
+
+    folder.mkdir(parents=True, exist_ok=True)
+    history = [{"step": s, "epoch": s / max_steps, "loss": 1.0 / s} for s in range(1, step + 1)]
+    (folder / "trainer_state.json").write_text(json.dumps(
+        {"global_step": step, "max_steps": max_steps, "log_history": history}), encoding="utf-8")
+
+
+async def test_attach_to_an_output_dir_names_the_newest_checkpoint_as_it_lands(tmp_path):
+    from cockpit.ui.widgets.run.run_header import RunHeader
+
+    out = tmp_path / "out"
+    _trainer_state(out / "checkpoint-10", 10)
+    app = app_for(tmp_path, "replay", [str(out)])  # what `cockpit attach out` opens
+    async with app.run_test(size=(160, 48)) as pilot:
+        header = app.screen.query_one(RunHeader)
+        await wait_for(pilot, lambda: "checkpoint-10" in str(header.render()), "the first checkpoint")
+        assert "step 10/150" in str(header.render())
+        _trainer_state(out / "checkpoint-20", 20)
+        await wait_for(pilot, lambda: "step 20/150" in str(header.render()), "the next one followed")
+        text = str(header.render())
+        assert "checkpoint-20" in text and "checkpoint-10" not in text

@@ -274,10 +274,10 @@ class ReplayScreen(RunView):
 
     def on_replay_screen_replaced(self, message: Replaced) -> None:
         if message.data is not None:
-            old = self._slots[message.slot]
-            message.data.label = old.label if old is not None else message.data.label
+            # Labelled afresh: the newest checkpoint read (`out/checkpoint-20`), not the first.
             self._slots[message.slot] = message.data
             self.sources = [s for s in self._slots if s is not None]
+            relabel(self.sources)
         self._files[message.slot] = message.at
         self.request_redraw()
 
