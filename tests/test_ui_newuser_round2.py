@@ -418,3 +418,33 @@ async def test_attach_to_an_output_dir_names_the_newest_checkpoint_as_it_lands(t
         await wait_for(pilot, lambda: "step 20/150" in str(header.render()), "the next one followed")
         text = str(header.render())
         assert "checkpoint-20" in text and "checkpoint-10" not in text
+
+
+# -- 15: a blank start -----------------------------------------------------------------------------------
+
+
+async def test_before_the_first_step_the_plots_say_what_the_run_is_doing_and_the_header_names_the_trainer(
+        tmp_path):
+    from textual.widgets import Static
+
+    from cockpit.ui.widgets.run.run_header import RunHeader
+
+    run = make_run(tmp_path / "runs", "blank", [journal.phase("importing", "torch, transformers, trl")],
+                   state="running", trainer="grpo")
+    app = app_for(tmp_path, "live", [str(run.path)])
+    async with app.run_test(size=(100, 30)) as pilot:
+        header = app.screen.query_one(RunHeader)
+        waiting = app.screen.query_one("#plots-waiting", Static)
+        await wait_for(pilot, lambda: waiting.display and "importing TRL" in str(waiting.render()),
+                       "the plots area says what is going on")
+        assert "waiting for the first step (importing TRL…)" in str(waiting.render())
+        assert "trainer grpo" in str(header.render()) and "unknown trainer" not in str(header.render())
+        with journal.JournalWriter(run.events) as jw:
+            jw.write(journal.run_ended("failed", reason="ImportError: no module named trl", step=0))
+        run.write_status(Status(state="failed", name=run.name, trainer="grpo"))
+        await wait_for(pilot, lambda: "ended before its first logged step" in str(waiting.render()),
+                       "a failure before the first step", limit=20)
+        assert "trainer grpo" in str(header.render())
+        with journal.JournalWriter(run.events) as jw:
+            jw.write(journal.metrics(1, {"loss": 1.0}))
+        await wait_for(pilot, lambda: not waiting.display, "the plots once there is a metric")

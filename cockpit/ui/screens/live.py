@@ -33,6 +33,7 @@ from cockpit.metrics.rundata import RunData, load_journal
 from cockpit.run.folder import LIVE_STATES, Request, RunFolder
 from cockpit.run.journal import Record
 from cockpit.run.tailer import LineTailer
+from cockpit.trainers.knowledge import SCRIPT_TRAINER
 from cockpit.ui.screens.confirm import ConfirmScreen
 from cockpit.ui.screens.run_view import RunView
 from cockpit.ui.text import printable
@@ -154,6 +155,26 @@ class LiveRunScreen(RunView):
 
     def header_state(self) -> str | None:
         return self.state
+
+    def header_trainer(self, data: RunData, keys: list[str]) -> str | None:
+        """Before the journal names it (or when the run failed before it could), the trainer
+        the run was launched with (run.yaml)."""
+        return super().header_trainer(data, keys) or self.asked_trainer
+
+    @property
+    def asked_trainer(self) -> str | None:
+        if not hasattr(self, "_asked_trainer"):
+            import yaml
+
+            from cockpit.files import safe_load
+
+            try:
+                cfg = safe_load(self.run.run_yaml.read_text(encoding="utf-8"))
+                name = cfg.get("trainer") if isinstance(cfg, dict) else None
+            except (OSError, ValueError, yaml.YAMLError):  # the trainer is then left unsaid
+                name = None
+            self._asked_trainer = str(name) if name and name != SCRIPT_TRAINER else None
+        return self._asked_trainer
 
     @property
     def resume_key(self) -> str | None:
