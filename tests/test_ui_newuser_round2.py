@@ -448,3 +448,41 @@ async def test_before_the_first_step_the_plots_say_what_the_run_is_doing_and_the
         with journal.JournalWriter(run.events) as jw:
             jw.write(journal.metrics(1, {"loss": 1.0}))
         await wait_for(pilot, lambda: not waiting.display, "the plots once there is a metric")
+
+
+# -- 16: replay of a file with no completions, and of a bad path -------------------------------------
+
+
+async def test_a_replayed_file_without_completions_says_so_without_yet(tmp_path):
+    app = app_for(tmp_path, "replay", [str(FIXTURES / "trl_sft_token_accuracy.json")])
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: app.screen.sources, "loaded")
+        await pilot.press("2")
+        title = app.screen.query_one("#completions-title")
+        await wait_for(pilot, lambda: "no completions in trl_sft_token_accuracy" in str(title.render()),
+                       "no completions in this file")
+        assert "yet" not in str(title.render())
+
+
+async def test_a_bad_replay_path_from_home_is_an_error_and_home_stays(tmp_path):
+    from textual.widgets import Input
+
+    from cockpit.ui.screens.home import HomeScreen
+    from cockpit.ui.screens.path_prompt import PathPrompt
+    from cockpit.ui.screens.replay import ReplayScreen
+
+    app = app_for(tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("r")
+        await wait_for(pilot, lambda: isinstance(app.screen, PathPrompt), "the path prompt")
+        app.screen.query_one(Input).value = str(tmp_path / "nope.json")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: any("no such file" in m for m in notifications(app)), "the error")
+        await pilot.pause(0.3)
+        assert isinstance(app.screen, HomeScreen)
+        await pilot.press("r")  # one good path among bad ones: the good one opens
+        await wait_for(pilot, lambda: isinstance(app.screen, PathPrompt), "the path prompt again")
+        app.screen.query_one(Input).value = f"{tmp_path / 'nope.json'} {FIXTURES / 'trl_orpo_recsys.json'}"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, ReplayScreen) and app.screen.sources, "the replay")
+        assert app.screen.paths == [str(FIXTURES / "trl_orpo_recsys.json")]

@@ -81,8 +81,23 @@ class CockpitApp(App):
         self.push_screen(LiveRunScreen(run_path))
 
     def open_replay(self, paths: list[str]) -> None:
+        """Replay (or overlay) the paths that can be read; one that cannot is an error naming it,
+        and when none can, no replay screen opens (an empty one would only be a dead end)."""
+        from cockpit.errors import CockpitError
         from cockpit.metrics.replay_loader import prefetch
+        from cockpit.metrics.sources import check_path
 
+        usable = []
+        for path in paths:
+            try:
+                check_path(path)
+            except CockpitError as exc:
+                self.notify(str(exc), title="cannot open", severity="error", timeout=10)
+                continue
+            usable.append(path)
+        if not usable:
+            return
+        paths = usable
         for path in paths:  # the parse runs while the screen is imported and composed
             prefetch(path)
         from cockpit.ui.screens.replay import ReplayScreen
