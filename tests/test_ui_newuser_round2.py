@@ -486,3 +486,33 @@ async def test_a_bad_replay_path_from_home_is_an_error_and_home_stays(tmp_path):
         await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(app.screen, ReplayScreen) and app.screen.sources, "the replay")
         assert app.screen.paths == [str(FIXTURES / "trl_orpo_recsys.json")]
+
+
+# -- 17: cosmetic ----------------------------------------------------------------------------------------
+
+
+async def test_home_shows_a_run_whole_after_it_finishes_while_listed(tmp_path):
+    from cockpit.ui.widgets.home.runs_table import RunsTable
+
+    run = make_run(tmp_path / "runs", "demo", sft_records(range(1, 6), max_steps=120), state="running")
+    app = app_for(tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        table = app.screen.query_one(RunsTable)
+        await wait_for(pilot, lambda: table.row_count == 1, "the run listed")
+        with journal.JournalWriter(run.events) as jw:
+            jw.write_all(sft_records(range(6, 121), max_steps=120)[2:])
+            jw.write(journal.run_ended("finished", step=120))
+        run.write_status(Status(state="finished", name=run.name, trainer="sft"))
+        await wait_for(pilot, lambda: "finished" in app.export_screenshot(), "finished", limit=20)
+        await pilot.pause(0.3)
+        shown = str(table.render_line(1).text)
+        assert "finished" in shown and "120/120" in shown
+
+
+async def test_ctrl_c_on_home_says_which_key_quits_in_words(tmp_path):
+    app = app_for(tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("ctrl+c")
+        await wait_for(pilot, lambda: any("to quit" in m for m in notifications(app)), "the hint")
+        hint = next(m for m in notifications(app) if "to quit" in m)
+        assert "[b]" not in hint and hint.startswith("Press ")

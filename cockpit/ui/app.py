@@ -58,6 +58,15 @@ class CockpitApp(App):
         super().notify(message, title=title, severity=severity,
                        timeout=timeout, markup=False)
 
+    def action_help_quit(self) -> None:
+        """ctrl+c (Textual's reflex catcher) says which key quits; Textual's own text is markup,
+        and cockpit's notifications are literal."""
+        for active in self.active_bindings.values():
+            if active.binding.action in ("quit", "app.quit"):
+                self.notify(f"Press {self.get_key_display(active.binding)} to quit the app",
+                            title="Do you want to quit?")
+                return
+
     def get_default_screen(self) -> Screen:
         return HomeScreen(self.runs_dir)
 
