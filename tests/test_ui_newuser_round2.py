@@ -516,3 +516,27 @@ async def test_ctrl_c_on_home_says_which_key_quits_in_words(tmp_path):
         await wait_for(pilot, lambda: any("to quit" in m for m in notifications(app)), "the hint")
         hint = next(m for m in notifications(app) if "to quit" in m)
         assert "[b]" not in hint and hint.startswith("Press ")
+
+
+def _chat_rows(step: int) -> list[dict]:
+    """Prompts as a chat template leaves them: one system prompt, the question, one assistant turn."""
+    system = "<|im_start|>system\nYou are a careful assistant. Think step by step.<|im_end|>\n<|im_start|>user\n"
+    end = "<|im_end|>\n<|im_start|>assistant\n"
+    return [{"prompt": f"{system}What is {a}+{b}?{end}", "completion": f"{a + b}",
+             "rewards": {"accuracy_reward": 1.0}, "advantage": 0.5 - i / 4}
+            for i, (a, b) in enumerate([(2, 2), (3, 5), (7, 1)])]
+
+
+async def test_at_100_columns_prompts_show_the_part_that_differs_and_scores_are_whole(tmp_path):
+    from test_ui_completions_browser import _column, _header, _open_tab, _stored_run
+
+    run = _stored_run(tmp_path, (1,), rows=_chat_rows)
+    app = app_for(tmp_path, "live", [str(run.path)])
+    async with app.run_test(size=(100, 30)) as pilot:
+        pane = await _open_tab(app, pilot)
+        prompts = _column(pane, "prompt")
+        assert len(set(prompts)) == 3 and all("+" in p for p in prompts), prompts
+        assert _header(pane)[-1] == "advantage"
+        table = pane.query_one("#completions-table")
+        right = sum(c.get_render_width(table) for c in table.columns.values())
+        assert right <= table.size.width  # every column on screen, none cut at the edge
