@@ -540,3 +540,19 @@ async def test_at_100_columns_prompts_show_the_part_that_differs_and_scores_are_
         table = pane.query_one("#completions-table")
         right = sum(c.get_render_width(table) for c in table.columns.values())
         assert right <= table.size.width  # every column on screen, none cut at the edge
+
+
+async def test_the_setup_form_counts_its_fields_as_the_field_search_does(registry, runs_dir):
+    import re
+
+    from test_ui_setup import Host, pick, setup_screen
+    from textual.widgets import Static
+
+    app = Host(runs_dir)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pick(pilot, app, "grpo")
+        screen = setup_screen(app)
+        top = str(screen.query_one("#trainer-info", Static).render())
+        below = str(screen.query_one("#field-search-title", Static).render())
+        total = re.search(r"All (\d+) fields", below).group(1)
+        assert f"{total} fields:" in top and "of GRPOConfig" in top
