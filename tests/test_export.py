@@ -201,7 +201,7 @@ def test_export_writes_the_run_data_a_screen_hands_over(tmp_path):
 
 
 def test_the_tui_export_key_writes_a_copy_of_the_run_data_it_shows(tmp_path):
-    """`export_and_notify(..., data=...)` copies the RunData on the UI thread (the screen keeps
+    """`export_and_notify([(path, folder, stem, data)])` copies the RunData on the UI thread (the screen keeps
     applying journal lines to it) and writes that copy."""
     from cockpit.metrics.rundata import load_journal
     from cockpit.ui.exporting import export_and_notify
@@ -223,7 +223,7 @@ def test_the_tui_export_key_writes_a_copy_of_the_run_data_it_shows(tmp_path):
     run = _resumed_run(tmp_path)
     shown, _ = load_journal(run / "events.jsonl", "resumed")
     screen = Screen()
-    export_and_notify(screen, run, tmp_path, "x-", data=shown)
+    export_and_notify(screen, [(run, tmp_path, "x-", shown)])
     assert screen.app.on_ui_thread == ["shown", "notify"]
     assert screen.notes == [("exported", f"{tmp_path / 'x-metrics.csv'}\n{tmp_path / 'x-panels.png'}")]
     exported, _ = _csv_series(tmp_path / "x-metrics.csv")

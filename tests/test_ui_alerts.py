@@ -111,7 +111,7 @@ async def test_a_rule_added_from_a_focused_plot_reaches_control_alerts_yaml(tmp_
         added = run.control / "alerts.yaml"
         await wait_for(pilot, added.exists, "control/alerts.yaml")
         assert yaml.safe_load(added.read_text()) == {
-            "alerts": [{"metric": "grad_norm", "above": 3.0, "do": ["notify"], "for": 2}]}
+            "alerts": [{"metric": "grad_norm", "above": 3.0, "do": ["journal"], "for": 2}]}  # no notify targets
         await pilot.press("6")
         table = app.screen.query_one(RulesTable)
         await wait_for(pilot, lambda: any(e.source == "added" for e in table.entries), "listed as added")

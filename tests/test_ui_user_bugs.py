@@ -185,8 +185,12 @@ async def test_completions_keys_work_and_show_wherever_the_focus_is(tmp_path):
         await pilot.press("2")
         pane = app.screen.query_one(CompletionsPane)
         await wait_for(pilot, lambda: pane._rows, "completions shown")
-        assert {"Older", "Newer", "Follow"} <= set(_footer_keys(app))
-        assert pane not in app.focused.ancestors_with_self  # focus on the tab strip
+        await wait_for(pilot, lambda: {"Older", "Newer", "Follow"} <= set(_footer_keys(app)),
+                       "the completions keys in the footer")
+        from textual.widgets import Tabs
+        app.screen.query_one(Tabs).focus()  # 2 gave the focus to the pane: take it to the tab strip
+        await pilot.pause()
+        assert pane not in app.focused.ancestors_with_self
         await pilot.press("left_square_bracket")
         await wait_for(pilot, lambda: pane.step == 4, "one step older, focus on the tab strip")
         app.screen.query_one("#completions-table").focus()

@@ -237,6 +237,20 @@ def set_muted(run: RunFolder, name: str, muted: bool) -> frozenset[str]:
     return frozenset(names)
 
 
+def notify_targets(run: RunFolder) -> list[str]:
+    """The kinds of notify target the supervisor would send to (`webhook`, `ntfy`...), from the
+    files it reads them from; none means a `notify` action can only fail."""
+    from cockpit.alerts.notify import parse_notify
+
+    kinds: list[str] = []
+    for src in (user_alerts(), run.cockpit_section()):
+        try:
+            kinds += [k for k in parse_notify(src.get("notify")) if k not in kinds]
+        except (CockpitError, AttributeError):
+            continue
+    return kinds
+
+
 def add_rule(run: RunFolder, item: dict[str, Any]) -> Rule:
     """Check one rule and append it to control/alerts.yaml (atomically); the supervisor picks it
     up at its next poll. CockpitError names what is wrong with it."""

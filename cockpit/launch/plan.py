@@ -285,6 +285,27 @@ def newest_complete_checkpoint(output_dir: Path) -> Path | None:
     return None
 
 
+def resume_checkpoint(run: RunFolder) -> Path | None:
+    """The checkpoint `resume` would go on from, or None: what a UI offers its Resume key for.
+    A script run's checkpoints are in the output_dir its trainer reported, not in the run folder."""
+    import yaml
+
+    from cockpit.files import safe_load
+    from cockpit.launch.script import script_output_dir
+    from cockpit.run.folder import script_section
+
+    try:
+        if script_section(run) is not None:
+            output_dir = script_output_dir(run)
+        else:
+            cfg = safe_load(run.run_yaml.read_text(encoding="utf-8")) or {}
+            found = cfg.get("output_dir") if isinstance(cfg, dict) else None
+            output_dir = Path(str(found)) if found else run.output
+        return newest_complete_checkpoint(output_dir) if output_dir is not None else None
+    except (OSError, ValueError, CockpitError, yaml.YAMLError):
+        return None
+
+
 def _steps_done(output_dir: Path, ckpt: Path) -> tuple[int | None, int | None]:
     """(global_step, max_steps) as far as training got: the trainer_state.json the end of
     training leaves in output_dir, or the checkpoint's, whichever went further."""

@@ -21,13 +21,28 @@ class Panel:
     keys: tuple[str, ...]
     user: bool = field(default=False, compare=False)
     """Picked by the user: kept when the defaults are recomputed."""
+    renamed: bool = False
+    """The keys are one metric's names across TRL releases, newest first: each source draws
+    the first one it logged (an older GRPO file's `completion_length` beside a newer run's
+    `completions/mean_length`, in one panel)."""
 
     def resolve(self, available: list[str]) -> list[str]:
         """The concrete keys to draw, in pattern order, eval twins right after their train key."""
+        return self._resolve(available, first_only=self.renamed)
+
+    def covers(self, available: list[str]) -> list[str]:
+        """Every logged key the panel stands for (each name of a renamed metric): no other
+        panel is made for them."""
+        return self._resolve(available, first_only=False)
+
+    def _resolve(self, available: list[str], *, first_only: bool) -> list[str]:
         out: list[str] = []
         for pattern in self.keys:
-            matches = [k for k in available if fnmatch.fnmatchcase(k, pattern)] \
-                if any(c in pattern for c in "*?[") else ([pattern] if pattern in available else [])
+            if first_only and out:
+                break
+            # A logged key is itself first: `[bold]weird[/]` is a name, not a character class.
+            matches = [pattern] if pattern in available else \
+                [k for k in available if fnmatch.fnmatchcase(k, pattern)] if any(c in pattern for c in "*?[") else []
             for key in matches:
                 if key not in out:
                     out.append(key)
@@ -75,7 +90,7 @@ GRPO = (
     Panel("reward std", ("reward_std",)),
     Panel("KL", ("kl",)),
     Panel("entropy", ("entropy",)),
-    Panel("completion length", ("completions/mean_length",)),
+    Panel("completion length", ("completions/mean_length", "completion_length"), renamed=True),
     Panel("zero-std reward groups", ("frac_reward_zero_std",)),
 )
 PPO = (
@@ -118,7 +133,7 @@ def family(trainer: str | None, keys: list[str]) -> tuple[Panel, ...]:
 def default_panels(trainer: str | None, keys: list[str], limit: int = MAX_PANELS) -> list[Panel]:
     """Panels with at least one present key; topped up with other logged keys up to `limit`."""
     chosen = [p for p in family(trainer, keys) if p.resolve(keys)]
-    used = {k for p in chosen for k in p.resolve(keys)}
+    used = {k for p in chosen for k in p.covers(keys)}
     for p in GENERIC:
         if len(chosen) >= limit:
             break

@@ -174,12 +174,18 @@ class RunData:
     # -- derived -------------------------------------------------------------------------------
 
     def eta_now(self, now: float | None = None) -> float | None:
-        """The last ETA, counted down since it was written (a stuck run shows 0, not a lie)."""
+        """The last ETA, counted down since it was written; None once it ran out before the last
+        step (a slow step, an eval, a save): "0 s" mid-run would be a made-up number, and the
+        next progress line brings a fresh one."""
         if self.eta_s is None:
             return None
         if self.eta_at is None:
             return self.eta_s
-        return max(0.0, self.eta_s - ((now or time.time()) - self.eta_at))
+        left = self.eta_s - ((now or time.time()) - self.eta_at)
+        if left > 0:
+            return left
+        done = self.max_steps is not None and self.step is not None and self.step >= self.max_steps
+        return 0.0 if done else None
 
 
 def relabel(sources: Sequence[RunData]) -> None:

@@ -27,6 +27,9 @@ from cockpit.trainers import versions
 
 _EVAL_PREFIX = "eval_"
 COMPLETIONS_ROWS = 16
+PROGRESS_EVERY_S = 2.0
+"""Between logs, a progress line at most this often: with logging_steps 10 and slow steps the
+ETA would otherwise count down to 0 long before the next log."""
 
 
 def _number(v: Any) -> Any:
@@ -103,6 +106,7 @@ class CockpitCallback(TrainerCallback):
         self._completions_writer: CompletionsWriter | None = None
         self._batch_attrs = versions.sampled_batch_attrs(versions.installed().get("trl"))
         self._said_no_batch = False
+        self._last_progress = 0.0
 
     # -- helpers ---------------------------------------------------------------------------
     def _progress(self, state: Any) -> journal.Record:
@@ -114,6 +118,7 @@ class CockpitCallback(TrainerCallback):
         rate = (step - s0) / (now - t0) if now > t0 and step > s0 else None
         eta = (state.max_steps - step) / rate if rate and state.max_steps and state.max_steps > step \
             else (0.0 if state.max_steps and step >= state.max_steps else None)
+        self._last_progress = now
         return journal.progress(step, state.max_steps or None, epoch=state.epoch,
                                 steps_per_s=rate, eta_s=eta)
 
@@ -133,6 +138,8 @@ class CockpitCallback(TrainerCallback):
             if state.is_world_process_zero:
                 self.writer.write(journal.Record(journal.STOP_REQUESTED, {"save": True},
                                                  step=int(state.global_step)))
+        if state.is_world_process_zero and time.time() - self._last_progress >= PROGRESS_EVERY_S:
+            self.writer.write(self._progress(state))
         return control
 
     def on_log(self, args, state, control, logs=None, **kwargs):

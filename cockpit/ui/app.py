@@ -58,6 +58,15 @@ class CockpitApp(App):
         super().notify(message, title=title, severity=severity,
                        timeout=timeout, markup=False)
 
+    def action_help_quit(self) -> None:
+        """ctrl+c (Textual's reflex catcher) says which key quits; Textual's own text is markup,
+        and cockpit's notifications are literal."""
+        for active in self.active_bindings.values():
+            if active.binding.action in ("quit", "app.quit"):
+                self.notify(f"Press {self.get_key_display(active.binding)} to quit the app",
+                            title="Do you want to quit?")
+                return
+
     def get_default_screen(self) -> Screen:
         return HomeScreen(self.runs_dir)
 
@@ -81,8 +90,23 @@ class CockpitApp(App):
         self.push_screen(LiveRunScreen(run_path))
 
     def open_replay(self, paths: list[str]) -> None:
+        """Replay (or overlay) the paths that can be read; one that cannot is an error naming it,
+        and when none can, no replay screen opens (an empty one would only be a dead end)."""
+        from cockpit.errors import CockpitError
         from cockpit.metrics.replay_loader import prefetch
+        from cockpit.metrics.sources import check_path
 
+        usable = []
+        for path in paths:
+            try:
+                check_path(path)
+            except CockpitError as exc:
+                self.notify(str(exc), title="cannot open", severity="error", timeout=10)
+                continue
+            usable.append(path)
+        if not usable:
+            return
+        paths = usable
         for path in paths:  # the parse runs while the screen is imported and composed
             prefetch(path)
         from cockpit.ui.screens.replay import ReplayScreen

@@ -40,15 +40,23 @@ def file_stem(label: str) -> str:
     return (re.sub(r"[^A-Za-z0-9._-]+", "-", label).strip("-.") or "replay") + "-"
 
 
-def export_and_notify(screen, path: str | Path, folder: Path, stem: str = "", data: RunData | None = None) -> None:
-    """`export_files` from a worker thread, its outcome a notification on `screen` (the live and
-    replay screens' export key). `data`: the RunData the screen shows for `path`, if it has one."""
+def export_and_notify(screen, jobs: list[tuple[str | Path, Path, str, RunData | None]]) -> None:
+    """`export_files` of each (path, folder, stem, data) from a worker thread, the outcome one
+    notification on `screen` (the live and replay screens' export key): the files written, and
+    one line per source that could not be. `data`: the RunData the screen shows for `path`."""
     from cockpit.errors import CockpitError
 
-    try:
-        snapshot = screen.app.call_from_thread(shown, data) if data is not None else None
-        written = export_files(path, folder, stem, snapshot)
-    except CockpitError as exc:
-        screen.app.call_from_thread(screen.notify, str(exc), title="cannot export", severity="error", timeout=10)
-        return
-    screen.app.call_from_thread(screen.notify, "\n".join(str(p) for p in written), title="exported", timeout=10)
+    written: list[Path] = []
+    failed: list[str] = []
+    for path, folder, stem, data in jobs:
+        try:
+            snapshot = screen.app.call_from_thread(shown, data) if data is not None else None
+            written += export_files(path, folder, stem, snapshot)
+        except CockpitError as exc:
+            failed.append(str(exc))
+    if failed:
+        screen.app.call_from_thread(screen.notify, "\n".join(failed), title="cannot export",
+                                    severity="error", timeout=10)
+    if written:
+        screen.app.call_from_thread(screen.notify, "\n".join(str(p) for p in written),
+                                    title="exported", timeout=10)

@@ -100,7 +100,12 @@ def key_problem(key: str) -> str | None:
     unknown = [m for m in modifiers if m not in MODIFIERS]
     if unknown:
         return f"{unknown[0]!r} is not a modifier (ctrl, shift, alt, meta, super, hyper)"
-    if len(name) == 1 or name in _NAMED_KEYS or key_to_character(REPLACED_KEYS.get(name, name)):
+    if len(name) == 1 or name in _NAMED_KEYS:
+        return None
+    # Textual reads any Unicode character name (`banana` is 🍌), but a keyboard sends only the
+    # printable ASCII ones by name (`question_mark`, `left_square_bracket`).
+    char = key_to_character(REPLACED_KEYS.get(name, name))
+    if char is not None and len(char) == 1 and char.isascii() and char.isprintable():
         return None
     return f"{name!r} is not a key name"
 

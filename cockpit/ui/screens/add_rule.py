@@ -16,9 +16,17 @@ from cockpit.ui.text import literal, num
 
 ACTIONS = (("notify (cockpit.notify targets)", "notify"), ("journal only (a line and the bell)", "journal"),
            ("stop and save a checkpoint", "stop_save"))
+NO_TARGETS = "notify (none set: add cockpit.notify first)"
 """What `then` offers: alert actions, named as the rule syntax names them
 (`cockpit.alerts.rules.ACTIONS`); the supervisor turns `stop_save` into the run folder's
 `Request.STOP_SAVE`, which is a different name space."""
+
+
+def when_checked(live: bool) -> str:
+    """When the new rule starts to count, said alike by the dialog and by the note after it."""
+    if live:
+        return "the supervisor checks it from its next poll, with nobody attached"
+    return "the run is not running: the rule is checked once it is resumed"
 
 
 def rule_from(metric: str, condition: str, threshold: str, steps: str, action: str) -> dict[str, Any]:
@@ -43,10 +51,14 @@ class AddRuleScreen(ModalScreen["dict[str, Any] | None"]):
     CSS_PATH = "alerts.tcss"
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="add_rule.cancel")]
 
-    def __init__(self, metrics: list[str], latest: dict[str, float | None]) -> None:
+    def __init__(self, metrics: list[str], latest: dict[str, float | None], *,
+                 notify_targets: list[str] | None = None, live: bool = True) -> None:
         super().__init__()
         self.metrics = metrics
         self.latest = latest
+        self.notify_targets = list(notify_targets or [])
+        """Where `notify` would send (none: it is offered last and not chosen by default)."""
+        self.live = live
 
     def compose(self) -> ComposeResult:
         first = self.metrics[0]
@@ -68,7 +80,11 @@ class AddRuleScreen(ModalScreen["dict[str, Any] | None"]):
                 yield Input("1", compact=True, id="rule-for")
             with Horizontal(classes="add-rule-row"):
                 yield Label("then")
-                yield Select(ACTIONS, value="notify", allow_blank=False, compact=True, id="rule-action")
+                if self.notify_targets:
+                    actions, default = ACTIONS, "notify"
+                else:  # a rule that notifies nobody fails when it fires ("no notify targets")
+                    actions, default = (*ACTIONS[1:], (NO_TARGETS, "notify")), "journal"
+                yield Select(actions, value=default, allow_blank=False, compact=True, id="rule-action")
             yield Static(self._now(first), classes="dialog-detail", id="rule-hint")
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Add rule", variant="primary", id="add")
@@ -80,8 +96,8 @@ class AddRuleScreen(ModalScreen["dict[str, Any] | None"]):
 
     def _now(self, metric: str) -> object:
         value = self.latest.get(metric)
-        return literal(f"{metric} is {num(value)} now · the supervisor checks the rule from its next "
-                       "poll, with nobody attached · Enter adds · Escape cancels")
+        return literal(f"{metric} is {num(value)} now · {when_checked(self.live)} · Enter adds · "
+                       "Escape cancels")
 
     def on_mount(self) -> None:
         self.query_one("#rule-threshold", Input).focus()

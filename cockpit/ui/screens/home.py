@@ -105,14 +105,13 @@ class HomeScreen(Screen):
     def on_mount(self) -> None:
         self.sub_title = str(self.runs_dir)
         self.action_refresh()
-        self.load_presets()
         self.set_interval(REFRESH_S, self._tick)
         self.query_one(RunsTable).focus()  # until the runs are read (then _place_focus)
 
     def _tick(self) -> None:
         # Under a live or replay screen the list is not seen: no need to read every run.
         if self.is_current:
-            self.action_refresh()
+            self._refresh_runs()
 
     def on_screen_suspend(self) -> None:
         # A run, a replay or the setup form, not a question on top of home.
@@ -122,11 +121,16 @@ class HomeScreen(Screen):
         if self._left_for_a_screen:
             self._left_for_a_screen = False
             self._place_focus = True
-        self.action_refresh()
+        self.action_refresh()  # a preset saved in the setup form shows at once
 
     # -- workers -------------------------------------------------------------------------------
 
     def action_refresh(self) -> None:
+        """The runs and the presets read again (F5; coming back from another screen)."""
+        self._refresh_runs()
+        self.load_presets()
+
+    def _refresh_runs(self) -> None:
         if self._loading:
             return
         self._loading = True

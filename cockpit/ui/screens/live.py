@@ -33,6 +33,7 @@ from cockpit.metrics.rundata import RunData, load_journal
 from cockpit.run.folder import LIVE_STATES, Request, RunFolder
 from cockpit.run.journal import Record
 from cockpit.run.tailer import LineTailer
+from cockpit.trainers.knowledge import SCRIPT_TRAINER
 from cockpit.ui.screens.confirm import ConfirmScreen
 from cockpit.ui.screens.run_view import RunView
 from cockpit.ui.text import printable
@@ -155,6 +156,26 @@ class LiveRunScreen(RunView):
     def header_state(self) -> str | None:
         return self.state
 
+    def header_trainer(self, data: RunData, keys: list[str]) -> str | None:
+        """Before the journal names it (or when the run failed before it could), the trainer
+        the run was launched with (run.yaml)."""
+        return super().header_trainer(data, keys) or self.asked_trainer
+
+    @property
+    def asked_trainer(self) -> str | None:
+        if not hasattr(self, "_asked_trainer"):
+            import yaml
+
+            from cockpit.files import safe_load
+
+            try:
+                cfg = safe_load(self.run.run_yaml.read_text(encoding="utf-8"))
+                name = cfg.get("trainer") if isinstance(cfg, dict) else None
+            except (OSError, ValueError, yaml.YAMLError):  # the trainer is then left unsaid
+                name = None
+            self._asked_trainer = str(name) if name and name != SCRIPT_TRAINER else None
+        return self._asked_trainer
+
     @property
     def resume_key(self) -> str | None:
         """The key Resume is bound to here (remaps included), for advice shown on screen."""
@@ -181,14 +202,11 @@ class LiveRunScreen(RunView):
                 return None
 
         def can_resume(state: str | None) -> bool:
-            from cockpit.launch.plan import newest_complete_checkpoint
+            from cockpit.launch.plan import resume_checkpoint
 
             if state is None or state in LIVE_STATES or state == "finished":
                 return False
-            try:
-                return newest_complete_checkpoint(run.output) is not None
-            except OSError:
-                return False
+            return resume_checkpoint(run) is not None  # where `cockpit resume` looks
 
         data, tailer = load_journal(run.events, run.name)
         out = LineTailer(run.stdout_log)
@@ -306,7 +324,8 @@ class LiveRunScreen(RunView):
             if item:
                 self._add_rule(item)
 
-        self.app.push_screen(AddRuleScreen(metrics, latest), chosen)
+        self.app.push_screen(AddRuleScreen(metrics, latest, notify_targets=alert_board.notify_targets(self.run),
+                                           live=self.state in LIVE_STATES), chosen)
 
     @work(thread=True, group="alert-rules", exit_on_error=False)
     def _add_rule(self, item: dict) -> None:
@@ -317,9 +336,10 @@ class LiveRunScreen(RunView):
                                       severity="error", timeout=10)
             return
         sources = alert_board.read_sources(self.run)
-        when = "from the supervisor's next poll" if self.state in LIVE_STATES else \
-            "once the run is resumed (it is not running now)"
-        self.app.call_from_thread(self._rules_changed, sources, f"watching {rule.name} {when}")
+        from cockpit.ui.screens.add_rule import when_checked
+
+        self.app.call_from_thread(self._rules_changed, sources,
+                                  f"watching {rule.name}: {when_checked(self.state in LIVE_STATES)}")
 
     def on_rules_table_mute_toggled(self, message: RulesTable.MuteToggled) -> None:
         self._mute(message.name, message.muted)
@@ -389,7 +409,7 @@ class LiveRunScreen(RunView):
         from cockpit.ui.exporting import export_and_notify
 
         # The RunData on screen (copied on the UI thread), so the files hold what the plots do.
-        export_and_notify(self, self.run.path, self.run.path, data=self.detail)
+        export_and_notify(self, [(self.run.path, self.run.path, "", self.detail)])
 
     def _resumed(self) -> None:
         """A new attempt is starting: the old end is history at once (the banner would stay

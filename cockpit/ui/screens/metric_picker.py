@@ -10,6 +10,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
+from cockpit.ui.text import printable
+
 
 class MetricPicker(ModalScreen[str | None]):
     """Type to filter (every word must match); Enter picks; Escape cancels."""
@@ -30,7 +32,7 @@ class MetricPicker(ModalScreen[str | None]):
             yield Static(f"{self.title_text} — {len(self.keys)} logged keys", classes="dialog-question",
                          markup=False)
             yield Input(placeholder="filter, e.g. reward mean", id="picker-filter")
-            yield OptionList(*[Option(Text(k), id=k) for k in self.keys], id="picker-options")
+            yield OptionList(*[Option(Text(printable(k)), id=k) for k in self.keys], id="picker-options")
 
     def on_mount(self) -> None:
         self.query_one("#picker-filter", Input).focus()
@@ -42,7 +44,7 @@ class MetricPicker(ModalScreen[str | None]):
         words = event.value.lower().split()
         options = self.query_one(OptionList)
         options.clear_options()
-        options.add_options([Option(Text(k), id=k) for k in self.keys
+        options.add_options([Option(Text(printable(k)), id=k) for k in self.keys
                              if all(w in k.lower() for w in words)])
         if options.option_count:
             options.highlighted = 0

@@ -91,7 +91,7 @@ class ReplayScreen(RunView):
         Binding("a", "add_source", "Add run", id="replay.add"),
         Binding("f", "cycle_detail", "Next source's details", id="replay.cycle_detail"),
         Binding("w", "export", "Export CSV+PNG", show=False,
-                tooltip="the shown source's metrics.csv and panels.png into the current folder",
+                tooltip="each source's metrics.csv and panels.png into the current folder",
                 id="replay.export"),
     ]
 
@@ -274,10 +274,10 @@ class ReplayScreen(RunView):
 
     def on_replay_screen_replaced(self, message: Replaced) -> None:
         if message.data is not None:
-            old = self._slots[message.slot]
-            message.data.label = old.label if old is not None else message.data.label
+            # Labelled afresh: the newest checkpoint read (`out/checkpoint-20`), not the first.
             self._slots[message.slot] = message.data
             self.sources = [s for s in self._slots if s is not None]
+            relabel(self.sources)
         self._files[message.slot] = message.at
         self.request_redraw()
 
@@ -299,20 +299,20 @@ class ReplayScreen(RunView):
         self.app.push_screen(PathPrompt("Add a run to the overlay"), chosen)
 
     def action_export(self) -> None:
-        """The source whose details are shown, into the folder cockpit was started in."""
-        detail = self.detail
-        if detail is None:
+        """Every source on screen (an overlay writes one CSV and PNG per source, each named after
+        its label), into the folder cockpit was started in."""
+        shown = [(self.paths[i], s) for i, s in enumerate(self._slots) if s is not None]
+        if not shown:
             self.notify("nothing loaded to export yet", severity="warning")
             return
-        path = self.paths[next(i for i, s in enumerate(self._slots) if s is detail)]
-        self.notify(f"exporting {detail.label}…", timeout=2)
-        self._export(path, detail)
+        self.notify(f"exporting {', '.join(s.label for _, s in shown)}…", timeout=2)
+        self._export(shown)
 
     @work(thread=True, exclusive=True, group="export", exit_on_error=False)
-    def _export(self, path: str, detail: RunData) -> None:
+    def _export(self, shown: list[tuple[str, RunData]]) -> None:
         from cockpit.ui.exporting import export_and_notify, file_stem
 
-        export_and_notify(self, path, Path.cwd(), file_stem(detail.label), data=detail)
+        export_and_notify(self, [(path, Path.cwd(), file_stem(data.label), data) for path, data in shown])
 
     def action_cycle_detail(self) -> None:
         if len(self.sources) < 2:

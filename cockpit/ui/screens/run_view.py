@@ -20,12 +20,14 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.reactive import var
 from textual.screen import Screen
-from textual.widgets import Footer, Input, TabbedContent, TabPane
+from textual.widgets import Footer, Input, Static, TabbedContent, TabPane
 
 from cockpit.metrics.panels import Panel, default_panels, guess_trainer, panel_for_key
 from cockpit.metrics.rundata import RunData
+from cockpit.run.folder import LIVE_STATES
 from cockpit.ui.colors import series_colors
 from cockpit.ui.screens.metric_picker import MetricPicker
+from cockpit.ui.text import literal
 from cockpit.ui.widgets.run.alert_bar import AlertBar
 from cockpit.ui.widgets.run.alerts_list import AlertsList
 from cockpit.ui.widgets.run.completions import CompletionsPane
@@ -46,6 +48,10 @@ PLOT_ACTIONS = frozenset({"pick_metric", "remove_panel", "reset_panels", "toggle
 """Keys that act on the plots tab; elsewhere they are off and out of the footer (at 100
 columns the completions keys and the live screen's stop/resume keys need the room)."""
 SMOOTHING_STEPS = (0.0, 0.3, 0.6, 0.8, 0.9, 0.95, 0.99)
+WAITING = {"starting": "starting…", "importing": "importing TRL…", "loading_model": "loading the model…",
+           "preparing_data": "preparing the data…", "training": "training started…",
+           "saving": "saving…"}
+"""What a live run is doing before its first logged step, by its phase."""
 REDRAW_HZ = 4
 MIN_REDRAW_S = 0.025
 """The pause between the end of one data-driven redraw and the next: however fast lines arrive
@@ -136,6 +142,9 @@ class RunView(Screen):
         yield alert
         with TabbedContent(initial="plots", id="run-tabs"):
             with TabPane("Plots ¹", id="plots"):
+                waiting = Static("", id="plots-waiting")
+                waiting.display = False  # until the source is read and has no metric yet
+                yield waiting
                 yield PlotGrid(id="plot-grid")
             with TabPane("Completions ²", id="completions"):
                 yield CompletionsPane(id="completions-pane")
@@ -166,6 +175,21 @@ class RunView(Screen):
 
     def header_state(self) -> str | None:
         return None
+
+    def header_trainer(self, data: RunData, keys: list[str]) -> str | None:
+        """The trainer the header names: the journal's, else a guess from the metric keys."""
+        return data.trainer or guess_trainer(keys)
+
+    def waiting_text(self, data: RunData) -> str:
+        """What the plots area says before there is a metric to draw."""
+        state = self.header_state() or data.state
+        if state in LIVE_STATES:
+            doing = WAITING.get(data.phase or "importing", "training…")
+            return f"waiting for the first step ({doing})"
+        if data.ended is not None:
+            return "the run ended before its first logged step — its end is in the bar above; " \
+                "the trainer's output is on tab 4"
+        return "no metrics in this source"
 
     def header_title(self) -> str | None:
         if len(self.sources) > 1:
@@ -207,7 +231,11 @@ class RunView(Screen):
         keys = tuple(self.all_keys())
         self.query_one(RunHeader).show(data, state=self.header_state(), extra=settings,
                                        title=self.header_title(),
-                                       trainer=data.trainer or guess_trainer(list(keys)))
+                                       trainer=self.header_trainer(data, list(keys)))
+        waiting = self.query_one("#plots-waiting", Static)
+        waiting.display = not keys
+        if not keys:
+            waiting.update(literal(self.waiting_text(data)))
         self.query_one(AlertBar).show(data)
         grid = self.query_one(PlotGrid)
         if keys != self._keys_seen and self.chosen_panels is None:
@@ -320,22 +348,31 @@ class RunView(Screen):
             self.app.switch_to_home()
 
     def action_tab(self, tab: str) -> None:
-        """Digits switch tabs wherever the focus is. Focus left inside the old tab would pull it
-        back (TabbedContent shows the pane holding the focus): it moves to the new tab's first
-        focusable widget instead."""
+        """Digits switch tabs wherever the focus is, and the tab's pane takes the focus (Right
+        scrolls the log history, `m` mutes on the alerts tab), not the tab strip. The plots tab
+        keeps the focus on the strip when it had it: a focused panel is one `m` replaces."""
         tabs = self.query_one(TabbedContent)
         focused = self.focused
         inside = focused is not None and any(isinstance(a, TabPane) for a in focused.ancestors)
-        if inside:
+        if inside:  # focus left inside the old tab would pull it back (TabbedContent shows it)
             self.set_focus(None)
         try:
             tabs.active = tab
         except ValueError:
             return
-        if inside:
-            def focus_new_pane() -> None:
+        if inside or tab != "plots":
+            def focus_new_pane(tries: int = 3) -> None:
+                if tabs.active != tab:
+                    return  # another digit came first
                 pane = tabs.get_pane(tab)
-                target = next((w for w in pane.query("*") if w.focusable), None)
+                found = [w for w in pane.query("*") if w.focusable]
+                # The innermost: a table rather than the scroll box around it. (The alerts tab
+                # mounts its rules table at its first showing; `AlertsList` hands it the focus.)
+                target = next((w for w in found if not any(o is not w and w in o.ancestors
+                                                           for o in found)), None)
+                if target is None and tries:
+                    self.call_after_refresh(focus_new_pane, tries - 1)
+                    return
                 self.set_focus(target)
 
             self.call_after_refresh(focus_new_pane)
@@ -370,8 +407,14 @@ class RunView(Screen):
             return
         self.chosen_panels = tuple(p for p in grid.panels if p != target.panel)
 
-    def action_reset_panels(self) -> None:
-        self.chosen_panels = None
+    async def action_reset_panels(self) -> None:
+        """The default panels, drawn afresh (titles and legends) even when they are shown."""
+        if self.chosen_panels is not None:
+            self.chosen_panels = None
+            return
+        for plot in self.query_one(PlotGrid).plots():
+            plot.drawn_signature = None
+        await self.refresh_view()
 
     def action_toggle_smoothing(self) -> None:
         self.smoothing = 0.0 if self.smoothing else SMOOTHING_STEPS[self.smoothing_index]

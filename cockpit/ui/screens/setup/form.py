@@ -147,10 +147,13 @@ class FormBuilder:
         extras = ", ".join(spec.extra_models) or "none"
         cli = f"trl {spec.cli_command}" if spec.cli_command else "none (cockpit runs it)"
         self.screen.query_one("#trainer-info", Static).update(Content.from_markup(
-            "[b $accent]$name[/] [b]$title[/]  [dim]$config_class · $n fields[/]\n$summary\n"
+            "[b $accent]$name[/] [b]$title[/]  [dim]$total fields: $n of $config_class, the rest model "
+            "and script arguments[/]\n$summary\n"
             "[dim]data:[/] $formats   [dim]extra:[/] $extras   [dim]TRL CLI:[/] $cli",
             name=spec.name, title=spec.title, config_class=spec.config_class or "?",
-            n=str(len(spec.fields)), summary=spec.summary, formats=formats, extras=extras, cli=cli))
+            # The same count as the field search's "All N fields" below.
+            total=str(len(searchable(spec))), n=str(len(spec.fields)), summary=spec.summary,
+            formats=formats, extras=extras, cli=cli))
 
     def show_command_info(self) -> None:
         self.screen.query_one("#trainer-info", Static).update(Content.from_markup(

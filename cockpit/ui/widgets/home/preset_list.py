@@ -26,6 +26,11 @@ class PresetList(OptionList):
         self.infos: dict[str, PresetInfo] = {}
 
     def show(self, infos: Sequence[PresetInfo]) -> None:
+        """The presets, read again: the highlight stays on the preset it was on."""
+        if list(infos) == list(self.infos.values()):
+            return
+        index = self.highlighted
+        was = self.get_option_at_index(index).id if index is not None and index < self.option_count else None
         self.clear_options()
         self.infos = {str(i.path): i for i in infos}
         options = []
@@ -39,7 +44,8 @@ class PresetList(OptionList):
             options.append(Option(text, id=str(info.path), disabled=bool(info.error)))
         self.add_options(options)
         if options:
-            self.highlighted = 0
+            ids = [o.id for o in options]
+            self.highlighted = ids.index(was) if was in ids else 0
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()

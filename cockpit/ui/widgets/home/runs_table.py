@@ -199,7 +199,9 @@ class RunsTable(DataTable):
                 continue
             for column, value, old in zip(_COLUMNS, values, before, strict=True):
                 if value != old:
-                    self.update_cell(key, column, self._cell(column, value))
+                    # A cell grows its column (`running` -> `finished`, `5/120` -> `120/120`);
+                    # the name's column has its width set from the room left.
+                    self.update_cell(key, column, self._cell(column, value), update_width=column != "name")
                     updated += 1
         self._shown = shown
         self.cells_updated = updated

@@ -109,7 +109,17 @@ class AlertRules(Vertical):
         yield Static("", classes="alerts-title", id="alert-rules-title")
         yield RulesTable(id="alert-rules")
 
+    _pending: tuple[list[RuleEntry], list[str]] | None = None
+
+    def on_mount(self) -> None:
+        if self._pending is not None:
+            self.show(*self._pending)
+
     def show(self, entries: list[RuleEntry], problems: list[str]) -> None:
+        if not self.query("#alert-rules-title"):  # not composed yet: shown once it is mounted
+            self._pending = (entries, problems)
+            return
+        self._pending = None
         muted = sum(e.muted for e in entries)
         self.query_one("#alert-rules-title", Static).update(Content("\n".join([
             f"Alert rules ({len(entries)}, {muted} muted) — m mutes or unmutes the highlighted one; "
@@ -145,6 +155,13 @@ class AlertsList(Static):
                 box = AlertRules(id="alert-rules-box")
                 self.parent.mount(box, before=self)
                 box.call_after_refresh(box.show, board.entries(data.trainer), board.sources.problems)
+                if self.screen.focused is self.parent:  # the tab was opened by its key: the
+                    def focus_rules() -> None:          # rules take the focus once composed
+                        found = box.query(RulesTable)
+                        if found:
+                            found.first().focus()
+
+                    box.call_after_refresh(focus_rules)
         self.update(self._history(data, resume_key))
     def _history(self, data: RunData, resume_key: str | None) -> Content:
         notes = [markup("[dim]• $note[/]", note=n) for n in data.notes]

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Literal
 
 import numpy as np
+from rich.cells import cell_len
 from rich.color import Color as RichColor
 from rich.segment import Segment
 from rich.style import Style
@@ -17,6 +18,7 @@ from textual.widget import Widget
 from cockpit.metrics.panels import Panel
 from cockpit.metrics.rundata import RunData
 from cockpit.ui.colors import rich_style
+from cockpit.ui.text import printable
 from cockpit.ui.widgets.run import braille
 from cockpit.ui.widgets.run.plot_legend import Legend, distinct_colors, legend_names, place_legend
 from cockpit.ui.widgets.run.plot_ticks import nice_ticks, tick_labels
@@ -85,6 +87,9 @@ class MetricPlot(Widget, can_focus=True):
             # A Text, never markup: a panel's title is a metric key from the run.
             self.border_title = Text(self._title(smoothing))
             self.border_subtitle = _axis_name(x_mode, _x_used(sources, x_mode))
+            # No size: a hidden tab (or not laid out yet). The title just lost its legend, so
+            # the next render with a size draws again, even at the size of the last draw.
+            self.drawn_signature = None
             self.refresh()
             return False
         return self._draw_wanted()
@@ -129,11 +134,12 @@ class MetricPlot(Widget, can_focus=True):
         legend = Legend()
         if len(series) > 1 or multi:
             pairs = [(label, key) for label, key, _, _ in series]
+            pairs = [(printable(label), printable(key)) for label, key in pairs]
             legend = place_legend(
                 legend_names(pairs, multi=multi), legend_names(pairs, multi=multi, short=True),
                 palette, width=width,
                 max_rows=max(0, min(height - self.MIN_PLOT_ROWS, max(2, height // 3))),
-                border_room=width - 6 - len(title))
+                border_room=width - 6 - cell_len(title))
         self.legend, self.legend_shown = legend.rows, legend.shown
         border_title = Text(title)
         if legend.in_border is not None:
@@ -169,7 +175,8 @@ class MetricPlot(Widget, can_focus=True):
             self.refresh()
 
     def _title(self, smoothing: float) -> str:
-        return self.panel.title + (f" (smoothed {smoothing:.2f})" if smoothing > 0 else "")
+        """The panel's name as text (a metric key from the run: escapes shown as `·`)."""
+        return printable(self.panel.title) + (f" (smoothed {smoothing:.2f})" if smoothing > 0 else "")
 
     def render_line(self, y: int) -> Strip:
         """Textual's line API: the rows are built once per draw, size and theme (`build_lines`)

@@ -7,6 +7,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from rich.cells import cell_len
 from rich.color import Color
 from rich.style import Style
 from rich.text import Text
@@ -86,13 +87,13 @@ def place_legend(full: Sequence[str], short: Sequence[str], colors: Sequence[tup
         if _line_width(names) <= border_room:
             return Legend(in_border=_legend_line(names, range(len(names)), colors), shown=list(names))
     fitting = [names for names in (full, short)
-               if max(len(n) for n in names) + len(LEGEND_MARK) <= width
+               if max(cell_len(n) for n in names) + len(LEGEND_MARK) <= width
                and len(_wrap(names, width)) <= max_rows]
     if fitting:  # the one in fewer rows; full names when equal
         names = min(fitting, key=lambda n: len(_wrap(n, width)))
         return Legend(rows=[_legend_line(names, row, colors) for row in _wrap(names, width)],
                       shown=list(names))
-    cap = max(len(n) for n in short)
+    cap = max(cell_len(n) for n in short)
     while cap > LEGEND_MIN_BORDER_LABEL:
         cap -= 1
         names = elide_all(short, cap)
@@ -103,7 +104,7 @@ def place_legend(full: Sequence[str], short: Sequence[str], colors: Sequence[tup
 
 
 def _line_width(names: Sequence[str]) -> int:
-    return sum(len(LEGEND_MARK) + len(n) for n in names) + len(LEGEND_GAP) * (len(names) - 1)
+    return sum(len(LEGEND_MARK) + cell_len(n) for n in names) + len(LEGEND_GAP) * (len(names) - 1)
 
 
 def _legend_line(names: Sequence[str], which: Sequence[int] | range,
@@ -116,21 +117,38 @@ def _legend_line(names: Sequence[str], which: Sequence[int] | range,
     return text
 
 
+def cells_head(text: str, width: int) -> str:
+    """The start of `text` that fits `width` terminal cells (a wide character takes two)."""
+    out, used = [], 0
+    for ch in text:
+        used += cell_len(ch)
+        if used > width:
+            break
+        out.append(ch)
+    return "".join(out)
+
+
+def cells_tail(text: str, width: int) -> str:
+    """The end of `text` that fits `width` terminal cells."""
+    return cells_head(text[::-1], width)[::-1]
+
+
 def elide(text: str, width: int) -> str:
-    """Both ends of a long label: run names differ at the start, keys at the end."""
-    if len(text) <= width:
+    """Both ends of a long label: run names differ at the start, keys at the end. Widths are
+    terminal cells: an emoji in a key takes two."""
+    if cell_len(text) <= width:
         return text
     if width <= 1:
-        return text[:width]
+        return cells_head(text, width)
     left = (width - 1) // 2
-    return text[:left] + "…" + text[len(text) - (width - 1 - left):]
+    return cells_head(text, left) + "…" + cells_tail(text, width - 1 - left)
 
 
 def elide_all(names: Sequence[str], width: int) -> list[str]:
     """Labels cut to `width` cells each. `run: key` labels (an overlay) are cut alike once one
     is too long: every run to the same first letters, then the key's start, so the runs still
     line up (`mod:diversity`, `mod:format`, `leg:reward`)."""
-    if all(len(n) <= width for n in names):
+    if all(cell_len(n) <= width for n in names):
         return list(names)
     pairs = [n.partition(": ") for n in names]
     if width < 6 or not all(sep for _, sep, _ in pairs):
@@ -138,9 +156,9 @@ def elide_all(names: Sequence[str], width: int) -> list[str]:
     run_w = max(2, width // 3)
     out = []
     for run, _, key in pairs:
-        run = run[:run_w]
-        key_w = width - len(run) - 1
-        out.append(f"{run}:{key if len(key) <= key_w else key[:key_w - 1] + '…'}")
+        run = cells_head(run, run_w)
+        key_w = width - cell_len(run) - 1
+        out.append(f"{run}:{key if cell_len(key) <= key_w else cells_head(key, key_w - 1) + '…'}")
     return out
 
 
@@ -151,7 +169,7 @@ def legend_rows(names: Sequence[str], colors: Sequence[tuple[int, int, int]], wi
     Returns the rows and the label shown for each item shown."""
     if not names or max_rows <= 0 or width <= len(LEGEND_MARK) + 1:
         return [], []
-    cap = min(max(len(n) for n in names), width - len(LEGEND_MARK))
+    cap = min(max(cell_len(n) for n in names), width - len(LEGEND_MARK))
     while True:
         rows = _wrap(elide_all(names, cap), width)
         if len(rows) <= max_rows or cap <= LEGEND_MIN_LABEL:
@@ -180,7 +198,7 @@ def _wrap(labels: Sequence[str], width: int) -> list[list[int]]:
     rows: list[list[int]] = [[]]
     used = 0
     for i, label in enumerate(labels):
-        w = len(LEGEND_MARK) + len(label)
+        w = len(LEGEND_MARK) + cell_len(label)
         if rows[-1] and used + len(LEGEND_GAP) + w > width:
             rows.append([])
             used = 0

@@ -58,7 +58,9 @@ class RunHeader(Static):
         if isinstance(data.steps_per_s, (int, float)):
             fact("steps/s", f"{data.steps_per_s:.2f}")
         if state in LIVE_STATES:
-            fact("ETA", fmt_duration(data.eta_now(time.time())) if data.eta_s is not None else "-")
+            eta = data.eta_now(time.time())
+            # Past its countdown before the last step: say so until the next progress line.
+            fact("ETA", fmt_duration(eta) if eta is not None else "…" if data.eta_s is not None else "-")
         tail = markup("  [dim]│ $v[/]", v=extra) if extra else Content("")
         # The progress bar gets the room the facts leave.
         used = sum(f.cell_length for f in facts) + SEP.cell_length * (len(facts) - 1) + tail.cell_length

@@ -70,7 +70,15 @@ def parse_text(field: ConfigField, text: str) -> Any:
             out[old.strip()] = new.strip()
         return out or UNSET
     if parts & {"list", "tuple"}:
+        if text.startswith("[") and field.type.replace(" ", "") in ("list[str]", "list[str]|None"):
+            # Names, as written: `[accuracy_reward, rewards.py:my_fn]` (YAML would read `a: b`
+            # as a mapping and `1` as a number).
+            if not text.endswith("]"):
+                raise ValueError("the list has no closing ]: write [a, b], or just a, b")
+            return [t.strip().strip("'\"") for t in text[1:-1].split(",") if t.strip().strip("'\"")]
         if text.startswith("["):
+            if not text.endswith("]"):
+                raise ValueError("the list has no closing ]: write [a, b], or just a, b")
             value = _yaml(text)
             if not isinstance(value, list):
                 raise ValueError("expected a list like [a, b]")

@@ -25,6 +25,7 @@ from textual.widgets import DataTable, Input, Static
 from textual.worker import get_current_worker
 
 from cockpit.metrics.rundata import RunData
+from cockpit.run.folder import LIVE_STATES
 from cockpit.ui.text import fold_tail, markup
 from cockpit.ui.widgets.run.completions.bar import DetailScroll, StepInput
 from cockpit.ui.widgets.run.completions.detail import detail
@@ -33,6 +34,10 @@ from cockpit.ui.widgets.run.completions.view import Query, arrange, sortable
 
 EMPTY = ("no completions yet — GRPO-family trainers log them, others when "
          "`cockpit.completions` asks for samples")
+NONE_HERE = ("no completions in $label — a run folder has them when its trainer logged them "
+             "(GRPO family, or `cockpit.completions`); a trainer_state.json has only metrics, "
+             "its output dir TRL's completions/*.parquet when `log_completions` was on")
+"""For a source that will not change (a replay): "yet" would promise rows that never come."""
 
 
 class CompletionsPane(Vertical):
@@ -130,7 +135,7 @@ class CompletionsPane(Vertical):
         main = self.query_one("#completions-table", StepTable)
         if step is None:
             self.set_class(False, "-comparing")
-            title.update(EMPTY)
+            title.update(EMPTY if data.state in LIVE_STATES else markup(NONE_HERE, label=data.label))
             main.show_step(None, None, width=width, grouped=False, sort=None, descending=True)
             self._rows = []
             self._show_detail(main)

@@ -9,12 +9,14 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import DataTable
 
-from cockpit.ui.text import fold, fold_tail, num
+from cockpit.ui.text import fold, num
 from cockpit.ui.widgets.run.completions.view import Column, Shown
 
 SCORE_WIDTH = 14
 """Room a score column takes (label or value, and the cell padding)."""
 DITTO = "〃"
+SHARED_MIN = 8
+"""Fewer shared characters at a prompt's start or end are kept (`Question: ` goes, `?` stays)."""
 
 
 class StepTable(DataTable):
@@ -36,15 +38,23 @@ class StepTable(DataTable):
         if shown is None:
             return
         cols = shown.columns
-        room = max(20, width - SCORE_WIDTH * len(cols) - (6 if grouped else 0) - 8)
+        # Each score column as wide as its label (cut at 18) or a value, plus the cell padding:
+        # at 100 columns `advantage` is read whole, not `advan` at the edge.
+        scores = sum(max(len(fold(c.name, 18)) + (2 if c.name == sort else 0), 8) + 2 for c in cols)
+        room = max(20, width - scores - (6 if grouped else 0) - 4 - (2 if prompts else 0) - 2)
         prompt_w = max(12, room // 3) if prompts else 0
+        texts = [r["prompt"] for r in shown.rows] if prompts else []
+        # Whole prompts when they fit; else the part of each that the others do not share.
+        differ = distinct_parts(texts) if texts and max(len(t) for t in texts) > prompt_w else {}
         if grouped:
             self.add_column("#", key="#")
         if prompts:
             self.add_column("prompt", width=prompt_w, key="prompt")
         # A narrow table (two steps side by side) still gives the completion close to half its
         # width; the scores past the edge scroll into view.
-        self.add_column("completion", width=max(16, room - prompt_w, int(width * 0.45)), key="completion")
+        narrow = width < 90
+        self.add_column("completion", width=max(16, room - prompt_w, int(width * 0.45) if narrow else 0),
+                        key="completion")
         for c in cols:
             label = fold(c.name, 18)
             if sort is not None and c.name == sort:
@@ -60,7 +70,7 @@ class StepTable(DataTable):
             if prompts and grouped and g == previous:
                 cells.append(Text(DITTO, style="dim"))
             elif prompts:
-                cells.append(Text(fold_tail(r["prompt"], prompt_w)))
+                cells.append(Text(fold(differ.get(r["prompt"], r["prompt"]), prompt_w)))
             previous = g
             cells.append(Text(fold(r["completion"], 200)))
             cells += [Text(_cell(c, r), justify="right" if c.numeric else "left") for c in cols]
@@ -73,6 +83,29 @@ class StepTable(DataTable):
         if self.shown is None or not 0 <= self.cursor_row < len(self.shown.rows):
             return None
         return self.shown.rows[self.cursor_row], self.shown.groups[self.cursor_row]
+
+
+def distinct_parts(prompts: list[str]) -> dict[str, str]:
+    """Each prompt by the part that tells it from the others: what all of them share at the
+    start (a system prompt) and at the end (a chat template's assistant turn) becomes `…`, so a
+    narrow column shows the question, not the same text on every row."""
+    unique = list(dict.fromkeys(prompts))
+    if len(unique) < 2:
+        return {p: p for p in unique}
+    shortest = min(len(p) for p in unique)
+    pre = 0
+    while pre < shortest and len({p[pre] for p in unique}) == 1:
+        pre += 1
+    suf = 0
+    while suf < shortest - pre and len({p[len(p) - 1 - suf] for p in unique}) == 1:
+        suf += 1
+    pre = pre if pre >= SHARED_MIN else 0  # a few shared letters are no system prompt
+    suf = suf if suf >= SHARED_MIN else 0
+    out = {}
+    for p in unique:
+        middle = p[pre:len(p) - suf].strip()
+        out[p] = ("…" if pre else "") + middle + ("…" if suf else "")
+    return out
 
 
 def _cell(column: Column, row: dict) -> str:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 ADVANTAGE = "advantage"
-_COMPARE = re.compile(r"^(?P<name>[^<>=!]+?)\s*(?P<op>>=|<=|!=|==|=|>|<)\s*(?P<value>\S+)$")
+_COMPARE = re.compile(r"^(?P<name>[^<>=!]+?)\s*(?P<op>>=|<=|!=|==|=|>|<)\s*(?P<value>\S*)$")
 _OPS: dict[str, Callable[[float, float], bool]] = {
     ">": operator.gt, ">=": operator.ge, "<": operator.lt, "<=": operator.le,
     "=": operator.eq, "==": operator.eq, "!=": operator.ne,
@@ -76,6 +76,9 @@ class Query:
     text: str = ""
     comparisons: list[tuple[str, str, float]] = field(default_factory=list)
     terms: list[str] = field(default_factory=list)
+    unfinished: list[tuple[str, str, str]] = field(default_factory=list)
+    """Words shaped like a comparison without a number (`acc>`, `reward>abc`): (word, name,
+    operator). Searched for as text; when the name is a column's, `problems` says what is wrong."""
 
     @classmethod
     def parse(cls, text: str) -> Query:
@@ -90,6 +93,8 @@ class Query:
             if m and value is not None:
                 q.comparisons.append((m.group("name").strip(), m.group("op"), value))
             else:
+                if m:
+                    q.unfinished.append((word, m.group("name").strip(), m.group("op")))
                 q.terms.append(word.lower())
         return q
 
@@ -109,6 +114,12 @@ class Query:
             else:
                 have = ", ".join(names) if names else "none at this step"
                 out.append(f"no column {name!r} (numeric ones: {have})")
+        for word, name, op in self.unfinished:
+            col = _find(columns, name)
+            if col is None and not any(c.name.lower().startswith(name.lower()) for c in columns):
+                continue  # text with a `>` in it, searched for as it is
+            example = f"{col.name if col is not None else name}{op}0.5"
+            out.append(f"{word!r}: put a number after {op}, e.g. {example}")
         return out
 
     def keeps(self, row: dict[str, Any], columns: Sequence[Column]) -> bool:
