@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from cockpit.cli.checkpoints import add_parsers as add_checkpoint_parsers
 from cockpit.cli.findings import cmd_findings
 from cockpit.cli.lossmask import cmd_lossmask
 from cockpit.cli.runs import cmd_migrate, cmd_resume, cmd_run, cmd_runs, cmd_stop, cmd_watch
@@ -138,6 +139,8 @@ def build_parser() -> argparse.ArgumentParser:
     sv.add_argument("--port", type=int, default=8000)
     sv.add_argument("--runs-dir", dest="runs_dir", default=argparse.SUPPRESS)
     sv.set_defaults(func=cmd_serve)
+
+    add_checkpoint_parsers(sub)
     return p
 
 

@@ -7,6 +7,7 @@ standard library and transformers only."""
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from cockpit.run import journal
@@ -34,5 +35,5 @@ class ScriptCallback(CockpitCallback):
                 max_steps=int(state.max_steps) if state.max_steps else None, versions=versions.installed(),
                 device=device, resumed_from=str(self.resumed_from) if self.resumed_from else None,
                 output_dir=str(args.output_dir), trainer_class=self.trainer_class, model=model,
-                script=True, segment=self.segment))
+                script=True, segment=self.segment, python=sys.executable))
         return super().on_train_begin(args, state, control, **kwargs)

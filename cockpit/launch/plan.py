@@ -22,13 +22,14 @@ from cockpit.config.presets import Preset, device_policy, dump_yaml
 from cockpit.config.validate import Plan, has_gpu, validate
 from cockpit.errors import CockpitError
 from cockpit.run import journal, owner
-from cockpit.run.folder import (
+from cockpit.run.folder import (  # complete_checkpoint: resume uses the run folder's rule
     LIVE_STATES,
     Request,
     RunFolder,
     Status,
+    complete_checkpoint,
     create_run_folder,
-    list_checkpoints,
+    newest_complete_checkpoint,
     script_section,
 )
 from cockpit.trainers.discovery import require_training_stack
@@ -264,25 +265,6 @@ def _end_orphan(run: RunFolder, reason: str = "stopped by request (its superviso
 
 
 # -- resume --------------------------------------------------------------------------------
-
-
-def complete_checkpoint(path: Path) -> bool:
-    """A checkpoint is complete when its trainer_state.json parses and model weights are there."""
-    state = path / "trainer_state.json"
-    try:
-        json.loads(state.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False
-    weights = ("model.safetensors", "adapter_model.safetensors", "pytorch_model.bin",
-               "model.safetensors.index.json", "adapter_model.bin")
-    return any((path / w).exists() for w in weights)
-
-
-def newest_complete_checkpoint(output_dir: Path) -> Path | None:
-    for ckpt in reversed(list_checkpoints(output_dir)):
-        if complete_checkpoint(ckpt):
-            return ckpt
-    return None
 
 
 def resume_checkpoint(run: RunFolder) -> Path | None:

@@ -11,6 +11,7 @@
       control/       requests to the run (stop-and-save), one file each
       hook/          a script run's hook folder (`cockpit.hook.bundle`), on its PYTHONPATH
       output/        the trainer's output_dir
+      samples/       answers of checkpoints asked from `cockpit sample` or the Checkpoints tab
 """
 
 from __future__ import annotations
@@ -171,6 +172,12 @@ class RunFolder:
     def output(self) -> Path:
         return self.path / "output"
 
+    @property
+    def samples(self) -> Path:
+        """Answers sampled from the run's checkpoints after the fact (one JSON-lines file a
+        session), so a replay shows them and `export --completions` includes them."""
+        return self.path / "samples"
+
     def exists(self) -> bool:
         return self.run_yaml.is_file() or self.status_json.is_file() or self.events.is_file()
 
@@ -253,6 +260,29 @@ def list_checkpoints(output_dir: Path) -> list[Path]:
         if m and child.is_dir():
             found.append((int(m.group(1)), child))
     return [p for _, p in sorted(found)]
+
+
+WEIGHT_FILES = ("model.safetensors", "adapter_model.safetensors", "pytorch_model.bin",
+                "model.safetensors.index.json", "pytorch_model.bin.index.json", "adapter_model.bin")
+"""A checkpoint holds its weights in one of these (a full model, sharded or not, or an adapter)."""
+
+
+def complete_checkpoint(path: Path) -> bool:
+    """A checkpoint is complete when its trainer_state.json parses and model weights are there:
+    the Trainer writes trainer_state.json after the weights, so a checkpoint being written lacks it."""
+    state = path / "trainer_state.json"
+    try:
+        json.loads(state.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return any((path / w).exists() for w in WEIGHT_FILES)
+
+
+def newest_complete_checkpoint(output_dir: Path) -> Path | None:
+    for ckpt in reversed(list_checkpoints(output_dir)):
+        if complete_checkpoint(ckpt):
+            return ckpt
+    return None
 
 
 def parse_run_argv(argv: list[str], prog: str) -> tuple[RunFolder, Path | None]:

@@ -1,0 +1,170 @@
+"""Commands on a run's checkpoints: checkpoints (the listing), sample (answers, one model or two
+side by side) and merge (a LoRA checkpoint into a full model). Sampling and merging run in a
+process of their own (cockpit.runner.sample / .merge); this side never imports torch."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+from cockpit.cli.common import runs_dir as _runs_dir
+from cockpit.errors import CockpitError
+
+
+def _found(args: argparse.Namespace):
+    from cockpit.metrics.checkpoints import list_run_checkpoints
+    from cockpit.run.summaries import resolve_run_or_path
+
+    return list_run_checkpoints(resolve_run_or_path(args.run, _runs_dir(args)))
+
+
+def cmd_checkpoints(args: argparse.Namespace) -> int:
+    from cockpit.metrics.checkpoints import table
+
+    found = _found(args)
+    if args.json:
+        print(json.dumps(found.to_dict(), indent=2))
+        return 0
+    print(f"# {found.output_dir}" + (f"  (base: {found.base_model})" if found.base_model else ""))
+    for line in table(found):
+        print(line)
+    return 0
+
+
+def side_by_side(left: tuple[str, str], right: tuple[str, str], width: int) -> list[str]:
+    """Two labelled answers in two columns, each wrapped to half the terminal."""
+    col = max(16, (width - 3) // 2)
+
+    def wrap(text: str) -> list[str]:
+        out: list[str] = []
+        for para in (text or "").splitlines() or [""]:
+            out.extend(textwrap.wrap(para, col, replace_whitespace=False, drop_whitespace=False) or [""])
+        return out
+
+    a, b = wrap(left[1]), wrap(right[1])
+    lines = [f"{left[0][:col]:<{col}} │ {right[0][:col]}", f"{'─' * col}─┼─{'─' * col}"]
+    for i in range(max(len(a), len(b))):
+        lines.append(f"{(a[i] if i < len(a) else ''):<{col}} │ {b[i] if i < len(b) else ''}")
+    return lines
+
+
+def cmd_sample(args: argparse.Namespace) -> int:
+    from cockpit.launch import sampler as smp
+    from cockpit.metrics import samples as kept
+
+    found = _found(args)
+    settings = smp.sample_settings(found)
+    choices = [smp.choose(found, args.checkpoint, "a")]
+    if args.vs is not None:
+        choices.append(smp.choose(found, args.vs, "b"))
+    if args.prompts and args.prompt:
+        raise CockpitError("give --prompt or --prompts, not both")
+    prompts: list[Any] = args.prompt or (smp.read_prompts_file(args.prompts) if args.prompts else [])
+    if not prompts:
+        prompts = smp.run_prompts(found)
+        if not prompts:
+            raise CockpitError(f"{args.run}: the run logged no sample prompts — give some: --prompt TEXT "
+                               "(repeatable) or --prompts FILE")
+    device = str(args.device or settings.get("device") or "cpu")
+    note = smp.live_note(found, device)
+    if note:
+        print(f"cockpit: note: {note}", file=sys.stderr)
+    max_memory = smp.parse_size(args.max_memory or settings.get("max_memory"))
+    request = {"id": "cli", "models": [c.spec for c in choices], "prompts": prompts, "chat": args.chat,
+               "max_new_tokens": args.max_new_tokens or int(settings.get("max_new_tokens", 64)),
+               "temperature": args.temperature, "seed": args.seed, "device": device,
+               "max_memory": max_memory, "gentle": note is not None and device == "cpu"}
+    session = kept.new_session(found.run) if found.run is not None and not args.no_keep else None
+    sampler = smp.Sampler(smp.sampler_python(found), smp.sampler_log(found))
+    answers: dict[int, dict[str, str]] = {}
+    labels = {c.spec["slot"]: c for c in choices}
+    width = shutil.get_terminal_size((120, 40)).columns
+    failed = None
+    try:
+        sampler.send(request)
+        for ev in sampler.events():
+            kind = ev.get("event")
+            if kind == "note":
+                print(f"cockpit: note: {ev.get('text')}", file=sys.stderr)
+            elif kind == "error":
+                failed = str(ev.get("message"))
+            elif kind == "answer":
+                i, slot = int(ev["index"]), str(ev["slot"])
+                answers.setdefault(i, {})[slot] = str(ev.get("text", ""))
+                choice = labels[slot]
+                if session is not None:
+                    kept.append(session, {"mode": "compare", "checkpoint": choice.label, "step": choice.step,
+                                          "prompt": ev.get("prompt", ""), "completion": ev.get("text", ""),
+                                          "seed": args.seed, "temperature": args.temperature,
+                                          "max_new_tokens": request["max_new_tokens"], "device": device})
+                if len(answers[i]) == len(choices):
+                    shown = prompts[i] if isinstance(prompts[i], str) else json.dumps(prompts[i])
+                    print(f"── prompt {i + 1}: {shown}")
+                    if len(choices) == 1:
+                        print(answers[i]["a"])
+                    else:
+                        for line in side_by_side((choices[0].label, answers[i]["a"]),
+                                                 (choices[1].label, answers[i]["b"]), width):
+                            print(line)
+                    print()
+    finally:
+        sampler.close()
+    if failed:
+        raise CockpitError(failed)
+    return 0
+
+
+def cmd_merge(args: argparse.Namespace) -> int:
+    from cockpit.launch import sampler as smp
+
+    found = _found(args)
+    choice = smp.choose(found, args.checkpoint, "a")
+    if choice.spec["kind"] != "lora":
+        raise CockpitError(f"{choice.label} holds a full model, not a LoRA adapter — nothing to merge; load it "
+                           f"as it is: from_pretrained({choice.spec['path']!r})")
+    out = Path(args.output).expanduser()
+    if out.exists() and any(out.iterdir()):
+        raise CockpitError(f"{out} is not empty — give a new folder with -o")
+    argv = [smp.sampler_python(found), "-m", "cockpit.runner.merge", choice.spec["path"], choice.spec["base"],
+            str(out), "--tokenizer", choice.spec["tokenizer"]]
+    if args.push:
+        argv += ["--push", args.push]
+    return subprocess.call(argv, env=smp.sampler_env())
+
+
+def add_parsers(sub: Any) -> None:
+    c = sub.add_parser("checkpoints", help="a run's checkpoints: step, loss, eval loss, size, complete, LoRA or full")
+    c.add_argument("run", help="run folder, name or prefix, or a training's output_dir")
+    c.add_argument("--json", action="store_true")
+    c.add_argument("--runs-dir", dest="runs_dir", default=argparse.SUPPRESS)
+    c.set_defaults(func=cmd_checkpoints)
+
+    s = sub.add_parser("sample", help="answers from a checkpoint (or two side by side) on prompts")
+    s.add_argument("run", help="run folder, name or prefix, or a training's output_dir")
+    s.add_argument("--checkpoint", default="latest", metavar="STEP|latest|base")
+    s.add_argument("--vs", metavar="STEP|latest|base", help="a second model, side by side, same seed")
+    s.add_argument("--prompt", action="append", metavar="TEXT", help="a prompt (repeatable); default: the run's own")
+    s.add_argument("--prompts", metavar="FILE", help="prompts: one a line, a JSON list, or JSON lines")
+    s.add_argument("--chat", action="store_true", help="wrap each prompt as a user turn in the chat template")
+    s.add_argument("--max-new-tokens", type=int, default=None, metavar="N")
+    s.add_argument("--temperature", type=float, default=0.0, metavar="T", help="0 (default): greedy")
+    s.add_argument("--seed", type=int, default=0, metavar="S")
+    s.add_argument("--device", help="cpu, cuda:N or auto (a free GPU); default cockpit.sample.device or cpu")
+    s.add_argument("--max-memory", metavar="SIZE", help="refuse models needing more than this, e.g. 8GB")
+    s.add_argument("--no-keep", action="store_true", help="do not keep the answers in the run's samples/")
+    s.add_argument("--runs-dir", dest="runs_dir", default=argparse.SUPPRESS)
+    s.set_defaults(func=cmd_sample)
+
+    m = sub.add_parser("merge", help="a LoRA checkpoint merged into its base, saved as a full model")
+    m.add_argument("run", help="run folder, name or prefix, or a training's output_dir")
+    m.add_argument("--checkpoint", default="latest", metavar="STEP|latest")
+    m.add_argument("-o", "--output", required=True, metavar="DIR")
+    m.add_argument("--push", metavar="REPO", help="then upload it to the Hugging Face Hub")
+    m.add_argument("--runs-dir", dest="runs_dir", default=argparse.SUPPRESS)
+    m.set_defaults(func=cmd_merge)

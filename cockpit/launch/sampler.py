@@ -1,0 +1,254 @@
+"""Asking checkpoints for answers: which model files a choice means, with which tokenizer, on
+which device and through which Python, and the sampler process (`python -m
+cockpit.runner.sample`) that loads them. `cockpit sample`, `cockpit merge` and the Checkpoints
+tab share it; none of them imports torch.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from cockpit.errors import CockpitError
+from cockpit.metrics.checkpoints import CheckpointSet, run_started_data
+
+DEFAULT_PROMPTS = 4
+
+
+@dataclass
+class Choice:
+    """One model to sample: `base` or a checkpoint, as the sampler's request names it."""
+
+    label: str
+    step: int | None
+    spec: dict[str, Any] = field(default_factory=dict)
+
+
+def _local_missing(ref: str) -> bool:
+    """A path (absolute, ./ or ~) that is not there; hub ids are checked by the sampler."""
+    return ref.startswith(("/", "./", "../", "~")) and not Path(ref).expanduser().exists()
+
+
+def run_tokenizer(found: CheckpointSet) -> str | None:
+    """The tokenizer the run trained with: the one its newest complete checkpoint (or the final
+    save) holds, chat template included; None when it saved none."""
+    for ckpt in reversed(found.checkpoints):
+        if ckpt.complete and ckpt.has_tokenizer:
+            return str(ckpt.path)
+    if (found.output_dir / "tokenizer_config.json").is_file():
+        return str(found.output_dir)
+    return None
+
+
+def choose(found: CheckpointSet, which: str, slot: str) -> Choice:
+    """`base`, `latest` or a step → the sampler's model spec, or one line naming the fix."""
+    where = found.run.name if found.run else str(found.output_dir)
+    if str(which) == "base":
+        base = found.base_model
+        if not base:
+            raise CockpitError(f"{where}: which base model it started from is not recorded — sample a "
+                               "checkpoint instead (--checkpoint latest)")
+        if _local_missing(base):
+            raise CockpitError(f"the base model {base} is not there any more — restore it, or sample a "
+                               "checkpoint instead (--checkpoint latest)")
+        return Choice("base", None, {"slot": slot, "label": "base", "kind": "base", "path": base,
+                                     "tokenizer": run_tokenizer(found) or base})
+    ckpt = found.usable(found.find(which))
+    spec: dict[str, Any] = {"slot": slot, "label": ckpt.name, "kind": ckpt.kind if ckpt.kind != "unknown"
+                            else "full", "path": str(ckpt.path)}
+    if ckpt.kind == "lora":
+        base = ckpt.base or found.base_model
+        if not base:
+            raise CockpitError(f"{ckpt.name} is a LoRA adapter whose base model is not named (adapter_config.json "
+                               "has no base_model_name_or_path) — add it there")
+        if _local_missing(base):
+            raise CockpitError(f"{ckpt.name} is a LoRA adapter on {base}, which is not there any more — restore "
+                               "the base model at that path, or edit base_model_name_or_path in "
+                               f"{ckpt.path / 'adapter_config.json'}")
+        spec["base"] = base
+    spec["tokenizer"] = str(ckpt.path) if ckpt.has_tokenizer else (run_tokenizer(found) or spec.get("base")
+                                                                     or str(ckpt.path))
+    return Choice(ckpt.name, ckpt.step, spec)
+
+
+def sample_settings(found: CheckpointSet) -> dict[str, Any]:
+    """run.yaml's `cockpit.sample` (device, max_memory, max_new_tokens)."""
+    if found.run is None:
+        return {}
+    section = found.run.cockpit_section().get("sample")
+    return section if isinstance(section, dict) else {}
+
+
+_SIZE = re.compile(r"^\s*([\d.]+)\s*([kmgt]?i?b?)?\s*$", re.IGNORECASE)
+
+
+def parse_size(text: Any) -> int | None:
+    """`8GB`, `512MB`, `1.5G`, a number of bytes; None when not set."""
+    if text in (None, ""):
+        return None
+    m = _SIZE.match(str(text))
+    if not m:
+        raise CockpitError(f"max_memory {text!r}: expected a size like 8GB or 512MB")
+    unit = (m.group(2) or "b").lower()[0]
+    return int(float(m.group(1)) * {"b": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}[unit])
+
+
+def training_device(found: CheckpointSet) -> str | None:
+    """`cpu` or `cuda` while the run trains, else None."""
+    if not found.live or found.run is None:
+        return None
+    return str(run_started_data(found.run).get("device") or "cpu")
+
+
+def live_note(found: CheckpointSet, device: str) -> str | None:
+    """What sampling beside a live run costs it, said before it starts."""
+    training = training_device(found)
+    if training is None:
+        return None
+    if training == "cpu" and device == "cpu":
+        return ("the run is training on the CPU too: sampling shares it (at low priority, one thread) and "
+                "may slow the training a little — set cockpit.sample.device to a free GPU to keep off it")
+    if training.startswith("cuda") and device.startswith("cuda"):
+        return (f"the run is training on a GPU and sampling is set to {device}: if that is the same GPU, "
+                "the training slows — use device auto (a GPU no training uses) or cpu")
+    return None
+
+
+def sampler_python(found: CheckpointSet) -> str:
+    """A script run's own Python (recorded in run_started), so the model classes match; else ours."""
+    if found.run is not None:
+        recorded = run_started_data(found.run).get("python")
+        if recorded and Path(str(recorded)).is_file():
+            return str(recorded)
+    return sys.executable
+
+
+def read_prompts_file(path: str) -> list[Any]:
+    """Prompts from a file: a JSON list, JSON lines (strings, {"prompt"} or {"messages"}), or
+    plain text, one prompt a line."""
+    p = Path(path).expanduser()
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise CockpitError(f"--prompts {path}: cannot read it ({exc.strerror}) — give a text file, one prompt "
+                           "a line") from None
+    if p.suffix == ".json":
+        try:
+            items = json.loads(text)
+        except ValueError as exc:
+            raise CockpitError(f"--prompts {path}: not valid JSON ({exc}) — give a list of prompts") from None
+        if not isinstance(items, list):
+            raise CockpitError(f"--prompts {path}: expected a JSON list of prompts")
+    elif p.suffix == ".jsonl":
+        items = []
+        for n, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                items.append(json.loads(line))
+            except ValueError:
+                raise CockpitError(f"--prompts {path}:{n}: not valid JSON — one prompt (a string, "
+                                   '{"prompt": ...} or {"messages": [...]}) a line') from None
+    else:
+        items = [line for line in text.splitlines() if line.strip()]
+    prompts = [(i.get("messages") or i.get("prompt")) if isinstance(i, dict) else i for i in items]
+    prompts = [p for p in prompts if p]
+    if not prompts:
+        raise CockpitError(f"--prompts {path}: no prompts in it")
+    return prompts
+
+
+def run_prompts(found: CheckpointSet, n: int | None = None) -> list[Any]:
+    """The run's own sample prompts: those its periodic samples (or its trainer's own) answered,
+    as the model saw them."""
+    if found.run is None:
+        return []
+    from cockpit.metrics.completions import CompletionsLibrary
+
+    if n is None:
+        comp = found.run.cockpit_section().get("completions") or {}
+        n = int(comp.get("num_prompts", DEFAULT_PROMPTS)) if isinstance(comp, dict) else DEFAULT_PROMPTS
+    lib = CompletionsLibrary(found.run.path)
+    lib.refresh()
+    seen: list[str] = []
+    for step in lib.steps()[:1]:
+        for row in lib.rows(step):
+            prompt = row.get("prompt")
+            if prompt and prompt not in seen:
+                seen.append(prompt)
+    return seen[:n]
+
+
+def sampler_env() -> dict[str, str]:
+    """Our environment with this cockpit first on PYTHONPATH (a script's Python may not have it)."""
+    env = dict(os.environ)
+    root = str(Path(__file__).resolve().parents[2])  # the folder that holds cockpit/
+    env["PYTHONPATH"] = os.pathsep.join([root, *filter(None, [env.get("PYTHONPATH")])])
+    env.setdefault("TOKENIZERS_PARALLELISM", "false")
+    return env
+
+
+class Sampler:
+    """The sampler process: requests in, events out (JSON lines). It lives until `close()`, so a
+    chat's turns reuse the loaded model; it is its own session, never in a run's process group."""
+
+    def __init__(self, python: str, log: Path | None = None) -> None:
+        self._log: IO[bytes] | int = subprocess.DEVNULL
+        if log is not None:
+            log.parent.mkdir(parents=True, exist_ok=True)
+            self._log = open(log, "ab")  # noqa: SIM115 — held while the process lives
+        self.proc = subprocess.Popen([python, "-m", "cockpit.runner.sample"], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=self._log, env=sampler_env(),
+                                     start_new_session=True, text=True, encoding="utf-8", bufsize=1)
+
+    def send(self, request: dict[str, Any]) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps(request, ensure_ascii=False) + "\n")
+        self.proc.stdin.flush()
+
+    def events(self) -> Iterator[dict[str, Any]]:
+        """Events until the request's `done` or `error`, or until the process ends."""
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue
+            yield event
+            if event.get("event") in ("done", "error"):
+                return
+        code = self.proc.wait()
+        yield {"event": "error", "message": f"the sampler ended (exit {code}) — see samples/sampler.log "
+                                            "in the run folder"}
+
+    def close(self, timeout: float = 10.0) -> None:
+        try:
+            if self.proc.stdin and not self.proc.stdin.closed:
+                self.proc.stdin.close()
+        except OSError:
+            pass
+        try:
+            self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        if self.proc.stdout:
+            self.proc.stdout.close()
+        if not isinstance(self._log, int):
+            self._log.close()
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.close()
+
+
+def sampler_log(found: CheckpointSet) -> Path | None:
+    return found.run.samples / "sampler.log" if found.run is not None else None

@@ -1,0 +1,287 @@
+"""The checkpoints of a run, or of an output dir a training started elsewhere wrote: what each is
+(step, loss and eval loss at that step, size, complete or still being written, a full model or
+a LoRA adapter on which base), read from the files alone, without torch.
+
+`cockpit checkpoints`, `cockpit sample`/`merge` (to pick and check one before a sampler starts)
+and the Checkpoints tab all read this one listing.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cockpit.errors import CockpitError
+from cockpit.run import journal
+from cockpit.run.folder import (
+    LIVE_STATES,
+    WEIGHT_FILES,
+    RunFolder,
+    complete_checkpoint,
+    list_checkpoints,
+    script_section,
+)
+from cockpit.run.summaries import effective_state
+
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "tokenizer.model", "vocab.json")
+
+
+@dataclass
+class Checkpoint:
+    """One checkpoint-N folder as the files say."""
+
+    step: int
+    path: Path
+    complete: bool
+    kind: str
+    """"lora" (an adapter: adapter_config.json), "full" (a model: config.json) or "unknown"."""
+    base: str | None = None
+    """The adapter's base model (adapter_config.json's base_model_name_or_path)."""
+    size: int = 0
+    """Bytes of the whole folder (weights, optimizer, ...)."""
+    weights: int = 0
+    """Bytes of the model weights alone: what loading it costs."""
+    loss: float | None = None
+    eval_loss: float | None = None
+    has_tokenizer: bool = False
+    has_chat_template: bool = False
+    being_written: bool = False
+    """Incomplete while its run is live: the trainer is still writing it."""
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["path"] = str(self.path)
+        for key in ("loss", "eval_loss"):
+            if isinstance(d[key], float) and not math.isfinite(d[key]):
+                d[key] = str(d[key])
+        return d
+
+
+@dataclass
+class CheckpointSet:
+    """Where a run's checkpoints are and what they were trained from."""
+
+    output_dir: Path
+    run: RunFolder | None = None
+    base_model: str | None = None
+    """The model the run started from (run.yaml's model_name_or_path, or what a script's trainer
+    reported); "base" in `cockpit sample` means this one."""
+    live: bool = False
+    checkpoints: list[Checkpoint] = field(default_factory=list)
+
+    def find(self, which: str | int) -> Checkpoint:
+        """A checkpoint by step (`500`, `checkpoint-500`) or `latest` (the newest complete one);
+        one line naming the fix when there is none."""
+        where = self.run.name if self.run else str(self.output_dir)
+        if not self.checkpoints:
+            raise CockpitError(f"{where}: no checkpoints yet in {self.output_dir} — wait for the first save "
+                               "(save_steps), or sample the base model with --checkpoint base")
+        if str(which) == "latest":
+            for ckpt in reversed(self.checkpoints):
+                if ckpt.complete:
+                    return ckpt
+            raise CockpitError(f"{where}: no complete checkpoint yet — "
+                               f"{self.checkpoints[-1].name} is still being written; try again in a moment")
+        text = str(which).removeprefix("checkpoint-")
+        try:
+            step = int(text)
+        except ValueError:
+            raise CockpitError(f"{which!r}: not a checkpoint — give a step (e.g. "
+                               f"{self.checkpoints[-1].step}), latest or base") from None
+        for ckpt in self.checkpoints:
+            if ckpt.step == step:
+                return ckpt
+        steps = ", ".join(str(c.step) for c in self.checkpoints[-8:])
+        raise CockpitError(f"{where}: no checkpoint at step {step} — there are: {steps}")
+
+    def usable(self, ckpt: Checkpoint) -> Checkpoint:
+        """The checkpoint, or one line saying why it cannot be loaded yet."""
+        if ckpt.complete:
+            return ckpt
+        if ckpt.being_written:
+            raise CockpitError(f"{ckpt.name} is still being written (no trainer_state.json yet) — wait a "
+                               "moment, or pick an earlier one (--checkpoint latest)")
+        raise CockpitError(f"{ckpt.name} is incomplete (its trainer_state.json or weights are missing: "
+                           "the save was cut off) — pick another one (--checkpoint latest)")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"output_dir": str(self.output_dir), "run": str(self.run.path) if self.run else None,
+                "base_model": self.base_model, "live": self.live,
+                "checkpoints": [c.to_dict() for c in self.checkpoints]}
+
+
+def _folder_size(path: Path) -> int:
+    total = 0
+    for root, _dirs, files in os.walk(path):
+        for name in files:
+            try:
+                total += os.stat(os.path.join(root, name)).st_size
+            except OSError:
+                pass
+    return total
+
+
+def _weights_size(path: Path) -> int:
+    total = 0
+    for name in WEIGHT_FILES:
+        if name.endswith(".index.json"):
+            try:
+                index = json.loads((path / name).read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                continue
+            shards = set((index.get("weight_map") or {}).values())
+            total += sum((path / s).stat().st_size for s in shards if (path / s).is_file())
+        elif (path / name).is_file():
+            total += (path / name).stat().st_size
+    return total
+
+
+def _read_json(path: Path) -> dict[str, Any] | None:
+    try:
+        obj = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return obj if isinstance(obj, dict) else None
+
+
+def _log_history(paths: list[Path]) -> dict[int, dict[str, float]]:
+    """step -> the values logged at that step, from every trainer_state.json given (a later file
+    wins: a resumed run's newer history replaces the older)."""
+    by_step: dict[int, dict[str, float]] = {}
+    for state_path in paths:
+        state = _read_json(state_path) or {}
+        for entry in state.get("log_history") or []:
+            if isinstance(entry, dict) and isinstance(entry.get("step"), int):
+                by_step.setdefault(entry["step"], {}).update(
+                    {k: v for k, v in entry.items() if isinstance(v, (int, float))})
+    return by_step
+
+
+def _at(history: dict[int, dict[str, float]], step: int, key: str) -> float | None:
+    """The value last logged at or before `step` (logging_steps need not divide save_steps)."""
+    best = None
+    for s in sorted(history):
+        if s > step:
+            break
+        if key in history[s]:
+            best = float(history[s][key])
+    return best
+
+
+def describe(path: Path, step: int, *, live: bool = False, newest: bool = False) -> Checkpoint:
+    complete = complete_checkpoint(path)
+    adapter = _read_json(path / "adapter_config.json")
+    if adapter is not None:
+        kind, base = "lora", adapter.get("base_model_name_or_path")
+    elif (path / "config.json").is_file():
+        kind, base = "full", None
+    else:
+        kind, base = "unknown", None
+    tok_cfg = _read_json(path / "tokenizer_config.json") or {}
+    has_template = bool(tok_cfg.get("chat_template")) or (path / "chat_template.jinja").is_file() \
+        or (path / "chat_template.json").is_file()
+    return Checkpoint(step=step, path=path, complete=complete, kind=kind, base=base,
+                      size=_folder_size(path), weights=_weights_size(path),
+                      has_tokenizer=any((path / f).is_file() for f in TOKENIZER_FILES),
+                      has_chat_template=has_template, being_written=not complete and live and newest)
+
+
+def run_started_data(run: RunFolder) -> dict[str, Any]:
+    """What the newest `run_started` said: output_dir, model, and for a script run the Python
+    it ran with (`python`), so a sampler loads the model classes the script used."""
+    records, _ = journal.read_all(run.events)
+    found: dict[str, Any] = {}
+    for rec in records:
+        if rec.kind == journal.RUN_STARTED:
+            found = rec.data
+    return found
+
+
+def _run_config(run: RunFolder) -> dict[str, Any]:
+    from cockpit.files import safe_load
+
+    try:
+        cfg = safe_load(run.run_yaml.read_text(encoding="utf-8")) or {}
+    except Exception:  # noqa: BLE001 — a broken run.yaml: the listing goes on with the journal
+        return {}
+    return cfg if isinstance(cfg, dict) else {}
+
+
+def locate(path: Path) -> CheckpointSet:
+    """A run folder, an output dir or a checkpoint folder → its output dir, run and base model."""
+    path = Path(path)
+    if not path.is_dir():
+        raise CockpitError(f"{path}: no such folder — give a run (name or folder) or a training's output_dir")
+    if list_checkpoints(path) == [] and path.name.startswith("checkpoint-") and path.parent.is_dir():
+        path = path.parent  # a checkpoint itself: its output dir
+    run = RunFolder(path)
+    if not run.exists():
+        owner = RunFolder(path.parent)  # <run>/output
+        return CheckpointSet(output_dir=path, run=owner if owner.exists() and path == owner.output else None)
+    live = effective_state(run)[0] in LIVE_STATES
+    cfg = _run_config(run)
+    started = run_started_data(run)
+    if script_section(run) is not None:
+        out = started.get("output_dir")
+        if not out:
+            raise CockpitError(f"{run.name}: its script has not started training yet, so there are no "
+                               "checkpoints to list — wait for the first save")
+        out_path = Path(str(out))
+        if not out_path.is_absolute():
+            out_path = Path(str((script_section(run) or {}).get("cwd", "."))) / out_path
+        base = started.get("model")
+    else:
+        out_path = Path(str(cfg.get("output_dir") or run.output))
+        base = cfg.get("model_name_or_path") or started.get("model")
+    return CheckpointSet(output_dir=out_path, run=run, base_model=str(base) if base else None, live=live)
+
+
+def list_run_checkpoints(path: Path) -> CheckpointSet:
+    """Every checkpoint of a run (or output dir), oldest first, each with its loss at its step."""
+    found = locate(path)
+    ckpts = list_checkpoints(found.output_dir)
+    states = [c / "trainer_state.json" for c in ckpts] + [found.output_dir / "trainer_state.json"]
+    history = _log_history([p for p in states if p.is_file()])
+    out = []
+    for i, ckpt in enumerate(ckpts):
+        step = int(ckpt.name.rsplit("-", 1)[1])
+        info = describe(ckpt, step, live=found.live, newest=i == len(ckpts) - 1)
+        info.loss = _at(history, step, "loss")
+        info.eval_loss = _at(history, step, "eval_loss")
+        out.append(info)
+    found.checkpoints = out
+    if found.base_model is None:
+        found.base_model = next((c.base for c in out if c.base), None)
+    return found
+
+
+def fmt_size(n: int) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024  # type: ignore[assignment]
+    return f"{n} B"
+
+
+def table(found: CheckpointSet) -> list[str]:
+    """The listing as lines of text (`cockpit checkpoints`)."""
+    def num(v: float | None) -> str:
+        return "—" if v is None else f"{v:.4g}"
+
+    lines = [f"{'step':>7}  {'loss':>8}  {'eval_loss':>9}  {'size':>9}  {'state':<13}  kind"]
+    for c in found.checkpoints:
+        state = "complete" if c.complete else ("being written" if c.being_written else "incomplete")
+        kind = f"lora on {c.base}" if c.kind == "lora" else c.kind
+        lines.append(f"{c.step:>7}  {num(c.loss):>8}  {num(c.eval_loss):>9}  {fmt_size(c.size):>9}  "
+                     f"{state:<13}  {kind}")
+    if not found.checkpoints:
+        lines.append(f"(no checkpoints yet in {found.output_dir})")
+    return lines

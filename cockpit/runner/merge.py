@@ -1,0 +1,81 @@
+"""Merge a LoRA checkpoint into its base and save a full model with the run's tokenizer and chat
+template, ready for `from_pretrained` or a serving engine; optionally push it to the Hub.
+
+    python -m cockpit.runner.merge ADAPTER BASE OUT [--tokenizer DIR] [--push REPO]
+
+It runs as its own process (the CLI spawns it), so the core never imports torch or peft.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from cockpit.errors import CockpitError
+
+OFFLINE_LINE = ("{out} is saved, but the Hugging Face Hub cannot be reached (offline) — push it later: "
+                "hf upload {repo} {out}")
+
+
+def merge(adapter: str, base: str, out: Path, tokenizer: str | None = None) -> Path:
+    """base + adapter, merged (peft's merge_and_unload), saved as safetensors with the tokenizer."""
+    from peft import PeftModel
+    from transformers import AutoModelForCausalLM
+
+    from cockpit.runner.sample import load_tokenizer
+
+    try:
+        base_model = AutoModelForCausalLM.from_pretrained(base)
+    except OSError as exc:
+        raise CockpitError(f"the adapter's base model {base} cannot be loaded here "
+                           f"({str(exc).splitlines()[0][:160]}) — download it first (`hf download {base}`)") from None
+    tok = load_tokenizer(tokenizer or adapter)
+    if base_model.get_input_embeddings().num_embeddings < len(tok):
+        base_model.resize_token_embeddings(len(tok))
+    model = PeftModel.from_pretrained(base_model, adapter).merge_and_unload()
+    out.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(out, safe_serialization=True)
+    tok.save_pretrained(out)  # tokenizer files and its chat template
+    return out
+
+
+def push(out: Path, repo: str) -> str:
+    """Upload the merged folder; offline (HF_HUB_OFFLINE or no connection) is one line, not a trace."""
+    from huggingface_hub import HfApi, constants
+
+    if constants.HF_HUB_OFFLINE:
+        raise CockpitError(OFFLINE_LINE.format(out=out, repo=repo))
+    api = HfApi()
+    try:
+        api.create_repo(repo, exist_ok=True)
+        info = api.upload_folder(repo_id=repo, folder_path=str(out))
+    except (OSError, ConnectionError) as exc:
+        if "connect" in str(exc).lower() or "resolve" in str(exc).lower() or "offline" in str(exc).lower():
+            raise CockpitError(OFFLINE_LINE.format(out=out, repo=repo)) from None
+        raise CockpitError(f"{out} is saved, but the upload to {repo} failed ({exc}) — check `hf auth "
+                           f"whoami` and the repo name, then push it with: hf upload {repo} {out}") from None
+    return str(getattr(info, "commit_url", repo))
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m cockpit.runner.merge")
+    p.add_argument("adapter")
+    p.add_argument("base")
+    p.add_argument("out")
+    p.add_argument("--tokenizer")
+    p.add_argument("--push", metavar="REPO")
+    args = p.parse_args(argv)
+    try:
+        out = merge(args.adapter, args.base, Path(args.out), args.tokenizer)
+        print(f"merged {args.adapter} into {args.base}: {out}")
+        if args.push:
+            print(f"pushed to {push(out, args.push)}")
+    except CockpitError as exc:
+        print(f"cockpit: {exc}", file=sys.stderr)
+        return exc.exit_code
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
