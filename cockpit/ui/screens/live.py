@@ -142,6 +142,9 @@ class LiveRunScreen(RunView):
         self.board = alert_board.AlertBoard()
         """The run's alert rules and their firings (the alerts tab and the alert bar read it)."""
 
+    def checkpoints_source(self) -> tuple[str | None, bool]:
+        return str(self.run.path), True
+
     def compose_output_tab(self) -> ComposeResult:
         with TabPane("Output ⁴", id="output"):
             yield Log(max_lines=OUTPUT_MAX_LINES, id="output-log", highlight=False)

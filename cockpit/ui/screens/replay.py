@@ -152,6 +152,9 @@ class ReplayScreen(RunView):
         for p in paths:
             self._queue(p)
 
+    def checkpoints_source(self) -> tuple[str | None, bool]:
+        return (self.paths[0] if self.paths else None), False
+
     def _queue(self, path: str) -> int:
         self.paths.append(path)
         self._slots.append(None)

@@ -30,6 +30,7 @@ from cockpit.ui.screens.metric_picker import MetricPicker
 from cockpit.ui.text import literal
 from cockpit.ui.widgets.run.alert_bar import AlertBar
 from cockpit.ui.widgets.run.alerts_list import AlertsList
+from cockpit.ui.widgets.run.checkpoints_pane import CheckpointsPane
 from cockpit.ui.widgets.run.completions import CompletionsPane
 from cockpit.ui.widgets.run.findings_pane import FindingsPane, FindingsTable
 from cockpit.ui.widgets.run.log_history import LogHistoryTable
@@ -80,6 +81,7 @@ class RunView(Screen):
         Binding("5", "tab('system')", "System tab", show=False, id="run.tab_system"),
         Binding("6", "tab('alerts')", "Alerts tab", show=False, id="run.tab_alerts"),
         Binding("7", "tab('findings')", "Findings tab", show=False, id="run.tab_findings"),
+        Binding("8", "tab('checkpoints')", "Checkpoints tab", show=False, id="run.tab_checkpoints"),
         # The completions keys belong to the screen while that tab is shown (check_action), so
         # they work and show wherever the focus is; End beats the tables' own End there.
         Binding("left_square_bracket", "scrub(-1)", "Older", tooltip="Older completions step",
@@ -157,7 +159,13 @@ class RunView(Screen):
                 yield AlertsList("", id="alerts-list")
             with TabPane("Findings ⁷", id="findings"):
                 yield FindingsPane(judge=self.judges_findings, id="findings-pane")
+            with TabPane("Checkpoints ⁸", id="checkpoints"):
+                yield CheckpointsPane(id="checkpoints-pane")
         yield Footer(compact=True, show_command_palette=False)
+
+    def checkpoints_source(self) -> tuple[str | None, bool]:
+        """(the run or output dir the Checkpoints tab lists, whether it is still training)."""
+        return None, False
 
     def compose_output_tab(self) -> ComposeResult:
         """The live screen adds the trainer's output here."""

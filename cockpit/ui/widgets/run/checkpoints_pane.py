@@ -1,0 +1,405 @@
+"""The Checkpoints tab: the run's checkpoints (and its base model), one or two picked, prompts to
+edit (the run's own by default), and the answers streaming in side by side; a chat mode keeps
+several turns with one checkpoint. The answers come from the sampler process
+(`cockpit.runner.sample`), read line by line in a thread worker, never from a model in the TUI;
+they are kept in the run folder's samples/, so a replay shows them later.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.content import Content
+from textual.message import Message
+from textual.widgets import DataTable, Input, Static, TextArea
+
+from cockpit.errors import CockpitError
+from cockpit.ui.text import literal, markup, num
+
+PROMPT_SEPARATOR = "---"
+"""A line holding only this separates two prompts in the prompt box (prompts may hold newlines)."""
+
+
+def split_prompts(text: str) -> list[str]:
+    prompts, current = [], []
+    for line in text.split("\n"):
+        if line.strip() == PROMPT_SEPARATOR:
+            prompts.append("\n".join(current))
+            current = []
+        else:
+            current.append(line)
+    prompts.append("\n".join(current))
+    return [p for p in prompts if p.strip()]
+
+
+@dataclass
+class Column:
+    """What one picked model answered: (prompt, answer so far) in order."""
+
+    label: str
+    answers: list[list[str]] = field(default_factory=list)
+
+
+class CheckpointsPane(Vertical):
+    """Pick with space (two at most), `g` generates their answers on the prompts, `c` chats with the first."""
+
+    BINDINGS = [
+        Binding("space", "pick", "Pick", tooltip="Pick this checkpoint (two side by side)", id="checkpoints.pick"),
+        Binding("g", "sample", "Generate", tooltip="The picked checkpoints answer the prompts",
+                id="checkpoints.sample"),
+        Binding("c", "chat", "Chat", tooltip="Chat with the first picked checkpoint", id="checkpoints.chat"),
+        Binding("r", "reload", "Reload", show=False, tooltip="List the checkpoints again",
+                id="checkpoints.reload"),
+    ]
+
+    DEFAULT_CSS = """
+    CheckpointsPane { height: 1fr; }
+    CheckpointsPane #ckpt-top { height: 12; }
+    CheckpointsPane #ckpt-table { width: 3fr; height: 100%; }
+    CheckpointsPane #ckpt-prompts { width: 2fr; height: 100%; }
+    CheckpointsPane #ckpt-status { height: auto; color: $text-muted; }
+    CheckpointsPane #ckpt-answers { height: 1fr; }
+    CheckpointsPane .ckpt-column { width: 1fr; height: 100%; border-left: vkey $foreground 20%; padding: 0 1; }
+    CheckpointsPane #ckpt-chat { display: none; }
+    CheckpointsPane.-chat #ckpt-chat { display: block; }
+    """
+
+    @dataclass
+    class Listed(Message):
+        """The listing was read (in a worker)."""
+
+        found: Any
+        """metrics.checkpoints.CheckpointSet, or None when the path has no checkpoints to list."""
+        problem: str | None = None
+        prompts: list[Any] | None = None
+        kept: list[dict[str, Any]] | None = None
+
+    @dataclass
+    class Sampled(Message):
+        """One event from the sampler process (loading, token, answer, note, error, done)."""
+
+        event: dict[str, Any]
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.path: str | None = None
+        self.found: Any = None
+        self.picked: list[str] = []
+        """Row keys (`base`, `checkpoint-N`) in the order they were picked."""
+        self.columns: dict[str, Column] = {}
+        self.chat_turns: list[dict[str, str]] = []
+        self.sampler: Any = None
+        self.busy = False
+        self._session: Path | None = None
+        self._listed_once = False
+        self._labels: dict[str, Any] = {}
+        self._request: dict[str, Any] = {}
+        self._chat_choice: Any = None
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="ckpt-top"):
+            yield DataTable(id="ckpt-table", cursor_type="row", zebra_stripes=True)
+            yield TextArea("", id="ckpt-prompts", soft_wrap=True, show_line_numbers=False)
+        yield Static("", id="ckpt-status")
+        with Horizontal(id="ckpt-answers"):
+            for slot in ("a", "b"):
+                with VerticalScroll(classes="ckpt-column", id=f"ckpt-col-{slot}"):
+                    yield Static("", id=f"ckpt-answer-{slot}")
+        yield Input(placeholder="your turn — Enter sends it to the first picked checkpoint", id="ckpt-chat")
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        table.add_columns(" ", "checkpoint", "loss", "eval loss", "size", "state", "kind")
+        self.query_one("#ckpt-prompts", TextArea).border_title = f"prompts (a line of {PROMPT_SEPARATOR} between two)"
+        self.set_status(markup("[dim]space picks one or two · g generates their answers · c chats with the first[/]"))
+        source = getattr(self.screen, "checkpoints_source", None)
+        if callable(source):
+            path, live = source()
+            self.show_path(path, live=live)
+
+    def on_unmount(self) -> None:
+        self.stop_sampler()
+
+    # -- the listing -------------------------------------------------------------------------
+
+    def show_path(self, path: str | None, *, live: bool) -> None:
+        """The run (or output dir) whose checkpoints to list; a live one is listed again every few
+        seconds while this tab is on screen."""
+        if path is None or path == self.path:
+            return
+        self.path = path
+        self.action_reload()
+        if live:
+            self.set_interval(5.0, self._reload_if_shown)
+
+    def _reload_if_shown(self) -> None:
+        if self.display and self.is_on_screen and not self.busy:
+            self.action_reload()
+
+    def action_reload(self) -> None:
+        if self.path:
+            self._list(self.path, first=not self._listed_once)
+
+    @work(thread=True, exclusive=True, group="checkpoints-list")
+    def _list(self, path: str, first: bool) -> None:
+        from cockpit.launch.sampler import run_prompts
+        from cockpit.metrics import samples as kept
+        from cockpit.metrics.checkpoints import list_run_checkpoints
+
+        target = Path(path)
+        if target.is_file():
+            target = target.parent
+        try:
+            found = list_run_checkpoints(target)
+        except CockpitError as exc:
+            self.post_message(self.Listed(None, str(exc)))
+            return
+        prompts = run_prompts(found) if first else None
+        rows = kept.read(found.run) if first and found.run is not None else None
+        self.post_message(self.Listed(found, None, prompts, rows))
+
+    def on_checkpoints_pane_listed(self, message: Listed) -> None:
+        if message.found is None:
+            self.set_status(literal(message.problem or "no checkpoints here"))
+            return
+        first = not self._listed_once
+        self._listed_once = True
+        self.found = message.found
+        self._fill_table()
+        if first and message.prompts:
+            self.query_one("#ckpt-prompts", TextArea).text = f"\n{PROMPT_SEPARATOR}\n".join(
+                p if isinstance(p, str) else str(p) for p in message.prompts)
+        if first and message.kept:
+            self._show_kept(message.kept)
+
+    def _fill_table(self) -> None:
+        found = self.found
+        table = self.query_one(DataTable)
+        cursor = table.cursor_row
+        table.clear()
+        if found.base_model:
+            table.add_row(self._mark("base"), "base", "-", "-", "", "", literal(found.base_model), key="base")
+        from cockpit.metrics.checkpoints import fmt_size
+
+        for c in found.checkpoints:
+            state = "complete" if c.complete else ("being written" if c.being_written else "incomplete")
+            kind = f"lora on {c.base}" if c.kind == "lora" else c.kind
+            table.add_row(self._mark(c.name), c.name, num(c.loss), num(c.eval_loss), fmt_size(c.size), state,
+                          literal(kind), key=c.name)
+        if table.row_count:
+            table.move_cursor(row=min(max(cursor, 0), table.row_count - 1))
+
+    def _mark(self, key: str) -> str:
+        return {0: "A", 1: "B"}.get(self.picked.index(key), "") if key in self.picked else ""
+
+    # -- picking and sampling ---------------------------------------------------------------------
+
+    def action_pick(self) -> None:
+        table = self.query_one(DataTable)
+        if not table.row_count:
+            return
+        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        if key in self.picked:
+            self.picked.remove(key)
+        else:
+            self.picked.append(str(key))
+            self.picked = self.picked[-2:]
+        self._fill_table()
+
+    def _choices(self, n: int) -> list[Any]:
+        from cockpit.launch.sampler import choose
+
+        picks = self.picked[:n]
+        if not picks:
+            table = self.query_one(DataTable)
+            if not table.row_count:
+                raise CockpitError("no checkpoints yet — wait for the first save")
+            picks = [str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)]
+        return [choose(self.found, key, slot) for key, slot in zip(picks, ("a", "b"), strict=False)]
+
+    def action_sample(self) -> None:
+        if self.found is None or self.busy:
+            return
+        prompts = split_prompts(self.query_one("#ckpt-prompts", TextArea).text)
+        try:
+            if not prompts:
+                raise CockpitError("no prompts — write some in the prompt box (a line of --- between two)")
+            choices = self._choices(2)
+        except CockpitError as exc:
+            self.app.notify(str(exc), severity="error", markup=False)
+            return
+        self.remove_class("-chat")
+        self.columns = {c.spec["slot"]: Column(c.label) for c in choices}
+        self._labels = {c.spec["slot"]: c for c in choices}
+        for col in self.columns.values():
+            col.answers = [[p, ""] for p in prompts]
+        self._render_columns()
+        self._start({"id": "compare", "models": [c.spec for c in choices], "prompts": prompts, "chat": False})
+
+    def action_chat(self) -> None:
+        if self.found is None:
+            return
+        try:
+            self._chat_choice = self._choices(1)[0]
+        except CockpitError as exc:
+            self.app.notify(str(exc), severity="error", markup=False)
+            return
+        self.add_class("-chat")
+        self.chat_turns = []
+        self.columns = {"a": Column(f"chat with {self._chat_choice.label}")}
+        self._labels = {"a": self._chat_choice}
+        self._render_columns()
+        self.query_one("#ckpt-chat", Input).focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id != "ckpt-chat" or not event.value.strip() or self.busy:
+            return
+        event.stop()
+        text = event.value
+        event.input.value = ""
+        self.chat_turns.append({"role": "user", "content": text})
+        self.columns["a"].answers.append([text, ""])
+        self._render_columns()
+        self._start({"id": "chat", "models": [self._chat_choice.spec], "prompts": [list(self.chat_turns)],
+                     "chat": True})
+
+    def _start(self, request: dict[str, Any]) -> None:
+        from cockpit.launch import sampler as smp
+        from cockpit.metrics import samples as kept
+
+        settings = smp.sample_settings(self.found)
+        device = str(settings.get("device") or "cpu")
+        note = smp.live_note(self.found, device)
+        if note:
+            self.app.notify(note, title="sampling beside a live run", markup=False, timeout=8)
+        try:
+            cap = smp.parse_size(settings.get("max_memory"))
+        except CockpitError as exc:
+            self.app.notify(str(exc), severity="error", markup=False)
+            return
+        request.update(device=device, max_memory=cap, gentle=note is not None and device == "cpu",
+                       max_new_tokens=int(settings.get("max_new_tokens", 64)), temperature=0.0, seed=0)
+        self._request = request
+        if self._session is None and self.found.run is not None:
+            self._session = kept.new_session(self.found.run)
+        self.busy = True
+        self.set_status(markup("[dim]starting the sampler…[/]"))
+        self._run_sampler(request)
+
+    @work(thread=True, exclusive=True, group="checkpoints-sample")
+    def _run_sampler(self, request: dict[str, Any]) -> None:
+        from cockpit.launch import sampler as smp
+
+        try:
+            if self.sampler is None or self.sampler.proc.poll() is not None:
+                self.sampler = smp.Sampler(smp.sampler_python(self.found), smp.sampler_log(self.found))
+            self.sampler.send(request)
+            for event in self.sampler.events():
+                self.post_message(self.Sampled(event))
+        except OSError as exc:
+            self.post_message(self.Sampled({"event": "error", "message": f"cannot run the sampler: {exc}"}))
+
+    def stop_sampler(self) -> None:
+        if self.sampler is not None:
+            self.sampler.kill()
+            self.sampler = None
+
+    def on_checkpoints_pane_sampled(self, message: Sampled) -> None:
+        from cockpit.metrics import samples as kept
+
+        ev = message.event
+        kind = ev.get("event")
+        slot = str(ev.get("slot", "a"))
+        col = self.columns.get(slot)
+        if kind in ("loading", "loaded"):
+            self.set_status(literal(f"{kind} {ev.get('label')}" + (f" on {ev.get('device')}" if ev.get("device")
+                                                                   else "") + "…"))
+        elif kind == "note":
+            self.app.notify(str(ev.get("text")), markup=False, timeout=6)
+        elif kind == "token" and col is not None:
+            i = self._row(int(ev["index"]))
+            if i < len(col.answers):
+                col.answers[i][1] += str(ev.get("text", ""))
+                self._render_columns()
+        elif kind == "answer" and col is not None:
+            i = self._row(int(ev["index"]))
+            if i < len(col.answers):
+                col.answers[i][1] = str(ev.get("text", ""))
+            self._render_columns()
+            choice = self._labels.get(slot)
+            chat = self._request.get("chat")
+            if chat:
+                self.chat_turns.append({"role": "assistant", "content": str(ev.get("text", ""))})
+            if self._session is not None and choice is not None:
+                try:
+                    kept.append(self._session, {
+                        "mode": "chat" if chat else "compare", "checkpoint": choice.label, "step": choice.step,
+                        "turn": len(self.chat_turns) // 2 if chat else None,
+                        "prompt": col.answers[i][0] if chat else ev.get("prompt", ""),
+                        "completion": ev.get("text", ""), "seed": self._request.get("seed"),
+                        "temperature": self._request.get("temperature"),
+                        "max_new_tokens": self._request.get("max_new_tokens"),
+                        "device": self._request.get("device")})
+                except OSError as exc:
+                    self.app.notify(f"cannot keep the answer in samples/: {exc}", severity="warning", markup=False)
+        elif kind == "error":
+            self.busy = False
+            self.set_status(literal(str(ev.get("message"))))
+            self.app.notify(str(ev.get("message")), severity="error", markup=False, timeout=10)
+        elif kind == "done":
+            self.busy = False
+            self.set_status(markup("[dim]done · answers kept in samples/ · g again · c chats[/]"))
+
+    def _row(self, index: int) -> int:
+        """Chat answers go to the newest turn; compared ones to their prompt's row."""
+        if self._request.get("chat"):
+            return len(self.columns["a"].answers) - 1
+        return index
+
+    # -- showing -----------------------------------------------------------------------------------
+
+    def set_status(self, content: Content) -> None:
+        self.query_one("#ckpt-status", Static).update(content)
+
+    def _render_columns(self) -> None:
+        for slot in ("a", "b"):
+            col = self.columns.get(slot)
+            self.query_one(f"#ckpt-col-{slot}").display = col is not None or slot == "a"
+            static = self.query_one(f"#ckpt-answer-{slot}", Static)
+            if col is None:
+                static.update("")
+                continue
+            parts = [markup("[b]$label[/b]", label=col.label)]
+            for prompt, answer in col.answers:
+                parts.append(markup("[dim]$prompt[/]", prompt=prompt))
+                parts.append(literal(answer or "…"))
+                parts.append(Content(""))
+            static.update(Content("\n").join(parts))
+
+    def answers(self, slot: str) -> list[str]:
+        """What the model in `slot` answered so far, in prompt order (for tests and the bench)."""
+        col = self.columns.get(slot)
+        return [a for _p, a in col.answers] if col else []
+
+    def _show_kept(self, rows: list[dict[str, Any]]) -> None:
+        """The newest kept session's answers, one column a checkpoint (two at most)."""
+        session = rows[-1].get("session")
+        latest = [r for r in rows if r.get("session") == session]
+        self.columns = {}
+        for r in latest:
+            label = str(r.get("checkpoint", "?"))
+            slot = next((s for s, c in self.columns.items() if c.label == label), None)
+            if slot is None:
+                if len(self.columns) == 2:
+                    continue
+                slot = "ab"[len(self.columns)]
+                self.columns[slot] = Column(label)
+            self.columns[slot].answers.append([str(r.get("prompt", "")), str(r.get("completion", ""))])
+        self._render_columns()
+        self.set_status(literal(f"kept answers: {len(rows)} in samples/ — the newest session ({session}) shown"))
