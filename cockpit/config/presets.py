@@ -39,6 +39,8 @@ COCKPIT_KEYS = {
     "stop_grace_s": "seconds between SIGTERM and SIGKILL on a forced stop",
     "env": "environment variables for the trainer process",
     "doctor": "the supervisor's checks: hang (factor, floor_s, first_step_s), weights: false, sft_data: false",
+    "sample": "cockpit sample and the Checkpoints tab: device (cpu, the default; cuda:N; auto: a GPU no training "
+              "uses), max_memory (e.g. 8GB), max_new_tokens",
 }
 
 

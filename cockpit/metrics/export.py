@@ -173,6 +173,18 @@ def parse_steps(text: str | None) -> tuple[int | None, int | None]:
     return a, b
 
 
+def kept_samples(source: Source, first: int | None, last: int | None) -> list[dict[str, Any]]:
+    """The answers `cockpit sample` and the Checkpoints tab kept in the run folder's samples/,
+    as completion rows (source `sampled`, the checkpoint's step), when the source is a run."""
+    if not source.is_journal:
+        return []
+    from cockpit.metrics import samples
+    from cockpit.run.folder import RunFolder
+
+    rows = [samples.as_completion_row(r) for r in samples.read(RunFolder(source.path.parent))]
+    return [r for r in rows if (first is None or r["step"] >= first) and (last is None or r["step"] <= last)]
+
+
 def write_completions(source: Source, out: Path, steps: str | None = None,
                       warnings: list[str] | None = None) -> int:
     """Every logged step's completions in [A, B] (one step in memory at a time): JSON lines, CSV
@@ -180,14 +192,16 @@ def write_completions(source: Source, out: Path, steps: str | None = None,
     could not be read are named in `warnings` (one line each), never dropped in silence."""
     first, last = parse_steps(steps)
     lib = source.completions_library()
+    sampled = kept_samples(source, first, last)
     try:
-        return _write_completions(lib, out, first, last)
+        return _write_completions(lib, out, first, last, sampled)
     finally:
         if warnings is not None:
             warnings.extend(lib.warnings)
 
 
-def _write_completions(lib: Any, out: Path, first: int | None, last: int | None) -> int:
+def _write_completions(lib: Any, out: Path, first: int | None, last: int | None,
+                       sampled: list[dict[str, Any]]) -> int:
     suffix = out.suffix.lower()
     if suffix not in (".jsonl", ".json", ".csv", ".parquet"):
         raise CockpitError(f"{out}: write completions as .jsonl, .csv or .parquet")
@@ -199,11 +213,16 @@ def _write_completions(lib: Any, out: Path, first: int | None, last: int | None)
             for row in lib.iter_rows(first, last):
                 fh.write(dumps_row(row))
                 n += 1
+            for row in sampled:
+                fh.write(dumps_row(row))
+                n += 1
         return n
     rewards: dict[str, None] = {}
     extras: dict[str, None] = {}
     for row in lib.iter_rows(first, last):  # columns first: reward functions may differ by step
         rewards.update(dict.fromkeys(row["rewards"]))
+        extras.update(dict.fromkeys(row["extra"]))
+    for row in sampled:
         extras.update(dict.fromkeys(row["extra"]))
     columns = ["step", "source", "prompt", "completion", "advantage", *rewards, *(f"extra/{k}" for k in extras)]
 
@@ -218,6 +237,9 @@ def _write_completions(lib: Any, out: Path, first: int | None, last: int | None)
             w = csv.DictWriter(fh, fieldnames=columns)
             w.writeheader()
             for row in lib.iter_rows(first, last):
+                w.writerow(flat(row))
+                n += 1
+            for row in sampled:
                 w.writerow(flat(row))
                 n += 1
         return n
@@ -237,6 +259,12 @@ def _write_completions(lib: Any, out: Path, first: int | None, last: int | None)
                 writer = pq.ParquetWriter(out, table.schema)
             writer.write_table(table)
             n += len(rows)
+        if sampled:
+            table = pa.Table.from_pylist([flat(r) for r in sampled], schema=writer.schema if writer else None)
+            if writer is None:
+                writer = pq.ParquetWriter(out, table.schema)
+            writer.write_table(table)
+            n += len(sampled)
     finally:
         if writer is not None:
             writer.close()
