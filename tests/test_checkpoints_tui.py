@@ -1,0 +1,98 @@
+"""The Checkpoints tab (issue 24), on a real tiny demo run still training: two checkpoints answer
+the same prompts side by side, from the sampler process, and a replay of the run shows the kept
+answers afterwards."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from test_ui_app import app_for, wait_for
+
+from cockpit.config.presets import apply_overrides, load_preset
+from cockpit.launch.plan import launch, stop
+from cockpit.run import journal
+from cockpit.run.folder import complete_checkpoint, list_checkpoints
+from conftest import wait_for as wait_until
+
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
+
+
+def steps_per_s(run, since: float, until: float) -> float | None:
+    """The training's rate between two wall times, from the journal's progress records."""
+    records, _ = journal.read_all(run.events)
+    points = [(r.t, r.step) for r in records if r.kind == journal.PROGRESS and since <= r.t <= until]
+    if len(points) < 2 or points[-1][0] == points[0][0]:
+        return None
+    return (points[-1][1] - points[0][1]) / (points[-1][0] - points[0][0])
+
+
+async def test_two_checkpoints_answer_the_same_prompts_side_by_side_while_the_run_trains(tmp_path):
+    from textual.widgets import DataTable, TextArea
+
+    from cockpit.metrics import samples
+    from cockpit.ui.screens.live import LiveRunScreen
+    from cockpit.ui.screens.replay import ReplayScreen
+    from cockpit.ui.widgets.run.checkpoints_pane import CheckpointsPane, split_prompts
+
+    preset = apply_overrides(load_preset("demo-sft"), [
+        "max_steps=5000", "save_steps=4", "eval_strategy=no", "cockpit.completions.every_steps=4",
+        "cockpit.completions.num_prompts=2", "cockpit.sample.max_new_tokens=8"])
+    run = launch(preset, tmp_path / "runs")
+    try:
+        wait_until(lambda: sum(map(complete_checkpoint, list_checkpoints(run.output))) >= 2, timeout=600)
+        app = app_for(tmp_path, mode="live", paths=[str(run.path)])
+        async with app.run_test(size=(160, 48)) as pilot:
+            await wait_for(pilot, lambda: isinstance(app.screen, LiveRunScreen), "the live view", limit=60)
+            await pilot.press("8")
+            pane = app.screen.query_one(CheckpointsPane)
+            table = pane.query_one(DataTable)
+            await wait_for(pilot, lambda: table.row_count >= 3, "base and two checkpoints listed", limit=120)
+            await wait_for(pilot, lambda: split_prompts(pane.query_one(TextArea).text), "the run's own prompts",
+                           limit=60)
+            prompts = split_prompts(pane.query_one(TextArea).text)
+            assert len(prompts) == 2
+            table.focus()
+            picked = []
+            for row in (1, 2):  # row 0 is the base model
+                table.move_cursor(row=row)
+                await pilot.press("space")
+                picked.append(str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value))
+            assert pane.picked == picked and all(p.startswith("checkpoint-") for p in picked)
+            quiet_from = time.time()
+            await pilot.pause(0.5)
+            await pilot.press("g")
+            sampling_from = time.time()
+            await wait_for(pilot, lambda: not pane.busy, "both checkpoints answered", limit=400)
+            sampling_until = time.time()
+            assert pane.columns["a"].label == picked[0] and pane.columns["b"].label == picked[1]
+            for slot in ("a", "b"):
+                answers = pane.answers(slot)
+                assert len(answers) == len(prompts) and all(answers), (slot, answers)
+                assert [p for p, _a in pane.columns[slot].answers] == prompts  # the same prompts
+            assert run.read_status().state == "running", "the run trained on while its checkpoints answered"
+        kept = samples.read(run)
+        assert {(r["checkpoint"], r["prompt"]) for r in kept} == {(c, p) for c in picked for p in prompts}
+        # steps/s from the journal, with and without sampling beside it (reported, not asserted)
+        after = time.time()
+        wait_until(lambda: time.time() > after + (sampling_until - sampling_from), timeout=600, every=1)
+        during = steps_per_s(run, sampling_from, sampling_until)
+        without = steps_per_s(run, sampling_until + 1, time.time())
+        before = steps_per_s(run, quiet_from - 30, quiet_from)
+        print(f"\nsteps/s: before {before} during sampling {during} after {without} "
+              f"(sampling took {sampling_until - sampling_from:.1f}s)")
+    finally:
+        if run.read_status().live:
+            stop(run, save=False)
+        wait_until(lambda: not run.read_status().live, timeout=120)
+
+    app = app_for(tmp_path, mode="replay", paths=[str(run.path)])
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, ReplayScreen), "the replay", limit=60)
+        await pilot.press("8")
+        pane = app.screen.query_one(CheckpointsPane)
+        await wait_for(pilot, lambda: len(pane.columns) == 2, "the kept answers shown", limit=120)
+        shown = {pane.columns[s].label: pane.columns[s].answers for s in ("a", "b")}
+        assert set(shown) == set(picked)
+        for label, rows in shown.items():
+            assert rows == [[r["prompt"], r["completion"]] for r in kept if r["checkpoint"] == label]
