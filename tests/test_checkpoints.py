@@ -254,3 +254,38 @@ def test_a_script_run_is_sampled_with_the_python_its_script_ran_with(tmp_path):
     found = locate(run.path)
     assert found.output_dir == tmp_path / "out"
     assert sampler_python(found) == str(venv_python)
+
+
+@pytest.mark.anyio
+async def test_chat_mode_keeps_the_turns_with_one_checkpoint_and_keeps_the_answers(runs):
+    from test_ui_app import app_for
+    from test_ui_app import wait_for as settle
+    from textual.widgets import DataTable, Input
+
+    from cockpit.metrics import samples
+    from cockpit.ui.widgets.run.checkpoints_pane import CheckpointsPane
+
+    run = runs["lora"]
+    app = app_for(run.path.parent.parent, mode="replay", paths=[str(run.path)])
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot, lambda: app.screen.query(CheckpointsPane), "the run view", limit=60)
+        await pilot.press("8")
+        pane = app.screen.query_one(CheckpointsPane)
+        table = pane.query_one(DataTable)
+        await settle(pilot, lambda: table.row_count == 3, "base and two checkpoints", limit=60)
+        table.focus()
+        table.move_cursor(row=2)
+        await pilot.press("c")
+        assert pane.query_one(Input).has_focus
+        for turn in ("What is 2+2?", "And 3+3?"):
+            pane.query_one(Input).value = turn
+            await pilot.press("enter")
+            await settle(pilot, lambda: pane.busy, "the sampler at work", limit=10)
+            await settle(pilot, lambda: not pane.busy, "the answer", limit=300)
+        assert [t["role"] for t in pane.chat_turns] == ["user", "assistant", "user", "assistant"]
+        assert "What is 2+2?" in pane.last_prompt and "And 3+3?" in pane.last_prompt  # both turns sent
+        assert pane.last_prompt.count("<|im_start|>assistant") == 2  # the run's chat template
+    kept = [r for r in samples.read(run) if r.get("mode") == "chat"]
+    assert [(r["checkpoint"], r["turn"], r["prompt"]) for r in kept[-2:]] == [
+        ("checkpoint-4", 1, "What is 2+2?"), ("checkpoint-4", 2, "And 3+3?")]
+    assert [r["completion"] for r in kept[-2:]] == [t["content"] for t in pane.chat_turns[1::2]]

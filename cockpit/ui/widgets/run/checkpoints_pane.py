@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -20,7 +21,7 @@ from textual.message import Message
 from textual.widgets import DataTable, Input, Static, TextArea
 
 from cockpit.errors import CockpitError
-from cockpit.ui.text import literal, markup, num
+from cockpit.ui.text import fold_tail, literal, markup, num, printable
 
 PROMPT_SEPARATOR = "---"
 """A line holding only this separates two prompts in the prompt box (prompts may hold newlines)."""
@@ -101,6 +102,8 @@ class CheckpointsPane(Vertical):
         self._labels: dict[str, Any] = {}
         self._request: dict[str, Any] = {}
         self._chat_choice: Any = None
+        self.last_prompt = ""
+        """The text the model saw last (a chat: every turn so far, through the chat template)."""
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="ckpt-top"):
@@ -184,14 +187,16 @@ class CheckpointsPane(Vertical):
         cursor = table.cursor_row
         table.clear()
         if found.base_model:
-            table.add_row(self._mark("base"), "base", "-", "-", "", "", literal(found.base_model), key="base")
+            table.add_row(self._mark("base"), "base", "-", "-", "", "", Text(fold_tail(found.base_model, 60)),
+                          key="base")
         from cockpit.metrics.checkpoints import fmt_size
 
         for c in found.checkpoints:
             state = "complete" if c.complete else ("being written" if c.being_written else "incomplete")
             kind = f"lora on {c.base}" if c.kind == "lora" else c.kind
-            table.add_row(self._mark(c.name), c.name, num(c.loss), num(c.eval_loss), fmt_size(c.size), state,
-                          literal(kind), key=c.name)
+            # Text, not str: a DataTable reads a str cell as markup, and paths are data
+            table.add_row(self._mark(c.name), Text(printable(c.name)), num(c.loss), num(c.eval_loss),
+                          fmt_size(c.size), state, Text(fold_tail(kind, 60)), key=c.name)
         if table.row_count:
             table.move_cursor(row=min(max(cursor, 0), table.row_count - 1))
 
@@ -317,7 +322,9 @@ class CheckpointsPane(Vertical):
         kind = ev.get("event")
         slot = str(ev.get("slot", "a"))
         col = self.columns.get(slot)
-        if kind in ("loading", "loaded"):
+        if kind == "start":
+            self.last_prompt = str(ev.get("prompt", ""))
+        elif kind in ("loading", "loaded"):
             self.set_status(literal(f"{kind} {ev.get('label')}" + (f" on {ev.get('device')}" if ev.get("device")
                                                                    else "") + "…"))
         elif kind == "note":
