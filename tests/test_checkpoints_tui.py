@@ -96,3 +96,55 @@ async def test_two_checkpoints_answer_the_same_prompts_side_by_side_while_the_ru
         assert set(shown) == set(picked)
         for label, rows in shown.items():
             assert rows == [[r["prompt"], r["completion"]] for r in kept if r["checkpoint"] == label]
+
+
+def _output_dir_with_checkpoints(root, steps=(10, 20, 30)):
+    """An output dir as a Trainer leaves it (trainer_state.json, weights, config per checkpoint);
+    the listing reads files only, so the weights need not load."""
+    import json
+
+    out = root / "out"
+    history = [{"step": s, "loss": 3.0 - s / 10} for s in range(1, max(steps) + 1)]
+    for step in steps:
+        ckpt = out / f"checkpoint-{step}"
+        ckpt.mkdir(parents=True)
+        (ckpt / "config.json").write_text("{}")
+        (ckpt / "model.safetensors").write_bytes(b"\0" * 64)
+        (ckpt / "trainer_state.json").write_text(json.dumps(
+            {"global_step": step, "max_steps": 30, "log_history": [h for h in history if h["step"] <= step]}))
+    return out
+
+
+async def test_the_prompt_box_takes_keys_as_text_and_two_picks_at_most(tmp_path):
+    from textual.widgets import DataTable, TabbedContent, TextArea
+
+    from cockpit.ui.widgets.run.checkpoints_pane import CheckpointsPane, split_prompts
+
+    out = _output_dir_with_checkpoints(tmp_path)
+    app = app_for(tmp_path, mode="replay", paths=[str(out)])
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: app.screen.query(CheckpointsPane), "the replay", limit=60)
+        await pilot.press("8")
+        tabs = app.screen.query_one(TabbedContent)
+        await wait_for(pilot, lambda: tabs.active == "checkpoints", "the Checkpoints tab")
+        pane = app.screen.query_one(CheckpointsPane)
+        table = pane.query_one(DataTable)
+        await wait_for(pilot, lambda: table.row_count == 3, "three checkpoints (no base model known)")
+        assert [str(table.get_row_at(i)[1]) for i in range(3)] == ["checkpoint-10", "checkpoint-20", "checkpoint-30"]
+        assert str(table.get_row_at(2)[2]) == "0"  # the loss logged at step 30
+        table.focus()
+        for row in (0, 1, 2):
+            table.move_cursor(row=row)
+            await pilot.press("space")
+        assert pane.picked == ["checkpoint-20", "checkpoint-30"]  # a third pick lets the oldest go
+        assert [str(table.get_row_at(i)[0]) for i in range(3)] == ["", "A", "B"]
+        box = pane.query_one(TextArea)
+        box.focus()
+        await pilot.press("g", "8", "c", "1", "space", "enter", "-", "-", "-", "enter", "x")
+        assert box.text == "g8c1 \n---\nx" and tabs.active == "checkpoints" and not pane.busy
+        assert split_prompts(box.text) == ["g8c1 ", "x"]
+        box.text = ""
+        table.focus()
+        await pilot.press("g")
+        assert not pane.busy and pane.sampler is None
+        assert any("no prompts" in n.message for n in app._notifications)

@@ -38,7 +38,7 @@ class Checkpoint:
     path: Path
     complete: bool
     kind: str
-    """"lora" (an adapter: adapter_config.json), "full" (a model: config.json) or "unknown"."""
+    """`lora` (an adapter: adapter_config.json), `full` (a model: config.json) or `unknown`."""
     base: str | None = None
     """The adapter's base model (adapter_config.json's base_model_name_or_path)."""
     size: int = 0
