@@ -51,6 +51,10 @@ def test_a_hand_written_grpo_script_is_watched_with_its_python_reward_and_comple
     assert started.data["trainer"] == "grpo" and started.data["max_steps"] == 4
     assert started.data["trainer_class"].endswith("GRPOTrainer") and started.data["script"] is True
     assert started.data["output_dir"] == "out"
+    assert started.data["python"] == sys.executable  # `cockpit sample` loads with the script's own Python
+    from cockpit.metrics.checkpoints import list_run_checkpoints
+
+    assert [c.step for c in list_run_checkpoints(run.path).checkpoints] == [2, 4]  # in the script's output_dir
     steps = [r.step for r in records if r.kind == journal.METRICS and not r.data.get("summary")]
     assert steps == [1, 2, 3, 4]
     assert all("rewards/number_reward/mean" in r.data for r in records if r.kind == journal.METRICS
