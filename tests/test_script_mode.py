@@ -235,18 +235,23 @@ def test_a_recipe_config_names_every_problem_at_once_and_migrate_fixes_all_but_p
     assert all(ln.startswith("cockpit: ") for ln in lines)
 
     out = tmp_path / "fixed" / "sft.yaml"
-    proc = _cli("migrate", str(recipes / "handbook_sft.yaml"), "--trainer", "sft", "-o", str(out), cwd=tmp_path)
+    proc = _cli("migrate", str(recipes / "handbook_sft.yaml"), "--trainer", "sft", "--for", "trl-cli", "-o", str(out),
+                cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert (out.parent / "chat_template.jinja").is_file()
     proc = _cli("run", "sft", str(out), "--dry-run", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
 
-    # open-r1's recipe: its project-only keys stay, are named, and the dry-run stops only at them.
+    # open-r1's recipe: its project-only keys stay, are named, and the dry-run stops only at them and at
+    # its reward functions (open-r1's own registry: `accuracy`, `format`, `tag_count`), each named.
     out = tmp_path / "fixed" / "grpo.yaml"
-    proc = _cli("migrate", str(recipes / "openr1_grpo.yaml"), "--trainer", "grpo", "-o", str(out), cwd=tmp_path)
+    proc = _cli("migrate", str(recipes / "openr1_grpo.yaml"), "--trainer", "grpo", "--for", "trl-cli", "-o", str(out),
+                cwd=tmp_path)
     assert proc.returncode == 1 and "cockpit run -- " in proc.stdout
     assert "dataset_prompt_column" in proc.stdout and "system_prompt" in proc.stdout
     proc = _cli("run", "grpo", str(out), "--dry-run", cwd=tmp_path)
     problems = proc.stderr.strip().splitlines()
-    assert proc.returncode == 2 and len(problems) == 1, problems
+    assert proc.returncode == 2 and len(problems) == 4, problems
     assert "dataset_prompt_column" in problems[0] and "cockpit run -- " in problems[0]
+    assert [p.split("'")[1] for p in problems[1:]] == ["accuracy", "format", "tag_count"], problems
+    assert all("reward function" in p and "not found" in p for p in problems[1:]), problems

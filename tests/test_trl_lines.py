@@ -95,7 +95,10 @@ def test_grpo_on_this_line_journals_completions_with_rewards_and_stops_saves_and
                 *_script(assets, "grpo", "--max-steps", "5", "--save-steps", "100", "--sleep", "1"), cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     run = RunFolder(Path(proc.stdout.strip().splitlines()[0]))
-    wait_for(lambda: any(r.kind == journal.COMPLETIONS_REF for r in _records(run)), timeout=600)
+    wait_for(lambda: any(r.kind == journal.COMPLETIONS_REF for r in _records(run)) or not run.read_status().live,
+             timeout=600)
+    assert any(r.kind == journal.COMPLETIONS_REF for r in _records(run)), \
+        f"the run ended before its first completions: {run.read_status().reason}"
     assert _cli("stop", run.name, "--runs-dir", str(runs), cwd=tmp_path).returncode == 0
     wait_for(lambda: not run.read_status().live, timeout=600)
     assert run.read_status().state == "stopped", run.stdout_log.read_text()[-3000:]

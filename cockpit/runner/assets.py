@@ -159,6 +159,9 @@ def _train_tokenizer(*, with_pad: bool = True):
         eos_token=EOS_TOKEN,
         pad_token=PAD_TOKEN if with_pad else None,
         model_max_length=MAX_LENGTH,
+        # What a decoder-only model takes, as Qwen2's tokenizer says: without it the tokenizer also
+        # returns token_type_ids, which GRPO's generate() in TRL 0.2x passes on and the model refuses.
+        model_input_names=["input_ids", "attention_mask"],
         **{markers: [IM_START, IM_END]},
     )
     tokenizer.chat_template = CHAT_TEMPLATE
