@@ -275,7 +275,9 @@ def test_the_honest_demo_grpo_run_gets_no_reward_hacking(runs_dir):
     assert run.read_status().state == "finished"
     records, _ = journal.read_all(run.events)
     kinds = sorted(r.data["kind"] for r in records if r.kind == journal.FINDING)
-    assert "reward_hacking" not in kinds and set(kinds) <= {"clipping"}
+    # clipping is true there (its completions hit 16 tokens); weight_change is the doctor's info line
+    # at each checkpoint, true of every run that trains.
+    assert "reward_hacking" not in kinds and set(kinds) <= {"clipping", "weight_change"}
     assert {f.kind for f in _findings(run.path)} == set(kinds)
 
 

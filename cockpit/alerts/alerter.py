@@ -233,8 +233,12 @@ class Alerter:
 
     def close(self, timeout: float | None = None) -> bool:
         """The run has ended: give the notifications still going up to `timeout` seconds (by default
-        one target's timeout and a little), then leave them; True when all went out."""
-        return self.notifier.drain(self.notify_timeout + 5.0 if timeout is None else timeout)
+        each queued firing its targets' timeout, for at most three of them, and a little: the
+        run_ended notice queued behind a hanging one still goes out), then leave them; True when
+        all went out."""
+        if timeout is None:
+            timeout = self.notify_timeout * min(max(self.notifier.pending, 1), 3) + 5.0
+        return self.notifier.drain(timeout)
 
 
 def _rule_identity(rule: Rule) -> tuple:

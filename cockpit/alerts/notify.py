@@ -211,6 +211,12 @@ class Notifier:
                     self._busy -= 1
                     self._cond.notify_all()
 
+    @property
+    def pending(self) -> int:
+        """Jobs queued or being sent."""
+        with self._cond:
+            return self._busy
+
     def drain(self, timeout: float) -> bool:
         """Wait up to `timeout` seconds for every queued job; True when all are done. Called when the
         run has ended (after `run_ended` is written); what is still going then is given up, and a
