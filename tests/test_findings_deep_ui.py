@@ -4,7 +4,7 @@ trained tokens marked (the text literal, never markup), measured by TRL in a sub
 from __future__ import annotations
 
 import pytest
-from test_ui_setup import SIZE, Host, wait_for
+from test_ui_setup import SIZE, Host, control, wait_for
 
 from cockpit.config.presets import apply_overrides, load_preset
 
@@ -21,8 +21,14 @@ async def test_ctrl_k_on_an_sft_preset_shows_the_rows_with_the_assistant_replies
     app = Host(runs_dir, preset)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: getattr(app.screen, "registry", None) is not None, "the trainers read")
+        field = control(app, "learning_rate")  # from inside a text field: the form's key, not the field's
+        field.focus()
+        await pilot.pause()
+        typed = field.value
+        field.cursor_position = 0
         await pilot.press("ctrl+k")
         await wait_for(pilot, lambda: isinstance(app.screen, LossMaskScreen), "the loss-mask view")
+        assert field.value == typed  # not "deleted to the end of the line"
         screen = app.screen
         await wait_for(pilot, lambda: screen.query(".loss-mask-row"), "the rows measured", limit=400)
         summary = str(screen.query_one("#loss-mask-summary", Static).content)

@@ -47,7 +47,7 @@ async def test_the_alerts_tab_lists_the_rules_with_their_last_firing_and_mutes_o
         assert "failed: no notify targets" in str(first[5])
         assert str(table.get_row_at(1)[4]) == "never"
         history = str(app.screen.query_one("#alerts-list").render())
-        assert "🔔 loss > 1.5" in history
+        assert "! loss > 1.5" in history
 
         table.focus()
         await pilot.press("m")
@@ -77,7 +77,7 @@ async def test_an_alert_fired_while_attached_rings_and_shows_in_the_bar_and_its_
         with journal.JournalWriter(run.events) as jw:
             jw.write(fired("loss > 1.5", "loss = 2 at step 6 (above 1.5)", 6))
         await wait_for(pilot, lambda: bells, "the bell")
-        await wait_for(pilot, lambda: "🔔 loss > 1.5" in str(bar.render()), "the bar")
+        await wait_for(pilot, lambda: "! loss > 1.5" in str(bar.render()), "the bar")
         assert bar.display and bar.has_class("-ring")
         loss_plots = [p for p in grid.plots() if "loss" in p.panel.keys]
         assert loss_plots and all(p.has_class("-alerting") for p in loss_plots)

@@ -148,7 +148,7 @@ async def test_group_the_generations_of_each_prompt(tmp_path):
         await wait_for(pilot, lambda: pane.grouped and "#" in _header(pane), "grouped")
         assert _column(pane, "#") == ["1.1", "1.2", "2.1", "2.2"]
         assert _column(pane, "completion") == ["answer 1.0", "answer 1.2", "answer 1.1", "answer 1.3"]
-        assert _column(pane, "prompt") == ["Question: 2+2?", "〃", "Question: 3+3?", "〃"]
+        assert _column(pane, "prompt") == ["Question: 2+2?", '"', "Question: 3+3?", '"']
         assert "2 prompts" in str(pane.query_one("#completions-state").render())
         await pilot.press("p")
         await wait_for(pilot, lambda: "#" not in _header(pane), "ungrouped")

@@ -14,6 +14,7 @@ from textual.dom import DOMNode
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
 
+from cockpit.ui.choices import load_choices, remember
 from cockpit.ui.keymap import KEYMAP_FILE, load_keymap
 from cockpit.ui.screens.help import HelpScreen
 from cockpit.ui.screens.home import HomeScreen
@@ -44,7 +45,8 @@ class CockpitApp(App):
         themes, self.theme_errors = load_themes(theme_dirs)
         for t in themes:
             self.register_theme(t)
-        wanted = theme or DEFAULT_THEME
+        # A theme asked for on the command line, else the one last picked, else the default.
+        wanted = theme or load_choices().get("theme") or DEFAULT_THEME
         self.theme = wanted if wanted in self.available_themes else "textual-dark"
         self.keymap, self.keymap_errors = load_keymap(keymap_file)
         """The user's keymap (binding id -> keys) and one line per entry skipped."""
@@ -66,6 +68,13 @@ class CockpitApp(App):
                 self.notify(f"Press {self.get_key_display(active.binding)} to quit the app",
                             title="Do you want to quit?")
                 return
+
+    def pick_theme(self, name: str) -> None:
+        """A theme picked in the palette: shown now, and the one the next start uses."""
+        self.theme = name
+        problem = remember(theme=name)
+        if problem:
+            self.notify(problem, severity="warning")
 
     def get_default_screen(self) -> Screen:
         return HomeScreen(self.runs_dir)
@@ -197,7 +206,7 @@ class CockpitApp(App):
         for name in sorted(self.available_themes):
             if name.startswith("cockpit-"):
                 yield SystemCommand(f"Theme: {name}", "Switch to this theme",
-                                    partial(setattr, self, "theme", name))
+                                    partial(self.pick_theme, name))
         for key, description, action, node in self._screen_bindings(screen):
             if action in ("help", "quit", "app.quit", "command_palette"):
                 continue

@@ -91,7 +91,7 @@ class HomeScreen(Screen):
         """Run path -> (run.yaml stamp, its script command or None): run.yaml is read once."""
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield Header(icon="")  # Textual's ⭘ is double-width in many fonts
         with Horizontal(id="home-body"):
             with Vertical(id="home-runs"):
                 yield Static(markup("[b]Runs[/b]  [dim]$dir[/]", dir=self.runs_dir),

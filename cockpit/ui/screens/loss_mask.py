@@ -18,6 +18,7 @@ from textual.widgets import Static
 from cockpit.config.presets import Preset
 from cockpit.errors import CockpitError
 from cockpit.ui.text import literal, printable
+from cockpit.ui.widgets.waiting import Waiting
 
 ROWS = 3
 TRAINED_STYLE = "bold reverse"
@@ -50,10 +51,12 @@ class LossMaskScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog dialog-tall", id="loss-mask"):
             yield Static(literal("The loss mask: trained tokens in reverse video"), classes="dialog-question")
-            yield Static(literal("measuring the rows with TRL's own preparation…"), id="loss-mask-summary")
+            yield Waiting("", id="loss-mask-summary")
             yield VerticalScroll(id="loss-mask-rows")
 
     def on_mount(self) -> None:
+        self.query_one("#loss-mask-summary", Waiting).wait("measuring the rows with TRL's own preparation",
+                                                            "escape closes")
         self._measure()
 
     @work(thread=True, exclusive=True, group="loss-mask", exit_on_error=False)

@@ -20,7 +20,7 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.reactive import var
 from textual.screen import Screen
-from textual.widgets import Footer, Input, Static, TabbedContent, TabPane
+from textual.widgets import Footer, Input, Static, TabbedContent, TabPane, TextArea
 
 from cockpit.metrics.panels import Panel, default_panels, guess_trainer, panel_for_key
 from cockpit.metrics.rundata import RunData
@@ -64,7 +64,9 @@ class RunView(Screen):
         # The footer has one row: the keys shown there are short and few enough to fit 100
         # columns with the live screen's stop/resume keys (and no palette hint: help names
         # ctrl+p); the others are in help and the palette.
-        Binding("escape", "back", "Back", id="run.back"),
+        Binding("escape", "back", "Back", show=False, id="run.back"),
+        Binding("q", "leave", "Back", tooltip="Back to where you came from (Escape climbs one level "
+                "at a time: box, mode, tab, screen)", id="run.leave"),
         Binding("m", "pick_metric", "Pick metric", tooltip="Add a panel, or replace the focused one",
                 id="run.pick_metric"),
         Binding("d", "remove_panel", "Remove panel", show=False, id="run.remove_panel"),
@@ -350,10 +352,57 @@ class RunView(Screen):
     # -- actions -------------------------------------------------------------------------------
 
     def action_back(self) -> None:
+        """Escape climbs one level at a time: out of a text box (what was typed is kept), out of
+        a pane's mode (chat, compare, zoom), back to the plots tab, and only then off the screen."""
+        if self._leave_box() or self._leave_mode() or self._leave_tab():
+            return
+        self.action_leave()
+
+    def action_leave(self) -> None:
+        """`q`: off this screen at once, to the one it came from (Home at the top)."""
         if len(self.app.screen_stack) > 2:
             self.app.pop_screen()
         else:
             self.app.switch_to_home()
+
+    def _active_pane(self) -> TabPane | None:
+        tabs = self._tabbed()
+        if tabs is None or not tabs.active:
+            return None
+        try:
+            return tabs.get_pane(tabs.active)
+        except Exception:  # noqa: BLE001 - a tab being switched: no pane to climb out of
+            return None
+
+    def _leave_box(self) -> bool:
+        """A focused text box inside a tab gives the focus to its pane's list; its text stays."""
+        focused = self.focused
+        pane = self._active_pane()
+        if pane is None or not isinstance(focused, Input | TextArea) or pane not in focused.ancestors:
+            return False
+        target = next((w for w in pane.query("*") if w.focusable and w.display
+                       and not isinstance(w, Input | TextArea)), None)
+        self.set_focus(target)
+        return True
+
+    def _leave_mode(self) -> bool:
+        """A pane in a mode of its own (the checkpoints chat, compared completions steps) leaves
+        it: each such pane has `leave_mode() -> bool`."""
+        pane = self._active_pane()
+        if pane is None:
+            return False
+        for widget in pane.query("*"):
+            leave = getattr(widget, "leave_mode", None)
+            if callable(leave) and leave():
+                return True
+        return False
+
+    def _leave_tab(self) -> bool:
+        tabs = self._tabbed()
+        if tabs is None or tabs.active in ("plots", ""):
+            return False
+        self.action_tab("plots")
+        return True
 
     def action_tab(self, tab: str) -> None:
         """Digits switch tabs wherever the focus is, and the tab's pane takes the focus (Right

@@ -42,6 +42,7 @@ from cockpit.ui.widgets.setup.suggest import CandidateSuggester, find_datasets, 
 from cockpit.ui.widgets.setup.trainer_picker import TrainerPicker, unavailable_reason
 from cockpit.ui.widgets.setup.values import for_the_form
 from cockpit.ui.widgets.setup.verdict import Verdict
+from cockpit.ui.widgets.waiting import Waiting
 
 if TYPE_CHECKING:
     from cockpit.run.folder import RunFolder  # noqa: F401 - the screen's result type
@@ -64,7 +65,8 @@ class SetupScreen(SaveAndLaunch, DataCheck, Screen["RunFolder | None"]):
         Binding("ctrl+f", "search_fields", "Search fields", id="setup.search"),
         Binding("slash", "search_fields", "Search fields", show=False, id="setup.search_slash"),
         Binding("ctrl+t", "focus_trainers", "Trainers", id="setup.trainers"),
-        Binding("ctrl+k", "loss_mask", "Loss mask", id="setup.loss_mask"),
+        # priority: a text field's own ctrl+k (delete to the end of the line) must not swallow it.
+        Binding("ctrl+k", "loss_mask", "Loss mask", priority=True, id="setup.loss_mask"),
         Binding("escape", "back", "Back", id="setup.back"),
     ]
 
@@ -142,13 +144,13 @@ class SetupScreen(SaveAndLaunch, DataCheck, Screen["RunFolder | None"]):
     # -- layout --------------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield Header(icon="")  # Textual's ⭘ is double-width in many fonts
         with Horizontal(id="setup-body"):
             with Vertical(id="setup-trainers"):
                 yield Static("[b]Trainer[/b]  [dim]Enter picks[/]", classes="pane-title")
                 yield TrainerPicker(id="trainer-picker")
             with VerticalScroll(id="setup-form", can_focus=False):
-                yield Static("[dim]Loading the trainers of the installed TRL…[/]", id="trainer-info")
+                yield Waiting("", id="trainer-info")
                 with Vertical(id="trainer-form"):
                     yield Static("Model", classes="setup-section")
                     yield Vertical(id="model-fields", classes="setup-group")
@@ -206,6 +208,8 @@ class SetupScreen(SaveAndLaunch, DataCheck, Screen["RunFolder | None"]):
         self.query_one("#field-search").display = False
         self.query_one(TrainerPicker).focus()
         self._refresh_preview()
+        self.query_one("#trainer-info", Waiting).wait("loading the trainers of the installed TRL",
+                                                      "the first time imports TRL")
         self._load_registry()
         self._find_candidates()
 

@@ -39,7 +39,7 @@ class AlertBar(Static):
             self.add_class("-warning", "-alert")
             count = len(self.board.records) if self.board is not None else 1
             self.update(Content.assemble(
-                markup("🔔 $rule: $message", rule=fired.data.get("rule") or "?",
+                markup("[b]![/b] $rule: $message", rule=fired.data.get("rule") or "?",
                        message=fired.data.get("message") or ""),
                 markup(f"  [dim]({count} alert(s) — see the alerts tab)[/]") if count > 1 else ""))
             return

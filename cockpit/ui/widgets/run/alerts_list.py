@@ -178,7 +178,7 @@ class AlertsList(Static):
         if self.board is not None:
             for rec in self.board.records:
                 step = f" @ step {rec.step}" if rec.step is not None else ""
-                items.append((rec.t, markup(f"[b $warning]{clock(rec.t)}{step}  🔔 $rule:[/] $message",
+                items.append((rec.t, markup(f"[b $warning]{clock(rec.t)}{step}  ! $rule:[/] $message",
                                             rule=rec.data.get("rule") or "?",
                                             message=rec.data.get("message") or "")))
         items.sort(key=lambda item: item[0] or 0.0)

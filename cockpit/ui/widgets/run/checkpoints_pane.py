@@ -22,6 +22,7 @@ from textual.widgets import DataTable, Input, Static, TextArea
 
 from cockpit.errors import CockpitError
 from cockpit.ui.text import fold_tail, literal, markup, num, printable
+from cockpit.ui.widgets.waiting import Waiting
 
 PROMPT_SEPARATOR = "---"
 """A line holding only this separates two prompts in the prompt box (prompts may hold newlines)."""
@@ -45,6 +46,18 @@ class Column:
 
     label: str
     answers: list[list[str]] = field(default_factory=list)
+    chat: bool = False
+    """Turns of a chat (speaker labels), not prompts answered side by side."""
+
+
+def answer_text(answer: str, *, pending: bool) -> Content:
+    """An answer as shown: `generating…` while it streams in empty, and a word where it is
+    empty or only whitespace (which would otherwise look like nothing happened)."""
+    if not answer:
+        return markup("[dim]generating…[/]") if pending else markup("[dim](an empty answer)[/]")
+    if not answer.strip() and not pending:
+        return markup("[dim](only whitespace: $n characters)[/]", n=len(answer))
+    return literal(answer)
 
 
 class CheckpointsPane(Vertical):
@@ -109,7 +122,7 @@ class CheckpointsPane(Vertical):
         with Horizontal(id="ckpt-top"):
             yield DataTable(id="ckpt-table", cursor_type="row", zebra_stripes=True)
             yield TextArea("", id="ckpt-prompts", soft_wrap=True, show_line_numbers=False)
-        yield Static("", id="ckpt-status")
+        yield Waiting("", id="ckpt-status")
         with Horizontal(id="ckpt-answers"):
             for slot in ("a", "b"):
                 with VerticalScroll(classes="ckpt-column", id=f"ckpt-col-{slot}"):
@@ -257,10 +270,20 @@ class CheckpointsPane(Vertical):
             return
         self.add_class("-chat")
         self.chat_turns = []
-        self.columns = {"a": Column(f"chat with {self._chat_choice.label}")}
+        self.columns = {"a": Column(f"chat with {self._chat_choice.label}", chat=True)}
         self._labels = {"a": self._chat_choice}
         self._render_columns()
         self.query_one("#ckpt-chat", Input).focus()
+
+    def leave_mode(self) -> bool:
+        """Escape on this tab: chat mode is left for the listing (the run screen asks); the
+        turns so far stay on screen and in samples/."""
+        if not self.has_class("-chat"):
+            return False
+        self.remove_class("-chat")
+        self.query_one(DataTable).focus()
+        self.set_status(markup("[dim]chat left · c chats again · g generates on the prompts[/]"))
+        return True
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         if event.input.id != "ckpt-chat" or not event.value.strip() or self.busy:
@@ -294,7 +317,7 @@ class CheckpointsPane(Vertical):
         if self._session is None and self.found.run is not None:
             self._session = kept.new_session(self.found.run)
         self.busy = True
-        self.set_status(markup("[dim]starting the sampler…[/]"))
+        self.query_one("#ckpt-status", Waiting).wait("starting the sampler", "answers stream in below")
         self._run_sampler(request)
 
     @work(thread=True, exclusive=True, group="checkpoints-sample")
@@ -325,8 +348,11 @@ class CheckpointsPane(Vertical):
         if kind == "start":
             self.last_prompt = str(ev.get("prompt", ""))
         elif kind in ("loading", "loaded"):
-            self.set_status(literal(f"{kind} {ev.get('label')}" + (f" on {ev.get('device')}" if ev.get("device")
-                                                                   else "") + "…"))
+            where = f" on {ev.get('device')}" if ev.get("device") else ""
+            if kind == "loading":
+                self.query_one("#ckpt-status", Waiting).wait(f"loading {ev.get('label')}{where}")
+            else:
+                self.query_one("#ckpt-status", Waiting).wait(f"generating with {ev.get('label')}{where}")
         elif kind == "note":
             self.app.notify(str(ev.get("text")), markup=False, timeout=6)
         elif kind == "token" and col is not None:
@@ -357,10 +383,12 @@ class CheckpointsPane(Vertical):
                     self.app.notify(f"cannot keep the answer in samples/: {exc}", severity="warning", markup=False)
         elif kind == "error":
             self.busy = False
+            self._render_columns()
             self.set_status(literal(str(ev.get("message"))))
             self.app.notify(str(ev.get("message")), severity="error", markup=False, timeout=10)
         elif kind == "done":
             self.busy = False
+            self._render_columns()
             self.set_status(markup("[dim]done · answers kept in samples/ · g again · c chats[/]"))
 
     def _row(self, index: int) -> int:
@@ -383,9 +411,15 @@ class CheckpointsPane(Vertical):
                 static.update("")
                 continue
             parts = [markup("[b]$label[/b]", label=col.label)]
-            for prompt, answer in col.answers:
-                parts.append(markup("[dim]$prompt[/]", prompt=prompt))
-                parts.append(literal(answer or "…"))
+            for i, (prompt, answer) in enumerate(col.answers):
+                pending = self.busy and i == len(col.answers) - 1 if col.chat else self.busy
+                if col.chat:
+                    parts.append(markup("[b $accent]you[/] $prompt", prompt=prompt))
+                    parts.append(markup("[b $secondary]$who[/] ", who=col.label.removeprefix("chat with "))
+                                 + answer_text(answer, pending=pending))
+                else:
+                    parts.append(markup("[dim]$prompt[/]", prompt=prompt))
+                    parts.append(answer_text(answer, pending=pending))
                 parts.append(Content(""))
             static.update(Content("\n").join(parts))
 
@@ -398,15 +432,19 @@ class CheckpointsPane(Vertical):
         """The newest kept session's answers, one column a checkpoint (two at most)."""
         session = rows[-1].get("session")
         latest = [r for r in rows if r.get("session") == session]
+        # Side by side shows the compared answers; a chat's turns are shown as a chat, alone.
+        compared = [r for r in latest if r.get("mode") != "chat"]
+        chat = not compared
         self.columns = {}
-        for r in latest:
+        for r in latest if chat else compared:
             label = str(r.get("checkpoint", "?"))
+            label = f"chat with {label}" if chat else label
             slot = next((s for s, c in self.columns.items() if c.label == label), None)
             if slot is None:
                 if len(self.columns) == 2:
                     continue
                 slot = "ab"[len(self.columns)]
-                self.columns[slot] = Column(label)
+                self.columns[slot] = Column(label, chat=chat)
             self.columns[slot].answers.append([str(r.get("prompt", "")), str(r.get("completion", ""))])
         self._render_columns()
         self.set_status(literal(f"kept answers: {len(rows)} in samples/ — the newest session ({session}) shown"))

@@ -71,6 +71,8 @@ class CompletionsPane(Vertical):
         self.prompt: str | None = None
         """The prompt followed across steps (`t`), or None."""
         self.seeking: int = 0
+        self.paused = False
+        """Following stopped by a zoom (not a scrub): the title says so, End resumes."""
         """-1/1 while a worker looks for the followed prompt in older/newer steps."""
         self._shown: tuple = ()
         self._rows: list[dict] = []
@@ -179,6 +181,8 @@ class CompletionsPane(Vertical):
         kept = f"{len(steps)} step{'s' if len(steps) != 1 else ''} kept"
         if self.step is None:
             where, keys = "following newest", "[ older  Home first"
+        elif self.paused:
+            where, keys = f"[$warning]paused at step {step}[/]", "End resumes following"
         else:
             where = f"[$warning]{bisect.bisect_left(steps, step) + 1} of {len(steps)}[/], scrubbed back"
             keys = "[ older  ] newer  End newest  Home first"
@@ -310,6 +314,19 @@ class CompletionsPane(Vertical):
 
     # -- actions (the run screen's keys) -------------------------------------------------------
 
+    def leave_mode(self) -> bool:
+        """Escape on this tab: the zoomed completion, then the pinned step, then the followed
+        prompt are left one at a time (the run screen asks; True: one was left)."""
+        if self.has_class("-zoomed"):
+            self.act("zoom")
+        elif self.pinned is not None:
+            self.act("compare")
+        elif self.prompt is not None:
+            self.act("track")
+        else:
+            return False
+        return True
+
     def act(self, verb: str) -> None:
         """One of the tab's keys: first, goto, filter, sort, reverse, group, track, compare, zoom."""
         steps = self.steps()
@@ -339,6 +356,9 @@ class CompletionsPane(Vertical):
             self.pinned = None if self.pinned is not None else self.shown_step()
         elif verb == "zoom":
             self.toggle_class("-zoomed")
+            if self.has_class("-zoomed") and self.step is None:
+                # Reading one completion pauses following: the next step must not swap it out.
+                self.step, self.paused = self.shown_step(), True
             if self.has_class("-zoomed"):
                 self.query_one(DetailScroll).focus()
             else:
@@ -366,6 +386,7 @@ class CompletionsPane(Vertical):
 
     def _go(self, index: int, steps: list[int]) -> None:
         """Show steps[index]; the newest means following new steps again."""
+        self.paused = False
         self.step = None if index == len(steps) - 1 else steps[index]
         self.show(self.data)
 
@@ -384,6 +405,7 @@ class CompletionsPane(Vertical):
         self._go(max(0, min(len(steps) - 1, i + delta)), steps)
 
     def action_follow(self) -> None:
+        self.paused = False
         steps = self.steps()
         if self.prompt is not None and steps:
             self._seek(steps[-1], -1, inclusive=True)
