@@ -177,3 +177,30 @@ async def test_chat_turns_have_speakers_and_empty_answers_say_so_and_stay_out_of
         await pilot.pause()
         assert "checkpoint-20 generating…" in str(pane.query_one("#ckpt-answer-a").render())
         pane.busy = False
+
+
+async def test_the_output_tab_wraps_long_lines_and_jumps_to_the_first_error(tmp_path):
+    from cockpit.ui.screens.live import LiveRunScreen
+    from cockpit.ui.widgets.run.output_log import OutputLog
+
+    run = make_run(tmp_path / "runs", "out", sft_records(range(1, 4)))
+    long = "warning: " + "word " * 60
+    lines = [f"line {i}" for i in range(200)] + [long, "Traceback (most recent call last):",
+                                                   '  File "train.py", line 3', "ValueError: the end"]
+    (run.path / "stdout.log").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    app = app_for(tmp_path, "live", [str(run.path)])
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, LiveRunScreen) and app.screen.sources, "live")
+        await pilot.press("4")
+        log = app.screen.query_one(OutputLog)
+        await wait_for(pilot, lambda: len(log.raw_lines) == len(lines), "the output read")
+        await wait_for(pilot, lambda: len(log.lines) > len(lines), "the long line wrapped")
+        assert all(len(row) <= log.size.width for row in log.lines)
+        assert "".join(log.lines).count("word") == 60  # nothing cut at the edge
+        log.scroll_home(animate=False)
+        await pilot.press("exclamation_mark")
+        await pilot.pause()
+        top, height = int(log.scroll_offset.y), log.scrollable_content_region.height
+        at = next(i for i, row in enumerate(log.lines) if row.startswith("Traceback"))
+        assert top <= at < top + height  # on screen: at the top, or as high as the end lets it
+        assert top > 150

@@ -112,11 +112,11 @@ async def visit_everything(app, pilot, run: RunFolder, prompt: str, completion: 
 
     await pilot.press("4")
     log = screen.query_one("#output-log", Log)
-    await wait_for(pilot, lambda: len(log.lines) >= 2, "the trainer's output")
+    await wait_for(pilot, lambda: len(log.raw_lines) >= 2, "the trainer's output")
     # A blank line of output is not kept, and terminal escapes in the trainer's output are
     # removed on purpose (progress bars move the cursor): only other text must stay literal.
     if not {"\r", "\n", "\x1b"} & set(prompt) and prompt.strip():
-        assert printable(prompt) in log.lines
+        assert printable(prompt) in log.raw_lines
 
     await pilot.press("5")
     await pilot.pause(0.3)

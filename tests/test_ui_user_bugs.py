@@ -425,8 +425,8 @@ async def test_output_tab_puts_a_progress_bar_and_the_table_glued_to_it_on_their
         await wait_for(pilot, lambda: getattr(app.screen, "sources", None), "loaded")
         await pilot.press("4")
         log = app.screen.query_one("#output-log", Log)
-        await wait_for(pilot, lambda: len(log.lines) >= 5, "the output")
-        assert list(log.lines) == [
+        await wait_for(pilot, lambda: len(log.raw_lines) >= 5, "the output")
+        assert log.raw_lines == [
             " 17%|█▋        | 1/6 [00:00<00:02,  2.10it/s]",
             "╭── Step 1 ──╮",
             "╰───╯",

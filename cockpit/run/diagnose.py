@@ -56,6 +56,12 @@ _RULES: list[tuple[str, re.Pattern[str], str, str]] = [
 ]
 
 
+ERROR_LINE = re.compile(r"^\s*(?:\[rank\d+\]:\s*)?(?:Traceback \(most recent call last\)|"
+                        r"[A-Za-z_][\w.]*(?:Error|Exception)\b:?|ERROR\b|FATAL\b)")
+"""A line where an error starts in a trainer's output: a traceback, `ValueError: …`, a rank's
+`[rank0]: RuntimeError: …`, a logger's ERROR (the output tab's "first error" key)."""
+
+
 def classify_text(text: str) -> Diagnosis | None:
     """The first rule that matches the text (an exception or a log tail), or None."""
     for code, pattern, reason, fix in _RULES:

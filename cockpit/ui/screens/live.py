@@ -24,7 +24,7 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
-from textual.widgets import Log, TabPane
+from textual.widgets import TabPane
 from textual.worker import get_current_worker
 
 from cockpit.alerts import board as alert_board
@@ -39,6 +39,7 @@ from cockpit.ui.screens.run_view import RunView
 from cockpit.ui.text import printable
 from cockpit.ui.widgets.run.alert_bar import AlertBar
 from cockpit.ui.widgets.run.alerts_list import AlertsList, RulesTable
+from cockpit.ui.widgets.run.output_log import OutputLog
 from cockpit.ui.widgets.run.plot_grid import PlotGrid
 
 OUTPUT_TAIL_BYTES = 256 * 1024
@@ -147,7 +148,7 @@ class LiveRunScreen(RunView):
 
     def compose_output_tab(self) -> ComposeResult:
         with TabPane("Output ⁴", id="output"):
-            yield Log(max_lines=OUTPUT_MAX_LINES, id="output-log", highlight=False)
+            yield OutputLog(max_lines=OUTPUT_MAX_LINES, id="output-log")
 
     def on_mount(self) -> None:
         super().on_mount()
@@ -254,7 +255,7 @@ class LiveRunScreen(RunView):
             self.board.set_sources(message.rules)
         self.board.feed(message.alerts)
         if message.output:
-            self.query_one("#output-log", Log).write_lines(message.output)
+            self.query_one("#output-log", OutputLog).add_lines(message.output)
         for note in message.data.notes:
             self.notify(note, severity="warning")
         self.request_redraw()
@@ -274,7 +275,7 @@ class LiveRunScreen(RunView):
             self.resumable = message.resumable
             self.refresh_bindings()
         if message.output:
-            self.query_one("#output-log", Log).write_lines(message.output)
+            self.query_one("#output-log", OutputLog).add_lines(message.output)
         if message.records:
             self.request_redraw()
 
