@@ -204,3 +204,20 @@ async def test_the_output_tab_wraps_long_lines_and_jumps_to_the_first_error(tmp_
         at = next(i for i, row in enumerate(log.lines) if row.startswith("Traceback"))
         assert top <= at < top + height  # on screen: at the top, or as high as the end lets it
         assert top > 150
+
+
+async def test_a_stopping_run_whose_trainer_is_done_has_no_contradiction_and_no_countdown(tmp_path):
+    from cockpit.run import journal
+    from cockpit.ui.screens.live import LiveRunScreen
+    from cockpit.ui.widgets.run.run_header import RunHeader
+
+    records = [*sft_records(range(1, 6)), journal.phase("done")]
+    run = make_run(tmp_path / "runs", "ending", records, state="stopping")
+    app = app_for(tmp_path, "live", [str(run.path)])
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, LiveRunScreen) and app.screen.sources, "live")
+        header = app.screen.query_one(RunHeader)
+        await wait_for(pilot, lambda: "stopping" in str(header.render()), "the header")
+        text = str(header.render())
+        assert "phase ending" in text and "phase done" not in text
+        assert "ETA" not in text

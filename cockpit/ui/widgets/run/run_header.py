@@ -35,7 +35,10 @@ class RunHeader(Static):
         state = state or data.state or "?"
         style = STATE_STYLES.get(state, "$foreground")
         phase = data.phase or "-"
-        if data.phase_detail and phase not in ("training", "done"):
+        training_over = data.phase == "done" or state == "stopping"
+        if state in LIVE_STATES and data.phase == "done":
+            phase = "ending"  # the trainer is done and its process is closing: not "running · done"
+        elif data.phase_detail and phase not in ("training", "done"):
             phase += f" ({data.phase_detail})"
         trainer = trainer or data.trainer
         line1 = SEP.join([
@@ -57,7 +60,7 @@ class RunHeader(Static):
             fact("epoch", f"{data.epoch:.2f}")
         if isinstance(data.steps_per_s, (int, float)):
             fact("steps/s", f"{data.steps_per_s:.2f}")
-        if state in LIVE_STATES:
+        if state in LIVE_STATES and not training_over:  # no countdown for a run that is ending
             eta = data.eta_now(time.time())
             # Past its countdown before the last step: say so until the next progress line.
             fact("ETA", fmt_duration(eta) if eta is not None else "…" if data.eta_s is not None else "-")
