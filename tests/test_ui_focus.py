@@ -221,3 +221,32 @@ async def test_a_stopping_run_whose_trainer_is_done_has_no_contradiction_and_no_
         text = str(header.render())
         assert "phase ending" in text and "phase done" not in text
         assert "ETA" not in text
+
+
+async def test_home_lists_each_runs_last_loss_or_reward_and_comes_back_to_the_run_left(tmp_path):
+    from cockpit.run import journal
+    from cockpit.ui.screens.home import HomeScreen
+    from cockpit.ui.screens.live import LiveRunScreen
+    from cockpit.ui.widgets.home.runs_table import RunsTable
+
+    runs = tmp_path / "runs"
+    make_run(runs, "sft-a", sft_records(range(1, 5)), state="finished")
+    grpo = [journal.run_started("grpo", max_steps=10),
+            *(journal.metrics(s, {"loss": 1e-8, "reward": 0.1 * s}) for s in range(1, 4))]
+    make_run(runs, "grpo-b", grpo, state="finished", trainer="grpo")
+    make_run(runs, "sft-c", sft_records(range(1, 3)), state="finished")
+    app = app_for(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        table = app.screen.query_one(RunsTable)
+        await wait_for(pilot, lambda: table.row_count == 3, "three runs")
+        cells = {str(table.get_row(key)[0]).split("-2")[0]: str(table.get_row(key)[4]) for key in table.rows}
+        assert cells == {"sft-a": "loss 0.5", "grpo-b": "reward 0.3", "sft-c": "loss 1"}
+        grpo_path = next(str(k.value) for k in table.rows if "grpo-b" in str(k.value))
+        table.move_cursor(row=next(i for i, r in enumerate(table.ordered_rows) if r.key.value != grpo_path))
+        app.open_live(grpo_path)  # as a launch from a preset opens its new run
+        await wait_for(pilot, lambda: isinstance(app.screen, LiveRunScreen), "the run open")
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: isinstance(app.screen, HomeScreen), "home")
+        await pilot.pause(0.5)
+        row = table.ordered_rows[table.cursor_row]
+        assert str(row.key.value) == grpo_path

@@ -48,6 +48,8 @@ class RunSummary:
     phase: str | None
     reason: str | None
     error: str | None = None
+    metric: str | None = None
+    """The newest headline value, e.g. `loss 0.318` or `reward 0.71` (HEADLINE_KEYS)."""
 
     @property
     def live(self) -> bool:
@@ -139,6 +141,20 @@ def _ended_unsupervised(run: RunFolder) -> tuple[str, str]:
     return "failed", f"{gone}: {diag.reason}" if diag.reason else gone
 
 
+HEADLINE_KEYS = ("reward", "objective/rlhf_reward", "loss", "train_loss")
+"""The value a runs list shows for a run, the first of these its newest metrics record has: what
+an RL run is after (its reward; a GRPO loss sits near 0), else the loss."""
+
+
+def headline(values: dict) -> str | None:
+    """`loss 0.318` from a metrics record's values, or None when it has none of HEADLINE_KEYS."""
+    for key in HEADLINE_KEYS:
+        v = values.get(key)
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            return f"{key.rsplit('/', 1)[-1]} {v:.3g}"
+    return None
+
+
 @dataclass
 class _TailFacts:
     step: int | None = None
@@ -146,6 +162,7 @@ class _TailFacts:
     eta: float | None = None
     phase: str | None = None
     trainer: str | None = None
+    metric: str | None = None
 
 
 def _facts_from_records(records: list[journal.Record]) -> _TailFacts:
@@ -156,6 +173,7 @@ def _facts_from_records(records: list[journal.Record]) -> _TailFacts:
             f.step, f.max_steps, f.eta = rec.step, rec.data.get("max_steps"), rec.data.get("eta_s")
         elif rec.kind == journal.METRICS and rec.step is not None:
             f.step = rec.step
+            f.metric = headline(rec.data) or f.metric
         elif rec.kind == journal.PHASE:
             f.phase = rec.data.get("phase")
         elif rec.kind == journal.RUN_STARTED:
@@ -210,6 +228,8 @@ def tail_facts(path: Path, nbytes: int = TAIL_BYTES) -> _TailFacts:
     newest_step = max((c for c in (progress, metrics) if c is not None), key=lambda c: c[1], default=None)
     if newest_step is not None:
         f.step = newest_step[0].step
+    if metrics is not None:
+        f.metric = headline(metrics[0].data)
     if progress is not None:
         f.eta = progress[0].data.get("eta_s")
     newest_max = max((c for c in (progress, started_max) if c is not None), key=lambda c: c[1], default=None)
@@ -241,7 +261,7 @@ def summarize(run: RunFolder) -> RunSummary:
     if max_steps is not None and max_steps < 0:
         max_steps = None
     return RunSummary(run.name, str(run.path), state, trainer or "?", f.step, max_steps,
-                      f.eta if state in LIVE_STATES else None, created, f.phase, reason, error)
+                      f.eta if state in LIVE_STATES else None, created, f.phase, reason, error, f.metric)
 
 
 def run_summaries(runs_dir: Path) -> list[RunSummary]:

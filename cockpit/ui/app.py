@@ -52,6 +52,7 @@ class CockpitApp(App):
         """The user's keymap (binding id -> keys) and one line per entry skipped."""
         self.set_keymap(self.keymap)
         self._clashes_told: set[str] = set()
+        self.last_opened: str | None = None
 
     def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
                timeout: float | None = None, markup: bool = True) -> None:
@@ -96,6 +97,7 @@ class CockpitApp(App):
     def open_live(self, run_path: str) -> None:
         from cockpit.ui.screens.live import LiveRunScreen
 
+        self.last_opened = str(run_path)  # Home puts its cursor there when the user comes back
         self.push_screen(LiveRunScreen(run_path))
 
     def open_replay(self, paths: list[str]) -> None:

@@ -121,6 +121,7 @@ class HomeScreen(Screen):
         if self._left_for_a_screen:
             self._left_for_a_screen = False
             self._place_focus = True
+            self.query_one(RunsTable).wanted = getattr(self.app, "last_opened", None)
         self.action_refresh()  # a preset saved in the setup form shows at once
 
     # -- workers -------------------------------------------------------------------------------

@@ -42,7 +42,7 @@ def short_duration(seconds: float | None) -> str:
 
 _BOLD_STATES = ("running", "failed")
 """States that stand out in the list: the runs to look at."""
-_COLUMNS = ("name", "state", "trainer", "step", "eta", "age", "note")
+_COLUMNS = ("name", "state", "trainer", "step", "metric", "eta", "age", "note")
 NOTE_WIDTH = 60
 COMMAND_WIDTH = 100
 _SCRIPT_RUN = re.compile(r"^trainer:\s*['\"]?script['\"]?\s*$", re.M)
@@ -92,6 +92,8 @@ class RunsTable(DataTable):
         self._shown: list[tuple[str, tuple]] = []
         """(row key, cell texts) of what is on screen, in order."""
         self._name_width: int | None = None
+        self.wanted: str | None = None
+        """A run path the cursor goes to at the next `show` (the run just left with Esc)."""
         self.cells_updated = 0
         """Cells rewritten by the last `show` (all of them when it rebuilt the table)."""
         self._state_styles: dict[str, Style] = {}
@@ -116,7 +118,7 @@ class RunsTable(DataTable):
 
     def _add_columns(self, name_width: int | None) -> None:
         self.add_column("name", key="name", width=name_width)
-        for label, key in (("state", "state"), ("trainer", "trainer"), ("step", "step")):
+        for label, key in (("state", "state"), ("trainer", "trainer"), ("step", "step"), ("last", "metric")):
             self.add_column(label, key=key)
         # Durations are right-aligned in a column as wide as the longest one can be.
         self.add_column(Text("ETA", justify="right"), key="eta", width=DURATION_WIDTH)
@@ -134,6 +136,8 @@ class RunsTable(DataTable):
         current = None
         if self.row_count and 0 <= self.cursor_row < self.row_count:
             current = self.ordered_rows[self.cursor_row].key.value
+        if self.wanted is not None:  # the run the user just came back from
+            current, self.wanted = self.wanted, None
         self.summaries = list(rows)
         now = time.time()
         cells = []
@@ -147,8 +151,9 @@ class RunsTable(DataTable):
         # (the cell keeps the whole name).
         fixed = (max([len("state")] + [len(r.state_label) for r in rows])
                  + max([len("trainer")] + [len(r.trainer) for r in rows])
-                 + max([len("step")] + [len(c[1]) for c in cells]) + DURATION_WIDTH)
-        pad = 2 * self.cell_padding * 5  # name, state, trainer, step, ETA
+                 + max([len("step")] + [len(c[1]) for c in cells])
+                 + max([len("last")] + [len(r.metric or "-") for r in rows]) + DURATION_WIDTH)
+        pad = 2 * self.cell_padding * 6  # name, state, trainer, step, last, ETA
         room = (self.scrollable_content_region.width or 80) - pad - fixed
         longest = max([len("name")] + [Text(printable(r.name)).cell_len for r in rows])
         name_width = min(longest, max(NAME_MIN, room))
@@ -161,7 +166,7 @@ class RunsTable(DataTable):
                 parts = [note, f"$ {command}"] if failed else [f"$ {command}", note]
                 note = " · ".join(p for p in parts if p)
                 note = note if len(note) <= COMMAND_WIDTH else note[:COMMAND_WIDTH - 1] + "…"
-            shown.append((r.path, (r.name, r.state_label, r.trainer, step, eta, age, note)))
+            shown.append((r.path, (r.name, r.state_label, r.trainer, step, r.metric or "-", eta, age, note)))
         if name_width == self._name_width and [k for k, _ in shown] == [k for k, _ in self._shown]:
             self._update_cells(shown)
         else:
