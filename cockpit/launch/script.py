@@ -145,7 +145,7 @@ def script_segments(run: RunFolder) -> list[Segment]:
             if ckpt not in current.checkpoints:
                 current.checkpoints.append(ckpt)
     segments = [found[i] for i in sorted(found)]
-    dirs = [s.output_dir for s in segments if s.output_dir is not None]
+    dirs: list[Path | None] = [s.output_dir for s in segments if s.output_dir is not None]
     for seg in segments:
         seg.owns_output_dir = dirs.count(seg.output_dir) <= 1
         seg.checkpoints.sort(key=lambda p: int(p.name.rpartition("-")[2]) if p.name.rpartition("-")[2].isdigit()

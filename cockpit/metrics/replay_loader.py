@@ -144,7 +144,7 @@ class _Child:
             _unlink(self.name)
         if kind == "error":
             raise CockpitError(str(value))
-        return value  # type: ignore[no-any-return]
+        return value
 
     def discard(self) -> None:
         atexit.unregister(self.discard)

@@ -23,8 +23,10 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import Any
 
+_orjson: ModuleType | None
 try:  # orjson is a dependency, but the codec keeps working without it.
     import orjson as _orjson
 except ImportError:  # pragma: no cover - exercised only where orjson is missing

@@ -76,7 +76,7 @@ def parse_args(flat: dict[str, Any], info: dict[str, Any], *, cuda: bool,
 
     module = importlib.import_module(info.get("config_module") or info["module"])
     config_cls = getattr(module, info["config_class"])
-    types: list[type] = [_script_args_class(info.get("cli_command")), config_cls, ModelConfig]
+    types: list[Any] = [_script_args_class(info.get("cli_command")), config_cls, ModelConfig]  # DataClassType
     try:
         from trl import DatasetMixtureConfig
 

@@ -19,6 +19,7 @@ import math
 import os
 import sys
 import types
+from pathlib import Path
 from typing import Any
 
 DEFAULT_LIMIT = 20_000
@@ -144,7 +145,7 @@ def _request_from_run(run_dir: str, rows: int) -> dict[str, Any]:
     from cockpit.run.folder import RunFolder
     from cockpit.runner.build import read_run
 
-    flat, cockpit, info = read_run(RunFolder(os.path.abspath(run_dir)))
+    flat, cockpit, info = read_run(RunFolder(Path(os.path.abspath(run_dir))))
     return {"trl": flat, "cockpit": cockpit, "info": info, "rows": rows}
 
 

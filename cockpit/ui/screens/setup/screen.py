@@ -118,26 +118,10 @@ class SetupScreen(SaveAndLaunch, DataCheck, Screen["RunFolder | None"]):
         self._timer: Timer | None = None
         self._data_key: tuple | None = None
 
-    # -- what tests and flows read -------------------------------------------------------------
-
-    @property
-    def source(self) -> Path | None:
-        return self.draft.source
-
-    @property
-    def dirty(self) -> bool:
-        return self.draft.dirty
-
-    def current_preset(self) -> Preset | None:
-        """The preset the form adds up to (None until a trainer is picked, or for a command)."""
-        return self.draft.preset()
+    # -- what tests and flows read (source, dirty, can_launch and current_preset: SetupBase) -----
 
     def get_value(self, name: str) -> Any:
         return self.draft.get(name)
-
-    @property
-    def can_launch(self) -> bool:
-        return not self.launching and self.draft.can_launch()
 
     # -- layout --------------------------------------------------------------------------------
 

@@ -362,7 +362,8 @@ class CompletionsPane(Vertical):
             return
         self.prompt = got[0]["prompt"]
         if table.id == "completions-table":
-            self.step = table.step if table.step != (self.steps() or [None])[-1] else None
+            steps = self.steps()
+            self.step = table.step if table.step != (steps[-1] if steps else None) else None
 
     def _go(self, index: int, steps: list[int]) -> None:
         """Show steps[index]; the newest means following new steps again."""
