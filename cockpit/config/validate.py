@@ -84,11 +84,6 @@ class Plan:
     spec: TrainerSpec
     warnings: list[str] = field(default_factory=list)
 
-    @property
-    def trl_config(self) -> dict[str, Any]:
-        """The flat YAML `trl <cmd> --config` takes."""
-        return dict(self.preset.trl)
-
 
 def _type_problem(name: str, type_str: str, value: Any) -> str | None:
     """A value that cannot be what the field's type says, or None."""

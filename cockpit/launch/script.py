@@ -114,7 +114,6 @@ class Segment:
     output_dir: Path | None = None
     checkpoints: list[Path] = field(default_factory=list)
     """Checkpoints it reported, oldest first (a resumed attempt's after the earlier ones')."""
-    max_step: int | None = None
     owns_output_dir: bool = True
     """No other segment wrote to the same output_dir (its checkpoints are all this one's)."""
 
@@ -137,8 +136,6 @@ def script_segments(run: RunFolder) -> list[Segment]:
             if out:
                 path = Path(str(out))
                 current.output_dir = path if path.is_absolute() else cwd / path
-            if isinstance(rec.data.get("max_steps"), int):
-                current.max_step = rec.data["max_steps"]
         elif rec.kind == journal.CHECKPOINT and current is not None and rec.data.get("path"):
             path = Path(str(rec.data["path"]))
             ckpt = path if path.is_absolute() else cwd / path

@@ -191,9 +191,9 @@ class RunData:
 
 def relabel(sources: Sequence[RunData]) -> None:
     """Label replayed sources so that no two read the same: each by its run's name, with as
-    much of its path as it takes to tell it from the others (`core.sources.distinct_labels`)."""
-    named = [s for s in sources if s.name is not None]
-    for data, label in zip(named, distinct_labels([s.name for s in named]), strict=False):  # type: ignore[misc]
+    much of its path as it takes to tell it from the others (`metrics.sources.distinct_labels`)."""
+    named = [(s, s.name) for s in sources if s.name is not None]
+    for (data, _), label in zip(named, distinct_labels([name for _, name in named]), strict=False):
         data.label = label
 
 

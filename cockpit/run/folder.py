@@ -49,7 +49,6 @@ class Request(StrEnum):
     """Stop now: the supervisor signals the process group (or scancels the Slurm job)."""
 
 
-STATES = ("starting", "queued", "running", "stopping", "stopped", "finished", "failed", "killed")
 LIVE_STATES = frozenset({"starting", "queued", "running", "stopping"})
 STATUS_VERSION = 1
 

@@ -242,7 +242,7 @@ def build(run: RunFolder, jw: journal.JournalWriter, *, cuda: bool) -> Built:
         raise CockpitError("no model: set model_name_or_path")
 
     jw.write(journal.phase("loading_model", model_args.model_name_or_path))
-    tokenizer = load_tokenizer(model_args, config, warnings)
+    tokenizer = load_tokenizer(model_args, warnings)
     trained = traits(info["name"])
     if trained.head == "scorer":
         # A scorer (the reward trainer's model): a sequence-classification head with one label.

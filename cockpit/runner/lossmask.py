@@ -70,7 +70,7 @@ def measure(request: dict[str, Any]) -> dict[str, Any]:
     flat, cockpit, info = dict(request["trl"]), dict(request.get("cockpit") or {}), dict(request["info"])
     warnings: list = []
     script_args, config, model_args, mixture = parse_args(flat, info, cuda=False, warnings=warnings)
-    tokenizer = load_tokenizer(model_args, config, warnings)
+    tokenizer = load_tokenizer(model_args, warnings)
     train, _ = load_data(script_args, types.SimpleNamespace(eval_strategy="no"), mixture, cockpit, info)
     total = len(train)
     limit = int(request.get("limit") or DEFAULT_LIMIT)

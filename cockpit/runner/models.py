@@ -22,7 +22,7 @@ def _trust_remote_code(model_args) -> bool:
                 or getattr(model_args, "_cockpit_trust_remote_code", False))
 
 
-def load_tokenizer(model_args, config, warnings: list[journal.Record], path: str | None = None):
+def load_tokenizer(model_args, warnings: list[journal.Record], path: str | None = None):
     from transformers import AutoTokenizer
 
     tok = AutoTokenizer.from_pretrained(

@@ -128,7 +128,7 @@ def supervise(run: RunFolder, resume_from: Path | None = None) -> int:
     forced = {"by_signal": False}
     child: subprocess.Popen[bytes] | None = None
 
-    def on_term(signum: int, _frame: object) -> None:
+    def on_term(_signum: int, _frame: object) -> None:
         # Someone asked the supervisor itself to stop: stop the run the same way as a forced stop.
         forced["by_signal"] = True
         try:

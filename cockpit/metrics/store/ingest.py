@@ -64,7 +64,8 @@ def read_blocks(dicts: Sequence[dict[str, Any]], blocks: Sequence[Block]) -> Fra
     for sig, idx, table in blocks:
         if all(k in NOT_SERIES for k in sig) or not len(idx):
             continue
-        rows: Sequence[dict[str, Any]] = [] if table is not None else dicts if len(idx) == n_all else [dicts[i] for i in idx.tolist()]
+        rows: Sequence[dict[str, Any]] = \
+            [] if table is not None else dicts if len(idx) == n_all else [dicts[i] for i in idx.tolist()]
         read_block(sig, rows, idx, fragments, table)
     return fragments
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -119,9 +119,6 @@ class SetupScreen(SaveAndLaunch, DataCheck, Screen["RunFolder | None"]):
         self._data_key: tuple | None = None
 
     # -- what tests and flows read (source, dirty, can_launch and current_preset: SetupBase) -----
-
-    def get_value(self, name: str) -> Any:
-        return self.draft.get(name)
 
     # -- layout --------------------------------------------------------------------------------
 
@@ -335,7 +332,7 @@ class SetupScreen(SaveAndLaunch, DataCheck, Screen["RunFolder | None"]):
         preset = draft.preset()
         cli = self.spec.cli_command if self.spec else None
         saved_as = None if draft.dirty else draft.saved_as
-        self.query_one(PresetPreview).show(preset, cli, saved_as)
+        self.query_one(PresetPreview).show(preset)
         self.query_one(CommandPreview).show(preset, cli, saved_as)
 
     # -- validation ----------------------------------------------------------------------------

@@ -319,7 +319,7 @@ class CompletionsPane(Vertical):
             self._open_input("#completions-step", str(self.shown_step() or ""))
         elif verb == "first":
             if self.prompt is not None and steps:
-                self._seek(steps[0], 1, inclusive=True)
+                self._seek(steps[0], 1)
             elif steps:
                 self._go(0, steps)
         elif verb == "sort":
@@ -380,21 +380,21 @@ class CompletionsPane(Vertical):
         if self.prompt is not None:
             j = i + delta
             if 0 <= j < len(steps):
-                self._seek(steps[j], delta, inclusive=True)
+                self._seek(steps[j], delta)
             return
         self._go(max(0, min(len(steps) - 1, i + delta)), steps)
 
     def action_follow(self) -> None:
         steps = self.steps()
         if self.prompt is not None and steps:
-            self._seek(steps[-1], -1, inclusive=True)
+            self._seek(steps[-1], -1)
             return
         self.step = None
         self.show(self.data)
 
     # -- following one prompt ------------------------------------------------------------------
 
-    def _seek(self, start: int, direction: int, *, inclusive: bool) -> None:
+    def _seek(self, start: int, direction: int) -> None:
         """Look for the next step (from `start`, in `direction`) where the followed prompt was
         sampled, a step at a time in a worker; the UI thread keeps answering keys."""
         steps = list(self.steps())
