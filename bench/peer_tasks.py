@@ -94,9 +94,6 @@ def tb_ingest(event_dir: str) -> dict:
             "max_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
 
-LIVE_KEYS = ("loss", "learning_rate", "grad_norm", "mean_token_accuracy", "entropy", "num_tokens")
-
-
 def _live_values(step: int) -> dict[str, float]:
     return {"loss": 2.0 / (1 + step / 50) + 0.05 * math.sin(step), "learning_rate": 1e-4,
             "grad_norm": 1.0 + 0.1 * math.cos(step), "mean_token_accuracy": min(1.0, step / 400),

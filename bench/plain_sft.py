@@ -28,7 +28,7 @@ def main() -> int:
     stamps: dict[int, float] = {}
 
     class Stamp(TrainerCallback):
-        def on_log(self, args, state, control, logs=None, **kwargs):  # type: ignore[no-untyped-def]
+        def on_log(self, args, state, control, logs=None, **kwargs):  # noqa: ARG002 - TrainerCallback's signature
             if logs and "loss" in logs:
                 stamps[int(state.global_step)] = time.time()
 

@@ -28,7 +28,7 @@ def apply() -> None:
             return orig_presets(self)
         return None
 
-    def on_screen_resume(self, event) -> None:  # type: ignore[no-untyped-def]
+    def on_screen_resume(self) -> None:
         orig_refresh(self)
         if not getattr(self, "_presets_loaded", False):
             self._presets_loaded = True

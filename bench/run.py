@@ -316,7 +316,7 @@ def _frame(quick: bool) -> dict[str, Any]:
     return _frame_cache[quick]
 
 
-def measure_frame(quick: bool, work: Path) -> dict[str, Any]:
+def measure_frame(quick: bool, work: Path) -> dict[str, Any]:  # noqa: ARG001 - every measure takes (quick, work)
     """Four panels of 1M points: one full refresh (draw: read, downsample, ticks; then each
     panel's rows built, as its render does), median of 9."""
     res = _frame(quick)
@@ -327,7 +327,7 @@ def measure_frame(quick: bool, work: Path) -> dict[str, Any]:
                         "points_drawn": res["points_drawn"]}}
 
 
-def measure_rss(quick: bool, work: Path) -> dict[str, Any]:
+def measure_rss(quick: bool, work: Path) -> dict[str, Any]:  # noqa: ARG001 - every measure takes (quick, work)
     """RSS of that same UI process (the app, four 1M-point series, drawn)."""
     res = _frame(quick)
     return {"ui_rss_mb_4x1M": res["rss_mb"], "_detail": {"points_per_series": res["points_per_series"]}}

@@ -125,8 +125,8 @@ def make_grpo_run(path: Path, steps: int, *, per_step: int = 16, row_bytes: int 
     the metrics (20 GRPO keys), progress and completions_ref records; the step's `per_step`
     completions (~`row_bytes` each: prompt, completion, two rewards, advantage) appended to the
     completions store with CompletionsWriter."""
-    from cockpit.metrics.completions import CompletionsWriter
     from cockpit.run import journal
+    from cockpit.run.completions_store import CompletionsWriter
 
     done = path / ".complete"
     if done.exists() and done.read_text() == str(steps):

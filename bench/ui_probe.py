@@ -378,7 +378,7 @@ async def run_attach(run_dir: Path, out: Path) -> None:
     import psutil
 
     from cockpit.ui.app import CockpitApp, make_app
-    from cockpit.ui.widgets.run.completions_pane import CompletionsPane
+    from cockpit.ui.widgets.run.completions import CompletionsPane
 
     watch = PlotWatch()
     marks: dict[str, float] = {}

@@ -19,8 +19,9 @@ from cockpit.alerts.engine import AlertEngine
 from cockpit.alerts.rules import MAX_STEPS_WINDOW, Rule, parse_rules
 from cockpit.errors import CockpitError
 from cockpit.files import safe_load
-from cockpit.metrics.completions import INDEX, STORE, CompletionsLibrary, CompletionsWriter
+from cockpit.metrics.completions import CompletionsLibrary
 from cockpit.run import journal
+from cockpit.run.completions_store import INDEX, STORE, CompletionsWriter
 from conftest import FIXTURES, cockpit_cmd
 
 DEMO_SFT = "trainer: sft\nmodel_name_or_path: demo:models/tiny-lm\ndataset_name: demo:data/prompt_completion\n"

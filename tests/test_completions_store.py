@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import math
 
-from cockpit.metrics.completions import INDEX, STORE, CompletionsLibrary, CompletionsWriter
+from cockpit.metrics.completions import CompletionsLibrary
 from cockpit.run import journal
+from cockpit.run.completions_store import INDEX, STORE, CompletionsWriter
 
 
 def _rows(step: int, n: int = 3) -> list[dict]:

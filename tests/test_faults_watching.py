@@ -132,7 +132,7 @@ def test_a_notify_command_that_times_out_has_its_whole_process_group_killed(tmp_
     wait_for(lambda: all(_gone(pid) for pid in pids), timeout=30)  # the background child too
 
 
-def test_the_notifier_runs_jobs_off_the_callers_thread_and_drain_is_bounded(tmp_path):
+def test_the_notifier_runs_jobs_off_the_callers_thread_and_drain_is_bounded():
     notifier = Notifier(max_queued=2)
     release = threading.Event()
     done: list[str] = []

@@ -219,7 +219,7 @@ def test_judge_reads_no_completions_without_a_library():
 # -- real runs --------------------------------------------------------------------------------
 
 
-def _grpo_preset(tmp_path, reward: str, **overrides):
+def _grpo_preset(reward: str, **overrides):
     from cockpit.config.presets import apply_overrides, load_preset
 
     sets = [f"{k}={v}" for k, v in overrides.items()]
@@ -229,14 +229,14 @@ def _grpo_preset(tmp_path, reward: str, **overrides):
 
 
 @pytest.mark.slow
-def test_a_grpo_run_paid_for_short_answers_gets_reward_hacking_naming_the_window(runs_dir, tmp_path):
+def test_a_grpo_run_paid_for_short_answers_gets_reward_hacking_naming_the_window(runs_dir):
     """The supervisor judges the run as it trains: the reward rises while the policy collapses
     onto the shortest tokens (entropy 6.6 → under 2), and the finding names the window and
     carries the top-rewarded completions; an alert rule on the finding fires."""
     from cockpit.launch.plan import launch
     from conftest import wait_for
 
-    preset = _grpo_preset(tmp_path, f"{HERE / 'short_reward.py'}:short_reward", max_steps=18,
+    preset = _grpo_preset(f"{HERE / 'short_reward.py'}:short_reward", max_steps=18,
                           per_device_train_batch_size=8, max_completion_length=24, learning_rate=3e-2,
                           lr_scheduler_type="constant", save_steps=100)
     preset.cockpit["alerts"] = [{"finding": "reward_hacking", "do": ["journal"]}]

@@ -232,7 +232,8 @@ def test_the_loss_mask_marks_exactly_the_assistant_tokens_of_a_chat_row(demo):
 
 
 @pytest.mark.slow
-def test_without_assistant_only_loss_the_mask_trains_every_token_and_shows_the_cut(demo):
+@pytest.mark.usefixtures("demo")
+def test_without_assistant_only_loss_the_mask_trains_every_token_and_shows_the_cut():
     proc = _cli("lossmask", "demo-sft", "--rows", "1", "--set", "dataset_name=demo:data/messages",
                 "--set", "max_length=8")
     assert proc.returncode == 0, proc.stderr

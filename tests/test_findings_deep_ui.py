@@ -11,7 +11,8 @@ from cockpit.config.presets import apply_overrides, load_preset
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 
-async def test_ctrl_k_on_an_sft_preset_shows_the_rows_with_the_assistant_replies_marked(registry, runs_dir):
+@pytest.mark.usefixtures("registry")
+async def test_ctrl_k_on_an_sft_preset_shows_the_rows_with_the_assistant_replies_marked(runs_dir):
     from textual.widgets import Static
 
     from cockpit.ui.screens.loss_mask import TRAINED_STYLE, LossMaskScreen

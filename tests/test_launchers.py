@@ -39,7 +39,7 @@ def test_an_unknown_config_name_lists_the_ones_trl_ships():
         check({"config": "zero4"})
 
 
-def test_the_resolved_copy_fills_in_processes_machines_and_precision(tmp_path):
+def test_the_resolved_copy_fills_in_processes_machines_and_precision():
     spec = check({"config": "single_gpu"})
     text = resolved_accelerate_config(dict(spec, num_processes=1), "bf16")
     import yaml

@@ -95,7 +95,8 @@ def test_trl_rewards_are_recorded_by_discovery_and_a_wrong_name_is_named(tmp_pat
 
 
 @pytest.mark.anyio
-async def test_the_setup_form_shows_the_missing_column_and_does_not_say_valid(tmp_path, registry, runs_dir):
+@pytest.mark.usefixtures("registry")
+async def test_the_setup_form_shows_the_missing_column_and_does_not_say_valid(tmp_path, runs_dir):
     from test_ui_setup import SIZE, Host, launch_button, setup_screen, wait_for
     from textual.widgets import Static
 

@@ -286,7 +286,8 @@ def test_ppo_preset_dry_run_matches_the_installed_trl(runs_dir, registry):
         assert "trl==1.12" in proc.stderr
 
 
-def test_trainers_json_lists_at_least_twenty(registry):
+@pytest.mark.usefixtures("registry")
+def test_trainers_json_lists_at_least_twenty():
     proc = subprocess.run(cockpit_cmd("trainers", "--json"), capture_output=True, text=True,
                           timeout=120)
     assert proc.returncode == 0, proc.stderr

@@ -79,7 +79,7 @@ def test_bad_slurm_settings_are_all_named_at_once():
 
 
 @pytest.fixture(scope="module")
-def cluster(tmp_path_factory):
+def cluster():
     reason = why_not()
     if reason:
         pytest.skip(reason)
@@ -105,7 +105,8 @@ def _ended(run: RunFolder) -> bool:
 
 
 @pytest.mark.slow
-def test_a_preset_on_slurm_goes_queued_running_finished_with_two_processes(cluster, runs_dir):
+@pytest.mark.usefixtures("cluster")
+def test_a_preset_on_slurm_goes_queued_running_finished_with_two_processes(runs_dir):
     preset = apply_overrides(load_preset("demo-sft"), ["max_steps=4", "save_steps=2", "logging_steps=1"])
     preset.cockpit["launcher"] = {"kind": "slurm", "num_processes": 2, "partition": "debug", "time": "00:10:00"}
     run = launch(preset, runs_dir)
@@ -128,7 +129,8 @@ def test_a_preset_on_slurm_goes_queued_running_finished_with_two_processes(clust
 
 
 @pytest.mark.slow
-def test_a_script_run_on_slurm_stops_and_saves_then_a_force_stop_leaves_nothing(cluster, runs_dir, tmp_path):
+@pytest.mark.usefixtures("cluster")
+def test_a_script_run_on_slurm_stops_and_saves_then_a_force_stop_leaves_nothing(runs_dir, tmp_path):
     from cockpit.demo import demo_dir
     from cockpit.runner.assets import ensure_all
 

@@ -130,7 +130,7 @@ async def test_live_screen_fills_plots_table_and_completions_then_follows_append
     run = make_run(tmp_path / "runs", "live", records)
     from textual.widgets import DataTable, TabbedContent
 
-    from cockpit.ui.widgets.run.completions_pane import CompletionsPane
+    from cockpit.ui.widgets.run.completions import CompletionsPane
     from cockpit.ui.widgets.run.log_history import LogHistoryTable
     from cockpit.ui.widgets.run.metric_plot import MetricPlot
     from cockpit.ui.widgets.run.run_header import RunHeader

@@ -10,8 +10,8 @@ import json
 import pytest
 from test_ui_app import app_for, make_run, wait_for
 
-from cockpit.metrics.completions import CompletionsWriter
 from cockpit.run import journal
+from cockpit.run.completions_store import CompletionsWriter
 
 pytestmark = pytest.mark.anyio
 
@@ -43,7 +43,7 @@ def _stored_run(tmp_path, steps, rows=_grpo_rows, *, state="finished", name="grp
 
 
 async def _open_tab(app, pilot):
-    from cockpit.ui.widgets.run.completions_pane import CompletionsPane
+    from cockpit.ui.widgets.run.completions import CompletionsPane
 
     await wait_for(pilot, lambda: app.screen.sources, "the run loaded")
     await pilot.press("2")
@@ -240,7 +240,7 @@ async def test_columns_reward_functions_add_appear_by_themselves(tmp_path):
 
 
 async def test_enter_shows_one_completion_whole_and_escape_goes_back(tmp_path):
-    def rows(step):
+    def rows(_step):
         return [{"prompt": "Say it", "completion": "line one\nline two<|endoftext|><|pad|>",
                  "rewards": {"r": 1.0}, "advantage": 0.0}]
 

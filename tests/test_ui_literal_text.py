@@ -78,7 +78,7 @@ async def visit_everything(app, pilot, run: RunFolder, prompt: str, completion: 
     from cockpit.ui.screens.confirm import ConfirmScreen
     from cockpit.ui.screens.live import LiveRunScreen
     from cockpit.ui.screens.metric_picker import MetricPicker
-    from cockpit.ui.widgets.run.completions_pane import CompletionsPane
+    from cockpit.ui.widgets.run.completions import CompletionsPane
     from cockpit.ui.widgets.run.log_history import LogHistoryTable
 
     await wait_for(pilot, lambda: isinstance(app.screen, LiveRunScreen) and app.screen.sources,

@@ -73,7 +73,8 @@ async def test_a_stopped_script_run_offers_u_resume_and_u_starts_the_next_attemp
 # -- 4: a preset saved in setup shows on Home at once ---------------------------------------------
 
 
-async def test_a_preset_saved_in_setup_is_listed_on_home_when_coming_back(tmp_path, registry):
+@pytest.mark.usefixtures("registry")
+async def test_a_preset_saved_in_setup_is_listed_on_home_when_coming_back(tmp_path):
     from test_ui_setup import pick, type_into
     from textual.widgets import Input
 
@@ -331,7 +332,8 @@ async def test_the_add_rule_dialog_offers_notify_only_with_targets_and_says_when
 # -- 12: the reward-functions field and the completions filter ---------------------------------------
 
 
-async def test_reward_functions_typed_as_a_bracketed_list_are_names(registry, runs_dir):
+@pytest.mark.usefixtures("registry")
+async def test_reward_functions_typed_as_a_bracketed_list_are_names(runs_dir):
     from test_ui_setup import Host, pick, setup_screen, type_into
     from textual.widgets import Static
 
@@ -518,7 +520,7 @@ async def test_ctrl_c_on_home_says_which_key_quits_in_words(tmp_path):
         assert "[b]" not in hint and hint.startswith("Press ")
 
 
-def _chat_rows(step: int) -> list[dict]:
+def _chat_rows(_step: int) -> list[dict]:
     """Prompts as a chat template leaves them: one system prompt, the question, one assistant turn."""
     system = "<|im_start|>system\nYou are a careful assistant. Think step by step.<|im_end|>\n<|im_start|>user\n"
     end = "<|im_end|>\n<|im_start|>assistant\n"
@@ -542,7 +544,8 @@ async def test_at_100_columns_prompts_show_the_part_that_differs_and_scores_are_
         assert right <= table.size.width  # every column on screen, none cut at the edge
 
 
-async def test_the_setup_form_counts_its_fields_as_the_field_search_does(registry, runs_dir):
+@pytest.mark.usefixtures("registry")
+async def test_the_setup_form_counts_its_fields_as_the_field_search_does(runs_dir):
     import re
 
     from test_ui_setup import Host, pick, setup_screen

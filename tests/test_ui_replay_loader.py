@@ -10,7 +10,7 @@ from cockpit.metrics import replay_loader
 from conftest import FIXTURES
 
 
-def test_child_parse_matches_in_process_parse(monkeypatch):
+def test_child_parse_matches_in_process_parse():
     path = str(FIXTURES / "trl_dpo_nan_gradnorm_midrun.json")
     forked = replay_loader._load_in_child(path)
     assert forked is not None
@@ -32,7 +32,10 @@ def test_child_errors_come_back_as_one_line(tmp_path):
 
 def test_in_process_parsing_can_be_asked_for(monkeypatch):
     monkeypatch.setenv("COCKPIT_REPLAY_IN_PROCESS", "1")
-    monkeypatch.setattr(replay_loader, "_load_in_child", lambda p: pytest.fail("forked"))
+    def forked(*_args: object) -> None:  # where load_replay (and prefetch) start a child
+        pytest.fail("parsed in a child although COCKPIT_REPLAY_IN_PROCESS asks for in-process")
+
+    monkeypatch.setattr(replay_loader._Child, "start", forked)
     data = replay_loader.load_replay(str(FIXTURES / "trl_sft_token_accuracy.json"))
     assert "loss" in data.store.keys()
 

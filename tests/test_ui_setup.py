@@ -98,7 +98,8 @@ def launch_button(app) -> Button:
 # -- the flows ---------------------------------------------------------------------------------
 
 
-async def test_sft_form_previews_the_yaml_and_launches_a_run(registry, runs_dir):
+@pytest.mark.usefixtures("registry")
+async def test_sft_form_previews_the_yaml_and_launches_a_run(runs_dir):
     from cockpit.launch.plan import stop
     from cockpit.run.folder import RunFolder
 
@@ -140,7 +141,8 @@ async def test_sft_form_previews_the_yaml_and_launches_a_run(registry, runs_dir)
             stop(run, save=False, grace_s=2)
 
 
-async def test_dpo_on_prompt_completion_data_names_the_missing_columns(registry, runs_dir):
+@pytest.mark.usefixtures("registry")
+async def test_dpo_on_prompt_completion_data_names_the_missing_columns(runs_dir):
     app = Host(runs_dir)
     async with app.run_test(size=SIZE) as pilot:
         await pick(pilot, app, "dpo")
@@ -166,7 +168,8 @@ async def test_dpo_on_prompt_completion_data_names_the_missing_columns(registry,
         assert app.result == "not dismissed"
 
 
-async def test_field_search_finds_warmup_steps_with_its_help(registry, runs_dir):
+@pytest.mark.usefixtures("registry")
+async def test_field_search_finds_warmup_steps_with_its_help(runs_dir):
     app = Host(runs_dir)
     async with app.run_test(size=SIZE) as pilot:
         await pick(pilot, app, "sft")
@@ -195,7 +198,8 @@ async def test_field_search_finds_warmup_steps_with_its_help(registry, runs_dir)
         assert "warmup_steps: 10" in preview_text(app)
 
 
-async def test_invalid_number_is_marked_at_the_field_and_blocks_launch(registry, runs_dir):
+@pytest.mark.usefixtures("registry")
+async def test_invalid_number_is_marked_at_the_field_and_blocks_launch(runs_dir):
     app = Host(runs_dir)
     async with app.run_test(size=SIZE) as pilot:
         await pick(pilot, app, "sft")
@@ -211,7 +215,8 @@ async def test_invalid_number_is_marked_at_the_field_and_blocks_launch(registry,
         assert "max_steps" not in screen.current_preset().trl
 
 
-async def test_save_as_preset_writes_the_yaml_and_asks_before_overwriting(registry, runs_dir):
+@pytest.mark.usefixtures("registry")
+async def test_save_as_preset_writes_the_yaml_and_asks_before_overwriting(runs_dir):
     from cockpit.paths import user_presets_dir
     from cockpit.ui.screens.confirm import ConfirmScreen
     from cockpit.ui.widgets.setup.save_prompt import SavePresetPrompt
@@ -256,7 +261,8 @@ async def test_save_as_preset_writes_the_yaml_and_asks_before_overwriting(regist
                        ["max_steps"] == 9, "the overwritten file")
 
 
-async def test_opening_a_preset_fills_the_form(registry, runs_dir):
+@pytest.mark.usefixtures("registry")
+async def test_opening_a_preset_fills_the_form(runs_dir):
     from cockpit.config.presets import load_preset
 
     preset = load_preset("demo-sft")
@@ -297,7 +303,8 @@ async def test_unavailable_trainers_are_listed_disabled_with_the_reason(registry
         assert ids.index("sft") < ids.index("cpo")  # stable before experimental
 
 
-async def test_a_misspelt_preset_key_is_marked_and_can_be_cleared(registry, runs_dir):
+@pytest.mark.usefixtures("registry")
+async def test_a_misspelt_preset_key_is_marked_and_can_be_cleared(runs_dir):
     from cockpit.config.presets import load_preset
 
     preset = load_preset("demo-sft")

@@ -31,7 +31,8 @@ def command_preview(app) -> str:
     return str(setup_screen(app).query_one("#command-preview", Static).content)
 
 
-async def test_the_launch_target_goes_into_the_preset_and_the_command_preview(registry, runs_dir):
+@pytest.mark.usefixtures("registry")
+async def test_the_launch_target_goes_into_the_preset_and_the_command_preview(runs_dir):
     app = Host(runs_dir)
     async with app.run_test(size=SIZE) as pilot:
         await fill_sft(pilot, app)
@@ -63,7 +64,8 @@ async def test_the_launch_target_goes_into_the_preset_and_the_command_preview(re
         assert launcher == {"kind": "slurm", "num_processes": 2, "partition": "gpu", "time": "04:00:00"}
 
 
-async def test_a_bad_launch_target_is_marked_on_its_field_and_blocks_launch(registry, runs_dir):
+@pytest.mark.usefixtures("registry")
+async def test_a_bad_launch_target_is_marked_on_its_field_and_blocks_launch(runs_dir):
     app = Host(runs_dir)
     async with app.run_test(size=SIZE) as pilot:
         await fill_sft(pilot, app)
@@ -86,7 +88,8 @@ async def test_a_bad_launch_target_is_marked_on_its_field_and_blocks_launch(regi
         assert launch_button(app).disabled
 
 
-async def test_a_command_is_launched_from_setup_and_runs_under_the_supervisor(registry, runs_dir, tmp_path):
+@pytest.mark.usefixtures("registry")
+async def test_a_command_is_launched_from_setup_and_runs_under_the_supervisor(runs_dir, tmp_path):
     from cockpit.run.folder import RunFolder
     from cockpit.ui.widgets.setup.trainer_picker import COMMAND_ID, TrainerPicker
 

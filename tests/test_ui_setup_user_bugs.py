@@ -14,8 +14,9 @@ def footer_keys(app) -> dict[str, str]:
     return {k.description: k.key_display or k.key for k in app.screen.query_one(Footer).query("FooterKey")}
 
 
+@pytest.mark.usefixtures("registry")
 async def test_search_key_in_the_footer_works_from_a_text_field_and_slash_types_there(
-        registry, runs_dir):
+        runs_dir):
     app = Host(runs_dir)
     async with app.run_test(size=SIZE) as pilot:
         await pick(pilot, app, "sft")
@@ -30,7 +31,8 @@ async def test_search_key_in_the_footer_works_from_a_text_field_and_slash_types_
         assert app.focused is screen.query_one("#field-search-input", Input)
 
 
-async def test_escape_on_a_changed_form_asks_before_discarding_it(registry, runs_dir):
+@pytest.mark.usefixtures("registry")
+async def test_escape_on_a_changed_form_asks_before_discarding_it(runs_dir):
     from cockpit.ui.screens.confirm import ConfirmScreen
 
     app = Host(runs_dir)
@@ -53,7 +55,8 @@ async def test_escape_on_a_changed_form_asks_before_discarding_it(registry, runs
         await wait_for(pilot, lambda: app.result is None, "discarded")
 
 
-async def test_escape_on_an_untouched_preset_leaves_at_once(registry, runs_dir):
+@pytest.mark.usefixtures("registry")
+async def test_escape_on_an_untouched_preset_leaves_at_once(runs_dir):
     from cockpit.config.presets import load_preset
 
     app = Host(runs_dir, load_preset("demo-sft"))
@@ -65,7 +68,8 @@ async def test_escape_on_an_untouched_preset_leaves_at_once(registry, runs_dir):
         await wait_for(pilot, lambda: app.result is None, "dismissed without a question")
 
 
-async def test_help_under_fields_reads_as_text_and_the_verdict_speaks_of_fields(registry, runs_dir):
+@pytest.mark.usefixtures("registry")
+async def test_help_under_fields_reads_as_text_and_the_verdict_speaks_of_fields(runs_dir):
     from textual.widgets import OptionList, Static
 
     from cockpit.ui.widgets.setup.field_editor import FieldEditor
@@ -109,7 +113,8 @@ def test_trl_help_markup_is_cleaned_for_the_terminal(raw, shown):
     assert clean_help(raw) == shown
 
 
-async def test_at_100_columns_the_picked_trainer_list_makes_room_for_the_inputs(registry, runs_dir):
+@pytest.mark.usefixtures("registry")
+async def test_at_100_columns_the_picked_trainer_list_makes_room_for_the_inputs(runs_dir):
     from cockpit.ui.widgets.setup.trainer_picker import TrainerPicker
 
     app = Host(runs_dir)

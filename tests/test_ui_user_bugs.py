@@ -176,7 +176,7 @@ async def test_digit_keys_switch_tabs_from_the_completions_table_and_its_detail(
 
 
 async def test_completions_keys_work_and_show_wherever_the_focus_is(tmp_path):
-    from cockpit.ui.widgets.run.completions_pane import CompletionsPane
+    from cockpit.ui.widgets.run.completions import CompletionsPane
 
     app = app_for(tmp_path, "live", [str(_completions_run(tmp_path).path)])
     async with app.run_test(size=(160, 40)) as pilot:
@@ -255,7 +255,7 @@ async def test_stop_and_resume_are_offered_only_when_they_can_do_something(
 async def test_completions_title_reads_as_words_and_empty_columns_are_left_out(tmp_path):
     from textual.widgets import DataTable
 
-    from cockpit.ui.widgets.run.completions_pane import CompletionsPane
+    from cockpit.ui.widgets.run.completions import CompletionsPane
 
     records = sft_records(range(1, 300))
     for step in range(1, 292, 50):  # periodic samples, as SFT has them: no advantage

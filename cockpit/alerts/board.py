@@ -130,7 +130,8 @@ def read_sources(run: RunFolder) -> RuleSources:
     except (OSError, UnicodeDecodeError, yaml.YAMLError):
         cfg = {}
     cfg = cfg if isinstance(cfg, dict) else {}
-    section = cfg.get("cockpit") if isinstance(cfg.get("cockpit"), dict) else {}
+    section = cfg.get("cockpit")
+    section = section if isinstance(section, dict) else {}
     user = user_alerts()
     try:
         added_raw = read_added(run)
@@ -150,7 +151,7 @@ def sources_stamp(run: RunFolder) -> tuple:
     """Changes whenever one of the files `read_sources` reads changes (stat only)."""
     from cockpit.paths import config_dir
 
-    out = []
+    out: list[tuple[int, int, int] | None] = []
     for p in (run.run_yaml, run.control / ADDED_FILE, run.control / MUTE_FILE, config_dir() / "alerts.yaml"):
         try:
             st = p.stat()

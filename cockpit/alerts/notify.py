@@ -98,8 +98,9 @@ def send(kind: str, target: str, payload: dict[str, Any], timeout: float = NOTIF
 def _error_name(exc: BaseException) -> str:
     """The error's class (and errno name for OS errors), never its message: messages quote URLs."""
     name = type(exc).__name__
-    if isinstance(exc, OSError) and exc.errno in errno.errorcode and name != errno.errorcode[exc.errno]:
-        return f"{name} ({errno.errorcode[exc.errno]})"
+    code = errno.errorcode.get(exc.errno) if isinstance(exc, OSError) and exc.errno is not None else None
+    if code is not None and name != code:
+        return f"{name} ({code})"
     return name
 
 

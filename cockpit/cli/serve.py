@@ -94,7 +94,7 @@ def make_server(command: str, *, host: str, port: int, token: str) -> Any:
             app.middlewares.append(lock)
             return app
 
-        async def on_startup(self, app: web.Application) -> None:
+        async def on_startup(self, app: web.Application) -> None:  # noqa: ARG002 - textual-serve's on_startup signature
             print(f"cockpit: serving on {self.public_url}/?token={token}", flush=True)
             print("cockpit: open that URL (it holds the token); Ctrl+C stops the server", flush=True)
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import copy
 import shlex
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -168,7 +168,7 @@ class Draft:
             self.dirty = True
             self.valid_key = None
 
-    def pick_trainer(self, name: str, known: set[str] | None = None) -> list[str]:
+    def pick_trainer(self, name: str, known: Container[str] | None = None) -> list[str]:
         """Use trainer `name`; with `known` (its config keys) the keys it does not take are
         dropped and returned. Without it (a preset being opened) they stay: validation names them."""
         dropped: list[str] = []

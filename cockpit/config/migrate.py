@@ -84,7 +84,6 @@ VALUE_RENAMED: dict[str, tuple[ValueRenamed, ...]] = {
 }
 
 SCRIPT, TRL_CLI = "script", "trl-cli"
-TARGETS = (TRL_CLI, SCRIPT)
 
 
 @dataclass

@@ -107,9 +107,9 @@ def reward_needs(ref: str, trl_rewards: dict[str, dict[str, Any]]) -> RewardNeed
         required = [str(p) for p in entry.get("required") or ()]
         return RewardNeeds(ref, True, _columns(required), factory=bool(entry.get("factory")), where="trl.rewards")
     if module:
-        path = _module_file(module)
-        sig = _signature_from_source(path, func) if path is not None else None
-        return _needs(ref, sig, str(path)) if sig is not None else None
+        source = _module_file(module)
+        sig = _signature_from_source(source, func) if source is not None else None
+        return _needs(ref, sig, str(source)) if sig is not None else None
     return RewardNeeds(ref, False) if trl_rewards else None
 
 

@@ -84,11 +84,6 @@ class Plan:
     spec: TrainerSpec
     warnings: list[str] = field(default_factory=list)
 
-    @property
-    def trl_config(self) -> dict[str, Any]:
-        """The flat YAML `trl <cmd> --config` takes."""
-        return dict(self.preset.trl)
-
 
 def _type_problem(name: str, type_str: str, value: Any) -> str | None:
     """A value that cannot be what the field's type says, or None."""
@@ -186,13 +181,13 @@ def validate(preset: Preset, registry: Registry | None = None, *,
         if moved:
             problems.add(key, moved)
             continue
-        f = fields_by_name.get(key)
-        if f is not None:
-            problem = _type_problem(key, f.type, value) or _check_choices(key, f.choices, value)
-            if problem:
-                problems.add(key, f"{problem} — fix it in the preset or with --set {key}=...")
-            elif isinstance(value, float) and re.split(r"[|\[]", f.type.replace(" ", ""))[0] == "int" \
-                    and "float" not in f.type:
+        known_field = fields_by_name.get(key)
+        if known_field is not None:
+            wrong = _type_problem(key, known_field.type, value) or _check_choices(key, known_field.choices, value)
+            if wrong:
+                problems.add(key, f"{wrong} — fix it in the preset or with --set {key}=...")
+            elif isinstance(value, float) and re.split(r"[|\[]", known_field.type.replace(" ", ""))[0] == "int" \
+                    and "float" not in known_field.type:
                 preset.trl[key] = int(value)  # 1e3 is how YAML 1.2 writes a thousand: the trainer gets 1000
     if project_only:
         where = preset.source or "the config"
@@ -203,8 +198,8 @@ def validate(preset: Preset, registry: Registry | None = None, *,
                      f"the cockpit: cockpit run -- python YOUR_SCRIPT.py --config {where}")
     for key in preset.cockpit:
         if key not in COCKPIT_KEYS:
-            close = difflib.get_close_matches(str(key), COCKPIT_KEYS, n=1)
-            hint = f" — did you mean 'cockpit.{close[0]}'?" if close else \
+            near = difflib.get_close_matches(str(key), COCKPIT_KEYS, n=1)
+            hint = f" — did you mean 'cockpit.{near[0]}'?" if near else \
                 f" — known: {', '.join(COCKPIT_KEYS)}"
             problems.add(f"cockpit.{key}", f"unknown key 'cockpit.{key}'{hint}")
 

@@ -17,6 +17,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,7 +41,7 @@ class HangLimits:
     first_step_s: float = DEFAULT_FIRST_STEP_S
 
     @classmethod
-    def from_settings(cls, section: dict[str, Any] | None, env: dict[str, str] | None = None) -> HangLimits:
+    def from_settings(cls, section: dict[str, Any] | None, env: Mapping[str, str] | None = None) -> HangLimits:
         """`cockpit.doctor.hang: {factor, floor_s, first_step_s}` in the preset; COCKPIT_HANG_FACTOR,
         COCKPIT_HANG_FLOOR_S and COCKPIT_HANG_FIRST_STEP_S in the environment (script runs have no
         preset) override it. A value that is not a positive number keeps the default."""

@@ -47,7 +47,7 @@ def judge(store: MetricStore, library: Any = None, trainer: str | None = None, *
           family: str | None = None) -> list[Finding]:
     """Every finding the data shows, with evidence; deduplicated by identity."""
     found = detect(store, trainer, family=family)
-    return [add_evidence(f, store, library) for f in found]
+    return [add_evidence(f, library) for f in found]
 
 
 def detect(store: MetricStore, trainer: str | None = None, *, family: str | None = None,
@@ -59,12 +59,12 @@ def detect(store: MetricStore, trainer: str | None = None, *, family: str | None
     reader = _Reader(store, copy=not views)
     out: dict[tuple, Finding] = {}
     for kind in kinds_for(family):
-        for f in _DETECTORS[kind.name](reader, kind):  # type: ignore[arg-type]
+        for f in _DETECTORS[kind.name](reader, kind):
             out.setdefault(f.identity, f)
     return list(out.values())
 
 
-def add_evidence(finding: Finding, store: MetricStore, library: Any) -> Finding:
+def add_evidence(finding: Finding, library: Any) -> Finding:
     """The completions that show a finding: read only for the finding's window."""
     if library is None or finding.steps is None:
         return finding
@@ -186,7 +186,7 @@ class _Reader:
         return key in self.store
 
 
-def _series(store: MetricStore, key: str) -> tuple[np.ndarray, np.ndarray]:
+def _series(store: _Reader, key: str) -> tuple[np.ndarray, np.ndarray]:
     """The finite points of a series."""
     steps, values = store.series(key)
     keep = np.isfinite(values)
@@ -237,14 +237,14 @@ def _change_start(steps: np.ndarray, values: np.ndarray, early: float, late: flo
     return int(steps[min(i, len(steps) - 1)])
 
 
-def _key(store: MetricStore, *candidates: str) -> str | None:
+def _key(store: _Reader, *candidates: str) -> str | None:
     return next((k for k in candidates if k in store), None)
 
 
 # -- detectors --------------------------------------------------------------------------------
 
 
-def _reward_hacking(store: MetricStore, kind: FindingKind) -> list[Finding]:
+def _reward_hacking(store: _Reader, kind: FindingKind) -> list[Finding]:
     t = kind.thresholds
     steps, reward = _series(store, "reward")
     n = len(steps)
@@ -316,7 +316,7 @@ def _sustained(steps: np.ndarray, values: np.ndarray, above: float, n: int) -> l
     return out
 
 
-def _above_for(store: MetricStore, kind: FindingKind, key: str, what: str) -> list[Finding]:
+def _above_for(store: _Reader, kind: FindingKind, key: str, what: str) -> list[Finding]:
     t = kind.thresholds
     steps, values = _series(store, key)
     out = []
@@ -330,11 +330,11 @@ def _above_for(store: MetricStore, kind: FindingKind, key: str, what: str) -> li
     return out
 
 
-def _wasted_groups(store: MetricStore, kind: FindingKind) -> list[Finding]:
+def _wasted_groups(store: _Reader, kind: FindingKind) -> list[Finding]:
     return _above_for(store, kind, "frac_reward_zero_std", "groups with one reward for all their completions")
 
 
-def _clipping(store: MetricStore, kind: FindingKind) -> list[Finding]:
+def _clipping(store: _Reader, kind: FindingKind) -> list[Finding]:
     return _above_for(store, kind, "completions/clipped_ratio", "completions cut at max_completion_length")
 
 
@@ -344,7 +344,7 @@ def _fell(values: np.ndarray, k: int, share: float, sigma: float) -> tuple[float
     return early, late, (early - late) > max(share * abs(early), sigma * noise, 1e-12)
 
 
-def _logps_falling(store: MetricStore, kind: FindingKind) -> list[Finding]:
+def _logps_falling(store: _Reader, kind: FindingKind) -> list[Finding]:
     t = kind.thresholds
     chosen = _key(store, "logps/chosen", "logps_chosen")
     rejected = _key(store, "logps/rejected", "logps_rejected")
@@ -365,7 +365,7 @@ def _logps_falling(store: MetricStore, kind: FindingKind) -> list[Finding]:
                     [_points(chosen, cs, cv, first, last), _points(rejected, rs, rv, first, last)])]
 
 
-def _ppo_ratio(store: MetricStore, kind: FindingKind) -> list[Finding]:
+def _ppo_ratio(store: _Reader, kind: FindingKind) -> list[Finding]:
     t = kind.thresholds
     steps, values = _series(store, "val/ratio")
     out = []
@@ -378,7 +378,7 @@ def _ppo_ratio(store: MetricStore, kind: FindingKind) -> list[Finding]:
     return out
 
 
-def _rlhf_reward_falling(store: MetricStore, kind: FindingKind) -> list[Finding]:
+def _rlhf_reward_falling(store: _Reader, kind: FindingKind) -> list[Finding]:
     t = kind.thresholds
     steps, values = _series(store, "objective/rlhf_reward")
     if len(steps) < t["min_points"]:
@@ -392,7 +392,7 @@ def _rlhf_reward_falling(store: MetricStore, kind: FindingKind) -> list[Finding]
                     kind.fix, [_points("objective/rlhf_reward", steps, values, first, last)])]
 
 
-def _value_loss_blowup(store: MetricStore, kind: FindingKind) -> list[Finding]:
+def _value_loss_blowup(store: _Reader, kind: FindingKind) -> list[Finding]:
     t = kind.thresholds
     key = _key(store, "loss/value_avg")
     if key is None:

@@ -7,8 +7,6 @@ from typing import Any
 
 from cockpit.run import journal
 
-SEVERITIES = ("info", "warning", "error")
-
 
 @dataclass(frozen=True)
 class Finding:

@@ -49,8 +49,9 @@ def trainer_name(cls: type) -> str:
     return re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", base).lower()
 
 
-def patch_trainer(trainer_cls: type) -> None:
-    """Wrap `Trainer.__init__` and `Trainer.train` once; every subclass goes through them."""
+def patch_trainer(trainer_cls: Any) -> None:
+    """Wrap `Trainer.__init__` and `Trainer.train` once; every subclass goes through them.
+    (`trainer_cls` is the user's transformers.Trainer, whose types the hook cannot import.)"""
     if getattr(trainer_cls, "_cockpit_patched", False):
         return
     original_init = trainer_cls.__init__
@@ -194,7 +195,7 @@ class _TrainerImportHook:
                 break
         else:
             return None
-        loader = spec.loader
+        loader: Any = spec.loader  # patched on this instance below
         if loader is None or not hasattr(loader, "exec_module"):
             return spec
         original_exec = loader.exec_module

@@ -50,7 +50,7 @@ def _module_file(name: str) -> Path | None:
 def _imports(path: Path) -> list[str]:
     """Every module a file imports (at the top and inside functions), `from a import b` as a.b when
     a.b is a module of cockpit's, else a."""
-    out = []
+    out: list[str] = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
             out.extend(a.name for a in node.names)

@@ -37,6 +37,7 @@ class PublicCockpitCallback(ScriptCallback):
         from cockpit import hook
 
         self.owns_run = False
+        run: RunFolder | None
         if run_dir is None and os.environ.get(hook.RUN_DIR_ENV):
             run = RunFolder(Path(os.environ[hook.RUN_DIR_ENV]))
         elif run_dir is not None:

@@ -91,7 +91,7 @@ def _resolve_accelerate_config(run: RunFolder, preset: Preset) -> None:
     precision = "bf16" if trl.get("bf16") else "fp16" if trl.get("fp16") else "no"
     path = run.path / "accelerate.yaml"
     path.write_text(launcher.resolved_accelerate_config(spec, precision), encoding="utf-8")
-    section = {k: v for k, v in section.items() if k != "config"}
+    section = {k: v for k, v in (section or {}).items() if k != "config"}
     section["config_file"] = str(path)
     preset.cockpit["launcher"] = section
 

@@ -114,7 +114,6 @@ class Segment:
     output_dir: Path | None = None
     checkpoints: list[Path] = field(default_factory=list)
     """Checkpoints it reported, oldest first (a resumed attempt's after the earlier ones')."""
-    max_step: int | None = None
     owns_output_dir: bool = True
     """No other segment wrote to the same output_dir (its checkpoints are all this one's)."""
 
@@ -137,15 +136,13 @@ def script_segments(run: RunFolder) -> list[Segment]:
             if out:
                 path = Path(str(out))
                 current.output_dir = path if path.is_absolute() else cwd / path
-            if isinstance(rec.data.get("max_steps"), int):
-                current.max_step = rec.data["max_steps"]
         elif rec.kind == journal.CHECKPOINT and current is not None and rec.data.get("path"):
             path = Path(str(rec.data["path"]))
             ckpt = path if path.is_absolute() else cwd / path
             if ckpt not in current.checkpoints:
                 current.checkpoints.append(ckpt)
     segments = [found[i] for i in sorted(found)]
-    dirs = [s.output_dir for s in segments if s.output_dir is not None]
+    dirs: list[Path | None] = [s.output_dir for s in segments if s.output_dir is not None]
     for seg in segments:
         seg.owns_output_dir = dirs.count(seg.output_dir) <= 1
         seg.checkpoints.sort(key=lambda p: int(p.name.rpartition("-")[2]) if p.name.rpartition("-")[2].isdigit()

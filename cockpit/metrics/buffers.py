@@ -10,9 +10,9 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from cockpit.metrics import trainer_state as ts
-from cockpit.metrics.completions import as_text
 from cockpit.metrics.store import SERIES_KINDS as _SERIES_KINDS
 from cockpit.run import journal
+from cockpit.run.completions_store import as_text
 
 
 class CompletionsBuffer:

@@ -30,7 +30,7 @@ import orjson
 from cockpit.metrics import trainer_state as ts
 from cockpit.run import journal
 from cockpit.run.completions_store import ENTRY as _ENTRY
-from cockpit.run.completions_store import INDEX, STORE, CompletionsWriter, as_text  # noqa: F401 - re-exported
+from cockpit.run.completions_store import INDEX, STORE, as_text
 
 _PARQUET = re.compile(r"^completions_(\d+)\.parquet$")
 _PARQUET_FIXED = frozenset({"step", "prompt", "completion", "advantage", "__index_level_0__"})

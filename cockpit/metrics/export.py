@@ -233,8 +233,8 @@ def _write_completions(lib: Any, out: Path, first: int | None, last: int | None,
         return d
 
     if suffix == ".csv":
-        with open(out, "w", newline="", encoding="utf-8") as fh:
-            w = csv.DictWriter(fh, fieldnames=columns)
+        with open(out, "w", newline="", encoding="utf-8") as text:
+            w = csv.DictWriter(text, fieldnames=columns)
             w.writeheader()
             for row in lib.iter_rows(first, last):
                 w.writerow(flat(row))

@@ -2,9 +2,8 @@
 
 Called from a worker thread (parsing a big trainer_state.json takes time), and parsed in a
 forked child where the platform allows; `prefetch` starts that child before the screen that
-will ask for it exists. Which file a path means is core's business
-(`cockpit.metrics.sources.open_source`); every problem the user can cause comes back as a
-CockpitError naming the path.
+will ask for it exists. Which file a path means is `cockpit.metrics.sources.open_source`'s
+business; every problem the user can cause comes back as a CockpitError naming the path.
 """
 
 from __future__ import annotations
@@ -144,7 +143,7 @@ class _Child:
             _unlink(self.name)
         if kind == "error":
             raise CockpitError(str(value))
-        return value  # type: ignore[no-any-return]
+        return value
 
     def discard(self) -> None:
         atexit.unregister(self.discard)
@@ -194,7 +193,8 @@ def _completions_library(source: Source):
     """For a trainer_state.json source: TRL's completions/*.parquet of its output dir, and the
     completions store of the cockpit run folder it lies in, if any; a checkpoint shows only
     the steps logged up to it. None when there is neither."""
-    from cockpit.metrics.completions import INDEX, CompletionsLibrary
+    from cockpit.metrics.completions import CompletionsLibrary
+    from cockpit.run.completions_store import INDEX
 
     run_dir = next((d for d in list(source.path.parents)[:3]
                     if (d / INDEX).is_file() and (d / "events.jsonl").is_file()), None)

@@ -97,18 +97,19 @@ class RunData:
 
             self.library = CompletionsLibrary(self.run_dir)
         self.library.add_records(records)  # inline rows kept; a pointer reads the store's index
-        refs = [r for r in records if r.kind == journal.COMPLETIONS_REF and r.step is not None]
+        refs = [(r.step, r) for r in records if r.kind == journal.COMPLETIONS_REF and r.step is not None]
         if not refs or self.run_dir is None:
             return
-        wanted, room = [], self.completions.capacity
-        for ref in reversed(refs):
+        wanted: list[tuple[int, journal.Record]] = []
+        room = self.completions.capacity
+        for step, ref in reversed(refs):
             count = int(ref.data.get("count") or 0)
             if wanted and count > room:
                 break
-            wanted.append(ref)
+            wanted.append((step, ref))
             room -= count
-        for ref in reversed(wanted):
-            self.completions.add_rows(ref.step, self.library.rows(ref.step), source=str(ref.data.get("source") or ""))
+        for step, ref in reversed(wanted):
+            self.completions.add_rows(step, self.library.rows(step), source=str(ref.data.get("source") or ""))
 
     def _header(self, rec: journal.Record) -> None:
         d = rec.data
@@ -190,9 +191,9 @@ class RunData:
 
 def relabel(sources: Sequence[RunData]) -> None:
     """Label replayed sources so that no two read the same: each by its run's name, with as
-    much of its path as it takes to tell it from the others (`core.sources.distinct_labels`)."""
-    named = [s for s in sources if s.name is not None]
-    for data, label in zip(named, distinct_labels([s.name for s in named]), strict=False):  # type: ignore[misc]
+    much of its path as it takes to tell it from the others (`metrics.sources.distinct_labels`)."""
+    named = [(s, s.name) for s in sources if s.name is not None]
+    for (data, _), label in zip(named, distinct_labels([name for _, name in named]), strict=False):
         data.label = label
 
 

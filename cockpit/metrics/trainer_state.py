@@ -40,6 +40,7 @@ import itertools
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -56,6 +57,7 @@ from cockpit.metrics.store.values import (
 )
 from cockpit.run import journal
 
+_orjson: ModuleType | None
 try:
     import orjson as _orjson
 except ImportError:  # pragma: no cover - orjson is a dependency

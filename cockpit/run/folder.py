@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 import time
 from dataclasses import asdict, dataclass, field, fields
 from enum import Enum
@@ -28,9 +29,9 @@ from typing import Any
 from cockpit.errors import CockpitError
 from cockpit.files import write_atomic
 
-try:
+if sys.version_info >= (3, 11):  # noqa: UP036 - the hook imports this module on Python 3.9+
     from enum import StrEnum
-except ImportError:  # the hook imports this module in the user's process, which may run Python 3.9 or 3.10
+else:  # the hook imports this module in the user's process, which may run Python 3.9 or 3.10
     class StrEnum(str, Enum):  # noqa: UP042 - enum.StrEnum is 3.11+
         def __str__(self) -> str:
             return str(self.value)
@@ -48,7 +49,6 @@ class Request(StrEnum):
     """Stop now: the supervisor signals the process group (or scancels the Slurm job)."""
 
 
-STATES = ("starting", "queued", "running", "stopping", "stopped", "finished", "failed", "killed")
 LIVE_STATES = frozenset({"starting", "queued", "running", "stopping"})
 STATUS_VERSION = 1
 

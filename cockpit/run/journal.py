@@ -23,8 +23,10 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import Any
 
+_orjson: ModuleType | None
 try:  # orjson is a dependency, but the codec keeps working without it.
     import orjson as _orjson
 except ImportError:  # pragma: no cover - exercised only where orjson is missing
@@ -53,8 +55,6 @@ KINDS = frozenset(
     {RUN_STARTED, PHASE, METRICS, EVAL, PROGRESS, CHECKPOINT, COMPLETIONS, SYSTEM, WARNING,
      STOP_REQUESTED, RUN_ENDED, ALERT, COMPLETIONS_REF, FINDING}
 )
-
-PHASES = ("starting", "importing", "loading_model", "preparing_data", "training", "saving", "done")
 
 
 @dataclass(**({"slots": True} if sys.version_info >= (3, 10) else {}))  # the hook runs on 3.9 too
@@ -111,7 +111,7 @@ def completions(step: int, rows: list[dict[str, Any]], *, source: str) -> Record
 
 
 def completions_ref(step: int, count: int, *, source: str) -> Record:
-    """A step's completions went to the run folder's completions store (`core/completions.py`);
+    """A step's completions went to the run folder's completions store (`run/completions_store.py`);
     the journal keeps only this pointer, so tailing it stays cheap."""
     return Record(COMPLETIONS_REF, {"count": count, "source": source}, step=step)
 
@@ -291,12 +291,12 @@ class JournalWriter:
 
     # -- public ----------------------------------------------------------------------------
     def write(self, record: Record) -> None:
-        self._write(lambda: encode(record), 1)
+        self._write(lambda: encode(record))
 
     def write_all(self, records: Iterable[Record]) -> None:
         records = list(records)
         if records:
-            self._write(lambda: b"".join(encode(r) for r in records), len(records))
+            self._write(lambda: b"".join(encode(r) for r in records))
 
     @property
     def pending(self) -> int:
@@ -340,7 +340,7 @@ class JournalWriter:
         self.close()
 
     # -- inside ----------------------------------------------------------------------------
-    def _write(self, make: Callable[[], bytes], count: int) -> None:
+    def _write(self, make: Callable[[], bytes]) -> None:
         try:
             data = make()
         except Exception as exc:  # noqa: BLE001 - a record that cannot be encoded is dropped, not raised

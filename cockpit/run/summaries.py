@@ -7,13 +7,14 @@ from __future__ import annotations
 import difflib
 import math
 import os
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from cockpit.errors import CockpitError
 from cockpit.run import journal
-from cockpit.run.folder import LIVE_STATES, RunFolder, list_runs, read_tail
+from cockpit.run.folder import LIVE_STATES, RunFolder, Status, list_runs, read_tail
 
 TAIL_BYTES = 256 * 1024
 
@@ -98,7 +99,7 @@ def effective_state(run: RunFolder) -> tuple[str, str | None]:
     return _effective(run.read_status(), run)
 
 
-def supervisor_alive(st) -> bool:  # type: ignore[no-untyped-def]
+def supervisor_alive(st: Status) -> bool:
     """The recorded supervisor is alive and is the same process (its start time, when recorded)."""
     from cockpit.run import owner
 
@@ -107,7 +108,7 @@ def supervisor_alive(st) -> bool:  # type: ignore[no-untyped-def]
     return pid_alive(st.supervisor_pid)
 
 
-def _effective(st, run: RunFolder | None = None) -> tuple[str, str | None]:  # type: ignore[no-untyped-def]
+def _effective(st: Status, run: RunFolder | None = None) -> tuple[str, str | None]:
     if not (st.live and st.supervisor_pid and st.host == os.uname().nodename) or supervisor_alive(st):
         return st.state, st.reason
     if run is None:
@@ -182,7 +183,7 @@ def _facts_from_records(records: list[journal.Record]) -> _TailFacts:
     return f
 
 
-def _newest(data: bytes, lo: int, hi: int, kind: str):  # type: ignore[no-untyped-def]
+def _newest(data: bytes, lo: int, hi: int, kind: str) -> Iterator[tuple[journal.Record, int]]:
     """Records of `kind` among the complete lines data[lo:hi], newest first: found with a byte
     search for the `"kind":"..."` every cockpit writer emits, decoding only those lines."""
     marker = b'"kind":"' + kind.encode() + b'"'
@@ -272,7 +273,7 @@ def run_summaries(runs_dir: Path) -> list[RunSummary]:
 def _stamp(run: RunFolder) -> tuple:
     """What a summary depends on, from stat alone: a run whose stamp is unchanged needs no
     re-read (its pid is still checked while it says it is live)."""
-    out = []
+    out: list[tuple[int, int, int] | None] = []
     for p in (run.events, run.path / "status.json", run.run_yaml):
         try:
             st = p.stat()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from typing import BinaryIO
 
 from cockpit.run import journal
 
@@ -71,7 +72,7 @@ class LineTailer:
             self._tail = fh.read()
         self._partial = b""
 
-    def _same_tail(self, fh) -> bool:  # type: ignore[no-untyped-def]
+    def _same_tail(self, fh: BinaryIO) -> bool:
         if not self._tail:
             return True
         fh.seek(self.offset - len(self._tail))

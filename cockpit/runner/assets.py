@@ -18,6 +18,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from cockpit.demo import (
     MODEL_NAMES,
@@ -77,7 +78,7 @@ def _model_config(tokenizer, *, num_labels: int | None = None):
     """Qwen2 at toy size: ~120k parameters, a training step in milliseconds on a CPU."""
     from transformers import Qwen2Config
 
-    extra = {"num_labels": num_labels} if num_labels is not None else {}
+    extra: dict[str, Any] = {"num_labels": num_labels} if num_labels is not None else {}
     return Qwen2Config(
         vocab_size=len(tokenizer),
         hidden_size=64,
@@ -193,7 +194,7 @@ def _save_causal_lm(folder: Path, tokenizer) -> None:
     from transformers import Qwen2ForCausalLM
 
     torch.manual_seed(LM_SEED)
-    model = Qwen2ForCausalLM(_model_config(tokenizer)).to(torch.float32)
+    model = Qwen2ForCausalLM(_model_config(tokenizer)).float()
     model.generation_config = _generation_config(tokenizer)
     model.save_pretrained(folder, safe_serialization=True)
     tokenizer.save_pretrained(folder)
@@ -204,7 +205,7 @@ def _save_reward_model(folder: Path, tokenizer) -> None:
     from transformers import Qwen2ForSequenceClassification
 
     torch.manual_seed(RM_SEED)
-    model = Qwen2ForSequenceClassification(_model_config(tokenizer, num_labels=1)).to(torch.float32)
+    model = Qwen2ForSequenceClassification(_model_config(tokenizer, num_labels=1)).float()
     model.save_pretrained(folder, safe_serialization=True)
     tokenizer.save_pretrained(folder)
 

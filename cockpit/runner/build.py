@@ -76,7 +76,7 @@ def parse_args(flat: dict[str, Any], info: dict[str, Any], *, cuda: bool,
 
     module = importlib.import_module(info.get("config_module") or info["module"])
     config_cls = getattr(module, info["config_class"])
-    types: list[type] = [_script_args_class(info.get("cli_command")), config_cls, ModelConfig]
+    types: list[Any] = [_script_args_class(info.get("cli_command")), config_cls, ModelConfig]  # DataClassType
     try:
         from trl import DatasetMixtureConfig
 
@@ -242,7 +242,7 @@ def build(run: RunFolder, jw: journal.JournalWriter, *, cuda: bool) -> Built:
         raise CockpitError("no model: set model_name_or_path")
 
     jw.write(journal.phase("loading_model", model_args.model_name_or_path))
-    tokenizer = load_tokenizer(model_args, config, warnings)
+    tokenizer = load_tokenizer(model_args, warnings)
     trained = traits(info["name"])
     if trained.head == "scorer":
         # A scorer (the reward trainer's model): a sequence-classification head with one label.

@@ -89,7 +89,7 @@ class CockpitCallback(TrainerCallback):
                 setattr(cls, name, _never_raises(value))
 
     def __init__(self, run: RunFolder, writer: journal.JournalWriter, *,
-                 samples_fn: Callable[[int], list[dict[str, Any]] | None] | None = None,
+                 samples_fn: Callable[[], list[dict[str, Any]] | None] | None = None,
                  samples_every: int | None = None) -> None:
         self.run = run
         self.writer = writer
@@ -123,14 +123,14 @@ class CockpitCallback(TrainerCallback):
                                 steps_per_s=rate, eta_s=eta)
 
     # -- hooks -----------------------------------------------------------------------------
-    def on_train_begin(self, args, state, control, **kwargs):
+    def on_train_begin(self, args, state, control, **kwargs):  # noqa: ARG002 - TrainerCallback's signature
         if state.is_world_process_zero:
             # ETA is measured on this segment only: a resumed run starts its clock here.
             self._segment_start = (time.time(), int(state.global_step))
             self.writer.write(journal.phase("training"))
             self.writer.write(self._progress(state))
 
-    def on_step_end(self, args, state, control, **kwargs):
+    def on_step_end(self, args, state, control, **kwargs):  # noqa: ARG002 - TrainerCallback's signature
         if os.path.exists(self._stop_file) and not self.stop_requested:
             self.stop_requested = True
             control.should_save = True
@@ -142,7 +142,7 @@ class CockpitCallback(TrainerCallback):
             self.writer.write(self._progress(state))
         return control
 
-    def on_log(self, args, state, control, logs=None, **kwargs):
+    def on_log(self, args, state, control, logs=None, **kwargs):  # noqa: ARG002 - TrainerCallback's signature
         if not state.is_world_process_zero or not logs:
             return
         step = int(state.global_step)
@@ -180,7 +180,7 @@ class CockpitCallback(TrainerCallback):
                 fix="the metrics are journaled; sampled completions are not shown for this TRL"))
         self.writer.write_all(records)
 
-    def on_save(self, args, state, control, **kwargs):
+    def on_save(self, args, state, control, **kwargs):  # noqa: ARG002 - TrainerCallback's signature
         if state.is_world_process_zero:
             step = int(state.global_step)
             path = os.path.join(args.output_dir, f"checkpoint-{step}")
@@ -188,7 +188,7 @@ class CockpitCallback(TrainerCallback):
                 self._saved_steps.add(step)
                 self.writer.write(journal.checkpoint(step, path))
 
-    def on_train_end(self, args, state, control, **kwargs):
+    def on_train_end(self, args, state, control, **kwargs):  # noqa: ARG002 - TrainerCallback's signature
         if state.is_world_process_zero:
             self.writer.write(self._progress(state))
 
@@ -252,7 +252,7 @@ class CockpitCallback(TrainerCallback):
                 self._last_completions_step // self.samples_every and step > 0:
             self._last_completions_step = step
             try:
-                generated = self.samples_fn(step)
+                generated = self.samples_fn()
             except Exception as exc:  # noqa: BLE001 - sampling for display must never stop training
                 self.samples_fn = None
                 self.writer.write(journal.warning(

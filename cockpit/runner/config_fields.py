@@ -131,10 +131,10 @@ def describe_fields(cls: type, training_arg_names: frozenset[str], group: str | 
         required = False
         if f.default is not dataclasses.MISSING:
             default = _json_safe(f.default)
-        elif f.default_factory is not dataclasses.MISSING:  # type: ignore[misc]
+        elif f.default_factory is not dataclasses.MISSING:
             has_factory = True
             try:
-                default = _json_safe(f.default_factory())  # type: ignore[misc]
+                default = _json_safe(f.default_factory())
             except Exception as exc:  # noqa: BLE001 - a factory that needs a GPU, say
                 default = f"<factory failed: {type(exc).__name__}>"
         else:

@@ -27,7 +27,7 @@ import sys
 import time
 import typing
 import warnings
-from typing import Any
+from typing import Any, TypeGuard
 
 from cockpit.runner.config_fields import describe_fields
 
@@ -47,7 +47,7 @@ def snake_case(prefix: str) -> str:
 # Finding trainers
 
 
-def _is_config(obj: Any, training_args_cls: type) -> bool:
+def _is_config(obj: Any, training_args_cls: type) -> TypeGuard[type]:
     return (
         inspect.isclass(obj)
         and dataclasses.is_dataclass(obj)
@@ -121,7 +121,7 @@ def _trainer_entry(
     training_arg_names: frozenset[str],
     alias_of: str | None = None,
 ) -> dict:
-    entry = {
+    entry: dict[str, Any] = {
         "name": name,
         "module": module,
         "trainer_class": trainer_cls.__name__,
@@ -225,8 +225,8 @@ def discover_experimental(
                     trainers.append(obj)
             if not trainers:
                 continue  # a helper module (callbacks, env adapters, utils)
-            configs = [getattr(mod, a, None) for a in names if a.endswith("Config")]
-            configs = [c for c in configs if _is_config(c, training_args_cls)]
+            found = [getattr(mod, a, None) for a in names if a.endswith("Config")]
+            configs = [c for c in found if _is_config(c, training_args_cls)]
             for trainer_cls in trainers:
                 prefix = trainer_cls.__name__[: -len("Trainer")]
                 config_cls = next((c for c in configs if c.__name__ == prefix + "Config"), None)
@@ -337,7 +337,7 @@ def discover() -> dict:
 
     def _fields_of(attr: str, group: str) -> list[dict]:
         cls = getattr(trl, attr, None)
-        if cls is None or not dataclasses.is_dataclass(cls):
+        if not isinstance(cls, type) or not dataclasses.is_dataclass(cls):
             return []
         return describe_fields(cls, training_arg_names, group=group)
 

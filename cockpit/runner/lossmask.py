@@ -19,6 +19,7 @@ import math
 import os
 import sys
 import types
+from pathlib import Path
 from typing import Any
 
 DEFAULT_LIMIT = 20_000
@@ -69,7 +70,7 @@ def measure(request: dict[str, Any]) -> dict[str, Any]:
     flat, cockpit, info = dict(request["trl"]), dict(request.get("cockpit") or {}), dict(request["info"])
     warnings: list = []
     script_args, config, model_args, mixture = parse_args(flat, info, cuda=False, warnings=warnings)
-    tokenizer = load_tokenizer(model_args, config, warnings)
+    tokenizer = load_tokenizer(model_args, warnings)
     train, _ = load_data(script_args, types.SimpleNamespace(eval_strategy="no"), mixture, cockpit, info)
     total = len(train)
     limit = int(request.get("limit") or DEFAULT_LIMIT)
@@ -144,7 +145,7 @@ def _request_from_run(run_dir: str, rows: int) -> dict[str, Any]:
     from cockpit.run.folder import RunFolder
     from cockpit.runner.build import read_run
 
-    flat, cockpit, info = read_run(RunFolder(os.path.abspath(run_dir)))
+    flat, cockpit, info = read_run(RunFolder(Path(os.path.abspath(run_dir))))
     return {"trl": flat, "cockpit": cockpit, "info": info, "rows": rows}
 
 

@@ -23,6 +23,7 @@ def merge(adapter: str, base: str, out: Path, tokenizer: str | None = None) -> P
     from peft import PeftModel
     from transformers import AutoModelForCausalLM
 
+    from cockpit.runner.models import fit_embeddings
     from cockpit.runner.sample import load_tokenizer
 
     try:
@@ -31,8 +32,7 @@ def merge(adapter: str, base: str, out: Path, tokenizer: str | None = None) -> P
         raise CockpitError(f"the adapter's base model {base} cannot be loaded here "
                            f"({str(exc).splitlines()[0][:160]}) — download it first (`hf download {base}`)") from None
     tok = load_tokenizer(tokenizer or adapter)
-    if base_model.get_input_embeddings().num_embeddings < len(tok):
-        base_model.resize_token_embeddings(len(tok))
+    fit_embeddings(base_model, tok)
     model = PeftModel.from_pretrained(base_model, adapter).merge_and_unload()
     out.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(out, safe_serialization=True)

@@ -22,7 +22,7 @@ def _trust_remote_code(model_args) -> bool:
                 or getattr(model_args, "_cockpit_trust_remote_code", False))
 
 
-def load_tokenizer(model_args, config, warnings: list[journal.Record], path: str | None = None):
+def load_tokenizer(model_args, warnings: list[journal.Record], path: str | None = None):
     from transformers import AutoTokenizer
 
     tok = AutoTokenizer.from_pretrained(
@@ -74,9 +74,17 @@ def load_causal_lm(path: str, model_args, tokenizer):
     model = AutoModelForCausalLM.from_pretrained(path, **_model_kwargs(model_args))
     if getattr(model.config, "pad_token_id", None) is None and tokenizer is not None:
         model.config.pad_token_id = tokenizer.pad_token_id
-    if model.get_input_embeddings().num_embeddings < len(tokenizer):
-        model.resize_token_embeddings(len(tokenizer))
+    fit_embeddings(model, tokenizer)
     return model
+
+
+def fit_embeddings(model: Any, tokenizer: Any) -> None:
+    """A model whose input embeddings are smaller than the tokenizer grows to it (added tokens)."""
+    from torch import nn
+
+    emb = model.get_input_embeddings()
+    if isinstance(emb, nn.Embedding) and emb.num_embeddings < len(tokenizer):
+        model.resize_token_embeddings(len(tokenizer))
 
 
 def load_scorer(path: str, model_args, tokenizer):

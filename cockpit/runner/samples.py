@@ -48,7 +48,7 @@ def make_sampler(built: Built, cockpit: dict[str, Any]):
     shaping = {"min_new_tokens": min_new, "no_repeat_ngram_size": 2} if min_new else {}
     prompts = built.sample_prompts
 
-    def sample(step: int) -> list[dict[str, Any]]:
+    def sample() -> list[dict[str, Any]]:
         import torch
 
         model = built.model  # the policy itself: trainers may wrap it (PPO's policy+value wrapper)

@@ -60,7 +60,7 @@ class FindingsWatcher:
         self.next_at = now + EVERY_S
         self.changed = False
         for f in new_findings(detect(self.store, self.trainer, views=True), self.known):
-            f = add_evidence(f, self.store, self.library)
+            f = add_evidence(f, self.library)
             self.jw.write(f.to_record())
             self.known.append(f)
 

@@ -19,6 +19,10 @@ import sys
 import time
 from dataclasses import asdict
 from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import psutil
 
 from cockpit.alerts.alerter import Alerter
 from cockpit.config.launcher import check as check_launcher
@@ -51,13 +55,7 @@ class SystemSampler:
     """CPU/RAM of the run's processes; GPU figures when nvidia-ml-py and a GPU are there."""
 
     def __init__(self) -> None:
-        try:
-            import psutil
-
-            self._psutil = psutil
-        except ImportError:
-            self._psutil = None
-        self._nvml = None
+        self._nvml: ModuleType | None = None
         try:
             import pynvml
 
@@ -65,30 +63,28 @@ class SystemSampler:
             self._nvml = pynvml
         except Exception:  # noqa: BLE001 - no driver, no library: no GPU figures
             self._nvml = None
-        self._procs: dict[int, object] = {}
+        self._procs: dict[int, psutil.Process] = {}
 
     def sample(self, pid: int) -> dict[str, object]:
         out: dict[str, object] = {}
-        ps = self._psutil
-        if ps is not None:
-            try:
-                root = ps.Process(pid)
-                procs = [root, *root.children(recursive=True)]
-                cpu = 0.0
-                rss = 0
-                for p in procs:
-                    cached = self._procs.setdefault(p.pid, p)
-                    try:
-                        cpu += cached.cpu_percent(None)  # type: ignore[attr-defined]
-                        rss += p.memory_info().rss
-                    except (ps.NoSuchProcess, ps.AccessDenied):
-                        continue
-                out.update(cpu_percent=round(cpu, 1), rss_mb=round(rss / 2**20, 1),
-                           processes=len(procs))
-                vm = ps.virtual_memory()
-                out.update(ram_used_percent=vm.percent, ram_total_mb=round(vm.total / 2**20))
-            except (ps.NoSuchProcess, ps.AccessDenied):
-                pass
+        try:
+            root = psutil.Process(pid)
+            procs = [root, *root.children(recursive=True)]
+            cpu = 0.0
+            rss = 0
+            for p in procs:
+                cached = self._procs.setdefault(p.pid, p)
+                try:
+                    cpu += cached.cpu_percent(None)
+                    rss += p.memory_info().rss
+                except (psutil.NoSuchProcess, psutil.AccessDenied):
+                    continue
+            out.update(cpu_percent=round(cpu, 1), rss_mb=round(rss / 2**20, 1),
+                       processes=len(procs))
+            vm = psutil.virtual_memory()
+            out.update(ram_used_percent=vm.percent, ram_total_mb=round(vm.total / 2**20))
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            pass
         if self._nvml is not None:
             gpus = []
             nv = self._nvml
@@ -132,7 +128,7 @@ def supervise(run: RunFolder, resume_from: Path | None = None) -> int:
     forced = {"by_signal": False}
     child: subprocess.Popen[bytes] | None = None
 
-    def on_term(signum: int, _frame: object) -> None:
+    def on_term(_signum: int, _frame: object) -> None:
         # Someone asked the supervisor itself to stop: stop the run the same way as a forced stop.
         forced["by_signal"] = True
         try:
@@ -222,7 +218,7 @@ def supervise(run: RunFolder, resume_from: Path | None = None) -> int:
         pass
     doctor.ended()
 
-    outcome = {}
+    outcome: dict[str, Any] = {}
     try:
         outcome = json.loads(outcome_file.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -245,7 +241,7 @@ def supervise(run: RunFolder, resume_from: Path | None = None) -> int:
         diag = diagnose.Diagnosis(outcome.get("code", "error"), outcome["reason"], outcome.get("fix", ""))
     else:
         diag = diagnose.explain(tail, fallback=f"the trainer exited with code {rc}", fix=f"see {run.stdout_log.name}")
-    places = [run.path, run.output, *([script.get("cwd")] if script and script.get("cwd") else [])]
+    places = [run.path, run.output, *([script["cwd"]] if script and script.get("cwd") else [])]
     diag = diagnose.disk_full(diag, tail, places)  # a full disk is named, with what is free where
     return finish(run, jw, status, "failed", rc, None, diag)
 

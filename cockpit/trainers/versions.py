@@ -43,7 +43,6 @@ TRL_LINES: tuple[TrlLine, ...] = (
 
 SAMPLED_BATCH_RENAMED_IN = "0.20"
 """TRL 0.20 renamed GRPO's `_textual_logs` to `_logs` (same keys)."""
-SAMPLED_BATCH_KEYS = ("prompt", "completion", "rewards", "advantages")
 
 PRESET_RANGE = {"trl": "1.0.0", "transformers": "4.56.2"}
 """The oldest trl and transformers preset mode (the runner, the demo's assets, the presets) is

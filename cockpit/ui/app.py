@@ -55,7 +55,7 @@ class CockpitApp(App):
         self.last_opened: str | None = None
 
     def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
-               timeout: float | None = None, markup: bool = True) -> None:
+               timeout: float | None = None, markup: bool = True) -> None:  # noqa: ARG002 - App.notify's
         """Always literal: notifications carry file names, run names and error text, and a `[`
         in one read as markup would garble it or raise (widgets pass markup=True for us)."""
         super().notify(message, title=title, severity=severity,
@@ -143,7 +143,7 @@ class CockpitApp(App):
 
         self.push_screen(SetupScreen(runs_dir=self.runs_dir, preset=preset), launched)
 
-    def handle_bindings_clash(self, clashed_bindings: set[Binding], node: DOMNode) -> None:
+    def handle_bindings_clash(self, clashed_bindings: set[Binding], node: DOMNode) -> None:  # noqa: ARG002 - App.handle_bindings_clash's signature
         """A keymap entry took a key one of Textual's own bindings had there (tab, ctrl+c...):
         said once per binding. (Clashes between cockpit's bindings are known when the keymap is
         read, and said with the other keymap problems.) Textual calls this at every key press."""

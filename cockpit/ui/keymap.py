@@ -150,18 +150,18 @@ def parse_keymap(table: Mapping[str, object], known: Mapping[str, BindingInfo]
             problems.append(f"{binding_id} = {value!r}: {bad[1]} — keys look like {KEY_EXAMPLES}")
             continue
         keymap[binding_id] = ",".join(keys)
-    for binding_id, keys in keymap.items():
+    for binding_id, joined in keymap.items():
         taker = known[binding_id]
         for other in known.values():
             if other.id == binding_id or other.id in keymap or not taker.shares_bindings_with(other):
                 continue
-            for key in set(keys.split(",")) & set(other.keys()):
+            for key in set(joined.split(",")) & set(other.keys()):
                 problems.append(f"{binding_id} = {key!r}: {other.description} ({other.id}) had "
                                 f"{key} and loses it — give {other.id} another key if you want it")
     return keymap, problems
 
 
-def load_keymap(path: Path | None = None, known: Mapping[str, object] | None = None
+def load_keymap(path: Path | None = None, known: Mapping[str, BindingInfo] | None = None
                 ) -> tuple[dict[str, str], list[str]]:
     """The user's keymap (none when the file does not exist) and one line per problem found.
     `known` is the set of binding ids (`binding_ids()` unless given)."""

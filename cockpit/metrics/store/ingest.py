@@ -30,6 +30,7 @@ def blocks_of(dicts: Sequence[Mapping[str, Any]], positions: np.ndarray | None,
 
     `positions` (sorted) limits it to those rows; `groups` (a group id per dict and each
     group's keys, as the trainer_state.json parser finds them) saves finding them again."""
+    ids: Sequence[int]
     if groups is None:
         first_of: dict[tuple, int] = {}
         ids = list(map(first_of.setdefault, map(tuple, dicts), itertools.count()))
@@ -56,14 +57,15 @@ Block = tuple[tuple, np.ndarray, "np.ndarray | None"]
 """(keys, row positions, their `value_table` when read already) of dicts sharing their keys."""
 
 
-def read_blocks(dicts: Sequence[Mapping[str, Any]], blocks: Sequence[Block]) -> Fragments:
+def read_blocks(dicts: Sequence[dict[str, Any]], blocks: Sequence[Block]) -> Fragments:
     """Every numeric value of the blocks' rows, as (positions, values) per key."""
     fragments: Fragments = {}
     n_all = len(dicts)
     for sig, idx, table in blocks:
         if all(k in NOT_SERIES for k in sig) or not len(idx):
             continue
-        rows = [] if table is not None else dicts if len(idx) == n_all else [dicts[i] for i in idx.tolist()]
+        rows: Sequence[dict[str, Any]] = \
+            [] if table is not None else dicts if len(idx) == n_all else [dicts[i] for i in idx.tolist()]
         read_block(sig, rows, idx, fragments, table)
     return fragments
 
@@ -91,7 +93,7 @@ def logged_together(fragments: Fragments) -> list[tuple[np.ndarray, dict[str, np
 _NUMERIC_OR_TEXT = frozenset({float, int, str})
 
 
-def value_table(sig: tuple, rows: Sequence[Mapping[str, Any]]) -> np.ndarray | None:
+def value_table(sig: tuple, rows: Sequence[dict[str, Any]]) -> np.ndarray | None:
     """(rows × keys) float64 of dicts that share their keys, in the order of `sig`, when every
     value is a number or a numeric string (numpy parses those exactly as float() does);
     None otherwise (then read column by column).
@@ -123,7 +125,7 @@ def value_table(sig: tuple, rows: Sequence[Mapping[str, Any]]) -> np.ndarray | N
     return table if kinds <= _NUMERIC_OR_TEXT else None
 
 
-def read_block(sig: tuple, rows: Sequence[Mapping[str, Any]], idx: np.ndarray,
+def read_block(sig: tuple, rows: Sequence[dict[str, Any]], idx: np.ndarray,
                fragments: Fragments, table: np.ndarray | None = None) -> None:
     """Rows that share their keys, in the order of `sig`: their value table when every value
     is numeric (`table`, when the caller read it already), else column by column."""

@@ -14,7 +14,7 @@ from cockpit.metrics.store.values import is_summary, metric_values, surviving, t
 from cockpit.run import journal
 
 if TYPE_CHECKING:
-    from cockpit.metrics.trainer_state import ParsedState
+    from cockpit.metrics.trainer_state import EntryBlock, ParsedState
 
 MAX_KEYS = 10_000
 """A trainer that logs more distinct keys than this is broken; new keys past it are refused
@@ -80,7 +80,8 @@ class MetricStore:
             self.max_steps = parsed.max_steps
         if parsed.epoch is not None:
             self.epoch = parsed.epoch
-        series, summary = [], []
+        series: list[EntryBlock] = []
+        summary: list[EntryBlock] = []
         for block in parsed.blocks:
             (summary if block.category == _SUMMARY else series).append(block)
         if summary:
@@ -105,7 +106,7 @@ class MetricStore:
         Same result as calling `add` for each, but the metric values go in
         column by column, which is what keeps a 100k-record journal fast.
         """
-        dicts: list[Mapping[str, Any]] = []
+        dicts: list[dict[str, Any]] = []
         steps: list[int] = []
         times: list[float] = []
         used = 0
@@ -188,7 +189,7 @@ class MetricStore:
                 self.t0 = first
         return times if ok.all() else np.where(ok, times, np.nan)
 
-    def _ingest(self, dicts: Sequence[Mapping[str, Any]], steps: np.ndarray,
+    def _ingest(self, dicts: Sequence[dict[str, Any]], steps: np.ndarray,
                 times: np.ndarray | None, blocks: list[ingest.Block] | None = None) -> None:
         """The columnar core: many logged dicts at once, same result as one `add` each.
 
@@ -210,6 +211,7 @@ class MetricStore:
             positions = np.flatnonzero(keep) if keep is not None else None
             blocks = [(sig, idx, None) for sig, idx in ingest.blocks_of(dicts, positions, None)]
         elif keep is not None:
+            assert order is not None  # set above from the caller's blocks
             alive = np.zeros(len(steps), dtype=bool)
             alive[order[keep]] = True
             blocks = [(sig, idx[alive[idx]], None if table is None else table[alive[idx]])
@@ -283,7 +285,7 @@ class MetricStore:
         return [k for k, g in self._group_of.items() if g.n]
 
     def __contains__(self, key: object) -> bool:
-        group = self._group_of.get(key)  # type: ignore[arg-type]
+        group = self._group_of.get(key) if isinstance(key, str) else None
         return group is not None and group.n > 0
 
     def __len__(self) -> int:

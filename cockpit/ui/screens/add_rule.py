@@ -9,6 +9,7 @@ from typing import Any
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Select, Static
 
@@ -94,7 +95,7 @@ class AddRuleScreen(ModalScreen["dict[str, Any] | None"]):
         value = self.latest.get(metric)
         return num(value) if value is not None else ""
 
-    def _now(self, metric: str) -> object:
+    def _now(self, metric: str) -> Content:
         value = self.latest.get(metric)
         return literal(f"{metric} is {num(value)} now · {when_checked(self.live)} · Enter adds · "
                        "Escape cancels")

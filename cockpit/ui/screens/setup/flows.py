@@ -7,7 +7,6 @@ A mixin of `SetupScreen`, kept apart so the screen module holds the form and its
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from textual import work
 from textual.message import Message
@@ -17,15 +16,13 @@ from cockpit.config.draft import COMMAND
 from cockpit.errors import CockpitError
 from cockpit.run.folder import RunFolder
 from cockpit.ui.screens.confirm import ConfirmScreen
+from cockpit.ui.screens.setup.base import SetupBase
 from cockpit.ui.widgets.setup.save_prompt import SavePresetPrompt
-
-if TYPE_CHECKING:
-    from cockpit.ui.screens.setup.screen import SetupScreen
 
 LAUNCH_LABEL = "Launch ^l"
 
 
-class SaveAndLaunch:
+class SaveAndLaunch(SetupBase):
     class Launched(Message, namespace="setup_screen"):
         def __init__(self, run: RunFolder) -> None:
             super().__init__()
@@ -38,7 +35,7 @@ class SaveAndLaunch:
 
     # -- save ----------------------------------------------------------------------------------
 
-    def action_save(self: SetupScreen) -> None:
+    def action_save(self) -> None:
         from cockpit.paths import user_presets_dir
 
         if self.draft.mode == COMMAND:
@@ -52,7 +49,7 @@ class SaveAndLaunch:
         name = self.source.stem if self.source is not None else f"my-{preset.trainer}"
         self.app.push_screen(SavePresetPrompt(str(user_presets_dir()), name), self._save_named)
 
-    def _save_named(self: SetupScreen, file_name: str | None) -> None:
+    def _save_named(self, file_name: str | None) -> None:
         from cockpit.paths import user_presets_dir
 
         if not file_name:
@@ -68,7 +65,7 @@ class SaveAndLaunch:
             return
         self._write_preset(path)
 
-    def _write_preset(self: SetupScreen, path: Path) -> None:
+    def _write_preset(self, path: Path) -> None:
         preset = self.current_preset()
         if preset is None:
             return
@@ -87,7 +84,7 @@ class SaveAndLaunch:
 
     # -- launch --------------------------------------------------------------------------------
 
-    def action_launch(self: SetupScreen) -> None:
+    def action_launch(self) -> None:
         if self.launching:
             return
         if not self.can_launch:
@@ -100,7 +97,7 @@ class SaveAndLaunch:
         self._launch()
 
     @work(thread=True, exclusive=True, group="setup-launch", exit_on_error=False)
-    def _launch(self: SetupScreen) -> None:
+    def _launch(self) -> None:
         from cockpit.launch.plan import launch, launch_prepared
 
         draft = self.draft
@@ -124,11 +121,11 @@ class SaveAndLaunch:
             return
         self.post_message(self.Launched(run))
 
-    def on_setup_screen_launched(self: SetupScreen, message: SaveAndLaunch.Launched) -> None:
+    def on_setup_screen_launched(self, message: SaveAndLaunch.Launched) -> None:
         self.launching = False
         self.dismiss(message.run)
 
-    def on_setup_screen_launch_failed(self: SetupScreen, message: SaveAndLaunch.LaunchFailed) -> None:
+    def on_setup_screen_launch_failed(self, message: SaveAndLaunch.LaunchFailed) -> None:
         self.launching = False
         button = self.query_one("#launch-button", Button)
         button.label = LAUNCH_LABEL
@@ -137,7 +134,7 @@ class SaveAndLaunch:
 
     # -- buttons and back ----------------------------------------------------------------------
 
-    def on_button_pressed(self: SetupScreen, event: Button.Pressed) -> None:
+    def on_button_pressed(self, event: Button.Pressed) -> None:
         if event.button.id == "launch-button":
             event.stop()
             self.action_launch()
@@ -145,7 +142,7 @@ class SaveAndLaunch:
             event.stop()
             self.action_save()
 
-    def action_back(self: SetupScreen) -> None:
+    def action_back(self) -> None:
         """Leave; a form with changes not saved to a preset asks first."""
         if not self.dirty or self.draft.key() is None:
             self.dismiss(None)

@@ -5,6 +5,7 @@ command's line and folder, and the launch target for either; and checks the data
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from textual import work
@@ -16,6 +17,7 @@ from textual.widgets import Static
 
 from cockpit.config.draft import COMMAND
 from cockpit.trainers.registry import ConfigField, TrainerSpec
+from cockpit.ui.screens.setup.base import SetupBase
 from cockpit.ui.widgets.setup.catalogue import (
     ATTENTION,
     COLUMNS_FIELD,
@@ -53,7 +55,7 @@ class FormBuilder:
     def editor(self, field: ConfigField, **kw: Any) -> FieldEditor:
         return FieldEditor(field, self.screen.draft.get(field.name), **kw)
 
-    async def _fill(self, groups: list[tuple[str, list[Widget]]]) -> None:
+    async def _fill(self, groups: Sequence[tuple[str, Sequence[Widget]]]) -> None:
         screen = self.screen
         with screen.app.batch_update():
             for selector, widgets in groups:
@@ -163,7 +165,7 @@ class FormBuilder:
             "--config sft.yaml   [dim]·[/] accelerate launch --num_processes 2 train.py"))
 
 
-class DataCheck:
+class DataCheck(SetupBase):
     """The data section's preview of the dataset named in the form: read in a worker (it may
     write the demo datasets on first use), shown only if the form still names it."""
 
@@ -175,7 +177,7 @@ class DataCheck:
             self.key = key
             self.report = report
 
-    def _inspect_data_now(self: SetupScreen) -> None:
+    def _inspect_data_now(self) -> None:
         name = self.draft.get("dataset_name")
         split = self.draft.get(SPLIT_FIELD.name)
         if split is UNSET:
@@ -194,7 +196,7 @@ class DataCheck:
                            config, rewards)
 
     @work(thread=True, exclusive=True, group="setup-data", exit_on_error=False)
-    def _inspect_data(self: SetupScreen, key: tuple, name: str, split: str, renames: dict[str, str],
+    def _inspect_data(self, key: tuple, name: str, split: str, renames: dict[str, str],
                       spec: TrainerSpec | None, config: str | None, rewards: list[str] | None = None) -> None:
         try:
             from cockpit.config.rewards import needed_columns
@@ -205,7 +207,7 @@ class DataCheck:
             report = DataReport(where=name, fits=None, message=f"cannot preview {name}: {exc}")
         self.post_message(self.DataInspected(key, report))
 
-    def on_setup_screen_data_inspected(self: SetupScreen, message: DataCheck.DataInspected) -> None:
+    def on_setup_screen_data_inspected(self, message: DataCheck.DataInspected) -> None:
         if message.key == self._data_key:
             self.query_one(DataPreview).show(message.report)
 

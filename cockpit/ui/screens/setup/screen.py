@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -120,26 +120,7 @@ class SetupScreen(SaveAndLaunch, DataCheck, Screen["RunFolder | None"]):
         self._timer: Timer | None = None
         self._data_key: tuple | None = None
 
-    # -- what tests and flows read -------------------------------------------------------------
-
-    @property
-    def source(self) -> Path | None:
-        return self.draft.source
-
-    @property
-    def dirty(self) -> bool:
-        return self.draft.dirty
-
-    def current_preset(self) -> Preset | None:
-        """The preset the form adds up to (None until a trainer is picked, or for a command)."""
-        return self.draft.preset()
-
-    def get_value(self, name: str) -> Any:
-        return self.draft.get(name)
-
-    @property
-    def can_launch(self) -> bool:
-        return not self.launching and self.draft.can_launch()
+    # -- what tests and flows read (source, dirty, can_launch and current_preset: SetupBase) -----
 
     # -- layout --------------------------------------------------------------------------------
 
@@ -355,7 +336,7 @@ class SetupScreen(SaveAndLaunch, DataCheck, Screen["RunFolder | None"]):
         preset = draft.preset()
         cli = self.spec.cli_command if self.spec else None
         saved_as = None if draft.dirty else draft.saved_as
-        self.query_one(PresetPreview).show(preset, cli, saved_as)
+        self.query_one(PresetPreview).show(preset)
         self.query_one(CommandPreview).show(preset, cli, saved_as)
 
     # -- validation ----------------------------------------------------------------------------

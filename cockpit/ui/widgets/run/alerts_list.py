@@ -18,6 +18,7 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.content import Content
 from textual.message import Message
+from textual.widget import Widget
 from textual.widgets import DataTable, Static
 
 from cockpit.alerts.board import AlertBoard, RuleEntry
@@ -147,7 +148,7 @@ class AlertsList(Static):
         if key == self._key:
             return
         self._key = key
-        if board is not None and self.parent is not None:
+        if board is not None and isinstance(self.parent, Widget):
             rules = self.screen.query(AlertRules)
             if rules:
                 rules.first().show(board.entries(data.trainer), board.sources.problems)

@@ -62,9 +62,9 @@ def render(chart: Chart, width: int, height: int) -> list[Row]:
         px = _scale(np.asarray(s.x, dtype=np.float64), chart.xlim, dots_w - 1)
         py = (dots_h - 1) - _scale(np.asarray(s.y, dtype=np.float64), chart.ylim, dots_h - 1)
         if len(px) == 1:
-            ix, iy = round(float(px[0])), round(float(py[0]))
-            if 0 <= ix < dots_w and 0 <= iy < dots_h:
-                points.append((iy // 4, ix // 2, slot))
+            x0, y0 = round(float(px[0])), round(float(py[0]))
+            if 0 <= x0 < dots_w and 0 <= y0 < dots_h:
+                points.append((y0 // 4, x0 // 2, slot))
             continue
         ix, iy = _line_dots(px, py)
         keep = (ix >= 0) & (ix < dots_w) & (iy >= 0) & (iy < dots_h)
@@ -85,12 +85,12 @@ def render(chart: Chart, width: int, height: int) -> list[Row]:
             y_marks[dot // 4] = label
     out: list[Row] = []
     for r in range(rows):
-        label = y_marks.get(r)
-        if label is None:
+        mark = y_marks.get(r)
+        if mark is None:
             head: Row = [(" " * label_w, BLANK), ("│", AXIS)] if label_w else [("│", AXIS)]
         else:
-            pad = label_w - len(label)
-            head = ([(" " * pad, BLANK)] if pad else []) + [(label + "┤", AXIS)]
+            pad = label_w - len(mark)
+            head = ([(" " * pad, BLANK)] if pad else []) + [(mark + "┤", AXIS)]
         out.append(head + _runs(codes[r], owner[r]))
 
     x_marks: list[tuple[int, str]] = []

@@ -29,7 +29,8 @@ PROMPT_SEPARATOR = "---"
 
 
 def split_prompts(text: str) -> list[str]:
-    prompts, current = [], []
+    prompts: list[str] = []
+    current: list[str] = []
     for line in text.split("\n"):
         if line.strip() == PROMPT_SEPARATOR:
             prompts.append("\n".join(current))

@@ -171,7 +171,7 @@ class FindingsPane(Vertical):
         event.stop()
         self._show_detail()
 
-    def on_findings_table_evidence_toggled(self, event: FindingsTable.EvidenceToggled) -> None:
+    def on_findings_table_evidence_toggled(self) -> None:
         self.toggle_class("-evidence")
         if self.has_class("-evidence"):
             self.query_one("#findings-detail-scroll").focus()

@@ -1,7 +1,7 @@
 """The log history: one row per step of metrics/eval records, appended as they come, bounded.
 
 A step logged again (after a resume from an older checkpoint) shows its newest value only, and
-a `resumed from checkpoint-N` row marks where the new attempt starts (`core.store.LogRows`).
+a `resumed from checkpoint-N` row marks where the new attempt starts (`metrics.buffers.LogRows`).
 """
 
 from __future__ import annotations

@@ -233,7 +233,7 @@ class MetricPlot(Widget, can_focus=True):
         draws it line by line through `render_line`."""
         lines = self._lines if self._lines is not None else self.build_lines()
         return Text("\n", no_wrap=True).join(
-            Text.assemble(*((seg.text, seg.style) for seg in strip)) for strip in lines)
+            Text.assemble(*((seg.text, seg.style or "") for seg in strip)) for strip in lines)
 
 
 def _x_used(sources: Sequence[RunData], x_mode: XMode) -> XMode:

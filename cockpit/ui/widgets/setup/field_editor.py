@@ -14,7 +14,6 @@ from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
-from textual.events import DescendantBlur, DescendantFocus
 from textual.message import Message
 from textual.suggester import Suggester
 from textual.validation import ValidationResult, Validator
@@ -187,12 +186,12 @@ class FieldEditor(Vertical):
 
     # -- help in full while focused --------------------------------------------------------
 
-    def on_descendant_focus(self, event: DescendantFocus) -> None:
+    def on_descendant_focus(self) -> None:
         self.add_class("-focused")
         if self.field.help:
             self.query_one(".field-help", Static).update(full_help(self.field.help))
 
-    def on_descendant_blur(self, event: DescendantBlur) -> None:
+    def on_descendant_blur(self) -> None:
         self.remove_class("-focused")
         if self.field.help:
             self.query_one(".field-help", Static).update(first_sentence(self.field.help))

@@ -91,8 +91,7 @@ class PresetPreview(Static):
     }
     """
 
-    def show(self, preset: Preset | None, cli_command: str | None = None,
-             saved_as: str | None = None) -> None:
+    def show(self, preset: Preset | None) -> None:
         if preset is None:
             self.update(Content.from_markup("[dim]pick a trainer (or a command) to start[/]"))
             return

@@ -29,8 +29,7 @@ class CandidateSuggester(Suggester):
         self.candidates: list[str] = list(candidates)
 
     def set_candidates(self, candidates: Iterable[str]) -> None:
-        seen: set[str] = set()
-        self.candidates = [c for c in candidates if not (c in seen or seen.add(c))]
+        self.candidates = list(dict.fromkeys(candidates))  # first of each, in order
 
     async def get_suggestion(self, value: str) -> str | None:
         if not value:

@@ -10,7 +10,6 @@ from dataclasses import dataclass
 
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.events import Click
 from textual.message import Message
 from textual.widgets import Input
 
@@ -31,7 +30,7 @@ class StepInput(Input):
         super().__init__(*args, **kwargs)
         self.can_focus = False
 
-    def on_click(self, event: Click) -> None:
+    def on_click(self) -> None:
         if not self.can_focus:
             self.can_focus = True
             self.focus()
@@ -52,7 +51,7 @@ class DetailScroll(VerticalScroll):
     class Unzoomed(Message):
         """The user asked for the table back."""
 
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:  # noqa: ARG002 - Widget.check_action's signature
         if action == "unzoom":  # not zoomed: Escape is the screen's (back)
             return self.parent is not None and self.parent.has_class("-zoomed")
         return True

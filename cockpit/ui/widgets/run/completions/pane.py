@@ -336,7 +336,7 @@ class CompletionsPane(Vertical):
             self._open_input("#completions-step", str(self.shown_step() or ""))
         elif verb == "first":
             if self.prompt is not None and steps:
-                self._seek(steps[0], 1, inclusive=True)
+                self._seek(steps[0], 1)
             elif steps:
                 self._go(0, steps)
         elif verb == "sort":
@@ -382,7 +382,8 @@ class CompletionsPane(Vertical):
             return
         self.prompt = got[0]["prompt"]
         if table.id == "completions-table":
-            self.step = table.step if table.step != (self.steps() or [None])[-1] else None
+            steps = self.steps()
+            self.step = table.step if table.step != (steps[-1] if steps else None) else None
 
     def _go(self, index: int, steps: list[int]) -> None:
         """Show steps[index]; the newest means following new steps again."""
@@ -400,7 +401,7 @@ class CompletionsPane(Vertical):
         if self.prompt is not None:
             j = i + delta
             if 0 <= j < len(steps):
-                self._seek(steps[j], delta, inclusive=True)
+                self._seek(steps[j], delta)
             return
         self._go(max(0, min(len(steps) - 1, i + delta)), steps)
 
@@ -408,14 +409,14 @@ class CompletionsPane(Vertical):
         self.paused = False
         steps = self.steps()
         if self.prompt is not None and steps:
-            self._seek(steps[-1], -1, inclusive=True)
+            self._seek(steps[-1], -1)
             return
         self.step = None
         self.show(self.data)
 
     # -- following one prompt ------------------------------------------------------------------
 
-    def _seek(self, start: int, direction: int, *, inclusive: bool) -> None:
+    def _seek(self, start: int, direction: int) -> None:
         """Look for the next step (from `start`, in `direction`) where the followed prompt was
         sampled, a step at a time in a worker; the UI thread keeps answering keys."""
         steps = list(self.steps())

@@ -12,8 +12,6 @@ from textual.widgets import DataTable
 from cockpit.ui.text import fold, num
 from cockpit.ui.widgets.run.completions.view import Column, Shown
 
-SCORE_WIDTH = 14
-"""Room a score column takes (label or value, and the cell padding)."""
 DITTO = '"'  # ASCII: 〃 is double-width and missing from many fonts
 SHARED_MIN = 8
 """Fewer shared characters at a prompt's start or end are kept (`Question: ` goes, `?` stays)."""

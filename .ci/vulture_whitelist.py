@@ -1,0 +1,40 @@
+"""Names vulture cannot see used: read by a library or a framework by name, never called from
+cockpit's own code. The Textual conventions (`action_*`, `on_*`, `watch_*`, `compose`,
+`BINDINGS`, ...), pytest's (`@pytest.fixture`, `pytestmark`) and `@on` handlers are in
+pyproject.toml's [tool.vulture]; this file lists the rest, each with who reads it.
+Checked by `.ci/run` (`python -m vulture`)."""
+
+# Textual reads these attributes and calls these overrides.
+_.sub_title  # Screen.sub_title, shown in the header
+_.tooltip  # Widget.tooltip
+_.grid_size_columns  # Styles.grid_size_columns
+_.get_default_screen  # App.get_default_screen
+_.handle_bindings_clash  # App.handle_bindings_clash
+_.get_suggestion  # Suggester.get_suggestion
+_.is_headless  # bench/frame_driver.py: Driver.is_headless
+_._get_terminal_size  # bench/frame_driver.py: the driver's size
+_.bytes_written  # bench/frame_driver.py: what the driver wrote, read by the bench
+
+# numpy, tokenizers, transformers and TRL read these.
+_.writeable  # ndarray.flags.writeable
+_.normalizer  # tokenizers.Tokenizer
+_.pre_tokenizer  # tokenizers.Tokenizer
+_.decoder  # tokenizers.Tokenizer
+_.generation_config  # PreTrainedModel.generation_config, saved with the demo model
+_.should_save  # TrainerControl.should_save
+arith_reward  # presets name it: reward_funcs: [cockpit.runner.rewards.arith_reward]
+length_reward  # the same, by name in a preset
+
+# Serialised by dataclasses.asdict (`cockpit checkpoints --json`).
+_.has_chat_template
+
+# The stdlib's http.server calls these (tests' webhook receiver).
+_.do_POST
+_.log_message
+
+# A test's dataclass and enum: discovery's field description reads them.
+_.SLOW
+_.derived
+
+# `cockpit/__init__.py`'s lazy `from cockpit import CockpitCallback` (PEP 562).
+__getattr__
