@@ -7,6 +7,7 @@ Checked by `.ci/run` (`python -m vulture`)."""
 # Textual reads these attributes and calls these overrides.
 _.sub_title  # Screen.sub_title, shown in the header
 _.tooltip  # Widget.tooltip
+_.cursor_position  # Input.cursor_position (a test puts the cursor at the start)
 _.grid_size_columns  # Styles.grid_size_columns
 _.get_default_screen  # App.get_default_screen
 _.handle_bindings_clash  # App.handle_bindings_clash

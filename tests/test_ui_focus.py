@@ -124,7 +124,7 @@ async def test_a_theme_picked_in_the_palette_is_the_next_starts_theme(tmp_path, 
         assert third.theme != "cockpit-day"
 
 
-async def test_waits_show_a_spinner_with_the_seconds_and_stop_at_the_result(tmp_path):
+async def test_waits_show_a_spinner_with_the_seconds_and_stop_at_the_result():
     from textual.app import App
 
     from cockpit.ui.widgets.waiting import FRAMES, Waiting

@@ -6,7 +6,6 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Iterable
 
-from textual import events
 from textual.binding import Binding
 from textual.widgets import Log
 
@@ -48,7 +47,7 @@ class OutputLog(Log):
     def _wrap_width(self) -> int:
         return max(self.scrollable_content_region.width - 1, 0)
 
-    def on_resize(self, event: events.Resize) -> None:
+    def on_resize(self) -> None:
         self.call_after_refresh(self._rewrap_if_resized)
 
     def on_show(self) -> None:
