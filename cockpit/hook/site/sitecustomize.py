@@ -28,6 +28,8 @@ def _chain_users_sitecustomize() -> None:
 try:
     _chain_users_sitecustomize()
 except Exception as exc:  # noqa: BLE001
+    # cockpit.errors.failure's line, spelled here: nothing of the cockpit is imported before the
+    # user's own sitecustomize has run, nor when the hook's own import is what failed (below).
     print(f"cockpit: your sitecustomize failed: {type(exc).__name__}: {exc}", file=sys.stderr)
 
 if os.environ.get("COCKPIT_RUN_DIR"):
