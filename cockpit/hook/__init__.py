@@ -21,14 +21,14 @@ import atexit
 import functools
 import json
 import os
-import re
 import sys
 from pathlib import Path
 from typing import Any
 
 from cockpit.errors import failure, say
+from cockpit.run import RUN_DIR_ENV
+from cockpit.trainers import camel_words
 
-RUN_DIR_ENV = "COCKPIT_RUN_DIR"
 RESUME_ENV = "COCKPIT_RESUME_FROM"
 RESUME_SEGMENTS = "resume.json"
 """control/resume.json: {segment: checkpoint} for a resumed script run, one entry per Trainer."""
@@ -47,8 +47,7 @@ def rank() -> int:
 
 def trainer_name(cls: type) -> str:
     """`GRPOTrainer` → grpo, `OnlineDPOTrainer` → online_dpo, transformers' own `Trainer` → trainer."""
-    base = cls.__name__.removesuffix("Trainer") or "Trainer"
-    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", base).lower()
+    return "_".join(camel_words(cls.__name__.removesuffix("Trainer") or "Trainer")).lower()
 
 
 def patch_trainer(trainer_cls: Any) -> None:

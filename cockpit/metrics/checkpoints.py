@@ -21,6 +21,7 @@ from cockpit.run.folder import (
     LIVE_STATES,
     WEIGHT_FILES,
     RunFolder,
+    checkpoint_step,
     complete_checkpoint,
     list_checkpoints,
     script_section,
@@ -252,7 +253,7 @@ def list_run_checkpoints(path: Path) -> CheckpointSet:
     history = _log_history([p for p in states if p.is_file()])
     out = []
     for i, ckpt in enumerate(ckpts):
-        step = int(ckpt.name.rsplit("-", 1)[1])
+        step = checkpoint_step(ckpt.name) or 0  # list_checkpoints lists only checkpoint-N
         info = describe(ckpt, step, live=found.live, newest=i == len(ckpts) - 1)
         info.loss = _at(history, step, "loss")
         info.eval_loss = _at(history, step, "eval_loss")

@@ -31,6 +31,7 @@ from typing import Any, TypeGuard
 
 from cockpit.errors import failure
 from cockpit.runner.config_fields import describe_fields
+from cockpit.trainers import camel_words
 
 SCHEMA = 2
 
@@ -40,8 +41,7 @@ SCHEMA = 2
 
 def snake_case(prefix: str) -> str:
     """'SFT' -> 'sft', 'OnlineDPO' -> 'online_dpo', 'RLOO' -> 'rloo', 'AsyncGRPO' -> 'async_grpo'."""
-    s = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", prefix)
-    return s.lower()
+    return "_".join(camel_words(prefix)).lower()
 
 
 # ---------------------------------------------------------------------------------------------

@@ -30,7 +30,7 @@ from cockpit.errors import CockpitError, failure, say
 from cockpit.hook.bundle import child_env
 from cockpit.launch import launchers as launcher
 from cockpit.launch import slurm
-from cockpit.run import diagnose, journal, owner
+from cockpit.run import RUN_DIR_ENV, diagnose, journal, owner
 from cockpit.run.folder import LIVE_STATES, Request, RunFolder, Status, parse_run_argv, read_tail, script_section
 from cockpit.run.summaries import tail_records
 from cockpit.supervisor.doctor import start_doctor
@@ -42,7 +42,7 @@ SAMPLE_EVERY_S = 5.0
 def _read_env(run: RunFolder) -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONUNBUFFERED"] = "1"
-    env["COCKPIT_RUN_DIR"] = str(run.path)
+    env[RUN_DIR_ENV] = str(run.path)
     env.setdefault("TOKENIZERS_PARALLELISM", "false")
     env.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     extra = run.cockpit_section().get("env") or {}
