@@ -219,7 +219,8 @@ def cmd_migrate(args: argparse.Namespace) -> int:
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
-    from cockpit.run.summaries import fmt_duration, run_summaries
+    from cockpit.formats import fmt_duration
+    from cockpit.run.summaries import run_summaries
 
     rows = run_summaries(_runs_dir(args))
     if args.json:

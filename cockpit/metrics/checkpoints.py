@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from cockpit.errors import CockpitError
+from cockpit.formats import fmt_size
 from cockpit.run import journal
 from cockpit.run.folder import (
     LIVE_STATES,
@@ -262,14 +263,6 @@ def list_run_checkpoints(path: Path) -> CheckpointSet:
     if found.base_model is None:
         found.base_model = next((c.base for c in out if c.base), None)
     return found
-
-
-def fmt_size(n: int) -> str:
-    for unit in ("B", "KB", "MB", "GB"):
-        if n < 1024 or unit == "GB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024  # type: ignore[assignment]
-    return f"{n} B"
 
 
 def table(found: CheckpointSet) -> list[str]:
