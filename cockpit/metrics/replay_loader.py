@@ -1,7 +1,7 @@
 """Turn a replay path (trainer_state.json, checkpoint, output dir, run folder) into a RunData.
 
 Called from a worker thread (parsing a big trainer_state.json takes time), and parsed in a
-forked child where the platform allows; `prefetch` starts that child before the screen that
+child process (from a fork server) where the platform allows; `prefetch` starts that child before the screen that
 will ask for it exists. Which file a path means is `cockpit.metrics.sources.open_source`'s
 business; every problem the user can cause comes back as a CockpitError naming the path.
 """
@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import atexit
 import gc
+import multiprocessing
+import multiprocessing.context
+import multiprocessing.process
 import os
 import pickle
-import signal
 import tempfile
 import time
 
@@ -30,7 +32,7 @@ def prefetch(path: str) -> None:
     screen — so the parse runs on another core meanwhile instead of starting once the screen
     is mounted. A prefetch that nobody collects is discarded at exit (or when older than
     `_FRESH_S`: the file may have changed since)."""
-    if not _can_fork():
+    if not _child_allowed():
         return
     key = os.path.abspath(path)
     old = _pending.get(key)
@@ -45,11 +47,11 @@ def prefetch(path: str) -> None:
 
 
 def load_replay(path: str) -> RunData:
-    """Parse in a forked child when the platform allows: the worker thread and the UI share
+    """Parse in a child process when the platform allows: the worker thread and the UI share
     one GIL, so parsing in-process slows both down (a 100k-entry file took twice as long in
     the app as alone); in a child it overlaps with composing and drawing the screen. The
     child only parses and pickles a RunData back (its store's rows: 6 MB for 100k×8)."""
-    if _can_fork():
+    if _child_allowed():
         child = _pending.pop(os.path.abspath(path), None)
         if child is not None and time.monotonic() - child.started > _FRESH_S:
             child.discard()
@@ -61,8 +63,8 @@ def load_replay(path: str) -> RunData:
     return from_source(open_source(path))
 
 
-def _can_fork() -> bool:
-    return hasattr(os, "fork") and not os.environ.get("COCKPIT_REPLAY_IN_PROCESS")
+def _child_allowed() -> bool:
+    return "forkserver" in multiprocessing.get_all_start_methods() and not os.environ.get("COCKPIT_REPLAY_IN_PROCESS")
 
 
 def _load_in_child(path: str) -> RunData | None:
@@ -74,14 +76,39 @@ def _load_in_child(path: str) -> RunData | None:
 _FRESH_S = 30.0
 
 
-class _Child:
-    """A forked parse of one path: the child pickles ("ok", RunData) or ("error", message)
-    into a file in RAM (/dev/shm where there is one: a pipe moves tens of MB 64 KB at a
-    time) and says "done" through a pipe. The parent made the file, so it removes it
-    whatever the child did."""
+def _context() -> multiprocessing.context.ForkServerContext:
+    """Children come from a fork server, never from `os.fork()` of this process: the app has
+    threads (Textual's, the worker's), and a child forked beside them may inherit a lock one of
+    them held and deadlock (Python 3.12 warns). The server is a fresh interpreter with this module
+    already imported, so a child starts parsing at once."""
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload([__name__])
+    return ctx
 
-    def __init__(self, pid: int, pipe: int, name: str) -> None:
-        self.pid, self.pipe, self.name = pid, pipe, name
+
+def _parse_into(path: str, name: str) -> None:
+    """The child: parse `path` and pickle ("ok", RunData) or ("error", message) into `name`."""
+    # No garbage collection: the parse makes no cycles, and the child frees everything by leaving.
+    gc.disable()
+    # Nothing the parse might print may reach the terminal the TUI draws on.
+    quiet = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(quiet, 1)
+    os.dup2(quiet, 2)
+    try:
+        payload: tuple[str, object] = ("ok", from_source(open_source(path)))
+    except CockpitError as exc:
+        payload = ("error", str(exc))
+    with open(name, "wb") as fh:
+        pickle.dump(payload, fh, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+class _Child:
+    """The parse of one path in a child process: it pickles ("ok", RunData) or ("error", message)
+    into a file in RAM (/dev/shm where there is one: a pipe moves tens of MB 64 KB at a time) and
+    exits 0 once it is written. The parent made the file, so it removes it whatever the child did."""
+
+    def __init__(self, proc: multiprocessing.process.BaseProcess, name: str) -> None:
+        self.proc, self.name, self.pid = proc, name, proc.pid
         self.started = time.monotonic()
         atexit.register(self.discard)
 
@@ -92,54 +119,29 @@ class _Child:
                                         dir=_SHM if os.path.isdir(_SHM) else None)
         except OSError:
             return None
-        try:
-            r, w = os.pipe()
-            pid = os.fork()
-        except OSError:
-            os.close(fd)
-            os.unlink(name)
-            return None
-        if pid == 0:  # the child: parse, pickle, leave without running any parent cleanup
-            # No garbage collection: a collection walks every object the child inherited (the
-            # whole UI's heap), copying the pages it touches, and doubled the child's time in
-            # the app. The parse makes no cycles; the child frees everything by leaving.
-            gc.disable()
-            code = 0
-            try:
-                os.close(r)
-                # Nothing the parse might print may reach the terminal the TUI draws on.
-                quiet = os.open(os.devnull, os.O_WRONLY)
-                os.dup2(quiet, 1)
-                os.dup2(quiet, 2)
-                try:
-                    payload: tuple[str, object] = ("ok", from_source(open_source(path)))
-                except CockpitError as exc:
-                    payload = ("error", str(exc))
-                with os.fdopen(fd, "wb") as fh:
-                    pickle.dump(payload, fh, protocol=pickle.HIGHEST_PROTOCOL)
-                os.write(w, b"done")
-            except BaseException:  # noqa: BLE001 - the parent falls back to parsing itself
-                code = 1
-            finally:
-                os._exit(code)
         os.close(fd)
-        os.close(w)
-        return cls(pid, r, name)
+        try:
+            proc = _context().Process(target=_parse_into, args=(path, name), daemon=True,
+                                      name="cockpit-replay")
+            proc.start()
+        except (OSError, ValueError):
+            _unlink(name)
+            return None
+        return cls(proc, name)
 
     def result(self) -> RunData | None:
         """Wait for the child; its RunData, None when it died (then parse in-process)."""
         atexit.unregister(self.discard)
         try:
-            with os.fdopen(self.pipe, "rb") as fh:
-                said = fh.read()  # blocks in the kernel, the GIL released
-            os.waitpid(self.pid, 0)
-            if said != b"done":
+            self.proc.join()  # blocks in the kernel, the GIL released
+            if self.proc.exitcode != 0:
                 return None
             with open(self.name, "rb") as fh:
                 kind, value = pickle.load(fh)
         except Exception:  # noqa: BLE001 - a child that died mid-write: parse in-process
             return None
         finally:
+            self.proc.close()
             _unlink(self.name)
         if kind == "error":
             raise CockpitError(str(value))
@@ -148,13 +150,10 @@ class _Child:
     def discard(self) -> None:
         atexit.unregister(self.discard)
         try:
-            os.kill(self.pid, signal.SIGKILL)
-            os.waitpid(self.pid, 0)
-        except OSError:
-            pass
-        try:
-            os.close(self.pipe)
-        except OSError:
+            self.proc.kill()
+            self.proc.join()
+            self.proc.close()
+        except (OSError, ValueError):
             pass
         _unlink(self.name)
 
