@@ -16,6 +16,7 @@ import multiprocessing.process
 import os
 import pickle
 import tempfile
+import threading
 import time
 
 from cockpit.errors import CockpitError
@@ -105,12 +106,41 @@ def _parse_into(path: str, name: str) -> None:
 class _Child:
     """The parse of one path in a child process: it pickles ("ok", RunData) or ("error", message)
     into a file in RAM (/dev/shm where there is one: a pipe moves tens of MB 64 KB at a time) and
-    exits 0 once it is written. The parent made the file, so it removes it whatever the child did."""
+    exits 0 once it is written. The parent made the file, so it removes it whatever the child did.
 
-    def __init__(self, proc: multiprocessing.process.BaseProcess, name: str) -> None:
-        self.proc, self.name, self.pid = proc, name, proc.pid
+    The child is asked of the fork server from a thread of its own: the server's first start
+    (a fresh interpreter importing the loader) then overlaps with whatever the caller does next —
+    `cockpit replay` importing Textual and composing the screen — as the parse itself does."""
+
+    def __init__(self, path: str, name: str) -> None:
+        self.name = name
         self.started = time.monotonic()
+        self._proc: multiprocessing.process.BaseProcess | None = None
+        self._pid: int | None = None
+        self._starting = threading.Thread(target=self._start, args=(path,), daemon=True,
+                                          name="cockpit-replay-start")
+        self._starting.start()
         atexit.register(self.discard)
+
+    def _start(self, path: str) -> None:
+        try:
+            proc = _context().Process(target=_parse_into, args=(path, self.name), daemon=True,
+                                      name="cockpit-replay")
+            proc.start()
+        except (OSError, ValueError):  # no child: the caller parses in-process
+            return
+        self._proc, self._pid = proc, proc.pid
+
+    @property
+    def proc(self) -> multiprocessing.process.BaseProcess | None:
+        """The child, once it is started (None when it could not be)."""
+        self._starting.join()
+        return self._proc
+
+    @property
+    def pid(self) -> int | None:
+        self._starting.join()
+        return self._pid
 
     @classmethod
     def start(cls, path: str) -> _Child | None:
@@ -120,28 +150,25 @@ class _Child:
         except OSError:
             return None
         os.close(fd)
-        try:
-            proc = _context().Process(target=_parse_into, args=(path, name), daemon=True,
-                                      name="cockpit-replay")
-            proc.start()
-        except (OSError, ValueError):
-            _unlink(name)
-            return None
-        return cls(proc, name)
+        return cls(path, name)
 
     def result(self) -> RunData | None:
         """Wait for the child; its RunData, None when it died (then parse in-process)."""
         atexit.unregister(self.discard)
+        proc = self.proc
         try:
-            self.proc.join()  # blocks in the kernel, the GIL released
-            if self.proc.exitcode != 0:
+            if proc is None:
+                return None
+            proc.join()  # blocks in the kernel, the GIL released
+            if proc.exitcode != 0:
                 return None
             with open(self.name, "rb") as fh:
                 kind, value = pickle.load(fh)
         except Exception:  # noqa: BLE001 - a child that died mid-write: parse in-process
             return None
         finally:
-            self.proc.close()
+            if proc is not None:
+                proc.close()
             _unlink(self.name)
         if kind == "error":
             raise CockpitError(str(value))
@@ -149,10 +176,12 @@ class _Child:
 
     def discard(self) -> None:
         atexit.unregister(self.discard)
+        proc = self.proc
         try:
-            self.proc.kill()
-            self.proc.join()
-            self.proc.close()
+            if proc is not None:
+                proc.kill()
+                proc.join()
+                proc.close()
         except (OSError, ValueError):
             pass
         _unlink(self.name)
