@@ -354,7 +354,8 @@ async def test_footer_of_a_stopped_run_shows_resume_at_100_columns(tmp_path):
 
 
 def test_home_durations_are_short_with_units():
-    from cockpit.ui.widgets.home.runs_table import DURATION_WIDTH, short_duration
+    from cockpit.formats import short_duration
+    from cockpit.ui.widgets.home.runs_table import DURATION_WIDTH
 
     assert [short_duration(s) for s in (0, 45, 123, 3599, 3600 + 5 * 60, 99 * 3600, 123 * 3600)] \
         == ["0s", "45s", "2m03s", "59m59s", "1h05m", "99h00m", "5d03h"]

@@ -6,20 +6,18 @@ from __future__ import annotations
 import errno
 import json
 import os
-import queue
 import shlex
 import signal
 import subprocess
-import sys
 import threading
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 
-from cockpit.errors import CockpitError
+from cockpit.errors import CockpitError, say
 
 NOTIFY_KINDS = ("webhook", "ntfy", "command")
 SECRET_PREFIX = "secret:"
@@ -153,83 +151,63 @@ def send_all(targets: list[tuple[str, str]], payload: dict[str, Any],
              timeout: float = NOTIFY_TIMEOUT_S) -> list[dict[str, Any]]:
     """Every target at once, each in its own thread, for at most `timeout` (+ a little) in all: one
     that hangs or fails costs only its own line. Results in the targets' order, named by kind."""
-    results: list[tuple[bool, str] | None] = [None] * len(targets)
-
-    def one(i: int, kind: str, target: str) -> None:
-        results[i] = send(kind, target, payload, timeout)
-
-    threads = [threading.Thread(target=one, args=(i, kind, target), daemon=True, name=f"notify-{kind}")
-               for i, (kind, target) in enumerate(targets)]
-    for t in threads:
-        t.start()
-    deadline = time.monotonic() + timeout + 2.0
-    for t in threads:
-        t.join(max(0.0, deadline - time.monotonic()))
+    pool = ThreadPoolExecutor(max_workers=max(1, len(targets)), thread_name_prefix="notify")
+    futures = [pool.submit(send, kind, target, payload, timeout) for kind, target in targets]
+    pool.shutdown(wait=False)  # each send ends by its own timeout; nobody waits past the deadline
+    done, _ = wait(futures, timeout=timeout + 2.0)
     out = []
-    for (kind, _), got in zip(targets, results, strict=True):
-        ok, detail = got if got is not None else (False, f"timed out after {timeout:g}s")
+    for (kind, _), fut in zip(targets, futures, strict=True):
+        ok, detail = fut.result() if fut in done else (False, f"timed out after {timeout:g}s")
         out.append({"action": f"notify:{kind}", "ok": ok, "detail": detail})
     return out
 
 
 class Notifier:
-    """Notifications off the supervisor's loop: one worker thread takes jobs from a bounded queue,
-    so a webhook that never answers holds up neither sampling, nor stop requests, nor `run_ended`.
-    A job is a callable that sends and writes its own journal line; it must not raise (a raise is
-    swallowed and said on stderr)."""
+    """Notifications off the supervisor's loop: one worker thread sends the jobs in turn, at most
+    `max_queued` waiting behind the one being sent, so a webhook that never answers holds up neither
+    sampling, nor stop requests, nor `run_ended`. A job is a callable that sends and writes its own
+    journal line; it must not raise (a raise is swallowed and said on stderr)."""
 
     def __init__(self, max_queued: int = 32) -> None:
-        self._jobs: queue.Queue[Callable[[], None]] = queue.Queue(maxsize=max_queued)
-        self._thread: threading.Thread | None = None
-        self._busy = 0
-        self._cond = threading.Condition()
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cockpit-notify")
+        self._max = max_queued + 1  # the one being sent and those waiting
+        self._pending: set[Future[None]] = set()
+        self._lock = threading.Lock()
 
     def submit(self, job: Callable[[], None]) -> bool:
         """Queue a job; False when the queue is full (the caller says so in the journal)."""
-        with self._cond:
-            try:
-                self._jobs.put_nowait(job)
-            except queue.Full:
+        with self._lock:
+            if len(self._pending) >= self._max:
                 return False
-            self._busy += 1
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._work, daemon=True, name="cockpit-notify")
-                self._thread.start()
+            fut = self._pool.submit(_run_job, job)
+            self._pending.add(fut)
+        fut.add_done_callback(self._finished)
         return True
 
-    def _work(self) -> None:
-        while True:
-            job = self._jobs.get()
-            try:
-                job()
-            except Exception as exc:  # noqa: BLE001 - a failing job must not end the worker
-                try:
-                    print(f"cockpit: a notification failed: {type(exc).__name__}", file=sys.stderr, flush=True)
-                except Exception:  # noqa: BLE001
-                    pass
-            finally:
-                with self._cond:
-                    self._busy -= 1
-                    self._cond.notify_all()
+    def _finished(self, fut: Future[None]) -> None:
+        with self._lock:
+            self._pending.discard(fut)
 
     @property
     def pending(self) -> int:
         """Jobs queued or being sent."""
-        with self._cond:
-            return self._busy
+        with self._lock:
+            return len(self._pending)
 
     def drain(self, timeout: float) -> bool:
         """Wait up to `timeout` seconds for every queued job; True when all are done. Called when the
         run has ended (after `run_ended` is written); what is still going then is given up, and a
         notify command still running has its process group killed."""
-        deadline = time.monotonic() + timeout
-        with self._cond:
-            while self._busy:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    break
-                self._cond.wait(left)
-            done = self._busy == 0
+        with self._lock:
+            pending = set(self._pending)
+        done = not wait(pending, timeout=max(0.0, timeout)).not_done
         if not done:
             kill_running_commands()
         return done
+
+
+def _run_job(job: Callable[[], None]) -> None:
+    try:
+        job()
+    except Exception as exc:  # noqa: BLE001 - a failing job must not end the worker
+        say(f"cockpit: a notification failed: {type(exc).__name__}")

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from cockpit.cli.common import runs_dir as _runs_dir
 from cockpit.errors import CockpitError
+from cockpit.run import RUN_DIR_ENV
 
 
 def _follow(run, args: argparse.Namespace) -> int:
@@ -134,7 +135,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             print(slurm.sbatch_script(run_dir=run_dir, chdir=run_dir, job_name=plan.preset.name, launcher=spec,
                                       task=launcher.runner_argv(run_dir, spec),
                                       distributed=launcher.slurm_engine(spec),
-                                      env={"COCKPIT_RUN_DIR": str(run_dir)}))
+                                      env={RUN_DIR_ENV: str(run_dir)}))
         print("# command")
         print("python -m cockpit.runner RUN_DIR")
         if plan.spec.cli_command:
@@ -218,7 +219,8 @@ def cmd_migrate(args: argparse.Namespace) -> int:
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
-    from cockpit.run.summaries import fmt_duration, run_summaries
+    from cockpit.formats import fmt_duration
+    from cockpit.run.summaries import run_summaries
 
     rows = run_summaries(_runs_dir(args))
     if args.json:

@@ -10,10 +10,11 @@ import sys
 import time
 from typing import TextIO
 
+from cockpit.formats import fmt_duration
 from cockpit.metrics.completions import CompletionsLibrary
 from cockpit.run import journal
 from cockpit.run.folder import LIVE_STATES, RunFolder
-from cockpit.run.summaries import effective_state, fmt_duration, fmt_value
+from cockpit.run.summaries import effective_state, fmt_value
 from cockpit.run.tailer import Tailer
 
 # Shown first when present; then whatever else the trainer logged, up to a few.

@@ -11,10 +11,11 @@ last, so a reader never sees half a build.
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+from filelock import FileLock
 
 from cockpit.errors import CockpitError
 from cockpit.files import write_atomic
@@ -94,44 +95,17 @@ def tokenizer_dir(root: Path | None = None) -> Path:
 
 # --------------------------------------------------------------------------- lock and markers
 
-_held = threading.local()
-
-
 @contextmanager
 def demo_lock(root: Path) -> Iterator[None]:
     """Hold an exclusive lock on `root/.lock` while building, so two processes don't clash.
 
     Re-entrant within one thread (a build that holds it can call helpers that take it again);
-    other threads and processes wait. Without `fcntl` (Windows) nothing is locked, which is
-    acceptable for a demo cache.
+    other threads and processes wait (filelock: one lock object per folder, its count per thread).
     """
     root = Path(root)
-    key = str(root.resolve())
-    if not hasattr(_held, "counts"):
-        _held.counts = {}
-    counts: dict[str, int] = _held.counts
-    if counts.get(key):
-        counts[key] += 1
-        try:
-            yield
-        finally:
-            counts[key] -= 1
-        return
     root.mkdir(parents=True, exist_ok=True)
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - non-POSIX
-        fcntl = None  # type: ignore[assignment]
-    with open(root / LOCK_NAME, "a+b") as handle:
-        if fcntl is not None:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-        counts[key] = 1
-        try:
-            yield
-        finally:
-            counts[key] = 0
-            if fcntl is not None:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+    with FileLock((root / LOCK_NAME).resolve(), is_singleton=True):
+        yield
 
 
 def write_file_atomic(path: Path, data: bytes) -> bool:

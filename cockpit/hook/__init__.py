@@ -21,12 +21,14 @@ import atexit
 import functools
 import json
 import os
-import re
 import sys
 from pathlib import Path
 from typing import Any
 
-RUN_DIR_ENV = "COCKPIT_RUN_DIR"
+from cockpit.errors import failure, say
+from cockpit.run import RUN_DIR_ENV
+from cockpit.trainers import camel_words
+
 RESUME_ENV = "COCKPIT_RESUME_FROM"
 RESUME_SEGMENTS = "resume.json"
 """control/resume.json: {segment: checkpoint} for a resumed script run, one entry per Trainer."""
@@ -45,8 +47,7 @@ def rank() -> int:
 
 def trainer_name(cls: type) -> str:
     """`GRPOTrainer` → grpo, `OnlineDPOTrainer` → online_dpo, transformers' own `Trainer` → trainer."""
-    base = cls.__name__.removesuffix("Trainer") or "Trainer"
-    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", base).lower()
+    return "_".join(camel_words(cls.__name__.removesuffix("Trainer") or "Trainer")).lower()
 
 
 def patch_trainer(trainer_cls: Any) -> None:
@@ -63,7 +64,7 @@ def patch_trainer(trainer_cls: Any) -> None:
         try:
             attach(self)
         except Exception as exc:  # noqa: BLE001 - watching must never stop the user's training
-            print(f"cockpit: not watching this trainer: {type(exc).__name__}: {exc}", file=sys.stderr)
+            say(failure(exc, "cockpit: not watching this trainer"))
 
     @functools.wraps(original_train)
     def train(self: Any, *args: Any, **kwargs: Any) -> Any:
@@ -163,7 +164,7 @@ def _write_outcome(run: Any) -> None:
         run.control.mkdir(exist_ok=True)
         write_atomic(run.outcome_json, json.dumps(outcome))
     except OSError as exc:  # watching never fails the script
-        print(f"cockpit: could not write the run's outcome: {type(exc).__name__}", file=sys.stderr)
+        say(f"cockpit: could not write the run's outcome: {type(exc).__name__}")
 
 
 def install_import_hook() -> None:
@@ -205,7 +206,7 @@ class _TrainerImportHook:
             try:
                 patch_trainer(module.Trainer)
             except Exception as exc:  # noqa: BLE001 - the user's import must succeed regardless
-                print(f"cockpit: could not hook transformers.Trainer: {exc}", file=sys.stderr)
+                say(failure(exc, "cockpit: could not hook transformers.Trainer"))
 
         loader.exec_module = exec_module  # this loader instance serves this one module
         return spec

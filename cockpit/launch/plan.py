@@ -18,6 +18,8 @@ import sys
 import time
 from pathlib import Path
 
+import psutil
+
 from cockpit.config.presets import Preset, device_policy, dump_yaml
 from cockpit.config.validate import Plan, has_gpu, validate
 from cockpit.errors import CockpitError
@@ -206,7 +208,8 @@ def stop(run: RunFolder, *, save: bool, grace_s: float | None = None, wait: bool
         return status
     if status.pid and status.pid == status.supervisor_pid:
         return _stop_in_code(run, status, grace_s)
-    if not _group_alive(run, status):
+    procs = owner.run_processes(run.path, pgid, status.pid_started)
+    if not procs:
         return run.read_status()  # gone already, or the number now belongs to another process
     try:
         os.killpg(pgid, signal.SIGTERM)
@@ -214,16 +217,13 @@ def stop(run: RunFolder, *, save: bool, grace_s: float | None = None, wait: bool
         return run.read_status()
     if not wait and not orphan:
         return status
-    deadline = time.monotonic() + grace_s
-    while time.monotonic() < deadline and _group_alive(run, status):
-        time.sleep(0.1)
-    if _group_alive(run, status):
+    _, alive = psutil.wait_procs(procs, timeout=grace_s)
+    if alive or _group_alive(run, status):  # or one the group started meanwhile
         try:
             os.killpg(pgid, signal.SIGKILL)
         except ProcessLookupError:
             pass
-        while _group_alive(run, status):
-            time.sleep(0.1)
+        psutil.wait_procs(owner.run_processes(run.path, pgid, status.pid_started))
     _wait_reaped(pgid, 5.0)
     if orphan:
         return _end_orphan(run)
@@ -234,17 +234,15 @@ def _stop_in_code(run: RunFolder, status: Status, grace_s: float) -> Status:
     """A run made by `CockpitCallback` in a plain `python train.py`: the script is its own owner,
     and its process group may be the user's shell's. Only that one process is signalled, while it
     is still the one recorded."""
-    pid = status.pid
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        if not owner.same_process(pid, status.supervisor_started):
-            break
+    if status.pid and owner.same_process(status.pid, status.supervisor_started):
         try:
-            os.kill(pid, sig)  # type: ignore[arg-type]
-        except ProcessLookupError:
-            break
-        deadline = time.monotonic() + grace_s
-        while time.monotonic() < deadline and owner.same_process(pid, status.supervisor_started):
-            time.sleep(0.05)
+            proc = psutil.Process(status.pid)
+            proc.terminate()
+            if psutil.wait_procs([proc], timeout=grace_s)[1]:
+                proc.kill()  # psutil signals it only while the pid is still this process
+                psutil.wait_procs([proc], timeout=grace_s)
+        except psutil.NoSuchProcess:
+            pass
     return _end_orphan(run, "stopped by request (`cockpit stop --force`)")
 
 

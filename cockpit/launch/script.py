@@ -28,7 +28,7 @@ from cockpit.config.launcher import check_command, check_command_python, default
 from cockpit.errors import CockpitError
 from cockpit.files import dump_yaml
 from cockpit.run import journal
-from cockpit.run.folder import RunFolder, Status, create_run_folder, script_section
+from cockpit.run.folder import RunFolder, Status, checkpoint_step, create_run_folder, script_section
 from cockpit.trainers.knowledge import SCRIPT_TRAINER
 
 
@@ -145,8 +145,7 @@ def script_segments(run: RunFolder) -> list[Segment]:
     dirs: list[Path | None] = [s.output_dir for s in segments if s.output_dir is not None]
     for seg in segments:
         seg.owns_output_dir = dirs.count(seg.output_dir) <= 1
-        seg.checkpoints.sort(key=lambda p: int(p.name.rpartition("-")[2]) if p.name.rpartition("-")[2].isdigit()
-                             else -1)
+        seg.checkpoints.sort(key=lambda p: -1 if (n := checkpoint_step(p.name)) is None else n)
     return segments
 
 

@@ -4,15 +4,16 @@ history rows (the last N metrics records, one per step, the newest value winning
 from __future__ import annotations
 
 import math
-import re
 from collections import deque
 from collections.abc import Iterable, Iterator, Mapping
+from pathlib import PurePath
 from typing import Any
 
 from cockpit.metrics import trainer_state as ts
 from cockpit.metrics.store import SERIES_KINDS as _SERIES_KINDS
 from cockpit.run import journal
 from cockpit.run.completions_store import as_text
+from cockpit.run.folder import checkpoint_step
 
 
 class CompletionsBuffer:
@@ -91,13 +92,9 @@ class CompletionsBuffer:
         return iter(list(self._rows))
 
 
-_CHECKPOINT_STEP = re.compile(r"checkpoint-(\d+)")
-
-
 def resumed_step(record: journal.Record) -> int | None:
     """The step a run_started record resumed from (its checkpoint-N), or None."""
-    found = _CHECKPOINT_STEP.search(str(record.data.get("resumed_from") or ""))
-    return int(found.group(1)) if found else None
+    return checkpoint_step(PurePath(str(record.data.get("resumed_from") or "")).name)
 
 
 class LogRows:

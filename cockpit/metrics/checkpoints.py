@@ -16,11 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from cockpit.errors import CockpitError
+from cockpit.formats import fmt_size
 from cockpit.run import journal
 from cockpit.run.folder import (
     LIVE_STATES,
     WEIGHT_FILES,
     RunFolder,
+    checkpoint_step,
     complete_checkpoint,
     list_checkpoints,
     script_section,
@@ -252,7 +254,7 @@ def list_run_checkpoints(path: Path) -> CheckpointSet:
     history = _log_history([p for p in states if p.is_file()])
     out = []
     for i, ckpt in enumerate(ckpts):
-        step = int(ckpt.name.rsplit("-", 1)[1])
+        step = checkpoint_step(ckpt.name) or 0  # list_checkpoints lists only checkpoint-N
         info = describe(ckpt, step, live=found.live, newest=i == len(ckpts) - 1)
         info.loss = _at(history, step, "loss")
         info.eval_loss = _at(history, step, "eval_loss")
@@ -261,14 +263,6 @@ def list_run_checkpoints(path: Path) -> CheckpointSet:
     if found.base_model is None:
         found.base_model = next((c.base for c in out if c.base), None)
     return found
-
-
-def fmt_size(n: int) -> str:
-    for unit in ("B", "KB", "MB", "GB"):
-        if n < 1024 or unit == "GB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024  # type: ignore[assignment]
-    return f"{n} B"
 
 
 def table(found: CheckpointSet) -> list[str]:

@@ -1,7 +1,7 @@
 """Turn a replay path (trainer_state.json, checkpoint, output dir, run folder) into a RunData.
 
 Called from a worker thread (parsing a big trainer_state.json takes time), and parsed in a
-forked child where the platform allows; `prefetch` starts that child before the screen that
+child process (from a fork server) where the platform allows; `prefetch` starts that child before the screen that
 will ask for it exists. Which file a path means is `cockpit.metrics.sources.open_source`'s
 business; every problem the user can cause comes back as a CockpitError naming the path.
 """
@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import atexit
 import gc
+import multiprocessing
+import multiprocessing.context
+import multiprocessing.process
 import os
 import pickle
-import signal
 import tempfile
+import threading
 import time
 
 from cockpit.errors import CockpitError
@@ -30,7 +33,7 @@ def prefetch(path: str) -> None:
     screen — so the parse runs on another core meanwhile instead of starting once the screen
     is mounted. A prefetch that nobody collects is discarded at exit (or when older than
     `_FRESH_S`: the file may have changed since)."""
-    if not _can_fork():
+    if not _child_allowed():
         return
     key = os.path.abspath(path)
     old = _pending.get(key)
@@ -45,11 +48,11 @@ def prefetch(path: str) -> None:
 
 
 def load_replay(path: str) -> RunData:
-    """Parse in a forked child when the platform allows: the worker thread and the UI share
+    """Parse in a child process when the platform allows: the worker thread and the UI share
     one GIL, so parsing in-process slows both down (a 100k-entry file took twice as long in
     the app as alone); in a child it overlaps with composing and drawing the screen. The
     child only parses and pickles a RunData back (its store's rows: 6 MB for 100k×8)."""
-    if _can_fork():
+    if _child_allowed():
         child = _pending.pop(os.path.abspath(path), None)
         if child is not None and time.monotonic() - child.started > _FRESH_S:
             child.discard()
@@ -61,8 +64,8 @@ def load_replay(path: str) -> RunData:
     return from_source(open_source(path))
 
 
-def _can_fork() -> bool:
-    return hasattr(os, "fork") and not os.environ.get("COCKPIT_REPLAY_IN_PROCESS")
+def _child_allowed() -> bool:
+    return "forkserver" in multiprocessing.get_all_start_methods() and not os.environ.get("COCKPIT_REPLAY_IN_PROCESS")
 
 
 def _load_in_child(path: str) -> RunData | None:
@@ -74,16 +77,70 @@ def _load_in_child(path: str) -> RunData | None:
 _FRESH_S = 30.0
 
 
-class _Child:
-    """A forked parse of one path: the child pickles ("ok", RunData) or ("error", message)
-    into a file in RAM (/dev/shm where there is one: a pipe moves tens of MB 64 KB at a
-    time) and says "done" through a pipe. The parent made the file, so it removes it
-    whatever the child did."""
+def _context() -> multiprocessing.context.ForkServerContext:
+    """Children come from a fork server, never from `os.fork()` of this process: the app has
+    threads (Textual's, the worker's), and a child forked beside them may inherit a lock one of
+    them held and deadlock (Python 3.12 warns). The server is a fresh interpreter with this module
+    already imported, so a child starts parsing at once."""
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload([__name__])
+    return ctx
 
-    def __init__(self, pid: int, pipe: int, name: str) -> None:
-        self.pid, self.pipe, self.name = pid, pipe, name
+
+def _parse_into(path: str, name: str) -> None:
+    """The child: parse `path` and pickle ("ok", RunData) or ("error", message) into `name`."""
+    # No garbage collection: the parse makes no cycles, and the child frees everything by leaving.
+    gc.disable()
+    # Nothing the parse might print may reach the terminal the TUI draws on.
+    quiet = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(quiet, 1)
+    os.dup2(quiet, 2)
+    try:
+        payload: tuple[str, object] = ("ok", from_source(open_source(path)))
+    except CockpitError as exc:
+        payload = ("error", str(exc))
+    with open(name, "wb") as fh:
+        pickle.dump(payload, fh, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+class _Child:
+    """The parse of one path in a child process: it pickles ("ok", RunData) or ("error", message)
+    into a file in RAM (/dev/shm where there is one: a pipe moves tens of MB 64 KB at a time) and
+    exits 0 once it is written. The parent made the file, so it removes it whatever the child did.
+
+    The child is asked of the fork server from a thread of its own: the server's first start
+    (a fresh interpreter importing the loader) then overlaps with whatever the caller does next —
+    `cockpit replay` importing Textual and composing the screen — as the parse itself does."""
+
+    def __init__(self, path: str, name: str) -> None:
+        self.name = name
         self.started = time.monotonic()
+        self._proc: multiprocessing.process.BaseProcess | None = None
+        self._pid: int | None = None
+        self._starting = threading.Thread(target=self._start, args=(path,), daemon=True,
+                                          name="cockpit-replay-start")
+        self._starting.start()
         atexit.register(self.discard)
+
+    def _start(self, path: str) -> None:
+        try:
+            proc = _context().Process(target=_parse_into, args=(path, self.name), daemon=True,
+                                      name="cockpit-replay")
+            proc.start()
+        except (OSError, ValueError):  # no child: the caller parses in-process
+            return
+        self._proc, self._pid = proc, proc.pid
+
+    @property
+    def proc(self) -> multiprocessing.process.BaseProcess | None:
+        """The child, once it is started (None when it could not be)."""
+        self._starting.join()
+        return self._proc
+
+    @property
+    def pid(self) -> int | None:
+        self._starting.join()
+        return self._pid
 
     @classmethod
     def start(cls, path: str) -> _Child | None:
@@ -92,54 +149,26 @@ class _Child:
                                         dir=_SHM if os.path.isdir(_SHM) else None)
         except OSError:
             return None
-        try:
-            r, w = os.pipe()
-            pid = os.fork()
-        except OSError:
-            os.close(fd)
-            os.unlink(name)
-            return None
-        if pid == 0:  # the child: parse, pickle, leave without running any parent cleanup
-            # No garbage collection: a collection walks every object the child inherited (the
-            # whole UI's heap), copying the pages it touches, and doubled the child's time in
-            # the app. The parse makes no cycles; the child frees everything by leaving.
-            gc.disable()
-            code = 0
-            try:
-                os.close(r)
-                # Nothing the parse might print may reach the terminal the TUI draws on.
-                quiet = os.open(os.devnull, os.O_WRONLY)
-                os.dup2(quiet, 1)
-                os.dup2(quiet, 2)
-                try:
-                    payload: tuple[str, object] = ("ok", from_source(open_source(path)))
-                except CockpitError as exc:
-                    payload = ("error", str(exc))
-                with os.fdopen(fd, "wb") as fh:
-                    pickle.dump(payload, fh, protocol=pickle.HIGHEST_PROTOCOL)
-                os.write(w, b"done")
-            except BaseException:  # noqa: BLE001 - the parent falls back to parsing itself
-                code = 1
-            finally:
-                os._exit(code)
         os.close(fd)
-        os.close(w)
-        return cls(pid, r, name)
+        return cls(path, name)
 
     def result(self) -> RunData | None:
         """Wait for the child; its RunData, None when it died (then parse in-process)."""
         atexit.unregister(self.discard)
+        proc = self.proc
         try:
-            with os.fdopen(self.pipe, "rb") as fh:
-                said = fh.read()  # blocks in the kernel, the GIL released
-            os.waitpid(self.pid, 0)
-            if said != b"done":
+            if proc is None:
+                return None
+            proc.join()  # blocks in the kernel, the GIL released
+            if proc.exitcode != 0:
                 return None
             with open(self.name, "rb") as fh:
                 kind, value = pickle.load(fh)
         except Exception:  # noqa: BLE001 - a child that died mid-write: parse in-process
             return None
         finally:
+            if proc is not None:
+                proc.close()
             _unlink(self.name)
         if kind == "error":
             raise CockpitError(str(value))
@@ -147,14 +176,13 @@ class _Child:
 
     def discard(self) -> None:
         atexit.unregister(self.discard)
+        proc = self.proc
         try:
-            os.kill(self.pid, signal.SIGKILL)
-            os.waitpid(self.pid, 0)
-        except OSError:
-            pass
-        try:
-            os.close(self.pipe)
-        except OSError:
+            if proc is not None:
+                proc.kill()
+                proc.join()
+                proc.close()
+        except (OSError, ValueError):
             pass
         _unlink(self.name)
 

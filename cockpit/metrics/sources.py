@@ -17,7 +17,6 @@ writes it non-atomically) falls back to the previous checkpoint, with a warning.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,12 +27,11 @@ from cockpit.metrics import trainer_state as ts
 from cockpit.metrics.buffers import CompletionsBuffer, LogRows
 from cockpit.metrics.store import MetricStore
 from cockpit.run import journal
-from cockpit.run.folder import list_checkpoints
+from cockpit.run.folder import checkpoint_step, list_checkpoints
 from cockpit.run.tailer import Tailer
 
 TRAINER_STATE = "trainer_state.json"
 EVENTS = "events.jsonl"
-_CKPT = re.compile(r"^checkpoint-(\d+)$")
 _WHAT = ("a run folder, an output dir, a checkpoint-N folder, a trainer_state.json "
          "or an events.jsonl")
 
@@ -82,7 +80,7 @@ def source_name(path: Path) -> SourceName:
     candidates = [folder]
     if folder.name == "output":
         candidates.append(folder.parent)
-    elif _CKPT.match(folder.name) and folder.parent.name == "output":
+    elif checkpoint_step(folder.name) is not None and folder.parent.name == "output":
         candidates.append(folder.parent.parent)
     for run in candidates:
         if any((run / marker).is_file() for marker in RUN_MARKERS):
@@ -92,7 +90,7 @@ def source_name(path: Path) -> SourceName:
                 tail = (p.stem,)  # some other file inside a run folder
             return SourceName(head=_relative(run.parts), tail=tail)
     # "checkpoint-100" or "output" alone says nothing: say whose.
-    shortest = 2 if _CKPT.match(parts[-1]) or parts[-1] == "output" else 1
+    shortest = 2 if checkpoint_step(parts[-1]) is not None or parts[-1] == "output" else 1
     return SourceName(head=_relative(parts) or (str(p),), shortest=shortest)
 
 
@@ -266,7 +264,7 @@ def check_path(path: str | os.PathLike[str]) -> Path:
         if (d / EVENTS).is_file() or (d / TRAINER_STATE).is_file() or \
                 any((c / TRAINER_STATE).is_file() for c in list_checkpoints(d)):
             return p
-    if _CKPT.match(p.name):
+    if checkpoint_step(p.name) is not None:
         raise CockpitError(f"{p}: no {TRAINER_STATE} in this checkpoint — give {_WHAT}")
     raise CockpitError(f"{p}: no {EVENTS}, {TRAINER_STATE} or checkpoint-N/{TRAINER_STATE} "
                        f"here — give {_WHAT}")
@@ -287,7 +285,7 @@ def open_source(path: str | os.PathLike[str]) -> Source:
     events = p / EVENTS
     if events.is_file():
         return _run_folder_source(p)
-    if _CKPT.match(p.name) and (p / TRAINER_STATE).is_file():
+    if checkpoint_step(p.name) is not None and (p / TRAINER_STATE).is_file():
         return _state_source(p / TRAINER_STATE, kind=KIND_CHECKPOINT, completions_dir=_completions_dir(p.parent))
     found = _output_dir_source(p)
     if found is not None:

@@ -247,6 +247,13 @@ class RunFolder:
 _CKPT = re.compile(r"^checkpoint-(\d+)$")
 
 
+def checkpoint_step(name: str) -> int | None:
+    """N of a `checkpoint-N` folder name, None for any other name: the one rule for what a
+    checkpoint folder is called (the lister, replay sources, resumes, script segments)."""
+    m = _CKPT.match(name)
+    return int(m.group(1)) if m else None
+
+
 def list_checkpoints(output_dir: Path) -> list[Path]:
     """checkpoint-N folders sorted by N (not by name: checkpoint-10 comes after checkpoint-9).
     The one checkpoint lister: resume, replay sources and the output-dir follower use it."""
@@ -256,9 +263,9 @@ def list_checkpoints(output_dir: Path) -> list[Path]:
         return []
     found = []
     for child in children:
-        m = _CKPT.match(child.name)
-        if m and child.is_dir():
-            found.append((int(m.group(1)), child))
+        step = checkpoint_step(child.name)
+        if step is not None and child.is_dir():
+            found.append((step, child))
     return [p for _, p in sorted(found)]
 
 

@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
+from cockpit.errors import failure, say
+
 _orjson: ModuleType | None
 try:  # orjson is a dependency, but the codec keeps working without it.
     import orjson as _orjson
@@ -322,7 +324,7 @@ class JournalWriter:
                 return
             change = self._flush(force=True)
             if self._pending:
-                _say(f"cockpit: {len(self._pending)} journal write(s) to {self.path} could not be made "
+                say(f"cockpit: {len(self._pending)} journal write(s) to {self.path} could not be made "
                      f"({self.trouble}) and are lost")
             self._closed = True
             if self._fd is not None:
@@ -344,7 +346,7 @@ class JournalWriter:
         try:
             data = make()
         except Exception as exc:  # noqa: BLE001 - a record that cannot be encoded is dropped, not raised
-            _say(f"cockpit: a journal record could not be encoded and was dropped: {type(exc).__name__}: {exc}"[:300])
+            say(failure(exc, "cockpit: a journal record could not be encoded and was dropped"))
             return
         with self._lock:
             if self._closed:
@@ -398,12 +400,12 @@ class JournalWriter:
             return
         what, why = change
         if what == "fail":
-            _say(f"cockpit: cannot write the journal {self.path}: {why} — training goes on; "
+            say(f"cockpit: cannot write the journal {self.path}: {why} — training goes on; "
                  f"its lines wait in memory (up to {self.MAX_PENDING // 2**20} MB) until it can be written")
         else:
             lost, self._lost_since = self._lost_since, 0
             caught, self._caught_up = self._caught_up, 0
-            _say(f"cockpit: the journal {self.path} is writable again: {caught} line(s) caught up"
+            say(f"cockpit: the journal {self.path} is writable again: {caught} line(s) caught up"
                  + (f", {lost} lost" if lost else ""))
             if lost:
                 self.write(warning(f"{lost} journal line(s) were lost while the journal could not be written",
@@ -412,7 +414,7 @@ class JournalWriter:
             try:
                 self.on_trouble(why)
             except Exception as exc:  # noqa: BLE001 - the writer's listener must not break the writer
-                _say(f"cockpit: journal trouble listener failed: {type(exc).__name__}: {exc}"[:300])
+                say(failure(exc, "cockpit: journal trouble listener failed"))
 
 
 def _why(exc: OSError) -> str:
@@ -420,13 +422,6 @@ def _why(exc: OSError) -> str:
     name = errno.errorcode.get(exc.errno or 0, type(exc).__name__)
     return f"{name}: {exc.strerror or exc}"
 
-
-def _say(line: str) -> None:
-    """One line on stderr; a closed or full stderr does not make it raise."""
-    try:
-        print(line, file=sys.stderr, flush=True)
-    except Exception:  # noqa: BLE001
-        pass
 
 
 def read_all(path: str | os.PathLike[str]) -> tuple[list[Record], int]:

@@ -25,10 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from cockpit.errors import CockpitError
+from cockpit.run import RUN_DIR_ENV
 
 LOCK_FILE = "supervisor.lock"
-RUN_DIR_ENV = "COCKPIT_RUN_DIR"
-"""The marker the supervisor puts in the environment of everything it starts (the hook reads it too)."""
 LOCK_FD_ENV = "COCKPIT_OWNER_FD"
 """The descriptor of the already-locked `supervisor.lock` that `launch` / `resume` hand the supervisor."""
 START_SLACK_S = 1.0

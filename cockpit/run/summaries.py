@@ -12,6 +12,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+import psutil
+
 from cockpit.errors import CockpitError
 from cockpit.run import journal
 from cockpit.run.folder import LIVE_STATES, RunFolder, Status, list_runs, read_tail
@@ -20,19 +22,15 @@ TAIL_BYTES = 256 * 1024
 
 
 def pid_alive(pid: int | None) -> bool:
-    if not pid:
+    """A live process has this pid (someone else's counts). A zombie does not: a supervisor that
+    died as this process's own unreaped child."""
+    if not pid or not psutil.pid_exists(pid):
         return False
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:  # a supervisor that died as this process's own unreaped child is a zombie, not alive
-        import psutil
-
         return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-    except Exception:  # noqa: BLE001 - psutil missing or the process just went: trust kill(0)
+    except psutil.NoSuchProcess:
+        return False
+    except psutil.AccessDenied:
         return True
 
 
@@ -395,12 +393,3 @@ def fmt_value(v: Any) -> str:
             return f"{v:.3e}"
         return f"{v:.4g}"
     return str(v)
-
-
-def fmt_duration(seconds: float | None) -> str:
-    if seconds is None or not math.isfinite(seconds):
-        return "?"
-    s = round(seconds)
-    h, rem = divmod(s, 3600)
-    m, sec = divmod(rem, 60)
-    return f"{h}h{m:02d}m" if h else (f"{m}m{sec:02d}s" if m else f"{sec}s")

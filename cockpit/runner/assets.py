@@ -152,9 +152,10 @@ def _train_tokenizer(*, with_pad: bool = True):
     backend.train_from_iterator(corpus_lines(), trainer=trainer)
     # The chat markers as special tokens: a list named `extra_special_tokens` in transformers 5,
     # `additional_special_tokens` before it (where `extra_special_tokens` is a dict of named ones).
+    from packaging.version import Version
     from transformers import __version__ as transformers_version
 
-    markers = "extra_special_tokens" if int(transformers_version.split(".")[0]) >= 5 else "additional_special_tokens"
+    markers = "extra_special_tokens" if Version(transformers_version).major >= 5 else "additional_special_tokens"
     tokenizer = PreTrainedTokenizerFast(
         tokenizer_object=backend,
         eos_token=EOS_TOKEN,

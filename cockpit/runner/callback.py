@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import functools
 import os
-import sys
 import time
 from collections.abc import Callable
 from typing import Any
 
 from transformers import TrainerCallback
 
+from cockpit.errors import failure, say
 from cockpit.metrics.health import HealthMonitor
 from cockpit.run import journal
 from cockpit.run.completions_store import CompletionsWriter, as_text
@@ -63,18 +63,12 @@ def _never_raises(method: Callable[..., Any]) -> Callable[..., Any]:
             failed = self.__dict__.setdefault("_failed_hooks", set())
             if method.__name__ not in failed:
                 failed.add(method.__name__)
-                _say(f"cockpit: {method.__name__} failed, training goes on: {type(exc).__name__}: {exc}"[:400])
+                say(failure(exc, f"cockpit: {method.__name__} failed, training goes on", limit=400))
             return None
 
     guarded._cockpit_guarded = True  # type: ignore[attr-defined]
     return guarded
 
-
-def _say(line: str) -> None:
-    try:
-        print(line, file=sys.stderr, flush=True)
-    except Exception:  # noqa: BLE001 - a closed stderr is no reason to stop training
-        pass
 
 
 class CockpitCallback(TrainerCallback):
@@ -202,7 +196,7 @@ class CockpitCallback(TrainerCallback):
         except OSError as exc:  # a full disk: the metrics still go to the journal
             if not getattr(self, "_completions_failed", False):
                 self._completions_failed = True
-                _say(f"cockpit: completions of step {step} not stored: {type(exc).__name__}: {exc}"[:300])
+                say(failure(exc, f"cockpit: completions of step {step} not stored"))
             return None
 
     def capture_printed_tables(self, module: Any) -> None:
@@ -256,7 +250,7 @@ class CockpitCallback(TrainerCallback):
             except Exception as exc:  # noqa: BLE001 - sampling for display must never stop training
                 self.samples_fn = None
                 self.writer.write(journal.warning(
-                    f"periodic samples turned off: {type(exc).__name__}: {exc}"[:300],
+                    failure(exc, "periodic samples turned off"),
                     code="samples_failed", step=step))
                 return None
             if generated:

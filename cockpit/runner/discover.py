@@ -29,7 +29,9 @@ import typing
 import warnings
 from typing import Any, TypeGuard
 
+from cockpit.errors import failure
 from cockpit.runner.config_fields import describe_fields
+from cockpit.trainers import camel_words
 
 SCHEMA = 2
 
@@ -39,8 +41,7 @@ SCHEMA = 2
 
 def snake_case(prefix: str) -> str:
     """'SFT' -> 'sft', 'OnlineDPO' -> 'online_dpo', 'RLOO' -> 'rloo', 'AsyncGRPO' -> 'async_grpo'."""
-    s = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", prefix)
-    return s.lower()
+    return "_".join(camel_words(prefix)).lower()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -139,13 +140,12 @@ def _trainer_entry(
     try:
         entry["fields"] = describe_fields(config_cls, training_arg_names)
     except Exception as exc:  # noqa: BLE001 - discovery reads whatever TRL ships; one broken piece is recorded, not fatal
-        entry["import_error"] = f"reading {config_cls.__name__} fields failed: {type(exc).__name__}: {exc}"
+        entry["import_error"] = failure(exc, f"reading {config_cls.__name__} fields failed")
     return entry
 
 
 def _error_text(exc: BaseException) -> str:
-    text = f"{type(exc).__name__}: {exc}".strip()
-    return text.splitlines()[0][:300] if text else type(exc).__name__
+    return failure(exc)
 
 
 def discover_stable(trl: Any, training_args_cls: type, training_arg_names: frozenset[str]) -> list[dict]:

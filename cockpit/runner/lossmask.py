@@ -22,6 +22,8 @@ import types
 from pathlib import Path
 from typing import Any
 
+from cockpit.errors import failure
+
 DEFAULT_LIMIT = 20_000
 """Rows measured for truncation; a larger set is sampled evenly (and the answer says so)."""
 
@@ -163,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
         disable_progress_bar()
         answer = measure(request)
     except Exception as exc:  # noqa: BLE001 - the caller gets one line, never a traceback
-        answer = {"error": f"{type(exc).__name__}: {exc}"}
+        answer = {"error": failure(exc)}
     sys.stdout.write(json.dumps(answer) + "\n")
     sys.stdout.flush()
     return 0 if "error" not in answer else 1

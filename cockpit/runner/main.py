@@ -13,7 +13,7 @@ import sys
 import time
 import traceback
 
-from cockpit.errors import CockpitError
+from cockpit.errors import CockpitError, failure
 from cockpit.run import diagnose, journal
 from cockpit.run.folder import RunFolder, parse_run_argv, write_atomic
 from cockpit.trainers import versions
@@ -135,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
         if isinstance(exc, KeyboardInterrupt):
             _write_outcome(run, state="killed", code="interrupted", reason="interrupted", fix="")
             return 130
-        diag = diagnose.explain(text, fallback=f"{type(exc).__name__}: {exc}", fix=f"see {run.stdout_log.name}")
+        diag = diagnose.explain(text, fallback=failure(exc), fix=f"see {run.stdout_log.name}")
         _write_outcome(run, state="failed", code=diag.code, reason=diag.reason, fix=diag.fix)
         return 1
     _write_outcome(run, state=state, code=state,

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from cockpit.errors import CockpitError
+from cockpit.errors import CockpitError, failure
 from cockpit.findings import hang, resume, sft_data
 from cockpit.findings.model import Finding
 from cockpit.run import journal
@@ -110,7 +110,7 @@ class Doctor:
             fn()
         except Exception as exc:  # noqa: BLE001 - the doctor never takes the supervisor down
             self.off = True
-            self._warn(f"the doctor stopped (hang, resume and weight checks are off): {type(exc).__name__}: {exc}")
+            self._warn(failure(exc, "the doctor stopped (hang, resume and weight checks are off)"))
 
     def _warn(self, message: str) -> None:
         try:
@@ -177,7 +177,7 @@ class Doctor:
         except CockpitError as exc:
             self._warn(f"the SFT data check could not run: {exc}")
         except Exception as exc:  # noqa: BLE001 - a failed check is a line, never the run's end
-            self._warn(f"the SFT data check failed: {type(exc).__name__}: {exc}")
+            self._warn(failure(exc, "the SFT data check failed"))
 
     # -- hang ----------------------------------------------------------------------------------
     def _check_hang(self, pid: int) -> None:
@@ -251,7 +251,7 @@ class Doctor:
             try:
                 job()
             except Exception as exc:  # noqa: BLE001 - one failed check is a line, not the doctor's end
-                self._warn(f"a doctor check failed: {type(exc).__name__}: {exc}")
+                self._warn(failure(exc, "a doctor check failed"))
 
 
 def _renice(pid: int) -> None:
@@ -300,7 +300,7 @@ def start_doctor(run: RunFolder, jw: journal.JournalWriter, resume_from: Path | 
         return Doctor(run, jw, resume_from)
     except Exception as exc:  # noqa: BLE001 - the doctor never keeps a run from starting
         try:
-            jw.write(journal.warning(f"the doctor is off for this run: {type(exc).__name__}: {exc}"[:400],
+            jw.write(journal.warning(failure(exc, "the doctor is off for this run", limit=400),
                                      code="doctor"))
         except Exception:  # noqa: BLE001
             pass

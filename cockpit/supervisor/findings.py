@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from cockpit.errors import failure
 from cockpit.findings.judge import add_evidence, detect, new_findings
 from cockpit.findings.model import Finding
 from cockpit.run import journal
@@ -45,7 +46,7 @@ class FindingsWatcher:
             self._poll(final)
         except Exception as exc:  # noqa: BLE001 - findings must never stop the supervisor
             self.off = True
-            self.jw.write(journal.warning(f"findings are off for this run: {type(exc).__name__}: {exc}"[:300],
+            self.jw.write(journal.warning(failure(exc, "findings are off for this run"),
                                           code="findings"))
 
     def _poll(self, final: bool) -> None:
@@ -87,6 +88,6 @@ def start(run: Any, jw: journal.JournalWriter, trainer: str | None) -> FindingsW
     except Exception as exc:  # noqa: BLE001 - findings must never keep a run from starting
         w = FindingsWatcher.__new__(FindingsWatcher)
         w.off = True
-        jw.write(journal.warning(f"findings are off for this run: {type(exc).__name__}: {exc}"[:300],
+        jw.write(journal.warning(failure(exc, "findings are off for this run"),
                                  code="findings"))
         return w

@@ -26,11 +26,11 @@ import psutil
 
 from cockpit.alerts.alerter import Alerter
 from cockpit.config.launcher import check as check_launcher
-from cockpit.errors import CockpitError
+from cockpit.errors import CockpitError, failure, say
 from cockpit.hook.bundle import child_env
 from cockpit.launch import launchers as launcher
 from cockpit.launch import slurm
-from cockpit.run import diagnose, journal, owner
+from cockpit.run import RUN_DIR_ENV, diagnose, journal, owner
 from cockpit.run.folder import LIVE_STATES, Request, RunFolder, Status, parse_run_argv, read_tail, script_section
 from cockpit.run.summaries import tail_records
 from cockpit.supervisor.doctor import start_doctor
@@ -42,7 +42,7 @@ SAMPLE_EVERY_S = 5.0
 def _read_env(run: RunFolder) -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONUNBUFFERED"] = "1"
-    env["COCKPIT_RUN_DIR"] = str(run.path)
+    env[RUN_DIR_ENV] = str(run.path)
     env.setdefault("TOKENIZERS_PARALLELISM", "false")
     env.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     extra = run.cockpit_section().get("env") or {}
@@ -315,7 +315,7 @@ def _alerter(run: RunFolder, jw: journal.JournalWriter, trainer: str | None) -> 
     try:
         return Alerter(run, jw, trainer=trainer)
     except Exception as exc:  # noqa: BLE001 - alerts must never keep a run from starting
-        jw.write(journal.warning(f"alerts are off for this run: {type(exc).__name__}: {exc}"[:300], code="alert_rule"))
+        jw.write(journal.warning(failure(exc, "alerts are off for this run"), code="alert_rule"))
         return None
 
 
@@ -325,7 +325,7 @@ def _poll_alerts(alerter: Alerter | None, status: Status) -> None:
     try:
         alerter.poll(started_at=status.started or time.time(), live=status.state in LIVE_STATES)
     except Exception as exc:  # noqa: BLE001 - a failing alert is a journal line, never the run's end
-        alerter.jw.write(journal.warning(f"alert check failed: {type(exc).__name__}: {exc}"[:300], code="alert_rule"))
+        alerter.jw.write(journal.warning(failure(exc, "alert check failed"), code="alert_rule"))
 
 
 def _no_trainer(run: RunFolder, journal_start: int, outcome: dict) -> diagnose.Diagnosis | None:
@@ -372,7 +372,7 @@ def _finish(run: RunFolder, jw: journal.JournalWriter, status, state: str, exit_
         try:
             alerter.ended(ended)
         except Exception as exc:  # noqa: BLE001
-            jw.write(journal.warning(f"alert check failed: {type(exc).__name__}: {exc}"[:300], code="alert_rule"))
+            jw.write(journal.warning(failure(exc, "alert check failed"), code="alert_rule"))
     jw.write(ended)  # when training ended, not when the notifications are done
     status.state = state
     status.ended = time.time()
@@ -407,14 +407,8 @@ def _save_status(run: RunFolder, status: Status) -> None:
         finally:
             os.close(fd)
     except OSError as exc:
-        _say(f"cockpit: cannot write {run.status_json}: {first}; in place: {exc}")
+        say(f"cockpit: cannot write {run.status_json}: {first}; in place: {exc}")
 
-
-def _say(line: str) -> None:
-    try:
-        print(line, file=sys.stderr, flush=True)
-    except Exception:  # noqa: BLE001 - supervisor.log on a full disk
-        pass
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -25,9 +25,6 @@ DISCOVER_MODULE = "cockpit.runner.discover"
 DISCOVER_TIMEOUT_S = 180.0
 
 
-TRAINING_STACK = ("torch", "transformers", "trl", "peft", "datasets", "accelerate")
-
-
 def require_training_stack() -> None:
     """Launching, setting up and checking preset runs need the `train` extra, at the versions
     presets are proven on (`versions.PRESET_RANGE`); the viewer and script runs do not.
@@ -35,7 +32,7 @@ def require_training_stack() -> None:
     One line naming every missing package and the extra that brings them, or the versions found
     and the range supported, before anything starts.
     """
-    missing = [name for name in TRAINING_STACK if importlib.util.find_spec(name) is None]
+    missing = [name for name in versions.STACK if importlib.util.find_spec(name) is None]
     if missing:
         raise CockpitError(
             f"this needs the training stack, and {', '.join(missing)} {'is' if len(missing) == 1 else 'are'}"

@@ -22,8 +22,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from packaging.version import InvalidVersion, Version
+
 from cockpit.errors import CockpitError
 from cockpit.files import write_atomic
+from cockpit.trainers import camel_words
 from cockpit.trainers.discovery import (
     SCHEMA,
     installed_versions,
@@ -145,13 +148,11 @@ class TrainerSpec:
 
 
 def _version_tuple(version: str | None) -> tuple[int, ...]:
-    parts: list[int] = []
-    for piece in (version or "").split("."):
-        m = re.match(r"\d+", piece)
-        if not m:
-            break
-        parts.append(int(m.group()))
-    return tuple(parts)
+    """The numeric release of a version ("5.0.0rc1" → (5, 0, 0)); () for one that is not a version."""
+    try:
+        return Version(version or "").release
+    except InvalidVersion:
+        return ()
 
 
 def _next_minor(version: str) -> str:
@@ -164,7 +165,7 @@ def _next_minor(version: str) -> str:
 def _title_from_class(trainer_class: str | None, name: str) -> str:
     """'ServerDistillationTrainer' -> 'Server distillation' (used when KNOWLEDGE has no entry)."""
     base = (trainer_class or "").removesuffix("Trainer") or name
-    words = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", " ", base).split()
+    words = [w for w in camel_words(base) if w]
     if not words:
         return name
     out = [words[0]] + [w if w.isupper() else w.lower() for w in words[1:]]

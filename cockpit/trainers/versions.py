@@ -51,7 +51,9 @@ itself requires transformers >= 4.56.2.)"""
 
 
 def parse(version: str) -> tuple[int, ...]:
-    """"0.19.1" → (0, 19, 1), "5.0.0rc1" → (5, 0, 0): the numeric release, enough to order lines."""
+    """"0.19.1" → (0, 19, 1), "5.0.0rc1" → (5, 0, 0): the numeric release, enough to order lines.
+    The hook's copy of `packaging.version.Version(...).release`, the home of version parsing (the
+    registry's): this module runs in the user's process, which the hook may not ask for packaging."""
     out = []
     for part in version.split("."):
         m = re.match(r"\d+", part)

@@ -28,9 +28,11 @@ def _chain_users_sitecustomize() -> None:
 try:
     _chain_users_sitecustomize()
 except Exception as exc:  # noqa: BLE001
+    # cockpit.errors.failure's line, spelled here: nothing of the cockpit is imported before the
+    # user's own sitecustomize has run, nor when the hook's own import is what failed (below).
     print(f"cockpit: your sitecustomize failed: {type(exc).__name__}: {exc}", file=sys.stderr)
 
-if os.environ.get("COCKPIT_RUN_DIR"):
+if os.environ.get("COCKPIT_RUN_DIR"):  # cockpit.run.RUN_DIR_ENV, spelled here: the hook is not imported yet
     try:
         from cockpit.hook import install_import_hook
 

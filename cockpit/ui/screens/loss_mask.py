@@ -16,7 +16,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from cockpit.config.presets import Preset
-from cockpit.errors import CockpitError
+from cockpit.errors import CockpitError, failure
 from cockpit.ui.text import literal, printable
 from cockpit.ui.widgets.waiting import Waiting
 
@@ -75,7 +75,7 @@ class LossMaskScreen(ModalScreen[None]):
             self.app.call_from_thread(self._show_error, str(exc).splitlines()[0] if str(exc) else "cannot measure")
             return
         except Exception as exc:  # noqa: BLE001 - the screen says it; it never dies on it
-            self.app.call_from_thread(self._show_error, f"cannot measure the rows: {type(exc).__name__}: {exc}")
+            self.app.call_from_thread(self._show_error, failure(exc, "cannot measure the rows"))
             return
         self.app.call_from_thread(self._show, probe)
 

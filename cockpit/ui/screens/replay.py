@@ -26,7 +26,7 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.worker import get_current_worker
 
-from cockpit.errors import CockpitError
+from cockpit.errors import CockpitError, failure
 from cockpit.metrics.rundata import RunData, relabel
 from cockpit.run.folder import LIVE_STATES, RunFolder
 from cockpit.run.journal import Record
@@ -201,7 +201,7 @@ class ReplayScreen(RunView):
             self.post_message(self.Failed(path, str(exc)))
             return
         except Exception as exc:  # noqa: BLE001 - an unexpected file must not take the app down
-            self.post_message(self.Failed(path, f"{path}: cannot read it ({type(exc).__name__}: {exc})"))
+            self.post_message(self.Failed(path, f"{path}: cannot read it ({failure(exc)})"))
             return
         self.post_message(self.Loaded(slot, data, snapshot_of=run.name if run else None))
         folder = written_elsewhere(path)

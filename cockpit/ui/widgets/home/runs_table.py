@@ -3,7 +3,6 @@ command it runs (`$ python train.py --lr 1e-5`), its trainer the one its journal
 
 from __future__ import annotations
 
-import math
 import re
 import shlex
 import time
@@ -16,28 +15,13 @@ from rich.text import Text
 from textual.message import Message
 from textual.widgets import DataTable
 
+from cockpit.formats import short_duration
 from cockpit.run.summaries import RunSummary
 from cockpit.ui.colors import STATE_STYLES, rich_style
 from cockpit.ui.text import printable
 
 DURATION_WIDTH = 6
 NAME_MIN = 12
-
-
-def short_duration(seconds: float | None) -> str:
-    """At most six characters, units always shown: 45s, 2m03s, 3h05m, 4d03h, 120d."""
-    if seconds is None or not math.isfinite(seconds) or seconds < 0:
-        return "?"
-    s = round(seconds)
-    if s < 60:
-        return f"{s}s"
-    if s < 3600:
-        return f"{s // 60}m{s % 60:02d}s"
-    if s < 100 * 3600:
-        return f"{s // 3600}h{s % 3600 // 60:02d}m"
-    if s < 100 * 86400:
-        return f"{s // 86400}d{s % 86400 // 3600:02d}h"
-    return f"{s // 86400}d"
 
 
 _BOLD_STATES = ("running", "failed")

@@ -203,7 +203,7 @@ class CheckpointsPane(Vertical):
         if found.base_model:
             table.add_row(self._mark("base"), "base", "-", "-", "", "", Text(fold_tail(found.base_model, 60)),
                           key="base")
-        from cockpit.metrics.checkpoints import fmt_size
+        from cockpit.formats import fmt_size
 
         for c in found.checkpoints:
             state = "complete" if c.complete else ("being written" if c.being_written else "incomplete")

@@ -7,9 +7,9 @@ import time
 from textual.content import Content
 from textual.widgets import Static
 
+from cockpit.formats import fmt_duration
 from cockpit.metrics.rundata import RunData
 from cockpit.run.folder import LIVE_STATES
-from cockpit.run.summaries import fmt_duration
 from cockpit.ui.colors import STATE_STYLES
 from cockpit.ui.text import markup
 

@@ -7,8 +7,8 @@ import time
 from textual.content import Content
 from textual.widgets import Static
 
+from cockpit.formats import fmt_duration
 from cockpit.metrics.rundata import RunData
-from cockpit.run.summaries import fmt_duration
 from cockpit.ui.text import markup, num
 
 _LABELS = {"cpu_percent": ("CPU", "%"), "rss_mb": ("RSS", " MB"), "processes": ("processes", ""),
