@@ -84,7 +84,7 @@ class Shape:
 
 # Each shape is trained at most once per code_key; docs/testing.md lists them.
 SHAPES: dict[str, Shape] = {
-    "sft": Shape("demo-sft", (*TINY_SFT, "cockpit.name=full"),
+    "sft": Shape("demo-sft", tuple(TINY_SFT),
                  "demo-sft, 4 steps, eval every 2, checkpoints 2 and 4, completions at steps 2 and 4"),
     "sft-lora": Shape("demo-sft", (*TINY_SFT, "use_peft=true", "lora_r=4", "lora_target_modules=all-linear",
                                    "cockpit.name=lora"),

@@ -192,6 +192,7 @@ def test_a_stall_rule_fires_on_a_paused_trainer_and_a_refusing_url_never_stops_t
     assert run.read_status().state == "finished"
 
 
+@pytest.mark.proc
 def test_a_bad_rule_is_one_line_before_launch(tmp_path):
     preset = tmp_path / "p.yaml"
     preset.write_text("trainer: sft\nmodel_name_or_path: demo:models/tiny-lm\n"
