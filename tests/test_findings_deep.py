@@ -109,8 +109,8 @@ def test_a_run_with_learning_rate_0_is_named_the_model_did_not_change(runs_dir):
 
 
 @pytest.mark.slow
-def test_a_normal_run_moves_its_weights_and_is_not_named_unchanged(farm_run):
-    run = farm_run("sft")  # the run farm's finished demo-sft (checkpoints 2 and 4): a copy
+def test_a_normal_run_moves_its_weights_and_is_not_named_unchanged(runs_dir):
+    run = _tiny_sft(runs_dir)
     assert not _findings(run, "model_unchanged") and not _findings(run, "one_layer_change")
     # The SFT data check ran at the start, beside the training: demo-sft's max_length 128 cuts nothing.
     cut = _findings(run, "truncation")
