@@ -86,6 +86,7 @@ async def test_a_bad_launch_target_is_marked_on_its_field_and_blocks_launch(regi
         assert launch_button(app).disabled
 
 
+@pytest.mark.proc
 async def test_a_command_is_launched_from_setup_and_runs_under_the_supervisor(registry, runs_dir, tmp_path):
     from cockpit.run.folder import RunFolder
     from cockpit.ui.widgets.setup.trainer_picker import COMMAND_ID, TrainerPicker
