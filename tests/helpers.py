@@ -18,6 +18,7 @@ import hashlib
 import importlib.metadata
 import os
 import shutil
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -80,6 +81,7 @@ class Shape:
     preset: str
     overrides: tuple[str, ...]
     about: str
+    stop_after: int | None = None  # stop with a save (`cockpit stop`) once this many steps are logged
 
 
 # Each shape is trained at most once per code_key; docs/testing.md lists them.
@@ -89,7 +91,16 @@ SHAPES: dict[str, Shape] = {
     "sft-lora": Shape("demo-sft", (*TINY_SFT, "use_peft=true", "lora_r=4", "lora_target_modules=all-linear",
                                    "cockpit.name=lora"),
                       "its LoRA twin (adapter checkpoints)"),
+    "stopped": Shape("demo-sft", ("max_steps=24", "save_steps=1000", "eval_strategy=no", "cockpit.completions={}"),
+                     "demo-sft of 24 steps stopped with a save by `cockpit stop` after 5 or more", stop_after=5),
 }
+
+
+def _metric_steps(run) -> list[int]:
+    from cockpit.run import journal
+
+    records, _ = journal.read_all(run.events)
+    return [r.step for r in records if r.kind == journal.METRICS and not r.data.get("summary")]
 
 
 def _wait_ended(run, timeout: float = 600.0) -> str:
@@ -117,6 +128,10 @@ def farm_original(cache: Path, name: str) -> Path:
 
     shape = SHAPES[name]
     root = farm_dir(cache)
+    if not root.is_dir():  # a new code version: farms of old ones, untouched for a week, go
+        for old in root.parent.glob("*"):
+            if old.is_dir() and time.time() - old.stat().st_mtime > 7 * 86400:
+                shutil.rmtree(old, ignore_errors=True)
     root.mkdir(parents=True, exist_ok=True)
     home = root / name
     done = root / f"{name}.done"
@@ -124,12 +139,23 @@ def farm_original(cache: Path, name: str) -> Path:
         if not done.is_file():
             shutil.rmtree(home, ignore_errors=True)  # what a killed build left
             run = _train(shape, home / "runs")
+            if shape.stop_after:
+                deadline = time.monotonic() + 600
+                while len(_metric_steps(run)) < shape.stop_after and run.read_status().live:
+                    if time.monotonic() > deadline:
+                        raise AssertionError(f"farm: {run.path} logged no {shape.stop_after} steps in 600 s")
+                    time.sleep(0.2)
+                said = subprocess.run([sys.executable, "-m", "cockpit.cli", "stop", run.name, "--runs-dir",
+                                       str(run.path.parent)], capture_output=True, text=True, timeout=300,
+                                      stdin=subprocess.DEVNULL)
+                if said.returncode != 0:
+                    raise AssertionError(f"farm: cockpit stop {run.name}: {said.stderr}")
             state = _wait_ended(run)
             # the supervisor writes its last status just before it exits: wait for it to be gone
             deadline = time.monotonic() + 30
             while run.read_status().live and time.monotonic() < deadline:
                 time.sleep(0.1)
-            if state != "finished":
+            if state != ("stopped" if shape.stop_after else "finished"):
                 tail = run.stdout_log.read_text(errors="replace")[-3000:]
                 raise AssertionError(f"farm: shape {name!r} ended {state}:\n{tail}")
             done.write_text(str(run.path))

@@ -56,14 +56,9 @@ def _finished_run(runs: Path, max_steps: int) -> RunFolder:
 
 
 def _stopped_run(runs: Path) -> tuple[RunFolder, int]:
-    """A run stopped with a checkpoint a few steps in, the way a user does it: `cockpit stop`."""
-    proc = cockpit("run", "demo-sft", "--runs-dir", str(runs), "--set", "max_steps=24",
-                   "--set", "save_steps=1000", *QUICK)
-    assert proc.returncode == 0, proc.stderr
-    run = RunFolder(Path(proc.stdout.strip()))
-    wait_for(lambda: len(_metric_steps(run)) >= 3)
-    stop = cockpit("stop", run.name, "--runs-dir", str(runs))
-    assert stop.returncode == 0, stop.stderr
+    """A run stopped with a checkpoint a few steps in, the way a user does it: `cockpit stop` (a copy of
+    the run farm's `stopped` run: 24 steps, stopped by `cockpit stop` after 5 or more, tests/helpers.py)."""
+    run = farm_copy("stopped", runs)
     end = wait_for(lambda: (_ends(run) or [None])[-1])
     assert end.data["state"] == "stopped", end.data
     wait_for(lambda: not run.read_status().live)

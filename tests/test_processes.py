@@ -65,19 +65,17 @@ def test_demo_grpo_wait_in_an_empty_directory(tmp_path):
 
 
 @pytest.mark.slow
-def test_stop_and_save_then_resume_continues_the_same_journal(tmp_path):
-    preset = apply_overrides(load_preset("demo-sft"), [
-        "max_steps=400", "save_steps=1000", "eval_strategy=no", "cockpit.completions={}"])
-    run = launch(preset, tmp_path / "runs")
-    wait_for(lambda: len(_metric_steps(run)) >= 3)
-    stop(run, save=True)
+def test_stop_and_save_then_resume_continues_the_same_journal(farm_run):
+    """The stop with a save is the run farm's `stopped` run (tests/helpers.py: 24 demo-sft steps,
+    `cockpit stop` after 5 or more), a copy of it; the resume, more steps and the force stop are here."""
+    run = farm_run("stopped")
     end = wait_for(lambda: _ended(run))
     assert end.data["state"] == "stopped", end.data
     status = run.read_status()
     assert status.state == "stopped" and status.exit_code == 0
     steps_before = _metric_steps(run)
     last = steps_before[-1]
-    assert last < 400
+    assert last < 24
     ckpts = run.checkpoints()
     assert ckpts and ckpts[-1].name == f"checkpoint-{last}"
     records, _ = journal.read_all(run.events)
@@ -85,7 +83,7 @@ def test_stop_and_save_then_resume_continues_the_same_journal(tmp_path):
 
     # Resume: a new attempt in the same folder, steps continue after the checkpoint.
     run.update_status()  # status file readable and not live
-    resume(run)
+    resume(run, ["max_steps=400"])  # room to be force-stopped mid-way
     wait_for(lambda: len(_metric_steps(run)) > len(steps_before) + 2)
     stop(run, save=False, grace_s=5)
     end = wait_for(lambda: _ended(run) if _ended(run).data["state"] != "stopped" else None)
