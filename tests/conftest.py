@@ -41,7 +41,8 @@ def farm_run(tmp_path):
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     """Under xdist (`--dist loadgroup`), the tests of a module that share a module- or class-scoped
-    fixture (a trained run, a started cluster) go to one worker, so the fixture is built once."""
+    fixture (a trained run, a started cluster) go to one worker, so the fixture is built once; the
+    slow tests go first (the same order on every worker)."""
     for item in items:
         info = getattr(item, "_fixtureinfo", None)
         if info is None or any(True for _ in item.iter_markers("xdist_group")):
@@ -49,6 +50,8 @@ def pytest_collection_modifyitems(config, items):
         scopes = {d.scope for name in info.names_closure for d in info.name2fixturedefs.get(name, ())}
         if scopes & {"module", "class", "package"}:
             item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+    if getattr(config.option, "dist", "no") != "no":  # the long ones first, so no worker ends alone on one
+        items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
 @pytest.fixture

@@ -14,6 +14,7 @@ docs/testing.md says how to add a shape and when a test should train its own run
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.metadata
 import os
@@ -40,6 +41,7 @@ def stack_key() -> str:
     return hashlib.sha256(" ".join(parts).encode()).hexdigest()[:12]
 
 
+@functools.cache
 def code_key() -> str:
     """The cockpit's code and shipped presets, plus the stack: what a farmed run depends on."""
     h = hashlib.sha256(stack_key().encode())
