@@ -126,6 +126,7 @@ def farm_original(cache: Path, name: str) -> Path:
     """The farmed run folder of shape `name`, trained here first if no worker has yet (under a lock)."""
     from filelock import FileLock
 
+    from cockpit.run import owner
     from cockpit.run.folder import RunFolder
 
     shape = SHAPES[name]
@@ -153,9 +154,9 @@ def farm_original(cache: Path, name: str) -> Path:
                 if said.returncode != 0:
                     raise AssertionError(f"farm: cockpit stop {run.name}: {said.stderr}")
             state = _wait_ended(run)
-            # the supervisor writes its last status just before it exits: wait for it to be gone
-            deadline = time.monotonic() + 30
-            while run.read_status().live and time.monotonic() < deadline:
+            # the supervisor may still write (an alert after run_ended, its log): the copy waits for its exit
+            status, deadline = run.read_status(), time.monotonic() + 60
+            while owner.same_process(status.supervisor_pid, status.supervisor_started) and time.monotonic() < deadline:
                 time.sleep(0.1)
             if state != ("stopped" if shape.stop_after else "finished"):
                 tail = run.stdout_log.read_text(errors="replace")[-3000:]
