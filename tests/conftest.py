@@ -7,20 +7,51 @@ from pathlib import Path
 
 import pytest
 
+import helpers
+
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "tests" / "fixtures" / "trainer_states"  # real public run logs: see PROVENANCE.md there
 
 
 @pytest.fixture(scope="session", autouse=True)
 def _isolated_cache(tmp_path_factory):
-    """Every test session gets its own cache (demo assets, TRL schema) unless one is given:
-    COCKPIT_TEST_CACHE keeps it between sessions to save the asset build."""
-    cache = os.environ.get("COCKPIT_TEST_CACHE") or str(tmp_path_factory.mktemp("cockpit-cache"))
-    os.environ["COCKPIT_CACHE_DIR"] = cache
+    """The session's cockpit cache (demo assets, TRL schema): kept between sessions, keyed by the
+    stack versions (tests/helpers.py); `COCKPIT_TEST_CACHE` names another, `=tmp` a fresh one."""
+    cache = helpers.test_cache_dir(tmp_path_factory.mktemp)
+    cache.mkdir(parents=True, exist_ok=True)
+    os.environ["COCKPIT_CACHE_DIR"] = str(cache)
     os.environ.setdefault("COCKPIT_CONFIG_DIR", str(tmp_path_factory.mktemp("cockpit-config")))
     os.environ["HF_HUB_OFFLINE"] = "1"
     os.environ["HF_DATASETS_OFFLINE"] = "1"
     yield
+
+
+@pytest.fixture
+def farm_run(tmp_path):
+    """`farm_run(shape)`: a copy of the farm's run of that shape (tests/helpers.SHAPES) in
+    `tmp_path/runs`, trained once per code version through the real supervisor. Only for tests
+    whose subject is reading a finished run; the copy is the test's to change."""
+
+    def take(shape: str, runs_dir: Path | None = None):
+        return helpers.farm_copy(shape, runs_dir or tmp_path / "runs")
+
+    return take
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    """Under xdist (`--dist loadgroup`), the tests of a module that share a module- or class-scoped
+    fixture (a trained run, a started cluster) go to one worker, so the fixture is built once; the
+    slow tests go first (the same order on every worker)."""
+    for item in items:
+        info = getattr(item, "_fixtureinfo", None)
+        if info is None or any(True for _ in item.iter_markers("xdist_group")):
+            continue
+        scopes = {d.scope for name in info.names_closure for d in info.name2fixturedefs.get(name, ())}
+        if scopes & {"module", "class", "package"}:
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+    if getattr(config.option, "dist", "no") != "no":  # the long ones first, so no worker ends alone on one
+        items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
 @pytest.fixture

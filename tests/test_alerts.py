@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import math
 import subprocess
-import sys
 import threading
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
@@ -22,6 +21,7 @@ from cockpit.launch.plan import launch
 from cockpit.run import journal
 from cockpit.run.folder import RunFolder
 from conftest import REPO, cockpit_cmd, wait_for
+from helpers import fake_argv
 
 PIPELINE = REPO / "tests" / "fixtures" / "scripts" / "pipeline.py"
 
@@ -169,17 +169,13 @@ def test_a_stop_save_rule_early_stops_a_real_run_with_a_checkpoint(runs_dir):
     assert alert.step == 3 and alert.data["actions"][0]["action"] == "stop_save"
 
 
-@pytest.mark.slow
+@pytest.mark.proc
 def test_a_stall_rule_fires_on_a_paused_trainer_and_a_refusing_url_never_stops_training(tmp_path, runs_dir):
-    from cockpit.demo import demo_dir
-    from cockpit.runner.assets import ensure_all
-
-    demo = ensure_all(demo_dir())
+    """The fake trainer (tests/helpers.py), 4 s between steps: the subject is the supervisor's alerter."""
     rules = tmp_path / "alerts.yaml"
     rules.write_text("notify: {webhook: 'http://127.0.0.1:9/refused'}\n"
                      "alerts:\n  - {stalled_minutes: 0.03, do: [notify]}\n", encoding="utf-8")
-    cmd = [sys.executable, str(PIPELINE), str(demo / "models" / "tiny-lm"), str(demo / "data"), "out",
-           "--stage", "sft", "--max-steps", "3", "--save-steps", "1000", "--sleep", "4"]
+    cmd = fake_argv("--steps", "3", "--every", "4")
     proc = subprocess.run(cockpit_cmd("run", "--alerts", str(rules), "--runs-dir", str(runs_dir), "--wait", "--",
                                       *cmd), cwd=tmp_path, capture_output=True, text=True, timeout=600,
                           stdin=subprocess.DEVNULL)
@@ -192,6 +188,7 @@ def test_a_stall_rule_fires_on_a_paused_trainer_and_a_refusing_url_never_stops_t
     assert run.read_status().state == "finished"
 
 
+@pytest.mark.proc
 def test_a_bad_rule_is_one_line_before_launch(tmp_path):
     preset = tmp_path / "p.yaml"
     preset.write_text("trainer: sft\nmodel_name_or_path: demo:models/tiny-lm\n"

@@ -20,6 +20,7 @@ FAST = ("ui_first_frame_s", "latency_p95_ms", "replay_100k_sft_s", "replay_100k_
         "completions_step_p95_ms", "attach_10k_grpo_s")
 
 
+@pytest.mark.proc
 def test_quick_bench_reports_each_requested_figure_as_a_positive_number(tmp_path):
     proc = subprocess.run(
         [sys.executable, str(REPO / "bench" / "run.py"), "--quick", "--json",
@@ -39,6 +40,7 @@ def test_quick_bench_reports_each_requested_figure_as_a_positive_number(tmp_path
         assert pkg in machine["versions"]
 
 
+@pytest.mark.proc
 def test_peers_that_cannot_be_installed_are_reported_skipped_with_the_reason(tmp_path):
     """No estimate stands in for a peer: the figure is listed under `skipped`, with why."""
     import os
@@ -55,6 +57,7 @@ def test_peers_that_cannot_be_installed_are_reported_skipped_with_the_reason(tmp
     assert all("could not make" in why for why in result["skipped"].values())
 
 
+@pytest.mark.proc
 def test_unknown_figure_is_refused_with_the_list_of_figures():
     proc = subprocess.run([sys.executable, str(REPO / "bench" / "run.py"), "--only", "fps"],
                           capture_output=True, text=True, timeout=60)

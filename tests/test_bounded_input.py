@@ -49,6 +49,7 @@ def _bomb(levels: int = 9) -> str:
 # -- YAML ---------------------------------------------------------------------------------------
 
 
+@pytest.mark.proc
 def test_a_yaml_anchor_bomb_is_refused_by_dry_run_with_one_line(tmp_path):
     preset = tmp_path / "bomb.yaml"
     preset.write_text(DEMO_SFT + "cockpit:\n  dataset:\n" + "".join(f"    {line}\n" for line in _bomb().splitlines()),
@@ -69,6 +70,7 @@ def test_a_value_that_contains_itself_is_refused_and_ordinary_aliases_still_load
 # -- alert rules --------------------------------------------------------------------------------
 
 
+@pytest.mark.proc
 def test_alert_rule_numbers_out_of_range_are_all_refused_before_launch(tmp_path):
     preset = tmp_path / "p.yaml"
     preset.write_text(DEMO_SFT + "cockpit:\n  alerts:\n"
@@ -113,12 +115,14 @@ def test_parsed_rules_keep_whole_numbers_and_finite_tolerances():
 
 @pytest.mark.parametrize("value, said", [("1e30", "max_steps must be an integer of at most"),
                                          ("2.5", "max_steps must be an integer (got 2.5)")])
+@pytest.mark.proc
 def test_an_integer_field_refuses_a_float_that_is_not_a_usable_integer(tmp_path, value, said):
     proc = _cli("run", "demo-sft", "--dry-run", "--set", f"max_steps={value}", cwd=tmp_path)
     assert proc.returncode == 2
     assert said in _one_line(proc)
 
 
+@pytest.mark.proc
 def test_a_whole_float_for_an_integer_field_reaches_the_trainer_as_an_integer(tmp_path):
     proc = _cli("run", "demo-sft", "--dry-run", "--set", "max_steps=1e3", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
@@ -128,6 +132,7 @@ def test_a_whole_float_for_an_integer_field_reaches_the_trainer_as_an_integer(tm
 # -- silent cases -------------------------------------------------------------------------------
 
 
+@pytest.mark.proc
 def test_a_broken_user_alerts_file_is_named_at_launch_and_in_the_runs_journal(tmp_path, runs_dir):
     config = tmp_path / "config"
     config.mkdir()
@@ -155,6 +160,7 @@ def test_a_broken_user_alerts_file_is_named_at_launch_and_in_the_runs_journal(tm
     assert any("alerts.yaml: not valid YAML" in w and "are off" in w for w in warnings), warnings
 
 
+@pytest.mark.proc
 def test_the_slurm_kind_is_refused_at_validation_where_slurm_is_missing(tmp_path):
     # A PATH without Slurm's commands, whether or not this machine has them elsewhere.
     path = os.pathsep.join(d for d in os.environ.get("PATH", "").split(os.pathsep)
@@ -169,6 +175,7 @@ def test_the_slurm_kind_is_refused_at_validation_where_slurm_is_missing(tmp_path
 
 @pytest.mark.parametrize("steps, said", [("10:5", "the range is empty (10 comes after 5)"),
                                          ("-3:", "steps are numbered from 0")])
+@pytest.mark.proc
 def test_an_export_step_range_that_selects_nothing_or_reads_backwards_is_refused(tmp_path, steps, said):
     run = _store_run(tmp_path)
     out = tmp_path / "c.jsonl"
@@ -177,6 +184,7 @@ def test_an_export_step_range_that_selects_nothing_or_reads_backwards_is_refused
     assert not out.exists()
 
 
+@pytest.mark.proc
 def test_export_names_an_unreadable_parquet_file_instead_of_dropping_its_rows(tmp_path):
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -219,6 +227,7 @@ def _offsets(run: Path) -> dict[int, tuple[int, int]]:
     return {s: (o, n) for s, o, n in struct.iter_unpack("<qqq", blob)}
 
 
+@pytest.mark.proc
 def test_bytes_inserted_into_one_record_cost_that_step_only(tmp_path):
     run = _store_run(tmp_path)
     offset, length = _offsets(run)[3]

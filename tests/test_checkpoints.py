@@ -14,31 +14,18 @@ import sys
 
 import pytest
 
-from cockpit.config.presets import apply_overrides, load_preset
-from cockpit.launch.plan import launch
 from cockpit.run.folder import RunFolder
-from conftest import cockpit_cmd, wait_for
+from conftest import cockpit_cmd
+from helpers import farm_copy
 
 pytestmark = pytest.mark.slow
 
-TINY = ["max_steps=4", "save_steps=2", "eval_steps=2", "cockpit.completions.every_steps=2",
-        "cockpit.completions.num_prompts=2"]
-
-
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory) -> dict[str, RunFolder]:
-    """A LoRA SFT demo run and a full-weight one, trained at the same time, both finished."""
+    """A LoRA SFT demo run and a full-weight one, both finished: copies of the run farm's
+    (tests/helpers.py: trained once through the real supervisor, 4 steps, checkpoints 2 and 4)."""
     runs_dir = tmp_path_factory.mktemp("ckpt") / "runs"
-    started = {
-        "lora": launch(apply_overrides(load_preset("demo-sft"), [*TINY, "use_peft=true", "lora_r=4",
-                                                                 "lora_target_modules=all-linear",
-                                                                 "cockpit.name=lora"]), runs_dir),
-        "full": launch(apply_overrides(load_preset("demo-sft"), [*TINY, "cockpit.name=full"]), runs_dir),
-    }
-    for run in started.values():
-        wait_for(lambda run=run: run.read_status().state in ("finished", "failed", "killed"), timeout=600)
-        assert run.read_status().state == "finished", run.stdout_log.read_text()[-3000:]
-    return started
+    return {"lora": farm_copy("sft-lora", runs_dir), "full": farm_copy("sft", runs_dir)}
 
 
 def cli(*args: str, env: dict[str, str] | None = None, timeout: float = 600) -> subprocess.CompletedProcess:

@@ -15,7 +15,7 @@ from cockpit.run import journal
 from cockpit.run.folder import complete_checkpoint, list_checkpoints
 from conftest import wait_for as wait_until
 
-pytestmark = [pytest.mark.anyio, pytest.mark.slow]
+pytestmark = pytest.mark.anyio
 
 
 def steps_per_s(run, since: float, until: float) -> float | None:
@@ -27,6 +27,7 @@ def steps_per_s(run, since: float, until: float) -> float | None:
     return (points[-1][1] - points[0][1]) / (points[-1][0] - points[0][0])
 
 
+@pytest.mark.slow
 async def test_two_checkpoints_answer_the_same_prompts_side_by_side_while_the_run_trains(tmp_path):
     from textual.widgets import DataTable, TextArea
 

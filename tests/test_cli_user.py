@@ -23,6 +23,7 @@ from cockpit.config.validate import ValidationError, validate
 from cockpit.run import journal
 from cockpit.run.folder import RunFolder
 from conftest import cockpit_cmd, wait_for
+from helpers import farm_copy
 
 QUICK = ["--set", "eval_strategy=no", "--set", "cockpit.completions={}"]
 
@@ -55,14 +56,9 @@ def _finished_run(runs: Path, max_steps: int) -> RunFolder:
 
 
 def _stopped_run(runs: Path) -> tuple[RunFolder, int]:
-    """A run stopped with a checkpoint a few steps in, the way a user does it: `cockpit stop`."""
-    proc = cockpit("run", "demo-sft", "--runs-dir", str(runs), "--set", "max_steps=24",
-                   "--set", "save_steps=1000", *QUICK)
-    assert proc.returncode == 0, proc.stderr
-    run = RunFolder(Path(proc.stdout.strip()))
-    wait_for(lambda: len(_metric_steps(run)) >= 3)
-    stop = cockpit("stop", run.name, "--runs-dir", str(runs))
-    assert stop.returncode == 0, stop.stderr
+    """A run stopped with a checkpoint a few steps in, the way a user does it: `cockpit stop` (a copy of
+    the run farm's `stopped` run: 24 steps, stopped by `cockpit stop` after 5 or more, tests/helpers.py)."""
+    run = farm_copy("stopped", runs)
     end = wait_for(lambda: (_ends(run) or [None])[-1])
     assert end.data["state"] == "stopped", end.data
     wait_for(lambda: not run.read_status().live)
@@ -73,8 +69,9 @@ def _stopped_run(runs: Path) -> tuple[RunFolder, int]:
 
 @pytest.fixture(scope="module")
 def finished(tmp_path_factory) -> RunFolder:
-    """One finished 4-step demo run (checkpoints 2 and 4), only read by the tests that use it."""
-    return _finished_run(tmp_path_factory.mktemp("finished") / "runs", 4)
+    """One finished 4-step demo run (checkpoints 2 and 4), only read by the tests that use it: a copy
+    of the run farm's (tests/helpers.py)."""
+    return farm_copy("sft", tmp_path_factory.mktemp("finished") / "runs")
 
 
 # -- 2, 3: following a resumed run -----------------------------------------------------------
@@ -140,7 +137,7 @@ def test_resuming_a_finished_run_is_refused_and_starts_nothing(finished):
 @pytest.mark.slow
 def test_the_fix_for_a_finished_run_trains_it_further(tmp_path):
     """`resume --set max_steps=N`, as the refusal says, continues from the last checkpoint."""
-    run = _finished_run(tmp_path / "runs", 4)
+    run = farm_copy("sft", tmp_path / "runs")  # a finished 4-step run, this test's own copy
     proc = cockpit("resume", run.name, "--runs-dir", str(run.path.parent), "--wait",
                    "--set", "max_steps=6")
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
@@ -165,6 +162,7 @@ def test_export_takes_a_run_name_and_a_name_prefix(finished, tmp_path):
         assert [int(r["step"]) for r in rows] == [1, 2, 3, 4]
 
 
+@pytest.mark.proc
 def test_export_errors_speak_of_export_not_replay(tmp_path):
     empty = tmp_path / "empty"
     empty.mkdir()
@@ -227,6 +225,7 @@ cockpit:
 """
 
 
+@pytest.mark.proc
 def test_validation_reports_every_problem_at_once(tmp_path):
     preset = tmp_path / "typos.yaml"
     preset.write_text(THREE_TYPOS)
@@ -257,6 +256,7 @@ def test_validation_problems_name_their_field(tmp_path, registry):
 # -- 28: fields --------------------------------------------------------------------------------
 
 
+@pytest.mark.proc
 def test_fields_use_the_terminal_width_and_mark_cuts(registry):
     help_of = {f.name: f.help for f in registry.fields("grpo")}
     for width in (100, 220):
@@ -270,6 +270,7 @@ def test_fields_use_the_terminal_width_and_mark_cuts(registry):
     assert max(len(line) for line in lines) > 200
 
 
+@pytest.mark.proc
 def test_fields_search_ranks_names_before_help_text():
     proc = cockpit("fields", "grpo", "--search", "kl", columns=200)
     assert proc.returncode == 0, proc.stderr
@@ -279,6 +280,7 @@ def test_fields_search_ranks_names_before_help_text():
     assert in_name == list(range(len(in_name)))  # every name match comes first
 
 
+@pytest.mark.proc
 def test_fields_search_without_matches_says_so_and_fails():
     proc = cockpit("fields", "grpo", "--search", "zzzz")
     assert proc.returncode == 1
@@ -286,6 +288,7 @@ def test_fields_search_without_matches_says_so_and_fails():
     assert "no field matches 'zzzz'" in proc.stderr
 
 
+@pytest.mark.proc
 def test_fields_of_one_field_shows_all_of_it(registry):
     beta = next(f for f in registry.fields("grpo") if f.name == "beta")
     proc = cockpit("fields", "grpo", "beta", columns=80)
@@ -301,6 +304,7 @@ def test_fields_of_one_field_shows_all_of_it(registry):
 # -- 29: trainers ------------------------------------------------------------------------------
 
 
+@pytest.mark.proc
 def test_trainers_fit_the_terminal_and_cut_descriptions_at_a_word():
     specs = json.loads(cockpit("trainers", "--all", "--json").stdout)
     for width in (80, 120):

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import math
 
+import pytest
+
 from cockpit.metrics.completions import CompletionsLibrary
 from cockpit.run import journal
 from cockpit.run.completions_store import INDEX, STORE, CompletionsWriter
@@ -137,6 +139,7 @@ def test_export_writes_every_step_as_jsonl_csv_or_parquet_within_a_step_range(tm
     assert [r["step"] for r in table] == [9, 9, 10, 10] and table[0]["prompt"] == "p9-0 [x"
 
 
+@pytest.mark.slow
 def test_a_grpo_demo_run_exports_one_entry_per_logged_step(tmp_path):
     import json
     import subprocess

@@ -202,6 +202,7 @@ def test_lock_is_reentrant_in_one_thread(tmp_path: Path) -> None:
     assert demo.datasets_complete(tmp_path)
 
 
+@pytest.mark.proc
 def test_lock_keeps_other_processes_out_while_held(tmp_path: Path) -> None:
     probe = (
         "import fcntl, sys\n"

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
+
 from cockpit.config.presets import apply_overrides, load_preset
 from cockpit.launch.plan import launch
 from conftest import wait_for
 
 
+@pytest.mark.slow
 def test_the_sft_demo_samples_show_text_after_training_starts(tmp_path):
     preset = apply_overrides(load_preset("demo-sft"), [
         "max_steps=40", "save_steps=1000", "eval_strategy=no",

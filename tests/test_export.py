@@ -10,6 +10,7 @@ import pytest
 from conftest import FIXTURES, cockpit_cmd
 
 
+@pytest.mark.proc
 def test_csv_has_every_step_and_key_with_nan_kept(tmp_path):
     out = tmp_path / "m.csv"
     proc = subprocess.run(cockpit_cmd("export", str(FIXTURES / "trl_dpo_nan_gradnorm_midrun.json"),
@@ -22,6 +23,7 @@ def test_csv_has_every_step_and_key_with_nan_kept(tmp_path):
     assert sum(1 for r in train if r["grad_norm"] == "nan") == 4
 
 
+@pytest.mark.proc
 def test_png_is_written_for_a_grpo_run(tmp_path):
     out = tmp_path / "p.png"
     proc = subprocess.run(cockpit_cmd("export", str(FIXTURES / "trl_grpo_modern_multireward.json"),
@@ -30,6 +32,7 @@ def test_png_is_written_for_a_grpo_run(tmp_path):
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and out.stat().st_size > 10_000
 
 
+@pytest.mark.proc
 def test_eval_rows_sharing_a_step_with_train_rows_are_both_kept(tmp_path):
     out = tmp_path / "w.csv"
     subprocess.run(cockpit_cmd("export", str(FIXTURES / "seq2seq_whisper_eval_wer_legacy_format.json"),
@@ -41,6 +44,7 @@ def test_eval_rows_sharing_a_step_with_train_rows_are_both_kept(tmp_path):
 
 @pytest.mark.parametrize("content", [b"", b'{"log_history": [{"loss": 1, "st', b"\x00\xff garbage",
                                      b'{"log_history": 5}'])
+@pytest.mark.proc
 def test_unusable_input_is_one_line_and_exit_2(tmp_path, content):
     bad = tmp_path / "trainer_state.json"
     bad.write_bytes(content)
@@ -50,6 +54,7 @@ def test_unusable_input_is_one_line_and_exit_2(tmp_path, content):
     assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
 
 
+@pytest.mark.proc
 def test_serve_publishes_the_app_on_localhost_behind_its_token(tmp_path):
     import re
     import socket

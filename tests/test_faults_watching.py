@@ -21,6 +21,7 @@ from cockpit.alerts.notify import Notifier, send, send_all
 from cockpit.run import diagnose, journal
 from cockpit.run.folder import RunFolder
 from conftest import REPO, cockpit_cmd, wait_for
+from helpers import fake_argv
 
 PIPELINE = REPO / "tests" / "fixtures" / "scripts" / "pipeline.py"
 SECRET = "SECRET-7f3a9c"
@@ -188,6 +189,16 @@ def _script_run(runs: Path, cwd: Path, *extra: str, max_steps: int, save_steps: 
                             text=True, stdin=subprocess.DEVNULL)
 
 
+def _fake_script_run(runs: Path, cwd: Path, *extra: str, steps: int, every: float,
+                     alerts: Path | None = None) -> subprocess.Popen[str]:
+    """`cockpit run -- ` the fake trainer (tests/helpers.py): the real supervisor, alerter and journal
+    writer, for the faults whose subject is watching rather than training."""
+    args = ["run", "--runs-dir", str(runs), *(["--alerts", str(alerts)] if alerts else []), *extra, "--",
+            *fake_argv("--steps", str(steps), "--every", str(every))]
+    return subprocess.Popen(cockpit_cmd(*args), cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, stdin=subprocess.DEVNULL)
+
+
 def _run_of(proc: subprocess.Popen[str]) -> RunFolder:
     line = proc.stdout.readline().strip()
     assert line, proc.stderr.read()[-2000:] if proc.poll() is not None else "no run folder printed"
@@ -212,13 +223,13 @@ def _metric_steps(run: RunFolder) -> list[int]:
     return [r.step for r in records if r.kind == journal.METRICS and not r.data.get("summary")]
 
 
-@pytest.mark.slow
+@pytest.mark.proc
 def test_notifications_to_a_hanging_webhook_never_hold_up_run_ended(tmp_path, runs_dir, hanging):
     rules = tmp_path / "alerts.yaml"
     rules.write_text(f"notify: {{webhook: '{hanging.url('/' + SECRET)}'}}\n"
                      "alerts:\n  - {metric: loss, above: 0.0, do: [notify]}\n"
                      "  - {event: run_ended, do: [notify]}\n", encoding="utf-8")
-    proc = _script_run(runs_dir, tmp_path, "--wait", max_steps=3, save_steps=1000, sleep=0, alerts=rules)
+    proc = _fake_script_run(runs_dir, tmp_path, "--wait", steps=3, every=0, alerts=rules)
     run = _run_of(proc)
     try:
         proc.wait(timeout=600)
@@ -259,11 +270,11 @@ def _can_chattr(tmp_path: Path) -> bool:
     return True
 
 
-@pytest.mark.slow
+@pytest.mark.proc
 def test_an_immutable_journal_never_stops_training_and_catches_up(tmp_path, runs_dir):
     if not _can_chattr(tmp_path):
         pytest.skip("chattr +i does not work on this filesystem (or not as root)")
-    proc = _script_run(runs_dir, tmp_path, max_steps=14, save_steps=1000, sleep=1.0)
+    proc = _fake_script_run(runs_dir, tmp_path, steps=14, every=1.0)
     run = _run_of(proc)
     locked = False
     try:

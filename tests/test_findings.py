@@ -75,6 +75,7 @@ def test_a_grpo_run_whose_groups_got_one_reward_gets_wasted_groups_with_the_prom
     assert len(rows) == 6 and all(r["completion"] for r in rows)
 
 
+@pytest.mark.proc
 def test_export_prompts_writes_the_list_to_filter_the_dataset_with(tmp_path):
     run = _run_copy(tmp_path)
     out = tmp_path / "wasted.jsonl"
@@ -87,6 +88,7 @@ def test_export_prompts_writes_the_list_to_filter_the_dataset_with(tmp_path):
     assert "[warning] wasted_groups (steps 1–19)" in proc.stdout
 
 
+@pytest.mark.proc
 def test_export_prompts_without_completions_is_one_line(tmp_path):
     proc = subprocess.run(cockpit_cmd("findings", str(FIXTURES / "trl_sft_token_accuracy.json"),
                                       "--export-prompts", str(tmp_path / "x.jsonl")),
@@ -95,6 +97,7 @@ def test_export_prompts_without_completions_is_one_line(tmp_path):
     assert proc.stderr.count("\n") == 1 and "no completions were logged" in proc.stderr
 
 
+@pytest.mark.proc
 def test_a_replayed_dpo_state_where_both_logps_fall_gets_that_finding():
     proc = subprocess.run(cockpit_cmd("findings", str(DPO_FALLING), "--json"), capture_output=True, text=True,
                           timeout=120)
@@ -189,6 +192,7 @@ def test_a_bad_finding_rule_is_named_with_its_fix():
     assert len(lines) == 2 and all("name a finding kind, e.g. finding: reward_hacking" in line for line in lines)
 
 
+@pytest.mark.proc
 def test_watch_prints_findings_as_they_come(tmp_path):
     run = _run_copy(tmp_path)
     with journal.JournalWriter(run.events) as jw:
@@ -199,6 +203,7 @@ def test_watch_prints_findings_as_they_come(tmp_path):
         in proc.stdout
 
 
+@pytest.mark.proc
 def test_findings_json_lists_the_recorded_and_the_judged(tmp_path):
     run = _run_copy(tmp_path)
     with journal.JournalWriter(run.events) as jw:

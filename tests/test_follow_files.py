@@ -37,6 +37,7 @@ def _state(out, steps: int) -> None:
 
 
 @pytest.mark.anyio
+@pytest.mark.proc
 async def test_an_output_dir_another_process_writes_is_followed_live(tmp_path):
     from cockpit.ui.screens.replay import ReplayScreen
     from cockpit.ui.widgets.run.run_header import RunHeader

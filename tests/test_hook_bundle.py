@@ -77,6 +77,7 @@ def _python(version: str) -> str | None:
     return found
 
 
+@pytest.mark.proc
 def test_the_hook_folder_imports_on_the_oldest_python_a_supported_trl_line_runs_on(tmp_path):
     oldest = min((line.python for line in versions.TRL_LINES), key=versions.parse)
     python = _python(oldest)
@@ -122,6 +123,7 @@ def bare_venv(tmp_path_factory) -> Path:
     return where / "bin" / "python"
 
 
+@pytest.mark.proc
 def test_a_command_in_another_env_sees_none_of_the_cockpits_packages(tmp_path, runs_dir, bare_venv):
     probe = tmp_path / "probe.py"
     probe.write_text(textwrap.dedent("""
@@ -144,6 +146,7 @@ def test_a_command_in_another_env_sees_none_of_the_cockpits_packages(tmp_path, r
     assert sorted(p.name for p in (run.path / "hook").iterdir()) == [bundle.PRIVATE, "sitecustomize.py"]
 
 
+@pytest.mark.proc
 def test_a_command_whose_python_cannot_import_transformers_is_refused_in_one_line(tmp_path, runs_dir, bare_venv):
     with pytest.raises(CockpitError) as err:
         prepare_script([str(bare_venv), "train.py"], cwd=tmp_path, runs_dir=runs_dir)

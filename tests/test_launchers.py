@@ -62,6 +62,7 @@ def test_a_preset_launched_with_a_trl_config_keeps_the_resolved_copy_and_runs(tm
     assert "accelerate.yaml" in (run / "run.yaml").read_text()
 
 
+@pytest.mark.proc
 def test_a_gpu_config_on_this_machine_is_one_line_each_before_launch(tmp_path):
     if Path("/dev/nvidia0").exists():
         pytest.skip("this machine has a GPU")

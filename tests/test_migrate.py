@@ -92,6 +92,7 @@ def _copy(tmp_path: Path, name: str) -> Path:
     return target
 
 
+@pytest.mark.proc
 def test_migrate_guesses_grpo_from_its_reward_keys_and_leaves_open_r1s_own_keys(tmp_path):
     recipe = _copy(tmp_path, "openr1_grpo.yaml")
     proc = _cockpit("migrate", str(recipe), cwd=tmp_path)
@@ -104,6 +105,7 @@ def test_migrate_guesses_grpo_from_its_reward_keys_and_leaves_open_r1s_own_keys(
     assert copy["dtype"] == "bfloat16" and "torch_dtype" not in copy
 
 
+@pytest.mark.proc
 def test_migrate_for_the_handbooks_script_keeps_dataset_mixture_and_chat_template(tmp_path):
     """The handbook's and open-r1's scripts read dataset_mixture themselves ("Either dataset_name or
     dataset_mixture must be provided" once it was turned into `datasets`)."""
@@ -125,6 +127,7 @@ def test_migrate_for_the_handbooks_script_keeps_dataset_mixture_and_chat_templat
     assert copy["datasets"][0]["path"] == "HuggingFaceH4/ultrachat_200k" and "dataset_mixture" not in copy
 
 
+@pytest.mark.proc
 def test_migrate_asks_for_the_trainer_only_when_no_key_tells(tmp_path):
     recipe = _copy(tmp_path, "trl_dpo.yaml")
     proc = _cockpit("migrate", str(recipe), cwd=tmp_path)
@@ -135,6 +138,7 @@ def test_migrate_asks_for_the_trainer_only_when_no_key_tells(tmp_path):
     assert _cockpit("migrate", str(recipe), "--trainer", "dpo", cwd=tmp_path).returncode == 0
 
 
+@pytest.mark.proc
 def test_smollm3s_packing_strategy_ffd_is_renamed_bfd(tmp_path):
     recipe = _copy(tmp_path, "smollm3_sft.yaml")
     proc = _cockpit("migrate", str(recipe), cwd=tmp_path)
@@ -184,6 +188,7 @@ def test_a_migrated_chat_template_launches_from_another_folder(tmp_path):
     assert run_yaml["chat_template_path"] == str(template)
 
 
+@pytest.mark.proc
 def test_a_chat_template_path_is_the_presets_neighbour_and_a_missing_one_is_refused(tmp_path):
     folder = tmp_path / "recipes"
     folder.mkdir()

@@ -17,10 +17,7 @@ from cockpit.launch.plan import launch, resume, stop
 from cockpit.run import journal
 from cockpit.run.folder import RunFolder
 from conftest import cockpit_cmd, stored_completions, wait_for
-
-pytestmark = pytest.mark.slow
-
-
+from helpers import fake_argv, fake_run
 
 
 def _metric_steps(run: RunFolder) -> list[int]:
@@ -42,6 +39,7 @@ def _group_alive(pgid: int) -> bool:
     return True
 
 
+@pytest.mark.slow
 def test_demo_grpo_wait_in_an_empty_directory(tmp_path):
     """The run model's 'done when': reward metrics, completions and a final run_ended."""
     work = tmp_path / "empty"
@@ -66,19 +64,18 @@ def test_demo_grpo_wait_in_an_empty_directory(tmp_path):
     assert run.trl_yaml.is_file() and (run.output / "trainer_state.json").is_file()
 
 
-def test_stop_and_save_then_resume_continues_the_same_journal(tmp_path):
-    preset = apply_overrides(load_preset("demo-sft"), [
-        "max_steps=400", "save_steps=1000", "eval_strategy=no", "cockpit.completions={}"])
-    run = launch(preset, tmp_path / "runs")
-    wait_for(lambda: len(_metric_steps(run)) >= 3)
-    stop(run, save=True)
+@pytest.mark.slow
+def test_stop_and_save_then_resume_continues_the_same_journal(farm_run):
+    """The stop with a save is the run farm's `stopped` run (tests/helpers.py: 24 demo-sft steps,
+    `cockpit stop` after 5 or more), a copy of it; the resume, more steps and the force stop are here."""
+    run = farm_run("stopped")
     end = wait_for(lambda: _ended(run))
     assert end.data["state"] == "stopped", end.data
     status = run.read_status()
     assert status.state == "stopped" and status.exit_code == 0
     steps_before = _metric_steps(run)
     last = steps_before[-1]
-    assert last < 400
+    assert last < 24
     ckpts = run.checkpoints()
     assert ckpts and ckpts[-1].name == f"checkpoint-{last}"
     records, _ = journal.read_all(run.events)
@@ -86,7 +83,7 @@ def test_stop_and_save_then_resume_continues_the_same_journal(tmp_path):
 
     # Resume: a new attempt in the same folder, steps continue after the checkpoint.
     run.update_status()  # status file readable and not live
-    resume(run)
+    resume(run, ["max_steps=400"])  # room to be force-stopped mid-way
     wait_for(lambda: len(_metric_steps(run)) > len(steps_before) + 2)
     stop(run, save=False, grace_s=5)
     end = wait_for(lambda: _ended(run) if _ended(run).data["state"] != "stopped" else None)
@@ -100,10 +97,11 @@ def test_stop_and_save_then_resume_continues_the_same_journal(tmp_path):
     assert run.read_status().attempt == 2
 
 
+@pytest.mark.proc
 def test_force_stop_kills_the_whole_process_group(tmp_path):
-    preset = apply_overrides(load_preset("demo-sft"), ["max_steps=100000", "save_steps=100000",
-                                                      "eval_strategy=no"])
-    run = launch(preset, tmp_path / "runs")
+    """The trainer and the child it started (a dataloader worker, say) go; the fake trainer stands in
+    for the training: the subject is the supervisor's process group and signals."""
+    run = fake_run(tmp_path / "runs", "--steps", "0", "--every", "0.2", "--child")
     wait_for(lambda: run.read_status().pgid and len(_metric_steps(run)) >= 1)
     pgid = run.read_status().pgid
     status = stop(run, save=False, grace_s=5)
@@ -115,13 +113,15 @@ def test_force_stop_kills_the_whole_process_group(tmp_path):
     assert status is not None
 
 
+@pytest.mark.proc
 def test_a_run_outlives_the_process_that_launched_it(tmp_path):
     """The launcher (here `cockpit run` without --wait) exits at once; the run goes on alone,
-    with no file descriptor tied to the launching terminal."""
+    with no file descriptor tied to the launching terminal. (The fake trainer: the subject is
+    the detached supervisor, the same for a preset run and a script run.)"""
     runs = tmp_path / "runs"
-    proc = subprocess.run(cockpit_cmd("run", "demo-sft", "--runs-dir", str(runs), "--set",
-                                      "max_steps=8", "--set", "eval_strategy=no"),
-                          capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    proc = subprocess.run(cockpit_cmd("run", "--runs-dir", str(runs), "--", *fake_argv("--steps", "20",
+                                                                                       "--every", "0.1")),
+                          capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     run = RunFolder(Path(proc.stdout.strip()))
     status = wait_for(lambda: run.read_status() if run.read_status().pid else None)
@@ -139,6 +139,7 @@ def test_a_run_outlives_the_process_that_launched_it(tmp_path):
     assert end.data["state"] == "finished"
 
 
+@pytest.mark.slow
 def test_a_failing_run_ends_failed_with_a_reason(tmp_path):
     """A dataset the runner cannot use (hub id, no network) fails with the reason recorded."""
     preset = apply_overrides(load_preset("demo-sft"), ["dataset_name=someone/not-a-real-dataset"])
@@ -150,16 +151,16 @@ def test_a_failing_run_ends_failed_with_a_reason(tmp_path):
     assert st.state == "failed" and st.exit_code not in (0, None)
 
 
+@pytest.mark.proc
 def test_sigkill_of_the_trainer_is_classified_as_oom_killer(tmp_path):
-    preset = apply_overrides(load_preset("demo-sft"), ["max_steps=100000", "save_steps=100000",
-                                                      "eval_strategy=no"])
-    run = launch(preset, tmp_path / "runs")
+    run = fake_run(tmp_path / "runs", "--steps", "0", "--every", "0.2")
     wait_for(lambda: len(_metric_steps(run)) >= 1)
     os.kill(run.read_status().pid, signal.SIGKILL)
     end = wait_for(lambda: _ended(run))
     assert end.data["state"] == "killed" and "OOM" in end.data["reason"]
 
 
+@pytest.mark.slow
 def test_two_processes_write_one_journal(tmp_path):
     """cockpit.launcher.num_processes=2 on a CPU box: two ranks (torchrun, gloo), rank 0 alone
     writes the journal, one metrics line per step."""
@@ -176,6 +177,7 @@ def test_two_processes_write_one_journal(tmp_path):
     assert "nproc_per_node 2" in run.command_txt.read_text()
 
 
+@pytest.mark.slow
 def test_a_relative_runs_dir_works(tmp_path):
     """`--runs-dir runs` from the shell: the supervisor, which runs inside the run folder, still
     finds its journal."""

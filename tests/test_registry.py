@@ -314,6 +314,7 @@ def test_trainer_names_are_snake_case_of_the_class_prefix() -> None:
 # --- layering
 
 
+@pytest.mark.proc
 def test_importing_the_registry_loads_no_trl_or_torch() -> None:
     code = textwrap.dedent(
         """

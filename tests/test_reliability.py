@@ -16,8 +16,9 @@ import pytest
 from cockpit.run import journal
 from cockpit.run.folder import RunFolder
 from conftest import cockpit_cmd, wait_for
+from helpers import fake_argv
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.proc
 
 
 def _read_until(fd: int, needle: bytes, timeout: float) -> bytes:
@@ -41,9 +42,9 @@ def _read_until(fd: int, needle: bytes, timeout: float) -> bytes:
 def test_hanging_up_the_terminal_does_not_touch_the_run(tmp_path):
     runs = tmp_path / "runs"
     max_steps = 60
-    argv = cockpit_cmd("run", "demo-sft", "--wait", "--runs-dir", str(runs), "--set",
-                       f"max_steps={max_steps}", "--set", "eval_strategy=no",
-                       "--set", "save_steps=1000")
+    # The fake trainer (tests/helpers.py): the subject is the terminal, the supervisor and the journal.
+    argv = cockpit_cmd("run", "--wait", "--runs-dir", str(runs), "--",
+                       *fake_argv("--steps", str(max_steps), "--every", "0.1"))
     pid, fd = pty.fork()
     if pid == 0:  # the child: a shell-less "terminal session" running cockpit
         os.execv(sys.executable, argv)
@@ -76,5 +77,5 @@ def test_hanging_up_the_terminal_does_not_touch_the_run(tmp_path):
     records, end = wait_for(ended)
     assert end.data["state"] == "finished", end.data
     steps = [r.step for r in records if r.kind == "metrics" and not r.data.get("summary")]
-    assert steps == list(range(1, max_steps + 1))  # one line per on_log call, none lost
+    assert steps == list(range(1, max_steps + 1))  # one line per step, none lost
     assert run.read_status().state == "finished"

@@ -40,6 +40,7 @@ def _cockpit(*args: str) -> subprocess.CompletedProcess:
                           stdin=subprocess.DEVNULL, env=dict(os.environ))
 
 
+@pytest.mark.proc
 def test_dry_run_and_run_name_the_column_accuracy_reward_needs(tmp_path):
     preset = _preset(tmp_path, "[accuracy_reward]")
     runs = tmp_path / "runs"

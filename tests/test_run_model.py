@@ -238,6 +238,7 @@ def test_ppo_needs_a_reward_model_or_the_old_trl(registry):
     (["replay", "/nonexistent/trainer_state.json"], "nonexistent"),
     (["fields", "sfft"], "did you mean 'sft'"),
 ])
+@pytest.mark.proc
 def test_cli_bad_input_is_one_line_and_exit_2(runs_dir, args, needle):
     proc = subprocess.run(cockpit_cmd("--runs-dir", str(runs_dir), *args), capture_output=True,
                           text=True, timeout=120, stdin=subprocess.DEVNULL)
@@ -248,6 +249,7 @@ def test_cli_bad_input_is_one_line_and_exit_2(runs_dir, args, needle):
     assert list(runs_dir.iterdir()) == []
 
 
+@pytest.mark.proc
 def test_malformed_preset_file_is_one_line(runs_dir, tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text("trainer: sft\n  max_steps: : 3\n")
@@ -257,6 +259,7 @@ def test_malformed_preset_file_is_one_line(runs_dir, tmp_path):
     assert "bad.yaml" in proc.stderr and "line" in proc.stderr
 
 
+@pytest.mark.proc
 def test_dry_run_prints_config_and_command_and_starts_nothing(runs_dir):
     proc = subprocess.run(cockpit_cmd("run", "demo-grpo", "--dry-run", "--runs-dir", str(runs_dir),
                                       "--set", "max_steps=3"),
@@ -268,6 +271,7 @@ def test_dry_run_prints_config_and_command_and_starts_nothing(runs_dir):
 
 
 @pytest.mark.parametrize("preset", ["sft-lora-qwen", "grpo-qwen", "dpo-ultrafeedback"])
+@pytest.mark.proc
 def test_real_model_presets_pass_dry_run(runs_dir, preset):
     proc = subprocess.run(cockpit_cmd("run", preset, "--dry-run", "--runs-dir", str(runs_dir)),
                           capture_output=True, text=True, timeout=120)
@@ -275,6 +279,7 @@ def test_real_model_presets_pass_dry_run(runs_dir, preset):
     assert "model_name_or_path: Qwen/" in proc.stdout
 
 
+@pytest.mark.proc
 def test_ppo_preset_dry_run_matches_the_installed_trl(runs_dir, registry):
     proc = subprocess.run(cockpit_cmd("run", "ppo-tldr", "--dry-run", "--runs-dir", str(runs_dir)),
                           capture_output=True, text=True, timeout=120)
@@ -286,6 +291,7 @@ def test_ppo_preset_dry_run_matches_the_installed_trl(runs_dir, registry):
         assert "trl==1.12" in proc.stderr
 
 
+@pytest.mark.proc
 @pytest.mark.usefixtures("registry")
 def test_trainers_json_lists_at_least_twenty():
     proc = subprocess.run(cockpit_cmd("trainers", "--json"), capture_output=True, text=True,

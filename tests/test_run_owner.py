@@ -23,7 +23,7 @@ from cockpit.run import journal, owner
 from cockpit.run.summaries import effective_state
 from conftest import REPO, cockpit_cmd, wait_for
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.proc  # the resume test trains for real: slow
 PIPELINE = REPO / "tests" / "fixtures" / "scripts" / "pipeline.py"
 
 WAITER = """
@@ -169,6 +169,7 @@ def test_force_stop_never_signals_an_unrelated_process_that_took_the_recorded_pi
         stranger.wait()
 
 
+@pytest.mark.slow
 def test_two_resumes_at_once_start_one_owner_and_the_winner_continues_from_the_checkpoint(tmp_path, runs_dir):
     from cockpit.demo import demo_dir
     from cockpit.runner.assets import ensure_all

@@ -17,7 +17,6 @@ from cockpit.run import journal
 from cockpit.run.folder import RunFolder
 from conftest import REPO, stored_completions, wait_for
 
-pytestmark = pytest.mark.slow
 PIPELINE = REPO / "tests" / "fixtures" / "scripts" / "pipeline.py"
 
 
@@ -40,6 +39,7 @@ def _run_to_end(command: list[str], cwd: Path, runs_dir: Path, **kw) -> RunFolde
     return run
 
 
+@pytest.mark.slow
 def test_a_hand_written_grpo_script_is_watched_with_its_python_reward_and_completions(tmp_path, runs_dir, demo):
     cmd = [sys.executable, str(PIPELINE), str(demo / "models" / "tiny-lm"), str(demo / "data"), "out",
            "--stage", "grpo", "--max-steps", "4", "--save-steps", "2"]
@@ -70,6 +70,7 @@ def test_a_hand_written_grpo_script_is_watched_with_its_python_reward_and_comple
     assert "cd " + str(tmp_path) in run.command_txt.read_text()
 
 
+@pytest.mark.slow
 def test_trl_own_sft_script_with_a_config_runs_under_script_mode(tmp_path, runs_dir, demo):
     config = tmp_path / "sft.yaml"
     config.write_text(textwrap.dedent(f"""\
@@ -93,6 +94,7 @@ def test_trl_own_sft_script_with_a_config_runs_under_script_mode(tmp_path, runs_
     assert run.name.startswith("sft-")
 
 
+@pytest.mark.proc
 def test_a_users_own_sitecustomize_still_runs_under_the_hook(tmp_path, runs_dir):
     site = tmp_path / "usersite"
     site.mkdir()
@@ -107,6 +109,7 @@ def test_a_users_own_sitecustomize_still_runs_under_the_hook(tmp_path, runs_dir)
     assert run.read_status().state == "finished"
 
 
+@pytest.mark.proc
 def test_a_script_that_never_trains_still_gets_its_output_exit_code_and_reason(tmp_path, runs_dir):
     script = tmp_path / "broken.py"
     script.write_text("print('loading data')\nraise FileNotFoundError('data.jsonl')\n", encoding="utf-8")
@@ -118,6 +121,7 @@ def test_a_script_that_never_trains_still_gets_its_output_exit_code_and_reason(t
     assert _records(run)[-1].kind == journal.RUN_ENDED
 
 
+@pytest.mark.slow
 def test_cockpit_callback_in_a_plain_python_run_makes_a_run_folder_of_its_own(tmp_path, demo):
     script = tmp_path / "incode.py"
     script.write_text(textwrap.dedent(f"""\
@@ -156,6 +160,7 @@ def test_a_script_run_is_named_after_its_script(command, name):
     assert default_name(command) == name
 
 
+@pytest.mark.slow
 def test_a_two_process_torchrun_script_has_exactly_one_journal_writer(tmp_path, runs_dir, demo):
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
            str(PIPELINE), str(demo / "models" / "tiny-lm"), str(demo / "data"), "out", "--stage", "sft",
@@ -179,6 +184,7 @@ def _cli(*args: str, cwd: Path, timeout: float = 600) -> subprocess.CompletedPro
                           stdin=subprocess.DEVNULL)
 
 
+@pytest.mark.slow
 def test_cockpit_run_dash_dash_launches_watches_stops_and_resumes_a_script(tmp_path, demo):
     runs = tmp_path / "runs"
     cmd = [sys.executable, str(PIPELINE), str(demo / "models" / "tiny-lm"), str(demo / "data"), "out",
@@ -211,6 +217,7 @@ def test_cockpit_run_dash_dash_launches_watches_stops_and_resumes_a_script(tmp_p
     assert run.read_status().state == "killed"
 
 
+@pytest.mark.slow
 def test_a_trl_cli_config_runs_with_its_trainer_named_on_the_command_line(tmp_path, demo):
     config = tmp_path / "sft.yaml"
     config.write_text(f"model_name_or_path: {demo / 'models' / 'tiny-lm'}\n"
@@ -223,6 +230,7 @@ def test_a_trl_cli_config_runs_with_its_trainer_named_on_the_command_line(tmp_pa
     assert proc.returncode == 2 and "cockpit run sft" in proc.stderr
 
 
+@pytest.mark.proc
 def test_a_recipe_config_names_every_problem_at_once_and_migrate_fixes_all_but_project_keys(tmp_path):
     recipes = REPO / "tests" / "fixtures" / "recipes"
     proc = _cli("run", "sft", str(recipes / "handbook_sft.yaml"), "--dry-run", cwd=tmp_path)

@@ -18,7 +18,6 @@ from cockpit.run import journal
 from cockpit.run.folder import RunFolder
 from conftest import REPO, cockpit_cmd, wait_for
 
-pytestmark = pytest.mark.slow
 TWO = REPO / "tests" / "fixtures" / "scripts" / "two_trainers.py"
 
 
@@ -30,6 +29,7 @@ def _ended(run: RunFolder) -> bool:
     return not run.read_status().live
 
 
+@pytest.mark.proc
 def test_a_script_that_builds_no_trainer_ends_saying_so(tmp_path, runs_dir):
     run = launch_prepared(prepare_script([sys.executable, "-c", "print('hello, no training here')"], cwd=tmp_path,
                                          runs_dir=runs_dir, name="plain"))
@@ -44,6 +44,7 @@ def test_a_script_that_builds_no_trainer_ends_saying_so(tmp_path, runs_dir):
     assert [r["reason"] for r in rows if r["name"] == run.name] == [status.reason]
 
 
+@pytest.mark.slow
 def test_two_trainers_in_one_script_resume_and_export_as_two_segments(tmp_path, runs_dir):
     from cockpit.demo import demo_dir
     from cockpit.runner.assets import ensure_all

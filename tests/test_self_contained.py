@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 from conftest import FIXTURES, REPO
 
 # A path that climbs out of the checkout, or names a folder that only exists beside it.
@@ -22,6 +24,7 @@ def _project_files(*tops: str) -> list[Path]:
     return [REPO / line for line in out.splitlines() if (REPO / line).is_file()]
 
 
+@pytest.mark.proc
 def test_no_source_or_test_refers_outside_the_checkout():
     offenders = []
     for path in _project_files("cockpit", "tests", "docs", "bench"):
@@ -42,6 +45,7 @@ def test_trainer_state_fixtures_live_in_the_checkout_with_their_provenance():
         assert f"`{name}`" in provenance, f"{name} has no provenance row"
 
 
+@pytest.mark.proc
 def test_the_wheel_ships_every_preset_and_theme_and_finds_them(tmp_path):
     """`pip install .` (no -e) reads presets and themes from inside the package, as a checkout
     reads them from the top-level folders: both see the same files."""

@@ -73,6 +73,7 @@ async def _ws_status(url: str, **headers: str) -> int:
             return exc.status
 
 
+@pytest.mark.proc
 def test_a_websocket_from_another_origin_or_without_the_token_is_refused(served):
     base, token = served
     ws = base.replace("http://", "ws://") + "/ws"
@@ -93,6 +94,7 @@ def test_a_websocket_from_another_origin_or_without_the_token_is_refused(served)
         "right token, foreign origin", "right token, null origin", "right token, foreign Host"], 403)
 
 
+@pytest.mark.proc
 def test_the_printed_token_and_the_pages_own_origin_get_the_tui(served):
     base, token = served
 

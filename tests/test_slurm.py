@@ -53,6 +53,7 @@ def test_the_script_for_four_nodes_starts_one_launcher_per_node_with_global_rank
     assert "--rdzv_backend=c10d --rdzv_endpoint=$COCKPIT_MAIN_ADDR:$COCKPIT_MAIN_PORT" in text
 
 
+@pytest.mark.proc
 def test_gpus_per_node_starts_one_process_per_gpu_unless_num_processes_is_given(tmp_path):
     """`kind: slurm` with `gpus_per_node: 8` and no num_processes: eight processes a node, not one."""
     from conftest import cockpit_cmd

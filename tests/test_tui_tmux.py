@@ -35,6 +35,7 @@ def _screen_of(command: list[str], *, until: tuple[str, ...], limit: float = 30.
         subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
 
 
+@pytest.mark.proc
 def test_replay_in_a_real_terminal_shows_the_metrics(tmp_path):
     fixture = FIXTURES / "trl_grpo_modern_multireward.json"
     screen = _screen_of([sys.executable, "-m", "cockpit.cli", "--runs-dir", str(tmp_path),

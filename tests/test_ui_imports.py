@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 HEAVY = ("torch", "transformers", "trl", "peft", "datasets")
 UI_DIR = Path(__file__).resolve().parents[1] / "cockpit" / "ui"
 
@@ -18,6 +20,7 @@ def _loaded_after(code: str) -> set[str]:
     return set(json.loads(out.stdout.strip().splitlines()[-1]))
 
 
+@pytest.mark.proc
 def test_every_ui_module_imports_without_the_training_stack():
     modules = sorted(
         "cockpit." + ".".join(p.relative_to(UI_DIR.parent).with_suffix("").parts)
@@ -45,6 +48,7 @@ def _modules_of(package: str) -> list[str]:
                   for p in root.rglob("*.py") if p.stem not in ("__init__", "__main__"))
 
 
+@pytest.mark.proc
 def test_core_imports_neither_textual_nor_torch():
     modules = ["cockpit", "cockpit.errors", "cockpit.paths", "cockpit.files", "cockpit.cli", "cockpit.hook",
                *_modules_of("cli")]
@@ -82,6 +86,7 @@ CALLBACK_MODULES = ("cockpit.runner.callback", "cockpit.hook.callback", "cockpit
 """They subclass transformers' TrainerCallback, so they import it at the top."""
 
 
+@pytest.mark.proc
 def test_training_side_modules_import_the_training_stack_only_inside_functions():
     """Discovery, the demo assets, the runner's build steps import fast and light: torch and
     friends load when a function that needs them runs (each module in its own process)."""

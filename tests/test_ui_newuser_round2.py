@@ -33,6 +33,7 @@ def _fake_checkpoint(folder: Path, step: int, max_steps: int = 100) -> None:
 # -- 1: a stopped script-mode run resumes from the TUI --------------------------------------------
 
 
+@pytest.mark.proc
 async def test_a_stopped_script_run_offers_u_resume_and_u_starts_the_next_attempt(tmp_path):
     from cockpit.launch import plan as launch
     from cockpit.launch.script import prepare_script

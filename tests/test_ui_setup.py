@@ -98,6 +98,7 @@ def launch_button(app) -> Button:
 # -- the flows ---------------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # the launched runner imports the training stack before it is stopped
 @pytest.mark.usefixtures("registry")
 async def test_sft_form_previews_the_yaml_and_launches_a_run(runs_dir):
     from cockpit.launch.plan import stop

@@ -88,6 +88,7 @@ async def test_a_bad_launch_target_is_marked_on_its_field_and_blocks_launch(runs
         assert launch_button(app).disabled
 
 
+@pytest.mark.proc
 @pytest.mark.usefixtures("registry")
 async def test_a_command_is_launched_from_setup_and_runs_under_the_supervisor(runs_dir, tmp_path):
     from cockpit.run.folder import RunFolder

@@ -89,6 +89,7 @@ async def test_a_fresh_runs_folder_focuses_the_presets(tmp_path):
         assert isinstance(app.focused, PresetList)
 
 
+@pytest.mark.slow  # it launches demo-sft from the home screen: the runner imports the training stack
 async def test_enter_on_a_preset_asks_first_with_the_command_and_focus_comes_back_to_the_runs(
         tmp_path):
     from cockpit.launch import plan as launch
@@ -353,6 +354,7 @@ async def test_a_stop_is_information_and_its_advice_is_the_resume_key(tmp_path):
         assert f"`cockpit resume {run.name}`" in str(bar.render())
 
 
+@pytest.mark.slow  # the resume starts a real runner (stopped at once)
 async def test_resuming_clears_the_stop_banner_at_once_and_the_alerts_say_resumed(tmp_path):
     from cockpit.config.presets import load_preset
     from cockpit.config.validate import validate

@@ -1,0 +1,212 @@
+"""The suite's shared machinery: the persistent test cache and the run farm.
+
+- The test cache (demo assets, the TRL schema) is kept between sessions, keyed by the Python and
+  training-stack versions, so a session does not rediscover TRL or rebuild the demo. It lives in
+  the user cache folder (`cockpit-tests/`), or where `COCKPIT_TEST_CACHE` says
+  (`COCKPIT_TEST_CACHE=tmp`: a fresh one per session, as a clean machine has).
+- The run farm trains each canonical run shape once, through the real supervisor, and keeps it
+  next to the test cache, keyed by the cockpit's code and the stack versions: a change to
+  `cockpit/` or `presets/` trains it again. Tests that only read a run take a copy
+  (`farm_run`); a file lock lets several pytest workers (xdist) wait for one build.
+
+docs/testing.md says how to add a shape and when a test should train its own run.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib.metadata
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+STACK = ("torch", "transformers", "trl", "peft", "datasets", "accelerate", "tokenizers")
+
+
+def stack_key() -> str:
+    """The Python and training-stack versions, short-hashed: what the cached assets depend on."""
+    parts = [sys.version.split()[0]]
+    for name in STACK:
+        try:
+            parts.append(f"{name}={importlib.metadata.version(name)}")
+        except importlib.metadata.PackageNotFoundError:
+            parts.append(f"{name}=-")
+    return hashlib.sha256(" ".join(parts).encode()).hexdigest()[:12]
+
+
+@functools.cache
+def code_key() -> str:
+    """The cockpit's code and shipped presets, plus the stack: what a farmed run depends on."""
+    h = hashlib.sha256(stack_key().encode())
+    for top in ("cockpit", "presets"):
+        for path in sorted((REPO / top).rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts:
+                h.update(str(path.relative_to(REPO)).encode() + b"\0" + path.read_bytes() + b"\0")
+    for path in (Path(__file__), REPO / "tests" / "conftest.py"):  # the shapes themselves
+        h.update(path.read_bytes())
+    return h.hexdigest()[:12]
+
+
+def test_cache_dir(session_tmp: Callable[[str], Path]) -> Path:
+    """The cockpit cache the session's tests and their child processes share."""
+    given = os.environ.get("COCKPIT_TEST_CACHE", "")
+    if given == "tmp":
+        return session_tmp("cockpit-cache")
+    if given:
+        return Path(given)
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("cockpit-tests")) / f"cache-{stack_key()}"
+
+
+def farm_dir(cache: Path) -> Path:
+    return Path(f"{cache}-farm") / code_key()
+
+
+# -- the run farm --------------------------------------------------------------------------------
+
+TINY_SFT = ["max_steps=4", "save_steps=2", "eval_steps=2", "cockpit.completions.every_steps=2",
+            "cockpit.completions.num_prompts=2"]
+
+
+@dataclass(frozen=True)
+class Shape:
+    """One canonical run: a demo preset with overrides, trained to its end through the supervisor."""
+
+    preset: str
+    overrides: tuple[str, ...]
+    about: str
+    stop_after: int | None = None  # stop with a save (`cockpit stop`) once this many steps are logged
+
+
+# Each shape is trained at most once per code_key; docs/testing.md lists them.
+SHAPES: dict[str, Shape] = {
+    "sft": Shape("demo-sft", tuple(TINY_SFT),
+                 "demo-sft, 4 steps, eval every 2, checkpoints 2 and 4, completions at steps 2 and 4"),
+    "sft-lora": Shape("demo-sft", (*TINY_SFT, "use_peft=true", "lora_r=4", "lora_target_modules=all-linear",
+                                   "cockpit.name=lora"),
+                      "its LoRA twin (adapter checkpoints)"),
+    "stopped": Shape("demo-sft", ("max_steps=24", "save_steps=1000", "eval_strategy=no", "cockpit.completions={}"),
+                     "demo-sft of 24 steps stopped with a save by `cockpit stop` after 5 or more", stop_after=5),
+}
+
+
+def _metric_steps(run) -> list[int]:
+    from cockpit.run import journal
+
+    records, _ = journal.read_all(run.events)
+    return [r.step for r in records if r.kind == journal.METRICS and not r.data.get("summary")]
+
+
+def _wait_ended(run, timeout: float = 600.0) -> str:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        state = run.read_status().state
+        if state in ("finished", "failed", "killed", "stopped"):
+            return state
+        time.sleep(0.2)
+    raise AssertionError(f"farm: {run.path} did not end in {timeout:.0f}s")
+
+
+def _train(shape: Shape, runs_dir: Path):
+    from cockpit.config.presets import apply_overrides, load_preset
+    from cockpit.launch.plan import launch
+
+    return launch(apply_overrides(load_preset(shape.preset), list(shape.overrides)), runs_dir)
+
+
+def farm_original(cache: Path, name: str) -> Path:
+    """The farmed run folder of shape `name`, trained here first if no worker has yet (under a lock)."""
+    from filelock import FileLock
+
+    from cockpit.run import owner
+    from cockpit.run.folder import RunFolder
+
+    shape = SHAPES[name]
+    root = farm_dir(cache)
+    if not root.is_dir():  # a new code version: farms of old ones, untouched for a week, go
+        for old in root.parent.glob("*"):
+            if old.is_dir() and time.time() - old.stat().st_mtime > 7 * 86400:
+                shutil.rmtree(old, ignore_errors=True)
+    root.mkdir(parents=True, exist_ok=True)
+    home = root / name
+    done = root / f"{name}.done"
+    with FileLock(str(root / f"{name}.lock")):
+        if not done.is_file():
+            shutil.rmtree(home, ignore_errors=True)  # what a killed build left
+            run = _train(shape, home / "runs")
+            if shape.stop_after:
+                deadline = time.monotonic() + 600
+                while len(_metric_steps(run)) < shape.stop_after and run.read_status().live:
+                    if time.monotonic() > deadline:
+                        raise AssertionError(f"farm: {run.path} logged no {shape.stop_after} steps in 600 s")
+                    time.sleep(0.2)
+                said = subprocess.run([sys.executable, "-m", "cockpit.cli", "stop", run.name, "--runs-dir",
+                                       str(run.path.parent)], capture_output=True, text=True, timeout=300,
+                                      stdin=subprocess.DEVNULL)
+                if said.returncode != 0:
+                    raise AssertionError(f"farm: cockpit stop {run.name}: {said.stderr}")
+            state = _wait_ended(run)
+            # the supervisor may still write (an alert after run_ended, its log): the copy waits for its exit
+            status, deadline = run.read_status(), time.monotonic() + 60
+            while owner.same_process(status.supervisor_pid, status.supervisor_started) and time.monotonic() < deadline:
+                time.sleep(0.1)
+            if state != ("stopped" if shape.stop_after else "finished"):
+                tail = run.stdout_log.read_text(errors="replace")[-3000:]
+                raise AssertionError(f"farm: shape {name!r} ended {state}:\n{tail}")
+            done.write_text(str(run.path))
+        return RunFolder(Path(done.read_text())).path
+
+
+_TEXT_FILES = ("run.yaml", "trl.yaml", "command.txt", "events.jsonl", "status.json", "trainer.json",
+               "supervisor.log", "stdout.log")
+
+
+def copy_run(src: Path, runs_dir: Path):
+    """A copy of run folder `src` in `runs_dir`, its own paths rewritten to the copy's (as if it had
+    been trained there). The copy is the test's to change."""
+    from cockpit.run.folder import RunFolder
+
+    runs_dir.mkdir(parents=True, exist_ok=True)
+    dest = runs_dir / src.name
+    shutil.copytree(src, dest, symlinks=True)
+    old, new = str(src).encode(), str(dest).encode()
+    for rel in _TEXT_FILES:
+        path = dest / rel
+        if path.is_file():
+            data = path.read_bytes()
+            if old in data:
+                path.write_bytes(data.replace(old, new))
+    return RunFolder(dest)
+
+
+def farm_copy(shape: str, runs_dir: Path):
+    """A copy of the farm's run of `shape` in `runs_dir` (the session's cache decides the farm)."""
+    return copy_run(farm_original(Path(os.environ["COCKPIT_CACHE_DIR"]), shape), runs_dir)
+
+
+# -- the fake trainer ----------------------------------------------------------------------------
+
+FAKE_TRAINER = REPO / "tests" / "fixtures" / "scripts" / "fake_trainer.py"
+
+
+def fake_argv(*args: str) -> list[str]:
+    """The command line of the stand-in trainer (tests/fixtures/scripts/fake_trainer.py)."""
+    return [sys.executable, str(FAKE_TRAINER), *args]
+
+
+def fake_run(runs_dir: Path, *args: str, name: str = "fake"):
+    """A script run of the fake trainer under the real supervisor (its own process group, signals,
+    files): for tests whose subject is process control, not training. Returns the RunFolder."""
+    from cockpit.launch.plan import launch_prepared
+    from cockpit.launch.script import prepare_script
+
+    runs_dir.mkdir(parents=True, exist_ok=True)
+    return launch_prepared(prepare_script(fake_argv(*args), cwd=runs_dir.parent, runs_dir=runs_dir, name=name))
