@@ -338,6 +338,8 @@ def spikes(r: Reader, kind: FindingKind, key: str) -> Outcome:
         if skip >= n:
             return Quiet(f"{n} points of {key}")
         top = int(np.argmax(resid[skip:])) + skip
+        if resid[top] <= 0:
+            return Quiet(f"no {key} point rose above its running level")
         ratio = f", ×{v[top] / base[top]:.2g} its level" if positive and base[top] > 0 else ""
         return Quiet(f"the largest {key} excursion is {resid[top] / max(scale, 1e-12):.1f} robust σ "
                      f"(step {int(steps[top]):,}{ratio}; fires at {t['sigma']:g} σ"
