@@ -31,7 +31,7 @@ def nothing_trains(r: Reader, kind: FindingKind) -> Outcome:
         return Absent("no loss or grad_norm logged")
     # A GRPO-style loss is 0 by construction at beta 0 (and rounded to 4 digits): a loss of 0
     # says nothing while the gradient norm moves, or when only a reward shows training.
-    zero_loss_counts = "grad_norm" in r or "reward" not in r
+    zero_loss_counts = _all_zero(r, "grad_norm") if "grad_norm" in r else "reward" not in r
     said: list[str] = []
     evidence = []
     first = last = None
@@ -69,6 +69,11 @@ def nothing_trains(r: Reader, kind: FindingKind) -> Outcome:
         return Quiet(quiet or f"fewer than {t['min_points']} points of {' or '.join(keys)}")
     assert first is not None and last is not None
     return [Finding(kind.name, (first, last), kind.severity, "; ".join(said), kind.fix, evidence)]
+
+
+def _all_zero(r: Reader, key: str) -> bool:
+    _, v = r.series(key)
+    return bool(len(v)) and bool(np.all(v[np.isfinite(v)] == 0.0))
 
 
 def lr_zero(r: Reader, kind: FindingKind) -> Outcome:
@@ -225,11 +230,10 @@ def overfitting(r: Reader, kind: FindingKind) -> Outcome:
     train = ""
     if "loss" in r:
         ts, tv = _finite(r, "loss")
-        before = tv[ts <= best_step]
         later = tv[ts > best_step]
-        if len(before) and len(later):
-            k = max(1, min(len(before), len(later), 5))
-            t0, t1 = float(np.median(before[-k:])), float(np.median(later[-k:]))
+        if len(later) >= 2:
+            k = max(1, min(len(later) // 2, 5))
+            t0, t1 = float(np.median(later[:k])), float(np.median(later[-k:]))
             if t1 > t0 * (1 + t["train_flat"]) and t1 - t0 > 0:
                 return Quiet(f"{main} rose from step {best_step:,}, but so did the train loss "
                              f"({fmt(t0)} → {fmt(t1)}): not overfitting")
