@@ -24,6 +24,7 @@ from textual.widgets import DataTable, Input, Static
 from cockpit.findings import report
 from cockpit.findings.judge import examine, judge_run
 from cockpit.findings.model import Finding, Judgement
+from cockpit.metrics.glossary import one_line
 from cockpit.metrics.rundata import RunData
 from cockpit.ui.text import markup, num, printable
 
@@ -186,7 +187,8 @@ class FindingsPane(Vertical):
         if key == self._detail_of:
             return
         self._detail_of = key
-        shown = detail(f) if f else Content("")
+        family = self.checked.family if self.checked is not None else None
+        shown = detail(f, family) if f else Content("")
         if self.checked is not None and not self.has_class("-evidence"):
             shown = Content("\n").join([shown, checked(self.checked)]) if f else checked(self.checked)
         self.query_one("#findings-detail", Static).update(shown)
@@ -210,8 +212,9 @@ class FindingsPane(Vertical):
             self._show_detail()
 
 
-def detail(f: Finding) -> Content:
-    """A finding's summary, fix and evidence, as text (nothing from the run is markup)."""
+def detail(f: Finding, family: str | None = None) -> Content:
+    """A finding's summary, fix and evidence, as text (nothing from the run is markup); each
+    metric of the evidence with what it means (the glossary, in the wording of `family`)."""
     lines = [markup("[b]$kind[/b] · $where · $severity", kind=f.kind, severity=f.severity,
                     where="whole run" if f.steps is None else f"steps {f.steps[0]}–{f.steps[1]}"),
              markup("$summary", summary=f.summary)]
@@ -223,6 +226,9 @@ def detail(f: Finding) -> Content:
             pts = ev.get("points") or []
             shown = ", ".join(f"{p[0]}: {num(p[1])}" for p in pts[:: max(1, -(-len(pts) // 12))])
             lines.append(markup("\n[b]$key[/b] ($n points)  $pts", key=ev.get("key"), n=len(pts), pts=shown))
+            meaning = one_line(str(ev.get("key") or ""), family)
+            if meaning:
+                lines.append(markup("  [dim]$meaning[/dim]", meaning=meaning))
         elif kind == "completions":
             lines.append(markup("\n[b]step $step[/b] — $what", step=ev.get("step"),
                                 what=ev.get("what") or "completions"))
