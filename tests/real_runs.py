@@ -16,7 +16,8 @@ HERE = Path(__file__).resolve().parent
 CORPUS = HERE / "fixtures" / "real_runs"
 LABELS = CORPUS / "labels.yaml"
 
-CLASS_KIND = {"other:clipping": "clipping", "other:wasted_groups": "wasted_groups"}
+CLASS_KIND = {"other:clipping": "clipping", "other:wasted_groups": "wasted_groups",
+              "other:nonfinite_grad_norm": "nonfinite_grad_norm"}
 """Label classes named differently from the kind that answers them."""
 
 

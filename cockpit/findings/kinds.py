@@ -47,6 +47,19 @@ KINDS: dict[str, FindingKind] = {k.name: k for k in (
             # ... or the very same value at every point, this many points or more.
         }),
     FindingKind(
+        "nonfinite_grad_norm", "NaN or inf gradients", GENERAL, "warning",
+        "some steps had a NaN or inf gradient, so their update was skipped (fp16 loss scaling) or "
+        "broke the weights: train in bf16 if the hardware has it, lower the learning rate, keep "
+        "max_grad_norm on, and look at the batches of those steps",
+        {
+            "min_points": 5,
+            "count": 2,
+            # grad_norm (or loss) NaN/inf at this many logged points or more (not at the very end:
+            # a run that stays NaN is nothing_trains) ...
+            "share": 0.02,
+            # ... and at this share of them or more.
+        }),
+    FindingKind(
         "lr_zero", "Learning rate 0", GENERAL, "error",
         "the optimizer steps with a learning rate of 0: check learning_rate and the scheduler "
         "(warmup over the whole run, a schedule that already ended at a resume)",

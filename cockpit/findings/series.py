@@ -34,11 +34,22 @@ class Reader:
         self.store = store
         self.copy = copy
         self._cache: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        self._finite: dict[str, tuple[np.ndarray, np.ndarray]] = {}
 
     def series(self, key: str) -> tuple[np.ndarray, np.ndarray]:
+        """Every point of a series (NaN and inf kept), read once a pass."""
         got = self._cache.get(key)
         if got is None:
             got = self._cache[key] = self.store.series(key, copy=self.copy)
+        return got
+
+    def finite(self, key: str) -> tuple[np.ndarray, np.ndarray]:
+        """The finite points of a series, filtered once a pass."""
+        got = self._finite.get(key)
+        if got is None:
+            steps, values = self.series(key)
+            keep = np.isfinite(values)
+            got = self._finite[key] = (steps, values) if keep.all() else (steps[keep], values[keep])
         return got
 
     def keys(self) -> list[str]:
@@ -54,6 +65,8 @@ class Reader:
 
 def series(store: Reader | MetricStore, key: str) -> tuple[np.ndarray, np.ndarray]:
     """The finite points of a series."""
+    if isinstance(store, Reader):
+        return store.finite(key)
     steps, values = store.series(key)
     keep = np.isfinite(values)
     if keep.all():
