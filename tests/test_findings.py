@@ -47,8 +47,9 @@ def test_public_runs_get_only_the_findings_that_are_true_there():
     """Eight real public trainer_state.json files (labelled in tests/fixtures/real_runs/labels.yaml):
     the GRPO run whose completions were clipped 89% of the time gets `clipping`; the old-naming
     GRPO run's two format rewards never pay; the Whisper run's eval loss rises while its WER still
-    improves (info, not overfitting); the DPO run's grad_norm is NaN at 4 steps; nothing else fires (the DPO and ORPO runs' chosen log-probs
-    do not fall, the SFT and plain Trainer runs are healthy)."""
+    improves (info, not overfitting); the DPO run's grad_norm is NaN at 4 steps; nothing else
+    fires (the DPO and ORPO runs' chosen log-probs do not fall, the SFT and plain Trainer runs are
+    healthy)."""
     got = {p.name: sorted(f.kind for f in _findings(p)) for p in sorted(FIXTURES.glob("*.json"))}
     assert got.pop("trl_grpo_modern_multireward.json") == ["clipping"]
     assert got.pop("trl_grpo_legacy_reward_keys.json") == ["reward_never_pays"]

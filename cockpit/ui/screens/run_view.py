@@ -70,8 +70,9 @@ class RunView(Screen):
         Binding("m", "pick_metric", "Pick metric", tooltip="Add a panel, or replace the focused one",
                 id="run.pick_metric"),
         Binding("d", "remove_panel", "Remove panel", show=False, id="run.remove_panel"),
-        Binding("i", "explain_metric", "What is this?", tooltip="What the focused panel's metrics mean, and what "
-                "healthy looks like (every panel's when none is focused)", id="run.explain_metric"),
+        Binding("i", "explain_metric", "What is this?", show=False,
+                tooltip="What the focused panel's metrics mean, and what healthy looks like (every panel's "
+                "when none is focused)", id="run.explain_metric"),
         Binding("0", "reset_panels", "Default panels", show=False, id="run.reset_panels"),
         Binding("e", "toggle_smoothing", "Smoothing", id="run.toggle_smoothing"),
         Binding("plus,equals_sign", "smoothing(1)", "More smoothing", show=False,

@@ -101,6 +101,7 @@ class FindingsPane(Vertical):
     FindingsPane #findings-table { height: auto; max-height: 12; }
     FindingsPane #findings-detail-scroll { height: 1fr; padding: 0 1; }
     FindingsPane.-evidence #findings-table { display: none; }
+    FindingsPane.-empty #findings-table { display: none; }
     """
 
     def __init__(self, *, judge: bool = False, id: str | None = None) -> None:
@@ -154,7 +155,8 @@ class FindingsPane(Vertical):
             table = self.query_one(FindingsTable)
             table.show(self.findings)
             had_focus = table.has_focus or self.query_one("#findings-detail-scroll").has_focus
-            table.display = bool(self.findings)
+            self.set_class(not self.findings, "-empty")
+            table.can_focus = bool(self.findings)  # no row keys without rows
             if had_focus and self.is_on_screen:
                 self._focus_list()
             if self.findings:
