@@ -17,7 +17,8 @@ CORPUS = HERE / "fixtures" / "real_runs"
 LABELS = CORPUS / "labels.yaml"
 
 CLASS_KIND = {"other:clipping": "clipping", "other:wasted_groups": "wasted_groups",
-              "other:nonfinite_grad_norm": "nonfinite_grad_norm"}
+              "other:nonfinite_values": "nonfinite_values", "other:loss_rises_in_warmup": "loss_rises_in_warmup",
+              "other:memorisation_no_eval": "memorisation_no_eval"}
 """Label classes named differently from the kind that answers them."""
 
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from cockpit.findings.kinds import KINDS, FindingKind
 from cockpit.findings.model import Finding
-from cockpit.findings.series import Absent, Quiet, Reader, fmt, interval, merge_ranges, noise, points
+from cockpit.findings.series import Absent, Quiet, Reader, edges, fmt, interval, merge_ranges, noise, points
 
 Outcome = list[Finding] | Quiet | Absent
 
@@ -73,32 +73,72 @@ def nothing_trains(r: Reader, kind: FindingKind) -> Outcome:
     return [Finding(kind.name, (first, last), kind.severity, "; ".join(said), kind.fix, evidence)]
 
 
-def nonfinite_grad_norm(r: Reader, kind: FindingKind) -> Outcome:
+def nonfinite_values(r: Reader, kind: FindingKind) -> Outcome:
     t = kind.thresholds
-    keys = [k for k in ("grad_norm", "loss") if k in r]
-    if not keys:
-        return Absent("no grad_norm or loss logged")
-    said, evidence, where = [], [], []
-    for key in keys:
+    tail = int(KINDS["nothing_trains"].thresholds["nan_tail"])
+    bad_steps: list[np.ndarray] = []
+    by_key: list[tuple[str, int]] = []
+    logged = 0  # the logged steps: as many as the longest series has
+    for key in r.keys():
+        if key.endswith(_NOT_METRICS):
+            continue
         steps, raw = r.series(key)
-        n = len(raw)
-        if n < t["min_points"]:
+        logged = max(logged, len(steps))
+        if np.isfinite(raw.sum()):  # one pass: a sum is finite only when every value is
             continue
         bad = ~np.isfinite(raw)
-        if bad[-int(KINDS["nothing_trains"].thresholds["nan_tail"]):].all():
+        if not bad.any():
+            continue
+        if key in ("loss", "grad_norm") and bad[-tail:].all():
             continue  # diverged for good: nothing_trains says it
-        count = int(bad.sum())
-        if count >= t["count"] and count >= t["share"] * n:
-            at = steps[bad]
-            shown = ", ".join(f"{int(s):,}" for s in at[:8]) + (f" and {count - 8} more" if count > 8 else "")
-            said.append(f"{key} is NaN/inf at {count} of {n} logged steps ({shown})")
-            evidence.append(points(key, steps, raw, int(steps[0]), int(steps[-1]), keep=at))
-            where += [int(at[0]), int(at[-1])]
-    if not said:
-        counts = {k: int((~np.isfinite(r.series(k)[1])).sum()) for k in keys}
-        return Quiet(", ".join(f"{k} non-finite at {c} points" for k, c in counts.items())
-                     + f" (fires at {t['count']} and {t['share']:.0%})")
-    return [Finding(kind.name, (min(where), max(where)), kind.severity, "; ".join(said), kind.fix, evidence)]
+        bad_steps.append(steps[bad])
+        by_key.append((key, int(bad.sum())))
+    if not logged:
+        return Absent("no metric logged")
+    at = np.unique(np.concatenate(bad_steps)) if bad_steps else np.empty(0, dtype=np.int64)
+    if len(at) < t["count"] or len(at) < t["share"] * logged:
+        return Quiet(f"NaN/inf at {len(at)} of {logged} logged steps (fires at {t['count']} and {t['share']:.0%})")
+    shown = ", ".join(f"{int(s):,}" for s in at[:8]) + (f" and {len(at) - 8} more" if len(at) > 8 else "")
+    keys = ", ".join(f"{k} ×{n}" for k, n in sorted(by_key, key=lambda kn: -kn[1])[:6])
+    summary = f"NaN or inf at {len(at)} of {logged} logged steps ({shown}): {keys}"
+    evidence = []
+    for key, _ in sorted(by_key, key=lambda kn: -kn[1])[:3]:
+        steps, raw = r.series(key)
+        evidence.append(points(key, steps, raw, int(steps[0]), int(steps[-1]), keep=steps[~np.isfinite(raw)]))
+    return [Finding(kind.name, (int(at[0]), int(at[-1])), kind.severity, summary, kind.fix, evidence)]
+
+
+def loss_rises_in_warmup(r: Reader, kind: FindingKind) -> Outcome:
+    t = kind.thresholds
+    if "learning_rate" not in r or "loss" not in r:
+        return Absent("no learning_rate or loss logged")
+    ls, lr = r.finite("learning_rate")
+    ts, tv = r.finite("loss")
+    if len(lr) < 3 or len(tv) < 3:
+        return Quiet(f"{len(tv)} loss points")
+    peak_i = int(np.argmax(lr))
+    peak, peak_step = float(lr[peak_i]), int(ls[peak_i])
+    if peak <= 0 or lr[0] > t["cold"] * peak:
+        return Quiet("no warm-up (the learning rate starts at its peak)")
+    before = tv[ts < peak_step]
+    if not len(before):
+        return Quiet(f"no loss logged before the learning rate's peak (step {peak_step:,})")
+    low = float(before.min())
+    at = int(np.searchsorted(ts, peak_step))
+    around = tv[at: at + int(t["around"])]
+    if not len(around):
+        return Quiet(f"no loss logged after the learning rate's peak (step {peak_step:,})")
+    level = float(np.median(around))
+    rise = level / low - 1 if low > 0 else 0.0
+    if rise < t["rise"]:
+        return Quiet(f"around the learning rate's peak (step {peak_step:,}) the loss is {rise:+.0%} from its lowest "
+                     f"before it (fires at +{t['rise']:.0%})")
+    first = int(ts[int(np.argmin(np.where(ts < peak_step, tv, np.inf)))])
+    last = int(ts[min(at + int(t["around"]), len(ts)) - 1])
+    summary = (f"the train loss rose {fmt(low)} → {fmt(level)} ({rise:+.0%}) while the learning rate warmed up to "
+               f"{fmt(peak)} (step {peak_step:,})")
+    return [Finding(kind.name, (first, last), kind.severity, summary, kind.fix,
+                    [points("loss", ts, tv, int(ts[0]), last), points("learning_rate", ls, lr, int(ls[0]), last)])]
 
 
 def _all_zero(r: Reader, key: str) -> bool:
@@ -203,6 +243,17 @@ def eval_metric_keys(keys: list[str]) -> list[str]:
             and not any(k.endswith(s) for s in _NOT_METRICS)]
 
 
+def paired_metrics(loss_key: str, keys: list[str]) -> list[str]:
+    """The eval metrics of the eval set `loss_key` is the loss of: `eval_<set>_*` for
+    `eval_<set>_loss`; for `eval_loss`, the metrics of no named set (`eval_wer`, `eval_accuracy`)."""
+    prefix = loss_key[: -len("loss")]
+    metrics = [k for k in eval_metric_keys(keys) if k.startswith(prefix)]
+    if prefix != "eval_":
+        return metrics
+    sets = {k[len("eval_"):-len("_loss")] for k in eval_loss_keys(keys) if k != "eval_loss"}
+    return [k for k in metrics if not any(k.startswith(f"eval_{s}_") for s in sets)]
+
+
 def lower_is_better(key: str) -> bool:
     return bool(_LOWER_BETTER.search(key[len("eval_"):]))
 
@@ -267,16 +318,24 @@ def overfitting(r: Reader, kind: FindingKind) -> Outcome:
                              f"({fmt(t0)} → {fmt(t1)}): not overfitting")
             train = f" while the train loss went {fmt(t0)} → {fmt(t1)}"
     # An eval metric that still improves says the eval loss is not the whole story.
+    # "Still improves": better now than at the eval loss's best, and still near its own best
+    # (it kept most of what it gained since); one that peaked and fell back is overfitting too.
     better, worse = [], []
-    for key in eval_metric_keys(r.keys()):
+    for key in paired_metrics(main, r.keys()):
         ms, mv = _finite(r, key)
         if len(mv) < 2 or ms[-1] <= best_step:
             continue
+        sign = -1.0 if lower_is_better(key) else 1.0
         at_best, last = _at(ms, mv, best_step), float(mv[-1])
-        gain = (at_best - last) if lower_is_better(key) else (last - at_best)
+        top = float((sign * mv[ms >= best_step]).max()) * sign
+        gain, kept = sign * (last - at_best), sign * (last - at_best) / max(sign * (top - at_best), 1e-12)
         if abs(gain) <= 1e-9 * max(abs(at_best), 1.0):
             continue
-        (better if gain > 0 else worse).append(f"{key} {fmt(at_best)} → {fmt(last)}")
+        if gain > 0 and kept >= t["kept"]:
+            better.append(f"{key} {fmt(at_best)} → {fmt(last)}")
+        else:
+            peak = f" (best {fmt(top)})" if gain > 0 else ""
+            worse.append(f"{key} {fmt(at_best)} → {fmt(last)}{peak}")
     sets = [f"{k} {fmt(v[2])} → {fmt(v[3])}" for k, v in list(rose.items())[1:4]]
     others = f" (also {', '.join(sets)}{' …' if len(rose) > 4 else ''})" if sets else ""
     what = (f"{main} reached its best {fmt(best)} at step {best_step:,}, then rose {(now - best) / abs(best):.0%} "
@@ -286,7 +345,7 @@ def overfitting(r: Reader, kind: FindingKind) -> Outcome:
         evidence.append(points("loss", *_finite(r, "loss"), int(r.series("loss")[0][0]), last_step))
     if better:
         improves = KINDS["eval_metric_improves_while_loss_rises"]
-        for key in eval_metric_keys(r.keys())[:2]:
+        for key in paired_metrics(main, r.keys())[:2]:
             evidence.append(points(key, *_finite(r, key), int(r.series(key)[0][0]), last_step))
         return [Finding(improves.name, (best_step, last_step), improves.severity,
                         f"{what}; but {', '.join(better)} still improves after step {best_step:,}",
@@ -295,6 +354,34 @@ def overfitting(r: Reader, kind: FindingKind) -> Outcome:
     return [Finding(kind.name, (best_step, last_step), kind.severity,
                     f"{what}{fell}. The best checkpoint is the one nearest step {best_step:,}",
                     kind.fix, evidence)]
+
+
+def memorisation_no_eval(r: Reader, kind: FindingKind) -> Outcome:
+    t = kind.thresholds
+    if "loss" not in r:
+        return Absent("no loss logged")
+    if eval_loss_keys(r.keys()):
+        return Quiet("an eval loss is logged: overfitting and the train–eval gap judge it")
+    if "reward" in r:
+        return Quiet("an RL trainer's loss says nothing of memorising")
+    epoch = r.epoch
+    if epoch is None or epoch < t["epochs"]:
+        return Quiet(f"{0 if epoch is None else epoch:.1f} epochs (judged from {t['epochs']:g})")
+    ts, tv = r.finite("loss")
+    if len(tv) < 5:
+        return Quiet(f"{len(tv)} loss points")
+    k = edges(len(tv), t["edge"])
+    late, early = float(np.median(tv[-k:])), float(np.median(tv[:k]))
+    if early < 2 * t["below"]:
+        return Quiet(f"the train loss started at {fmt(early)}: nothing was learnt down to it (see nothing_trains)")
+    if late >= t["below"]:
+        return Quiet(f"the train loss ends at {fmt(late)} after {epoch:.1f} epochs (fires below {t['below']:g})")
+    under = np.nonzero(tv < 2 * t["below"])[0]
+    first, last = int(ts[under[0]]), int(ts[-1])
+    summary = (f"the train loss fell to {fmt(late)} over {epoch:.1f} epochs (under {fmt(2 * t['below'])} from step "
+               f"{first:,}; it started at {fmt(float(tv[0]))}) and no eval loss was logged")
+    return [Finding(kind.name, (first, last), kind.severity, summary, kind.fix,
+                    [points("loss", ts, tv, int(ts[0]), last)])]
 
 
 def train_eval_gap(r: Reader, kind: FindingKind) -> Outcome:
@@ -378,6 +465,11 @@ def spikes(r: Reader, kind: FindingKind, key: str) -> Outcome:
         return Quiet(f"the largest {key} excursion is {resid[top] / max(scale, 1e-12):.1f} robust σ "
                      f"(step {int(steps[top]):,}{ratio}; fires at {t['sigma']:g} σ"
                      + (f" and ×{t['ratio']:g})" if positive else ")"))
+    if len(idx) > t["max_share"] * (n - skip):
+        # Spikes are rare: a series that is this high this often has two regimes (a GRPO run
+        # whose gradient is 0 whenever its groups got one reward), not spikes.
+        return Quiet(f"{key} is far above its level at {len(idx)} of {n - skip} points: two regimes, not spikes "
+                     f"(spikes are under {t['max_share']:.0%} of the points)")
     worst = idx[np.argsort(-resid[idx])][:8]
     shown = ", ".join(f"{int(steps[i]):,} ({fmt(float(v[i]))}"
                       + (f", ×{v[i] / base[i]:.1f}" if positive and base[i] > 0 else "") + ")"
@@ -413,11 +505,13 @@ def kl_spike(r: Reader, kind: FindingKind) -> Outcome:
 
 DETECTORS = {
     "nothing_trains": nothing_trains,
-    "nonfinite_grad_norm": nonfinite_grad_norm,
+    "nonfinite_values": nonfinite_values,
+    "loss_rises_in_warmup": loss_rises_in_warmup,
     "lr_zero": lr_zero,
     "warmup_longer_than_run": warmup_longer_than_run,
     "schedule_restart": schedule_restart,
     "overfitting": overfitting,
+    "memorisation_no_eval": memorisation_no_eval,
     "train_eval_gap": train_eval_gap,
     "loss_spike": loss_spike,
     "grad_spike": grad_spike,

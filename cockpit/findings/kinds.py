@@ -47,17 +47,29 @@ KINDS: dict[str, FindingKind] = {k.name: k for k in (
             # ... or the very same value at every point, this many points or more.
         }),
     FindingKind(
-        "nonfinite_grad_norm", "NaN or inf gradients", GENERAL, "warning",
-        "some steps had a NaN or inf gradient, so their update was skipped (fp16 loss scaling) or "
-        "broke the weights: train in bf16 if the hardware has it, lower the learning rate, keep "
-        "max_grad_norm on, and look at the batches of those steps",
+        "nonfinite_values", "NaN or inf in the metrics", GENERAL, "warning",
+        "some steps logged NaN or inf (a gradient, a loss, log-probs): their update was skipped "
+        "(fp16 loss scaling) or the numbers overflowed. Train in bf16 if the hardware has it, "
+        "lower the learning rate, keep max_grad_norm on, and look at the batches of those steps",
         {
-            "min_points": 5,
             "count": 2,
-            # grad_norm (or loss) NaN/inf at this many logged points or more (not at the very end:
-            # a run that stays NaN is nothing_trains) ...
+            # NaN/inf at this many logged steps or more (any metric but timings; a run that stays
+            # NaN to the end is nothing_trains) ...
             "share": 0.02,
-            # ... and at this share of them or more.
+            # ... and at this share of the logged steps or more.
+        }),
+    FindingKind(
+        "loss_rises_in_warmup", "Loss rises during warm-up", GENERAL, "warning",
+        "the train loss got worse while the learning rate warmed up: the peak learning rate is too "
+        "high for this model and data. Lower learning_rate (often 3–10×) or warm up longer",
+        {
+            "rise": 0.3,
+            # the train loss around the learning rate's peak above its lowest point before the
+            # peak by this share or more
+            "cold": 0.5,
+            # the run warms up: its first learning rate below this share of the peak
+            "around": 3,
+            # the loss "around the peak": the median of this many logged points from the peak on
         }),
     FindingKind(
         "lr_zero", "Learning rate 0", GENERAL, "error",
@@ -111,6 +123,9 @@ KINDS: dict[str, FindingKind] = {k.name: k for k in (
             "train_flat": 0.02,
             # the train loss after the best eval did not rise by more than this share, its last
             # points against its first ones (both rising is instability, not overfitting)
+            "kept": 0.75,
+            # an eval metric of the same eval set "still improves" when it is better than at the
+            # eval loss's best and kept this share of its best gain since (then: the info kind)
         }),
     FindingKind(
         "eval_metric_improves_while_loss_rises", "Eval metric still improves", GENERAL, "info",
@@ -118,6 +133,18 @@ KINDS: dict[str, FindingKind] = {k.name: k for k in (
         "(the model gets more confident on the answers it gets wrong): choose the checkpoint by "
         "that metric (metric_for_best_model, greater_is_better) rather than by eval loss",
         {}),
+    FindingKind(
+        "memorisation_no_eval", "Memorised, with no eval to tell", GENERAL, "warning",
+        "the train loss is near 0 after several epochs: the model has learnt the training set by "
+        "heart, and with no eval set nothing shows it generalises. Add an eval set "
+        "(eval_strategy, eval_steps), train fewer epochs, or add data",
+        {
+            "epochs": 3.0,
+            # at least this many passes over the data ...
+            "below": 0.05,
+            # ... and the train loss's late median (the last 20% of points, 5 to 500) below this
+            "edge": 0.2,
+        }),
     FindingKind(
         "train_eval_gap", "Train–eval gap widens", GENERAL, "warning",
         "the model fits the training data ever better than the eval data: watch for overfitting "
@@ -145,19 +172,21 @@ KINDS: dict[str, FindingKind] = {k.name: k for k in (
             # ... and this many times the baseline (for a series that is positive)
             "skip": 0.05,
             # the first share of the points is warm-up, not judged
+            "max_share": 0.05,
+            # spikes are rare: more than this share of the points that high is a second regime
         }),
     FindingKind(
         "grad_spike", "Gradient-norm spikes", GENERAL, "warning",
         "the gradient norm jumped at these steps: lower the learning rate, keep max_grad_norm "
         "(clipping) on, and look at the batches of those steps",
-        {"min_points": 20, "block": 16, "sigma": 10.0, "ratio": 10.0, "skip": 0.05}),
+        {"min_points": 20, "block": 16, "sigma": 10.0, "ratio": 10.0, "skip": 0.05, "max_share": 0.05}),
         # A gradient norm of 5× its level for one step is common in healthy runs (clipped at
         # max_grad_norm, it does no harm): a spike is 10× its level.
     FindingKind(
         "kl_spike", "KL spikes", GENERAL, "warning",
         "the policy moved far from the reference at these steps: lower the learning rate, raise "
         "beta (the KL coefficient), and read the completions of those steps",
-        {"min_points": 20, "block": 16, "sigma": 10.0, "ratio": 5.0, "skip": 0.05, "floor": 0.05}),
+        {"min_points": 20, "block": 16, "sigma": 10.0, "ratio": 5.0, "skip": 0.05, "floor": 0.05, "max_share": 0.05}),
     # --- GRPO and its kin
     FindingKind(
         "reward_hacking", "Reward hacking", "grpo", "warning",

@@ -59,6 +59,11 @@ class Reader:
     def max_steps(self) -> int | None:
         return self.store.max_steps
 
+    @property
+    def epoch(self) -> float | None:
+        """The epoch of the latest logged step."""
+        return self.store.epoch
+
     def __contains__(self, key: object) -> bool:
         return key in self.store
 
