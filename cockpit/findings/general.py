@@ -361,7 +361,7 @@ def memorisation_no_eval(r: Reader, kind: FindingKind) -> Outcome:
     if "loss" not in r:
         return Absent("no loss logged")
     if eval_loss_keys(r.keys()):
-        return Quiet("an eval loss is logged: overfitting and the train–eval gap judge it")
+        return Absent("an eval loss is logged (overfitting and the train–eval gap judge the run)")
     if "reward" in r:
         return Quiet("an RL trainer's loss says nothing of memorising")
     epoch = r.epoch

@@ -44,7 +44,7 @@ GLOSSARY: tuple[Entry, ...] = (
           "means no parameter gets a gradient"),
     Entry("epoch", "how many passes over the training data so far (fractions are part-way)",
           "rises steadily; falling back mid-run means the run restarted its data"),
-    Entry("accuracy", "the share of examples the model classifies right on this batch",
+    Entry("accuracy", "the share of examples the model gets right",
           "rises and levels off; on an eval set, compare it with the eval loss"),
     Entry("reward", "the mean reward the run's completions got", "rises as the policy learns what pays"),
     Entry("entropy", "how spread the model's next-token distribution is (nats per token)",
