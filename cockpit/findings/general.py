@@ -16,7 +16,18 @@ import numpy as np
 
 from cockpit.findings.kinds import KINDS, FindingKind
 from cockpit.findings.model import Finding
-from cockpit.findings.series import Absent, Quiet, Reader, edges, fmt, interval, merge_ranges, noise, points
+from cockpit.findings.series import (
+    Absent,
+    Quiet,
+    Reader,
+    edges,
+    fmt,
+    index_runs,
+    interval,
+    merge_ranges,
+    noise,
+    points,
+)
 
 Outcome = list[Finding] | Quiet | Absent
 
@@ -203,26 +214,35 @@ def schedule_restart(r: Reader, kind: FindingKind) -> Outcome:
     t = kind.thresholds
     if "learning_rate" not in r:
         return Absent("no learning_rate logged")
-    steps, lr = r.series("learning_rate")
+    steps, lr = r.finite("learning_rate")
     if len(lr) < 3:
         return Quiet(f"{len(lr)} learning_rate points")
-    lr = np.where(np.isfinite(lr), lr, 0.0)
-    peak = np.maximum.accumulate(lr)
-    prev, nxt, before = lr[:-1], lr[1:], peak[:-1]
-    jump = (nxt > t["jump"] * prev) & (prev <= t["after_peak"] * before) & (before > 0) & (nxt > 0.1 * before)
-    # the peak must lie before the point that jumps (a warm-up from 0 is no restart)
-    jump &= np.concatenate(([False], before[1:] > prev[1:]))
-    idx = np.nonzero(jump)[0]
-    if not len(idx):
-        return Quiet("the learning rate never jumped back up after its peak")
-    events = [f"{fmt(float(lr[i]))} → {fmt(float(lr[i + 1]))} between steps {int(steps[i]):,} and "
-              f"{int(steps[i + 1]):,}" for i in idx[:5]]
-    more = f" (and {len(idx) - 5} more)" if len(idx) > 5 else ""
-    a, b = int(steps[idx[0]]), int(steps[idx[-1] + 1])
-    summary = f"the learning rate jumped back up: {'; '.join(events)}{more}"
-    return [Finding(kind.name, (a, b), kind.severity, summary, kind.fix,
-                    [points("learning_rate", steps, lr, int(steps[0]), int(steps[-1]),
-                            keep=steps[np.concatenate([idx, idx + 1])])])]
+    falls = np.nonzero(np.diff(lr) < 0)[0]
+    if not len(falls):
+        return Quiet("the learning rate never decayed")
+    start = int(falls[0])  # the first peak: the warm-up is over
+    low = np.minimum.accumulate(lr[start:])  # the lowest it decayed to so far
+    peak = np.maximum.accumulate(lr)[start:]
+    rest = lr[start:]
+    # back up from a decayed level: `jump` times its lowest since the peak, to half the peak or more
+    up = (rest > t["jump"] * np.maximum(low, 1e-30)) & (low <= t["after_peak"] * peak) & (rest >= 0.5 * peak)
+    runs = [a for a, _ in index_runs(up, 1)]
+    if not runs:
+        return Quiet(f"the learning rate never rose back after its peak (lowest since: "
+                     f"{fmt(float(low[-1]))} of a peak of {fmt(float(peak[-1]))})")
+    events, marks = [], []
+    prev = 0
+    for a in runs[:5]:
+        lo = prev + int(np.argmin(rest[prev: a + 1]))  # where it had decayed to before the jump
+        events.append(f"{fmt(float(rest[lo]))} at step {int(steps[start + lo]):,} → {fmt(float(rest[a]))} at step "
+                      f"{int(steps[start + a]):,}")
+        marks += [start + lo, start + a]
+        prev = a
+    more = f" (and {len(runs) - 5} more)" if len(runs) > 5 else ""
+    first, last = int(steps[marks[0]]), int(steps[marks[-1]])
+    summary = f"the learning rate went back up after decaying: {'; '.join(events)}{more}"
+    return [Finding(kind.name, (first, last), kind.severity, summary, kind.fix,
+                    [points("learning_rate", steps, lr, int(steps[0]), int(steps[-1]), keep=steps[marks])])]
 
 
 # -- eval: overfitting, metrics that still improve, the train–eval gap ---------------------------

@@ -101,9 +101,11 @@ KINDS: dict[str, FindingKind] = {k.name: k for k in (
         "this is expected",
         {
             "jump": 3.0,
-            # learning_rate rose this many times over between two logged points ...
+            # learning_rate rose to this many times the lowest it had decayed to since its first
+            # peak, and to half the peak or more ...
             "after_peak": 0.5,
-            # ... after it had fallen to this share of its peak or below (not a warm-up).
+            # ... after it had fallen to this share of the peak or below (a warm-up is no restart;
+            # a decay never rises).
         }),
     FindingKind(
         "overfitting", "Overfitting", GENERAL, "warning",
