@@ -39,7 +39,8 @@ def _state(label: dict) -> dict:
 
 def test_labels_are_a_list_of_runs_each_once():
     labels = _labels()
-    assert isinstance(labels, list) and labels
+    assert isinstance(labels, list)
+    assert len(labels) >= 40, f"the corpus should label at least 40 real runs, has {len(labels)}"
     files = [lab["file"] for lab in labels]
     assert len(files) == len(set(files)), "a file is labelled twice"
 
