@@ -18,7 +18,7 @@ LABELS = CORPUS / "labels.yaml"
 
 CLASS_KIND = {"other:clipping": "clipping", "other:wasted_groups": "wasted_groups",
               "other:nonfinite_values": "nonfinite_values", "other:loss_rises_in_warmup": "loss_rises_in_warmup",
-              "other:memorisation_no_eval": "memorisation_no_eval"}
+              "other:memorisation_no_eval": "memorisation_no_eval", "other:kl_nonzero_at_start": "kl_nonzero_at_start"}
 """Label classes named differently from the kind that answers them."""
 
 

@@ -133,6 +133,25 @@ def entropy_collapse(r: Reader, kind: FindingKind) -> Outcome:
                     kind.fix, [points("entropy", s, v, first, last)])]
 
 
+def kl_nonzero_at_start(r: Reader, kind: FindingKind) -> Outcome:
+    t = kind.thresholds
+    if "kl" not in r:
+        return Absent("no kl logged")
+    s, v = series(r, "kl")
+    if len(v) < 3:
+        return Quiet(f"{len(v)} kl points")
+    if s[0] > t["within"]:
+        return Quiet(f"the first kl is logged at step {int(s[0]):,}, after the policy could move")
+    start = level(v[:3])
+    if start <= t["above"]:
+        return Quiet(f"kl starts at {fmt(start)} (fires above {t['above']:g})")
+    last = int(s[min(len(s), 10) - 1])
+    return [Finding(kind.name, (int(s[0]), int(s[-1])), kind.severity,
+                    f"kl is {fmt(float(v[0]))} at step {int(s[0]):,} (median {fmt(start)} over the first 3 logs, "
+                    f"{fmt(level(v))} over the run): the policy had not moved yet",
+                    kind.fix, [points("kl", s, v, int(s[0]), max(last, int(s[-1])))])]
+
+
 def kl_blowup(r: Reader, kind: FindingKind) -> Outcome:
     t = kind.thresholds
     if "kl" not in r:
@@ -282,6 +301,7 @@ DETECTORS = {
     "reward_constant": reward_constant,
     "length_without_reward": length_without_reward,
     "entropy_collapse": entropy_collapse,
+    "kl_nonzero_at_start": kl_nonzero_at_start,
     "kl_blowup": kl_blowup,
     "clipping_drags_reward": clipping_drags_reward,
     "chosen_logps_falling": chosen_logps_falling,

@@ -98,10 +98,11 @@ def nonfinite_values(r: Reader, kind: FindingKind) -> Outcome:
         if np.isfinite(raw.sum()):  # one pass: a sum is finite only when every value is
             continue
         bad = ~np.isfinite(raw)
-        if not bad.any():
-            continue
         if key in ("loss", "grad_norm") and bad[-tail:].all():
             continue  # diverged for good: nothing_trains says it
+        bad &= steps > t["calibration"]  # fp16's loss scaler skips overflowed steps while it calibrates
+        if not bad.any():
+            continue
         bad_steps.append(steps[bad])
         by_key.append((key, int(bad.sum())))
     if not logged:
@@ -224,8 +225,8 @@ def schedule_restart(r: Reader, kind: FindingKind) -> Outcome:
     low = np.minimum.accumulate(lr[start:])  # the lowest it decayed to so far
     peak = np.maximum.accumulate(lr)[start:]
     rest = lr[start:]
-    # back up from a decayed level: `jump` times its lowest since the peak, to half the peak or more
-    up = (rest > t["jump"] * np.maximum(low, 1e-30)) & (low <= t["after_peak"] * peak) & (rest >= 0.5 * peak)
+    # back up from the lowest it had decayed to, by a share of the peak: a decay never rises
+    up = rest - low >= t["rise"] * peak
     runs = [a for a, _ in index_runs(up, 1)]
     if not runs:
         return Quiet(f"the learning rate never rose back after its peak (lowest since: "
@@ -308,11 +309,18 @@ def _at(steps: np.ndarray, values: np.ndarray, step: int) -> float:
     return float(values[max(i, 0)])
 
 
+def _rl(r: Reader) -> bool:
+    """An RL trainer (it logs a reward): its loss, train or eval, measures no fit to data."""
+    return "reward" in r or "objective/rlhf_reward" in r
+
+
 def overfitting(r: Reader, kind: FindingKind) -> Outcome:
     t = kind.thresholds
     keys = eval_loss_keys(r.keys())
     if not keys:
         return Absent("no eval loss logged")
+    if _rl(r):
+        return Absent("an RL trainer's eval loss measures no fit to data")
     rose: dict[str, tuple[int, int, float, float, int]] = {}
     quiet = ""
     for key in keys:
@@ -382,8 +390,8 @@ def memorisation_no_eval(r: Reader, kind: FindingKind) -> Outcome:
         return Absent("no loss logged")
     if eval_loss_keys(r.keys()):
         return Absent("an eval loss is logged (overfitting and the train–eval gap judge the run)")
-    if "reward" in r:
-        return Quiet("an RL trainer's loss says nothing of memorising")
+    if _rl(r):
+        return Absent("an RL trainer's loss measures no fit to data")
     epoch = r.epoch
     if epoch is None or epoch < t["epochs"]:
         return Quiet(f"{0 if epoch is None else epoch:.1f} epochs (judged from {t['epochs']:g})")
@@ -409,6 +417,8 @@ def train_eval_gap(r: Reader, kind: FindingKind) -> Outcome:
     keys = eval_loss_keys(r.keys())
     if not keys:
         return Absent("no eval loss logged")
+    if _rl(r):
+        return Absent("an RL trainer's eval loss measures no fit to data")
     if "loss" not in r:
         return Absent("no train loss logged")
     es, ev = _finite(r, keys[0])

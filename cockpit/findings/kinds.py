@@ -52,6 +52,8 @@ KINDS: dict[str, FindingKind] = {k.name: k for k in (
         "(fp16 loss scaling) or the numbers overflowed. Train in bf16 if the hardware has it, "
         "lower the learning rate, keep max_grad_norm on, and look at the batches of those steps",
         {
+            "calibration": 10,
+            # NaN/inf at the first this many steps is fp16's loss scaler calibrating: not counted
             "count": 2,
             # NaN/inf at this many logged steps or more (any metric but timings; a run that stays
             # NaN to the end is nothing_trains) ...
@@ -100,12 +102,9 @@ KINDS: dict[str, FindingKind] = {k.name: k for k in (
         "Resume with resume_from_checkpoint=<the checkpoint>; if you chose cosine_with_restarts "
         "this is expected",
         {
-            "jump": 3.0,
-            # learning_rate rose to this many times the lowest it had decayed to since its first
-            # peak, and to half the peak or more ...
-            "after_peak": 0.5,
-            # ... after it had fallen to this share of the peak or below (a warm-up is no restart;
-            # a decay never rises).
+            "rise": 0.2,
+            # after its first peak (the end of the warm-up) learning_rate rose back above the
+            # lowest it had decayed to by this share of the peak: a decay never rises.
         }),
     FindingKind(
         "overfitting", "Overfitting", GENERAL, "warning",
@@ -245,6 +244,18 @@ KINDS: dict[str, FindingKind] = {k.name: k for k in (
         "reward in a group it adds no advantage and teaches nothing. Check it on a few "
         "completions, or drop it from reward_funcs",
         {"min_points": 5}),
+    FindingKind(
+        "kl_nonzero_at_start", "KL not 0 at the start", "grpo", "warning",
+        "the KL to the reference is far from 0 before the policy could move: the reference model is "
+        "not the model training starts from (a LoRA policy's reference is the base model with the "
+        "adapter off; a stage-2 run's reference is the stage-1 model's base). The KL term then pulls "
+        "toward the wrong model: merge the earlier adapter first, or set beta 0",
+        {
+            "above": 0.1,
+            # the median of the first 3 logged kl points above this ...
+            "within": 20,
+            # ... the first of them logged at this step or earlier
+        }),
     FindingKind(
         "length_without_reward", "Length grows without reward", "grpo", "warning",
         "completions get longer while the reward does not rise: the policy spends tokens for "
