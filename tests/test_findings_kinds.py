@@ -130,8 +130,9 @@ def test_a_train_eval_gap_that_widens_while_the_eval_loss_stalls():
     cols = _sft(loss=1.0 - 0.5 * s / N + 0.01 * _rng().standard_normal(N))
     es = np.arange(20, N + 1, 20)
     ev = 1.05 - 0.01 * (1 - np.exp(-es / 30))
-    found = _warnings(_store(cols, evals={"eval_loss": (es, ev)}), "sft")
+    found = {f.kind: f for f in judge_run(_store(cols, evals={"eval_loss": (es, ev)}), None, "sft").findings}
     assert "train_eval_gap" in found and "overfitting" not in found
+    assert found["train_eval_gap"].severity == "info"  # the eval loss has not turned: a note, not a warning
 
 
 def test_a_kl_spike_in_grpo_is_the_kls_not_the_losss():

@@ -87,3 +87,37 @@ def test_model_unchanged_said_at_every_checkpoint_is_one_finding():
             for s in range(100, 1600, 100)]
     (one,) = once_per_run([*said, Finding("hang", None, "error", "x")][:-1])
     assert one.steps == (100, 1500) and "15 checkpoints" in one.summary and "checkpoint-1500" in one.summary
+
+
+def test_poll_by_poll_as_the_live_judge_sees_them_no_healthy_run_gets_a_warning():
+    """The supervisor judges a live run on what it logged so far: on every labelled-healthy run,
+    replayed as journal records and judged at a dozen points of its life, no warning."""
+    import math
+
+    import orjson
+    from real_runs import CORPUS
+
+    from cockpit.findings.judge import detect
+    from cockpit.metrics.store import MetricStore
+    from cockpit.run import journal
+
+    said: dict[str, dict[str, int]] = {}
+    for run in load_labels():
+        if run.get("verdict") != "healthy":
+            continue
+        state = orjson.loads((CORPUS / run["file"]).resolve().read_bytes().replace(b"NaN", b"null"))
+        records = []
+        for e in state["log_history"]:
+            if "train_runtime" in e:
+                continue
+            values = {k: (math.nan if v is None else v) for k, v in e.items()
+                      if k not in ("step", "epoch") and (v is None or isinstance(v, (int, float)))}
+            make = journal.eval_metrics if any(k.startswith("eval_") for k in values) else journal.metrics
+            records.append(make(int(e["step"]), values, epoch=e.get("epoch")))
+        n = len(records)
+        for k in sorted({max(3, int(n * f / 12)) for f in range(1, 13)}):
+            store = MetricStore.from_records([journal.run_started("x", max_steps=state.get("max_steps")), *records[:k]])
+            for f in detect(store, None):
+                if f.severity != "info":
+                    said.setdefault(run["file"], {}).setdefault(f.kind, records[k - 1].step)
+    assert said == {}

@@ -178,6 +178,8 @@ def clipping_drags_reward(r: Reader, kind: FindingKind) -> Outcome:
         return Quiet(f"{len(cv)} clipped_ratio points")
     k = edges(len(cv), t["edge"])
     c0, c1 = level(cv[:k]), level(cv[-k:])
+    if c0 >= t["early_below"]:
+        return Quiet(f"completions/clipped_ratio was {fmt(c0)} from the start (clipping's, not a change)")
     if c1 - c0 < t["clip_rise"]:
         return Quiet(f"completions/clipped_ratio went {fmt(c0)} → {fmt(c1)} (fires at +{t['clip_rise']:g})")
     worst = None

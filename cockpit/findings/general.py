@@ -138,11 +138,13 @@ def loss_rises_in_warmup(r: Reader, kind: FindingKind) -> Outcome:
     low = float(before.min())
     at = int(np.searchsorted(ts, peak_step))
     around = tv[at: at + int(t["around"])]
-    if not len(around):
-        return Quiet(f"no loss logged after the learning rate's peak (step {peak_step:,})")
+    if len(around) < t["around"] or peak_i == len(lr) - 1:
+        return Quiet(f"the learning rate is still at its peak (step {peak_step:,}): judged once it decays")
     level = float(np.median(around))
     rise = level / low - 1 if low > 0 else 0.0
-    if rise < t["rise"]:
+    # per-step noise is no rise: the loss's step-to-step spread before the peak
+    wobble = t["sigma"] * noise(np.diff(before)) / np.sqrt(2) if len(before) >= 5 else 0.0
+    if rise < t["rise"] or level - low <= wobble:
         return Quiet(f"around the learning rate's peak (step {peak_step:,}) the loss is {rise:+.0%} from its lowest "
                      f"before it (fires at +{t['rise']:.0%})")
     first = int(ts[int(np.argmin(np.where(ts < peak_step, tv, np.inf)))])
@@ -169,7 +171,8 @@ def lr_zero(r: Reader, kind: FindingKind) -> Outcome:
     zero = lr == 0.0
     lead = int(np.argmax(~zero)) if (~zero).any() else n  # the warm-up's first points start at 0
     body = zero.copy()
-    if lead <= max(1, 0.1 * n):
+    total = r.max_steps or int(steps[-1])
+    if lead < n and int(steps[lead - 1 if lead else 0]) <= max(t["lead_steps"], 0.1 * total):
         body[:lead] = False
     body[-1] = False  # a linear decay ends at 0
     count = int(body.sum())
@@ -338,6 +341,9 @@ def overfitting(r: Reader, kind: FindingKind) -> Outcome:
     if "loss" in r:
         ts, tv = _finite(r, "loss")
         later = tv[ts > best_step]
+        if len(later) < 2:
+            return Quiet(f"{main} rose from step {best_step:,}; too few train points after it to tell overfitting "
+                         "from instability")
         if len(later) >= 2:
             k = max(1, min(len(later) // 2, 5))
             t0, t1 = float(np.median(later[:k])), float(np.median(later[-k:]))

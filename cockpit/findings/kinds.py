@@ -72,6 +72,10 @@ KINDS: dict[str, FindingKind] = {k.name: k for k in (
             # the run warms up: its first learning rate below this share of the peak
             "around": 3,
             # the loss "around the peak": the median of this many logged points from the peak on
+            # (judged once the learning rate decays) ...
+            "sigma": 2.0,
+            # ... above the lowest point by more than this many robust σ of the step-to-step
+            # changes before the peak (per-step noise is no rise)
         }),
     FindingKind(
         "lr_zero", "Learning rate 0", GENERAL, "error",
@@ -80,7 +84,10 @@ KINDS: dict[str, FindingKind] = {k.name: k for k in (
         {
             "share": 0.3,
             # learning_rate is exactly 0 at this share of the logged points or more (the first
-            # points of a warmup and the very last of a linear decay are 0 in a healthy run).
+            # points of a warmup and the very last of a linear decay are 0 in a healthy run) ...
+            "lead_steps": 20,
+            # ... leading zeros that end by this step (or 10% of max_steps) and give way to a
+            # learning rate are the warm-up's start (or fp16's skipped first steps), not counted.
             "min_points": 4,
         }),
     FindingKind(
@@ -147,7 +154,7 @@ KINDS: dict[str, FindingKind] = {k.name: k for k in (
             "edge": 0.2,
         }),
     FindingKind(
-        "train_eval_gap", "Train–eval gap widens", GENERAL, "warning",
+        "train_eval_gap", "Train–eval gap widens", GENERAL, "info",
         "the model fits the training data ever better than the eval data: watch for overfitting "
         "(load_best_model_at_end, early stopping), regularize (weight_decay, dropout, LoRA "
         "instead of a full fine-tune) or add data",
@@ -163,7 +170,8 @@ KINDS: dict[str, FindingKind] = {k.name: k for k in (
         "the loss jumped at these steps: look at the batches there (a bad row, a very long one), "
         "lower the learning rate, or clip gradients harder (max_grad_norm)",
         {
-            "min_points": 20,
+            "min_points": 50,
+            # judged from 50 logged points (a baseline of a few blocks)
             "block": 16,
             # the baseline: the median of every 16 logged points in a row
             "sigma": 8.0,
@@ -180,14 +188,14 @@ KINDS: dict[str, FindingKind] = {k.name: k for k in (
         "grad_spike", "Gradient-norm spikes", GENERAL, "warning",
         "the gradient norm jumped at these steps: lower the learning rate, keep max_grad_norm "
         "(clipping) on, and look at the batches of those steps",
-        {"min_points": 20, "block": 16, "sigma": 10.0, "ratio": 10.0, "skip": 0.05, "max_share": 0.05}),
+        {"min_points": 50, "block": 16, "sigma": 10.0, "ratio": 10.0, "skip": 0.05, "max_share": 0.05}),
         # A gradient norm of 5× its level for one step is common in healthy runs (clipped at
         # max_grad_norm, it does no harm): a spike is 10× its level.
     FindingKind(
         "kl_spike", "KL spikes", GENERAL, "warning",
         "the policy moved far from the reference at these steps: lower the learning rate, raise "
         "beta (the KL coefficient), and read the completions of those steps",
-        {"min_points": 20, "block": 16, "sigma": 10.0, "ratio": 5.0, "skip": 0.05, "floor": 0.05, "max_share": 0.05}),
+        {"min_points": 50, "block": 16, "sigma": 10.0, "ratio": 5.0, "skip": 0.05, "floor": 0.05, "max_share": 0.05}),
     # --- GRPO and its kin
     FindingKind(
         "reward_hacking", "Reward hacking", "grpo", "warning",
@@ -237,13 +245,14 @@ KINDS: dict[str, FindingKind] = {k.name: k for k in (
         "a reward function gave 0 to every completion: it teaches nothing and its weight is "
         "wasted. Check it on a few completions (its parsing, the answer format it expects, the "
         "columns it reads), or drop it from reward_funcs",
-        {"min_points": 5}),
+        {"min_points": 20}),
+        # a function is judged on 20 logged steps or more: one that has not paid yet is no verdict
     FindingKind(
         "reward_constant", "A reward function always pays the same", "grpo", "warning",
         "a reward function gave the same reward to every completion at every step: with the same "
         "reward in a group it adds no advantage and teaches nothing. Check it on a few "
         "completions, or drop it from reward_funcs",
-        {"min_points": 5}),
+        {"min_points": 20}),
     FindingKind(
         "kl_nonzero_at_start", "KL not 0 at the start", "grpo", "warning",
         "the KL to the reference is far from 0 before the policy could move: the reference model is "
@@ -304,6 +313,8 @@ KINDS: dict[str, FindingKind] = {k.name: k for k in (
         {
             "min_points": 10,
             "edge": 0.2,
+            "early_below": 0.5,
+            # completions/clipped_ratio began low (under this): clipped from the start is clipping's
             "clip_rise": 0.2,
             # completions/clipped_ratio late above early by this much (absolute) ...
             "fall": 0.2,
