@@ -155,6 +155,26 @@ def test_the_watcher_appends_each_finding_once_with_its_evidence(tmp_path):
     assert sum(r.kind == journal.FINDING for r in again) == 2
 
 
+def test_the_watcher_knows_max_steps_so_a_live_warm_up_is_not_longer_than_the_run(tmp_path):
+    """Live, five steps into a 120-step run whose learning rate still warms up: the watcher reads
+    max_steps from run_started and progress, as a replay does, and says nothing yet."""
+    from cockpit.supervisor.findings import FindingsWatcher
+
+    run = RunFolder(tmp_path / "run")
+    run.path.mkdir()
+    with journal.JournalWriter(run.events) as jw:
+        jw.write(journal.run_started("sft", max_steps=120))
+        for step in range(1, 6):
+            jw.write(journal.metrics(step, {"loss": 3.0 - 0.1 * step, "learning_rate": 1e-4 * step / 10,
+                                            "grad_norm": 1.0}))
+            jw.write(journal.progress(step, max_steps=120))
+        w = FindingsWatcher(run, jw, "sft")
+        w.poll(final=True)
+    assert w.store.max_steps == 120
+    records, _ = journal.read_all(run.events)
+    assert [r.data["kind"] for r in records if r.kind == journal.FINDING] == []
+
+
 def test_a_failing_judge_is_one_warning_and_never_the_supervisors_end(tmp_path, monkeypatch):
     from cockpit.supervisor import findings as watcher_module
 

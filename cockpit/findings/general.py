@@ -201,7 +201,9 @@ def warmup_longer_than_run(r: Reader, kind: FindingKind) -> Outcome:
     d = np.diff(lr)
     moved = d[d != 0]
     rising = float(np.mean(moved > 0)) if len(moved) else 0.0
-    ended = r.max_steps is None or last >= t["near_end"] * r.max_steps
+    if r.max_steps is None:
+        return Quiet("max_steps is not known: a warm-up may still end")
+    ended = last >= t["near_end"] * r.max_steps
     if not (len(moved) >= 2 and rising >= t["rising_share"] and peak_i >= n - 2 and lr[-1] > lr[0] and ended):
         share = f" ({peak_at / last:.0%} of the run)" if last > 0 else ""
         if not ended and peak_i >= n - 2:
