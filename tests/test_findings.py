@@ -44,11 +44,17 @@ def _findings(path) -> list[Finding]:
 
 
 def test_public_runs_get_only_the_findings_that_are_true_there():
-    """Eight real public trainer_state.json files: the GRPO run whose completions were clipped
-    89% of the time gets `clipping`; nothing else fires (its reward falls, no DPO run's
-    log-probs both fall, SFT and plain Trainer runs have no kinds)."""
+    """Eight real public trainer_state.json files (labelled in tests/fixtures/real_runs/labels.yaml):
+    the GRPO run whose completions were clipped 89% of the time gets `clipping`; the old-naming
+    GRPO run's two format rewards never pay; the Whisper run's eval loss rises while its WER still
+    improves (info, not overfitting); the DPO run's grad_norm is NaN at 4 steps; nothing else
+    fires (the DPO and ORPO runs' chosen log-probs do not fall, the SFT and plain Trainer runs are
+    healthy)."""
     got = {p.name: sorted(f.kind for f in _findings(p)) for p in sorted(FIXTURES.glob("*.json"))}
     assert got.pop("trl_grpo_modern_multireward.json") == ["clipping"]
+    assert got.pop("trl_grpo_legacy_reward_keys.json") == ["reward_never_pays"]
+    assert got.pop("seq2seq_whisper_eval_wer_legacy_format.json") == ["eval_metric_improves_while_loss_rises"]
+    assert got.pop("trl_dpo_nan_gradnorm_midrun.json") == ["nonfinite_values"]  # 4 skipped steps
     assert all(kinds == [] for kinds in got.values()), got
 
 
@@ -102,7 +108,9 @@ def test_a_replayed_dpo_state_where_both_logps_fall_gets_that_finding():
     proc = subprocess.run(cockpit_cmd("findings", str(DPO_FALLING), "--json"), capture_output=True, text=True,
                           timeout=120)
     assert proc.returncode == 0, proc.stderr
-    (rec,) = [r for r in json.loads(proc.stdout) if r["kind"] == "logps_falling"]
+    out = json.loads(proc.stdout)
+    (rec,) = [r for r in out["findings"] if r["kind"] == "chosen_logps_falling"]
+    assert out["checked"]["family"] == "preference" and out["checked"]["steps"] > 0
     first, last = rec["steps"]
     assert 1 <= first < last
     keys = {e["key"] for e in rec["evidence"] if e["type"] == "metric"}
@@ -148,6 +156,26 @@ def test_the_watcher_appends_each_finding_once_with_its_evidence(tmp_path):
         FindingsWatcher(run, jw, "grpo").poll(final=True)
     again, _ = journal.read_all(run.events)
     assert sum(r.kind == journal.FINDING for r in again) == 2
+
+
+def test_the_watcher_knows_max_steps_so_a_live_warm_up_is_not_longer_than_the_run(tmp_path):
+    """Live, five steps into a 120-step run whose learning rate still warms up: the watcher reads
+    max_steps from run_started and progress, as a replay does, and says nothing yet."""
+    from cockpit.supervisor.findings import FindingsWatcher
+
+    run = RunFolder(tmp_path / "run")
+    run.path.mkdir()
+    with journal.JournalWriter(run.events) as jw:
+        jw.write(journal.run_started("sft", max_steps=120))
+        for step in range(1, 6):
+            jw.write(journal.metrics(step, {"loss": 3.0 - 0.1 * step, "learning_rate": 1e-4 * step / 10,
+                                            "grad_norm": 1.0}))
+            jw.write(journal.progress(step, max_steps=120))
+        w = FindingsWatcher(run, jw, "sft")
+        w.poll(final=True)
+    assert w.store.max_steps == 120
+    records, _ = journal.read_all(run.events)
+    assert [r.data["kind"] for r in records if r.kind == journal.FINDING] == []
 
 
 def test_a_failing_judge_is_one_warning_and_never_the_supervisors_end(tmp_path, monkeypatch):
@@ -210,9 +238,18 @@ def test_findings_json_lists_the_recorded_and_the_judged(tmp_path):
         jw.write(Finding("hang", None, "error", "no step for 10 minutes").to_record())
     proc = subprocess.run(cockpit_cmd("findings", str(run.path), "--json"), capture_output=True, text=True,
                           timeout=120)
-    got = json.loads(proc.stdout)
+    out = json.loads(proc.stdout)
+    got = out["findings"]
     assert [r["kind"] for r in got] == ["hang", "clipping", "wasted_groups"]
     assert got[0]["steps"] is None and got[1]["steps"] == [1, 19]
+    # what was checked comes with them: every rule of the family, the quiet ones with their number
+    checked = out["checked"]
+    assert checked["family"] == "grpo" and checked["steps"] == 19
+    assert checked["summary"].startswith("checked ") and "for grpo over 19 steps" in checked["summary"]
+    rules = {c["kind"]: c for c in checked["checks"]}
+    assert rules["clipping"]["fired"] == 1 and rules["wasted_groups"]["fired"] == 1
+    assert rules["reward_never_pays"]["ran"] and rules["reward_never_pays"]["note"]
+    assert not rules["overfitting"]["ran"] and "eval loss" in rules["overfitting"]["note"]
 
 
 def test_judge_reads_no_completions_without_a_library():

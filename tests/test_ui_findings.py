@@ -80,3 +80,45 @@ async def test_a_live_run_lists_the_findings_its_supervisor_wrote_and_judges_it_
             jw.write(journal.run_ended("killed", reason="stopped by request (SIGTERM)", step=19))
         await wait_for(pilot, lambda: table.row_count == 3, "judged whole once it ended")
         assert [f.kind for f in table.findings] == ["clipping", "wasted_groups", "reward_hacking"]
+
+
+async def test_a_run_with_no_finding_says_what_was_checked_and_offers_no_row_keys(tmp_path):
+    """The empty state: which rules ran over how many steps, the number that kept each quiet, and
+    no Enter/g/p for rows that do not exist."""
+    from cockpit.ui.widgets.run.findings_pane import FindingsPane, FindingsTable
+    from conftest import FIXTURES
+
+    app = app_for(tmp_path, "replay", [str(FIXTURES / "trl_sft_token_accuracy.json")])
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.screen.sources, "the run loaded")
+        await pilot.press("7")
+        pane = app.screen.query_one(FindingsPane)
+        detail = app.screen.query_one("#findings-detail")
+        await wait_for(pilot, lambda: "checked " in str(detail.render()), "what was checked")
+        text = str(detail.render())
+        assert "for sft over 30 steps" in text and "quiet" in text and "lr_zero" in text
+        assert "not run" in text and "overfitting" in text
+        title = str(app.screen.query_one("#findings-title").render())
+        assert title.startswith("No findings") and "Enter" not in title
+        assert pane.has_class("-empty") and not app.screen.query_one(FindingsTable).has_focus
+
+
+async def test_i_on_a_panel_says_what_its_metric_means_and_the_picker_says_it_too(tmp_path):
+    from cockpit.ui.screens.glossary import GlossaryScreen
+    from cockpit.ui.screens.metric_picker import MetricPicker
+    from conftest import FIXTURES
+
+    app = app_for(tmp_path, "replay", [str(FIXTURES / "trl_dpo_nan_gradnorm_midrun.json")])
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.screen.sources, "the run loaded")
+        await pilot.press("tab", "i")
+        await wait_for(pilot, lambda: isinstance(app.screen, GlossaryScreen), "the glossary")
+        text = str(app.screen.query_one("#glossary-text").render())
+        assert "loss" in text and "0.693" in text and "healthy" in text  # DPO's loss, in DPO's words
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not isinstance(app.screen, GlossaryScreen), "closed")
+        await pilot.press("m")
+        await wait_for(pilot, lambda: isinstance(app.screen, MetricPicker), "the picker")
+        await pilot.press(*"margins")
+        meaning = app.screen.query_one("#picker-meaning")
+        await wait_for(pilot, lambda: "chosen reward minus rejected" in str(meaning.render()), "its meaning")

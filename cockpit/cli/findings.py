@@ -22,21 +22,24 @@ def cmd_findings(args: argparse.Namespace) -> int:
 
     path = check_path(resolve_run_or_path(args.path, _runs_dir(args)))
     data = report.load(path)
-    found = report.for_run(data)
+    judged = report.judged_run(data)
+    found = judged.findings
     if args.export_prompts:
         n = report.export_prompts(data, args.export_prompts)
         print(f"{args.export_prompts}: {n} prompts whose whole group got one reward", file=sys.stderr)
     if args.json:
-        sys.stdout.buffer.write(orjson.dumps([f.to_record().data for f in found], option=orjson.OPT_INDENT_2)
+        sys.stdout.buffer.write(orjson.dumps({"findings": [f.to_record().data for f in found],
+                                              "checked": judged.to_json()}, option=orjson.OPT_INDENT_2)
                                 + b"\n")
         return 0
-    if not found:
-        print(f"{data.label}: no findings")
-        return 0
+    print(f"{data.label}: {len(found)} finding{'s' if len(found) != 1 else ''}" if found
+          else f"{data.label}: no findings")
     for f in found:
         print(report.describe(f))
         if f.fix:
             print(f"    fix: {f.fix}")
         for line in report.evidence_lines(f):
             print(f"    · {line}")
+    for line in report.checked_lines(judged):
+        print(line)
     return 0

@@ -14,40 +14,42 @@ Thresholds are data, in `findings/kinds.py`; which kinds apply is the trainer's 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
+from cockpit.findings import families, general
 from cockpit.findings.kinds import KINDS, FindingKind, kinds_for
-from cockpit.findings.model import Finding
-from cockpit.metrics.panels import guess_trainer
+from cockpit.findings.model import Check, Finding, Judgement
+from cockpit.findings.series import Absent, Quiet, Reader
+from cockpit.findings.series import change_start as _change_start
+from cockpit.findings.series import edges as _edges
+from cockpit.findings.series import first_key as _key
+from cockpit.findings.series import fmt as _fmt
+from cockpit.findings.series import level as _level
+from cockpit.findings.series import noise as _noise
+from cockpit.findings.series import points as _points
+from cockpit.findings.series import reward_functions as _reward_functions
+from cockpit.findings.series import runs_where as _runs_where
+from cockpit.findings.series import series as _series
+from cockpit.findings.series import sustained as _sustained
 from cockpit.metrics.store import MetricStore
-from cockpit.trainers.knowledge import traits
-
-MAX_POINTS = 60
-"""Metric points kept as evidence per series (evenly picked over the window)."""
-EDGE_MAX = 500
-"""The most points an early or a late window holds."""
-_GUESSED_FAMILY = {"grpo": "grpo", "dpo": "preference", "ppo": "ppo", "sft": "sft"}
-
-
-def family_of(trainer: str | None, keys: Sequence[str]) -> str | None:
-    """The trainer's metric family from the knowledge table; for a script's own Trainer class or a
-    trainer_state.json that names none, the family its keys belong to (as the panels guess it)."""
-    known = traits((trainer or "").lower().replace("-", "_")).family
-    if known:
-        return known
-    guessed = guess_trainer(list(keys))
-    return _GUESSED_FAMILY.get(guessed.removesuffix("-like")) if guessed else None
+from cockpit.trainers.knowledge import metric_family
 
 
 def judge(store: MetricStore, library: Any = None, trainer: str | None = None, *,
           family: str | None = None) -> list[Finding]:
-    """Every finding the data shows, with evidence; deduplicated by identity."""
-    found = detect(store, trainer, family=family)
-    return [add_evidence(f, library) for f in found]
+    """Every finding the data shows, with evidence; one per condition."""
+    return judge_run(store, library, trainer, family=family).findings
+
+
+def judge_run(store: MetricStore, library: Any = None, trainer: str | None = None, *,
+              family: str | None = None) -> Judgement:
+    """The findings with their evidence, and what was checked to find them."""
+    found = examine(store, trainer, family=family)
+    return replace(found, findings=[add_evidence(f, library) for f in found.findings])
 
 
 def detect(store: MetricStore, trainer: str | None = None, *, family: str | None = None,
@@ -55,13 +57,49 @@ def detect(store: MetricStore, trainer: str | None = None, *, family: str | None
     """The findings the metrics show, evidence from metrics only (cheap: the supervisor runs it
     every few seconds). `views=True` reads the store's columns without copying them: only for
     the thread that also writes the store (the supervisor), never beside one that appends."""
-    family = family or family_of(trainer, store.keys())
-    reader = _Reader(store, copy=not views)
-    out: dict[tuple, Finding] = {}
+    return examine(store, trainer, family=family, views=views).findings
+
+
+def examine(store: MetricStore, trainer: str | None = None, *, family: str | None = None,
+            views: bool = False) -> Judgement:
+    """Every rule of the run's family (and the general ones) on the metric store: the findings
+    (metric evidence only), and for each rule what it checked."""
+    keys = store.keys()
+    family = family or metric_family(trainer, keys)
+    reader = Reader(store, copy=not views)
+    found: list[Finding] = []
+    checks: list[Check] = []
     for kind in kinds_for(family):
-        for f in _DETECTORS[kind.name](reader, kind):
-            out.setdefault(f.identity, f)
-    return list(out.values())
+        detector = _DETECTORS.get(kind.name)
+        if detector is None:  # made by another kind's rule (overfitting's eval-metric case)
+            continue
+        got = detector(reader, kind)
+        if isinstance(got, Absent):
+            checks.append(Check(kind.name, False, 0, str(got)))
+        elif isinstance(got, str):
+            checks.append(Check(kind.name, True, 0, str(got)))
+        else:
+            got = collapse(got)
+            checks.append(Check(kind.name, True, len(got), "" if got else "quiet"))
+            found += got
+    points = max((store.count(k) for k in keys), default=0)
+    return Judgement(found, checks, family, int(store.last_step or 0), points)
+
+
+def collapse(found: list[Finding]) -> list[Finding]:
+    """One finding per condition: a kind's findings whose windows overlap or touch are one, over
+    the whole range (the first one's words, every one's evidence); a whole-run one is said once."""
+    out: list[Finding] = []
+    for f in sorted(found, key=lambda f: (f.kind, f.steps or (-1, -1))):
+        prev = out[-1] if out and out[-1].kind == f.kind else None
+        if prev is not None and (prev.steps is None or f.steps is None
+                                 or f.steps[0] <= prev.steps[1] + 1):
+            steps = None if prev.steps is None or f.steps is None else \
+                (prev.steps[0], max(prev.steps[1], f.steps[1]))
+            out[-1] = replace(prev, steps=steps, evidence=[*prev.evidence, *f.evidence])
+        else:
+            out.append(f)
+    return out
 
 
 def add_evidence(finding: Finding, library: Any) -> Finding:
@@ -166,90 +204,17 @@ def same_reward_prompts(library: Any, steps: Iterable[int]) -> list[dict[str, An
     return sorted(found.values(), key=lambda e: -len(e["steps"]))
 
 
-# -- metric helpers ---------------------------------------------------------------------------
-
-
-class _Reader:
-    """The store as the detectors read it: copies of its columns, or views (`detect(views=True)`)."""
-
-    def __init__(self, store: MetricStore, *, copy: bool) -> None:
-        self.store = store
-        self.copy = copy
-
-    def series(self, key: str) -> tuple[np.ndarray, np.ndarray]:
-        return self.store.series(key, copy=self.copy)
-
-    def keys(self) -> list[str]:
-        return self.store.keys()
-
-    def __contains__(self, key: object) -> bool:
-        return key in self.store
-
-
-def _series(store: _Reader, key: str) -> tuple[np.ndarray, np.ndarray]:
-    """The finite points of a series."""
-    steps, values = store.series(key)
-    keep = np.isfinite(values)
-    if keep.all():
-        return steps, values
-    return steps[keep], values[keep]
-
-
-def _edges(n: int, edge: float) -> int:
-    """How many points the early and the late window hold: a share of the run, at least 5, at
-    most EDGE_MAX (a long run's "late" is its last few hundred steps, not its last fifth)."""
-    return max(5, min(round(n * edge), EDGE_MAX))
-
-
-def _noise(values: np.ndarray) -> float:
-    """The spread of a window, robust to a spike: 1.4826 × the median absolute deviation (the
-    standard deviation for normal noise)."""
-    return 1.4826 * float(np.median(np.abs(values - np.median(values))))
-
-
-def _points(key: str, steps: np.ndarray, values: np.ndarray, first: int, last: int) -> dict[str, Any]:
-    inside = (steps >= first) & (steps <= last)
-    s, v = steps[inside], values[inside]
-    if len(s) > MAX_POINTS:
-        pick = np.unique(np.linspace(0, len(s) - 1, MAX_POINTS).round().astype(int))
-        s, v = s[pick], v[pick]
-    return {"type": "metric", "key": key, "points": [[int(a), float(b)] for a, b in zip(s, v, strict=True)]}
-
-
-def _runs_where(steps: np.ndarray, holds: np.ndarray, min_len: int) -> list[tuple[int, int]]:
-    """The step ranges where `holds` is true for at least `min_len` logged points in a row."""
-    edges = np.diff(np.concatenate(([0], holds.astype(np.int8), [0])))
-    starts, ends = np.nonzero(edges == 1)[0], np.nonzero(edges == -1)[0]  # ends: one past the last
-    return [(int(steps[a]), int(steps[b - 1])) for a, b in zip(starts, ends, strict=True) if b - a >= min_len]
-
-
-def _level(values: np.ndarray) -> float:
-    return float(np.median(values))
-
-
-def _change_start(steps: np.ndarray, values: np.ndarray, early: float, late: float) -> int:
-    """The step a move from `early` to `late` began: after the last point still on the early side
-    of a quarter of the way."""
-    mark = early + 0.25 * (late - early)
-    before = values <= mark if late > early else values >= mark
-    idx = np.nonzero(before)[0]
-    i = int(idx[-1]) if len(idx) else 0
-    return int(steps[min(i, len(steps) - 1)])
-
-
-def _key(store: _Reader, *candidates: str) -> str | None:
-    return next((k for k in candidates if k in store), None)
-
-
 # -- detectors --------------------------------------------------------------------------------
 
 
-def _reward_hacking(store: _Reader, kind: FindingKind) -> list[Finding]:
+def _reward_hacking(store: Reader, kind: FindingKind) -> list[Finding] | str:
     t = kind.thresholds
+    if "reward" not in store:
+        return Absent("no reward logged")
     steps, reward = _series(store, "reward")
     n = len(steps)
     if n < t["min_points"]:
-        return []
+        return Quiet(f"{n} reward points")
     k = _edges(n, t["edge"])
     early, late = _level(reward[:k]), _level(reward[-k:])
     _, std = _series(store, "reward_std")
@@ -257,7 +222,7 @@ def _reward_hacking(store: _Reader, kind: FindingKind) -> list[Finding]:
     rise = late - early
     if not (rise > t["reward_rise"] * max(scale, 1e-12) and rise > 0.05 * abs(early)
             and rise > t["reward_sigma"] * _noise(reward[:k])):
-        return []
+        return Quiet(f"the reward went {_fmt(early)} → {_fmt(late)}: no rise beyond its noise")
     first, last = _change_start(steps, reward, early, late), int(steps[-1])
     why: list[str] = []
     evidence = [_points("reward", steps, reward, first, last)]
@@ -280,8 +245,7 @@ def _reward_hacking(store: _Reader, kind: FindingKind) -> list[Finding]:
             why.append(f"entropy fell {e0:.3g} → {e1:.3g}")
             evidence.append(_points("entropy", es, ent, first, last))
     # rewards/<fn>/mean, or rewards/<fn> in TRL before 0.16
-    funcs = [key for key in store.keys() if key.startswith("rewards/")
-             and (key.endswith("/mean") or key.count("/") == 1)]
+    funcs = _reward_functions(store)
     if len(funcs) >= 2:
         rises = {}
         for key in funcs:
@@ -297,27 +261,17 @@ def _reward_hacking(store: _Reader, kind: FindingKind) -> list[Finding]:
             fs, fv = _series(store, top)
             evidence.append(_points(top, fs, fv, first, last))
     if not why:
-        return []
+        return Quiet(f"the reward rose {_fmt(early)} → {_fmt(late)} with no sign of gaming (length, entropy "
+                     "and the reward functions' shares held)")
     summary = (f"reward rose {early:.3g} → {late:.3g} over steps {first}–{last} while "
                + "; ".join(why))
     return [Finding(kind.name, (first, last), kind.severity, summary, kind.fix, evidence)]
 
 
-def _sustained(steps: np.ndarray, values: np.ndarray, above: float, n: int) -> list[tuple[int, int]]:
-    """The step ranges where the mean of every `n` logged points in a row is above `above`: a
-    noisy ratio (0.5, 1, 0.75, 1 ...) makes one range, not one per dip."""
-    if len(values) < n:
-        return []
-    means = np.convolve(values, np.ones(n) / n, mode="valid")  # means[i]: points i .. i+n-1
-    out: list[tuple[int, int]] = []
-    for first, last in _runs_where(steps[n - 1:], means > above, 1):
-        start = int(steps[int(np.searchsorted(steps, first)) - (n - 1)])
-        out.append((start, last))
-    return out
-
-
-def _above_for(store: _Reader, kind: FindingKind, key: str, what: str) -> list[Finding]:
+def _above_for(store: Reader, kind: FindingKind, key: str, what: str) -> list[Finding] | str:
     t = kind.thresholds
+    if key not in store:
+        return Absent(f"no {key} logged")
     steps, values = _series(store, key)
     out = []
     for first, last in _sustained(steps, values, t["above"], int(t["for"])):
@@ -327,14 +281,18 @@ def _above_for(store: _Reader, kind: FindingKind, key: str, what: str) -> list[F
                            f"{what}: {key} averaged {mean:.2f} over steps {first}–{last} "
                            f"(above {t['above']:g} on average over every {int(t['for'])} logged steps)",
                            kind.fix, [_points(key, steps, values, first, last)]))
-    return out
+    if out or not len(values):
+        return out or Quiet(f"no {key} points")
+    n = int(t["for"])
+    top = float(np.convolve(values, np.ones(n) / n, mode="valid").max()) if len(values) >= n else float(values.max())
+    return Quiet(f"{key} peaked at {top:.2f} over {n} logged steps (fires above {t['above']:g})")
 
 
-def _wasted_groups(store: _Reader, kind: FindingKind) -> list[Finding]:
+def _wasted_groups(store: Reader, kind: FindingKind) -> list[Finding] | str:
     return _above_for(store, kind, "frac_reward_zero_std", "groups with one reward for all their completions")
 
 
-def _clipping(store: _Reader, kind: FindingKind) -> list[Finding]:
+def _clipping(store: Reader, kind: FindingKind) -> list[Finding] | str:
     return _above_for(store, kind, "completions/clipped_ratio", "completions cut at max_completion_length")
 
 
@@ -344,29 +302,10 @@ def _fell(values: np.ndarray, k: int, share: float, sigma: float) -> tuple[float
     return early, late, (early - late) > max(share * abs(early), sigma * noise, 1e-12)
 
 
-def _logps_falling(store: _Reader, kind: FindingKind) -> list[Finding]:
+def _ppo_ratio(store: Reader, kind: FindingKind) -> list[Finding] | str:
     t = kind.thresholds
-    chosen = _key(store, "logps/chosen", "logps_chosen")
-    rejected = _key(store, "logps/rejected", "logps_rejected")
-    if chosen is None or rejected is None:
-        return []
-    cs, cv = _series(store, chosen)
-    rs, rv = _series(store, rejected)
-    if min(len(cs), len(rs)) < t["min_points"]:
-        return []
-    c0, c1, c_fell = _fell(cv, _edges(len(cs), t["edge"]), t["fall"], t["fall_sigma"])
-    r0, r1, r_fell = _fell(rv, _edges(len(rs), t["edge"]), t["fall"], t["fall_sigma"])
-    if not (c_fell and r_fell):
-        return []
-    first, last = _change_start(cs, cv, c0, c1), int(max(cs[-1], rs[-1]))
-    summary = (f"both log-probs fell over steps {first}–{last}: chosen {c0:.4g} → {c1:.4g}, "
-               f"rejected {r0:.4g} → {r1:.4g}")
-    return [Finding(kind.name, (first, last), kind.severity, summary, kind.fix,
-                    [_points(chosen, cs, cv, first, last), _points(rejected, rs, rv, first, last)])]
-
-
-def _ppo_ratio(store: _Reader, kind: FindingKind) -> list[Finding]:
-    t = kind.thresholds
+    if "val/ratio" not in store:
+        return Absent("no val/ratio logged")
     steps, values = _series(store, "val/ratio")
     out = []
     for first, last in _runs_where(steps, np.abs(values - 1.0) > t["far"], int(t["for"])):
@@ -375,38 +314,43 @@ def _ppo_ratio(store: _Reader, kind: FindingKind) -> list[Finding]:
         out.append(Finding(kind.name, (first, last), kind.severity,
                            f"val/ratio stayed far from 1 over steps {first}–{last} (up to {worst:.3g})",
                            kind.fix, [_points("val/ratio", steps, values, first, last)]))
+    if not out and len(values):
+        return Quiet(f"val/ratio stayed within {float(np.max(np.abs(values - 1.0))):.3g} of 1 "
+                     f"(fires {t['far']:g} away for {t['for']} logged steps)")
     return out
 
 
-def _rlhf_reward_falling(store: _Reader, kind: FindingKind) -> list[Finding]:
+def _rlhf_reward_falling(store: Reader, kind: FindingKind) -> list[Finding] | str:
     t = kind.thresholds
+    if "objective/rlhf_reward" not in store:
+        return Absent("no objective/rlhf_reward logged")
     steps, values = _series(store, "objective/rlhf_reward")
     if len(steps) < t["min_points"]:
-        return []
+        return Quiet(f"{len(steps)} objective/rlhf_reward points")
     early, late, fell = _fell(values, _edges(len(steps), t["edge"]), 0.0, t["fall_sigma"])
     if not fell:
-        return []
+        return Quiet(f"objective/rlhf_reward went {_fmt(early)} → {_fmt(late)}")
     first, last = _change_start(steps, values, early, late), int(steps[-1])
     return [Finding(kind.name, (first, last), kind.severity,
                     f"objective/rlhf_reward fell {early:.4g} → {late:.4g} over steps {first}–{last}",
                     kind.fix, [_points("objective/rlhf_reward", steps, values, first, last)])]
 
 
-def _value_loss_blowup(store: _Reader, kind: FindingKind) -> list[Finding]:
+def _value_loss_blowup(store: Reader, kind: FindingKind) -> list[Finding] | str:
     t = kind.thresholds
     key = _key(store, "loss/value_avg")
     if key is None:
-        return []
+        return Absent("no loss/value_avg logged")
     steps, values = _series(store, key)
     if len(steps) < t["min_points"]:
-        return []
+        return Quiet(f"{len(steps)} loss/value_avg points")
     k = _edges(len(steps), t["edge"])
     base = _level(np.abs(values[:k]))
     over = np.abs(values) > t["times"] * max(base, 1e-12)
     over[:k] = False
     runs = _runs_where(steps, over, 1)
     if not runs:
-        return []
+        return Quiet(f"{key} stayed under {t['times']:g}× its early level {base:.3g}")
     first, last = runs[0][0], int(steps[-1])
     peak = float(np.max(np.abs(values[steps >= first])))
     return [Finding(kind.name, (first, last), kind.severity,
@@ -418,8 +362,9 @@ _DETECTORS = {
     "reward_hacking": _reward_hacking,
     "wasted_groups": _wasted_groups,
     "clipping": _clipping,
-    "logps_falling": _logps_falling,
     "ppo_ratio": _ppo_ratio,
     "rlhf_reward_falling": _rlhf_reward_falling,
     "value_loss_blowup": _value_loss_blowup,
+    **general.DETECTORS,
+    **families.DETECTORS,
 }

@@ -19,13 +19,183 @@ class FindingKind:
     # The key written in the `finding` record (`{finding: reward_hacking}` in an alert rule).
     title: str
     family: str
-    # The metric family it applies to: grpo, preference, ppo (see `Knowledge.family`).
+    # The metric family it applies to: general (every trainer), sft, grpo, preference, ppo (see
+    # `trainers.knowledge.metric_family`).
     severity: str
     fix: str
     thresholds: dict[str, Any] = field(default_factory=dict)
 
 
+GENERAL = "general"
+"""The family of the kinds every trainer gets."""
+
 KINDS: dict[str, FindingKind] = {k.name: k for k in (
+    # --- every trainer
+    FindingKind(
+        "nothing_trains", "Nothing trains", GENERAL, "error",
+        "the model is not learning: check learning_rate, that the parameters require grad (a "
+        "frozen model, a LoRA with no target_modules), that some labels are not -100, and for NaN "
+        "lower the learning rate or train in bf16/fp32 instead of fp16",
+        {
+            "min_points": 5,
+            # The judge waits for this many logged points of loss (or grad_norm).
+            "zero_share": 0.9,
+            # loss (or grad_norm) exactly 0 at this share of the points or more ...
+            "nan_tail": 3,
+            # ... or NaN/inf at the last this many logged points (it diverged and stayed) ...
+            "constant_points": 10,
+            # ... or the very same value at every point, this many points or more.
+        }),
+    FindingKind(
+        "nonfinite_values", "NaN or inf in the metrics", GENERAL, "warning",
+        "some steps logged NaN or inf (a gradient, a loss, log-probs): their update was skipped "
+        "(fp16 loss scaling) or the numbers overflowed. Train in bf16 if the hardware has it, "
+        "lower the learning rate, keep max_grad_norm on, and look at the batches of those steps",
+        {
+            "calibration": 10,
+            # NaN/inf at the first this many steps is fp16's loss scaler calibrating: not counted
+            "count": 2,
+            # NaN/inf at this many logged steps or more (any metric but timings; a run that stays
+            # NaN to the end is nothing_trains) ...
+            "share": 0.02,
+            # ... and at this share of the logged steps or more.
+        }),
+    FindingKind(
+        "loss_rises_in_warmup", "Loss rises during warm-up", GENERAL, "warning",
+        "the train loss got worse while the learning rate warmed up: the peak learning rate is too "
+        "high for this model and data. Lower learning_rate (often 3–10×) or warm up longer",
+        {
+            "rise": 0.3,
+            # the train loss around the learning rate's peak above its lowest point before the
+            # peak by this share or more
+            "cold": 0.5,
+            # the run warms up: its first learning rate below this share of the peak
+            "around": 3,
+            # the loss "around the peak": the median of this many logged points from the peak on
+            # (judged once the learning rate decays) ...
+            "sigma": 2.0,
+            # ... above the lowest point by more than this many robust σ of the step-to-step
+            # changes before the peak (per-step noise is no rise)
+        }),
+    FindingKind(
+        "lr_zero", "Learning rate 0", GENERAL, "error",
+        "the optimizer steps with a learning rate of 0: check learning_rate and the scheduler "
+        "(warmup over the whole run, a schedule that already ended at a resume)",
+        {
+            "share": 0.3,
+            # learning_rate is exactly 0 at this share of the logged points or more (the first
+            # points of a warmup and the very last of a linear decay are 0 in a healthy run) ...
+            "lead_steps": 20,
+            # ... leading zeros that end by this step (or 10% of max_steps) and give way to a
+            # learning rate are the warm-up's start (or fp16's skipped first steps), not counted.
+            "min_points": 4,
+        }),
+    FindingKind(
+        "warmup_longer_than_run", "Warm-up longer than the run", GENERAL, "warning",
+        "the learning rate was still warming up when the run ended, so it never trained at the "
+        "rate you set: lower warmup_steps / warmup_ratio (warmup_ratio is a share of max_steps), "
+        "or train longer",
+        {
+            "min_points": 5,
+            "rising_share": 0.8,
+            # learning_rate rose at this share of its changes or more ...
+            "near_end": 0.9,
+            # ... and the run reached this share of max_steps (a live run mid-warm-up is fine).
+        }),
+    FindingKind(
+        "schedule_restart", "The schedule restarted", GENERAL, "warning",
+        "the learning rate jumped back up mid-run: a resume that started a new schedule (a new "
+        "Trainer, or resume_from_checkpoint not given), so the warm-up and decay ran again. "
+        "Resume with resume_from_checkpoint=<the checkpoint>; if you chose cosine_with_restarts "
+        "this is expected",
+        {
+            "rise": 0.2,
+            # after its first peak (the end of the warm-up) learning_rate rose back above the
+            # lowest it had decayed to by this share of the peak: a decay never rises.
+        }),
+    FindingKind(
+        "overfitting", "Overfitting", GENERAL, "warning",
+        "the eval loss is past its best: keep the best checkpoint (load_best_model_at_end: true, "
+        "metric_for_best_model: eval_loss, save_steps a multiple of eval_steps), stop early "
+        "(EarlyStoppingCallback), train fewer epochs, or add data",
+        {
+            "min_evals": 4,
+            # eval points of an eval loss the judge waits for
+            "rise": 0.05,
+            # the last eval loss above the best one by this share of the best or more ...
+            "rise_sigma": 2.0,
+            # ... and by this many robust standard deviations of the eval points' step-to-step
+            # changes (an eval loss that wanders is no rise)
+            "after": 2,
+            # eval points after the best one, at least
+            "train_flat": 0.02,
+            # the train loss after the best eval did not rise by more than this share, its last
+            # points against its first ones (both rising is instability, not overfitting)
+            "kept": 0.75,
+            # an eval metric of the same eval set "still improves" when it is better than at the
+            # eval loss's best and kept this share of its best gain since (then: the info kind)
+        }),
+    FindingKind(
+        "eval_metric_improves_while_loss_rises", "Eval metric still improves", GENERAL, "info",
+        "the eval loss rose past its best but the eval metric still improves, which is common "
+        "(the model gets more confident on the answers it gets wrong): choose the checkpoint by "
+        "that metric (metric_for_best_model, greater_is_better) rather than by eval loss",
+        {}),
+    FindingKind(
+        "memorisation_no_eval", "Memorised, with no eval to tell", GENERAL, "warning",
+        "the train loss is near 0 after several epochs: the model has learnt the training set by "
+        "heart, and with no eval set nothing shows it generalises. Add an eval set "
+        "(eval_strategy, eval_steps), train fewer epochs, or add data",
+        {
+            "epochs": 3.0,
+            # at least this many passes over the data ...
+            "below": 0.05,
+            # ... and the train loss's late median (the last 20% of points, 5 to 500) below this
+            "edge": 0.2,
+        }),
+    FindingKind(
+        "train_eval_gap", "Train–eval gap widens", GENERAL, "info",
+        "the model fits the training data ever better than the eval data: watch for overfitting "
+        "(load_best_model_at_end, early stopping), regularize (weight_decay, dropout, LoRA "
+        "instead of a full fine-tune) or add data",
+        {
+            "min_evals": 4,
+            "widen": 0.25,
+            # the gap (eval − train loss) grew by this share of the first eval loss or more
+            "plateau": 0.02,
+            # while the eval loss improved by less than this share over the last half of the evals
+        }),
+    FindingKind(
+        "loss_spike", "Loss spikes", GENERAL, "warning",
+        "the loss jumped at these steps: look at the batches there (a bad row, a very long one), "
+        "lower the learning rate, or clip gradients harder (max_grad_norm)",
+        {
+            "min_points": 50,
+            # judged from 50 logged points (a baseline of a few blocks)
+            "block": 16,
+            # the baseline: the median of every 16 logged points in a row
+            "sigma": 8.0,
+            # a spike is this many robust standard deviations (1.4826 × MAD of the residuals)
+            # above the baseline ...
+            "ratio": 1.5,
+            # ... and this many times the baseline (for a series that is positive)
+            "skip": 0.05,
+            # the first share of the points is warm-up, not judged
+            "max_share": 0.05,
+            # spikes are rare: more than this share of the points that high is a second regime
+        }),
+    FindingKind(
+        "grad_spike", "Gradient-norm spikes", GENERAL, "warning",
+        "the gradient norm jumped at these steps: lower the learning rate, keep max_grad_norm "
+        "(clipping) on, and look at the batches of those steps",
+        {"min_points": 50, "block": 16, "sigma": 10.0, "ratio": 10.0, "skip": 0.05, "max_share": 0.05}),
+        # A gradient norm of 5× its level for one step is common in healthy runs (clipped at
+        # max_grad_norm, it does no harm): a spike is 10× its level.
+    FindingKind(
+        "kl_spike", "KL spikes", GENERAL, "warning",
+        "the policy moved far from the reference at these steps: lower the learning rate, raise "
+        "beta (the KL coefficient), and read the completions of those steps",
+        {"min_points": 50, "block": 16, "sigma": 10.0, "ratio": 5.0, "skip": 0.05, "floor": 0.05, "max_share": 0.05}),
     # --- GRPO and its kin
     FindingKind(
         "reward_hacking", "Reward hacking", "grpo", "warning",
@@ -70,19 +240,119 @@ KINDS: dict[str, FindingKind] = {k.name: k for k in (
         "completions hit max_completion_length before they ended: raise max_completion_length, "
         "or reward shorter answers",
         {"above": 0.5, "for": 5, "evidence_rows": 6}),
+    FindingKind(
+        "reward_never_pays", "A reward function never pays", "grpo", "warning",
+        "a reward function gave 0 to every completion: it teaches nothing and its weight is "
+        "wasted. Check it on a few completions (its parsing, the answer format it expects, the "
+        "columns it reads), or drop it from reward_funcs",
+        {"min_points": 20}),
+        # a function is judged on 20 logged steps or more: one that has not paid yet is no verdict
+    FindingKind(
+        "reward_constant", "A reward function always pays the same", "grpo", "warning",
+        "a reward function gave the same reward to every completion at every step: with the same "
+        "reward in a group it adds no advantage and teaches nothing. Check it on a few "
+        "completions, or drop it from reward_funcs",
+        {"min_points": 20}),
+    FindingKind(
+        "kl_nonzero_at_start", "KL not 0 at the start", "grpo", "warning",
+        "the KL to the reference is far from 0 before the policy could move: the reference model is "
+        "not the model training starts from (a LoRA policy's reference is the base model with the "
+        "adapter off; a stage-2 run's reference is the stage-1 model's base). The KL term then pulls "
+        "toward the wrong model: merge the earlier adapter first, or set beta 0",
+        {
+            "above": 0.1,
+            # the median of the first 3 logged kl points above this ...
+            "within": 20,
+            # ... the first of them logged at this step or earlier
+        }),
+    FindingKind(
+        "length_without_reward", "Length grows without reward", "grpo", "warning",
+        "completions get longer while the reward does not rise: the policy spends tokens for "
+        "nothing (rambling, repetition). Read the longest completions; lower "
+        "max_completion_length, add a length penalty, or check that the reward can pay",
+        {
+            "min_points": 10,
+            "edge": 0.2,
+            "grow": 0.5,
+            # completion length late above early by this share (0.5 = half again) or more ...
+            "reward_sigma": 2.0,
+            # ... while the reward rose less than this many robust standard deviations of its
+            # early points and less than `reward_share` of |early|.
+            "reward_share": 0.1,
+            "evidence_rows": 6,
+        }),
+    FindingKind(
+        "entropy_collapse", "Entropy collapsed", "grpo", "warning",
+        "the policy became nearly deterministic: completions of a group stop differing, so "
+        "groups stop teaching. Lower the learning rate, raise beta or the sampling temperature",
+        {
+            "min_points": 10,
+            "edge": 0.2,
+            "fall": 0.7,
+            # entropy late below early by this share or more ...
+            "below": 0.3,
+            # ... and to a level below this (nats per token)
+        }),
+    FindingKind(
+        "kl_blowup", "KL blow-up", "grpo", "warning",
+        "the policy drifts ever further from the reference: lower the learning rate, raise beta, "
+        "and read the late completions for degenerate text",
+        {
+            "min_points": 10,
+            "edge": 0.2,
+            "times": 10.0,
+            # KL late above early by this factor ...
+            "above": 1.0,
+            # ... and above this level (late median)
+        }),
+    FindingKind(
+        "clipping_drags_reward", "Clipping drags a reward down", "grpo", "warning",
+        "more completions hit max_completion_length and a reward that needs a finished answer "
+        "(format, correctness) falls with it: raise max_completion_length, or reward shorter "
+        "answers",
+        {
+            "min_points": 10,
+            "edge": 0.2,
+            "early_below": 0.5,
+            # completions/clipped_ratio began low (under this): clipped from the start is clipping's
+            "clip_rise": 0.2,
+            # completions/clipped_ratio late above early by this much (absolute) ...
+            "fall": 0.2,
+            # ... while a reward function fell by this share of its early level (or of its range)
+            "evidence_rows": 6,
+        }),
     # --- DPO and its kin
     FindingKind(
-        "logps_falling", "Both log-probs falling", "preference", "warning",
-        "the chosen answers lose likelihood along with the rejected ones (the margin grows by "
-        "pushing both down): lower the learning rate or beta, or add an SFT term on chosen "
+        "chosen_logps_falling", "Chosen log-probs falling", "preference", "warning",
+        "the chosen answers lose likelihood (the margin grows by pushing answers down, not the "
+        "chosen ones up): lower the learning rate or beta, or add an SFT term on chosen "
         "(rpo_alpha in DPOConfig, or CPO/ORPO)",
         {
             "min_points": 20,
             "edge": 0.2,
             "fall": 0.05,
-            # Both logps/chosen and logps/rejected fell by this share of their |early| level ...
+            # logps/chosen fell by this share of its |early| level ...
             "fall_sigma": 2.0,
-            # ... and by this many robust standard deviations (1.4826 × MAD) of their early points.
+            # ... and by this many robust standard deviations (1.4826 × MAD) of its early points.
+        }),
+    FindingKind(
+        "dpo_saturated", "Preference loss saturated", "preference", "warning",
+        "the model already separates every pair: the loss is near 0 and the margins keep growing "
+        "by pushing the rejected answers down, which teaches little and drifts from the "
+        "reference. Stop earlier (fewer steps or epochs), lower the learning rate, raise beta, or "
+        "use harder pairs",
+        {
+            "min_points": 10,
+            "loss": 0.02,
+            # the loss's median from the saturation step on is below this ...
+            "accuracy": 0.98,
+            # ... rewards/accuracies' median from then on is at least this ...
+            "margin": 20.0,
+            # ... or rewards/margins' median from then on is above this (either pins it)
+            "early": 0.5,
+            # it saturated in the first half of the run (the rest taught little)
+            "hold": 0.9,
+            # and stayed so at this share of the points after
         }),
     # --- PPO (the PPO article's debugging recipes)
     FindingKind(
@@ -103,6 +373,11 @@ KINDS: dict[str, FindingKind] = {k.name: k for k in (
 )}
 
 
+WHOLE_RUN = frozenset({"model_unchanged", "one_layer_change", "weight_change"})
+"""Kinds said once per checkpoint that are one condition of the run: shown once, over every
+checkpoint that said it (the latest one's words and evidence)."""
+
+
 def kinds_for(family: str | None) -> list[FindingKind]:
-    # The kinds that apply to a trainer family, in table order.
-    return [k for k in KINDS.values() if k.family == family]
+    """The kinds that apply to a trainer family (the general ones first), in table order."""
+    return [k for k in KINDS.values() if k.family in (GENERAL, family)]

@@ -41,3 +41,50 @@ class Finding:
     def identity(self) -> tuple[str, tuple[int, int] | None]:
         """Two findings with the same kind and range are one: a live judge and a replay agree."""
         return (self.kind, self.steps)
+
+
+@dataclass(frozen=True)
+class Check:
+    """One rule the judge ran (or could not run) on a run."""
+
+    kind: str
+    """the rule: a key of the findings table"""
+    ran: bool
+    """False when the run logged nothing the rule reads"""
+    fired: int
+    """how many findings it made"""
+    note: str
+    """quiet: the one number that kept it quiet; not run: what it needs; fired: empty"""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "ran": self.ran, "fired": self.fired, "note": self.note}
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """What the judge said about a run, and what it checked to say it."""
+
+    findings: list[Finding]
+    checks: list[Check]
+    family: str | None
+    """the metric family judged (None: the general rules only)"""
+    steps: int
+    """the last step judged"""
+    points: int
+    """how many steps logged a metric"""
+
+    def checked_line(self) -> str:
+        """"checked 9 rules for sft over 3,500 steps" (rules that ran; the others read keys the
+        run did not log)."""
+        ran = [c for c in self.checks if c.ran]
+        fam = f" for {self.family}" if self.family else " (general)"
+        return (f"checked {len(ran)} rule{'s' if len(ran) != 1 else ''}{fam} over {self.steps:,} steps "
+                f"({self.points:,} logged)")
+
+    def quiet_notes(self) -> list[tuple[str, str]]:
+        """(rule, the number that kept it quiet) for each rule that ran and did not fire."""
+        return [(c.kind, c.note) for c in self.checks if c.ran and not c.fired and c.note]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"family": self.family, "steps": self.steps, "points": self.points,
+                "summary": self.checked_line(), "checks": [c.to_json() for c in self.checks]}

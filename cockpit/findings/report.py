@@ -7,30 +7,63 @@ this; the judge is the same one the supervisor calls.
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from cockpit.findings.judge import judge, new_findings, same_reward_prompts
-from cockpit.findings.model import Finding
+from cockpit.findings.judge import judge_run, new_findings, same_reward_prompts
+from cockpit.findings.kinds import WHOLE_RUN
+from cockpit.findings.model import Finding, Judgement
 from cockpit.metrics.rundata import RunData
 
 
 def recorded(data: RunData) -> list[Finding]:
-    return [Finding.from_record(rec) for rec in data.findings]
+    return once_per_run([Finding.from_record(rec) for rec in data.findings])
 
 
 def for_run(data: RunData) -> list[Finding]:
     """What the judge finds in the data now, and the recorded findings it does not say again (a
     live judge saw a window while it grew: the judged one covers it whole; kinds the judge does
     not make stay as recorded), by first step."""
-    return merged(recorded(data), judge(data.store, data.library, data.trainer))
+    return judged_run(data).findings
+
+
+def judged_run(data: RunData) -> Judgement:
+    """`for_run`'s findings, with what the judge checked to find them."""
+    found = judge_run(data.store, data.library, data.trainer)
+    return replace(found, findings=merged(recorded(data), found.findings))
 
 
 def merged(recorded: list[Finding], judged: list[Finding]) -> list[Finding]:
     found = judged + new_findings(recorded, judged)
     return sorted(found, key=lambda f: (f.steps[0] if f.steps else -1, f.kind))
+
+
+def once_per_run(found: list[Finding]) -> list[Finding]:
+    """A kind said at every checkpoint (`kinds.WHOLE_RUN`: the model did not change, ...) is one
+    condition: one finding over every checkpoint that said it, in the latest one's words and
+    evidence; other kinds as they are."""
+    groups: dict[str, list[Finding]] = {}
+    out: list[Finding] = []
+    for f in found:
+        if f.kind in WHOLE_RUN:
+            if f.kind not in groups:
+                out.append(f)  # its place in the list
+            groups.setdefault(f.kind, []).append(f)
+        else:
+            out.append(f)
+    for kind, said in groups.items():
+        if len(said) < 2:
+            continue
+        ranges = [f.steps for f in said if f.steps]
+        latest = max(said, key=lambda f: f.steps[1] if f.steps else -1)
+        steps = (min(a for a, _ in ranges), max(b for _, b in ranges)) if ranges else None
+        where = f", steps {steps[0]:,}–{steps[1]:,}" if steps else ""
+        one = replace(latest, steps=steps, summary=f"{latest.summary} (said at {len(said)} checkpoints{where})")
+        out[next(i for i, f in enumerate(out) if f.kind == kind)] = one
+    return out
 
 
 def load(path: str | os.PathLike[str]) -> RunData:
@@ -58,8 +91,28 @@ def export_prompts(data: RunData, out: str | os.PathLike[str]) -> int:
 
 def describe(f: Finding) -> str:
     """One line for a finding (watch, the CLI)."""
-    where = f"steps {f.steps[0]}–{f.steps[1]}" if f.steps else "whole run"
+    where = where_of(f)
     return f"[{f.severity}] {f.kind} ({where}): {f.summary}"
+
+
+def checked_lines(judged: Judgement) -> list[str]:
+    """What the judge checked: one line for the rules, one a quiet rule with the number that
+    kept it quiet, one for the rules the run logged nothing for."""
+    out = [judged.checked_line() + (":" if judged.checks else "")]
+    width = max((len(c.kind) for c in judged.checks), default=0)
+    for kind, note in judged.quiet_notes():
+        out.append(f"  quiet  {kind:<{width}}  {note}")
+    absent = [c for c in judged.checks if not c.ran]
+    if absent:
+        out.append("  not run (the run logged nothing they read): " + ", ".join(c.kind for c in absent))
+    return out
+
+
+def where_of(f: Finding) -> str:
+    """"steps 10–250", "step 130" or "whole run"."""
+    if f.steps is None:
+        return "whole run"
+    return f"step {f.steps[0]}" if f.steps[0] == f.steps[1] else f"steps {f.steps[0]}–{f.steps[1]}"
 
 
 def evidence_lines(f: Finding, *, rows: int = 3) -> list[str]:

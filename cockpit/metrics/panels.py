@@ -118,14 +118,11 @@ _SKIP_KEYS = ("epoch", "step", "total_flos", "num_tokens", "step_time")
 
 def family(trainer: str | None, keys: list[str]) -> tuple[Panel, ...]:
     """The panel family for a run: by the trainer's family when known, else guessed from the keys."""
-    from cockpit.trainers.knowledge import traits
+    from cockpit.trainers.knowledge import metric_family
 
-    known = traits((trainer or "").lower().replace("-", "_")).family
+    known = metric_family(trainer, keys)
     if known in _BY_FAMILY:
         return _BY_FAMILY[known]
-    found = _signature(keys)
-    if found is not None:
-        return _BY_SIGNATURE[found]
     # A bare `reward` names no family (see _SIGNATURES), but its panels are the reward ones.
     return GRPO if "reward" in keys else GENERIC
 
@@ -161,26 +158,10 @@ def panel_for_key(key: str) -> Panel:
     return Panel(key, (key,), user=True)
 
 
-# Keys only one trainer family logs. A bare `reward` is not among them: PPO runs made with other
-# tools log loss/reward/learning_rate too, and calling those "grpo-like" would be a wrong guess.
-_SIGNATURES = (
-    ("ppo", ("objective/rlhf_reward", "objective/scores", "val/ratio", "loss/policy_avg")),
-    ("dpo", ("rewards/margins", "rewards/chosen", "rewards/accuracies")),
-    ("grpo", ("frac_reward_zero_std", "reward_std", "completions/mean_length")),
-    ("sft", ("mean_token_accuracy",)),
-)
-_BY_SIGNATURE = {"ppo": PPO, "dpo": DPO, "grpo": GRPO, "sft": SFT}
-"""The panels of a family guessed from the keys (`family` and `guess_trainer` read the same
-signatures, so the panels shown and the trainer named agree)."""
-
-
-def _signature(keys: list[str]) -> str | None:
-    present = set(keys)
-    return next((name for name, signature in _SIGNATURES if present.intersection(signature)), None)
-
-
 def guess_trainer(keys: list[str]) -> str | None:
     """A trainer family for sources that do not say (trainer_state.json): "grpo-like" etc.,
     only from keys that family alone logs; None (shown as "unknown trainer") otherwise."""
-    found = _signature(keys)
-    return f"{found}-like" if found else None
+    from cockpit.trainers.knowledge import family_from_keys
+
+    found = family_from_keys(keys)
+    return f"{found[1]}-like" if found else None

@@ -70,14 +70,15 @@ class FindingsWatcher:
         for rec in records:
             if rec.kind == journal.FINDING:
                 self.known.append(Finding.from_record(rec))
-            elif rec.kind in (journal.METRICS, journal.EVAL):
+            elif rec.kind in (journal.METRICS, journal.EVAL, journal.PROGRESS):
+                metrics.append(rec)  # progress: max_steps, which says whether a warm-up can still end
+            elif rec.kind == journal.RUN_STARTED:
                 metrics.append(rec)
-            elif rec.kind == journal.RUN_STARTED and rec.data.get("trainer"):
-                self.trainer = self.trainer if self.trainer and self.trainer != "script" else str(rec.data["trainer"])
+                if rec.data.get("trainer") and (not self.trainer or self.trainer == "script"):
+                    self.trainer = str(rec.data["trainer"])
             elif rec.kind in (journal.COMPLETIONS, journal.COMPLETIONS_REF):
                 self.library.add_records([rec])
-        if metrics:
-            self.store.add_many(metrics)
+        if metrics and self.store.add_many(metrics):
             self.changed = True
 
 

@@ -10,6 +10,7 @@ here; no other module compares a trainer's name.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 # The trainer name of a script run (`cockpit run -- CMD`): whatever Trainer the script builds.
@@ -319,6 +320,39 @@ def traits(name: str) -> Knowledge:
 
 
 _UNKNOWN = Knowledge("", "")
+
+
+# -- the metric family: the one place that decides it -----------------------------------------
+
+FAMILIES = ("sft", "preference", "grpo", "ppo")
+"""The metric families: which panels, built-in alert rules and findings a run gets."""
+
+METRIC_SIGNATURES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("ppo", "ppo", ("objective/rlhf_reward", "objective/scores", "val/ratio", "loss/policy_avg")),
+    ("preference", "dpo", ("rewards/margins", "rewards/chosen", "rewards/accuracies")),
+    ("grpo", "grpo", ("frac_reward_zero_std", "reward_std", "completions/mean_length")),
+    ("sft", "sft", ("mean_token_accuracy",)),
+)
+"""(family, the trainer it reads as, metric keys only that family logs), for a run that names no
+trainer the table knows (a trainer_state.json, a script's own Trainer). A bare `reward` is not
+among them: PPO runs made with other tools log loss/reward/learning_rate too."""
+
+
+def family_from_keys(keys: Iterable[str]) -> tuple[str, str] | None:
+    """(family, trainer it reads as) of the first signature the keys hold, or None."""
+    present = set(keys)
+    return next(((fam, name) for fam, name, signature in METRIC_SIGNATURES if present.intersection(signature)),
+                None)
+
+
+def metric_family(trainer: str | None, keys: Iterable[str] = ()) -> str | None:
+    """A run's metric family: its trainer's (the knowledge table), else the one its metric keys
+    belong to, else None (the general findings and panels only)."""
+    known = traits((trainer or "").lower().replace("-", "_")).family
+    if known:
+        return known
+    found = family_from_keys(keys)
+    return found[0] if found else None
 
 
 # Config keys only one trainer's recipes hold, to name the trainer of a recipe that does not say

@@ -1,4 +1,5 @@
-"""Search every logged metric key and pick one for a panel."""
+"""Search every logged metric key and pick one for a panel; the highlighted key's meaning (the
+glossary) shows under the list."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from cockpit.ui.text import printable
+from cockpit.metrics.glossary import explain
+from cockpit.ui.text import markup, printable
 
 
 class MetricPicker(ModalScreen[str | None]):
@@ -22,10 +24,12 @@ class MetricPicker(ModalScreen[str | None]):
         Binding("up", "move(-1)", "Up", show=False, id="picker.up"),
     ]
 
-    def __init__(self, keys: list[str], *, title: str = "Add a panel") -> None:
+    def __init__(self, keys: list[str], *, title: str = "Add a panel", family: str | None = None) -> None:
         super().__init__()
         self.keys = keys
         self.title_text = title
+        self.family = family
+        """The run's metric family: the glossary's wording for it."""
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog dialog-tall"):
@@ -33,6 +37,7 @@ class MetricPicker(ModalScreen[str | None]):
                          markup=False)
             yield Input(placeholder="filter, e.g. reward mean", id="picker-filter")
             yield OptionList(*[Option(Text(printable(k)), id=k) for k in self.keys], id="picker-options")
+            yield Static("", id="picker-meaning")
 
     def on_mount(self) -> None:
         self.query_one("#picker-filter", Input).focus()
@@ -55,6 +60,13 @@ class MetricPicker(ModalScreen[str | None]):
             self.dismiss(options.get_option_at_index(options.highlighted).id)
         elif event.value.strip() in self.keys:
             self.dismiss(event.value.strip())
+
+    def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        key = event.option.id or ""
+        e = explain(key, self.family)
+        self.query_one("#picker-meaning", Static).update(
+            markup("[b]$key[/b]: $meaning\n[dim]healthy:[/dim] $healthy", key=key, meaning=e.meaning,
+                   healthy=e.healthy) if e else markup("[dim]$key: not in the glossary[/dim]", key=key))
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         self.dismiss(event.option.id)

@@ -25,7 +25,9 @@ from textual.widgets import Footer, Input, Static, TabbedContent, TabPane, TextA
 from cockpit.metrics.panels import Panel, default_panels, guess_trainer, panel_for_key
 from cockpit.metrics.rundata import RunData
 from cockpit.run.folder import LIVE_STATES
+from cockpit.trainers.knowledge import metric_family
 from cockpit.ui.colors import series_colors
+from cockpit.ui.screens.glossary import GlossaryScreen
 from cockpit.ui.screens.metric_picker import MetricPicker
 from cockpit.ui.text import literal
 from cockpit.ui.widgets.run.alert_bar import AlertBar
@@ -70,6 +72,9 @@ class RunView(Screen):
         Binding("m", "pick_metric", "Pick metric", tooltip="Add a panel, or replace the focused one",
                 id="run.pick_metric"),
         Binding("d", "remove_panel", "Remove panel", show=False, id="run.remove_panel"),
+        Binding("i", "explain_metric", "What is this?", show=False,
+                tooltip="What the focused panel's metrics mean, and what healthy looks like (every panel's "
+                "when none is focused)", id="run.explain_metric"),
         Binding("0", "reset_panels", "Default panels", show=False, id="run.reset_panels"),
         Binding("e", "toggle_smoothing", "Smoothing", id="run.toggle_smoothing"),
         Binding("plus,equals_sign", "smoothing(1)", "More smoothing", show=False,
@@ -454,7 +459,25 @@ class RunView(Screen):
                 panels.append(new)
             self.chosen_panels = tuple(panels)
 
-        self.app.push_screen(MetricPicker(keys, title=title), chosen)
+        self.app.push_screen(MetricPicker(keys, title=title, family=self.metric_family()), chosen)
+
+    def metric_family(self) -> str | None:
+        """The run's metric family (the glossary's wording), from the one place that decides it."""
+        data = self.detail
+        return metric_family(data.trainer if data else None, self.all_keys())
+
+    def action_explain_metric(self) -> None:
+        """The glossary for the focused panel's metrics, or for every panel shown."""
+        grid = self.query_one(PlotGrid)
+        target = grid.focused_plot()
+        keys = self.all_keys()
+        panels = [target.panel] if target is not None else list(grid.panels)
+        shown = list(dict.fromkeys(k for p in panels for k in (p.resolve(keys) or list(p.keys))))
+        if not shown:
+            self.notify("no panel to explain yet", timeout=2)
+            return
+        title = f"What '{target.panel.title}' shows" if target is not None else "What the panels show"
+        self.app.push_screen(GlossaryScreen(title, shown, self.metric_family()))
 
     def action_remove_panel(self) -> None:
         grid = self.query_one(PlotGrid)

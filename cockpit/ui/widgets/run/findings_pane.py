@@ -22,8 +22,9 @@ from textual.message import Message
 from textual.widgets import DataTable, Input, Static
 
 from cockpit.findings import report
-from cockpit.findings.judge import judge
-from cockpit.findings.model import Finding
+from cockpit.findings.judge import examine, judge_run
+from cockpit.findings.model import Finding, Judgement
+from cockpit.metrics.glossary import one_line
 from cockpit.metrics.rundata import RunData
 from cockpit.ui.text import markup, num, printable
 
@@ -100,6 +101,7 @@ class FindingsPane(Vertical):
     FindingsPane #findings-table { height: auto; max-height: 12; }
     FindingsPane #findings-detail-scroll { height: 1fr; padding: 0 1; }
     FindingsPane.-evidence #findings-table { display: none; }
+    FindingsPane.-empty #findings-table { display: none; }
     """
 
     def __init__(self, *, judge: bool = False, id: str | None = None) -> None:
@@ -110,7 +112,9 @@ class FindingsPane(Vertical):
         self.data: RunData | None = None
         self.findings: list[Finding] = []
         self._key: tuple | None = None
-        self._judged: tuple[tuple, list[Finding]] | None = None
+        self._judged: tuple[tuple, Judgement] | None = None
+        self.checked: Judgement | None = None
+        """What the judge checked (the latest judgement, live or replayed)."""
         self._detail_of: tuple | None = None
 
     def compose(self) -> ComposeResult:
@@ -122,50 +126,74 @@ class FindingsPane(Vertical):
     def on_show(self) -> None:
         """The tab opened: its keys are the table's, so the table takes the focus."""
         if not isinstance(self.screen.focused, Input):
-            self.query_one(FindingsTable).focus()
+            self._focus_list()
+
+    def _focus_list(self) -> None:
+        """The table when there is a finding, else the scrollable list of what was checked (so
+        the footer offers no key for rows that do not exist)."""
+        table = self.query_one(FindingsTable)
+        (table if self.findings else self.query_one("#findings-detail-scroll")).focus()
 
     def show(self, data: RunData | None) -> None:
         if data is None:
             return
         self.data = data
-        judge = self.judge or data.ended is not None  # a run that ended is judged whole, as a replay
-        key = (id(data), len(data.findings), data.store.version if judge else None)
+        whole = self.judge or data.ended is not None  # a run that ended is judged whole, as a replay
+        key = (id(data), len(data.findings), data.store.version, whole)
         if key != self._key:
             self._key = key
             recorded = report.recorded(data)
-            waiting = judge and (self._judged is None or self._judged[0] != key)
+            waiting = self._judged is None or self._judged[0] != key
             if waiting:
-                self._judge(data, key)
-            judged = self._judged[1] if self._judged is not None and self._judged[0] == key else []
+                self._judge(data, key, whole)
+            else:
+                assert self._judged is not None
+                self.checked = self._judged[1]
+            judged = self.checked.findings if self.checked is not None and whole and not waiting else []
             self.findings = report.merged(recorded, judged) if judged else \
                 sorted(recorded, key=lambda f: (f.steps[0] if f.steps else -1, f.kind))
-            self.query_one(FindingsTable).show(self.findings)
-            title = (f"Findings ({len(self.findings)})" if self.findings else "No findings")
-            title += " — judging…" if waiting else ""
-            title += " · Enter: evidence · g: completions at the step · p: the metric's panel"
+            table = self.query_one(FindingsTable)
+            table.show(self.findings)
+            had_focus = table.has_focus or self.query_one("#findings-detail-scroll").has_focus
+            self.set_class(not self.findings, "-empty")
+            table.can_focus = bool(self.findings)  # no row keys without rows
+            if had_focus and self.is_on_screen:
+                self._focus_list()
+            if self.findings:
+                title = f"Findings ({len(self.findings)})" + (" — judging…" if waiting else "")
+                title += " · Enter: evidence · g: completions at the step · p: the metric's panel"
+            else:
+                title = "Judging…" if waiting and whole else "No findings"
             self.query_one("#findings-title", Static).update(Text(title))
+            self._detail_of = None
         self._show_detail()
 
     @work(thread=True, exclusive=True, group="findings-judge", exit_on_error=False)
-    def _judge(self, data: RunData, key: tuple) -> None:
+    def _judge(self, data: RunData, key: tuple, whole: bool) -> None:
+        """A run judged whole (a replay, a run that ended): findings with their evidence; a live
+        one: what the judge checks (its findings are the supervisor's, in the journal)."""
         try:
-            found = judge(data.store, data.library, data.trainer)
+            found = judge_run(data.store, data.library, data.trainer) if whole else examine(data.store, data.trainer)
         except Exception:  # noqa: BLE001 - the tab then shows what was recorded
-            found = []
+            found = Judgement([], [], None, 0, 0)
         self.app.call_from_thread(self._judged_done, key, found)
 
-    def _judged_done(self, key: tuple, found: list[Finding]) -> None:
+    def _judged_done(self, key: tuple, found: Judgement) -> None:
         self._judged = (key, found)
         self._key = None
         self.show(self.data)
 
     def _show_detail(self) -> None:
-        f = self.query_one(FindingsTable).highlighted()
-        key = (id(f), self.has_class("-evidence"))
+        f = self.query_one(FindingsTable).highlighted() if self.findings else None
+        key = (id(f), self.has_class("-evidence"), id(self.checked))
         if key == self._detail_of:
             return
         self._detail_of = key
-        self.query_one("#findings-detail", Static).update(detail(f) if f else Content(""))
+        family = self.checked.family if self.checked is not None else None
+        shown = detail(f, family) if f else Content("")
+        if self.checked is not None and not self.has_class("-evidence"):
+            shown = Content("\n").join([shown, checked(self.checked)]) if f else checked(self.checked)
+        self.query_one("#findings-detail", Static).update(shown)
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         event.stop()
@@ -182,12 +210,13 @@ class FindingsPane(Vertical):
         if self.has_class("-evidence") and event.key in ("enter", "escape"):
             event.stop()
             self.remove_class("-evidence")
-            self.query_one(FindingsTable).focus()
+            self._focus_list()
             self._show_detail()
 
 
-def detail(f: Finding) -> Content:
-    """A finding's summary, fix and evidence, as text (nothing from the run is markup)."""
+def detail(f: Finding, family: str | None = None) -> Content:
+    """A finding's summary, fix and evidence, as text (nothing from the run is markup); each
+    metric of the evidence with what it means (the glossary, in the wording of `family`)."""
     lines = [markup("[b]$kind[/b] · $where · $severity", kind=f.kind, severity=f.severity,
                     where="whole run" if f.steps is None else f"steps {f.steps[0]}–{f.steps[1]}"),
              markup("$summary", summary=f.summary)]
@@ -199,6 +228,9 @@ def detail(f: Finding) -> Content:
             pts = ev.get("points") or []
             shown = ", ".join(f"{p[0]}: {num(p[1])}" for p in pts[:: max(1, -(-len(pts) // 12))])
             lines.append(markup("\n[b]$key[/b] ($n points)  $pts", key=ev.get("key"), n=len(pts), pts=shown))
+            meaning = one_line(str(ev.get("key") or ""), family)
+            if meaning:
+                lines.append(markup("  [dim]$meaning[/dim]", meaning=meaning))
         elif kind == "completions":
             lines.append(markup("\n[b]step $step[/b] — $what", step=ev.get("step"),
                                 what=ev.get("what") or "completions"))
@@ -214,6 +246,19 @@ def detail(f: Finding) -> Content:
                 lines.append(markup("  • $p", p=_one_line(p)[-160:]))
         elif kind == "file":
             lines.append(markup("\n[b]$what[/b]: $path", what=ev.get("what") or "file", path=ev.get("path")))
+    return Content("\n").join(lines)
+
+
+def checked(j: Judgement) -> Content:
+    """What the judge checked: the rules over how many steps, each quiet rule with the number that
+    kept it quiet, and the rules the run logged nothing for."""
+    lines = [markup("\n[b]$line[/b]", line=j.checked_line())]
+    width = max((len(k) for k, _ in j.quiet_notes()), default=0)
+    for kind, note in j.quiet_notes():
+        lines.append(markup("  [dim]quiet[/dim] $kind  $note", kind=kind.ljust(width), note=note))
+    absent = [c.kind for c in j.checks if not c.ran]
+    if absent:
+        lines.append(markup("  [dim]not run (nothing they read was logged): $kinds[/dim]", kinds=", ".join(absent)))
     return Content("\n").join(lines)
 
 

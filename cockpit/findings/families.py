@@ -1,0 +1,311 @@
+"""Detectors of one trainer family's metrics (the ones `findings/judge.py` has had since the first
+kinds live there): GRPO reward functions that never pay or always pay the same, length growing
+without reward, entropy collapse, KL blow-up, clipping that drags a reward down; DPO saturation
+and chosen log-probs falling.
+
+Same contract as `findings/general.py`: findings, or `Quiet` / `Absent` with the one number.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from cockpit.findings.kinds import FindingKind
+from cockpit.findings.model import Finding
+from cockpit.findings.series import (
+    Absent,
+    Quiet,
+    Reader,
+    change_start,
+    edges,
+    first_key,
+    fmt,
+    function_name,
+    level,
+    noise,
+    points,
+    reward_functions,
+    series,
+)
+
+Outcome = list[Finding] | Quiet | Absent
+
+
+# -- GRPO --------------------------------------------------------------------------------------
+
+
+def _functions(r: Reader, kind: FindingKind) -> list[tuple[str, np.ndarray, np.ndarray]] | Absent:
+    keys = reward_functions(r)
+    if not keys:
+        return Absent("no per-function rewards logged (rewards/<fn>/mean or rewards/<fn>)")
+    out = []
+    for key in keys:
+        s, v = series(r, key)
+        if len(v) >= kind.thresholds["min_points"]:
+            out.append((key, s, v))
+    return out
+
+
+def reward_never_pays(r: Reader, kind: FindingKind) -> Outcome:
+    funcs = _functions(r, kind)
+    if isinstance(funcs, Absent):
+        return funcs
+    never = [(k, s, v) for k, s, v in funcs if np.all(v == 0.0)]
+    if not never:
+        paid = [(function_name(k), float(np.mean(v != 0.0))) for k, s, v in funcs]
+        least = min(paid, key=lambda p: p[1], default=None)
+        return Quiet(f"every reward function paid something (least often: {least[0]}, at {least[1]:.0%} of "
+                     "the logged steps)" if least else "too few reward points")
+    return [_per_function(kind, never, len(funcs), "never paid: 0 at every one of {n} logged steps")]
+
+
+def reward_constant(r: Reader, kind: FindingKind) -> Outcome:
+    funcs = _functions(r, kind)
+    if isinstance(funcs, Absent):
+        return funcs
+    same = [(k, s, v) for k, s, v in funcs
+            if v[0] != 0.0 and float(v.max() - v.min()) <= 1e-9 * max(1.0, abs(float(v[0])))]
+    if not same:
+        spread = [(function_name(k), float(v.max() - v.min())) for k, s, v in funcs if not np.all(v == 0.0)]
+        least = min(spread, key=lambda p: p[1], default=None)
+        return Quiet(f"every paying reward function varies (least: {least[0]}, range {fmt(least[1])})"
+                     if least else "no paying reward function to judge")
+    return [_per_function(kind, same, len(funcs), "always paid the same: {v} at every one of {n} logged steps")]
+
+
+def _per_function(kind: FindingKind, hits: list[tuple[str, np.ndarray, np.ndarray]], total: int,
+                  what: str) -> Finding:
+    first = min(int(s[0]) for _, s, _ in hits)
+    last = max(int(s[-1]) for _, s, _ in hits)
+    names = [f"{function_name(k)} " + what.format(n=len(v), v=fmt(float(v[0]))) for k, _, v in hits]
+    summary = (f"{len(hits)} of {total} reward function{'s' if total > 1 else ''} "
+               f"{'teach' if len(hits) > 1 else 'teaches'} nothing: " + "; ".join(names))
+    return Finding(kind.name, (first, last), kind.severity, summary, kind.fix,
+                   [points(k, s, v, first, last) for k, s, v in hits[:4]])
+
+
+def length_without_reward(r: Reader, kind: FindingKind) -> Outcome:
+    t = kind.thresholds
+    key = first_key(r, "completions/mean_length", "completion_length")
+    if key is None:
+        return Absent("no completion length logged")
+    if "reward" not in r:
+        return Absent("no reward logged")
+    ls, lv = series(r, key)
+    rs, rv = series(r, "reward")
+    if min(len(lv), len(rv)) < t["min_points"]:
+        return Quiet(f"{len(lv)} points of {key}")
+    k = edges(len(lv), t["edge"])
+    l0, l1 = level(lv[:k]), level(lv[-k:])
+    grow = l1 / l0 - 1 if l0 > 0 else 0.0
+    kr = edges(len(rv), t["edge"])
+    r0, r1 = level(rv[:kr]), level(rv[-kr:])
+    bar = max(t["reward_sigma"] * noise(rv[:kr]), t["reward_share"] * abs(r0), 1e-12)
+    if grow < t["grow"]:
+        return Quiet(f"{key} went {fmt(l0)} → {fmt(l1)} ({grow:+.0%}; fires at +{t['grow']:.0%})")
+    if r1 - r0 > bar:
+        return Quiet(f"{key} grew {grow:+.0%}, and the reward rose with it ({fmt(r0)} → {fmt(r1)})")
+    first, last = change_start(ls, lv, l0, l1), int(ls[-1])
+    summary = (f"completions grew {fmt(l0)} → {fmt(l1)} tokens ({grow:+.0%}) over steps {first:,}–{last:,} "
+               f"while the reward went {fmt(r0)} → {fmt(r1)}")
+    evidence = [points(key, ls, lv, first, last), points("reward", rs, rv, first, last)]
+    for fk in reward_functions(r)[:3]:
+        evidence.append(points(fk, *series(r, fk), first, last))
+    return [Finding(kind.name, (first, last), kind.severity, summary, kind.fix, evidence)]
+
+
+def entropy_collapse(r: Reader, kind: FindingKind) -> Outcome:
+    t = kind.thresholds
+    if "entropy" not in r:
+        return Absent("no entropy logged")
+    s, v = series(r, "entropy")
+    if len(v) < t["min_points"]:
+        return Quiet(f"{len(v)} entropy points")
+    k = edges(len(v), t["edge"])
+    e0, e1 = level(v[:k]), level(v[-k:])
+    fell = 1 - e1 / e0 if e0 > 0 else 0.0
+    if not (fell >= t["fall"] and e1 < t["below"]):
+        return Quiet(f"entropy went {fmt(e0)} → {fmt(e1)} ({-fell:+.0%}; fires at −{t['fall']:.0%} and "
+                     f"below {t['below']:g})")
+    first, last = change_start(s, v, e0, e1), int(s[-1])
+    return [Finding(kind.name, (first, last), kind.severity,
+                    f"entropy fell {fmt(e0)} → {fmt(e1)} ({-fell:.0%}) over steps {first:,}–{last:,}",
+                    kind.fix, [points("entropy", s, v, first, last)])]
+
+
+def kl_nonzero_at_start(r: Reader, kind: FindingKind) -> Outcome:
+    t = kind.thresholds
+    if "kl" not in r:
+        return Absent("no kl logged")
+    s, v = series(r, "kl")
+    if len(v) < 3:
+        return Quiet(f"{len(v)} kl points")
+    if s[0] > t["within"]:
+        return Quiet(f"the first kl is logged at step {int(s[0]):,}, after the policy could move")
+    start = level(v[:3])
+    if start <= t["above"]:
+        return Quiet(f"kl starts at {fmt(start)} (fires above {t['above']:g})")
+    last = int(s[min(len(s), 10) - 1])
+    return [Finding(kind.name, (int(s[0]), int(s[-1])), kind.severity,
+                    f"kl is {fmt(float(v[0]))} at step {int(s[0]):,} (median {fmt(start)} over the first 3 logs, "
+                    f"{fmt(level(v))} over the run): the policy had not moved yet",
+                    kind.fix, [points("kl", s, v, int(s[0]), max(last, int(s[-1])))])]
+
+
+def kl_blowup(r: Reader, kind: FindingKind) -> Outcome:
+    t = kind.thresholds
+    if "kl" not in r:
+        return Absent("no kl logged")
+    s, v = series(r, "kl")
+    if len(v) < t["min_points"]:
+        return Quiet(f"{len(v)} kl points")
+    k = edges(len(v), t["edge"])
+    k0, k1 = level(v[:k]), level(v[-k:])
+    if not (k1 > t["above"] and k1 > t["times"] * max(k0, 1e-6)):
+        return Quiet(f"kl went {fmt(k0)} → {fmt(k1)} (fires above {t['above']:g} and ×{t['times']:g})")
+    first, last = change_start(s, v, k0, k1), int(s[-1])
+    return [Finding(kind.name, (first, last), kind.severity,
+                    f"kl grew {fmt(k0)} → {fmt(k1)} (×{k1 / max(k0, 1e-6):.0f}) over steps {first:,}–{last:,}",
+                    kind.fix, [points("kl", s, v, first, last)])]
+
+
+def clipping_drags_reward(r: Reader, kind: FindingKind) -> Outcome:
+    t = kind.thresholds
+    if "completions/clipped_ratio" not in r:
+        return Absent("no completions/clipped_ratio logged")
+    cs, cv = series(r, "completions/clipped_ratio")
+    if len(cv) < t["min_points"]:
+        return Quiet(f"{len(cv)} clipped_ratio points")
+    k = edges(len(cv), t["edge"])
+    c0, c1 = level(cv[:k]), level(cv[-k:])
+    if c0 >= t["early_below"]:
+        return Quiet(f"completions/clipped_ratio was {fmt(c0)} from the start (clipping's, not a change)")
+    if c1 - c0 < t["clip_rise"]:
+        return Quiet(f"completions/clipped_ratio went {fmt(c0)} → {fmt(c1)} (fires at +{t['clip_rise']:g})")
+    worst = None
+    for key in reward_functions(r):
+        s, v = series(r, key)
+        if len(v) < t["min_points"]:
+            continue
+        kf = edges(len(v), t["edge"])
+        f0, f1 = level(v[:kf]), level(v[-kf:])
+        span = max(abs(f0), float(v.max() - v.min()), 1e-12)
+        drop = (f0 - f1) / span
+        if drop >= t["fall"] and (worst is None or drop > worst[0]):
+            worst = (drop, key, s, v, f0, f1)
+    if worst is None:
+        return Quiet(f"clipping rose {fmt(c0)} → {fmt(c1)}, but no reward function fell with it")
+    _, key, s, v, f0, f1 = worst
+    first, last = change_start(cs, cv, c0, c1), int(cs[-1])
+    summary = (f"completions/clipped_ratio rose {fmt(c0)} → {fmt(c1)} while {function_name(key)} fell "
+               f"{fmt(f0)} → {fmt(f1)} over steps {first:,}–{last:,}")
+    return [Finding(kind.name, (first, last), kind.severity, summary, kind.fix,
+                    [points("completions/clipped_ratio", cs, cv, first, last), points(key, s, v, first, last)])]
+
+
+# -- DPO and its kin ---------------------------------------------------------------------------
+
+
+def _fell(values: np.ndarray, k: int, share: float, sigma: float) -> tuple[float, float, bool]:
+    early, late = level(values[:k]), level(values[-k:])
+    return early, late, (early - late) > max(share * abs(early), sigma * noise(values[:k]), 1e-12)
+
+
+def chosen_logps_falling(r: Reader, kind: FindingKind) -> Outcome:
+    t = kind.thresholds
+    chosen = first_key(r, "logps/chosen", "logps_chosen")
+    if chosen is None:
+        return Absent("no logps/chosen logged")
+    cs, cv = series(r, chosen)
+    if len(cs) < t["min_points"]:
+        return Quiet(f"{len(cs)} points of {chosen}")
+    c0, c1, c_fell = _fell(cv, edges(len(cs), t["edge"]), t["fall"], t["fall_sigma"])
+    if not c_fell:
+        return Quiet(f"{chosen} went {fmt(c0)} → {fmt(c1)} (fires at a fall of {t['fall']:.0%} of its level "
+                     f"and {t['fall_sigma']:g} robust σ)")
+    first, last = change_start(cs, cv, c0, c1), int(cs[-1])
+    evidence = [points(chosen, cs, cv, first, last)]
+    rejected = first_key(r, "logps/rejected", "logps_rejected")
+    also = ""
+    if rejected is not None:
+        rs, rv = series(r, rejected)
+        if len(rs) >= t["min_points"]:
+            k = edges(len(rs), t["edge"])
+            r0, r1 = level(rv[:k]), level(rv[-k:])
+            also = f"; rejected {fmt(r0)} → {fmt(r1)}"
+            evidence.append(points(rejected, rs, rv, first, last))
+    summary = f"the chosen log-probs fell over steps {first:,}–{last:,}: {fmt(c0)} → {fmt(c1)}{also}"
+    return [Finding(kind.name, (first, last), kind.severity, summary, kind.fix, evidence)]
+
+
+def dpo_saturated(r: Reader, kind: FindingKind) -> Outcome:
+    t = kind.thresholds
+    acc_key = first_key(r, "rewards/accuracies")
+    margin_key = first_key(r, "rewards/margins")
+    if acc_key is None and margin_key is None:
+        return Absent("no rewards/accuracies or rewards/margins logged")
+    base_key = acc_key or margin_key
+    assert base_key is not None
+    steps, _ = series(r, base_key)
+    n = len(steps)
+    if n < t["min_points"]:
+        return Quiet(f"{n} points of {base_key}")
+
+    def on_steps(key: str | None) -> np.ndarray | None:
+        if key is None or key not in r:
+            return None
+        s, v = series(r, key)
+        if not len(s):
+            return None
+        i = np.searchsorted(s, steps).clip(0, len(s) - 1)
+        return np.where(s[i] == steps, v[i], np.nan)
+
+    loss, acc, margin = on_steps("loss"), on_steps(acc_key), on_steps(margin_key)
+    pinned = np.zeros(n, dtype=bool)
+    if loss is not None and acc is not None:
+        pinned |= (loss < t["loss"]) & (acc >= t["accuracy"])
+    if margin is not None:
+        pinned |= margin > t["margin"]
+    suffix = np.cumsum(pinned[::-1])[::-1] / (n - np.arange(n))
+    ok = np.nonzero((suffix >= t["hold"]) & pinned)[0]
+    if not len(ok) or ok[0] > t["early"] * n or n - ok[0] < 3:
+        parts = []
+        if loss is not None:
+            parts.append(f"loss {fmt(float(np.nanmedian(loss[-edges(n, 0.2):])))}")
+        if margin is not None:
+            parts.append(f"{margin_key} {fmt(float(np.nanmedian(margin[-edges(n, 0.2):])))}")
+        return Quiet("late " + ", ".join(parts) + f" (fires below loss {t['loss']:g} with accuracy ≥ "
+                     f"{t['accuracy']:g}, or margins above {t['margin']:g}, from the first half on)")
+    i = int(ok[0])
+    first, last = int(steps[i]), int(steps[-1])
+    said = []
+    if loss is not None:
+        said.append(f"loss {fmt(float(np.nanmedian(loss[i:])))}")
+    if acc is not None:
+        said.append(f"{acc_key} {fmt(float(np.nanmedian(acc[i:])))}")
+    if margin is not None:
+        said.append(f"{margin_key} {fmt(float(margin[i]))} → {fmt(float(margin[-1]))}")
+    evidence = []
+    for key in ("loss", margin_key, acc_key, "logps/rejected", "logps/chosen"):
+        if key and key in r:
+            evidence.append(points(key, *series(r, key), int(steps[0]), last))
+    rejected = ""
+    if "logps/rejected" in r:
+        _, rv = series(r, "logps/rejected")
+        if len(rv):
+            rejected = f"; logps/rejected {fmt(float(rv[0]))} → {fmt(float(rv[-1]))}"
+    summary = (f"saturated from step {first:,} of {last:,} (median from then on: {', '.join(said)}{rejected})")
+    return [Finding(kind.name, (first, last), kind.severity, summary, kind.fix, evidence)]
+
+
+DETECTORS = {
+    "reward_never_pays": reward_never_pays,
+    "reward_constant": reward_constant,
+    "length_without_reward": length_without_reward,
+    "entropy_collapse": entropy_collapse,
+    "kl_nonzero_at_start": kl_nonzero_at_start,
+    "kl_blowup": kl_blowup,
+    "clipping_drags_reward": clipping_drags_reward,
+    "chosen_logps_falling": chosen_logps_falling,
+    "dpo_saturated": dpo_saturated,
+}

@@ -1,0 +1,557 @@
+"""The detectors every trainer gets (the `general` family of `findings/kinds.py`): nothing
+trains, a learning rate of 0, a warm-up longer than the run, a schedule that restarted,
+overfitting (or an eval metric that still improves while the eval loss rises), a widening
+train–eval gap, and spikes in the loss, the gradient norm and the KL.
+
+Each detector takes the store (through `series.Reader`) and its kind, and returns its findings,
+or `Quiet` (the one number that kept it quiet) or `Absent` (what it needs that the run did not
+log), so a run that gets no finding still says what was checked.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from cockpit.findings.kinds import KINDS, FindingKind
+from cockpit.findings.model import Finding
+from cockpit.findings.series import (
+    Absent,
+    Quiet,
+    Reader,
+    edges,
+    fmt,
+    index_runs,
+    interval,
+    merge_ranges,
+    noise,
+    points,
+)
+
+Outcome = list[Finding] | Quiet | Absent
+
+
+# -- nothing trains, LR 0, warm-up, schedule restarts ------------------------------------------
+
+
+def nothing_trains(r: Reader, kind: FindingKind) -> Outcome:
+    t = kind.thresholds
+    keys = [k for k in ("loss", "grad_norm") if k in r]
+    if not keys:
+        return Absent("no loss or grad_norm logged")
+    # A GRPO-style loss is 0 by construction at beta 0 (and rounded to 4 digits): a loss of 0
+    # says nothing while the gradient norm moves, or when only a reward shows training.
+    def zero_loss_counts() -> bool:
+        return _all_zero(r, "grad_norm") if "grad_norm" in r else "reward" not in r
+
+    said: list[str] = []
+    evidence = []
+    first = last = None
+    quiet = ""
+    for key in keys:
+        steps, raw = r.series(key)
+        n = len(raw)
+        if n < t["min_points"]:
+            continue
+        finite = np.isfinite(raw)
+        tail = int(t["nan_tail"])
+        what = ""
+        a = int(steps[0])
+        if not finite[-tail:].any():
+            i = n - int(np.argmax(finite[::-1])) if finite.any() else 0  # the first point of the non-finite tail
+            a = int(steps[i])
+            bad = "NaN" if np.isnan(raw[-1]) else str(raw[-1])
+            what = f"{key} is {bad} from step {a:,} to the end ({n - i} logged points)"
+        else:
+            v = raw[finite]
+            zeros = int(np.count_nonzero(v == 0.0))
+            if zeros >= t["zero_share"] * n and (key != "loss" or zero_loss_counts()):
+                what = f"{key} is exactly 0 at {zeros} of {n} logged points"
+            elif n >= t["constant_points"] and finite.all() and v.min() == v.max() and v[0] != 0.0:
+                what = f"{key} is {fmt(float(v[0]))} at every one of {n} logged points"
+            elif not quiet:
+                quiet = (f"{key} moves ({fmt(float(v.min()))} … {fmt(float(v.max()))}, "
+                         f"{n - int(finite.sum())} non-finite)")
+        if what:
+            said.append(what)
+            evidence.append(points(key, steps, raw, a, int(steps[-1])))
+            first = a if first is None else min(first, a)
+            last = int(steps[-1]) if last is None else max(last, int(steps[-1]))
+    if not said:
+        return Quiet(quiet or f"fewer than {t['min_points']} points of {' or '.join(keys)}")
+    assert first is not None and last is not None
+    return [Finding(kind.name, (first, last), kind.severity, "; ".join(said), kind.fix, evidence)]
+
+
+def nonfinite_values(r: Reader, kind: FindingKind) -> Outcome:
+    t = kind.thresholds
+    tail = int(KINDS["nothing_trains"].thresholds["nan_tail"])
+    bad_steps: list[np.ndarray] = []
+    by_key: list[tuple[str, int]] = []
+    logged = 0  # the logged steps: as many as the longest series has
+    for key in r.keys():
+        if key.endswith(_NOT_METRICS):
+            continue
+        steps, raw = r.series(key)
+        logged = max(logged, len(steps))
+        if np.isfinite(raw.sum()):  # one pass: a sum is finite only when every value is
+            continue
+        bad = ~np.isfinite(raw)
+        if key in ("loss", "grad_norm") and bad[-tail:].all():
+            continue  # diverged for good: nothing_trains says it
+        bad &= steps > t["calibration"]  # fp16's loss scaler skips overflowed steps while it calibrates
+        if not bad.any():
+            continue
+        bad_steps.append(steps[bad])
+        by_key.append((key, int(bad.sum())))
+    if not logged:
+        return Absent("no metric logged")
+    at = np.unique(np.concatenate(bad_steps)) if bad_steps else np.empty(0, dtype=np.int64)
+    if len(at) < t["count"] or len(at) < t["share"] * logged:
+        return Quiet(f"NaN/inf at {len(at)} of {logged} logged steps (fires at {t['count']} and {t['share']:.0%})")
+    shown = ", ".join(f"{int(s):,}" for s in at[:8]) + (f" and {len(at) - 8} more" if len(at) > 8 else "")
+    keys = ", ".join(f"{k} ×{n}" for k, n in sorted(by_key, key=lambda kn: -kn[1])[:6])
+    summary = f"NaN or inf at {len(at)} of {logged} logged steps ({shown}): {keys}"
+    evidence = []
+    for key, _ in sorted(by_key, key=lambda kn: -kn[1])[:3]:
+        steps, raw = r.series(key)
+        evidence.append(points(key, steps, raw, int(steps[0]), int(steps[-1]), keep=steps[~np.isfinite(raw)]))
+    return [Finding(kind.name, (int(at[0]), int(at[-1])), kind.severity, summary, kind.fix, evidence)]
+
+
+def loss_rises_in_warmup(r: Reader, kind: FindingKind) -> Outcome:
+    t = kind.thresholds
+    if "learning_rate" not in r or "loss" not in r:
+        return Absent("no learning_rate or loss logged")
+    ls, lr = r.finite("learning_rate")
+    ts, tv = r.finite("loss")
+    if len(lr) < 3 or len(tv) < 3:
+        return Quiet(f"{len(tv)} loss points")
+    peak_i = int(np.argmax(lr))
+    peak, peak_step = float(lr[peak_i]), int(ls[peak_i])
+    if peak <= 0 or lr[0] > t["cold"] * peak:
+        return Quiet("no warm-up (the learning rate starts at its peak)")
+    before = tv[ts < peak_step]
+    if not len(before):
+        return Quiet(f"no loss logged before the learning rate's peak (step {peak_step:,})")
+    low = float(before.min())
+    at = int(np.searchsorted(ts, peak_step))
+    around = tv[at: at + int(t["around"])]
+    if len(around) < t["around"] or peak_i == len(lr) - 1:
+        return Quiet(f"the learning rate is still at its peak (step {peak_step:,}): judged once it decays")
+    level = float(np.median(around))
+    rise = level / low - 1 if low > 0 else 0.0
+    # per-step noise is no rise: the loss's step-to-step spread before the peak
+    wobble = t["sigma"] * noise(np.diff(before)) / np.sqrt(2) if len(before) >= 5 else 0.0
+    if rise < t["rise"] or level - low <= wobble:
+        return Quiet(f"around the learning rate's peak (step {peak_step:,}) the loss is {rise:+.0%} from its lowest "
+                     f"before it (fires at +{t['rise']:.0%})")
+    first = int(ts[int(np.argmin(np.where(ts < peak_step, tv, np.inf)))])
+    last = int(ts[min(at + int(t["around"]), len(ts)) - 1])
+    summary = (f"the train loss rose {fmt(low)} → {fmt(level)} ({rise:+.0%}) while the learning rate warmed up to "
+               f"{fmt(peak)} (step {peak_step:,})")
+    return [Finding(kind.name, (first, last), kind.severity, summary, kind.fix,
+                    [points("loss", ts, tv, int(ts[0]), last), points("learning_rate", ls, lr, int(ls[0]), last)])]
+
+
+def _all_zero(r: Reader, key: str) -> bool:
+    _, v = r.series(key)
+    return bool(len(v)) and bool(np.all(v[np.isfinite(v)] == 0.0))
+
+
+def lr_zero(r: Reader, kind: FindingKind) -> Outcome:
+    t = kind.thresholds
+    if "learning_rate" not in r:
+        return Absent("no learning_rate logged")
+    steps, lr = r.series("learning_rate")
+    n = len(lr)
+    if n < t["min_points"]:
+        return Quiet(f"{n} learning_rate points")
+    zero = lr == 0.0
+    lead = int(np.argmax(~zero)) if (~zero).any() else n  # the warm-up's first points start at 0
+    body = zero.copy()
+    total = r.max_steps or int(steps[-1])
+    if lead < n and int(steps[lead - 1 if lead else 0]) <= max(t["lead_steps"], 0.1 * total):
+        body[:lead] = False
+    body[-1] = False  # a linear decay ends at 0
+    count = int(body.sum())
+    if count < max(2, t["share"] * n):
+        return Quiet(f"learning_rate is above 0 (peak {fmt(float(np.nanmax(lr)))}) at {n - int(zero.sum())} "
+                     f"of {n} points")
+    idx = np.nonzero(body)[0]
+    a, b = int(steps[idx[0]]), int(steps[idx[-1]])
+    summary = (f"learning_rate is 0 at {count} of {n} logged points"
+               + (" — the whole run" if count >= n - 2 else f", steps {a:,}–{b:,}"))
+    return [Finding(kind.name, (a, b), kind.severity, summary, kind.fix,
+                    [points("learning_rate", steps, lr, int(steps[0]), int(steps[-1]))])]
+
+
+def warmup_longer_than_run(r: Reader, kind: FindingKind) -> Outcome:
+    t = kind.thresholds
+    if "learning_rate" not in r:
+        return Absent("no learning_rate logged")
+    steps, lr = r.series("learning_rate")
+    n = len(lr)
+    if n < t["min_points"]:
+        return Quiet(f"{n} learning_rate points")
+    peak_i = int(np.nanargmax(lr)) if np.isfinite(lr).any() else 0
+    peak_at = int(steps[peak_i])
+    last = int(steps[-1])
+    d = np.diff(lr)
+    moved = d[d != 0]
+    rising = float(np.mean(moved > 0)) if len(moved) else 0.0
+    if r.max_steps is None:
+        return Quiet("max_steps is not known: a warm-up may still end")
+    ended = last >= t["near_end"] * r.max_steps
+    if not (len(moved) >= 2 and rising >= t["rising_share"] and peak_i >= n - 2 and lr[-1] > lr[0] and ended):
+        share = f" ({peak_at / last:.0%} of the run)" if last > 0 else ""
+        if not ended and peak_i >= n - 2:
+            return Quiet(f"still warming up at step {last:,} of {r.max_steps:,}")
+        return Quiet(f"the learning rate peaked at step {peak_at:,}{share}")
+    total = f" of max_steps {r.max_steps:,}" if r.max_steps else ""
+    summary = (f"the learning rate rose until the last logged step ({last:,}{total}): "
+               f"{fmt(float(lr[0]))} → {fmt(float(lr[-1]))}, never reaching a peak to decay from")
+    return [Finding(kind.name, (int(steps[0]), last), kind.severity, summary, kind.fix,
+                    [points("learning_rate", steps, lr, int(steps[0]), last)])]
+
+
+def schedule_restart(r: Reader, kind: FindingKind) -> Outcome:
+    t = kind.thresholds
+    if "learning_rate" not in r:
+        return Absent("no learning_rate logged")
+    steps, lr = r.finite("learning_rate")
+    if len(lr) < 3:
+        return Quiet(f"{len(lr)} learning_rate points")
+    falls = np.nonzero(np.diff(lr) < 0)[0]
+    if not len(falls):
+        return Quiet("the learning rate never decayed")
+    start = int(falls[0])  # the first peak: the warm-up is over
+    low = np.minimum.accumulate(lr[start:])  # the lowest it decayed to so far
+    peak = np.maximum.accumulate(lr)[start:]
+    rest = lr[start:]
+    # back up from the lowest it had decayed to, by a share of the peak: a decay never rises
+    up = rest - low >= t["rise"] * peak
+    runs = [a for a, _ in index_runs(up, 1)]
+    if not runs:
+        return Quiet(f"the learning rate never rose back after its peak (lowest since: "
+                     f"{fmt(float(low[-1]))} of a peak of {fmt(float(peak[-1]))})")
+    events, marks = [], []
+    prev = 0
+    for a in runs[:5]:
+        lo = prev + int(np.argmin(rest[prev: a + 1]))  # where it had decayed to before the jump
+        events.append(f"{fmt(float(rest[lo]))} at step {int(steps[start + lo]):,} → {fmt(float(rest[a]))} at step "
+                      f"{int(steps[start + a]):,}")
+        marks += [start + lo, start + a]
+        prev = a
+    more = f" (and {len(runs) - 5} more)" if len(runs) > 5 else ""
+    first, last = int(steps[marks[0]]), int(steps[marks[-1]])
+    summary = f"the learning rate went back up after decaying: {'; '.join(events)}{more}"
+    return [Finding(kind.name, (first, last), kind.severity, summary, kind.fix,
+                    [points("learning_rate", steps, lr, int(steps[0]), int(steps[-1]), keep=steps[marks])])]
+
+
+# -- eval: overfitting, metrics that still improve, the train–eval gap ---------------------------
+
+_NOT_METRICS = ("runtime", "samples_per_second", "steps_per_second", "epoch", "model_preparation_time")
+_LOWER_BETTER = re.compile(r"loss|wer|cer|perplexity|ppl|error|mse|mae|rmse|nll|bpb|bpc")
+
+
+def eval_loss_keys(keys: list[str]) -> list[str]:
+    """`eval_loss` and each named eval set's loss (`eval_<set>_loss`), `eval_loss` first."""
+    out = [k for k in keys if k.startswith("eval_") and k.endswith("loss") and "/" not in k]
+    return sorted(out, key=lambda k: (k != "eval_loss", k))
+
+
+def eval_metric_keys(keys: list[str]) -> list[str]:
+    """The eval metrics that are not losses or timings (accuracy, f1, wer, rouge, ...)."""
+    return [k for k in keys if k.startswith("eval_") and not k.endswith("loss")
+            and not any(k.endswith(s) for s in _NOT_METRICS)]
+
+
+def paired_metrics(loss_key: str, keys: list[str]) -> list[str]:
+    """The eval metrics of the eval set `loss_key` is the loss of: `eval_<set>_*` for
+    `eval_<set>_loss`; for `eval_loss`, the metrics of no named set (`eval_wer`, `eval_accuracy`)."""
+    prefix = loss_key[: -len("loss")]
+    metrics = [k for k in eval_metric_keys(keys) if k.startswith(prefix)]
+    if prefix != "eval_":
+        return metrics
+    sets = {k[len("eval_"):-len("_loss")] for k in eval_loss_keys(keys) if k != "eval_loss"}
+    return [k for k in metrics if not any(k.startswith(f"eval_{s}_") for s in sets)]
+
+
+def lower_is_better(key: str) -> bool:
+    return bool(_LOWER_BETTER.search(key[len("eval_"):]))
+
+
+def _rose(r: Reader, key: str, t: dict) -> tuple[int, int, float, float, int] | str:
+    """(best step, last step, best, last, eval points after the best), or why it did not rise."""
+    steps, v = _finite(r, key)
+    n = len(v)
+    if n < t["min_evals"]:
+        return f"{n} eval points of {key}"
+    best_i = int(np.argmin(v))
+    best, now = float(v[best_i]), float(v[-1])
+    after = n - 1 - best_i
+    if after == 0:
+        return f"{key} is still at its best ({fmt(best)}, step {int(steps[-1]):,})"
+    rise = (now - best) / max(abs(best), 1e-12)
+    wander = t["rise_sigma"] * noise(np.diff(v[: best_i + 1])) if best_i >= 3 else 0.0
+    after_level = float(np.median(v[best_i + 1:]))
+    if after < t["after"] or rise < t["rise"] or now - best <= wander or after_level <= best * (1 + t["rise"] / 2):
+        return (f"{key} is {rise:+.1%} from its best ({fmt(best)} at step {int(steps[best_i]):,}; "
+                f"fires at +{t['rise']:.0%} over {t['after']} evals)")
+    return int(steps[best_i]), int(steps[-1]), best, now, after
+
+
+def _finite(r: Reader, key: str) -> tuple[np.ndarray, np.ndarray]:
+    return r.finite(key)
+
+
+def _at(steps: np.ndarray, values: np.ndarray, step: int) -> float:
+    """The value at the logged step nearest `step` (at or before it when there is one)."""
+    i = int(np.searchsorted(steps, step, side="right")) - 1
+    return float(values[max(i, 0)])
+
+
+def _rl(r: Reader) -> bool:
+    """An RL trainer (it logs a reward): its loss, train or eval, measures no fit to data."""
+    return "reward" in r or "objective/rlhf_reward" in r
+
+
+def overfitting(r: Reader, kind: FindingKind) -> Outcome:
+    t = kind.thresholds
+    keys = eval_loss_keys(r.keys())
+    if not keys:
+        return Absent("no eval loss logged")
+    if _rl(r):
+        return Absent("an RL trainer's eval loss measures no fit to data")
+    rose: dict[str, tuple[int, int, float, float, int]] = {}
+    quiet = ""
+    for key in keys:
+        got = _rose(r, key, t)
+        if isinstance(got, str):
+            quiet = quiet or got
+        else:
+            rose[key] = got
+    if not rose:
+        return Quiet(quiet)
+    main = next(iter(rose))
+    best_step, last_step, best, now, _ = rose[main]
+    # The train loss over the same stretch: both rising is instability, not overfitting.
+    train = ""
+    if "loss" in r:
+        ts, tv = _finite(r, "loss")
+        later = tv[ts > best_step]
+        if len(later) < 2:
+            return Quiet(f"{main} rose from step {best_step:,}; too few train points after it to tell overfitting "
+                         "from instability")
+        if len(later) >= 2:
+            k = max(1, min(len(later) // 2, 5))
+            t0, t1 = float(np.median(later[:k])), float(np.median(later[-k:]))
+            if t1 > t0 * (1 + t["train_flat"]) and t1 - t0 > 0:
+                return Quiet(f"{main} rose from step {best_step:,}, but so did the train loss "
+                             f"({fmt(t0)} → {fmt(t1)}): not overfitting")
+            train = f" while the train loss went {fmt(t0)} → {fmt(t1)}"
+    # An eval metric that still improves says the eval loss is not the whole story.
+    # "Still improves": better now than at the eval loss's best, and still near its own best
+    # (it kept most of what it gained since); one that peaked and fell back is overfitting too.
+    better, worse = [], []
+    for key in paired_metrics(main, r.keys()):
+        ms, mv = _finite(r, key)
+        if len(mv) < 2 or ms[-1] <= best_step:
+            continue
+        sign = -1.0 if lower_is_better(key) else 1.0
+        at_best, last = _at(ms, mv, best_step), float(mv[-1])
+        top = float((sign * mv[ms >= best_step]).max()) * sign
+        gain, kept = sign * (last - at_best), sign * (last - at_best) / max(sign * (top - at_best), 1e-12)
+        if abs(gain) <= 1e-9 * max(abs(at_best), 1.0):
+            continue
+        if gain > 0 and kept >= t["kept"]:
+            better.append(f"{key} {fmt(at_best)} → {fmt(last)}")
+        else:
+            peak = f" (best {fmt(top)})" if gain > 0 else ""
+            worse.append(f"{key} {fmt(at_best)} → {fmt(last)}{peak}")
+    sets = [f"{k} {fmt(v[2])} → {fmt(v[3])}" for k, v in list(rose.items())[1:4]]
+    others = f" (also {', '.join(sets)}{' …' if len(rose) > 4 else ''})" if sets else ""
+    what = (f"{main} reached its best {fmt(best)} at step {best_step:,}, then rose {(now - best) / abs(best):.0%} "
+            f"to {fmt(now)} by step {last_step:,}{others}{train}")
+    evidence = [points(k, *_finite(r, k), int(r.series(k)[0][0]), last_step) for k in list(rose)[:3]]
+    if "loss" in r:
+        evidence.append(points("loss", *_finite(r, "loss"), int(r.series("loss")[0][0]), last_step))
+    if better:
+        improves = KINDS["eval_metric_improves_while_loss_rises"]
+        for key in paired_metrics(main, r.keys())[:2]:
+            evidence.append(points(key, *_finite(r, key), int(r.series(key)[0][0]), last_step))
+        return [Finding(improves.name, (best_step, last_step), improves.severity,
+                        f"{what}; but {', '.join(better)} still improves after step {best_step:,}",
+                        improves.fix, evidence)]
+    fell = f"; {', '.join(worse)}" if worse else ""
+    return [Finding(kind.name, (best_step, last_step), kind.severity,
+                    f"{what}{fell}. The best checkpoint is the one nearest step {best_step:,}",
+                    kind.fix, evidence)]
+
+
+def memorisation_no_eval(r: Reader, kind: FindingKind) -> Outcome:
+    t = kind.thresholds
+    if "loss" not in r:
+        return Absent("no loss logged")
+    if eval_loss_keys(r.keys()):
+        return Absent("an eval loss is logged (overfitting and the train–eval gap judge the run)")
+    if _rl(r):
+        return Absent("an RL trainer's loss measures no fit to data")
+    epoch = r.epoch
+    if epoch is None or epoch < t["epochs"]:
+        return Quiet(f"{0 if epoch is None else epoch:.1f} epochs (judged from {t['epochs']:g})")
+    ts, tv = r.finite("loss")
+    if len(tv) < 5:
+        return Quiet(f"{len(tv)} loss points")
+    k = edges(len(tv), t["edge"])
+    late, early = float(np.median(tv[-k:])), float(np.median(tv[:k]))
+    if early < 2 * t["below"]:
+        return Quiet(f"the train loss started at {fmt(early)}: nothing was learnt down to it (see nothing_trains)")
+    if late >= t["below"]:
+        return Quiet(f"the train loss ends at {fmt(late)} after {epoch:.1f} epochs (fires below {t['below']:g})")
+    under = np.nonzero(tv < 2 * t["below"])[0]
+    first, last = int(ts[under[0]]), int(ts[-1])
+    summary = (f"the train loss fell to {fmt(late)} over {epoch:.1f} epochs (under {fmt(2 * t['below'])} from step "
+               f"{first:,}; it started at {fmt(float(tv[0]))}) and no eval loss was logged")
+    return [Finding(kind.name, (first, last), kind.severity, summary, kind.fix,
+                    [points("loss", ts, tv, int(ts[0]), last)])]
+
+
+def train_eval_gap(r: Reader, kind: FindingKind) -> Outcome:
+    t = kind.thresholds
+    keys = eval_loss_keys(r.keys())
+    if not keys:
+        return Absent("no eval loss logged")
+    if _rl(r):
+        return Absent("an RL trainer's eval loss measures no fit to data")
+    if "loss" not in r:
+        return Absent("no train loss logged")
+    es, ev = _finite(r, keys[0])
+    ts, tv = _finite(r, "loss")
+    if len(ev) < t["min_evals"] or not len(tv):
+        return Quiet(f"{len(ev)} eval points of {keys[0]}")
+    # the train loss at each eval: the median of the train points since the eval before
+    at = np.searchsorted(ts, es, side="right")
+    starts = np.concatenate(([0], at[:-1]))
+    train = np.array([float(np.median(tv[a:b])) if b > a else np.nan for a, b in zip(starts, at, strict=True)])
+    ok = np.isfinite(train)
+    if ok.sum() < t["min_evals"]:
+        return Quiet("too few eval points with a train loss before them")
+    if not isinstance(_rose(r, keys[0], KINDS["overfitting"].thresholds), str):
+        return Quiet(f"{keys[0]} rose past its best: that is the overfitting rule's")
+    half = len(ev) // 2
+    gain = (float(np.min(ev[:half + 1])) - float(np.min(ev[half:]))) / max(abs(float(ev[half])), 1e-12)
+    if gain > t["plateau"]:
+        return Quiet(f"{keys[0]} still improves ({gain:.0%} over the last half of the evals)")
+    gap, gs = ev[ok] - train[ok], es[ok]
+    g0, g1 = float(np.median(gap[:2])), float(np.median(gap[-2:]))
+    widened = g1 - g0
+    scale = max(abs(float(ev[0])), 1e-12)
+    if not (widened >= t["widen"] * scale and g1 > 0 and gap[-1] >= 0.8 * float(gap.max())):
+        return Quiet(f"the eval − train gap went {fmt(g0)} → {fmt(g1)} "
+                     f"({widened / scale:+.0%} of the first eval loss; fires at +{t['widen']:.0%})")
+    first, last = int(gs[0]), int(gs[-1])
+    summary = (f"the gap between {keys[0]} and the train loss widened {fmt(g0)} → {fmt(g1)} over steps "
+               f"{first:,}–{last:,} (train {fmt(float(train[ok][0]))} → {fmt(float(train[ok][-1]))}, "
+               f"eval {fmt(float(ev[ok][0]))} → {fmt(float(ev[ok][-1]))})")
+    return [Finding(kind.name, (first, last), kind.severity, summary, kind.fix,
+                    [points(keys[0], es, ev, first, last), points("loss", ts, tv, first, last)])]
+
+
+# -- spikes ------------------------------------------------------------------------------------
+
+
+def spikes(r: Reader, kind: FindingKind, key: str) -> Outcome:
+    """Points far above the run's own level around them: a baseline of block medians (robust to
+    the spikes themselves), the spread of the points around it as 1.4826 × MAD."""
+    t = kind.thresholds
+    steps, v = _finite(r, key)
+    n = len(v)
+    if n < t["min_points"]:
+        return Quiet(f"{n} points of {key} (judged from {t['min_points']})")
+    b = max(4, min(int(t["block"]), n // 4))
+    nb = n // b
+    med = np.partition(v[: nb * b].reshape(nb, b), b // 2, axis=1)[:, b // 2]  # each block's (upper) median
+    centres = np.arange(nb) * b + (b - 1) / 2
+    base = np.interp(np.arange(n), centres, med)
+    # the level before: the median of the block before each point's own (a falling start is no spike)
+    before = np.concatenate(([np.inf], med))[np.minimum(np.arange(n) // b, nb)]
+    resid = v - base
+    skip = max(b, int(t["skip"] * n))  # the first block is the warm-up: not judged
+    # the spread of the points around their level; a few thousand evenly picked points tell it as
+    # well as a hundred thousand, for a tenth of the time
+    scale = noise(resid[skip:: max(1, (n - skip) // 4096)])
+    positive = float(np.median(med)) > 0
+    floor = float(t.get("floor", 0.0))
+    high = resid > t["sigma"] * max(scale, 1e-12)
+    if positive:
+        high &= (v > t["ratio"] * np.maximum(base, 1e-12)) & (v > t["ratio"] * before)
+    if floor:
+        high &= v > floor
+    high[:skip] = False
+    idx = np.nonzero(high)[0]
+    if not len(idx):
+        if skip >= n:
+            return Quiet(f"{n} points of {key}")
+        top = int(np.argmax(resid[skip:])) + skip
+        if resid[top] <= 0:
+            return Quiet(f"no {key} point rose above its running level")
+        ratio = f", ×{v[top] / base[top]:.2g} its level" if positive and base[top] > 0 else ""
+        return Quiet(f"the largest {key} excursion is {resid[top] / max(scale, 1e-12):.1f} robust σ "
+                     f"(step {int(steps[top]):,}{ratio}; fires at {t['sigma']:g} σ"
+                     + (f" and ×{t['ratio']:g})" if positive else ")"))
+    if len(idx) > t["max_share"] * (n - skip):
+        # Spikes are rare: a series that is this high this often has two regimes (a GRPO run
+        # whose gradient is 0 whenever its groups got one reward), not spikes.
+        return Quiet(f"{key} is far above its level at {len(idx)} of {n - skip} points: two regimes, not spikes "
+                     f"(spikes are under {t['max_share']:.0%} of the points)")
+    worst = idx[np.argsort(-resid[idx])][:8]
+    shown = ", ".join(f"{int(steps[i]):,} ({fmt(float(v[i]))}"
+                      + (f", ×{v[i] / base[i]:.1f}" if positive and base[i] > 0 else "") + ")"
+                      for i in sorted(worst))
+    more = f" and {len(idx) - len(worst)} more" if len(idx) > len(worst) else ""
+    level = fmt(float(np.median(base[idx])))
+    ranges = merge_ranges([(int(steps[i]), int(steps[i])) for i in idx], b * interval(steps))
+    summary = (f"{key} spiked at {len(idx)} step{'s' if len(idx) > 1 else ''} "
+               f"({len(ranges)} burst{'s' if len(ranges) > 1 else ''}) above its level of about {level}: "
+               f"{shown}{more}")
+    a, z = int(steps[idx[0]]), int(steps[idx[-1]])
+    return [Finding(kind.name, (a, z), kind.severity, summary, kind.fix,
+                    [points(key, steps, v, int(steps[0]), int(steps[-1]), keep=steps[idx])])]
+
+
+def loss_spike(r: Reader, kind: FindingKind) -> Outcome:
+    if "loss" not in r:
+        return Absent("no loss logged")
+    if "kl" in r and "reward" in r:
+        # An RL trainer's loss is β·KL plus a term that averages to 0: its spikes are the KL's.
+        return Quiet("the loss of an RL trainer follows its KL: see kl_spike")
+    return spikes(r, kind, "loss")
+
+
+def grad_spike(r: Reader, kind: FindingKind) -> Outcome:
+    return spikes(r, kind, "grad_norm") if "grad_norm" in r else Absent("no grad_norm logged")
+
+
+def kl_spike(r: Reader, kind: FindingKind) -> Outcome:
+    key = next((k for k in ("kl", "objective/kl") if k in r), None)
+    return spikes(r, kind, key) if key else Absent("no kl logged")
+
+
+DETECTORS = {
+    "nothing_trains": nothing_trains,
+    "nonfinite_values": nonfinite_values,
+    "loss_rises_in_warmup": loss_rises_in_warmup,
+    "lr_zero": lr_zero,
+    "warmup_longer_than_run": warmup_longer_than_run,
+    "schedule_restart": schedule_restart,
+    "overfitting": overfitting,
+    "memorisation_no_eval": memorisation_no_eval,
+    "train_eval_gap": train_eval_gap,
+    "loss_spike": loss_spike,
+    "grad_spike": grad_spike,
+    "kl_spike": kl_spike,
+}

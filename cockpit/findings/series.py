@@ -1,0 +1,193 @@
+"""What the detectors read a metric store with: its series (finite points only), robust levels
+and spreads, windows where a condition holds, and the evidence points of a window.
+
+numpy only, over at most a few series a pass: the live judge runs every few seconds in the
+supervisor on a store that may hold 100,000 steps (`bench/findings_cost.py`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from cockpit.metrics.store import MetricStore
+
+MAX_POINTS = 60
+"""Metric points kept as evidence per series (evenly picked over the window)."""
+EDGE_MAX = 500
+"""The most points an early or a late window holds."""
+
+
+class Quiet(str):
+    """A rule that ran and did not fire: the one number that kept it quiet."""
+
+
+class Absent(str):
+    """A rule that could not run: what it needs that the run did not log."""
+
+
+class Reader:
+    """The store as the detectors read it: copies of its columns, or views (`detect(views=True)`)."""
+
+    def __init__(self, store: MetricStore, *, copy: bool) -> None:
+        self.store = store
+        self.copy = copy
+        self._cache: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        self._finite: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+
+    def series(self, key: str) -> tuple[np.ndarray, np.ndarray]:
+        """Every point of a series (NaN and inf kept), read once a pass."""
+        got = self._cache.get(key)
+        if got is None:
+            got = self._cache[key] = self.store.series(key, copy=self.copy)
+        return got
+
+    def finite(self, key: str) -> tuple[np.ndarray, np.ndarray]:
+        """The finite points of a series, filtered once a pass."""
+        got = self._finite.get(key)
+        if got is None:
+            steps, values = self.series(key)
+            keep = np.isfinite(values)
+            got = self._finite[key] = (steps, values) if keep.all() else (steps[keep], values[keep])
+        return got
+
+    def keys(self) -> list[str]:
+        return self.store.keys()
+
+    @property
+    def max_steps(self) -> int | None:
+        return self.store.max_steps
+
+    @property
+    def epoch(self) -> float | None:
+        """The epoch of the latest logged step."""
+        return self.store.epoch
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.store
+
+
+def series(store: Reader | MetricStore, key: str) -> tuple[np.ndarray, np.ndarray]:
+    """The finite points of a series."""
+    if isinstance(store, Reader):
+        return store.finite(key)
+    steps, values = store.series(key)
+    keep = np.isfinite(values)
+    if keep.all():
+        return steps, values
+    return steps[keep], values[keep]
+
+
+def edges(n: int, edge: float) -> int:
+    """How many points the early and the late window hold: a share of the run, at least 5, at
+    most EDGE_MAX (a long run's "late" is its last few hundred steps, not its last fifth)."""
+    return max(5, min(round(n * edge), EDGE_MAX))
+
+
+def noise(values: np.ndarray) -> float:
+    """The spread of a window, robust to a spike: 1.4826 × the median absolute deviation (the
+    standard deviation for normal noise)."""
+    if not len(values):
+        return 0.0
+    return 1.4826 * float(np.median(np.abs(values - np.median(values))))
+
+
+def level(values: np.ndarray) -> float:
+    return float(np.median(values))
+
+
+def points(key: str, steps: np.ndarray, values: np.ndarray, first: int, last: int, *,
+           keep: np.ndarray | None = None) -> dict[str, Any]:
+    """A `metric` evidence entry: the series over [first, last], evenly thinned to MAX_POINTS;
+    `keep` (step values) are kept whatever the thinning (the spikes of a spike finding)."""
+    inside = (steps >= first) & (steps <= last)
+    s, v = steps[inside], values[inside]
+    if len(s) > MAX_POINTS:
+        pick = np.linspace(0, len(s) - 1, MAX_POINTS).round().astype(int)
+        if keep is not None and len(keep):
+            pick = np.concatenate([pick, np.searchsorted(s, keep).clip(0, len(s) - 1)])
+        pick = np.unique(pick)
+        s, v = s[pick], v[pick]
+    return {"type": "metric", "key": key,
+            "points": [[int(a), float(b) if np.isfinite(b) else str(b)] for a, b in zip(s, v, strict=True)]}
+
+
+def runs_where(steps: np.ndarray, holds: np.ndarray, min_len: int) -> list[tuple[int, int]]:
+    """The step ranges where `holds` is true for at least `min_len` logged points in a row."""
+    ranges = index_runs(holds, min_len)
+    return [(int(steps[a]), int(steps[b - 1])) for a, b in ranges]
+
+
+def index_runs(holds: np.ndarray, min_len: int) -> list[tuple[int, int]]:
+    """[start, end) index ranges where `holds` is true for at least `min_len` points in a row."""
+    d = np.diff(np.concatenate(([0], holds.astype(np.int8), [0])))
+    starts, ends = np.nonzero(d == 1)[0], np.nonzero(d == -1)[0]
+    return [(int(a), int(b)) for a, b in zip(starts, ends, strict=True) if b - a >= min_len]
+
+
+def change_start(steps: np.ndarray, values: np.ndarray, early: float, late: float) -> int:
+    """The step a move from `early` to `late` began: after the last point still on the early side
+    of a quarter of the way."""
+    mark = early + 0.25 * (late - early)
+    before = values <= mark if late > early else values >= mark
+    idx = np.nonzero(before)[0]
+    i = int(idx[-1]) if len(idx) else 0
+    return int(steps[min(i, len(steps) - 1)])
+
+
+def first_key(store: Reader | MetricStore, *candidates: str) -> str | None:
+    return next((k for k in candidates if k in store), None)
+
+
+def interval(steps: np.ndarray) -> int:
+    """The usual distance between two logged steps (logging_steps)."""
+    if len(steps) < 2:
+        return 1
+    return max(1, int(np.median(np.diff(steps[-min(len(steps), 200):]))))
+
+
+def merge_ranges(ranges: list[tuple[int, int]], gap: int) -> list[tuple[int, int]]:
+    """Overlapping ranges, and ranges at most `gap` steps apart, as one: one condition is one
+    finding, whatever dips it had."""
+    out: list[tuple[int, int]] = []
+    for a, b in sorted(ranges):
+        if out and a <= out[-1][1] + gap:
+            out[-1] = (out[-1][0], max(out[-1][1], b))
+        else:
+            out.append((a, b))
+    return out
+
+
+def sustained(steps: np.ndarray, values: np.ndarray, above: float, n: int) -> list[tuple[int, int]]:
+    """The step ranges where the mean of every `n` logged points in a row is above `above`: a
+    noisy ratio (0.5, 1, 0.75, 1 ...) makes one range, not one per dip; ranges fewer than `n`
+    logged points apart are one."""
+    if len(values) < n:
+        return []
+    means = np.convolve(values, np.ones(n) / n, mode="valid")  # means[i]: points i .. i+n-1
+    out: list[tuple[int, int]] = []
+    for first, last in runs_where(steps[n - 1:], means > above, 1):
+        start = int(steps[int(np.searchsorted(steps, first)) - (n - 1)])
+        out.append((start, last))
+    return merge_ranges(out, n * interval(steps))
+
+
+def reward_functions(store: Reader | MetricStore) -> list[str]:
+    """A GRPO run's per-function reward keys: `rewards/<fn>/mean` (TRL 0.16 on), or
+    `rewards/<fn>` before."""
+    return [key for key in store.keys() if key.startswith("rewards/")
+            and (key.endswith("/mean") or key.count("/") == 1)]
+
+
+def function_name(key: str) -> str:
+    return key[len("rewards/"):].removesuffix("/mean")
+
+
+def fmt(v: float) -> str:
+    """A number in a summary: 4 significant digits, thousands grouped."""
+    if not np.isfinite(v):
+        return str(v)
+    if abs(v) >= 1000 and float(v).is_integer():
+        return f"{int(v):,}"
+    return f"{v:.4g}"

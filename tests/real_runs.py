@@ -1,0 +1,114 @@
+"""The judge against the hand-labelled real runs of tests/fixtures/real_runs (labels.yaml): per
+kind, how many labelled problems it names (the right kind, steps overlapping the label's) and how
+many warnings it gives on runs labelled healthy. `tests/test_findings_real_runs.py` holds the
+table `docs/findings.md` prints; `python tests/real_runs.py` prints it afresh.
+
+No torch: the judge reads the trainer_state.json files through the replay loader.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+CORPUS = HERE / "fixtures" / "real_runs"
+LABELS = CORPUS / "labels.yaml"
+
+CLASS_KIND = {"other:clipping": "clipping", "other:wasted_groups": "wasted_groups",
+              "other:nonfinite_values": "nonfinite_values", "other:loss_rises_in_warmup": "loss_rises_in_warmup",
+              "other:memorisation_no_eval": "memorisation_no_eval", "other:kl_nonzero_at_start": "kl_nonzero_at_start"}
+"""Label classes named differently from the kind that answers them."""
+
+
+@dataclass
+class Row:
+    kind: str
+    labelled: list[str] = field(default_factory=list)
+    """"file [first, last]" of each labelled problem of this kind"""
+    named: list[str] = field(default_factory=list)
+    """the labelled problems the judge named"""
+    false_warnings: list[str] = field(default_factory=list)
+    """"file (steps)" of each warning it gave on a run labelled healthy"""
+    unlabelled: list[str] = field(default_factory=list)
+    """findings on problem runs that name no labelled problem (not counted as false warnings:
+    a label lists what the labeller saw)"""
+
+
+def load_labels() -> list[dict]:
+    from cockpit.files import safe_load
+
+    return list(safe_load(LABELS.read_text()) or [])
+
+
+def judge_file(path: Path):
+    from cockpit.findings import report
+
+    return report.judged_run(report.load(path))
+
+
+def evaluate(labels: list[dict] | None = None) -> tuple[dict[str, Row], list[str]]:
+    """(kind → row, labelled problems of classes no kind answers)."""
+    from cockpit.findings.kinds import KINDS
+
+    rows = {k: Row(k) for k in KINDS}
+    unanswered: list[str] = []
+    for run in labels if labels is not None else load_labels():
+        path = (CORPUS / run["file"]).resolve()
+        found = judge_file(path).findings
+        name = run["file"].split("/")[-1]
+        verdict = run.get("verdict")
+        used: set[int] = set()
+        for p in run.get("problems") or []:
+            cls = str(p["class"])
+            kind = CLASS_KIND.get(cls, cls)
+            first, last = (int(s) for s in p["steps"])
+            where = f"{name} [{first}, {last}]"
+            if kind not in rows:
+                unanswered.append(f"{cls}: {where}")
+                continue
+            rows[kind].labelled.append(where)
+            hit = [i for i, f in enumerate(found) if f.kind == kind
+                   and (f.steps is None or (f.steps[0] <= last and first <= f.steps[1]))]
+            if hit:
+                rows[kind].named.append(where)
+                used.update(hit)
+        for i, f in enumerate(found):
+            if f.kind not in rows or i in used or (f.severity == "info" and verdict == "healthy"):
+                continue
+            at = f"{name} ({'whole run' if f.steps is None else f'{f.steps[0]}–{f.steps[1]}'})"
+            if verdict == "healthy":
+                rows[f.kind].false_warnings.append(at)
+            elif verdict == "problem":
+                rows[f.kind].unlabelled.append(at)
+    return rows, unanswered
+
+
+def table(rows: dict[str, Row]) -> str:
+    """The markdown table of docs/findings.md."""
+    out = ["| kind | labelled problems | named | recall | warnings on healthy runs |",
+           "|---|---|---|---|---|"]
+    for r in rows.values():
+        if not r.labelled and not r.false_warnings:
+            out.append(f"| `{r.kind}` | 0 | – | – | 0 |")
+            continue
+        recall = f"{len(r.named) / len(r.labelled):.0%}" if r.labelled else "–"
+        out.append(f"| `{r.kind}` | {len(r.labelled)} | {len(r.named)} | {recall} | {len(r.false_warnings)} |")
+    return "\n".join(out)
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(HERE.parent))
+    rows, unanswered = evaluate()
+    print(table(rows))
+    for r in rows.values():
+        missed = [w for w in r.labelled if w not in r.named]
+        for w in missed:
+            print(f"MISSED {r.kind}: {w}", file=sys.stderr)
+        for w in r.false_warnings:
+            print(f"FALSE  {r.kind}: {w}", file=sys.stderr)
+        for w in r.unlabelled:
+            print(f"EXTRA  {r.kind}: {w}", file=sys.stderr)
+    for u in unanswered:
+        print(f"NO KIND {u}", file=sys.stderr)
