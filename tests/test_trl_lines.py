@@ -17,8 +17,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -35,10 +38,11 @@ pytestmark = [pytest.mark.slow, pytest.mark.trl_line,
               pytest.mark.skipif(not PYTHON, reason="the TRL-lines matrix: .ci/run gives COCKPIT_TRL_LINE_PYTHON")]
 
 
-def _cli(*args: str, cwd: Path, timeout: float = 900) -> subprocess.CompletedProcess:
+def _cli(*args: str, cwd: Path, timeout: float = 900, env_extra: dict[str, str] | None = None
+         ) -> subprocess.CompletedProcess:
     """This checkout's cockpit, or the installed one named (then as a stranger runs it: no PYTHONPATH)."""
     cmd = [COCKPIT, *args] if COCKPIT else [sys.executable, "-m", "cockpit.cli", *args]
-    env = {k: v for k, v in os.environ.items() if not (COCKPIT and k == "PYTHONPATH")}
+    env = {k: v for k, v in os.environ.items() if not (COCKPIT and k == "PYTHONPATH")} | (env_extra or {})
     return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL,
                           env=env)
 
@@ -125,3 +129,94 @@ def test_grpo_on_this_line_journals_completions_with_rewards_and_stops_saves_and
     assert second.data["resumed_from"].endswith(f"checkpoint-{stopped_at}")
     resumed = [r.step for r in records if r.kind == journal.METRICS and r.t > second.t and not r.data.get("summary")]
     assert resumed == list(range(stopped_at + 1, 6))
+
+
+_LOADED = re.compile(r"^# (?:code object from|extension module '[^']*' loaded from) '?([^'\n]+?)'?$", re.M)
+"""A file `python -v` says it loaded: quoted when read from a .pyc or a C extension, bare from source."""
+
+
+def _python_facts(python: str) -> dict[str, str]:
+    out = subprocess.run([python, "-c", "import json, sys, sysconfig; print(json.dumps({'version': '%d.%d' % "
+                          "sys.version_info[:2], 'prefix': sys.prefix, 'stdlib': sysconfig.get_paths()['stdlib'], "
+                          "'platstdlib': sysconfig.get_paths()['platstdlib']}))"],
+                         capture_output=True, text=True, timeout=120, check=True)
+    return json.loads(out.stdout)
+
+
+def test_the_sampler_and_merger_run_on_this_lines_python_with_its_own_packages(tmp_path, line, assets):
+    """Issue 31: the light cockpit on its Python (pipx's default, 3.12 in CI), the project on its own
+    (open-r1 pins 3.11): `sample`, `sample --chat`, a two-turn chat through the Checkpoints tab's
+    Sampler, and `merge` (where the line's env has peft) all run on the project's Python, and every
+    file the sampler loads is that env's, its Python's standard library, or the cockpit's bundled
+    copy (`_cockpit_sampler`). The model's tokenizer was saved without `model_input_names`, so it
+    returns token_type_ids, which generate() must not be given."""
+    model = tmp_path / "tiny-lm"
+    shutil.copytree(assets / "models" / "tiny-lm", model)
+    config = json.loads((model / "tokenizer_config.json").read_text(encoding="utf-8"))
+    config.pop("model_input_names", None)
+    (model / "tokenizer_config.json").write_text(json.dumps(config), encoding="utf-8")
+    lora = subprocess.run([PYTHON, "-c", "import peft"], capture_output=True, timeout=120).returncode == 0
+    runs = tmp_path / "runs"
+    proc = _cli("run", "--wait", "--runs-dir", str(runs), "--", PYTHON, str(PIPELINE), str(model),
+                str(assets / "data"), "out", "--stage", "sft", "--max-steps", "2", "--save-steps", "2",
+                *(["--lora"] if lora else []), cwd=tmp_path)
+    run = RunFolder(next(runs.iterdir()))
+    assert proc.returncode == 0 and run.read_status().state == "finished", (proc.stderr,
+                                                                            run.stdout_log.read_text()[-3000:])
+    project = _python_facts(PYTHON)
+    tool = _python_facts(str(Path(COCKPIT).parent / "python")) if COCKPIT else _python_facts(sys.executable)
+    print(f"the cockpit on Python {tool['version']}, the project on {project['version']}")
+
+    log = run.samples / "sampler.log"
+    done = _cli("sample", run.name, "--runs-dir", str(runs), "--vs", "base", "--prompt", "2+2=",
+                "--max-new-tokens", "4", cwd=tmp_path, env_extra={"PYTHONVERBOSE": "1"})
+    assert done.returncode == 0, (done.stderr[-3000:], log.read_text(errors="replace")[-3000:])
+    assert "── prompt 1: 2+2=" in done.stdout and "checkpoint-2" in done.stdout and "base" in done.stdout
+    loaded = set(_LOADED.findall(log.read_text(errors="replace")))
+    allowed = (project["prefix"], project["stdlib"], project["platstdlib"],
+               str(Path(os.environ["COCKPIT_CACHE_DIR"]) / "bundles" / "_cockpit_sampler-"))
+    assert any("/torch/" in p for p in loaded) and any("_cockpit_sampler" in p for p in loaded), len(loaded)
+    strangers = sorted(p for p in loaded if not p.startswith(allowed)
+                       or ("/site-packages/" in p and not p.startswith(project["prefix"])))
+    assert not strangers, strangers[:20]
+
+    done = _cli("sample", run.name, "--runs-dir", str(runs), "--chat", "--prompt", "What is 2+2?",
+                "--max-new-tokens", "4", cwd=tmp_path)
+    assert done.returncode == 0, (done.stderr[-3000:], log.read_text(errors="replace")[-3000:])
+
+    # The Checkpoints tab's chat: one Sampler process, two turns, the model loaded once.
+    chat = textwrap.dedent(f"""
+        import json
+        from cockpit.launch import sampler as smp
+        from cockpit.metrics.checkpoints import list_run_checkpoints
+        found = list_run_checkpoints({str(run.path)!r})
+        spec = smp.choose(found, "latest", "a").spec
+        s = smp.Sampler(smp.sampler_python(found), smp.sampler_log(found))
+        turns = [{{"role": "user", "content": "What is 2+2?"}}]
+        try:
+            for n in range(2):
+                s.send({{"models": [spec], "prompts": [turns], "chat": True, "max_new_tokens": 4, "seed": 0}})
+                events = list(s.events())
+                assert events[-1]["event"] == "done", events[-1]
+                answer = [e for e in events if e["event"] == "answer"][0]["text"]
+                turns += [{{"role": "assistant", "content": answer}}, {{"role": "user", "content": "And 3+3?"}}]
+                print("loads:", sum(e["event"] == "loading" for e in events))
+        finally:
+            s.close()
+    """)
+    tool_python = str(Path(COCKPIT).parent / "python") if COCKPIT else sys.executable
+    env = {k: v for k, v in os.environ.items() if not (COCKPIT and k == "PYTHONPATH")}
+    done = subprocess.run([tool_python, "-c", chat], capture_output=True, text=True, timeout=600, cwd=tmp_path,
+                          env=env, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, (done.stderr[-3000:], log.read_text(errors="replace")[-3000:])
+    assert done.stdout.split() == ["loads:", "1", "loads:", "0"]
+
+    if lora:
+        merged = tmp_path / "merged"
+        done = _cli("merge", run.name, "--runs-dir", str(runs), "-o", str(merged), cwd=tmp_path)
+        assert done.returncode == 0, (done.stderr, (run.samples / "merge.log").read_text(errors="replace")[-3000:])
+        assert (merged / "model.safetensors").is_file() and not list(merged.glob("adapter_*"))
+        check = subprocess.run([PYTHON, "-c", "import sys; from transformers import AutoModelForCausalLM as M, "
+                                "AutoTokenizer as T; T.from_pretrained(sys.argv[1]); M.from_pretrained(sys.argv[1])",
+                                str(merged)], capture_output=True, text=True, timeout=300)
+        assert check.returncode == 0, check.stderr[-2000:]

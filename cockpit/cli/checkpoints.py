@@ -131,11 +131,22 @@ def cmd_merge(args: argparse.Namespace) -> int:
     out = Path(args.output).expanduser()
     if out.exists() and any(out.iterdir()):
         raise CockpitError(f"{out} is not empty — give a new folder with -o")
-    argv = [smp.sampler_python(found), "-m", "cockpit.runner.merge", choice.spec["path"], choice.spec["base"],
-            str(out), "--tokenizer", choice.spec["tokenizer"]]
+    argv = smp.sampler_command(smp.sampler_python(found), "merge", choice.spec["path"], choice.spec["base"],
+                               str(out), "--tokenizer", choice.spec["tokenizer"])
     if args.push:
         argv += ["--push", args.push]
-    return subprocess.call(argv, env=smp.sampler_env())
+    log = smp.sampler_log(found, "merge.log")
+    log.parent.mkdir(parents=True, exist_ok=True)
+    start = log.stat().st_size if log.exists() else 0
+    with open(log, "ab") as err:
+        code = subprocess.call(argv, env=smp.sampler_env(), stdin=subprocess.DEVNULL, stderr=err)
+    if code == 0:
+        return 0
+    with open(log, "rb") as f:
+        f.seek(start)
+        said = [line for line in f.read().decode("utf-8", "replace").splitlines() if line.startswith("cockpit: ")]
+    line = said[-1].removeprefix("cockpit: ") if said else f"the merger ended (exit {code})"
+    raise CockpitError(line if code == 2 and said else f"{line} — the traceback is in {log}")
 
 
 def add_parsers(sub: Any) -> None:

@@ -44,8 +44,13 @@ def rank() -> int:
 
 
 def trainer_name(cls: type) -> str:
-    """`GRPOTrainer` → grpo, `OnlineDPOTrainer` → online_dpo, transformers' own `Trainer` → trainer."""
-    base = cls.__name__.removesuffix("Trainer") or "Trainer"
+    """`GRPOTrainer` → grpo, `OnlineDPOTrainer` → online_dpo, transformers' own `Trainer` → trainer.
+    A script's own subclass of a TRL trainer (open-r1's, a user's `MyGRPOTrainer`) is named after
+    the TRL class it builds on, so the trainer's family (panels, built-in alerts, findings) is known
+    as for a preset; the class itself is recorded as `trainer_class`."""
+    named = next((c for c in cls.__mro__ if c.__module__.split(".")[0] == "trl" and c.__name__.endswith("Trainer")),
+                 cls)
+    base = named.__name__.removesuffix("Trainer") or "Trainer"
     return re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", base).lower()
 
 
