@@ -124,6 +124,9 @@ def _from_pretrained(path: str, what: str):
         return AutoModelForCausalLM.from_pretrained(path)
     except OSError as exc:
         first = one_line(str(exc), 200)
+        if os.path.isdir(path):  # a folder here whose files do not load: nothing to download
+            raise CockpitError(f"{what} {path} cannot be loaded ({first}) — its files are damaged or "
+                               "incomplete: pick another checkpoint (--checkpoint STEP)") from None
         raise CockpitError(f"{what} {path} cannot be loaded here ({first}) — download it first "
                            f"(`hf download {path}`) or point the adapter at a local copy") from None
 

@@ -59,6 +59,7 @@ class Doctor:
         self.model: str | None = None
         self.output_dir: Path | None = None
         self.checked: set[str] = set()
+        self._said: set[str] | None = None
         self.next_poll = 0.0
         self.phase = ""
         self.off = False
@@ -224,8 +225,26 @@ class Doctor:
             # The run's first checkpoint: the start when the base model is not a local folder.
             ckpts = list_checkpoints(folder.parent if folder.name.startswith("checkpoint-") else folder)
             first = ckpts[0] if ckpts else None
-            self._write(weights.check_checkpoint(folder, step=step, base=base, first=first))
+            found = weights.check_checkpoint(folder, step=step, base=base, first=first,
+                                             script=script_section(self.run) is not None)
+            self._write([f for f in found if self._first_time(f)])
         self._jobs.put(job)
+
+    ONCE_A_RUN = frozenset({"model_unchanged"})
+    """Warnings said once a run: a model that did not move at checkpoint-2 says nothing new at
+    checkpoint-4 (one run wrote fifteen)."""
+
+    def _first_time(self, finding: Finding) -> bool:
+        """False for a once-a-run kind this run's journal (any attempt) already holds."""
+        if finding.kind not in self.ONCE_A_RUN:
+            return True
+        if self._said is None:  # read once, on the worker thread, the first time it matters
+            self._said = {str(r.data.get("kind")) for r in journal.read_all(self.run.events)[0]
+                          if r.kind == journal.FINDING}
+        if finding.kind in self._said:
+            return False
+        self._said.add(finding.kind)
+        return True
 
     def _base(self) -> Path | None:
         """The model the run started from, when it is a local folder: what the trainer loaded
@@ -239,8 +258,14 @@ class Doctor:
         except Exception:  # noqa: BLE001 - no run.yaml (a plain CockpitCallback run): no base there
             pass
         for name in names:
-            if name and Path(name).expanduser().is_dir():
-                return Path(name).expanduser()
+            if not name:
+                continue
+            path = Path(name).expanduser()
+            # A script's relative path (`out/sft`, a second Trainer starting from the first's
+            # output) is its own folder's, not the supervisor's (which runs in the run folder).
+            path = self._path(str(path)) if not path.is_absolute() and name == self.model else path
+            if path.is_dir():
+                return path
         return None
 
     def _work(self) -> None:
