@@ -175,3 +175,43 @@ def test_a_copy_migrated_for_its_script_and_run_as_a_trl_config_is_told_the_comm
     assert done.returncode == 0, done.stdout + done.stderr
     again = _cli("run", "sft", str(fixed), "--dry-run", cwd=tmp_path)
     assert again.returncode == 0, again.stderr
+
+
+# -- 11. a journal that cannot be written is said where runs are listed --------------------------
+
+def test_a_journal_that_cannot_be_written_is_shown_by_runs(tmp_path, runs_dir):
+    """`chattr +i` on events.jsonl (the supervisor's writes fail with EPERM, even as root): status.json
+    says so (journal_error), and `cockpit runs` and the home screen's note show it; it clears once
+    the file can be written again."""
+    import shutil as _shutil
+
+    if _shutil.which("chattr") is None:
+        pytest.skip("no chattr on this machine")
+    script = tmp_path / "wait.py"
+    script.write_text("import time\nfor _ in range(600):\n    time.sleep(0.1)\n", encoding="utf-8")
+    run = prepare_script([sys.executable, str(script)], cwd=tmp_path, runs_dir=runs_dir)
+    start_supervisor(run)
+    locked = False
+    try:
+        wait_for(lambda: run.read_status().state == "running" and run.events.is_file(), timeout=120)
+        if subprocess.run(["chattr", "+i", str(run.events)], capture_output=True).returncode != 0:
+            pytest.skip("this filesystem takes no immutable flag")
+        locked = True
+        wait_for(lambda: run.read_status().journal_error, timeout=60)  # the next resource sample fails
+        listed = _cli("runs", "--runs-dir", str(runs_dir))
+        assert listed.returncode == 0, listed.stderr
+        lines = listed.stdout.splitlines()
+        row = next(i for i, ln in enumerate(lines) if ln.startswith(run.name))
+        assert lines[row + 1].startswith("  ! journal not written (EPERM"), listed.stdout
+        from cockpit.run.summaries import summarize
+
+        assert (summarize(run).journal_note or "").startswith("journal not written (EPERM")
+        subprocess.run(["chattr", "-i", str(run.events)], check=True)
+        locked = False
+        wait_for(lambda: not run.read_status().journal_error, timeout=60)
+        assert "journal not written" not in _cli("runs", "--runs-dir", str(runs_dir)).stdout
+    finally:
+        if locked:
+            subprocess.run(["chattr", "-i", str(run.events)], check=False)
+        _cli("stop", "--force", run.name, "--runs-dir", str(runs_dir))
+        wait_for(lambda: not run.read_status().live, timeout=60)

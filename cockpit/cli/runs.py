@@ -233,6 +233,8 @@ def cmd_runs(args: argparse.Namespace) -> int:
         step = f"{r.step if r.step is not None else '-'}/{r.max_steps or '?'}"
         print(f"{r.name[:40]:40} {r.state_label:{width}} {r.trainer[:12]:12} {step:>11} "
               f"{fmt_duration(time.time() - r.created):>7}")
+        if r.journal_note:
+            print(f"  ! {r.journal_note}")
     return 0
 
 
