@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -157,8 +158,6 @@ def test_a_copy_migrated_for_its_script_and_run_as_a_trl_config_is_told_the_comm
     """`migrate` writes `--for script` for a config with a project's keys; run as a TRL config, the
     copy is refused, and the refusal names `--for trl-cli` (it named `cockpit migrate FILE`, which
     wrote the same copy again). The command it names gives a copy TRL's CLI takes."""
-    import shutil
-
     recipe = tmp_path / "sft.yaml"
     shutil.copy(REPO / "tests" / "fixtures" / "recipes" / "handbook_sft.yaml", recipe)
     done = _cli("migrate", str(recipe), "--trainer", "sft", cwd=tmp_path)
@@ -183,9 +182,7 @@ def test_a_journal_that_cannot_be_written_is_shown_by_runs(tmp_path, runs_dir):
     """`chattr +i` on events.jsonl (the supervisor's writes fail with EPERM, even as root): status.json
     says so (journal_error), and `cockpit runs` and the home screen's note show it; it clears once
     the file can be written again."""
-    import shutil as _shutil
-
-    if _shutil.which("chattr") is None:
+    if shutil.which("chattr") is None:
         pytest.skip("no chattr on this machine")
     script = tmp_path / "wait.py"
     script.write_text("import time\nfor _ in range(600):\n    time.sleep(0.1)\n", encoding="utf-8")
@@ -215,3 +212,117 @@ def test_a_journal_that_cannot_be_written_is_shown_by_runs(tmp_path, runs_dir):
             subprocess.run(["chattr", "-i", str(run.events)], check=False)
         _cli("stop", "--force", run.name, "--runs-dir", str(runs_dir))
         wait_for(lambda: not run.read_status().live, timeout=60)
+
+
+# -- 12. a full disk ---------------------------------------------------------------------------
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 16 MB tmpfs of its own, unmounted at the end."""
+    mnt = tmp_path / "small-disk"
+    mnt.mkdir()
+    got = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", str(mnt)], capture_output=True)
+    if got.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {got.stderr.decode(errors='replace').strip()}")
+    try:
+        yield mnt
+    finally:
+        for _ in range(20):
+            if subprocess.run(["umount", str(mnt)], capture_output=True).returncode == 0:
+                break
+            import time
+
+            time.sleep(0.5)
+        else:
+            subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
+
+
+def _fill(path: Path) -> None:
+    with open(path, "wb") as fh:
+        try:
+            while True:
+                fh.write(b"\0" * 2**16)
+                fh.flush()
+        except OSError:
+            pass
+
+
+def test_on_a_full_disk_the_supervisor_writes_the_runs_end_whole(small_disk, tmp_path):
+    """The disk fills while a run lives; its stop is still written to status.json, through the
+    room kept beside it and renamed in whole — a reader polling it all along never reads half a
+    status (the in-place rewrite it replaced could be read torn)."""
+    import threading
+
+    runs = small_disk / "runs"
+    script = tmp_path / "wait.py"
+    script.write_text("import time\nfor _ in range(1200):\n    time.sleep(0.1)\n", encoding="utf-8")
+    run = prepare_script([sys.executable, str(script)], cwd=tmp_path, runs_dir=runs)
+    start_supervisor(run)
+    filler = small_disk / "filler"
+    torn: list[str] = []
+    done = threading.Event()
+
+    def poll() -> None:
+        while not done.is_set():
+            try:
+                text = run.status_json.read_text(encoding="utf-8")
+            except OSError:
+                continue
+            try:
+                json.loads(text)
+            except ValueError:
+                torn.append(text[:200])
+
+    reader = threading.Thread(target=poll, daemon=True)
+    try:
+        wait_for(lambda: run.read_status().state == "running", timeout=120)
+        assert (run.path / ".status.json.spare").is_file()  # kept while the disk had room
+        reader.start()
+        _fill(filler)
+        stopped = _cli("stop", "--force", run.name, "--runs-dir", str(runs))
+        assert stopped.returncode == 0, stopped.stderr
+        try:
+            wait_for(lambda: not run.read_status().live, timeout=120)
+        except AssertionError:
+            raise AssertionError((run.read_status(), (run.path / "supervisor.log").read_text()[-2000:],
+                                  sorted(p.name for p in run.path.iterdir()))) from None
+        status = run.read_status()
+        assert status.state == "killed" and status.ended, status
+        assert shutil.disk_usage(small_disk).free < 2**16  # written on a full disk: through the room kept
+        assert (run.path / ".status.json.spare").is_file()  # and room is kept for the next write
+    finally:
+        done.set()
+        if reader.is_alive():
+            reader.join(10)
+        filler.unlink(missing_ok=True)
+        if run.read_status().live:
+            _cli("stop", "--force", run.name, "--runs-dir", str(runs))
+            wait_for(lambda: not run.read_status().live, timeout=60)
+    assert not torn, torn[:3]
+
+
+def test_a_scripts_own_cockpit_callback_on_a_full_disk_ends_without_a_traceback(small_disk, tmp_path):
+    """`cockpit.CockpitCallback()` in a plain `python train.py` keeps its own run folder; the disk
+    fills and the script exits before training: its exit-time writes printed a traceback. Now the
+    run's end is written (through the reserved room) and nothing but cockpit's own line is said."""
+    runs = small_disk / "runs"
+    script = tmp_path / "train.py"
+    script.write_text(textwrap.dedent(f"""\
+        from cockpit import CockpitCallback
+        callback = CockpitCallback(runs_dir={str(runs)!r})
+        with open({str(small_disk / "filler")!r}, "wb") as fh:
+            try:
+                while True:
+                    fh.write(b"\\0" * 2**16)
+                    fh.flush()
+            except OSError:
+                pass
+        print("the disk is full", flush=True)
+        """), encoding="utf-8")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300,
+                          stdin=subprocess.DEVNULL, env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert done.returncode == 0 and "the disk is full" in done.stdout, done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+    run = RunFolder(next(runs.iterdir()))
+    status = run.read_status()
+    assert status.state == "failed" and status.reason == "the script exited before training ended", status
