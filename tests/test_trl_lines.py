@@ -222,3 +222,23 @@ def test_the_sampler_and_merger_run_on_this_lines_python_with_its_own_packages(t
                             "AutoTokenizer as T; T.from_pretrained(sys.argv[1]); M.from_pretrained(sys.argv[1])",
                             str(merged)], capture_output=True, text=True, timeout=300)
     assert check.returncode == 0, check.stderr[-2000:]
+
+
+def test_a_light_cockpit_reads_this_lines_trl_through_the_projects_python(tmp_path, line):
+    """Issue 31: `migrate`, `fields` and `trainers` refused in a light install ("needs the training
+    stack"); with --python they read the project's TRL on its own Python (discovery from the
+    cockpit's bundled copy), and without it the refusal names --python."""
+    if not COCKPIT:
+        pytest.skip("the light install is what this is about (.ci/run gives COCKPIT_TRL_LINE_COCKPIT)")
+    recipe = tmp_path / "sft.yaml"
+    shutil.copy(REPO / "tests" / "fixtures" / "recipes" / "handbook_sft.yaml", recipe)
+    refused = _cli("migrate", str(recipe), "--trainer", "sft", cwd=tmp_path)
+    assert refused.returncode == 2 and "--python /path/to/its/venv/bin/python" in refused.stderr, refused.stderr
+    listed = _cli("trainers", "--python", PYTHON, cwd=tmp_path)
+    assert listed.returncode == 0, listed.stderr[-2000:]
+    assert listed.stdout.startswith(f"TRL {line['trl']}") and "sft" in listed.stdout
+    field = _cli("fields", "sft", "max_length", "--python", PYTHON, cwd=tmp_path)
+    assert field.returncode == 0 and "max_length" in field.stdout, field.stderr[-2000:]
+    done = _cli("migrate", str(recipe), "--trainer", "sft", "--python", PYTHON, cwd=tmp_path)
+    assert done.returncode in (0, 1), done.stderr[-2000:]
+    assert (tmp_path / "sft.migrated.yaml").is_file() and "for script: it holds" in done.stdout, done.stdout

@@ -155,10 +155,11 @@ def cmd_migrate(args: argparse.Namespace) -> int:
 
     `--for script` (a project's own script: only what TRL/transformers renamed) or `--for trl-cli`
     (TRL's CLI and cockpit presets); left out, chosen from what the config holds, and said."""
+    from cockpit.cli.trainers import registry_for
     from cockpit.config.migrate import SCRIPT, choose_target, migrate, script_mode_hint
     from cockpit.config.presets import dump_yaml, find_preset, safe_load
     from cockpit.trainers.knowledge import guess_trainer_from_keys
-    from cockpit.trainers.registry import known_config_keys, load_registry
+    from cockpit.trainers.registry import known_config_keys
 
     src = find_preset(args.file)
     try:
@@ -167,7 +168,7 @@ def cmd_migrate(args: argparse.Namespace) -> int:
         raise CockpitError(f"{src}: cannot read it as YAML ({exc}) — fix the syntax") from None
     if not isinstance(obj, dict):
         raise CockpitError(f"{src}: not a mapping of keys to values")
-    registry = load_registry()
+    registry = registry_for(args)
     trainer = args.trainer or obj.get("trainer")
     guessed = ""
     if not trainer:

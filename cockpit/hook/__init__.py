@@ -75,6 +75,11 @@ def patch_trainer(trainer_cls: type) -> None:
         resume = resume_for(getattr(callback, "segment", 0))
         if resume and not args and kwargs.get("resume_from_checkpoint") in (None, False):
             kwargs["resume_from_checkpoint"] = resume
+            done = finished_at(self, resume)
+            if done is not None:
+                skipped = _load_finished(self, resume, done, callback)
+                if skipped is not None:
+                    return skipped
         if callback is not None:
             callback.resumed_from = kwargs.get("resume_from_checkpoint") or (args[0] if args else None)
         return original_train(self, *args, **kwargs)
@@ -82,6 +87,49 @@ def patch_trainer(trainer_cls: type) -> None:
     trainer_cls.__init__ = __init__
     trainer_cls.train = train
     trainer_cls._cockpit_patched = True
+
+
+def finished_at(trainer: Any, checkpoint: str) -> int | None:
+    """The step a resumed Trainer had already finished at — its checkpoint's global_step reached its
+    max_steps (the script's, else the one it saved) — or None when it has steps left."""
+    try:
+        with open(Path(checkpoint) / "trainer_state.json", encoding="utf-8") as fh:
+            saved = json.load(fh)
+        step = int(saved.get("global_step") or 0)
+        wanted = int(getattr(getattr(trainer, "args", None), "max_steps", 0) or 0)
+        if wanted <= 0:
+            wanted = int(saved.get("max_steps") or 0)
+    except (OSError, ValueError, TypeError, AttributeError):
+        return None
+    return step if wanted > 0 and step >= wanted else None
+
+
+def _load_finished(trainer: Any, checkpoint: str, step: int, callback: Any) -> Any:
+    """A script's Trainer that had finished before the run stopped (a later one was stopped) is not
+    trained again: resumed from its final checkpoint, transformers' Trainer takes a step past its
+    end, and the script then saves that model over the finished one. Its weights and state are
+    loaded from the checkpoint instead, so what the script saves next is what it had trained; a
+    TrainOutput is returned as train() does. None (train as transformers does) when it cannot."""
+    try:
+        from transformers.trainer_callback import TrainerState
+        from transformers.trainer_utils import TrainOutput
+
+        trainer._load_from_checkpoint(checkpoint)
+        trainer.state = TrainerState.load_from_json(str(Path(checkpoint) / "trainer_state.json"))
+    except Exception as exc:  # noqa: BLE001 - then transformers' own resume, as before
+        print(f"cockpit: could not load the finished {checkpoint} ({type(exc).__name__}: {exc}); "
+              "transformers resumes it", file=sys.stderr)
+        return None
+    losses = [h["train_loss"] for h in trainer.state.log_history if isinstance(h, dict) and "train_loss" in h]
+    line = (f"Trainer {getattr(callback, 'segment', 0) + 1} of the script had finished (step {step}) before the "
+            f"run stopped: its model is loaded from {checkpoint}, not trained again")
+    print(f"cockpit: {line}", file=sys.stderr)
+    writer = getattr(callback, "writer", None)
+    if writer is not None:
+        from cockpit.run import journal
+
+        writer.write(journal.warning(line, code="segment_done", step=step))
+    return TrainOutput(step, float(losses[-1]) if losses else 0.0, {})
 
 
 def resume_for(segment: int) -> str | None:

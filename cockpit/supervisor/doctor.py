@@ -60,6 +60,8 @@ class Doctor:
         self.output_dir: Path | None = None
         self.checked: set[str] = set()
         self._said: set[str] | None = None
+        self._resumed_here = True
+        """False while the journal follows a script's Trainer resumed from another checkpoint."""
         self.next_poll = 0.0
         self.phase = ""
         self.off = False
@@ -143,6 +145,12 @@ class Doctor:
         kind = rec.kind
         if kind == journal.RUN_STARTED:
             self.model = str(rec.data.get("model") or "") or None
+            # A script's Trainers are segments of their own: the resume check compares only the
+            # steps of the one resumed from this attempt's checkpoint (another's losses are another
+            # model's, and its step count starts over).
+            other = rec.data.get("resumed_from")
+            self._resumed_here = not (other and self.resume_from is not None
+                                      and Path(str(other)) != Path(self.resume_from))
             out = rec.data.get("output_dir")
             if out:
                 self.output_dir = self._path(str(out))
@@ -153,7 +161,8 @@ class Doctor:
         elif kind in (journal.METRICS, journal.PROGRESS) and rec.step is not None:
             if self.clock.step(rec.step, rec.t or now):
                 self.hung_at = None
-            if kind == journal.METRICS and not rec.data.get("summary") and not self.resume_done:
+            if kind == journal.METRICS and not rec.data.get("summary") and not self.resume_done \
+                    and self._resumed_here:
                 self.after.append({"step": rec.step, **rec.data})
         elif kind == journal.CHECKPOINT and rec.step is not None and rec.data.get("path"):
             self._queue_weights(self._path(str(rec.data["path"])), rec.step)
