@@ -326,3 +326,49 @@ def test_a_scripts_own_cockpit_callback_on_a_full_disk_ends_without_a_traceback(
     run = RunFolder(next(runs.iterdir()))
     status = run.read_status()
     assert status.state == "failed" and status.reason == "the script exited before training ended", status
+
+
+# -- 8. processes that are not what was asked ---------------------------------------------------
+
+@pytest.mark.slow
+def test_accelerate_asked_for_two_processes_on_a_cpu_is_told_it_runs_one(tmp_path, runs_dir, demo):
+    """`accelerate launch --num_processes 2` on a CPU silently starts one process; the run said
+    "finished" with no word. The journal now says the world size is not what was asked."""
+    cmd = [sys.executable, "-m", "accelerate.commands.launch", "--num_processes", "2", str(PIPELINE),
+           str(demo / "models" / "tiny-lm"), str(demo / "data"), "out", "--stage", "sft", "--max-steps", "2",
+           "--save-steps", "100"]
+    run = _run_to_end(cmd, tmp_path, runs_dir)
+    assert run.read_status().state == "finished", run.stdout_log.read_text()[-3000:]
+    started = [r for r in _records(run) if r.kind == journal.RUN_STARTED]
+    assert len(started) == 1 and started[0].data["world_size"] == 1
+    said = [r.data["message"] for r in _records(run) if r.kind == journal.WARNING and r.data["code"] == "world_size"]
+    assert len(said) == 1 and said[0].startswith("the command asked for 2 processes (--num_processes 2) and the "
+                                                 "trainer runs with world size 1"), said
+
+
+@pytest.mark.slow
+def test_two_processes_that_each_think_they_are_rank_zero_are_said(tmp_path, runs_dir, demo):
+    """torchrun starts two processes, and each trainer trains alone (as transformers does on a CPU
+    where it does not join them; here the script drops the launcher's variables itself): two
+    separate trainings into one output folder. The journal has one writer and says so."""
+    wrapper = tmp_path / "alone.py"
+    wrapper.write_text(textwrap.dedent(f"""\
+        import os, runpy, sys
+        for name in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK", "ROLE_RANK",
+                     "MASTER_ADDR", "MASTER_PORT", "TORCHELASTIC_RUN_ID"):
+            os.environ.pop(name, None)
+        sys.argv = [{str(PIPELINE)!r}, *sys.argv[1:]]
+        runpy.run_path({str(PIPELINE)!r}, run_name="__main__")
+        """), encoding="utf-8")
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2", str(wrapper),
+           str(demo / "models" / "tiny-lm"), str(demo / "data"), "out", "--stage", "sft", "--max-steps", "2",
+           "--save-steps", "100"]
+    run = _run_to_end(cmd, tmp_path, runs_dir)
+    assert run.read_status().state == "finished", run.stdout_log.read_text()[-3000:]
+    records = _records(run)
+    assert len([r for r in records if r.kind == journal.RUN_STARTED]) == 1  # one writer all the same
+    assert [r.step for r in records if r.kind == journal.METRICS and not r.data.get("summary")] == [1, 2]
+    codes = [r.data["code"] for r in records if r.kind == journal.WARNING]
+    assert codes.count("two_rank_zeros") == 1 and codes.count("world_size") == 1, codes
+    said = next(r.data["message"] for r in records if r.kind == journal.WARNING and r.data["code"] == "two_rank_zeros")
+    assert said.startswith("the launcher started 2 processes (WORLD_SIZE=2) but this trainer runs alone"), said

@@ -34,13 +34,29 @@ RESUME_SEGMENTS = "resume.json"
 _state: dict[str, Any] = {"callbacks": [], "atexit": False}
 
 
+_LAUNCHED = {name: os.environ.get(name) for name in ("RANK", "SLURM_PROCID", "WORLD_SIZE")}
+"""What the launcher told this process, read when the hook loads (before the script's own code,
+which may change its environment)."""
+
+
+def _launched(name: str) -> str | None:
+    value = _LAUNCHED.get(name) or os.environ.get(name)
+    return value if value and value.isdigit() else None
+
+
 def rank() -> int:
     """This process's global rank under torchrun / accelerate / deepspeed (0 when alone)."""
     for name in ("RANK", "SLURM_PROCID"):
-        value = os.environ.get(name)
-        if value and value.isdigit():
+        value = _launched(name)
+        if value is not None:
             return int(value)
     return 0
+
+
+def launched_world_size() -> int:
+    """How many processes the launcher started (WORLD_SIZE), 1 when none says."""
+    value = _launched("WORLD_SIZE")
+    return int(value) if value is not None else 1
 
 
 def trainer_name(cls: type) -> str:

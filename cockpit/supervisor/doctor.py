@@ -61,6 +61,7 @@ class Doctor:
         self.checked: set[str] = set()
         self._said: set[str] | None = None
         self._resumed_here = True
+        self._world_said = False
         """False while the journal follows a script's Trainer resumed from another checkpoint."""
         self.next_poll = 0.0
         self.phase = ""
@@ -145,6 +146,7 @@ class Doctor:
         kind = rec.kind
         if kind == journal.RUN_STARTED:
             self.model = str(rec.data.get("model") or "") or None
+            self._check_world_size(rec)
             # A script's Trainers are segments of their own: the resume check compares only the
             # steps of the one resumed from this attempt's checkpoint (another's losses are another
             # model's, and its step count starts over).
@@ -166,6 +168,30 @@ class Doctor:
                 self.after.append({"step": rec.step, **rec.data})
         elif kind == journal.CHECKPOINT and rec.step is not None and rec.data.get("path"):
             self._queue_weights(self._path(str(rec.data["path"])), rec.step)
+
+    def _check_world_size(self, rec: journal.Record) -> None:
+        """A script command that asked its launcher for N processes and trains with another world
+        size (accelerate launch --num_processes 2 on a CPU runs one) is said once an attempt."""
+        script = script_section(self.run)
+        command = script.get("command") if script else None
+        if self._world_said or not isinstance(command, list):
+            return
+        from cockpit.config.launcher import asked_world_size
+
+        asked = asked_world_size([str(c) for c in command])
+        got = rec.data.get("world_size")
+        if asked is None or not isinstance(got, int) or got == asked[0]:
+            return
+        self._world_said = True
+        self._warn_line(f"the command asked for {asked[0]} processes ({asked[1]}) and the trainer runs with world "
+                        f"size {got}: check the launcher's flags — on a CPU, accelerate launch starts one process "
+                        "unless given --multi_gpu; torchrun --nproc_per_node N starts N", code="world_size")
+
+    def _warn_line(self, message: str, code: str) -> None:
+        try:
+            self.jw.write(journal.warning(message[:400], code=code))
+        except Exception:  # noqa: BLE001 - a closed or full journal: nothing more to say
+            pass
 
     def _path(self, p: str) -> Path:
         path = Path(p)
