@@ -15,11 +15,24 @@ class CockpitError(Exception):
     exit_code = 2
 
 
+def one_line(text: str, limit: int = 300) -> str:
+    """A message as one line: its lines, blank ones dropped, joined by spaces and cut at `limit`.
+    An exception whose message starts on the next line (numpy's ImportError does) keeps what it
+    says, where the first line alone is empty."""
+    joined = " ".join(line.strip() for line in str(text).splitlines() if line.strip())
+    return joined if len(joined) <= limit else joined[: limit - 1].rstrip() + "…"
+
+
+def describe(exc: BaseException, limit: int = 300) -> str:
+    """`TypeName: message` in one line (just the type's name when it says nothing)."""
+    said = one_line(str(exc), limit)
+    return f"{type(exc).__name__}: {said}" if said else type(exc).__name__
+
+
 def failure(exc: BaseException, what: str = "", *, limit: int = 300) -> str:
     """How a broad `except` says what it caught: "what: ErrorType: message" (without `what`,
     "ErrorType: message") on one line, at most `limit` characters."""
-    message = " ".join(str(exc).split())
-    text = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+    text = describe(exc, limit)
     return (f"{what}: {text}" if what else text)[:limit]
 
 

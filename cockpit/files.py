@@ -5,6 +5,7 @@ import the run folder, which needs `write_atomic` and nothing else from here."""
 
 from __future__ import annotations
 
+import errno
 import functools
 import os
 import re
@@ -12,23 +13,82 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+RESERVE_BYTES = 16 * 2**10
+"""Room kept beside a file that must still be written on a full disk (status.json: a few KB)."""
 
-def write_atomic(path: Path, data: str | bytes) -> None:
+
+def spare_of(path: Path) -> Path:
+    """The reserved file beside `path` (`reserve`)."""
+    return path.with_name(f".{path.name}.spare")
+
+
+def reserve(path: Path, size: int = RESERVE_BYTES) -> None:
+    """Keep `size` bytes of disk beside `path` while there is room, for `write_atomic(...,
+    reserved=True)` on a full disk. Raises OSError when it cannot be made."""
+    spare = spare_of(path)
+    if not spare.is_file():
+        write_atomic(spare, b" " * size)
+
+
+def write_atomic(path: Path, data: str | bytes, *, reserved: bool = False) -> None:
     """Temp file in the same folder + fsync + os.replace: a reader sees the old or the new file whole.
-    The one atomic writer: status.json, outcome.json, caches, demo assets, control files."""
+    The one atomic writer: status.json, outcome.json, caches, demo assets, control files.
+
+    `reserved`: on a full disk (ENOSPC, EDQUOT) the new content goes into the file `reserve` kept,
+    whose blocks are already the file's, and that file is renamed over `path` — still whole or not
+    at all for a reader; the old file is kept (a hard link, no data) as the next spare."""
+    payload = data.encode("utf-8") if isinstance(data, str) else data
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(data.encode("utf-8") if isinstance(data, str) else data)
+            fh.write(payload)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         try:
             os.unlink(tmp)
         except FileNotFoundError:
             pass
+        if reserved and isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT) \
+                and _write_reserved(path, payload):
+            return
         raise
+
+
+def _write_reserved(path: Path, payload: bytes) -> bool:
+    """`payload` into the spare (never past what its blocks hold: no new block), padded with spaces
+    to its size (JSON and YAML read them as nothing), then renamed over `path`. False when there is
+    no spare that holds it."""
+    spare = spare_of(path)
+    try:
+        fd = os.open(spare, os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        st = os.fstat(fd)
+        room = max(st.st_size, st.st_blocks * 512)  # what its blocks hold: a 400-byte file has 4 KB
+        if len(payload) > room:
+            return False
+        os.pwrite(fd, payload + b" " * max(0, st.st_size - len(payload)), 0)
+        os.fsync(fd)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    kept = path.with_name(f".{path.name}.kept")
+    try:
+        kept.unlink(missing_ok=True)
+        os.link(path, kept)  # the old file's blocks: the next spare
+    except OSError:
+        kept = None  # type: ignore[assignment]
+    os.replace(spare, path)
+    if kept is not None:
+        try:
+            os.replace(kept, spare)
+        except OSError:
+            pass
+    return True
 
 
 @functools.cache

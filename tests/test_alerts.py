@@ -228,9 +228,20 @@ def test_the_loss_spike_rule_fires_on_a_real_spike():
     sft = [2.1, 2.0, 1.9, 1.95, 1.9, 1.85, 6.5]
     fired = _spikes([_m(i + 1, loss=v) for i, v in enumerate(sft)], "sft")
     assert len(fired) == 1 and fired[0].startswith("loss rose") and "→ 6.5 at step 7" in fired[0]
-    # a GRPO loss near zero that jumps by half a unit is a spike: the floor is 0.1, not the noise
-    grpo = [0.01, -0.02, 0.0, 0.01, 0.0, 0.005, 0.5]
-    assert len(_spikes([_m(i + 1, loss=v) for i, v in enumerate(grpo)], "grpo")) == 1
+    # the floor: a loss near zero that jumps by half a unit is a spike, not the noise around it
+    near_zero = [0.01, -0.02, 0.0, 0.01, 0.0, 0.005, 0.5]
+    assert len(_spikes([_m(i + 1, loss=v) for i, v in enumerate(near_zero)], "sft")) == 1
+    assert len(_spikes([_m(i + 1, loss=v) for i, v in enumerate(near_zero)], None)) == 1
+
+
+def test_a_grpo_loss_rising_from_zero_with_the_kl_is_no_spike():
+    """Issue 31: open-r1's GRPO under TRL 0.18 (beta 0.04) logged 1.391e-07 → 0.3922 as its policy
+    left the reference, and the built-in rule said "loss rose 392%". GRPO's loss is no objective
+    that falls; its family's KL rule watches the drift."""
+    rising = [1.391e-07, 0.02, 0.08, 0.15, 0.27, 0.3922]
+    assert _spikes([_m(i + 1, loss=v) for i, v in enumerate(rising)], "grpo") == []
+    assert "loss" not in {r.metric for r in builtin_rules("grpo") if r.condition == "rises_pct"}
+    assert "kl" in {r.metric for r in builtin_rules("grpo")}
 
 
 def test_a_rise_is_taken_of_the_floor_a_rule_gives():

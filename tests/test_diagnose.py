@@ -58,3 +58,13 @@ def test_resume_skips_half_written_checkpoints(tmp_path):
 def test_no_complete_checkpoint_means_nothing_to_resume(tmp_path):
     _ckpt(tmp_path, 5, state=False)
     assert newest_complete_checkpoint(tmp_path) is None
+
+
+def test_an_error_whose_message_starts_on_the_next_line_keeps_its_message():
+    """numpy's ImportError says nothing on its own line: the lines after it are the message."""
+    text = ("Traceback (most recent call last):\n  File \"train.py\", line 1, in <module>\n"
+            "ImportError: \n\nIMPORTANT: PLEASE READ THIS FOR ADVICE ON HOW TO SOLVE THIS ISSUE!\n\n"
+            "Importing the numpy C-extensions failed.\n")
+    line = last_error_line(text)
+    assert line is not None and line.startswith("ImportError: IMPORTANT") and "numpy C-extensions failed" in line
+    assert "\n" not in line and len(line) <= 300

@@ -7,6 +7,7 @@ anything starts. (Script mode from a light install, without [train], is proven b
 from __future__ import annotations
 
 import ast
+import os
 import shutil
 import subprocess
 import sys
@@ -213,3 +214,59 @@ def test_a_scripts_own_cockpit_callback_under_cockpit_run_is_the_one_that_writes
     assert [r.step for r in records if r.kind == journal.METRICS and not r.data.get("summary")] == [1, 2]
     started = [r for r in records if r.kind == journal.RUN_STARTED]
     assert len(started) == 1 and started[0].data["trainer"] == "sft"
+
+
+SAMPLER_GUARDED = {"psutil", "pynvml"}
+"""The sampler reads free memory through psutil and free GPUs through NVML where the env has them."""
+
+
+def test_the_samplers_folder_holds_its_modules_and_names_no_cockpit(tmp_path):
+    """`cockpit sample`, `merge` and the Checkpoints tab start the script run's Python with this
+    folder alone of the cockpit's on its path: the sampler, the merger and what they import."""
+    from cockpit import bundle as shared
+    from cockpit.launch import sampler
+
+    tmp_path.joinpath("cache").mkdir()
+    folder = shared.cached(sampler.ROOTS, sampler.PRIVATE, tmp_path / "cache")
+    assert shared.cached(sampler.ROOTS, sampler.PRIVATE, tmp_path / "cache") == folder  # built once
+    files = {p.relative_to(folder).as_posix() for p in folder.rglob("*.py")}
+    assert files == {f"{sampler.PRIVATE}/{f}" for f in ("__init__.py", "errors.py", "runner/__init__.py",
+                                                         "runner/sample.py", "runner/merge.py")}
+    for f in folder.rglob("*.py"):
+        for node in ast.walk(ast.parse(f.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                mods = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+                assert not any(m == "cockpit" or m.startswith("cockpit.") for m in mods), (f, mods)
+    outside = set().union(*shared.outside_imports(sampler.ROOTS).values()) - set(sys.stdlib_module_names)
+    assert outside == {"torch", "transformers", "peft", "huggingface_hub", *SAMPLER_GUARDED}
+    for name, path in shared.closure(sampler.ROOTS).items():
+        assert not _top_level_imports(path) & (outside - {"cockpit"}), name  # all inside functions
+    env = sampler.sampler_env(folder)
+    assert env["PYTHONPATH"].split(os.pathsep)[0] == str(folder)
+    assert sampler.sampler_command("py", "merge", "a")[1:] == ["-m", f"{sampler.PRIVATE}.runner.merge", "a"]
+
+
+def test_the_samplers_folder_imports_on_the_oldest_python_a_supported_trl_line_runs_on(tmp_path):
+    from cockpit import bundle as shared
+    from cockpit.launch import sampler
+
+    oldest = min((line.python for line in versions.TRL_LINES), key=versions.parse)
+    python = _python(oldest)
+    if python is None:
+        pytest.skip(f"no python{oldest} on this machine")
+    folder = shared.cached(sampler.ROOTS, sampler.PRIVATE, tmp_path)
+    probe = textwrap.dedent(f"""
+        import sys
+        from {sampler.PRIVATE}.runner import merge, sample
+        from {sampler.PRIVATE}.errors import describe
+        print(sys.version_info[:2], sample.GENERATE_INPUTS, describe(ImportError("\\n\\nthe real reason")))
+        print("outside:", sorted(m for m in ("numpy", "yaml", "torch", "cockpit") if m in sys.modules))
+    """)
+    proc = subprocess.run([python, "-S", "-c", probe], env={"PYTHONPATH": str(folder)}, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert f"({oldest.replace('.', ', ')})" in proc.stdout and "ImportError: the real reason" in proc.stdout
+    assert "outside: []" in proc.stdout
+    usage = subprocess.run([python, "-S", "-m", f"{sampler.PRIVATE}.runner.sample", "x"],
+                           env={"PYTHONPATH": str(folder)}, capture_output=True, text=True, timeout=120)
+    assert usage.returncode == 2 and "usage" in usage.stderr

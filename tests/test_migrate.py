@@ -150,8 +150,10 @@ def test_smollm3s_packing_strategy_ffd_is_renamed_bfd(tmp_path):
     proc = _cockpit("run", "demo-sft", "--set", "packing_strategy=ffd", "--dry-run", "--runs-dir",
                     str(tmp_path / "runs"), cwd=tmp_path)
     assert proc.returncode == 2
-    assert proc.stderr.strip() == ("cockpit: packing_strategy: 'ffd' is now 'bfd': " + VALUE_RENAMED[
-        "packing_strategy"][0].why + " — set packing_strategy: bfd (`cockpit migrate FILE` writes a corrected copy)")
+    said = proc.stderr.strip()
+    assert said.startswith("cockpit: packing_strategy: 'ffd' is now 'bfd': " + VALUE_RENAMED[
+        "packing_strategy"][0].why + " — set packing_strategy: bfd (`cockpit migrate "), said
+    assert said.endswith("demo-sft.yaml --for trl-cli` writes a corrected copy)") and "\n" not in said, said
 
 
 CHAT_RECIPE = """\

@@ -74,14 +74,27 @@ def test_two_trainers_in_one_script_resume_and_export_as_two_segments(tmp_path, 
     assert segments[0].checkpoints == [tmp_path / "out" / "first" / "checkpoint-2"]
     newest_second = segments[1].checkpoints[-1]
 
+    first_model = (tmp_path / "out" / "first" / "checkpoint-2" / "model.safetensors").read_bytes()
     resumed = _cli("resume", run.name, "--runs-dir", str(runs_dir), "--wait")
     assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-2000:]
     assert json.loads(run.resume_json.read_text()) == {"0": str(tmp_path / "out" / "first" / "checkpoint-2"),
                                                        "1": str(newest_second)}
     records = journal.read_all(run.events)[0]
     starts = [r.data for r in records if r.kind == journal.RUN_STARTED]
-    assert [(s["segment"], s["resumed_from"]) for s in starts] == [
-        (0, None), (1, None), (0, str(tmp_path / "out" / "first" / "checkpoint-2")), (1, str(newest_second))]
+    # The first Trainer had finished before the stop: loaded from its last checkpoint, not trained a
+    # step past its end (transformers' own resume of a finished checkpoint does that, issue 31).
+    assert [(s["segment"], s["resumed_from"]) for s in starts] == [(0, None), (1, None), (1, str(newest_second))]
+    done = [r for r in records if r.kind == journal.WARNING and r.data.get("code") == "segment_done"]
+    assert len(done) == 1 and "Trainer 1 of the script had finished (step 2)" in done[0].data["message"]
+    assert not (tmp_path / "out" / "first" / "checkpoint-3").exists()
+    assert (tmp_path / "out" / "first" / "checkpoint-2" / "model.safetensors").read_bytes() == first_model
+    # The resume check compares the second Trainer with its own checkpoint, never with the first's losses.
+    checks = [r for r in records if r.kind == journal.FINDING and r.data["kind"] == "resume_check"]
+    assert all(r.data["severity"] != "warning" for r in checks), [r.data["summary"] for r in checks]
+    listed = _cli("checkpoints", run.name, "--runs-dir", str(runs_dir))
+    assert listed.returncode == 0, listed.stderr
+    assert f"# Trainer 1 of 2: {tmp_path / 'out' / 'first'}" in listed.stdout
+    assert f"# Trainer 2 of 2: {second}" in listed.stdout
     state = json.loads((second / "checkpoint-8" / "trainer_state.json").read_text())
     assert (state["global_step"], state["max_steps"]) == (8, 8)
     assert run.read_status().state == "finished"
@@ -93,9 +106,7 @@ def test_two_trainers_in_one_script_resume_and_export_as_two_segments(tmp_path, 
     by_segment = {seg: sorted({int(r["step"]) for r in rows if r["segment"] == seg and r.get("loss")})
                   for seg in ("0", "1")}
     assert by_segment["1"] == list(range(1, 9))
-    # The first Trainer's points are all there beside the second's. (Resumed from its final checkpoint,
-    # transformers' Trainer takes one step past its end, step 3: its own behaviour, kept as it logged it.)
-    assert by_segment["0"][:2] == [1, 2]
+    assert by_segment["0"] == [1, 2]  # the first Trainer's points are all there beside the second's
 
 
 def test_segments_of_an_old_journal_without_segment_numbers_are_one(tmp_path):

@@ -29,8 +29,12 @@ def _free_port() -> int:
 @pytest.fixture
 def served(tmp_path):
     """A real `cockpit serve` in a session of its own; its whole process group goes at the end."""
+    yield from _serve(tmp_path)
+
+
+def _serve(tmp_path, *args: str, printed: bytes = rb"http://127\.0\.0\.1:\d+"):
     port = _free_port()
-    proc = subprocess.Popen(cockpit_cmd("serve", "--port", str(port), "--runs-dir", str(tmp_path / "runs")),
+    proc = subprocess.Popen(cockpit_cmd("serve", "--port", str(port), "--runs-dir", str(tmp_path / "runs"), *args),
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                             start_new_session=True, cwd=tmp_path)
     try:
@@ -40,7 +44,7 @@ def served(tmp_path):
             ready, _, _ = select.select([proc.stdout], [], [], 0.5)
             if ready:
                 out += os.read(proc.stdout.fileno(), 4096)
-        found = re.search(rb"(http://127\.0\.0\.1:\d+)/\?token=([A-Za-z0-9_-]+)", out)
+        found = re.search(rb"(" + printed + rb")/\?token=([A-Za-z0-9_-]+)", out)
         assert found, out.decode(errors="replace")
         while time.monotonic() < deadline:  # the URL is printed as the server starts: wait for it to listen
             try:
@@ -134,3 +138,30 @@ def test_the_printed_token_and_the_pages_own_origin_get_the_tui(served):
 def test_only_loopback_names_count_as_local():
     assert all(is_loopback(h) for h in ("127.0.0.1", "localhost", "::1", "[::1]", "127.0.0.2"))
     assert not any(is_loopback(h) for h in ("0.0.0.0", "192.168.1.5", "evil.example", "localhost.evil.example"))
+
+
+def test_served_on_every_interface_the_page_sends_a_remote_browser_to_the_address_it_used(tmp_path):
+    """`--host 0.0.0.0`: the page's websocket URL said `ws://0.0.0.0:…`, which a browser elsewhere
+    cannot reach. It is the host the browser asked for (its Host header); the printed URL names this
+    machine. (Only loopback is connected to here; the Host header stands for the remote name.)"""
+    served = _serve(tmp_path, "--host", "0.0.0.0", printed=rb"http://[^/\s]+:\d+")
+    printed, token = next(served)
+    try:
+        port = int(printed.rsplit(":", 1)[1])
+        assert "0.0.0.0" not in printed and printed == f"http://{socket.getfqdn()}:{port}"
+        remote = f"cockpit-box.example:{port}"
+
+        async def check() -> tuple[int, str, int]:
+            auth = {"Authorization": f"token {token}", "Host": remote}
+            async with aiohttp.ClientSession() as session, \
+                    session.get(f"http://127.0.0.1:{port}/", headers=auth) as resp:
+                status, page = resp.status, await resp.text()
+            opened = await _ws_status(f"ws://127.0.0.1:{port}/ws?token={token}", Host=remote,
+                                      Origin=f"http://{remote}")
+            return status, page, opened
+
+        status, page, opened = asyncio.run(check())
+        assert status == 200 and f"ws://{remote}/ws" in page and "0.0.0.0" not in page, page[:2000]
+        assert opened == 101
+    finally:
+        served.close()

@@ -14,6 +14,9 @@ from cockpit.cli.trainers import cmd_fields, cmd_trainers
 from cockpit.cli.views import cmd_attach, cmd_demo, cmd_export, cmd_replay, cmd_serve, cmd_tui
 from cockpit.errors import CockpitError
 
+PYTHON_HELP = ("the Python of your project's env (e.g. .venv/bin/python): read its TRL, not this cockpit's "
+               "(a light install has none)")
+
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="cockpit", description="A terminal cockpit for TRL training.")
@@ -54,6 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
     mg.add_argument("--for", dest="target", choices=("trl-cli", "script"),
                     help="who reads the copy: TRL's CLI and cockpit presets, or a project's own script "
                          "(only what TRL/transformers renamed is renamed); default: from the config's keys")
+    mg.add_argument("--python", metavar="PATH", help=PYTHON_HELP)
     mg.set_defaults(func=cmd_migrate)
 
     rs = sub.add_parser("runs", help="list runs")
@@ -79,6 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--json", action="store_true")
     t.add_argument("--all", action="store_true", help="also trainers this TRL lacks")
     t.add_argument("--refresh", action="store_true", help="rebuild the schema cache")
+    t.add_argument("--python", metavar="PATH", help=PYTHON_HELP)
     t.set_defaults(func=cmd_trainers)
 
     f = sub.add_parser("fields", help="the config keys a trainer takes, with TRL's help")
@@ -87,6 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "choices, TRL's whole help)")
     f.add_argument("--search", help="filter by name or help text (name matches first)")
     f.add_argument("--json", action="store_true")
+    f.add_argument("--python", metavar="PATH", help=PYTHON_HELP)
     f.set_defaults(func=cmd_fields)
 
     s = sub.add_parser("stop", help="stop a run (default: save a checkpoint first)")

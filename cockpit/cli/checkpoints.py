@@ -24,16 +24,40 @@ def _found(args: argparse.Namespace):
     return list_run_checkpoints(resolve_run_or_path(args.run, _runs_dir(args)))
 
 
+def _earlier_trainers(found: Any) -> list[Any]:
+    """A script run with several Trainers: the checkpoints of each earlier one's own output folder
+    (the run's set is its last Trainer's), oldest Trainer first."""
+    from cockpit.launch.script import script_segments
+    from cockpit.metrics.checkpoints import list_run_checkpoints
+    from cockpit.run.folder import script_section
+
+    if found.run is None or script_section(found.run) is None:
+        return []
+    out, seen = [], {found.output_dir}
+    for seg in script_segments(found.run):
+        if seg.output_dir is None or seg.output_dir in seen or not seg.output_dir.is_dir():
+            continue
+        seen.add(seg.output_dir)
+        out.append(list_run_checkpoints(seg.output_dir))
+    return out
+
+
 def cmd_checkpoints(args: argparse.Namespace) -> int:
     from cockpit.metrics.checkpoints import table
 
     found = _found(args)
+    earlier = _earlier_trainers(found)
     if args.json:
-        print(json.dumps(found.to_dict(), indent=2))
+        print(json.dumps({**found.to_dict(), "earlier_trainers": [e.to_dict() for e in earlier]}, indent=2))
         return 0
-    print(f"# {found.output_dir}" + (f"  (base: {found.base_model})" if found.base_model else ""))
-    for line in table(found):
-        print(line)
+    for i, one in enumerate([*earlier, found]):
+        if earlier:
+            print(f"# Trainer {i + 1} of {len(earlier) + 1}: {one.output_dir}"
+                  + (f"  (base: {one.base_model})" if one.base_model else ""))
+        else:
+            print(f"# {one.output_dir}" + (f"  (base: {one.base_model})" if one.base_model else ""))
+        for line in table(one):
+            print(line)
     return 0
 
 
@@ -131,11 +155,22 @@ def cmd_merge(args: argparse.Namespace) -> int:
     out = Path(args.output).expanduser()
     if out.exists() and any(out.iterdir()):
         raise CockpitError(f"{out} is not empty — give a new folder with -o")
-    argv = [smp.sampler_python(found), "-m", "cockpit.runner.merge", choice.spec["path"], choice.spec["base"],
-            str(out), "--tokenizer", choice.spec["tokenizer"]]
+    argv = smp.sampler_command(smp.sampler_python(found), "merge", choice.spec["path"], choice.spec["base"],
+                               str(out), "--tokenizer", choice.spec["tokenizer"])
     if args.push:
         argv += ["--push", args.push]
-    return subprocess.call(argv, env=smp.sampler_env())
+    log = smp.sampler_log(found, "merge.log")
+    log.parent.mkdir(parents=True, exist_ok=True)
+    start = log.stat().st_size if log.exists() else 0
+    with open(log, "ab") as err:
+        code = subprocess.call(argv, env=smp.sampler_env(), stdin=subprocess.DEVNULL, stderr=err)
+    if code == 0:
+        return 0
+    with open(log, "rb") as f:
+        f.seek(start)
+        said = [line for line in f.read().decode("utf-8", "replace").splitlines() if line.startswith("cockpit: ")]
+    line = said[-1].removeprefix("cockpit: ") if said else f"the merger ended (exit {code})"
+    raise CockpitError(line if code == 2 and said else f"{line} — the traceback is in {log}")
 
 
 def add_parsers(sub: Any) -> None:

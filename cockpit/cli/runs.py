@@ -156,10 +156,11 @@ def cmd_migrate(args: argparse.Namespace) -> int:
 
     `--for script` (a project's own script: only what TRL/transformers renamed) or `--for trl-cli`
     (TRL's CLI and cockpit presets); left out, chosen from what the config holds, and said."""
+    from cockpit.cli.trainers import registry_for
     from cockpit.config.migrate import SCRIPT, choose_target, migrate, script_mode_hint
     from cockpit.config.presets import dump_yaml, find_preset, safe_load
     from cockpit.trainers.knowledge import guess_trainer_from_keys
-    from cockpit.trainers.registry import known_config_keys, load_registry
+    from cockpit.trainers.registry import known_config_keys
 
     src = find_preset(args.file)
     try:
@@ -168,7 +169,7 @@ def cmd_migrate(args: argparse.Namespace) -> int:
         raise CockpitError(f"{src}: cannot read it as YAML ({exc}) — fix the syntax") from None
     if not isinstance(obj, dict):
         raise CockpitError(f"{src}: not a mapping of keys to values")
-    registry = load_registry()
+    registry = registry_for(args)
     trainer = args.trainer or obj.get("trainer")
     guessed = ""
     if not trainer:
@@ -235,6 +236,8 @@ def cmd_runs(args: argparse.Namespace) -> int:
         step = f"{r.step if r.step is not None else '-'}/{r.max_steps or '?'}"
         print(f"{r.name[:40]:40} {r.state_label:{width}} {r.trainer[:12]:12} {step:>11} "
               f"{fmt_duration(time.time() - r.created):>7}")
+        if r.journal_note:
+            print(f"  ! {r.journal_note}")
     return 0
 
 

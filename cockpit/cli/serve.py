@@ -13,6 +13,11 @@ drive it, not even a web page open in that person's own browser:
   DNS-rebinding page cannot reach it as its own origin;
 - `--host` other than loopback warns, and changes none of the above.
 
+The page tells the browser where its websocket is: at the host and port the browser itself asked
+for (its Host header), not the address bound — `--host 0.0.0.0` is no address a browser elsewhere
+can reach (it got `ws://0.0.0.0:…`), and a page opened as `localhost` must not be sent to
+`127.0.0.1`, another origin.
+
 textual-serve builds an aiohttp application; the lock is one middleware in front of its routes.
 """
 
@@ -21,11 +26,14 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import secrets
+import socket
 import sys
 from typing import Any
 from urllib.parse import urlsplit
 
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
+WILDCARDS = frozenset({"", "0.0.0.0", "::", "[::]"})
+"""Bind addresses that mean every interface: no browser can be sent to them."""
 
 
 def is_loopback(host: str) -> bool:
@@ -60,6 +68,7 @@ def make_server(command: str, *, host: str, port: int, token: str) -> Any:
 
     cookie = f"cockpit_token_{port}"
     local = is_loopback(host)
+    server: Any = None
 
     def refuse(why: str) -> web.HTTPForbidden:
         return web.HTTPForbidden(text=f"cockpit serve: {why}\n")
@@ -82,11 +91,18 @@ def make_server(command: str, *, host: str, port: int, token: str) -> Any:
                 found = web.HTTPFound(str(request.rel_url.with_query(rest)))
                 found.set_cookie(cookie, token, httponly=True, samesite="Strict", path="/")
                 raise found
-            return await handler(request)
+            return await _page(request, handler)
         auth = request.headers.get("Authorization", "")
         if _same(request.cookies.get(cookie), token) or (auth.startswith("token ") and _same(auth[6:], token)):
-            return await handler(request)
+            return await _page(request, handler)
         raise refuse("open the URL with the token that `cockpit serve` printed")
+
+    async def _page(request: web.Request, handler: Any) -> web.StreamResponse:
+        if request.path == "/" and server is not None:
+            # textual-serve writes its URLs (the websocket's) from `public_url`; the index handler
+            # reads it before its first await, so setting it here is this request's alone.
+            server.public_url = f"{request.scheme}://{request.host}"
+        return await handler(request)
 
     class LockedServer(Server):
         async def _make_app(self) -> web.Application:
@@ -95,10 +111,14 @@ def make_server(command: str, *, host: str, port: int, token: str) -> Any:
             return app
 
         async def on_startup(self, app: web.Application) -> None:  # noqa: ARG002 - textual-serve's on_startup signature
-            print(f"cockpit: serving on {self.public_url}/?token={token}", flush=True)
+            print(f"cockpit: serving on {printed}/?token={token}", flush=True)
             print("cockpit: open that URL (it holds the token); Ctrl+C stops the server", flush=True)
 
-    return LockedServer(command, host=host, port=port, title="cockpit")
+    # Bound to every interface: the URL names this machine, which a browser elsewhere can reach.
+    printed = f"http://{socket.getfqdn()}:{port}" if host in WILDCARDS else None
+    server = LockedServer(command, host=host, port=port, title="cockpit")
+    printed = printed or server.public_url
+    return server
 
 
 def serve(command: str, *, host: str, port: int, token: str | None = None) -> int:

@@ -10,10 +10,26 @@ import sys
 from cockpit.cli.output import _width, table
 
 
-def cmd_trainers(args: argparse.Namespace) -> int:
+def registry_for(args: argparse.Namespace, refresh: bool = False):
+    """The TRL registry of this cockpit's env, or of the project's Python given with --python. In a
+    light install without --python, the refusal names --python as the other way."""
+    from cockpit.errors import CockpitError
     from cockpit.trainers.registry import load_registry
 
-    reg = load_registry(refresh=args.refresh)
+    project = getattr(args, "python", None)
+    if project:
+        return load_registry(refresh=refresh, project=project)
+    try:
+        return load_registry(refresh=refresh)
+    except CockpitError as exc:
+        if "training stack" not in str(exc):
+            raise
+        raise CockpitError(f"{exc}; or read your project's own TRL: --python /path/to/its/venv/bin/python") \
+            from None
+
+
+def cmd_trainers(args: argparse.Namespace) -> int:
+    reg = registry_for(args, refresh=args.refresh)
     specs = reg.all_known() if args.all else reg.trainers
     if args.json:
         print(json.dumps([_spec_json(s) for s in specs], indent=2))
@@ -43,9 +59,7 @@ def _spec_json(s) -> dict:
 
 
 def cmd_fields(args: argparse.Namespace) -> int:
-    from cockpit.trainers.registry import load_registry
-
-    reg = load_registry()
+    reg = registry_for(args)
     spec = reg.get(args.trainer)
     if args.field:
         return _show_field(spec, args.field, as_json=args.json)

@@ -274,3 +274,26 @@ def check_command_python(command: list[str], cwd: Path, env: dict[str, str] | No
     return [f"{python} (Python {version}) cannot import transformers, so there is no training to watch — "
             "give the command your training env's Python (cockpit run -- /path/to/env/bin/python train.py) "
             "or activate that env before `cockpit run`"]
+
+
+_PROCS = {"--nproc_per_node": "torchrun", "--nproc-per-node": "torchrun", "--num_processes": "accelerate",
+          "--num-processes": "accelerate"}
+_NODES = ("--nnodes", "--num_machines", "--num-machines")
+
+
+def asked_world_size(command: list[str]) -> tuple[int, str] | None:
+    """How many processes a script command asks its launcher for (torchrun's --nproc_per_node ×
+    --nnodes, accelerate launch's --num_processes), with the flag as written; None when it names
+    no number (a plain python command, `auto`, a count left to a config file)."""
+    procs: int | None = None
+    nodes = 1
+    said = ""
+    for i, arg in enumerate(command):
+        flag, eq, value = arg.partition("=")
+        if not eq:
+            value = command[i + 1] if i + 1 < len(command) else ""
+        if flag in _PROCS and value.isdigit():
+            procs, said = int(value), f"{flag} {value}"
+        elif flag in _NODES and value.isdigit():
+            nodes = int(value)
+    return (procs * nodes, said) if procs else None

@@ -92,8 +92,16 @@ class KeyProblem:
     message: str
 
 
-def key_problems(keys: Iterable[str], known: set[str]) -> tuple[list[KeyProblem], list[str]]:
-    """(problems with their fix for renamed and removed keys, the unknown keys left over)."""
+def _copy_hint(source: str | None) -> str:
+    """The command that writes a copy TRL's CLI takes. `--for trl-cli` is named: without it a
+    config with a project's keys gets a copy for that project's script, which TRL refuses again."""
+    return f"(`cockpit migrate {shlex.quote(source) if source else 'FILE'} --for trl-cli` writes a corrected copy)"
+
+
+def key_problems(keys: Iterable[str], known: set[str], source: str | None = None
+                 ) -> tuple[list[KeyProblem], list[str]]:
+    """(problems with their fix for renamed and removed keys, the unknown keys left over), said
+    for a config TRL's CLI (or a preset) reads; `source`: its file."""
     problems: list[KeyProblem] = []
     rest: list[str] = []
     for key in keys:
@@ -103,11 +111,10 @@ def key_problems(keys: Iterable[str], known: set[str]) -> tuple[list[KeyProblem]
         if entry is None or (entry.new is not None and entry.new not in known):
             rest.append(key)
         elif entry.new is None:
-            problems.append(KeyProblem(key, f"'{key}' is gone: {entry.why} — delete it "
-                                            "(`cockpit migrate FILE` writes a corrected copy)"))
+            problems.append(KeyProblem(key, f"'{key}' is gone: {entry.why} — delete it {_copy_hint(source)}"))
         else:
             problems.append(KeyProblem(key, f"'{key}' is now '{entry.new}': {entry.why} — rename it "
-                                            "(`cockpit migrate FILE` writes a corrected copy)"))
+                                            f"{_copy_hint(source)}"))
     return problems, rest
 
 
@@ -119,13 +126,12 @@ def renamed_value(key: str, value: Any) -> ValueRenamed | None:
     return next((v for v in VALUE_RENAMED.get(key, ()) if str(v.old) == text), None)
 
 
-def value_problem(key: str, value: Any) -> str | None:
+def value_problem(key: str, value: Any, source: str | None = None) -> str | None:
     """One line for a value TRL renamed, with its fix; None when the value is not one."""
     entry = renamed_value(key, value)
     if entry is None:
         return None
-    return (f"{key}: '{entry.old}' is now '{entry.new}': {entry.why} — set {key}: {entry.new} "
-            "(`cockpit migrate FILE` writes a corrected copy)")
+    return f"{key}: '{entry.old}' is now '{entry.new}': {entry.why} — set {key}: {entry.new} {_copy_hint(source)}"
 
 
 def project_keys(config: dict[str, Any], known: set[str]) -> list[str]:

@@ -162,7 +162,8 @@ def validate(preset: Preset, registry: Registry | None = None, *,
     for group in (spec.model_config, spec.script_args):
         for f in group:
             fields_by_name.setdefault(f.name, f)
-    renamed, _ = key_problems(preset.trl, known)
+    source = str(preset.source) if preset.source else None
+    renamed, _ = key_problems(preset.trl, known, source)
     for problem in renamed:  # keys older TRL / transformers took: named with what they became
         problems.add(problem.key, problem.message)
     renamed_keys = {p.key for p in renamed}
@@ -177,7 +178,7 @@ def validate(preset: Preset, registry: Registry | None = None, *,
             else:
                 project_only.append(key)
             continue
-        moved = value_problem(key, value)  # a value TRL renamed: say what it became
+        moved = value_problem(key, value, source)  # a value TRL renamed: say what it became
         if moved:
             problems.add(key, moved)
             continue

@@ -151,8 +151,17 @@ def adapter_norms(folder: Path) -> list[tuple[str, float]]:
 # -- the findings --------------------------------------------------------------------------
 
 
+def _unchanged_fix(script: bool, adapter: bool) -> str:
+    """What to check when nothing moved, said for where the settings live: a script's own
+    arguments, or the run's config (run.yaml, `--set`)."""
+    where = "the learning_rate your script gives its TrainingArguments" if script else \
+        "learning_rate (the preset's, or --set learning_rate=...)"
+    grads = "" if adapter else ", that the parameters require grad"
+    return f"check {where} (0?){grads}, and that the loss is not masked out entirely (every label -100)"
+
+
 def judge_full(changes: list[LayerChange], *, step: int, checkpoint: Path, start: Path,
-               start_note: str) -> list[Finding]:
+               start_note: str, script: bool = False) -> list[Finding]:
     """The findings of one checkpoint against the start: unchanged, one layer taking it all, or
     an info line with each layer's change."""
     if not changes:
@@ -170,8 +179,7 @@ def judge_full(changes: list[LayerChange], *, step: int, checkpoint: Path, start
         return [Finding("model_unchanged", steps, "warning",
                         f"the model did not change: no weight of {len(changes)} layers moved between "
                         f"{start_note} and {name}",
-                        fix="check learning_rate (0?), that the parameters require grad, and that the loss "
-                            "is not masked out entirely (every label -100)", evidence=evidence)]
+                        fix=_unchanged_fix(script, adapter=False), evidence=evidence)]
     out = []
     top = ranked[0]
     if len(changes) >= 3 and ranked[1].relative < ONE_LAYER_RATIO * top.relative:
@@ -187,7 +195,8 @@ def judge_full(changes: list[LayerChange], *, step: int, checkpoint: Path, start
     return out
 
 
-def judge_adapter(norms: list[tuple[str, float]], *, step: int, checkpoint: Path) -> list[Finding]:
+def judge_adapter(norms: list[tuple[str, float]], *, step: int, checkpoint: Path,
+                  script: bool = False) -> list[Finding]:
     if not norms:
         return []
     ranked = sorted(norms, key=lambda x: -x[1])
@@ -200,8 +209,7 @@ def judge_adapter(norms: list[tuple[str, float]], *, step: int, checkpoint: Path
         return [Finding("model_unchanged", steps, "warning",
                         f"the model did not change: every LoRA update (‖B·A‖ of {len(norms)} modules) is still zero "
                         f"at {_name(checkpoint)}",
-                        fix="check learning_rate (0?) and that the loss is not masked out entirely",
-                        evidence=evidence)]
+                        fix=_unchanged_fix(script, adapter=True), evidence=evidence)]
     out = []
     if len(norms) >= 3 and ranked[1][1] < ONE_LAYER_RATIO * ranked[0][1]:
         out.append(Finding("one_layer_change", steps, "warning",
@@ -224,16 +232,17 @@ def _median(xs: list[float]) -> float:
     return s[len(s) // 2] if s else 0.0
 
 
-def check_checkpoint(checkpoint: Path, *, step: int, base: Path | None, first: Path | None) -> list[Finding]:
+def check_checkpoint(checkpoint: Path, *, step: int, base: Path | None, first: Path | None,
+                     script: bool = False) -> list[Finding]:
     """The findings for one checkpoint (or the final output folder). `base`: the model the run
     started from, when it is a local folder with safetensors; else `first`, the run's first
     checkpoint, is the start (and the summary says so); with neither, nothing to compare."""
     if (checkpoint / ADAPTER_FILE).is_file():
-        return judge_adapter(adapter_norms(checkpoint), step=step, checkpoint=checkpoint)
+        return judge_adapter(adapter_norms(checkpoint), step=step, checkpoint=checkpoint, script=script)
     if base is not None and any(base.glob("*.safetensors")):
         return judge_full(compare(base, checkpoint), step=step, checkpoint=checkpoint, start=base,
-                          start_note="the base model")
+                          start_note="the base model", script=script)
     if first is not None and first != checkpoint:
         return judge_full(compare(first, checkpoint), step=step, checkpoint=checkpoint, start=first,
-                          start_note=f"{first.name} (the base model is not a local folder)")
+                          start_note=f"{first.name} (the base model is not a local folder)", script=script)
     return []

@@ -36,18 +36,39 @@ RESUME_SEGMENTS = "resume.json"
 _state: dict[str, Any] = {"callbacks": [], "atexit": False}
 
 
+_LAUNCHED = {name: os.environ.get(name) for name in ("RANK", "SLURM_PROCID", "WORLD_SIZE")}
+"""What the launcher told this process, read when the hook loads (before the script's own code,
+which may change its environment)."""
+
+
+def _launched(name: str) -> str | None:
+    value = _LAUNCHED.get(name) or os.environ.get(name)
+    return value if value and value.isdigit() else None
+
+
 def rank() -> int:
     """This process's global rank under torchrun / accelerate / deepspeed (0 when alone)."""
     for name in ("RANK", "SLURM_PROCID"):
-        value = os.environ.get(name)
-        if value and value.isdigit():
+        value = _launched(name)
+        if value is not None:
             return int(value)
     return 0
 
 
+def launched_world_size() -> int:
+    """How many processes the launcher started (WORLD_SIZE), 1 when none says."""
+    value = _launched("WORLD_SIZE")
+    return int(value) if value is not None else 1
+
+
 def trainer_name(cls: type) -> str:
-    """`GRPOTrainer` → grpo, `OnlineDPOTrainer` → online_dpo, transformers' own `Trainer` → trainer."""
-    return "_".join(camel_words(cls.__name__.removesuffix("Trainer") or "Trainer")).lower()
+    """`GRPOTrainer` → grpo, `OnlineDPOTrainer` → online_dpo, transformers' own `Trainer` → trainer.
+    A script's own subclass of a TRL trainer (open-r1's, a user's `MyGRPOTrainer`) is named after
+    the TRL class it builds on, so the trainer's family (panels, built-in alerts, findings) is known
+    as for a preset; the class itself is recorded as `trainer_class`."""
+    named = next((c for c in cls.__mro__ if c.__module__.split(".")[0] == "trl" and c.__name__.endswith("Trainer")),
+                 cls)
+    return "_".join(camel_words(named.__name__.removesuffix("Trainer") or "Trainer")).lower()
 
 
 def patch_trainer(trainer_cls: Any) -> None:
@@ -72,6 +93,11 @@ def patch_trainer(trainer_cls: Any) -> None:
         resume = resume_for(getattr(callback, "segment", 0))
         if resume and not args and kwargs.get("resume_from_checkpoint") in (None, False):
             kwargs["resume_from_checkpoint"] = resume
+            done = finished_at(self, resume)
+            if done is not None:
+                skipped = _load_finished(self, resume, done, callback)
+                if skipped is not None:
+                    return skipped
         if callback is not None:
             callback.resumed_from = kwargs.get("resume_from_checkpoint") or (args[0] if args else None)
         return original_train(self, *args, **kwargs)
@@ -79,6 +105,49 @@ def patch_trainer(trainer_cls: Any) -> None:
     trainer_cls.__init__ = __init__
     trainer_cls.train = train
     trainer_cls._cockpit_patched = True
+
+
+def finished_at(trainer: Any, checkpoint: str) -> int | None:
+    """The step a resumed Trainer had already finished at — its checkpoint's global_step reached its
+    max_steps (the script's, else the one it saved) — or None when it has steps left."""
+    try:
+        with open(Path(checkpoint) / "trainer_state.json", encoding="utf-8") as fh:
+            saved = json.load(fh)
+        step = int(saved.get("global_step") or 0)
+        wanted = int(getattr(getattr(trainer, "args", None), "max_steps", 0) or 0)
+        if wanted <= 0:
+            wanted = int(saved.get("max_steps") or 0)
+    except (OSError, ValueError, TypeError, AttributeError):
+        return None
+    return step if wanted > 0 and step >= wanted else None
+
+
+def _load_finished(trainer: Any, checkpoint: str, step: int, callback: Any) -> Any:
+    """A script's Trainer that had finished before the run stopped (a later one was stopped) is not
+    trained again: resumed from its final checkpoint, transformers' Trainer takes a step past its
+    end, and the script then saves that model over the finished one. Its weights and state are
+    loaded from the checkpoint instead, so what the script saves next is what it had trained; a
+    TrainOutput is returned as train() does. None (train as transformers does) when it cannot."""
+    try:
+        from transformers.trainer_callback import TrainerState
+        from transformers.trainer_utils import TrainOutput
+
+        trainer._load_from_checkpoint(checkpoint)
+        trainer.state = TrainerState.load_from_json(str(Path(checkpoint) / "trainer_state.json"))
+    except Exception as exc:  # noqa: BLE001 - then transformers' own resume, as before
+        print(f"cockpit: could not load the finished {checkpoint} ({type(exc).__name__}: {exc}); "
+              "transformers resumes it", file=sys.stderr)
+        return None
+    losses = [h["train_loss"] for h in trainer.state.log_history if isinstance(h, dict) and "train_loss" in h]
+    line = (f"Trainer {getattr(callback, 'segment', 0) + 1} of the script had finished (step {step}) before the "
+            f"run stopped: its model is loaded from {checkpoint}, not trained again")
+    print(f"cockpit: {line}", file=sys.stderr)
+    writer = getattr(callback, "writer", None)
+    if writer is not None:
+        from cockpit.run import journal
+
+        writer.write(journal.warning(line, code="segment_done", step=step))
+    return TrainOutput(step, float(losses[-1]) if losses else 0.0, {})
 
 
 def resume_for(segment: int) -> str | None:

@@ -3,7 +3,7 @@
 A script-mode command runs on the user's Python, with the user's packages. Putting the cockpit's
 root on its path (in a wheel install, the cockpit env's whole site-packages) made the script import
 the cockpit env's numpy, torch and transformers, and fail outright on another Python. So the
-supervisor builds a folder of its own in the run folder:
+supervisor builds a folder of its own in the run folder (`cockpit.bundle` makes it):
 
     <run>/hook/
       sitecustomize.py        the hook's bootstrap (cockpit/hook/site/sitecustomize.py)
@@ -19,98 +19,34 @@ when the script's env has it; PyYAML in functions the hook never calls).
 
 from __future__ import annotations
 
-import ast
 import os
-import re
-import shutil
-import tempfile
 from pathlib import Path
+
+from cockpit import bundle as _bundle
 
 PRIVATE = "_cockpit_hook"
 ROOTS = ("cockpit.hook",)
 """What the bootstrap imports; everything else follows from their imports."""
 FOLDER = "hook"
 """The bundle's folder in the run folder."""
-_PACKAGE = Path(__file__).resolve().parents[1]  # .../cockpit
 _SITECUSTOMIZE = Path(__file__).resolve().parent / "site" / "sitecustomize.py"
-_FROM = re.compile(r"^(\s*)from cockpit((?:\.[\w.]+)?) import ", re.M)
-
-
-def _module_file(name: str) -> Path | None:
-    """cockpit.run.journal → .../cockpit/run/journal.py; a package → its __init__.py."""
-    parts = name.split(".")[1:]
-    base = _PACKAGE.joinpath(*parts)
-    if base.with_suffix(".py").is_file() and parts:
-        return base.with_suffix(".py")
-    if (base / "__init__.py").is_file():
-        return base / "__init__.py"
-    return None
-
-
-def _imports(path: Path) -> list[str]:
-    """Every module a file imports (at the top and inside functions), `from a import b` as a.b when
-    a.b is a module of cockpit's, else a."""
-    out: list[str] = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            out.extend(a.name for a in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            out.append(node.module)
-            if node.module.split(".")[0] == "cockpit":
-                out.extend(f"{node.module}.{a.name}" for a in node.names
-                           if _module_file(f"{node.module}.{a.name}") is not None)
-    return out
 
 
 def closure() -> dict[str, Path]:
     """The cockpit modules the hook needs in the user's process, by dotted name, with their files."""
-    found: dict[str, Path] = {}
-    todo = list(ROOTS)
-    while todo:
-        name = todo.pop()
-        if name in found:
-            continue
-        path = _module_file(name)
-        if path is None:
-            continue
-        found[name] = path
-        todo.extend(m for m in _imports(path) if m.split(".")[0] == "cockpit")
-    return found
+    return _bundle.closure(ROOTS)
 
 
 def outside_imports() -> dict[str, set[str]]:
     """For each module of the closure, the top-level names of what it imports from outside cockpit."""
-    return {name: {m.split(".")[0] for m in _imports(path) if m.split(".")[0] != "cockpit"}
-            for name, path in closure().items()}
-
-
-def _rewrite(source: str) -> str:
-    return _FROM.sub(lambda m: f"{m.group(1)}from {PRIVATE}{m.group(2)} import ", source)
+    return _bundle.outside_imports(ROOTS)
 
 
 def build(dest: Path) -> Path:
     """Write the hook's folder at `dest` (replacing what is there) and return it."""
-    dest = Path(dest)
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=dest.parent, prefix=f".{dest.name}."))
-    try:
-        (tmp / "sitecustomize.py").write_text(_rewrite(_SITECUSTOMIZE.read_text(encoding="utf-8")),
-                                              encoding="utf-8")
-        for name, path in closure().items():
-            rel = Path(*name.split(".")[1:])
-            target = tmp / PRIVATE / (rel / "__init__.py" if path.name == "__init__.py" else rel.with_suffix(".py"))
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(_rewrite(path.read_text(encoding="utf-8")), encoding="utf-8")
-        for folder in [tmp / PRIVATE, *(tmp / PRIVATE).rglob("*")]:
-            if folder.is_dir() and not (folder / "__init__.py").exists():
-                (folder / "__init__.py").write_text('"""Copied by cockpit.hook.bundle."""\n', encoding="utf-8")
-        if dest.exists():
-            shutil.rmtree(dest)
-        os.replace(tmp, dest)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return dest
+    files = _bundle.contents(ROOTS, PRIVATE)
+    files["sitecustomize.py"] = _bundle.rewrite(_SITECUSTOMIZE.read_text(encoding="utf-8"), PRIVATE)
+    return _bundle.write(Path(dest), files)
 
 
 def child_env(run_dir: Path, env: dict[str, str], resume_from: Path | None = None) -> dict[str, str]:

@@ -26,6 +26,20 @@ class ScriptCallback(CockpitCallback):
         self.segment = 0
         """Which Trainer of the script this is (0, 1, ...): each is a segment of its own in the journal."""
 
+    def _check_alone(self, args: Any) -> None:
+        """The launcher started N processes, and this trainer trains alone (world size 1): every
+        process thinks it is rank 0, and N separate trainings write into one output folder."""
+        from cockpit.hook import launched_world_size
+
+        launched = launched_world_size()
+        world = int(getattr(args, "world_size", 1) or 1)
+        if launched > 1 and world == 1:
+            self.writer.write(journal.warning(
+                f"the launcher started {launched} processes (WORLD_SIZE={launched}) but this trainer runs alone "
+                f"(world size 1): each process thinks it is rank 0, and {launched} separate trainings write into "
+                f"{args.output_dir} — run one process, or let them join (on a CPU, some transformers versions "
+                "may not join processes under use_cpu)", code="two_rank_zeros"))
+
     def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
         if state.is_world_process_zero:
             device = getattr(getattr(args, "device", None), "type", None) or "cpu"
@@ -36,4 +50,5 @@ class ScriptCallback(CockpitCallback):
                 device=device, resumed_from=str(self.resumed_from) if self.resumed_from else None,
                 output_dir=str(args.output_dir), trainer_class=self.trainer_class, model=model,
                 script=True, segment=self.segment, python=sys.executable))
+            self._check_alone(args)
         return super().on_train_begin(args, state, control, **kwargs)

@@ -60,11 +60,11 @@ class PublicCockpitCallback(ScriptCallback):
         self.trainer_name = hook.trainer_name(type(trainer))
         self.trainer_class = f"{type(trainer).__module__}.{type(trainer).__qualname__}"
         if self.owns_run:
-            self.run.update_status(trainer=self.trainer_name)
+            self._status(trainer=self.trainer_name)
 
     def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
         if self.owns_run:
-            self.run.update_status(state="running")
+            self._status(state="running")
         return super().on_train_begin(args, state, control, **kwargs)
 
     def on_train_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
@@ -78,9 +78,22 @@ class PublicCockpitCallback(ScriptCallback):
     def _end(self, state: str, exit_code: int | None, reason: str) -> None:
         step = int(getattr(getattr(self.trainer, "state", None), "global_step", 0) or 0)
         self.writer.write(journal.run_ended(state, exit_code=exit_code, reason=reason, step=step))
-        self.run.update_status(state=state, ended=time.time(), exit_code=exit_code, reason=reason)
-        self.run.clear_request(Request.STOP_SAVE)
+        self.writer.flush()
+        self._status(state=state, ended=time.time(), exit_code=exit_code, reason=reason)
+        try:
+            self.run.clear_request(Request.STOP_SAVE)
+        except OSError:
+            pass
         self.owns_run = False
+
+    def _status(self, **changes: Any) -> None:
+        """The run's status.json, which this callback keeps itself; a disk that refuses it is one
+        line, never a traceback in the user's script (at its exit least of all)."""
+        try:
+            self.run.update_status(**changes)
+        except Exception as exc:  # noqa: BLE001 - watching never fails the script
+            print(f"cockpit: could not write {self.run.status_json}: {type(exc).__name__}: {exc}"[:300],
+                  file=sys.stderr)
 
     def _ended_without_word(self) -> None:
         if self.owns_run:  # the process is exiting and training never reached its end

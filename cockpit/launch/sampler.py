@@ -186,11 +186,39 @@ def run_prompts(found: CheckpointSet, n: int | None = None) -> list[Any]:
     return seen[:n]
 
 
-def sampler_env() -> dict[str, str]:
-    """Our environment with this cockpit first on PYTHONPATH (a script's Python may not have it)."""
+PRIVATE = "_cockpit_sampler"
+"""The sampler's private package name (`cockpit.bundle`): the copy of `cockpit.runner.sample` and
+`.merge`, and the one module they import (`cockpit.errors`)."""
+ROOTS = ("cockpit.runner.sample", "cockpit.runner.merge")
+
+
+def sampler_folder() -> Path:
+    """The sampler's own folder (under the cache dir, named by its contents): the only thing of the
+    cockpit's on the sampler's PYTHONPATH, so a script run's Python imports its own env's packages
+    and never the cockpit env's (another Python's numpy does not load)."""
+    from cockpit import bundle
+    from cockpit.paths import cache_dir
+
+    try:
+        return bundle.cached(ROOTS, PRIVATE, cache_dir() / "bundles")
+    except OSError as exc:
+        raise CockpitError(f"cannot write the sampler's folder under {cache_dir() / 'bundles'} "
+                           f"({exc.strerror or exc}) — free some space there, or set COCKPIT_CACHE_DIR "
+                           "to a writable folder") from None
+
+
+def sampler_command(python: str, module: str, *args: str) -> list[str]:
+    """`python -m _cockpit_sampler.runner.<module> ARGS` (module: sample or merge)."""
+    return [python, "-m", f"{PRIVATE}.runner.{module}", *args]
+
+
+def sampler_env(folder: Path | None = None) -> dict[str, str]:
+    """Our environment with the sampler's folder first on PYTHONPATH and nothing else of the
+    cockpit's; the user's own PYTHONPATH is kept after it."""
     env = dict(os.environ)
-    root = str(Path(__file__).resolve().parents[2])  # the folder that holds cockpit/
-    env["PYTHONPATH"] = os.pathsep.join([root, *filter(None, [env.get("PYTHONPATH")])])
+    folder = folder or sampler_folder()
+    parts = [str(folder), *[p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]]
+    env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(parts))
     env.setdefault("TOKENIZERS_PARALLELISM", "false")
     return env
 
@@ -200,12 +228,14 @@ class Sampler:
     chat's turns reuse the loaded model; it is its own session, never in a run's process group."""
 
     def __init__(self, python: str, log: Path | None = None) -> None:
+        env = sampler_env()
         self._log: IO[bytes] | int = subprocess.DEVNULL
+        self.log_path = log
         if log is not None:
             log.parent.mkdir(parents=True, exist_ok=True)
             self._log = open(log, "ab")  # noqa: SIM115 — held while the process lives
-        self.proc = subprocess.Popen([python, "-m", "cockpit.runner.sample"], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=self._log, env=sampler_env(),
+        self.proc = subprocess.Popen(sampler_command(python, "sample"), stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=self._log, env=env,
                                      start_new_session=True, text=True, encoding="utf-8", bufsize=1)
 
     def send(self, request: dict[str, Any]) -> None:
@@ -213,20 +243,25 @@ class Sampler:
         self.proc.stdin.write(json.dumps(request, ensure_ascii=False) + "\n")
         self.proc.stdin.flush()
 
+    def _where(self) -> str:
+        return f"the traceback is in {self.log_path}" if self.log_path is not None else "no log was kept"
+
     def events(self) -> Iterator[dict[str, Any]]:
-        """Events until the request's `done` or `error`, or until the process ends."""
+        """Events until the request's `done` or `error`, or until the process ends. An error the
+        sampler did not foresee names the log file that holds its traceback."""
         assert self.proc.stdout is not None
         for line in self.proc.stdout:
             try:
                 event = json.loads(line)
             except ValueError:
                 continue
+            if event.get("event") == "error" and event.pop("traceback", False):
+                event["message"] = f"{event.get('message')} — {self._where()}"
             yield event
             if event.get("event") in ("done", "error"):
                 return
         code = self.proc.wait()
-        yield {"event": "error", "message": f"the sampler ended (exit {code}) — see samples/sampler.log "
-                                            "in the run folder"}
+        yield {"event": "error", "message": f"the sampler ended (exit {code}) — {self._where()}"}
 
     def close(self, timeout: float = 10.0) -> None:
         try:
@@ -250,5 +285,11 @@ class Sampler:
         self.close()
 
 
-def sampler_log(found: CheckpointSet) -> Path | None:
-    return found.run.samples / "sampler.log" if found.run is not None else None
+def sampler_log(found: CheckpointSet, name: str = "sampler.log") -> Path:
+    """Where the sampler's (or merger's) stderr goes: the run's samples/ folder, or for an output
+    folder that is not a run's, the cockpit's cache (the user's folder is theirs)."""
+    if found.run is not None:
+        return found.run.samples / name
+    from cockpit.paths import cache_dir
+
+    return cache_dir() / "logs" / name

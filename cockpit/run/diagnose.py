@@ -14,6 +14,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from cockpit.errors import one_line
+
 
 @dataclass(frozen=True)
 class Diagnosis:
@@ -83,12 +85,51 @@ def classify_signal(signum: int, *, requested: bool) -> Diagnosis:
     return Diagnosis("signal", f"killed by {name}", "check who sent it; resume with `cockpit resume RUN`")
 
 
+_ERROR_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Interrupt)\b.*")
+_RANK = re.compile(r"^\[rank(\d+)\]: ?")
+_RULE = re.compile(r"^[-=*_~#]{3,}$")
+
+
+def _said(lines: list[str], i: int, rank: str | None) -> str:
+    """The error line at `i` with its message, in one line: a message that starts on the next line
+    (`ImportError:` then numpy's text) is taken from the lines after it (the same rank's)."""
+    def body(line: str) -> str | None:
+        if rank is None:
+            return line.strip()
+        m = _RANK.match(line)
+        return line[m.end():].strip() if m and m.group(1) == rank else None
+
+    first = body(lines[i]) or ""
+    if not first.endswith(":"):
+        return first[:300]
+    more = []
+    for line in lines[i + 1:]:
+        text = body(line)
+        if text is None:
+            break
+        if text and not _RULE.match(text):
+            more.append(text)
+        if sum(len(t) for t in more) > 300:
+            break
+    return one_line(" ".join([first, *more]), 300)
+
+
 def last_error_line(text: str) -> str | None:
-    """The last line of a traceback-looking tail, e.g. 'ValueError: ...'."""
-    for line in reversed(text.splitlines()):
-        s = line.strip()
-        if re.match(r"^[A-Za-z_][\w.]*(Error|Exception|Interrupt)\b.*", s):
-            return s[:300]
+    """The error a traceback-looking tail ends with, e.g. 'ValueError: ...'. A multi-process
+    launch (torchrun, accelerate) prints each rank's lines as `[rankN]: ...` and then its own
+    `ChildFailedError:`; there the cause is the lowest rank's first error line."""
+    lines = text.splitlines()
+    ranked = []
+    for i, line in enumerate(lines):
+        m = _RANK.match(line)
+        if m and _ERROR_LINE.match(line[m.end():].strip()):
+            ranked.append((int(m.group(1)), i, m.group(1)))
+    if ranked:
+        _, i, rank = min(ranked)
+        return _said(lines, i, rank)
+    for i in range(len(lines) - 1, -1, -1):
+        if _ERROR_LINE.match(lines[i].strip()):
+            return _said(lines, i, None)
     return None
 
 

@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -27,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from cockpit.errors import CockpitError
-from cockpit.files import write_atomic
+from cockpit.files import reserve, write_atomic
 
 if sys.version_info >= (3, 11):  # noqa: UP036 - the hook imports this module on Python 3.9+
     from enum import StrEnum
@@ -213,7 +214,16 @@ class RunFolder:
         return Status.from_dict(obj)
 
     def write_status(self, status: Status) -> None:
-        write_atomic(self.status_json, json.dumps(asdict(status), indent=2) + "\n")
+        """status.json, whole: on a full disk through the room `reserve_status` kept."""
+        write_atomic(self.status_json, json.dumps(asdict(status), indent=2) + "\n", reserved=True)
+
+    def reserve_status(self) -> None:
+        """Keep room for status.json beside it while the disk has some, so the run's end can be
+        written on a full disk; never raises (without room there is nothing to keep)."""
+        try:
+            reserve(self.status_json)
+        except OSError:
+            pass
 
     def update_status(self, **changes: Any) -> Status:
         status = self.read_status()
@@ -227,7 +237,14 @@ class RunFolder:
         """Leave a request for the trainer and the supervisor (a `Request`)."""
         self.control.mkdir(exist_ok=True)
         path = self.control / what
-        write_atomic(path, json.dumps({"t": time.time(), **data}))
+        try:
+            write_atomic(path, json.dumps({"t": time.time(), **data}))
+        except OSError as exc:
+            if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+                raise
+            # A full disk: the file's being there is the request (`pending_request`); an empty one
+            # needs no data block, so a stop still gets through.
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600))
         return path
 
     def pending_request(self, what: str) -> bool:
@@ -324,7 +341,9 @@ def create_run_folder(runs_dir: Path, base_name: str) -> RunFolder:
             candidate.mkdir(mode=0o700)
         except FileExistsError:
             continue
-        return RunFolder(candidate)
+        run = RunFolder(candidate)
+        run.reserve_status()
+        return run
     raise CockpitError(f"could not create a run folder in {runs_dir} — clean it up or pick --runs-dir")
 
 

@@ -49,10 +49,21 @@ class RunSummary:
     error: str | None = None
     metric: str | None = None
     """The newest headline value, e.g. `loss 0.318` or `reward 0.71` (HEADLINE_KEYS)."""
+    journal_error: str | None = None
+    """Why the run's events.jsonl cannot be written (status.json), while that lasts: what is shown
+    of the run may be behind what it did."""
 
     @property
     def live(self) -> bool:
         return self.state in LIVE_STATES
+
+    @property
+    def journal_note(self) -> str | None:
+        """The one line lists show for a journal that cannot be written, or None."""
+        if not self.journal_error:
+            return None
+        why = " ".join(str(self.journal_error).split())[:200]
+        return f"journal not written ({why}) — what is shown is behind the training until it can be written"
 
     @property
     def state_label(self) -> str:
@@ -260,7 +271,8 @@ def summarize(run: RunFolder) -> RunSummary:
     if max_steps is not None and max_steps < 0:
         max_steps = None
     return RunSummary(run.name, str(run.path), state, trainer or "?", f.step, max_steps,
-                      f.eta if state in LIVE_STATES else None, created, f.phase, reason, error, f.metric)
+                      f.eta if state in LIVE_STATES else None, created, f.phase, reason, error,
+                      f.metric, st.journal_error or None)
 
 
 def run_summaries(runs_dir: Path) -> list[RunSummary]:

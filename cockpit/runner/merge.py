@@ -3,16 +3,20 @@ template, ready for `from_pretrained` or a serving engine; optionally push it to
 
     python -m cockpit.runner.merge ADAPTER BASE OUT [--tokenizer DIR] [--push REPO]
 
-It runs as its own process (the CLI spawns it), so the core never imports torch or peft.
+It runs as its own process (the CLI spawns it, with the script run's Python and the sampler's
+folder: `cockpit.launch.sampler`), so the core never imports torch or peft. Its stderr goes to a log
+file; its last line there, `cockpit: ...`, is what the CLI says (exit 2: a known problem and its
+fix; 1: a failure whose traceback is above it in the log).
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import traceback
 from pathlib import Path
 
-from cockpit.errors import CockpitError
+from cockpit.errors import CockpitError, describe, one_line
 
 OFFLINE_LINE = ("{out} is saved, but the Hugging Face Hub cannot be reached (offline) — push it later: "
                 "hf upload {repo} {out}")
@@ -30,7 +34,7 @@ def merge(adapter: str, base: str, out: Path, tokenizer: str | None = None) -> P
         base_model = AutoModelForCausalLM.from_pretrained(base)
     except OSError as exc:
         raise CockpitError(f"the adapter's base model {base} cannot be loaded here "
-                           f"({str(exc).splitlines()[0][:160]}) — download it first (`hf download {base}`)") from None
+                           f"({one_line(str(exc), 160)}) — download it first (`hf download {base}`)") from None
     tok = load_tokenizer(tokenizer or adapter)
     fit_embeddings(base_model, tok)
     model = PeftModel.from_pretrained(base_model, adapter).merge_and_unload()
@@ -74,6 +78,10 @@ def main(argv: list[str] | None = None) -> int:
     except CockpitError as exc:
         print(f"cockpit: {exc}", file=sys.stderr)
         return exc.exit_code
+    except Exception as exc:  # noqa: BLE001 — the trace to the log, the last line for the user
+        traceback.print_exc(file=sys.stderr)
+        print(f"cockpit: merging failed: {describe(exc)}", file=sys.stderr)
+        return 1
     return 0
 
 

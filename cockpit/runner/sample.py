@@ -21,7 +21,7 @@ import sys
 import traceback
 from typing import Any
 
-from cockpit.errors import CockpitError
+from cockpit.errors import CockpitError, describe, one_line
 
 MEMORY_HEADROOM = 1.25
 """A model needs about its weights' bytes to load, plus activations and the generation cache."""
@@ -110,7 +110,7 @@ def load_tokenizer(path: str):
     try:
         tok = AutoTokenizer.from_pretrained(path)
     except OSError as exc:
-        raise CockpitError(f"no tokenizer at {path} ({str(exc).splitlines()[0][:160]}) — save the tokenizer "
+        raise CockpitError(f"no tokenizer at {path} ({one_line(str(exc), 160)}) — save the tokenizer "
                            "with the model (trainer.save_model does), or give the run's own") from None
     if tok.pad_token is None:
         tok.pad_token = tok.eos_token or tok.unk_token
@@ -123,7 +123,10 @@ def _from_pretrained(path: str, what: str):
     try:
         return AutoModelForCausalLM.from_pretrained(path)
     except OSError as exc:
-        first = str(exc).splitlines()[0][:200]
+        first = one_line(str(exc), 200)
+        if os.path.isdir(path):  # a folder here whose files do not load: nothing to download
+            raise CockpitError(f"{what} {path} cannot be loaded ({first}) — its files are damaged or "
+                               "incomplete: pick another checkpoint (--checkpoint STEP)") from None
         raise CockpitError(f"{what} {path} cannot be loaded here ({first}) — download it first "
                            f"(`hf download {path}`) or point the adapter at a local copy") from None
 
@@ -193,10 +196,22 @@ class _Streamer:
         pass
 
 
+GENERATE_INPUTS = ("input_ids", "attention_mask")
+"""What a causal LM's generate() takes from the tokenizer. A tokenizer saved without
+`model_input_names` (a bare PreTrainedTokenizerFast) also returns token_type_ids, which the model
+refuses ("model_kwargs are not used by the model"), though the run trained on it."""
+
+
+def encode(tok, text: str, device: Any) -> dict[str, Any]:
+    """The prompt's token ids and attention mask on `device`, nothing else the tokenizer returns."""
+    enc = tok(text, return_tensors="pt", add_special_tokens=False)
+    return {k: enc[k].to(device) for k in GENERATE_INPUTS if k in enc}
+
+
 def generate(model, tok, text: str, req: dict[str, Any], slot: str, index: int, device: str) -> str:
     import torch
 
-    enc = tok(text, return_tensors="pt", add_special_tokens=False).to(device)
+    enc = encode(tok, text, device)
     temperature = float(req.get("temperature") or 0.0)
     kwargs: dict[str, Any] = {"max_new_tokens": int(req.get("max_new_tokens") or 64),
                               "pad_token_id": tok.pad_token_id, "eos_token_id": tok.eos_token_id}
@@ -260,9 +275,9 @@ def serve(stdin=None) -> int:
             emit("error", message=str(exc), id=req.get("id"))
         except Exception as exc:  # noqa: BLE001 — one line for the user, the trace on stderr
             traceback.print_exc(file=sys.stderr)
-            first = (str(exc).splitlines() or [""])[0][:300]
-            emit("error", message=f"sampling failed: {type(exc).__name__}: {first} — see the lines above "
-                                  "on stderr", id=req.get("id"))
+            sys.stderr.flush()
+            # `traceback`: the launch side names its log file, which this process does not know.
+            emit("error", message=f"sampling failed: {describe(exc)}", traceback=True, id=req.get("id"))
     return 0
 
 

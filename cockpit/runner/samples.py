@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from cockpit.runner.sample import encode
 from cockpit.trainers.knowledge import traits
 
 if TYPE_CHECKING:
@@ -63,7 +64,7 @@ def make_sampler(built: Built, cockpit: dict[str, Any]):
                         text = tok.apply_chat_template(p, tokenize=False, add_generation_prompt=True)
                     else:
                         text = str(p)
-                    enc = tok(text, return_tensors="pt", add_special_tokens=False).to(model.device)
+                    enc = encode(tok, text, model.device)
                     out = model.generate(**enc, max_new_tokens=max_new, do_sample=False,
                                          eos_token_id=tok.eos_token_id,
                                          pad_token_id=tok.pad_token_id, **shaping)

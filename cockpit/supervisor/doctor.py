@@ -59,6 +59,10 @@ class Doctor:
         self.model: str | None = None
         self.output_dir: Path | None = None
         self.checked: set[str] = set()
+        self._said: set[str] | None = None
+        self._resumed_here = True
+        self._world_said = False
+        """False while the journal follows a script's Trainer resumed from another checkpoint."""
         self.next_poll = 0.0
         self.phase = ""
         self.off = False
@@ -142,6 +146,13 @@ class Doctor:
         kind = rec.kind
         if kind == journal.RUN_STARTED:
             self.model = str(rec.data.get("model") or "") or None
+            self._check_world_size(rec)
+            # A script's Trainers are segments of their own: the resume check compares only the
+            # steps of the one resumed from this attempt's checkpoint (another's losses are another
+            # model's, and its step count starts over).
+            other = rec.data.get("resumed_from")
+            self._resumed_here = not (other and self.resume_from is not None
+                                      and Path(str(other)) != Path(self.resume_from))
             out = rec.data.get("output_dir")
             if out:
                 self.output_dir = self._path(str(out))
@@ -152,10 +163,35 @@ class Doctor:
         elif kind in (journal.METRICS, journal.PROGRESS) and rec.step is not None:
             if self.clock.step(rec.step, rec.t or now):
                 self.hung_at = None
-            if kind == journal.METRICS and not rec.data.get("summary") and not self.resume_done:
+            if kind == journal.METRICS and not rec.data.get("summary") and not self.resume_done \
+                    and self._resumed_here:
                 self.after.append({"step": rec.step, **rec.data})
         elif kind == journal.CHECKPOINT and rec.step is not None and rec.data.get("path"):
             self._queue_weights(self._path(str(rec.data["path"])), rec.step)
+
+    def _check_world_size(self, rec: journal.Record) -> None:
+        """A script command that asked its launcher for N processes and trains with another world
+        size (accelerate launch --num_processes 2 on a CPU runs one) is said once an attempt."""
+        script = script_section(self.run)
+        command = script.get("command") if script else None
+        if self._world_said or not isinstance(command, list):
+            return
+        from cockpit.config.launcher import asked_world_size
+
+        asked = asked_world_size([str(c) for c in command])
+        got = rec.data.get("world_size")
+        if asked is None or not isinstance(got, int) or got == asked[0]:
+            return
+        self._world_said = True
+        self._warn_line(f"the command asked for {asked[0]} processes ({asked[1]}) and the trainer runs with world "
+                        f"size {got}: check the launcher's flags — on a CPU, accelerate launch starts one process "
+                        "unless given --multi_gpu; torchrun --nproc_per_node N starts N", code="world_size")
+
+    def _warn_line(self, message: str, code: str) -> None:
+        try:
+            self.jw.write(journal.warning(message[:400], code=code))
+        except Exception:  # noqa: BLE001 - a closed or full journal: nothing more to say
+            pass
 
     def _path(self, p: str) -> Path:
         path = Path(p)
@@ -224,8 +260,26 @@ class Doctor:
             # The run's first checkpoint: the start when the base model is not a local folder.
             ckpts = list_checkpoints(folder.parent if folder.name.startswith("checkpoint-") else folder)
             first = ckpts[0] if ckpts else None
-            self._write(weights.check_checkpoint(folder, step=step, base=base, first=first))
+            found = weights.check_checkpoint(folder, step=step, base=base, first=first,
+                                             script=script_section(self.run) is not None)
+            self._write([f for f in found if self._first_time(f)])
         self._jobs.put(job)
+
+    ONCE_A_RUN = frozenset({"model_unchanged"})
+    """Warnings said once a run: a model that did not move at checkpoint-2 says nothing new at
+    checkpoint-4 (one run wrote fifteen)."""
+
+    def _first_time(self, finding: Finding) -> bool:
+        """False for a once-a-run kind this run's journal (any attempt) already holds."""
+        if finding.kind not in self.ONCE_A_RUN:
+            return True
+        if self._said is None:  # read once, on the worker thread, the first time it matters
+            self._said = {str(r.data.get("kind")) for r in journal.read_all(self.run.events)[0]
+                          if r.kind == journal.FINDING}
+        if finding.kind in self._said:
+            return False
+        self._said.add(finding.kind)
+        return True
 
     def _base(self) -> Path | None:
         """The model the run started from, when it is a local folder: what the trainer loaded
@@ -239,8 +293,14 @@ class Doctor:
         except Exception:  # noqa: BLE001 - no run.yaml (a plain CockpitCallback run): no base there
             pass
         for name in names:
-            if name and Path(name).expanduser().is_dir():
-                return Path(name).expanduser()
+            if not name:
+                continue
+            path = Path(name).expanduser()
+            # A script's relative path (`out/sft`, a second Trainer starting from the first's
+            # output) is its own folder's, not the supervisor's (which runs in the run folder).
+            path = self._path(str(path)) if not path.is_absolute() and name == self.model else path
+            if path.is_dir():
+                return path
         return None
 
     def _work(self) -> None:

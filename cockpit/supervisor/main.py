@@ -17,7 +17,6 @@ import signal
 import subprocess
 import sys
 import time
-from dataclasses import asdict
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -109,6 +108,7 @@ class SystemSampler:
 def supervise(run: RunFolder, resume_from: Path | None = None) -> int:
     status = run.read_status()
     status.journal_error = None  # a resumed run starts with a journal it can write, until it cannot
+    run.reserve_status()  # room for the run's end on a disk that fills (a run folder made before it)
 
     def journal_trouble(why: str | None) -> None:  # a journal that cannot be written is a flag in status
         status.journal_error = why
@@ -390,24 +390,14 @@ def _finish(run: RunFolder, jw: journal.JournalWriter, status, state: str, exit_
 
 
 def _save_status(run: RunFolder, status: Status) -> None:
-    """status.json, whatever the disk says: the atomic write needs a free block; when the disk is
-    full, overwrite the file in place (a status fits in the block it already has); when even that
-    fails, one line on stderr — the supervisor and the run go on."""
+    """status.json, whatever the disk says: the atomic write needs a free block; on a full disk it
+    goes through the room reserved beside it (`RunFolder.reserve_status`), renamed in whole — a
+    reader never sees half a status; when even that fails, one line on stderr, and the supervisor
+    and the run go on."""
     try:
         run.write_status(status)
-        return
     except OSError as exc:
-        first = exc
-    data = (json.dumps(asdict(status), indent=2) + "\n").encode()
-    try:
-        fd = os.open(run.status_json, os.O_WRONLY | os.O_CREAT, 0o644)
-        try:
-            os.pwrite(fd, data, 0)
-            os.ftruncate(fd, len(data))
-        finally:
-            os.close(fd)
-    except OSError as exc:
-        say(f"cockpit: cannot write {run.status_json}: {first}; in place: {exc}")
+        say(f"cockpit: cannot write {run.status_json}: {exc}")
 
 
 

@@ -63,20 +63,52 @@ def read_cache(path: Path) -> dict[str, Any] | None:
     return data
 
 
-def _project_root() -> str:
-    """The folder holding the `cockpit` package, so the subprocess imports this very cockpit."""
-    return str(Path(__file__).resolve().parent.parent.parent)
+PRIVATE = "_cockpit_discover"
+"""Discovery's own folder (`cockpit.bundle`): the discover module and what it imports, so it runs
+on any Python with TRL — a project's own, from a light cockpit on another Python — importing that
+env's packages and none of the cockpit env's."""
+
+
+def _folder() -> Path:
+    from cockpit import bundle
+
+    try:
+        return bundle.cached((DISCOVER_MODULE,), PRIVATE, cache_dir() / "bundles")
+    except OSError as exc:
+        raise CockpitError(f"cannot write discovery's folder under {cache_dir() / 'bundles'} "
+                           f"({exc.strerror or exc}) — free some space there, or set COCKPIT_CACHE_DIR") from None
+
+
+def versions_of(python: str) -> tuple[str, str]:
+    """(trl, transformers) versions another Python sees (a project's venv), or one line saying
+    why that Python cannot be read."""
+    probe = ("import importlib.metadata as m\nfor p in ('trl', 'transformers'):\n"
+             "    try:\n        print(m.version(p))\n    except m.PackageNotFoundError:\n        print('-')\n")
+    try:
+        proc = subprocess.run([python, "-c", probe], stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                              timeout=60, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise CockpitError(f"--python {python}: cannot run it ({type(exc).__name__}) — give the python of "
+                           "the env your script trains in, e.g. /path/to/venv/bin/python") from None
+    found = proc.stdout.split()
+    if proc.returncode != 0 or len(found) != 2 or "-" in found:
+        seen = [*found, "-", "-"][:2]
+        missing = " and ".join(p for p, v in zip(("trl", "transformers"), seen, strict=True) if v == "-")
+        raise CockpitError(f"--python {python}: {missing or 'trl'} is not installed there — give the python "
+                           "of the env your script trains in")
+    return found[0], found[1]
 
 
 def run_discovery(python: str = sys.executable, timeout: float = DISCOVER_TIMEOUT_S) -> dict[str, Any]:
-    """Run `python -m cockpit.runner.discover` and return its JSON; CockpitError on any failure."""
+    """Run discovery (`cockpit.runner.discover`, from its own folder) on `python` and return its
+    JSON; CockpitError on any failure."""
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (_project_root(), env.get("PYTHONPATH", "")) if p)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(_folder()), env.get("PYTHONPATH", "")) if p)
     env.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
     env.setdefault("PYTHONWARNINGS", "ignore")
     try:
         proc = subprocess.run(
-            [python, "-m", DISCOVER_MODULE],
+            [python, "-m", f"{PRIVATE}.{DISCOVER_MODULE.split('.', 1)[1]}"],
             stdin=subprocess.DEVNULL,
             capture_output=True,
             text=True,

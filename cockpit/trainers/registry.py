@@ -33,6 +33,7 @@ from cockpit.trainers.discovery import (
     read_cache,
     run_discovery,
     schema_cache_path,
+    versions_of,
 )
 from cockpit.trainers.knowledge import EXTRA_MODEL_KINDS, KNOWLEDGE, Knowledge, traits
 
@@ -348,13 +349,19 @@ class Registry:
 # Loading (cache or discovery subprocess)
 
 
-def load_registry(refresh: bool = False, python: str = sys.executable) -> Registry:
+def load_registry(refresh: bool = False, python: str = sys.executable, project: str | None = None) -> Registry:
     """The registry for the installed TRL: from the schema cache, else by discovery (10-30 s).
 
     The cache is keyed by the TRL and transformers versions this process sees in package metadata;
-    `python` runs the discovery and should live in the same environment. `refresh` rediscovers.
+    `python` runs the discovery and should live in the same environment. `project`: another env's
+    Python instead (a project's venv, read from a light cockpit: `--python`), whose versions key
+    the cache and which runs the discovery. `refresh` rediscovers.
     """
-    trl_version, tf_version = installed_versions()
+    if project is not None:
+        trl_version, tf_version = versions_of(project)
+        python = project
+    else:
+        trl_version, tf_version = installed_versions()
     path = schema_cache_path(trl_version, tf_version)
     if not refresh:
         cached = read_cache(path)

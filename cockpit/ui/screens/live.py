@@ -229,6 +229,25 @@ class LiveRunScreen(RunView):
                                       can_resume(state), alert_board.read_sources(run),
                                       alert_board.alert_records(run.events)))
         last_status = time.monotonic()
+        said_trouble: str | None = None
+
+        def journal_trouble() -> None:
+            """status.json's journal_error, said once each time it changes (the supervisor sets it
+            while events.jsonl cannot be written: what this screen shows is then behind)."""
+            nonlocal said_trouble
+            try:
+                trouble = run.read_status().journal_error or None
+            except CockpitError:
+                return
+            if trouble != said_trouble:
+                said_trouble = trouble
+                if trouble:
+                    self.app.call_from_thread(
+                        self.notify, f"the journal cannot be written ({' '.join(trouble.split())[:200]}) — "
+                        "what is shown is behind the training until it can be", severity="warning",
+                        timeout=30, markup=False)
+
+        journal_trouble()
         while not worker.is_cancelled:
             time.sleep(self.poll_interval)
             records = tailer.poll()
@@ -239,6 +258,7 @@ class LiveRunScreen(RunView):
                 current = read_state()
                 if current != state:
                     state = new_state = current
+                journal_trouble()
                 stamp = alert_board.sources_stamp(run)
                 if stamp != rules_stamp:
                     rules_stamp, rules = stamp, alert_board.read_sources(run)

@@ -143,7 +143,7 @@ class RunsTable(DataTable):
         name_width = min(longest, max(NAME_MIN, room))
         shown = []
         for r, step, eta, age in cells:
-            note = (r.error or r.reason or (r.phase if r.live else "") or "")[:NOTE_WIDTH]
+            note = (r.error or r.journal_note or r.reason or (r.phase if r.live else "") or "")[:NOTE_WIDTH]
             command = self.commands.get(r.path)
             if command:  # what ran comes first, unless it failed: then why does
                 failed = bool(r.error) or r.state in ("failed", "killed")

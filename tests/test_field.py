@@ -1,0 +1,374 @@
+"""The field, round two (issue 31): what a user reads when their own script, in their own env,
+breaks or does something the cockpit did not expect. Each test runs the real process: a script
+under `cockpit run --`, torchrun, the sampler, the supervisor's alerts and doctor."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from cockpit.launch.plan import start_supervisor
+from cockpit.launch.script import prepare_script
+from cockpit.run import journal
+from cockpit.run.folder import RunFolder
+from conftest import REPO, cockpit_cmd, wait_for
+
+PIPELINE = REPO / "tests" / "fixtures" / "scripts" / "pipeline.py"
+
+
+@pytest.fixture(scope="module")
+def demo():
+    from cockpit.demo import demo_dir
+    from cockpit.runner.assets import ensure_all
+
+    return ensure_all(demo_dir())
+
+
+def _records(run: RunFolder) -> list[journal.Record]:
+    return journal.read_all(run.events)[0]
+
+
+def _run_to_end(command: list[str], cwd: Path, runs_dir: Path, timeout: float = 300, **kw) -> RunFolder:
+    run = prepare_script(command, cwd=cwd, runs_dir=runs_dir, **kw)
+    start_supervisor(run)
+    wait_for(lambda: run.read_status().state not in ("starting", "running", "stopping"), timeout=timeout)
+    return run
+
+
+def _cli(*args: str, cwd: Path | None = None, timeout: float = 600, **env: str) -> subprocess.CompletedProcess:
+    return subprocess.run(cockpit_cmd(*args), cwd=cwd, capture_output=True, text=True, timeout=timeout,
+                          stdin=subprocess.DEVNULL, env={**os.environ, **env})
+
+
+# -- 3. error texts that say what broke ---------------------------------------------------------
+
+def test_a_script_whose_error_message_starts_on_the_next_line_ends_with_that_message(tmp_path, runs_dir):
+    """numpy's ImportError puts its whole message on the lines after `ImportError:`; the run used to
+    end "failed — ImportError: (fix: see stdout.log)"."""
+    script = tmp_path / "train.py"
+    script.write_text('raise ImportError("\\n\\nIMPORTANT: PLEASE READ THIS\\n\\n'
+                      'Importing the numpy C-extensions failed.")\n', encoding="utf-8")
+    run = _run_to_end([sys.executable, str(script)], tmp_path, runs_dir)
+    status = run.read_status()
+    assert status.state == "failed", run.stdout_log.read_text()
+    assert status.reason and "Importing the numpy C-extensions failed" in status.reason, status.reason
+    assert "\n" not in status.reason
+
+
+@pytest.mark.slow
+def test_a_two_process_crash_names_rank_zeros_error_not_the_launchers(tmp_path, runs_dir):
+    """torchrun ends with its own `ChildFailedError:`; the cause is rank 0's `[rank0]: RuntimeError`."""
+    script = tmp_path / "crash.py"
+    script.write_text(textwrap.dedent("""\
+        import os, time
+        import torch.distributed as dist
+        dist.init_process_group("gloo")
+        if int(os.environ["RANK"]) == 0:
+            raise RuntimeError("rank zero blew up: shapes (3, 4) and (5, 6)")
+        time.sleep(60)
+        """), encoding="utf-8")
+    run = _run_to_end([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
+                       str(script)], tmp_path, runs_dir)
+    status = run.read_status()
+    out = run.stdout_log.read_text()
+    assert status.state == "failed" and "ChildFailedError" in out, out[-2000:]
+    assert status.reason == "RuntimeError: rank zero blew up: shapes (3, 4) and (5, 6)", status.reason
+
+
+@pytest.mark.slow
+def test_a_sampler_failure_names_the_log_that_holds_its_traceback(tmp_path):
+    """A checkpoint whose weights file is not safetensors: the sampler fails in a way it did not
+    foresee; the line names the file its traceback went to ("see the lines above on stderr" named
+    nothing)."""
+    out = tmp_path / "out"
+    ckpt = out / "checkpoint-2"
+    ckpt.mkdir(parents=True)
+    (ckpt / "trainer_state.json").write_text(json.dumps({"global_step": 2, "log_history": []}), encoding="utf-8")
+    (ckpt / "model.safetensors").write_bytes(b"\xff" * 64)
+    (ckpt / "config.json").write_text(json.dumps({"model_type": "llama", "vocab_size": 32, "hidden_size": 8,
+                                                  "intermediate_size": 16, "num_hidden_layers": 1,
+                                                  "num_attention_heads": 2, "num_key_value_heads": 2}),
+                                      encoding="utf-8")
+    done = _cli("sample", str(out), "--prompt", "hi", "--max-new-tokens", "2")
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    line = done.stderr.strip().splitlines()[-1]
+    log = Path(os.environ["COCKPIT_CACHE_DIR"]) / "logs" / "sampler.log"
+    assert line.startswith("cockpit: sampling failed: ") and line.endswith(f"— the traceback is in {log}"), line
+    assert "Traceback (most recent call last)" in log.read_text(encoding="utf-8", errors="replace")
+
+
+# -- 5. a script's trainer family ----------------------------------------------------------------
+
+@pytest.mark.slow
+def test_a_grpo_scripts_own_trainer_subclass_gets_grpos_builtin_alerts(tmp_path, runs_dir, demo):
+    """A script's own GRPOTrainer subclass (open-r1 style) is named grpo, as a preset is, so the
+    supervisor's built-in rules are GRPO's: no loss spike on a loss that rises from ~0 with the KL."""
+    script = tmp_path / "mygrpo.py"
+    script.write_text(textwrap.dedent(f"""\
+        import runpy, sys
+        import trl
+
+        class MyGRPOTrainer(trl.GRPOTrainer):
+            pass
+
+        trl.GRPOTrainer = MyGRPOTrainer
+        sys.argv = [{str(PIPELINE)!r}, *sys.argv[1:]]
+        runpy.run_path({str(PIPELINE)!r}, run_name="__main__")
+        """), encoding="utf-8")
+    run = _run_to_end([sys.executable, str(script), str(demo / "models" / "tiny-lm"), str(demo / "data"), "out",
+                       "--stage", "grpo", "--max-steps", "2", "--save-steps", "100"], tmp_path, runs_dir)
+    assert run.read_status().state == "finished", run.stdout_log.read_text()[-3000:]
+    started = next(r for r in _records(run) if r.kind == journal.RUN_STARTED)
+    assert started.data["trainer"] == "grpo" and started.data["trainer_class"] == "__main__.MyGRPOTrainer"
+    from cockpit.alerts.board import AlertBoard
+
+    shown = {r.name for source, r in AlertBoard().rules(started.data["trainer"]) if source == "built-in"}
+    assert "KL runaway" in shown and not any(n.startswith("loss spike") for n in shown)
+    assert not [r for r in _records(run) if r.kind == journal.ALERT and "loss rose" in str(r.data)]
+
+
+# -- 9. a model that did not change, said once --------------------------------------------------
+
+@pytest.mark.slow
+def test_a_script_whose_model_never_moves_is_told_once_in_words_for_a_script(tmp_path, runs_dir, demo):
+    """learning_rate 0 in the script: checkpoint-2, checkpoint-4 and the final model all equal the
+    start; one warning says so (one run wrote fifteen), and its fix names the script's arguments."""
+    run = _run_to_end([sys.executable, str(PIPELINE), str(demo / "models" / "tiny-lm"), str(demo / "data"), "out",
+                       "--stage", "sft", "--max-steps", "4", "--save-steps", "2", "--learning-rate", "0"],
+                      tmp_path, runs_dir)
+    assert run.read_status().state == "finished", run.stdout_log.read_text()[-3000:]
+    assert [r.step for r in _records(run) if r.kind == journal.CHECKPOINT] == [2, 4]
+    unchanged = [r for r in _records(run) if r.kind == journal.FINDING and r.data["kind"] == "model_unchanged"]
+    assert len(unchanged) == 1, [r.data["summary"] for r in unchanged]
+    assert unchanged[0].data["summary"].startswith("the model did not change")
+    fix = unchanged[0].data["fix"]
+    assert "your script" in fix and "preset" not in fix and "--set" not in fix
+
+
+# -- 7. a migrate round trip that ends -----------------------------------------------------------
+
+def test_a_copy_migrated_for_its_script_and_run_as_a_trl_config_is_told_the_command_that_ends_the_loop(tmp_path):
+    """`migrate` writes `--for script` for a config with a project's keys; run as a TRL config, the
+    copy is refused, and the refusal names `--for trl-cli` (it named `cockpit migrate FILE`, which
+    wrote the same copy again). The command it names gives a copy TRL's CLI takes."""
+    recipe = tmp_path / "sft.yaml"
+    shutil.copy(REPO / "tests" / "fixtures" / "recipes" / "handbook_sft.yaml", recipe)
+    done = _cli("migrate", str(recipe), "--trainer", "sft", cwd=tmp_path)
+    copy = tmp_path / "sft.migrated.yaml"
+    assert done.returncode in (0, 1) and copy.is_file(), done.stderr
+    assert "for script: it holds chat_template, dataset_mixture" in done.stdout, done.stdout
+    refused = _cli("run", "sft", str(copy), "--dry-run", cwd=tmp_path)
+    lines = refused.stderr.strip().splitlines()
+    assert refused.returncode == 2 and lines, refused.stderr
+    hinted = [ln for ln in lines if "cockpit migrate" in ln]
+    assert hinted and all(f"cockpit migrate {copy} --for trl-cli" in ln for ln in hinted), hinted
+    fixed = tmp_path / "for-trl.yaml"
+    done = _cli("migrate", str(copy), "--trainer", "sft", "--for", "trl-cli", "-o", str(fixed), cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    again = _cli("run", "sft", str(fixed), "--dry-run", cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+
+
+# -- 11. a journal that cannot be written is said where runs are listed --------------------------
+
+def test_a_journal_that_cannot_be_written_is_shown_by_runs(tmp_path, runs_dir):
+    """`chattr +i` on events.jsonl (the supervisor's writes fail with EPERM, even as root): status.json
+    says so (journal_error), and `cockpit runs` and the home screen's note show it; it clears once
+    the file can be written again."""
+    if shutil.which("chattr") is None:
+        pytest.skip("no chattr on this machine")
+    script = tmp_path / "wait.py"
+    script.write_text("import time\nfor _ in range(600):\n    time.sleep(0.1)\n", encoding="utf-8")
+    run = prepare_script([sys.executable, str(script)], cwd=tmp_path, runs_dir=runs_dir)
+    start_supervisor(run)
+    locked = False
+    try:
+        wait_for(lambda: run.read_status().state == "running" and run.events.is_file(), timeout=120)
+        if subprocess.run(["chattr", "+i", str(run.events)], capture_output=True).returncode != 0:
+            pytest.skip("this filesystem takes no immutable flag")
+        locked = True
+        wait_for(lambda: run.read_status().journal_error, timeout=60)  # the next resource sample fails
+        listed = _cli("runs", "--runs-dir", str(runs_dir))
+        assert listed.returncode == 0, listed.stderr
+        lines = listed.stdout.splitlines()
+        row = next(i for i, ln in enumerate(lines) if ln.startswith(run.name))
+        assert lines[row + 1].startswith("  ! journal not written (EPERM"), listed.stdout
+        from cockpit.run.summaries import summarize
+
+        assert (summarize(run).journal_note or "").startswith("journal not written (EPERM")
+        subprocess.run(["chattr", "-i", str(run.events)], check=True)
+        locked = False
+        wait_for(lambda: not run.read_status().journal_error, timeout=60)
+        assert "journal not written" not in _cli("runs", "--runs-dir", str(runs_dir)).stdout
+    finally:
+        if locked:
+            subprocess.run(["chattr", "-i", str(run.events)], check=False)
+        _cli("stop", "--force", run.name, "--runs-dir", str(runs_dir))
+        wait_for(lambda: not run.read_status().live, timeout=60)
+
+
+# -- 12. a full disk ---------------------------------------------------------------------------
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 16 MB tmpfs of its own, unmounted at the end."""
+    mnt = tmp_path / "small-disk"
+    mnt.mkdir()
+    got = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", str(mnt)], capture_output=True)
+    if got.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {got.stderr.decode(errors='replace').strip()}")
+    try:
+        yield mnt
+    finally:
+        for _ in range(20):
+            if subprocess.run(["umount", str(mnt)], capture_output=True).returncode == 0:
+                break
+            import time
+
+            time.sleep(0.5)
+        else:
+            subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
+
+
+def _fill(path: Path) -> None:
+    with open(path, "wb") as fh:
+        try:
+            while True:
+                fh.write(b"\0" * 2**16)
+                fh.flush()
+        except OSError:
+            pass
+
+
+def test_on_a_full_disk_the_supervisor_writes_the_runs_end_whole(small_disk, tmp_path):
+    """The disk fills while a run lives; its stop is still written to status.json, through the
+    room kept beside it and renamed in whole — a reader polling it all along never reads half a
+    status (the in-place rewrite it replaced could be read torn)."""
+    import threading
+
+    runs = small_disk / "runs"
+    script = tmp_path / "wait.py"
+    script.write_text("import time\nfor _ in range(1200):\n    time.sleep(0.1)\n", encoding="utf-8")
+    run = prepare_script([sys.executable, str(script)], cwd=tmp_path, runs_dir=runs)
+    start_supervisor(run)
+    filler = small_disk / "filler"
+    torn: list[str] = []
+    done = threading.Event()
+
+    def poll() -> None:
+        while not done.is_set():
+            try:
+                text = run.status_json.read_text(encoding="utf-8")
+            except OSError:
+                continue
+            try:
+                json.loads(text)
+            except ValueError:
+                torn.append(text[:200])
+
+    reader = threading.Thread(target=poll, daemon=True)
+    try:
+        wait_for(lambda: run.read_status().state == "running", timeout=120)
+        assert (run.path / ".status.json.spare").is_file()  # kept while the disk had room
+        reader.start()
+        _fill(filler)
+        stopped = _cli("stop", "--force", run.name, "--runs-dir", str(runs))
+        assert stopped.returncode == 0, stopped.stderr
+        try:
+            wait_for(lambda: not run.read_status().live, timeout=120)
+        except AssertionError:
+            raise AssertionError((run.read_status(), (run.path / "supervisor.log").read_text()[-2000:],
+                                  sorted(p.name for p in run.path.iterdir()))) from None
+        status = run.read_status()
+        assert status.state == "killed" and status.ended, status
+        assert shutil.disk_usage(small_disk).free < 2**16  # written on a full disk: through the room kept
+        assert (run.path / ".status.json.spare").is_file()  # and room is kept for the next write
+    finally:
+        done.set()
+        if reader.is_alive():
+            reader.join(10)
+        filler.unlink(missing_ok=True)
+        if run.read_status().live:
+            _cli("stop", "--force", run.name, "--runs-dir", str(runs))
+            wait_for(lambda: not run.read_status().live, timeout=60)
+    assert not torn, torn[:3]
+
+
+def test_a_scripts_own_cockpit_callback_on_a_full_disk_ends_without_a_traceback(small_disk, tmp_path):
+    """`cockpit.CockpitCallback()` in a plain `python train.py` keeps its own run folder; the disk
+    fills and the script exits before training: its exit-time writes printed a traceback. Now the
+    run's end is written (through the reserved room) and nothing but cockpit's own line is said."""
+    runs = small_disk / "runs"
+    script = tmp_path / "train.py"
+    script.write_text(textwrap.dedent(f"""\
+        from cockpit import CockpitCallback
+        callback = CockpitCallback(runs_dir={str(runs)!r})
+        with open({str(small_disk / "filler")!r}, "wb") as fh:
+            try:
+                while True:
+                    fh.write(b"\\0" * 2**16)
+                    fh.flush()
+            except OSError:
+                pass
+        print("the disk is full", flush=True)
+        """), encoding="utf-8")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300,
+                          stdin=subprocess.DEVNULL, env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert done.returncode == 0 and "the disk is full" in done.stdout, done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+    run = RunFolder(next(runs.iterdir()))
+    status = run.read_status()
+    assert status.state == "failed" and status.reason == "the script exited before training ended", status
+
+
+# -- 8. processes that are not what was asked ---------------------------------------------------
+
+@pytest.mark.slow
+def test_accelerate_asked_for_two_processes_on_a_cpu_is_told_it_runs_one(tmp_path, runs_dir, demo):
+    """`accelerate launch --num_processes 2` on a CPU silently starts one process; the run said
+    "finished" with no word. The journal now says the world size is not what was asked."""
+    cmd = [sys.executable, "-m", "accelerate.commands.launch", "--num_processes", "2", str(PIPELINE),
+           str(demo / "models" / "tiny-lm"), str(demo / "data"), "out", "--stage", "sft", "--max-steps", "2",
+           "--save-steps", "100"]
+    run = _run_to_end(cmd, tmp_path, runs_dir)
+    assert run.read_status().state == "finished", run.stdout_log.read_text()[-3000:]
+    started = [r for r in _records(run) if r.kind == journal.RUN_STARTED]
+    assert len(started) == 1 and started[0].data["world_size"] == 1
+    said = [r.data["message"] for r in _records(run) if r.kind == journal.WARNING and r.data["code"] == "world_size"]
+    assert len(said) == 1 and said[0].startswith("the command asked for 2 processes (--num_processes 2) and the "
+                                                 "trainer runs with world size 1"), said
+
+
+@pytest.mark.slow
+def test_two_processes_that_each_think_they_are_rank_zero_are_said(tmp_path, runs_dir, demo):
+    """torchrun starts two processes, and each trainer trains alone (as transformers does on a CPU
+    where it does not join them; here the script drops the launcher's variables itself): two
+    separate trainings into one output folder. The journal has one writer and says so."""
+    wrapper = tmp_path / "alone.py"
+    wrapper.write_text(textwrap.dedent(f"""\
+        import os, runpy, sys
+        for name in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK", "ROLE_RANK",
+                     "MASTER_ADDR", "MASTER_PORT", "TORCHELASTIC_RUN_ID"):
+            os.environ.pop(name, None)
+        sys.argv = [{str(PIPELINE)!r}, *sys.argv[1:]]
+        runpy.run_path({str(PIPELINE)!r}, run_name="__main__")
+        """), encoding="utf-8")
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2", str(wrapper),
+           str(demo / "models" / "tiny-lm"), str(demo / "data"), "out", "--stage", "sft", "--max-steps", "2",
+           "--save-steps", "100"]
+    run = _run_to_end(cmd, tmp_path, runs_dir)
+    assert run.read_status().state == "finished", run.stdout_log.read_text()[-3000:]
+    records = _records(run)
+    assert len([r for r in records if r.kind == journal.RUN_STARTED]) == 1  # one writer all the same
+    assert [r.step for r in records if r.kind == journal.METRICS and not r.data.get("summary")] == [1, 2]
+    codes = [r.data["code"] for r in records if r.kind == journal.WARNING]
+    assert codes.count("two_rank_zeros") == 1 and codes.count("world_size") == 1, codes
+    said = next(r.data["message"] for r in records if r.kind == journal.WARNING and r.data["code"] == "two_rank_zeros")
+    assert said.startswith("the launcher started 2 processes (WORLD_SIZE=2) but this trainer runs alone"), said
