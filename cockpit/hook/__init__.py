@@ -159,7 +159,7 @@ def _write_outcome(run: Any) -> None:
         outcome.update({"state": "stopped", "code": "stopped", "reason": "stopped and saved on request",
                         "fix": "resume it with `cockpit resume RUN`"})
     try:
-        run.control.mkdir(exist_ok=True)
+        run.control_dir()
         write_atomic(run.outcome_json, json.dumps(outcome))
     except OSError as exc:  # watching never fails the script
         print(f"cockpit: could not write the run's outcome: {type(exc).__name__}", file=sys.stderr)

@@ -80,7 +80,7 @@ def prepare_script(command: list[str], *, cwd: Path, runs_dir: Path, name: str |
                 if key in alerts:
                     cockpit[key] = alerts[key]
             if alerts.get("notify"):
-                run.control.mkdir(exist_ok=True)
+                run.control_dir()
                 cockpit["notify"] = keep_secrets(parse_notify(alerts["notify"]), run.control / "notify.secret.json")
         run.run_yaml.write_text(dump_yaml({"trainer": SCRIPT_TRAINER, "cockpit": cockpit}), encoding="utf-8")
         write_script_command(run)

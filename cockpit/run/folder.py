@@ -223,10 +223,29 @@ class RunFolder:
         return status
 
     # -- control requests ------------------------------------------------------------------
+    def control_dir(self) -> Path:
+        """control/, made sure to be a real folder of the run's: a file, a link (to a folder
+        elsewhere) or anything else in its place is removed first, so a request can always be left
+        and nothing written there leaves the run folder."""
+        import stat
+
+        for _ in range(3):
+            try:
+                if stat.S_ISDIR(os.lstat(self.control).st_mode):
+                    return self.control
+                os.unlink(self.control)
+            except FileNotFoundError:
+                pass
+            try:
+                self.control.mkdir()
+                return self.control
+            except FileExistsError:
+                continue
+        return self.control
+
     def request(self, what: str, **data: Any) -> Path:
         """Leave a request for the trainer and the supervisor (a `Request`)."""
-        self.control.mkdir(exist_ok=True)
-        path = self.control / what
+        path = self.control_dir() / what
         write_atomic(path, json.dumps({"t": time.time(), **data}))
         return path
 

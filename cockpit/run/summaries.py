@@ -18,23 +18,6 @@ from cockpit.run.folder import LIVE_STATES, RunFolder, list_runs, read_tail
 TAIL_BYTES = 256 * 1024
 
 
-def pid_alive(pid: int | None) -> bool:
-    if not pid:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:  # a supervisor that died as this process's own unreaped child is a zombie, not alive
-        import psutil
-
-        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-    except Exception:  # noqa: BLE001 - psutil missing or the process just went: trust kill(0)
-        return True
-
-
 @dataclass
 class RunSummary:
     name: str
@@ -97,12 +80,12 @@ def effective_state(run: RunFolder) -> tuple[str, str | None]:
 
 
 def supervisor_alive(st) -> bool:  # type: ignore[no-untyped-def]
-    """The recorded supervisor is alive and is the same process (its start time, when recorded)."""
+    """The recorded supervisor is alive and is the same process: its start time is recorded and still
+    its own. A status without one (an older cockpit's, a damaged one) proves nothing: a pid alone
+    may have been given to anyone since."""
     from cockpit.run import owner
 
-    if st.supervisor_started is not None:
-        return owner.same_process(st.supervisor_pid, st.supervisor_started)
-    return pid_alive(st.supervisor_pid)
+    return owner.same_process(st.supervisor_pid, st.supervisor_started)
 
 
 def _effective(st, run: RunFolder | None = None) -> tuple[str, str | None]:  # type: ignore[no-untyped-def]
@@ -112,7 +95,7 @@ def _effective(st, run: RunFolder | None = None) -> tuple[str, str | None]:  # t
         return "failed", "the supervisor process is gone (machine restarted or it was killed)"
     from cockpit.run import owner
 
-    if st.job_id is None and owner.run_processes(run.path, st.pgid, st.pid_started):
+    if st.job_id is None and owner.run_processes(run.path, st.pgid, st.pid_started, exclude=(st.supervisor_pid,)):
         return "running", (f"{SUPERVISOR_GONE} — the trainer is still running (pid {st.pid}); "
                            "`cockpit stop --force` ends it, `cockpit stop` saves and stops it")
     return _ended_unsupervised(run)

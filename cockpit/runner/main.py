@@ -30,7 +30,7 @@ def _rank() -> int:
 def _write_outcome(run: RunFolder, **outcome: object) -> None:
     if _rank() != 0:
         return  # rank 0 speaks for the run
-    run.control.mkdir(exist_ok=True)
+    run.control_dir()
     write_atomic(run.outcome_json, json.dumps(outcome))
 
 

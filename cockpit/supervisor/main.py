@@ -170,7 +170,7 @@ def supervise(run: RunFolder, resume_from: Path | None = None) -> int:
     if spec["kind"] == "slurm":
         return _supervise_slurm(run, jw, status, spec, argv, cwd, env, alerter=alerter,
                                 engine=None if script is not None else launcher.slurm_engine(spec))
-    (run.control).mkdir(exist_ok=True)
+    run.control_dir()
     outcome_file = run.outcome_json
     try:
         outcome_file.unlink()
@@ -180,7 +180,13 @@ def supervise(run: RunFolder, resume_from: Path | None = None) -> int:
         journal_start = run.events.stat().st_size  # this attempt's records come after
     except OSError:
         journal_start = 0
-    with open(os.devnull, "rb") as devnull, open(run.stdout_log, "ab") as out:
+    try:
+        log = _open_log(run.stdout_log)
+    except OSError as exc:  # a folder in stdout.log's place: the run cannot keep its output
+        return finish(run, jw, status, "failed", None, None, diagnose.Diagnosis(
+            "stdout_log", f"cannot open {run.stdout_log.name}: {exc.strerror or exc}",
+            f"remove what is in {run.stdout_log} and resume"))
+    with open(os.devnull, "rb") as devnull, log as out:
         try:
             child = subprocess.Popen(argv, stdin=devnull, stdout=out, stderr=subprocess.STDOUT,
                                      process_group=0, close_fds=True, env=env, cwd=cwd)
@@ -391,6 +397,14 @@ def _finish(run: RunFolder, jw: journal.JournalWriter, status, state: str, exit_
         alerter.close()  # the run_ended notifications, bounded; a command still going is killed
     jw.close()
     return 0
+
+
+def _open_log(path: Path):  # type: ignore[no-untyped-def]
+    """stdout.log for appending, never through a link (a symlink there is replaced: the trainer's
+    output never goes to a file outside the run folder)."""
+    from cockpit.files import open_own
+
+    return os.fdopen(open_own(path, os.O_WRONLY | os.O_APPEND), "ab")
 
 
 def _save_status(run: RunFolder, status: Status) -> None:
