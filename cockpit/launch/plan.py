@@ -21,7 +21,7 @@ from pathlib import Path
 from cockpit.config.presets import Preset, device_policy, dump_yaml
 from cockpit.config.validate import Plan, has_gpu, validate
 from cockpit.errors import CockpitError
-from cockpit.run import journal, owner
+from cockpit.run import journal, owner, secrets
 from cockpit.run.folder import (  # complete_checkpoint: resume uses the run folder's rule
     LIVE_STATES,
     Request,
@@ -55,9 +55,10 @@ def prepare(plan: Plan, runs_dir: Path, name: str | None = None) -> RunFolder:
         if preset.cockpit.get("notify"):  # literal URLs may carry tokens: not in run.yaml
             from cockpit.alerts.notify import keep_secrets, parse_notify
 
-            run.control_dir()
-            preset.cockpit["notify"] = keep_secrets(parse_notify(preset.cockpit["notify"]),
-                                                    run.control / "notify.secret.json")
+            preset.cockpit["notify"] = keep_secrets(parse_notify(preset.cockpit["notify"]), secrets.new_id())
+        if isinstance(preset.cockpit.get("env"), dict):  # tokens in env: too
+            preset.cockpit["env"] = secrets.split_env({str(k): str(v) for k, v in preset.cockpit["env"].items()},
+                                                      secrets.new_id())
         run.run_yaml.write_text(preset.to_yaml(), encoding="utf-8")
         run.trl_yaml.write_text(dump_yaml(trl_cli_config(preset.trl)), encoding="utf-8")
         spec = plan.spec

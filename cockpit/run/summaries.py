@@ -7,13 +7,14 @@ from __future__ import annotations
 import difflib
 import math
 import os
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from cockpit.errors import CockpitError
 from cockpit.run import journal
-from cockpit.run.folder import LIVE_STATES, RunFolder, list_runs, read_tail
+from cockpit.run.folder import LIVE_STATES, RunFolder, list_runs, read_tail, script_section
 
 TAIL_BYTES = 256 * 1024
 
@@ -113,10 +114,11 @@ def _ended_unsupervised(run: RunFolder) -> tuple[str, str]:
         outcome = json.loads(run.outcome_json.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         outcome = {}
-    if isinstance(outcome, dict) and outcome.get("state") in ("stopped", "failed", "killed", "finished") \
-            and outcome.get("reason"):
-        state = str(outcome["state"])
-        return ("stopped" if state == "stopped" else "failed"), f"{gone}: {outcome['reason']}"
+    script = script_section(run) is not None
+    found = diagnose.verdict(outcome, script=script, exit_code=None,
+                             trained=script and any(r.kind == journal.RUN_STARTED for r in tail_records(run.events)))
+    if found is not None:  # its own word: a run that trained to the end and saved reads finished
+        return found[0], f"{gone}: {found[1].reason}"
     tail = read_tail(run.stdout_log, 32_768)[0].decode("utf-8", errors="replace")
     diag = diagnose.explain(tail, fallback="", fix="")
     return "failed", f"{gone}: {diag.reason}" if diag.reason else gone
@@ -360,9 +362,23 @@ def fmt_value(v: Any) -> str:
 
 
 def fmt_duration(seconds: float | None) -> str:
-    if seconds is None or not math.isfinite(seconds):
+    if seconds is None or not math.isfinite(seconds) or seconds < 0:
         return "?"
     s = round(seconds)
     h, rem = divmod(s, 3600)
     m, sec = divmod(rem, 60)
     return f"{h}h{m:02d}m" if h else (f"{m}m{sec:02d}s" if m else f"{sec}s")
+
+
+CLOCK_SKEW_S = 60.0
+"""A file dated up to this far ahead is "now" (two machines' clocks differ a little); further is "future"."""
+
+
+def age_of(t: float | None, now: float, fmt: Callable[[float], str] = fmt_duration) -> str:
+    """How long ago `t` was, for a list: "future" for a run dated ahead of this clock (a wrong
+    clock, a folder copied from elsewhere), never a negative age."""
+    if t is None or not math.isfinite(t):
+        return "?"
+    if now - t < -CLOCK_SKEW_S:
+        return "future"
+    return fmt(max(now - t, 0.0))

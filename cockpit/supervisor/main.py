@@ -26,7 +26,7 @@ from cockpit.errors import CockpitError
 from cockpit.hook.bundle import child_env
 from cockpit.launch import launchers as launcher
 from cockpit.launch import slurm
-from cockpit.run import diagnose, journal, owner
+from cockpit.run import diagnose, journal, owner, secrets
 from cockpit.run.folder import LIVE_STATES, Request, RunFolder, Status, parse_run_argv, read_tail, script_section
 from cockpit.run.summaries import tail_records
 from cockpit.supervisor.doctor import start_doctor
@@ -36,14 +36,17 @@ SAMPLE_EVERY_S = 5.0
 
 
 def _read_env(run: RunFolder) -> dict[str, str]:
-    env = dict(os.environ)
+    """The command's environment: a script run's launch environment (kept outside the folder, so a
+    resume from another shell runs as the launch did), else this process's; then run.yaml's `env:`
+    with its secret references resolved, and the run's marker."""
+    script = script_section(run)
+    kept = secrets.launch_env(script.get("launch_env")) if script else None
+    env = dict(kept if kept is not None else os.environ)
     env["PYTHONUNBUFFERED"] = "1"
-    env["COCKPIT_RUN_DIR"] = str(run.path)
     env.setdefault("TOKENIZERS_PARALLELISM", "false")
     env.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-    extra = run.cockpit_section().get("env") or {}
-    if isinstance(extra, dict):
-        env.update({str(k): str(v) for k, v in extra.items()})
+    env.update(secrets.resolve_env(run.cockpit_section().get("env")))
+    env[owner.RUN_DIR_ENV] = str(run.path)
     return env
 
 
@@ -119,6 +122,10 @@ def supervise(run: RunFolder, resume_from: Path | None = None) -> int:
         _save_status(run, status)
 
     jw = journal.JournalWriter(run.events, on_trouble=journal_trouble)
+    # Everything this process starts carries the run's marker (notify commands and their children
+    # included), so `stop --force` and the sweep at the end find them (`run/owner.py`); set after
+    # the start, it is not in this process's own /proc environ: the supervisor is never "marked".
+    os.environ[owner.RUN_DIR_ENV] = str(run.path)
     status.supervisor_pid = os.getpid()
     status.supervisor_started = owner.start_time(os.getpid())
     status.started = time.time()
@@ -237,15 +244,11 @@ def supervise(run: RunFolder, resume_from: Path | None = None) -> int:
     if rc < 0:
         diag = diagnose.classify_signal(-rc, requested=requested_force)
         return finish(run, jw, status, "killed", None, -rc, diag)
-    if rc == 0:
-        unseen = _no_trainer(run, journal_start, outcome) if script is not None and not outcome.get("state") else None
-        if unseen is not None:
-            return finish(run, jw, status, "finished", 0, None, unseen)
-        state = outcome.get("state") or "finished"
-        reason = outcome.get("reason") or ("stopped and saved on request" if state == "stopped"
-                                           else "training finished")
-        return finish(run, jw, status, state, 0, None,
-                       diagnose.Diagnosis(outcome.get("code", state), reason, outcome.get("fix", "")))
+    if rc == 0:  # by the training process's own word: exiting 0 mid-training is not finishing
+        found = diagnose.verdict(outcome, script=script is not None, exit_code=0,
+                                 trained=_trained(run, journal_start))
+        state, diag = found or ("finished", diagnose.Diagnosis("finished", "training finished", ""))
+        return finish(run, jw, status, state, 0, None, diag)
     tail = read_tail(run.stdout_log, 32_768)[0].decode("utf-8", errors="replace")
     if outcome.get("reason"):
         diag = diagnose.Diagnosis(outcome.get("code", "error"), outcome["reason"], outcome.get("fix", ""))
@@ -269,7 +272,7 @@ def _supervise_slurm(run: RunFolder, jw: journal.JournalWriter, status: Status, 
                        diagnose.Diagnosis("config", missing, "run cockpit on a Slurm login node"))
     ours = {k: v for k, v in env.items() if k.startswith("COCKPIT_") or k in (
         "PYTHONPATH", "PYTHONUNBUFFERED", "TOKENIZERS_PARALLELISM", "HF_HUB_DISABLE_PROGRESS_BARS")}
-    ours.update({str(k): str(v) for k, v in (run.cockpit_section().get("env") or {}).items()})
+    ours.update(secrets.resolve_env(run.cockpit_section().get("env")))
     script_path = run.path / "slurm.sbatch"
     script_path.write_text(slurm.sbatch_script(run_dir=run.path, chdir=Path(cwd), job_name=run.name,
                                                launcher=spec, task=task, distributed=engine, env=ours),
@@ -338,29 +341,22 @@ def _poll_alerts(alerter: Alerter | None, status: Status) -> None:
         alerter.jw.write(journal.warning(f"alert check failed: {type(exc).__name__}: {exc}"[:300], code="alert_rule"))
 
 
-def _no_trainer(run: RunFolder, journal_start: int, outcome: dict) -> diagnose.Diagnosis | None:
-    """A script that exited 0 without training: its own outcome, not "training finished". The hook
-    says how many Trainers it saw (outcome.json); the journal says whether any of them started
-    training in this attempt (a `run_started` line after `journal_start`). None when one did."""
+def _trained(run: RunFolder, journal_start: int) -> bool:
+    """Whether a Trainer started training in this attempt: a `run_started` line after `journal_start`
+    (from the start when the journal was cut shorter than that meanwhile)."""
     marker = b'"kind":"' + journal.RUN_STARTED.encode() + b'"'
     try:
         with open(run.events, "rb") as fh:
-            fh.seek(journal_start)
+            if os.fstat(fh.fileno()).st_size >= journal_start:
+                fh.seek(journal_start)
             tail = b""
             while chunk := fh.read(1 << 20):
                 if marker in tail + chunk:
-                    return None
+                    return True
                 tail = chunk[-len(marker):]
     except OSError:
-        return None  # the journal cannot be read: no claim either way
-    built = outcome.get("trainers_built")
-    if isinstance(built, int) and built > 0:
-        return diagnose.Diagnosis("no_training", f"the script built {built} Trainer{'s' if built > 1 else ''} "
-                                  "but never started training (Trainer.train was not called)",
-                                  "call trainer.train() in the script")
-    return diagnose.Diagnosis("no_trainer", "no Trainer was built — the script ended without building a "
-                              "transformers Trainer, so nothing was trained or watched",
-                              "check that the script builds a transformers or TRL Trainer and calls train()")
+        pass
+    return False
 
 
 def _read_outcome(run: RunFolder) -> dict:
@@ -395,8 +391,31 @@ def _finish(run: RunFolder, jw: journal.JournalWriter, status, state: str, exit_
         run.clear_request(done)
     if alerter is not None:
         alerter.close()  # the run_ended notifications, bounded; a command still going is killed
+    _sweep(run)
     jw.close()
     return 0
+
+
+def _sweep(run: RunFolder) -> None:
+    """The run is over: whatever still carries its marker (a helper the script started in a session
+    of its own, a notify command's `setsid` child) goes too, named in supervisor.log."""
+    try:
+        left = owner.marked_processes(run.path)
+        if not left:
+            return
+        names = sorted({_name(p) for p in left})
+        owner.end_processes(left, 2.0)
+    except Exception as exc:  # noqa: BLE001 - the sweep never keeps the run's end from being written
+        _say(f"cockpit: could not end the run's leftover processes: {type(exc).__name__}: {exc}")
+        return
+    _say(f"cockpit: ended {len(left)} process(es) of the run still running after it: {', '.join(names)}")
+
+
+def _name(proc) -> str:  # type: ignore[no-untyped-def]
+    try:
+        return f"{proc.name()} (pid {proc.pid})"
+    except Exception:  # noqa: BLE001
+        return f"pid {proc.pid}"
 
 
 def _open_log(path: Path):  # type: ignore[no-untyped-def]
