@@ -166,7 +166,7 @@ def test_a_callback_run_in_a_plain_python_holds_its_lock_and_force_stop_ends_it(
         status = run.read_status()
         assert status.supervisor_pid == proc.pid and status.supervisor_started is not None
         assert owner.same_process(proc.pid, status.supervisor_started) and owner.holds_lock(proc.pid, run.path)
-        assert effective_state(run)[0] == "running"
+        assert effective_state(run)[0] == "starting"  # live: no trainer built yet
         # the script owns its folder: a second owner is refused
         refused = _cli("resume", run.name, "--runs-dir", str(runs_dir))
         assert refused.returncode == 2
