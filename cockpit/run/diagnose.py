@@ -163,8 +163,7 @@ def disk_full(diag: Diagnosis, text: str, places: Iterable[os.PathLike[str] | st
     low = (where is not None and where[0] < LOW_FREE_BYTES) or no_inodes
     if not (said or (low and (diag.code == "error" or _SAVE_IO.search(text) or _SAVE_IO.search(diag.reason)))):
         return diag
-    if no_inodes and inodes is not None and (where is None or where[0] >= LOW_FREE_BYTES):
-        # Space is there, but no file can be made: out of inodes, not of bytes.
+    if no_inodes and inodes is not None:  # no file can be made, whatever the bytes free: say inodes
         free_mb = f", {where[0] // 2**20} MB free" if where is not None else ""
         reason = f"the disk is out of inodes ({inodes[0]} of {inodes[1]} free on {inodes[2]}{free_mb})"
         fix = f"delete files on {inodes[2]} (many small files use the inodes up)"
