@@ -54,7 +54,7 @@ def _outcome_now() -> None:
     """Under a cockpit run, control/outcome.json says now how far each Trainer got (`cockpit.hook`)."""
     import os
 
-    from cockpit import hook
+    from cockpit.hook import RUN_DIR_ENV, _state, _write_outcome
 
-    if os.environ.get(hook.RUN_DIR_ENV) and hook._state["callbacks"]:
-        hook._write_outcome(hook._state["callbacks"][0].run)
+    if os.environ.get(RUN_DIR_ENV) and _state["callbacks"]:
+        _write_outcome(_state["callbacks"][0].run)
