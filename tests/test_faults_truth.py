@@ -7,6 +7,7 @@ ends every process it started, by pid."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import stat
@@ -281,3 +282,53 @@ def test_force_stop_returns_the_final_state_not_running(tmp_path, runs_dir):
         assert not stat.S_ISLNK(os.lstat(run.status_json).st_mode)
     finally:
         _cleanup(run)
+
+
+# -- B4: a run folder moved mid-run tells one truth ----------------------------------------------
+
+
+def _waiter(tmp_path: Path, runs_dir: Path, name: str) -> tuple[RunFolder, Path]:
+    from cockpit.launch.plan import launch_prepared
+    from cockpit.launch.script import prepare_script
+
+    flag = tmp_path / f"{name}.flag"
+    script = "import os, sys, time\nwhile not os.path.exists(sys.argv[1]):\n    time.sleep(0.05)\n"
+    run = launch_prepared(prepare_script([sys.executable, "-c", script, str(flag)], cwd=tmp_path,
+                                         runs_dir=runs_dir, name=name))
+    wait_for(lambda: (s := run.read_status()).state == "running" and s.pid_started, timeout=60)
+    return run, flag
+
+
+def test_a_run_folder_moved_mid_run_ends_with_one_truth_where_it_is_now(tmp_path, runs_dir):
+    run, flag = _waiter(tmp_path, runs_dir, "moving")
+    moved = RunFolder(run.path.with_name(run.path.name + "-moved"))
+    run.path.rename(moved.path)
+    try:
+        wait_for(lambda: b"run_moved" in moved.events.read_bytes(), timeout=30)
+        assert effective_state(moved)[0] == "running"
+        flag.touch()
+        wait_for(lambda: not moved.read_status().live, timeout=60)
+        wait_for(lambda: _gone(moved.read_status().supervisor_pid), timeout=30)
+        status = moved.read_status()
+        records, _ = journal.read_all(moved.events)
+        ended = [r for r in records if r.kind == journal.RUN_ENDED]
+        listed = _cli("runs", "--json", "--runs-dir", str(runs_dir))
+        rows = {r["name"]: r["state"] for r in json.loads(listed.stdout)}
+        assert status.state == ended[-1].data["state"] == rows[moved.name] == effective_state(moved)[0], (status, rows)
+        assert not run.path.exists()  # nothing was written back where it was
+    finally:
+        _cleanup(moved)
+
+
+def test_force_stop_ends_the_processes_of_a_run_folder_moved_mid_run(tmp_path, runs_dir):
+    run, _ = _waiter(tmp_path, runs_dir, "moving")
+    moved = RunFolder(run.path.with_name(run.path.name + "-moved"))
+    trainer = run.read_status()
+    run.path.rename(moved.path)
+    try:
+        wait_for(lambda: b"run_moved" in moved.events.read_bytes(), timeout=30)
+        stopped = _cli("stop", moved.name, "--force", "--grace", "2", "--runs-dir", str(runs_dir))
+        assert stopped.returncode == 0 and stopped.stdout.strip() == f"{moved.name}: killed", stopped
+        assert _gone(trainer.pid)
+    finally:
+        _cleanup(moved)

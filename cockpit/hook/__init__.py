@@ -181,6 +181,9 @@ def _write_outcome(run: Any) -> None:
         outcome.update({"state": "stopped", "code": "stopped", "reason": "stopped and saved on request",
                         "fix": "resume it with `cockpit resume RUN`"})
     try:
+        writer = getattr(callbacks[0], "writer", None) if callbacks else None
+        if writer is not None:
+            run.follow(writer)  # a run folder moved mid-run: the outcome goes where the journal went
         run.control_dir()
         write_atomic(run.outcome_json, json.dumps(outcome))
     except OSError as exc:  # watching never fails the script

@@ -170,7 +170,8 @@ def _record_supervisor(run: RunFolder, pid: int) -> None:
 def _run_procs(run: RunFolder, status: Status) -> list:
     """The run's own live processes (`run/owner.py`): proven by the recorded start time and the run's
     marker, its group and the helpers that left it alike; never the supervisor."""
-    return owner.run_processes(run.path, status.pgid, status.pid_started, exclude=(status.supervisor_pid,))
+    return owner.run_processes(run.path, status.pgid, status.pid_started, exclude=(status.supervisor_pid,),
+                               marker=status.marker)
 
 
 def _wait_reaped(pgid: int, limit_s: float) -> None:

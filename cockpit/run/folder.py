@@ -95,6 +95,9 @@ class Status:
     pid_started: float | None = None
     """The trainer's (the process group leader's) start time: a signal goes to the group only while
     its leader still has it (`run/owner.py`)."""
+    marker: str | None = None
+    """The run folder as the run's processes were told it (`COCKPIT_RUN_DIR`): a folder moved
+    mid-run still knows its processes by it (`run/owner.py`)."""
     v: int = STATUS_VERSION
 
     @property
@@ -221,6 +224,20 @@ class RunFolder:
             setattr(status, key, value)
         self.write_status(status)
         return status
+
+    def follow(self, writer: Any) -> bool:
+        """The run folder was moved (`mv RUN RUN-moved`) while this process writes to it: take the
+        path its journal moved to (`writer`: the `JournalWriter` with events.jsonl open), so the
+        outcome and the status go where the run now is. True when the path changed."""
+        if self.path.is_dir():
+            return False
+        moved = Path(writer.where())
+        if moved.name != self.events.name or moved.parent == self.path or not moved.parent.is_dir():
+            return False
+        self.path = moved.parent
+        self._status_cache = None
+        writer.path = str(self.events)  # a journal it must reopen is made here, not where the folder was
+        return True
 
     # -- control requests ------------------------------------------------------------------
     def control_dir(self) -> Path:

@@ -397,6 +397,19 @@ class JournalWriter:
             return ("ok", None)
         return None
 
+    def where(self) -> str:
+        """Where the file this writer has open is now (it moves with a run folder that is moved);
+        its path as given where that cannot be told."""
+        fd = self._fd
+        if fd is not None and self.path != os.devnull:
+            try:
+                now = os.readlink(f"/proc/self/fd/{fd}")
+            except OSError:
+                return self.path
+            if not now.endswith(" (deleted)") and os.path.isfile(now):
+                return now
+        return self.path
+
     def _open(self) -> int:
         """The journal for appending, never through a link (`files.open_own`); a writer that found its
         file deleted or replaced says so at the head of what it writes into the new one."""
@@ -430,6 +443,8 @@ class JournalWriter:
             now = None
         if now == self._inode:
             return False
+        if now is None and not os.path.isdir(os.path.dirname(self.path) or "."):
+            return False  # the run folder itself moved: the open file moved with it, keep writing there
         gone = "deleted" if now is None else "replaced"
         self._lost_file = f"the journal {self.path} was {gone} while the run wrote it"
         try:

@@ -152,7 +152,10 @@ def _zombie(pid: int) -> bool:
         return True
 
 
-def _marked(proc: Any, run_dir: Path) -> bool:
+def _marked(proc: Any, run_dir: Path, marker: str | None = None) -> bool:
+    """The process carries the run's marker: `COCKPIT_RUN_DIR` naming this folder, or naming the
+    place this folder was when the run started (`marker`, for a folder moved mid-run) while no
+    other folder is there now."""
     try:
         value = proc.environ().get(RUN_DIR_ENV)
     except Exception:  # noqa: BLE001 - another user's process, or gone: not provably ours
@@ -160,7 +163,9 @@ def _marked(proc: Any, run_dir: Path) -> bool:
     if not value:
         return False
     try:
-        return Path(value).resolve() == Path(run_dir).resolve()
+        if Path(value).resolve() == Path(run_dir).resolve():
+            return True
+        return bool(marker) and value == marker and not os.path.lexists(marker)
     except OSError:
         return False
 
@@ -199,7 +204,7 @@ def _own_lineage() -> set[int]:
 
 
 def run_processes(run_dir: Path, pgid: int | None, leader_started: float | None,
-                  exclude: tuple[int | None, ...] = ()) -> list[Any]:
+                  exclude: tuple[int | None, ...] = (), marker: str | None = None) -> list[Any]:
     """The live processes that provably belong to this run, wherever they are: the recorded leader
     of the run's process group must have had its start time recorded (and, while it lives, still
     have it), and every process returned carries the run's marker in its environment. That finds
@@ -220,10 +225,10 @@ def run_processes(run_dir: Path, pgid: int | None, leader_started: float | None,
         pass  # the leader went; its children may still be there
     except Exception:  # noqa: BLE001
         return []
-    return marked_processes(run_dir, exclude)
+    return marked_processes(run_dir, exclude, marker)
 
 
-def marked_processes(run_dir: Path, exclude: tuple[int | None, ...] = ()) -> list[Any]:
+def marked_processes(run_dir: Path, exclude: tuple[int | None, ...] = (), marker: str | None = None) -> list[Any]:
     """Every live process (not a zombie) carrying this run's marker, but this one, its ancestors and
     `exclude`."""
     try:
@@ -238,7 +243,7 @@ def marked_processes(run_dir: Path, exclude: tuple[int | None, ...] = ()) -> lis
                 continue
         except psutil.Error:
             continue
-        if _marked(proc, run_dir):
+        if _marked(proc, run_dir, marker):
             found.append(proc)
     return found
 

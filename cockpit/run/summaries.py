@@ -96,7 +96,8 @@ def _effective(st, run: RunFolder | None = None) -> tuple[str, str | None]:  # t
         return "failed", "the supervisor process is gone (machine restarted or it was killed)"
     from cockpit.run import owner
 
-    if st.job_id is None and owner.run_processes(run.path, st.pgid, st.pid_started, exclude=(st.supervisor_pid,)):
+    if st.job_id is None and owner.run_processes(run.path, st.pgid, st.pid_started, exclude=(st.supervisor_pid,),
+                                                 marker=st.marker):
         return "running", (f"{SUPERVISOR_GONE} — the trainer is still running (pid {st.pid}); "
                            "`cockpit stop --force` ends it, `cockpit stop` saves and stops it")
     return _ended_unsupervised(run)

@@ -128,6 +128,7 @@ def supervise(run: RunFolder, resume_from: Path | None = None) -> int:
     os.environ[owner.RUN_DIR_ENV] = str(run.path)
     status.supervisor_pid = os.getpid()
     status.supervisor_started = owner.start_time(os.getpid())
+    status.marker = str(run.path)
     status.started = time.time()
     _save_status(run, status)  # at once: readers prove this process by its start time
     alerter = _alerter(run, jw, status.trainer)
@@ -216,6 +217,7 @@ def supervise(run: RunFolder, resume_from: Path | None = None) -> int:
             break
         except subprocess.TimeoutExpired:
             pass
+        _follow(run, jw, status)
         if time.monotonic() >= next_sample:
             next_sample = time.monotonic() + SAMPLE_EVERY_S
             values = sampler.sample(child.pid)
@@ -366,8 +368,19 @@ def _read_outcome(run: RunFolder) -> dict:
         return {}
 
 
+def _follow(run: RunFolder, jw: journal.JournalWriter, status: Status) -> None:
+    """The run folder was moved mid-run: go on where it is now (status, journal, requests), say so
+    once in the journal and supervisor.log. Its processes keep the marker they were started with."""
+    old = run.path
+    if run.follow(jw):
+        _say(f"cockpit: the run folder moved from {old} to {run.path}; the run goes on there")
+        jw.write(journal.warning(f"the run folder moved from {old} to {run.path} while it ran", code="run_moved"))
+        _save_status(run, status)
+
+
 def _finish(run: RunFolder, jw: journal.JournalWriter, status, state: str, exit_code: int | None,
             signum: int | None, diag: diagnose.Diagnosis, *, alerter: Alerter | None = None) -> int:
+    _follow(run, jw, status)
     # The last step from the journal's tail: the whole journal may be large.
     steps = [r.step for r in tail_records(run.events) if r.kind == journal.METRICS and r.step is not None]
     last_step = steps[-1] if steps else None
@@ -391,16 +404,16 @@ def _finish(run: RunFolder, jw: journal.JournalWriter, status, state: str, exit_
         run.clear_request(done)
     if alerter is not None:
         alerter.close()  # the run_ended notifications, bounded; a command still going is killed
-    _sweep(run)
+    _sweep(run, status.marker)
     jw.close()
     return 0
 
 
-def _sweep(run: RunFolder) -> None:
+def _sweep(run: RunFolder, marker: str | None) -> None:
     """The run is over: whatever still carries its marker (a helper the script started in a session
     of its own, a notify command's `setsid` child) goes too, named in supervisor.log."""
     try:
-        left = owner.marked_processes(run.path)
+        left = owner.marked_processes(run.path, marker=marker)
         if not left:
             return
         names = sorted({_name(p) for p in left})
