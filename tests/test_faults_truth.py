@@ -332,3 +332,21 @@ def test_force_stop_ends_the_processes_of_a_run_folder_moved_mid_run(tmp_path, r
         assert _gone(trainer.pid)
     finally:
         _cleanup(moved)
+
+
+@pytest.mark.slow
+def test_a_training_script_whose_folder_is_moved_mid_run_ends_finished_where_it_is_now(tmp_path, runs_dir):
+    run, proc = _pipeline(tmp_path, runs_dir, max_steps=12, sleep=0.3)
+    moved = RunFolder(run.path.with_name(run.path.name + "-moved"))
+    try:
+        proc.wait(timeout=60)
+        wait_for(lambda: _steps(run), timeout=300)
+        run.path.rename(moved.path)
+        wait_for(lambda: not moved.read_status().live, timeout=300)
+        status = moved.read_status()
+        assert status.state == "finished" and status.reason == "training finished", status
+        assert max(_steps(moved)) == 12  # the trainer's lines went on into the moved journal
+        assert (moved.control / "outcome.json").exists() and not run.path.exists()
+    finally:
+        _close(proc)
+        _cleanup(moved)

@@ -179,9 +179,8 @@ def supervise(run: RunFolder, resume_from: Path | None = None) -> int:
         return _supervise_slurm(run, jw, status, spec, argv, cwd, env, alerter=alerter,
                                 engine=None if script is not None else launcher.slurm_engine(spec))
     run.control_dir()
-    outcome_file = run.outcome_json
     try:
-        outcome_file.unlink()
+        run.outcome_json.unlink()
     except FileNotFoundError:
         pass
     try:
@@ -237,11 +236,8 @@ def supervise(run: RunFolder, resume_from: Path | None = None) -> int:
         pass
     doctor.ended()
 
-    outcome = {}
-    try:
-        outcome = json.loads(outcome_file.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        pass
+    _follow(run, jw, status)  # a folder moved in the last moments: its verdict is where it is now
+    outcome = _read_outcome(run)
     requested_force = run.pending_request(Request.STOP_FORCE) or forced["by_signal"]
     if rc < 0:
         diag = diagnose.classify_signal(-rc, requested=requested_force)
@@ -363,9 +359,10 @@ def _trained(run: RunFolder, journal_start: int) -> bool:
 
 def _read_outcome(run: RunFolder) -> dict:
     try:
-        return json.loads(run.outcome_json.read_text(encoding="utf-8"))
+        found = json.loads(run.outcome_json.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
+    return found if isinstance(found, dict) else {}
 
 
 def _follow(run: RunFolder, jw: journal.JournalWriter, status: Status) -> None:
