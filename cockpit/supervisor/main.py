@@ -389,14 +389,14 @@ def _finish(run: RunFolder, jw: journal.JournalWriter, status, state: str, exit_
             alerter.ended(ended)
         except Exception as exc:  # noqa: BLE001
             jw.write(journal.warning(f"alert check failed: {type(exc).__name__}: {exc}"[:300], code="alert_rule"))
-    jw.write(ended)  # when training ended, not when the notifications are done
     status.state = state
     status.ended = time.time()
     status.exit_code = exit_code
     status.signal = signum
     status.reason = diag.reason
     status.fix = diag.fix or None
-    _save_status(run, status)
+    _save_status(run, status)  # first: a reader that sees run_ended finds the status final too
+    jw.write(ended)  # when training ended, not when the notifications are done
     for done in Request:
         run.clear_request(done)
     if alerter is not None:
