@@ -1,7 +1,7 @@
 """The file helpers every floor uses: one atomic writer, and YAML read and written one way.
 
 PyYAML is imported only when YAML is read or written: the hook's modules in the user's process
-import the run folder, which needs `write_atomic` and nothing else from here."""
+import the run folder, which needs `write_atomic` and `open_own` and nothing else from here."""
 
 from __future__ import annotations
 
@@ -88,6 +88,47 @@ def _write_reserved(path: Path, payload: bytes) -> bool:
             os.replace(kept, spare)
         except OSError:
             pass
+    return True
+
+
+def open_own(path: str | os.PathLike[str], flags: int, mode: int = 0o644) -> int:
+    """Open a file the cockpit writes in a run folder (`flags`: O_WRONLY/O_RDWR, O_APPEND, ...; O_CREAT
+    is added) and return its descriptor, never through a link: a symlink, a FIFO or a socket put
+    where the file should be is removed and a regular file made in its place, so nothing the
+    cockpit writes leaves the run folder, and no write blocks on a pipe. A folder or a device in its
+    place is an OSError for the caller to say (never removed)."""
+    import stat
+
+    base = flags | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+    for _ in range(3):
+        try:
+            fd = os.open(path, base | os.O_NONBLOCK, mode)
+        except OSError as exc:
+            if exc.errno not in (errno.ELOOP, errno.ENXIO) or not _remove_odd(path):
+                raise
+            continue
+        st = os.fstat(fd)
+        if stat.S_ISREG(st.st_mode):
+            os.set_blocking(fd, True)
+            return fd
+        os.close(fd)
+        if not _remove_odd(path):
+            raise OSError(errno.EISDIR if stat.S_ISDIR(st.st_mode) else errno.EINVAL,
+                          "not a regular file", os.fspath(path))
+    raise OSError(errno.ELOOP, "cannot make a regular file here (it keeps being replaced)", os.fspath(path))
+
+
+def _remove_odd(path: str | os.PathLike[str]) -> bool:
+    """Remove a symlink, FIFO or socket at `path`; False (nothing removed) for anything else."""
+    import stat
+
+    try:
+        st = os.lstat(path)
+        if not (stat.S_ISLNK(st.st_mode) or stat.S_ISFIFO(st.st_mode) or stat.S_ISSOCK(st.st_mode)):
+            return False
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
     return True
 
 

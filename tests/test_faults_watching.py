@@ -423,3 +423,142 @@ def test_the_writer_keeps_at_most_its_bound_and_counts_what_it_dropped(tmp_path,
     assert steps == list(range(200 - len(steps), 200))  # the newest kept, in order
     assert records[-1].kind == journal.WARNING and records[-1].data["code"] == "journal_lost"
     assert heard[0].startswith("EISDIR") and heard[-1] is None
+
+
+# -- C1: one odd logged value costs only itself --------------------------------------------------
+
+
+class _RaisesOnItem:
+    """A value whose .item() raises what torch raises for a tensor of several values."""
+
+    def item(self):
+        raise RuntimeError("a Tensor with 3 elements cannot be converted to Scalar")
+
+
+def _odd(kind: str):
+    if kind == "tensor":
+        torch = pytest.importorskip("torch")
+        return torch.tensor([1.0, 2.0, 3.0])  # .item(): RuntimeError, a Tensor with 3 elements
+    return _RaisesOnItem()
+
+
+@pytest.mark.parametrize("kind", ["raises", pytest.param("tensor", marks=pytest.mark.slow)])
+def test_a_logged_value_whose_item_raises_is_skipped_and_every_other_metric_is_kept(tmp_path, capsys, kind):
+    from cockpit.runner.callback import CockpitCallback
+
+    writer = journal.JournalWriter(tmp_path / "events.jsonl")
+    callback = CockpitCallback(RunFolder(tmp_path), writer)
+    odd = _odd(kind)
+    for step in range(1, 11):
+        state = _State()
+        state.global_step = step
+        callback.on_log(None, state, None, logs={"loss": 2.0 / step, "per_token_loss": odd, "grad_norm": 0.5})
+    writer.close()
+    records, _ = journal.read_all(tmp_path / "events.jsonl")
+    metrics = [r for r in records if r.kind == journal.METRICS]
+    assert [r.step for r in metrics] == list(range(1, 11))  # 10 of 10 steps journaled
+    assert all("per_token_loss" not in r.data and r.data["grad_norm"] == 0.5 for r in metrics)
+    assert "failed, training goes on" not in capsys.readouterr().err  # nothing failed: the value was skipped
+
+
+# -- C2: a journal deleted or replaced mid-run ---------------------------------------------------
+
+
+def test_a_writer_whose_journal_is_deleted_or_replaced_reopens_it_and_says_so(tmp_path, capsys):
+    events = tmp_path / "events.jsonl"
+    writer = journal.JournalWriter(events)
+    writer.write(journal.metrics(1, {"loss": 1.0}))
+    events.unlink()  # `rm events.jsonl`
+    writer.write(journal.metrics(2, {"loss": 0.9}))
+    records, _ = journal.read_all(events)
+    assert [r.kind for r in records] == [journal.WARNING, journal.METRICS]
+    assert records[0].data["code"] == "journal_replaced" and "was deleted" in records[0].data["message"]
+    # An editor's save: a copy written beside it, then moved over it.
+    copy = tmp_path / "x"
+    copy.write_bytes(events.read_bytes())
+    copy.rename(events)
+    writer.write(journal.metrics(3, {"loss": 0.8}))
+    writer.close()
+    records, _ = journal.read_all(events)
+    assert [r.step for r in records if r.kind == journal.METRICS] == [2, 3]
+    assert [r.data["message"].split(" was ")[1][:8] for r in records if r.kind == journal.WARNING] == \
+        ["deleted ", "replaced"]
+    err = capsys.readouterr().err
+    assert err.count("writing to a new one from here") == 2
+
+
+WAITER = """
+import os, sys, time
+flag = sys.argv[1]
+while not os.path.exists(flag):
+    time.sleep(0.05)
+"""
+
+
+def _waiter_run(tmp_path: Path, runs: Path) -> tuple[RunFolder, Path]:
+    from cockpit.launch.plan import launch_prepared
+    from cockpit.launch.script import prepare_script
+
+    flag = tmp_path / "flag"
+    run = launch_prepared(prepare_script([sys.executable, "-c", WAITER, str(flag)], cwd=tmp_path,
+                                         runs_dir=runs, name="waiter"))
+    wait_for(lambda: (s := run.read_status()).state == "running" and s.pid_started, timeout=60)
+    return run, flag
+
+
+def _end_waiter(run: RunFolder, flag: Path) -> None:
+    from cockpit.run import owner
+
+    flag.touch()
+    status = run.read_status()
+    try:
+        wait_for(lambda: _gone(status.supervisor_pid), timeout=60)
+    finally:
+        for pid, started in ((status.pid, status.pid_started), (status.supervisor_pid, status.supervisor_started)):
+            if owner.same_process(pid, started):
+                os.kill(pid, 9)
+
+
+@pytest.mark.parametrize("how", ["rm", "mv"])
+def test_a_journal_deleted_or_replaced_under_a_live_run_is_reopened_and_its_end_is_in_it(tmp_path, runs_dir, how):
+    run, flag = _waiter_run(tmp_path, runs_dir)
+    try:
+        if how == "rm":
+            run.events.unlink()
+        else:
+            copy = run.path / "x"
+            copy.write_bytes(run.events.read_bytes())
+            copy.rename(run.events)
+        # the supervisor's next system sample (every 5 s) notices, and writes into the new file
+        wait_for(lambda: run.events.exists() and b"journal_replaced" in run.events.read_bytes(), timeout=30)
+    finally:
+        _end_waiter(run, flag)
+    records, _ = journal.read_all(run.events)
+    kinds = [r.kind for r in records]
+    assert kinds[-1] == journal.RUN_ENDED and run.read_status().state == "finished"
+    said = [r for r in records if r.kind == journal.WARNING and r.data["code"] == "journal_replaced"]
+    assert len(said) == 1 and ("deleted" if how == "rm" else "replaced") in said[0].data["message"]
+    assert "writing to a new one from here" in run.supervisor_log.read_text()
+
+
+# -- C3: control/ replaced by a file -------------------------------------------------------------
+
+
+def test_stop_and_force_stop_work_when_control_was_replaced_by_a_file(tmp_path, runs_dir):
+    run, flag = _waiter_run(tmp_path, runs_dir)
+    try:
+        shutil.rmtree(run.control)
+        run.control.write_text("not a folder\n")
+        saved = subprocess.run(cockpit_cmd("stop", run.name, "--runs-dir", str(runs_dir)), capture_output=True,
+                               text=True, timeout=60, stdin=subprocess.DEVNULL)
+        assert saved.returncode == 0, saved.stderr
+        assert (run.control / "stop_save").is_file()  # control/ is a folder again, with the request in it
+        shutil.rmtree(run.control)
+        run.control.symlink_to(tmp_path)  # a link to a folder elsewhere: nothing is written there
+        forced = subprocess.run(cockpit_cmd("stop", run.name, "--force", "--grace", "2", "--runs-dir", str(runs_dir)),
+                                capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+        assert forced.returncode == 0, forced.stderr
+        assert forced.stdout.strip() == f"{run.name}: killed"
+        assert not (tmp_path / "stop_force").exists() and not run.control.is_symlink()
+    finally:
+        _end_waiter(run, flag)

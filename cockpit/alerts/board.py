@@ -223,7 +223,7 @@ class AlertBoard:
 
 def write_mutes(run: RunFolder, names: set[str] | frozenset[str]) -> None:
     """control/mute.json, replaced whole (the supervisor reads it on every poll)."""
-    run.control.mkdir(parents=True, exist_ok=True)
+    run.control_dir()
     write_atomic(run.control / MUTE_FILE, json.dumps(sorted(names)) + "\n")
 
 
@@ -262,7 +262,7 @@ def add_rule(run: RunFolder, item: dict[str, Any]) -> Rule:
     for other in _parse(existing, ADDED_WHERE, []):
         if other.name == rule.name:
             raise CockpitError(f"'{rule.name}' is already watched — mute or change it in the alerts tab")
-    run.control.mkdir(parents=True, exist_ok=True)
+    run.control_dir()
     write_atomic(run.control / ADDED_FILE, dump_yaml({"alerts": [*existing, dict(item)]}))
     return rule
 

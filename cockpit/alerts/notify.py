@@ -36,26 +36,24 @@ def parse_notify(raw: Any, *, where: str = "cockpit.notify") -> dict[str, str]:
     return {str(k): str(v) for k, v in raw.items()}
 
 
-def keep_secrets(notify: dict[str, str], secrets_file: Path) -> dict[str, str]:
-    """Literal targets move to a user-only file beside run.yaml; run.yaml keeps `secret:KIND`."""
+def keep_secrets(notify: dict[str, str], run_id: str) -> dict[str, str]:
+    """Literal targets are kept outside the run folder, in the user's config dir (`cockpit.run.secrets`);
+    run.yaml keeps `secret:<id>/KIND`."""
+    from cockpit.run import secrets
+
     literal = {k: v for k, v in notify.items() if not v.startswith(("env:", SECRET_PREFIX))}
-    if not literal:
-        return dict(notify)
-    fd = os.open(secrets_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        json.dump(literal, fh)
-    return {k: (f"{SECRET_PREFIX}{k}" if k in literal else v) for k, v in notify.items()}
+    refs = secrets.keep(run_id, literal)
+    return {k: refs.get(k, v) for k, v in notify.items()}
 
 
-def resolve_target(value: str, secrets_file: Path | None) -> str | None:
+def resolve_target(value: str, legacy_file: Path | None) -> str | None:
+    """A target as it is sent: `env:NAME` read now, `secret:...` read from where it is kept
+    (`legacy_file`: control/notify.secret.json, where an older cockpit kept a run's)."""
+    from cockpit.run import secrets
+
     if value.startswith("env:"):
         return os.environ.get(value[4:]) or None
-    if value.startswith(SECRET_PREFIX) and secrets_file is not None:
-        try:
-            return json.loads(secrets_file.read_text(encoding="utf-8")).get(value[len(SECRET_PREFIX):])
-        except (OSError, ValueError):
-            return None
-    return value
+    return secrets.resolve(value, legacy=legacy_file) or None
 
 
 NOTIFY_TIMEOUT_S = 10.0

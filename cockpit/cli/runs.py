@@ -69,6 +69,12 @@ def cmd_run_script(args: argparse.Namespace) -> int:
             raise CockpitError(f"--alerts {args.alerts}: expected a mapping with notify: and alerts:")
     run = prepare_script(args.command, cwd=Path.cwd(), runs_dir=_runs_dir(args), name=args.name, env=env,
                          launcher=launcher or None, alerts=alerts)
+    from cockpit.alerts.alerter import user_alerts
+
+    broken: list[str] = []
+    user_alerts(broken)  # a broken ~/.config/cockpit/alerts.yaml is named at launch, as for a preset
+    for line in broken:
+        print(f"cockpit: note: {line}", file=sys.stderr)
     launch.launch_prepared(run)
     return _follow(run, args)
 
@@ -220,8 +226,7 @@ def cmd_migrate(args: argparse.Namespace) -> int:
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
-    from cockpit.formats import fmt_duration
-    from cockpit.run.summaries import run_summaries
+    from cockpit.run.summaries import age_of, run_summaries
 
     rows = run_summaries(_runs_dir(args))
     if args.json:
@@ -235,7 +240,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
     for r in rows:
         step = f"{r.step if r.step is not None else '-'}/{r.max_steps or '?'}"
         print(f"{r.name[:40]:40} {r.state_label:{width}} {r.trainer[:12]:12} {step:>11} "
-              f"{fmt_duration(time.time() - r.created):>7}")
+              f"{age_of(r.created, time.time()):>7}")
         if r.journal_note:
             print(f"  ! {r.journal_note}")
     return 0

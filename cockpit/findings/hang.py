@@ -17,7 +17,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -116,31 +116,57 @@ class Dump:
     error: str | None = None
 
 
-def dump_stack(pid: int, *, timeout_s: float = 30.0) -> Dump:
-    """One process's Python stacks through py-spy; never raises."""
+DUMP_TIMEOUT_S = 10.0
+"""How long one py-spy dump may take: a py-spy that never answers is killed then, and named."""
+YAMA = Path("/proc/sys/kernel/yama/ptrace_scope")
+
+
+def dump_stack(pid: int, *, timeout_s: float = DUMP_TIMEOUT_S,
+               on_start: Callable[[subprocess.Popen[str]], None] | None = None) -> Dump:
+    """One process's Python stacks through py-spy; never raises, and never waits past `timeout_s`
+    (the py-spy is killed then). `on_start` hears the py-spy process, so an owner that is leaving
+    can kill it sooner."""
     exe = py_spy()
     if exe is None:
         return Dump(pid, "", [], "py-spy is not installed — pip install py-spy to record stacks of a hung run")
     try:
-        proc = subprocess.run([exe, "dump", "--json", "--pid", str(pid)], capture_output=True, text=True,
-                              timeout=timeout_s, stdin=subprocess.DEVNULL)
-    except subprocess.TimeoutExpired:
-        return Dump(pid, "", [], f"py-spy did not answer within {timeout_s:.0f}s for pid {pid}")
+        proc = subprocess.Popen([exe, "dump", "--json", "--pid", str(pid)], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
     except OSError as exc:
-        return Dump(pid, "", [], f"py-spy could not start: {exc}")
+        return Dump(pid, "", [], f"py-spy could not start: {exc.strerror or exc}")
+    if on_start is not None:
+        on_start(proc)
+    try:
+        out, err_text = proc.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        return Dump(pid, "", [], f"py-spy did not answer within {timeout_s:.0f}s for pid {pid} (it was stopped)")
     if proc.returncode != 0:
-        err = (proc.stderr or proc.stdout).strip().splitlines()
-        why = err[-1] if err else f"exit code {proc.returncode}"
-        low = (proc.stderr or "").lower()
+        why = py_spy_error(err_text or out) or (f"exit code {proc.returncode}" if proc.returncode > 0
+                                                else f"py-spy was stopped (signal {-proc.returncode})")
+        low = (err_text or "").lower()
         if "permission" in low or "not permitted" in low or "ptrace" in low:
-            why = (f"ptrace refused for pid {pid} ({why}) — allow it with `sysctl kernel.yama.ptrace_scope=0`, "
-                   "or run with CAP_SYS_PTRACE (docker: --cap-add SYS_PTRACE)")
+            allow = ("allow it with `sysctl kernel.yama.ptrace_scope=0`, or " if YAMA.exists() else "")
+            why = (f"ptrace refused for pid {pid} ({why}) — {allow}run with CAP_SYS_PTRACE "
+                   "(docker: --cap-add SYS_PTRACE)")
         return Dump(pid, "", [], why)
     try:
-        threads = json.loads(proc.stdout)
+        threads = json.loads(out)
     except ValueError:
-        return Dump(pid, proc.stdout, [], None)
+        return Dump(pid, out, [], None)
     return Dump(pid, format_threads(pid, threads), threads if isinstance(threads, list) else [])
+
+
+def py_spy_error(text: str) -> str | None:
+    """py-spy's own error line ("Error: ...", with its "Reason: ..." when there is one), not the
+    Rust backtrace that may follow it ("9: main")."""
+    lines = [line.strip() for line in (text or "").splitlines() if line.strip()]
+    error = next((line for line in lines if line.lower().startswith("error")), None)
+    if error is None:
+        return lines[0][:300] if lines and not lines[0][:1].isdigit() else None
+    reason = next((line for line in lines if line.lower().startswith(("reason", "caused by"))), None)
+    return (f"{error} ({reason})" if reason else error)[:300]
 
 
 def format_threads(pid: int, threads: Any) -> str:
@@ -205,10 +231,12 @@ def _at(fr: dict[str, Any]) -> str:
     return f"{name} at {fr.get('short_filename') or fr.get('filename')}:{fr.get('line')}"
 
 
-def record_stacks(run_dir: Path, pids: list[int], step: int | None) -> tuple[Path | None, list[str], list[str]]:
+def record_stacks(run_dir: Path, pids: list[int], step: int | None, *,
+                  on_start: Callable[[subprocess.Popen[str]], None] | None = None
+                  ) -> tuple[Path | None, list[str], list[str]]:
     """Dump every pid; write the stacks to hangs/step-N-T.txt. (file or None, where each process
     waits, errors)."""
-    dumps = [dump_stack(pid) for pid in pids]
+    dumps = [dump_stack(pid, on_start=on_start) for pid in pids]
     errors = [d.error for d in dumps if d.error]
     waits = [f"pid {d.pid}: {where_it_waits(d.threads)}" for d in dumps if d.threads]
     texts = [d.text for d in dumps if d.text]

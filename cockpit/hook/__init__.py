@@ -202,7 +202,23 @@ def attach(trainer: Any) -> Any:
         _state["atexit"] = True
         atexit.register(_write_outcome, callback.run)
         atexit.register(_leave_process_group)
+        _note_uncaught()
     return callback
+
+
+def _note_uncaught() -> None:
+    """Remember an exception that ends the script (the outcome says it, for when nobody saw the exit
+    code: a supervisor that was killed), then let the script's own excepthook print it as ever."""
+    previous = sys.excepthook
+
+    def excepthook(tp: Any, value: Any, tb: Any) -> None:
+        try:
+            _state["uncaught"] = f"{tp.__name__}: {value}"[:300]
+        except Exception:  # noqa: BLE001 - a str() that raises: the type is enough
+            _state["uncaught"] = getattr(tp, "__name__", "an exception")
+        previous(tp, value, tb)
+
+    sys.excepthook = excepthook
 
 
 def _leave_process_group() -> None:
@@ -225,12 +241,21 @@ def _write_outcome(run: Any) -> None:
         return
     from cockpit.files import write_atomic
 
-    outcome: dict[str, Any] = {"trainers_built": len(_state["callbacks"])}
+    callbacks = _state["callbacks"]
+    outcome: dict[str, Any] = {
+        "trainers_built": len(callbacks),
+        "trainings_started": sum(1 for cb in callbacks if getattr(cb, "training", "") in ("started", "ended")),
+        "trainings_ended": sum(1 for cb in callbacks if getattr(cb, "training", "") == "ended")}
+    if _state.get("uncaught"):
+        outcome["uncaught"] = _state["uncaught"]
     if any(cb.stop_requested for cb in _state["callbacks"]):
         outcome.update({"state": "stopped", "code": "stopped", "reason": "stopped and saved on request",
                         "fix": "resume it with `cockpit resume RUN`"})
     try:
-        run.control.mkdir(exist_ok=True)
+        writer = getattr(callbacks[0], "writer", None) if callbacks else None
+        if writer is not None:
+            run.follow(writer)  # a run folder moved mid-run: the outcome goes where the journal went
+        run.control_dir()
         write_atomic(run.outcome_json, json.dumps(outcome))
     except OSError as exc:  # watching never fails the script
         say(f"cockpit: could not write the run's outcome: {type(exc).__name__}")

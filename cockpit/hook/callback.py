@@ -25,6 +25,9 @@ class ScriptCallback(CockpitCallback):
         self.resumed_from: str | None = None
         self.segment = 0
         """Which Trainer of the script this is (0, 1, ...): each is a segment of its own in the journal."""
+        self.training = ""
+        """"" built, "started" once train() began, "ended" once it ended: control/outcome.json counts
+        them, so a script that exits mid-training (os._exit, a kill) never reads as finished."""
 
     def _check_alone(self, args: Any) -> None:
         """The launcher started N processes, and this trainer trains alone (world size 1): every
@@ -51,4 +54,22 @@ class ScriptCallback(CockpitCallback):
                 output_dir=str(args.output_dir), trainer_class=self.trainer_class, model=model,
                 script=True, segment=self.segment, python=sys.executable))
             self._check_alone(args)
+        self.training = "started"
+        _outcome_now()
         return super().on_train_begin(args, state, control, **kwargs)
+
+    def on_train_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
+        out = super().on_train_end(args, state, control, **kwargs)
+        self.training = "ended"
+        _outcome_now()
+        return out
+
+
+def _outcome_now() -> None:
+    """Under a cockpit run, control/outcome.json says now how far each Trainer got (`cockpit.hook`)."""
+    import os
+
+    from cockpit.hook import RUN_DIR_ENV, _state, _write_outcome
+
+    if os.environ.get(RUN_DIR_ENV) and _state["callbacks"]:
+        _write_outcome(_state["callbacks"][0].run)

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from cockpit.hook.callback import ScriptCallback
-from cockpit.run import journal
+from cockpit.run import journal, owner
 from cockpit.run.folder import Request, RunFolder
 
 
@@ -111,7 +111,16 @@ def _own_run_folder(name: str | None, runs_dir: str | os.PathLike[str] | None) -
     cockpit = {"name": name or script,
                "script": {"command": [sys.executable, *sys.argv], "cwd": os.getcwd()}, "in_code": True}
     run.run_yaml.write_text(dump_yaml({"trainer": SCRIPT_TRAINER, "cockpit": cockpit}), encoding="utf-8")
-    run.write_status(Status(state="starting", name=run.name, trainer=SCRIPT_TRAINER, supervisor_pid=os.getpid(),
-                            pid=os.getpid(), pgid=os.getpgid(0), started=time.time(),
-                            host=os.uname().nodename))
+    # The script owns its folder for as long as it lives: the run's lock, held (and its proof for a
+    # force stop, as its environment has no marker), and its start time beside its pid (`run/owner.py`).
+    _held_locks.append(owner.acquire(run.path, run.name))
+    os.set_inheritable(_held_locks[-1], False)
+    me = os.getpid()
+    run.write_status(Status(state="starting", name=run.name, trainer=SCRIPT_TRAINER, supervisor_pid=me,
+                            supervisor_started=owner.start_time(me), pid=me, pgid=os.getpgid(0),
+                            pid_started=owner.start_time(me), started=time.time(), host=os.uname().nodename))
     return run
+
+
+_held_locks: list[int] = []
+"""The locks of the run folders this process owns (one per `CockpitCallback()` that made its own)."""

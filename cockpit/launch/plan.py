@@ -23,7 +23,7 @@ import psutil
 from cockpit.config.presets import Preset, device_policy, dump_yaml
 from cockpit.config.validate import Plan, has_gpu, validate
 from cockpit.errors import CockpitError
-from cockpit.run import journal, owner
+from cockpit.run import journal, owner, secrets
 from cockpit.run.folder import (  # complete_checkpoint: resume uses the run folder's rule
     LIVE_STATES,
     Request,
@@ -57,9 +57,10 @@ def prepare(plan: Plan, runs_dir: Path, name: str | None = None) -> RunFolder:
         if preset.cockpit.get("notify"):  # literal URLs may carry tokens: not in run.yaml
             from cockpit.alerts.notify import keep_secrets, parse_notify
 
-            run.control.mkdir(exist_ok=True)
-            preset.cockpit["notify"] = keep_secrets(parse_notify(preset.cockpit["notify"]),
-                                                    run.control / "notify.secret.json")
+            preset.cockpit["notify"] = keep_secrets(parse_notify(preset.cockpit["notify"]), secrets.new_id())
+        if isinstance(preset.cockpit.get("env"), dict):  # tokens in env: too
+            preset.cockpit["env"] = secrets.split_env({str(k): str(v) for k, v in preset.cockpit["env"].items()},
+                                                      secrets.new_id())
         run.run_yaml.write_text(preset.to_yaml(), encoding="utf-8")
         run.trl_yaml.write_text(dump_yaml(trl_cli_config(preset.trl)), encoding="utf-8")
         spec = plan.spec
@@ -127,7 +128,10 @@ def start_supervisor(run: RunFolder, resume_from: Path | None = None, owner_fd: 
     env.pop(owner.LOCK_FD_ENV, None)
     if owner_fd is not None:
         env[owner.LOCK_FD_ENV] = str(owner_fd)
-    with open(os.devnull, "rb") as devnull, open(run.supervisor_log, "ab") as log:
+    from cockpit.files import open_own
+
+    log_fd = open_own(run.supervisor_log, os.O_WRONLY | os.O_APPEND)  # never through a link
+    with open(os.devnull, "rb") as devnull, os.fdopen(log_fd, "ab") as log:
         proc = subprocess.Popen(argv, stdin=devnull, stdout=log, stderr=subprocess.STDOUT,
                                 start_new_session=True, close_fds=True, env=env,
                                 cwd=str(run.path), pass_fds=() if owner_fd is None else (owner_fd,))
@@ -165,8 +169,11 @@ def _record_supervisor(run: RunFolder, pid: int) -> None:
 # -- stop ----------------------------------------------------------------------------------
 
 
-def _group_alive(run: RunFolder, status: Status) -> bool:
-    return bool(owner.run_processes(run.path, status.pgid, status.pid_started))
+def _run_procs(run: RunFolder, status: Status) -> list:
+    """The run's own live processes (`run/owner.py`): proven by the recorded start time and the run's
+    marker, its group and the helpers that left it alike; never the supervisor."""
+    return owner.run_processes(run.path, status.pgid, status.pid_started, exclude=(status.supervisor_pid,),
+                               marker=status.marker)
 
 
 def _wait_reaped(pgid: int, limit_s: float) -> None:
@@ -181,13 +188,19 @@ def _wait_reaped(pgid: int, limit_s: float) -> None:
         time.sleep(0.05)
 
 
+END_WORD_WAIT_S = 15.0
+"""How long a force stop waits for the run's supervisor to write the run's end once its processes are gone."""
+
+
 def stop(run: RunFolder, *, save: bool, grace_s: float | None = None, wait: bool = True) -> Status:
     """save=True: the runner saves a checkpoint at the next step and ends `stopped`.
-    save=False: SIGTERM to the run's process group, SIGKILL after `grace_s`; ends `killed`.
+    save=False: SIGTERM to the run's processes, SIGKILL after `grace_s`; ends `killed`.
 
     Signals go only to processes proved to be the run's (`run/owner.py`: the recorded start time
-    and the run's marker in their environment): a pid that was reused is left alone. A trainer
-    whose supervisor died is stopped all the same, and its end is written here."""
+    and the run's marker in their environment), one by one: a pid that was reused is left alone,
+    and a helper that left the group (`start_new_session`) is found by its marker all the same. A
+    trainer whose supervisor died is stopped all the same, and its end is written here; with the
+    supervisor alive, `stop` waits (bounded) for it to write the end, so it returns the final state."""
     from cockpit.run.summaries import effective_state, supervisor_alive
 
     status = run.read_status()
@@ -199,7 +212,10 @@ def stop(run: RunFolder, *, save: bool, grace_s: float | None = None, wait: bool
     if save:
         run.request(Request.STOP_SAVE)
         return status
-    run.request(Request.STOP_FORCE)
+    try:
+        run.request(Request.STOP_FORCE)
+    except OSError:  # the request cannot be left (a full disk): the signals below stop the run all the same
+        pass
     if grace_s is None:
         grace_s = float(run.cockpit_section().get("stop_grace_s", DEFAULT_GRACE_S))
     pgid = status.pgid
@@ -208,41 +224,45 @@ def stop(run: RunFolder, *, save: bool, grace_s: float | None = None, wait: bool
         return status
     if status.pid and status.pid == status.supervisor_pid:
         return _stop_in_code(run, status, grace_s)
-    procs = owner.run_processes(run.path, pgid, status.pid_started)
+    procs = _run_procs(run, status)
     if not procs:
         return run.read_status()  # gone already, or the number now belongs to another process
-    try:
-        os.killpg(pgid, signal.SIGTERM)
-    except ProcessLookupError:
-        return run.read_status()
     if not wait and not orphan:
+        owner.signal_all(procs, signal.SIGTERM)
         return status
-    _, alive = psutil.wait_procs(procs, timeout=grace_s)
-    if alive or _group_alive(run, status):  # or one the group started meanwhile
-        try:
-            os.killpg(pgid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        psutil.wait_procs(owner.run_processes(run.path, pgid, status.pid_started))
+    owner.end_processes(procs, grace_s)
+    owner.end_processes(_run_procs(run, status), 1.0)  # a helper started while the others were ending
     _wait_reaped(pgid, 5.0)
     if orphan:
         return _end_orphan(run)
+    deadline = time.monotonic() + END_WORD_WAIT_S
+    while time.monotonic() < deadline and run.read_status().live and supervisor_alive(run.read_status()):
+        time.sleep(0.1)
     return run.read_status()
 
 
 def _stop_in_code(run: RunFolder, status: Status, grace_s: float) -> Status:
     """A run made by `CockpitCallback` in a plain `python train.py`: the script is its own owner,
     and its process group may be the user's shell's. Only that one process is signalled, while it
-    is still the one recorded."""
-    if status.pid and owner.same_process(status.pid, status.supervisor_started):
+    is still the one recorded (its start time) and holds the run's lock (its mark: its environment
+    has no `COCKPIT_RUN_DIR`)."""
+    pid = status.pid
+
+    def ours() -> bool:
+        return owner.same_process(pid, status.supervisor_started) and owner.holds_lock(pid, run.path)  # type: ignore[arg-type]
+
+    if not ours() and owner.same_process(pid, status.supervisor_started):
+        raise CockpitError(f"{run.name}: pid {pid} cannot be proven to be this run's script (it does not hold "
+                           f"{owner.LOCK_FILE}) — it was not signalled; stop it yourself if it is")
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        if not ours():
+            break
         try:
-            proc = psutil.Process(status.pid)
-            proc.terminate()
-            if psutil.wait_procs([proc], timeout=grace_s)[1]:
-                proc.kill()  # psutil signals it only while the pid is still this process
-                psutil.wait_procs([proc], timeout=grace_s)
+            proc = psutil.Process(pid)
+            proc.send_signal(sig)  # psutil signals it only while the pid is still this process
+            psutil.wait_procs([proc], timeout=grace_s)
         except psutil.NoSuchProcess:
-            pass
+            break
     return _end_orphan(run, "stopped by request (`cockpit stop --force`)")
 
 
@@ -428,7 +448,7 @@ def _resume_script(run: RunFolder, status: Status, overrides: list[str] | None, 
         raise CockpitError(f"{run.name}: already finished at step {done} of {total}{trainers} — nothing to resume")
     from cockpit.files import write_atomic
 
-    run.control.mkdir(exist_ok=True)
+    run.control_dir()
     write_atomic(run.resume_json, json.dumps(chosen, indent=2))
     ckpt = Path(chosen[max(chosen, key=int)])
     write_script_command(run, ckpt)

@@ -7,8 +7,11 @@ stop / resume as a preset run. run.yaml records what was asked:
     trainer: script
     cockpit:
       name: train
-      script: {command: [python, train.py, --lr, 1e-5], cwd: /where/it/was/given}
-      env: {KEY: value}           # overrides on top of the launching shell's environment
+      script: {command: [python, train.py, --lr, 1e-5], cwd: /where/it/was/given, launch_env: <id>}
+      env: {KEY: value}           # overrides on top of the launch environment; a token as secret:<id>/KEY
+
+The launch environment and secret values are kept outside the folder (`cockpit.run.secrets`): a
+resume from another shell runs with the environment the run was launched with.
 
 The supervisor starts the command in that folder with the hook's site folder first on PYTHONPATH
 (`cockpit.hook`), so every transformers Trainer the process builds writes the journal; the
@@ -27,7 +30,7 @@ from cockpit.config.launcher import check as check_launcher
 from cockpit.config.launcher import check_command, check_command_python, default_name, slurm_problem
 from cockpit.errors import CockpitError
 from cockpit.files import dump_yaml
-from cockpit.run import journal
+from cockpit.run import journal, secrets
 from cockpit.run.folder import RunFolder, Status, checkpoint_step, create_run_folder, script_section
 from cockpit.trainers.knowledge import SCRIPT_TRAINER
 
@@ -66,11 +69,15 @@ def prepare_script(command: list[str], *, cwd: Path, runs_dir: Path, name: str |
     if problems:
         raise CockpitError("\n".join(problems))
     run = create_run_folder(runs_dir.resolve(), name or default_name(command))
+    run_id = secrets.new_id()
     try:
+        # The launch environment, for resumes from another shell, and the values of secret-looking
+        # --env names are kept outside the run folder (`cockpit.run.secrets`): run.yaml names them.
+        secrets.keep_launch_env(run_id)
         cockpit: dict[str, Any] = {"name": name or default_name(command),
-                                   "script": {"command": list(command), "cwd": str(cwd)}}
+                                   "script": {"command": list(command), "cwd": str(cwd), "launch_env": run_id}}
         if env:
-            cockpit["env"] = dict(env)
+            cockpit["env"] = secrets.split_env(dict(env), run_id)
         if launcher:
             cockpit["launcher"] = dict(launcher)
         if alerts:  # an --alerts file: {notify: ..., alerts: [...], builtin_alerts: ...}
@@ -80,8 +87,7 @@ def prepare_script(command: list[str], *, cwd: Path, runs_dir: Path, name: str |
                 if key in alerts:
                     cockpit[key] = alerts[key]
             if alerts.get("notify"):
-                run.control.mkdir(exist_ok=True)
-                cockpit["notify"] = keep_secrets(parse_notify(alerts["notify"]), run.control / "notify.secret.json")
+                cockpit["notify"] = keep_secrets(parse_notify(alerts["notify"]), run_id)
         run.run_yaml.write_text(dump_yaml({"trainer": SCRIPT_TRAINER, "cockpit": cockpit}), encoding="utf-8")
         write_script_command(run)
         run.write_status(Status(state="starting", name=run.name, trainer=SCRIPT_TRAINER, host=os.uname().nodename))
@@ -99,7 +105,7 @@ def write_script_command(run: RunFolder, resume_from: Path | None = None) -> Non
     env = run.cockpit_section().get("env") or {}
     lines = ["# what cockpit runs (inside a detached supervisor), unchanged, in its working folder:",
              f"cd {shlex.quote(str(section.get('cwd', '.')))}",
-             " ".join([*(f"{k}={shlex.quote(str(v))}" for k, v in env.items()),
+             " ".join([*(f"{k}={shlex.quote(secrets.shown(v))}" for k, v in env.items()),
                        shlex.join(section.get("command", []))])]
     if resume_from is not None:
         lines.insert(1, f"# resumed from {resume_from} (given to Trainer.train by cockpit's hook)")

@@ -171,17 +171,50 @@ def free_space(paths: Iterable[os.PathLike[str] | str]) -> tuple[int, str] | Non
     return best
 
 
+LOW_FREE_INODES = 64
+"""Fewer free inodes than this on the disk holding the run: new files (a checkpoint's) cannot be made."""
+
+
+def free_inodes(paths: Iterable[os.PathLike[str] | str]) -> tuple[int, int, str] | None:
+    """The fewest free inodes (for this user) among the disks holding `paths`, with that disk's
+    inode total and mount point; None where the filesystem has no fixed inode table (btrfs, ...)."""
+    best: tuple[int, int, str] | None = None
+    for raw in paths:
+        path = Path(raw)
+        while not path.exists() and path != path.parent:
+            path = path.parent
+        try:
+            st = os.statvfs(path)
+        except OSError:
+            continue
+        if st.f_files <= 0:
+            continue
+        mount = os.path.realpath(path)
+        while not os.path.ismount(mount):
+            mount = os.path.dirname(mount)
+        if best is None or st.f_favail < best[0]:
+            best = (st.f_favail, st.f_files, mount)
+    return best
+
+
 def disk_full(diag: Diagnosis, text: str, places: Iterable[os.PathLike[str] | str]) -> Diagnosis:
     """Name a full disk: ENOSPC said anywhere, or a save-time I/O error (torch.save's
     "basic_ios::clear: iostream error", a bare "exited with code 1") while the disk holding the
     run or its output has less than LOW_FREE_BYTES left, becomes "the disk is full (N MB free on
     MOUNT)" with the fix. Anything else is returned as it was."""
     said = diag.code == "disk_full" or bool(_DISK_FULL.search(text)) or bool(_DISK_FULL.search(diag.reason))
+    places = list(places)
     where = free_space(places)
-    low = where is not None and where[0] < LOW_FREE_BYTES
+    inodes = free_inodes(places)
+    no_inodes = inodes is not None and inodes[0] < LOW_FREE_INODES
+    low = (where is not None and where[0] < LOW_FREE_BYTES) or no_inodes
     if not (said or (low and (diag.code == "error" or _SAVE_IO.search(text) or _SAVE_IO.search(diag.reason)))):
         return diag
-    if where is None:
+    if no_inodes and inodes is not None:  # no file can be made, whatever the bytes free: say inodes
+        free_mb = f", {where[0] // 2**20} MB free" if where is not None else ""
+        reason = f"the disk is out of inodes ({inodes[0]} of {inodes[1]} free on {inodes[2]}{free_mb})"
+        fix = f"delete files on {inodes[2]} (many small files use the inodes up)"
+    elif where is None:
         reason = "the disk is full"
         fix = "free space on the disk that holds the run"
     else:
@@ -191,3 +224,52 @@ def disk_full(diag: Diagnosis, text: str, places: Iterable[os.PathLike[str] | st
     return Diagnosis("disk_full", f"{reason}: {detail}"[:500] if detail else reason,
                      f"{fix} (or point output_dir at a bigger disk, lower save_total_limit), "
                      "then `cockpit resume RUN`")
+
+
+# -- the training process's own word (control/outcome.json) -------------------------------------
+
+ENDED_STATES = ("finished", "stopped", "failed", "killed")
+NO_END = ("training started and was never seen to end — the process exited mid-training (os._exit, a "
+          "kill, or an exit from a callback)")
+
+
+def verdict(outcome: object, *, script: bool, trained: bool, exit_code: int | None) -> tuple[str, Diagnosis] | None:
+    """How an attempt ended, by the training process's own word: the state and why. `outcome` is
+    control/outcome.json (the runner's verdict; a script's hook says how many Trainers it built, and
+    how many started and ended training), `trained` whether the attempt's journal holds a
+    `run_started`, `exit_code` the exit code when someone saw it (None after the supervisor was
+    killed). A Trainer that started training and was never seen to end did not finish, whatever
+    the exit code. None when there is no word to go by (the caller reads the log's tail)."""
+    out = outcome if isinstance(outcome, dict) else {}
+    state = out.get("state")
+    if state in ENDED_STATES and out.get("reason"):
+        return str(state), Diagnosis(str(out.get("code") or state), str(out["reason"]), str(out.get("fix") or ""))
+    if not script:
+        if exit_code == 0:  # the runner always writes its verdict before it returns: it was cut short
+            return "failed", Diagnosis("no_end", f"the runner exited (code 0) without its last word: {NO_END}",
+                                       "see stdout.log")
+        return None
+    if out.get("uncaught") and exit_code is None:
+        return "failed", Diagnosis("error", str(out["uncaught"]), "see stdout.log")
+    started, ended = out.get("trainings_started"), out.get("trainings_ended")
+    counted = isinstance(started, int) and isinstance(ended, int)
+    if counted and started > ended:  # type: ignore[operator]
+        return "failed", Diagnosis("no_end", NO_END, "resume it with `cockpit resume RUN`")
+    if counted and started and started == ended:
+        return "finished", Diagnosis("finished", "training finished", "")
+    if not out and trained:  # the hook's last word is missing altogether, yet training started
+        return "failed", Diagnosis("no_end", NO_END, "resume it with `cockpit resume RUN`")
+    if (counted and not started) or (not counted and not trained):
+        if exit_code != 0:
+            return None  # it failed before training, or nobody saw how it exited: its log says why
+        built = out.get("trainers_built")
+        if isinstance(built, int) and built > 0:
+            return "finished", Diagnosis("no_training", f"the script built {built} Trainer{'s' if built > 1 else ''} "
+                                         "but never started training (Trainer.train was not called)",
+                                         "call trainer.train() in the script")
+        return "finished", Diagnosis("no_trainer", "no Trainer was built — the script ended without building a "
+                                     "transformers Trainer, so nothing was trained or watched",
+                                     "check that the script builds a transformers or TRL Trainer and calls train()")
+    if exit_code == 0:
+        return "finished", Diagnosis("finished", "training finished", "")
+    return None

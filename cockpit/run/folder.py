@@ -96,6 +96,9 @@ class Status:
     pid_started: float | None = None
     """The trainer's (the process group leader's) start time: a signal goes to the group only while
     its leader still has it (`run/owner.py`)."""
+    marker: str | None = None
+    """The run folder as the run's processes were told it (`COCKPIT_RUN_DIR`): a folder moved
+    mid-run still knows its processes by it (`run/owner.py`)."""
     v: int = STATUS_VERSION
 
     @property
@@ -111,7 +114,6 @@ class Status:
 @dataclass
 class RunFolder:
     path: Path
-    _status_cache: tuple[float, Status] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         self.path = Path(self.path)
@@ -232,11 +234,43 @@ class RunFolder:
         self.write_status(status)
         return status
 
+    def follow(self, writer: Any) -> bool:
+        """The run folder was moved (`mv RUN RUN-moved`) while this process writes to it: take the
+        path its journal moved to (`writer`: the `JournalWriter` with events.jsonl open), so the
+        outcome and the status go where the run now is. True when the path changed."""
+        if self.path.is_dir():
+            return False
+        moved = Path(writer.where())
+        if moved.name != self.events.name or moved.parent == self.path or not moved.parent.is_dir():
+            return False
+        self.path = moved.parent
+        writer.path = str(self.events)  # a journal it must reopen is made here, not where the folder was
+        return True
+
     # -- control requests ------------------------------------------------------------------
+    def control_dir(self) -> Path:
+        """control/, made sure to be a real folder of the run's: a file, a link (to a folder
+        elsewhere) or anything else in its place is removed first, so a request can always be left
+        and nothing written there leaves the run folder."""
+        import stat
+
+        for _ in range(3):
+            try:
+                if stat.S_ISDIR(os.lstat(self.control).st_mode):
+                    return self.control
+                os.unlink(self.control)
+            except FileNotFoundError:
+                pass
+            try:
+                self.control.mkdir()
+                return self.control
+            except FileExistsError:
+                continue
+        return self.control
+
     def request(self, what: str, **data: Any) -> Path:
         """Leave a request for the trainer and the supervisor (a `Request`)."""
-        self.control.mkdir(exist_ok=True)
-        path = self.control / what
+        path = self.control_dir() / what
         try:
             write_atomic(path, json.dumps({"t": time.time(), **data}))
         except OSError as exc:

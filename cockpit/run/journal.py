@@ -280,6 +280,8 @@ class JournalWriter:
         self.lost = 0
         """Records dropped because the memory buffer was full while the file could not be written."""
         self._fd: int | None = None
+        self._inode: tuple[int, int] | None = None
+        self._lost_file: str | None = None
         self._closed = False
         self._pending: deque[bytes] = deque()
         self._pending_bytes = 0
@@ -366,8 +368,10 @@ class JournalWriter:
         if self.trouble is not None and not force and time.monotonic() < self._next_try:
             return None
         try:
+            if self._fd is not None and self._pending and self._replaced():
+                self._fd = None
             if self._fd is None:
-                self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+                self._fd = self._open()
             while self._pending:
                 chunk = self._pending[0]
                 n = os.write(self._fd, chunk)
@@ -394,6 +398,63 @@ class JournalWriter:
             self.trouble = None
             return ("ok", None)
         return None
+
+    def where(self) -> str:
+        """Where the file this writer has open is now (it moves with a run folder that is moved);
+        its path as given where that cannot be told."""
+        fd = self._fd
+        if fd is not None and self.path != os.devnull:
+            try:
+                now = os.readlink(f"/proc/self/fd/{fd}")
+            except OSError:
+                return self.path
+            if not now.endswith(" (deleted)") and os.path.isfile(now):
+                return now
+        return self.path
+
+    def _open(self) -> int:
+        """The journal for appending, never through a link (`files.open_own`); a writer that found its
+        file deleted or replaced says so at the head of what it writes into the new one."""
+        if self.path == os.devnull:  # a rank other than 0: nothing to write, nothing to check
+            return os.open(self.path, os.O_WRONLY | os.O_CLOEXEC)
+        from cockpit.files import open_own
+
+        fd = open_own(self.path, os.O_WRONLY | os.O_APPEND)
+        st = os.fstat(fd)
+        self._inode = (st.st_dev, st.st_ino)
+        if self._lost_file:
+            note = self._lost_file
+            self._lost_file = None
+            say(f"cockpit: {note} — writing to a new one from here")
+            data = encode(warning(f"{note}; this journal goes on from there (what was written to the old "
+                                  "file after that is not here)", code="journal_replaced"))
+            self._pending.appendleft(data)
+            self._pending_bytes += len(data)
+        return fd
+
+    def _replaced(self) -> bool:
+        """events.jsonl is no longer the file this writer has open (deleted, or replaced by an editor's
+        save or a `mv`): compared by inode before each write, as appending to the old one would lose
+        the rest of the run without a word. The descriptor is closed; the next open makes a new one."""
+        if self.path == os.devnull or self._inode is None:
+            return False
+        try:
+            st = os.stat(self.path, follow_symlinks=False)
+            now: tuple[int, int] | None = (st.st_dev, st.st_ino)
+        except OSError:
+            now = None
+        if now == self._inode:
+            return False
+        if now is None and not os.path.isdir(os.path.dirname(self.path) or "."):
+            return False  # the run folder itself moved: the open file moved with it, keep writing there
+        gone = "deleted" if now is None else "replaced"
+        self._lost_file = f"the journal {self.path} was {gone} while the run wrote it"
+        try:
+            os.close(self._fd)  # type: ignore[arg-type]
+        except OSError:
+            pass
+        self._inode = None
+        return True
 
     def _tell(self, change: tuple[str, str | None] | None) -> None:
         if change is None:

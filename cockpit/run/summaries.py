@@ -7,31 +7,17 @@ from __future__ import annotations
 import difflib
 import math
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-import psutil
-
 from cockpit.errors import CockpitError
+from cockpit.formats import fmt_duration
 from cockpit.run import journal
-from cockpit.run.folder import LIVE_STATES, RunFolder, Status, list_runs, read_tail
+from cockpit.run.folder import LIVE_STATES, RunFolder, Status, list_runs, read_tail, script_section
 
 TAIL_BYTES = 256 * 1024
-
-
-def pid_alive(pid: int | None) -> bool:
-    """A live process has this pid (someone else's counts). A zombie does not: a supervisor that
-    died as this process's own unreaped child."""
-    if not pid or not psutil.pid_exists(pid):
-        return False
-    try:
-        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return False
-    except psutil.AccessDenied:
-        return True
 
 
 @dataclass
@@ -109,12 +95,12 @@ def effective_state(run: RunFolder) -> tuple[str, str | None]:
 
 
 def supervisor_alive(st: Status) -> bool:
-    """The recorded supervisor is alive and is the same process (its start time, when recorded)."""
+    """The recorded supervisor is alive and is the same process: its start time is recorded and still
+    its own. A status without one (an older cockpit's, a damaged one) proves nothing: a pid alone
+    may have been given to anyone since."""
     from cockpit.run import owner
 
-    if st.supervisor_started is not None:
-        return owner.same_process(st.supervisor_pid, st.supervisor_started)
-    return pid_alive(st.supervisor_pid)
+    return owner.same_process(st.supervisor_pid, st.supervisor_started)
 
 
 def _effective(st: Status, run: RunFolder | None = None) -> tuple[str, str | None]:
@@ -124,7 +110,8 @@ def _effective(st: Status, run: RunFolder | None = None) -> tuple[str, str | Non
         return "failed", "the supervisor process is gone (machine restarted or it was killed)"
     from cockpit.run import owner
 
-    if st.job_id is None and owner.run_processes(run.path, st.pgid, st.pid_started):
+    if st.job_id is None and owner.run_processes(run.path, st.pgid, st.pid_started, exclude=(st.supervisor_pid,),
+                                                 marker=st.marker):
         return "running", (f"{SUPERVISOR_GONE} — the trainer is still running (pid {st.pid}); "
                            "`cockpit stop --force` ends it, `cockpit stop` saves and stops it")
     return _ended_unsupervised(run)
@@ -142,10 +129,11 @@ def _ended_unsupervised(run: RunFolder) -> tuple[str, str]:
         outcome = json.loads(run.outcome_json.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         outcome = {}
-    if isinstance(outcome, dict) and outcome.get("state") in ("stopped", "failed", "killed", "finished") \
-            and outcome.get("reason"):
-        state = str(outcome["state"])
-        return ("stopped" if state == "stopped" else "failed"), f"{gone}: {outcome['reason']}"
+    script = script_section(run) is not None
+    found = diagnose.verdict(outcome, script=script, exit_code=None,
+                             trained=script and any(r.kind == journal.RUN_STARTED for r in tail_records(run.events)))
+    if found is not None:  # its own word: a run that trained to the end and saved reads finished
+        return found[0], f"{gone}: {found[1].reason}"
     tail = read_tail(run.stdout_log, 32_768)[0].decode("utf-8", errors="replace")
     diag = diagnose.explain(tail, fallback="", fix="")
     return "failed", f"{gone}: {diag.reason}" if diag.reason else gone
@@ -405,3 +393,17 @@ def fmt_value(v: Any) -> str:
             return f"{v:.3e}"
         return f"{v:.4g}"
     return str(v)
+
+
+CLOCK_SKEW_S = 60.0
+"""A file dated up to this far ahead is "now" (two machines' clocks differ a little); further is "future"."""
+
+
+def age_of(t: float | None, now: float, fmt: Callable[[float], str] = fmt_duration) -> str:
+    """How long ago `t` was, for a list: "future" for a run dated ahead of this clock (a wrong
+    clock, a folder copied from elsewhere), never a negative age."""
+    if t is None or not math.isfinite(t):
+        return "?"
+    if now - t < -CLOCK_SKEW_S:
+        return "future"
+    return fmt(max(now - t, 0.0))

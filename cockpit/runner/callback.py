@@ -38,10 +38,11 @@ def _number(v: Any) -> Any:
         return v
     item = getattr(v, "item", None)
     if callable(item):
-        try:
-            return item()
-        except (TypeError, ValueError):
+        try:  # a tensor of several values raises RuntimeError (torch), others what they like: skip it
+            value = item()
+        except Exception:  # noqa: BLE001 - one odd value never costs the step's other metrics
             return None
+        return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
     if isinstance(v, str):
         try:
             return float(v)

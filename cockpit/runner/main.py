@@ -27,10 +27,11 @@ def _rank() -> int:
         return 0
 
 
-def _write_outcome(run: RunFolder, **outcome: object) -> None:
+def _write_outcome(run: RunFolder, jw: journal.JournalWriter, **outcome: object) -> None:
     if _rank() != 0:
         return  # rank 0 speaks for the run
-    run.control.mkdir(exist_ok=True)
+    run.follow(jw)  # a run folder moved mid-run: the verdict goes where the journal went
+    run.control_dir()
     write_atomic(run.outcome_json, json.dumps(outcome))
 
 
@@ -126,19 +127,19 @@ def main(argv: list[str] | None = None) -> int:
         state = train(run, jw, resume_from)
     except CockpitError as exc:
         print(f"cockpit: {exc}", file=sys.stderr, flush=True)
-        _write_outcome(run, state="failed", code="config", reason=str(exc), fix="")
+        _write_outcome(run, jw, state="failed", code="config", reason=str(exc), fix="")
         jw.write(journal.warning(str(exc), code="config"))
         return 3
     except BaseException as exc:  # noqa: BLE001 - every way out is classified and recorded
         text = traceback.format_exc()
         print(text, file=sys.stderr, flush=True)
         if isinstance(exc, KeyboardInterrupt):
-            _write_outcome(run, state="killed", code="interrupted", reason="interrupted", fix="")
+            _write_outcome(run, jw, state="killed", code="interrupted", reason="interrupted", fix="")
             return 130
         diag = diagnose.explain(text, fallback=failure(exc), fix=f"see {run.stdout_log.name}")
-        _write_outcome(run, state="failed", code=diag.code, reason=diag.reason, fix=diag.fix)
+        _write_outcome(run, jw, state="failed", code=diag.code, reason=diag.reason, fix=diag.fix)
         return 1
-    _write_outcome(run, state=state, code=state,
+    _write_outcome(run, jw, state=state, code=state,
                    reason=f"stopped and saved on request after {time.time() - t0:.0f}s"
                    if state == "stopped" else f"training finished in {time.time() - t0:.0f}s",
                    fix="resume it with `cockpit resume RUN`" if state == "stopped" else "")

@@ -92,6 +92,7 @@ class Doctor:
         if not self.off:
             self._guard(lambda: self._end(state))
         self._jobs.put(None)
+        self._stop_spying()  # the trainer is gone: a py-spy still dumping it would only hold the end up
         deadline = time.monotonic() + END_WAIT_S
         self._worker.join(END_WAIT_S)
         if self._sft is not None:
@@ -109,6 +110,17 @@ class Doctor:
             self._queue_weights(self.output_dir, self.clock.last_step or 0)
 
     # -- inside ------------------------------------------------------------------------------
+    def _spying(self, proc: subprocess.Popen) -> None:
+        self._spy = proc
+
+    def _stop_spying(self) -> None:
+        spy = getattr(self, "_spy", None)
+        if spy is not None and spy.poll() is None:
+            try:
+                spy.kill()  # the doctor's own child (not the run's): py-spy dumping a process that is gone
+            except OSError:
+                pass
+
     def _guard(self, fn: Callable[[], None]) -> None:
         try:
             fn()
@@ -233,7 +245,7 @@ class Doctor:
         pids = _python_pids(pid)
 
         def job() -> None:
-            stacks, waits, errors = hang.record_stacks(self.run.path, pids, step)
+            stacks, waits, errors = hang.record_stacks(self.run.path, pids, step, on_start=self._spying)
             self._write([hang.hang_finding(step=step, silent_s=silent, limit_s=limit, median_s=median,
                                            stacks=stacks, waits=waits, errors=errors)])
         self._jobs.put(job)

@@ -19,7 +19,7 @@ import sys
 import time
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import BinaryIO
 
 import psutil
 
@@ -29,7 +29,7 @@ from cockpit.errors import CockpitError, failure, say
 from cockpit.hook.bundle import child_env
 from cockpit.launch import launchers as launcher
 from cockpit.launch import slurm
-from cockpit.run import RUN_DIR_ENV, diagnose, journal, owner
+from cockpit.run import RUN_DIR_ENV, diagnose, journal, owner, secrets
 from cockpit.run.folder import LIVE_STATES, Request, RunFolder, Status, parse_run_argv, read_tail, script_section
 from cockpit.run.summaries import tail_records
 from cockpit.supervisor.doctor import start_doctor
@@ -39,14 +39,17 @@ SAMPLE_EVERY_S = 5.0
 
 
 def _read_env(run: RunFolder) -> dict[str, str]:
-    env = dict(os.environ)
+    """The command's environment: a script run's launch environment (kept outside the folder, so a
+    resume from another shell runs as the launch did), else this process's; then run.yaml's `env:`
+    with its secret references resolved, and the run's marker."""
+    script = script_section(run)
+    kept = secrets.launch_env(script.get("launch_env")) if script else None
+    env = dict(kept if kept is not None else os.environ)
     env["PYTHONUNBUFFERED"] = "1"
-    env[RUN_DIR_ENV] = str(run.path)
     env.setdefault("TOKENIZERS_PARALLELISM", "false")
     env.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-    extra = run.cockpit_section().get("env") or {}
-    if isinstance(extra, dict):
-        env.update({str(k): str(v) for k, v in extra.items()})
+    env.update(secrets.resolve_env(run.cockpit_section().get("env")))
+    env[RUN_DIR_ENV] = str(run.path)
     return env
 
 
@@ -115,8 +118,13 @@ def supervise(run: RunFolder, resume_from: Path | None = None) -> int:
         _save_status(run, status)
 
     jw = journal.JournalWriter(run.events, on_trouble=journal_trouble)
+    # Everything this process starts carries the run's marker (notify commands and their children
+    # included), so `stop --force` and the sweep at the end find them (`run/owner.py`); set after
+    # the start, it is not in this process's own /proc environ: the supervisor is never "marked".
+    os.environ[owner.RUN_DIR_ENV] = str(run.path)
     status.supervisor_pid = os.getpid()
     status.supervisor_started = owner.start_time(os.getpid())
+    status.marker = str(run.path)
     status.started = time.time()
     _save_status(run, status)  # at once: readers prove this process by its start time
     alerter = _alerter(run, jw, status.trainer)
@@ -166,17 +174,22 @@ def supervise(run: RunFolder, resume_from: Path | None = None) -> int:
     if spec["kind"] == "slurm":
         return _supervise_slurm(run, jw, status, spec, argv, cwd, env, alerter=alerter,
                                 engine=None if script is not None else launcher.slurm_engine(spec))
-    (run.control).mkdir(exist_ok=True)
-    outcome_file = run.outcome_json
+    run.control_dir()
     try:
-        outcome_file.unlink()
+        run.outcome_json.unlink()
     except FileNotFoundError:
         pass
     try:
         journal_start = run.events.stat().st_size  # this attempt's records come after
     except OSError:
         journal_start = 0
-    with open(os.devnull, "rb") as devnull, open(run.stdout_log, "ab") as out:
+    try:
+        log = _open_log(run.stdout_log)
+    except OSError as exc:  # a folder in stdout.log's place: the run cannot keep its output
+        return finish(run, jw, status, "failed", None, None, diagnose.Diagnosis(
+            "stdout_log", f"cannot open {run.stdout_log.name}: {exc.strerror or exc}",
+            f"remove what is in {run.stdout_log} and resume"))
+    with open(os.devnull, "rb") as devnull, log as out:
         try:
             child = subprocess.Popen(argv, stdin=devnull, stdout=out, stderr=subprocess.STDOUT,
                                      process_group=0, close_fds=True, env=env, cwd=cwd)
@@ -199,6 +212,7 @@ def supervise(run: RunFolder, resume_from: Path | None = None) -> int:
             break
         except subprocess.TimeoutExpired:
             pass
+        _follow(run, jw, status)
         if time.monotonic() >= next_sample:
             next_sample = time.monotonic() + SAMPLE_EVERY_S
             values = sampler.sample(child.pid)
@@ -218,24 +232,17 @@ def supervise(run: RunFolder, resume_from: Path | None = None) -> int:
         pass
     doctor.ended()
 
-    outcome: dict[str, Any] = {}
-    try:
-        outcome = json.loads(outcome_file.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        pass
+    _follow(run, jw, status)  # a folder moved in the last moments: its verdict is where it is now
+    outcome = _read_outcome(run)
     requested_force = run.pending_request(Request.STOP_FORCE) or forced["by_signal"]
     if rc < 0:
         diag = diagnose.classify_signal(-rc, requested=requested_force)
         return finish(run, jw, status, "killed", None, -rc, diag)
-    if rc == 0:
-        unseen = _no_trainer(run, journal_start, outcome) if script is not None and not outcome.get("state") else None
-        if unseen is not None:
-            return finish(run, jw, status, "finished", 0, None, unseen)
-        state = outcome.get("state") or "finished"
-        reason = outcome.get("reason") or ("stopped and saved on request" if state == "stopped"
-                                           else "training finished")
-        return finish(run, jw, status, state, 0, None,
-                       diagnose.Diagnosis(outcome.get("code", state), reason, outcome.get("fix", "")))
+    if rc == 0:  # by the training process's own word: exiting 0 mid-training is not finishing
+        found = diagnose.verdict(outcome, script=script is not None, exit_code=0,
+                                 trained=_trained(run, journal_start))
+        state, diag = found or ("finished", diagnose.Diagnosis("finished", "training finished", ""))
+        return finish(run, jw, status, state, 0, None, diag)
     tail = read_tail(run.stdout_log, 32_768)[0].decode("utf-8", errors="replace")
     if outcome.get("reason"):
         diag = diagnose.Diagnosis(outcome.get("code", "error"), outcome["reason"], outcome.get("fix", ""))
@@ -259,7 +266,7 @@ def _supervise_slurm(run: RunFolder, jw: journal.JournalWriter, status: Status, 
                        diagnose.Diagnosis("config", missing, "run cockpit on a Slurm login node"))
     ours = {k: v for k, v in env.items() if k.startswith("COCKPIT_") or k in (
         "PYTHONPATH", "PYTHONUNBUFFERED", "TOKENIZERS_PARALLELISM", "HF_HUB_DISABLE_PROGRESS_BARS")}
-    ours.update({str(k): str(v) for k, v in (run.cockpit_section().get("env") or {}).items()})
+    ours.update(secrets.resolve_env(run.cockpit_section().get("env")))
     script_path = run.path / "slurm.sbatch"
     script_path.write_text(slurm.sbatch_script(run_dir=run.path, chdir=Path(cwd), job_name=run.name,
                                                launcher=spec, task=task, distributed=engine, env=ours),
@@ -328,40 +335,45 @@ def _poll_alerts(alerter: Alerter | None, status: Status) -> None:
         alerter.jw.write(journal.warning(failure(exc, "alert check failed"), code="alert_rule"))
 
 
-def _no_trainer(run: RunFolder, journal_start: int, outcome: dict) -> diagnose.Diagnosis | None:
-    """A script that exited 0 without training: its own outcome, not "training finished". The hook
-    says how many Trainers it saw (outcome.json); the journal says whether any of them started
-    training in this attempt (a `run_started` line after `journal_start`). None when one did."""
+def _trained(run: RunFolder, journal_start: int) -> bool:
+    """Whether a Trainer started training in this attempt: a `run_started` line after `journal_start`
+    (from the start when the journal was cut shorter than that meanwhile)."""
     marker = b'"kind":"' + journal.RUN_STARTED.encode() + b'"'
     try:
         with open(run.events, "rb") as fh:
-            fh.seek(journal_start)
+            if os.fstat(fh.fileno()).st_size >= journal_start:
+                fh.seek(journal_start)
             tail = b""
             while chunk := fh.read(1 << 20):
                 if marker in tail + chunk:
-                    return None
+                    return True
                 tail = chunk[-len(marker):]
     except OSError:
-        return None  # the journal cannot be read: no claim either way
-    built = outcome.get("trainers_built")
-    if isinstance(built, int) and built > 0:
-        return diagnose.Diagnosis("no_training", f"the script built {built} Trainer{'s' if built > 1 else ''} "
-                                  "but never started training (Trainer.train was not called)",
-                                  "call trainer.train() in the script")
-    return diagnose.Diagnosis("no_trainer", "no Trainer was built — the script ended without building a "
-                              "transformers Trainer, so nothing was trained or watched",
-                              "check that the script builds a transformers or TRL Trainer and calls train()")
+        pass
+    return False
 
 
 def _read_outcome(run: RunFolder) -> dict:
     try:
-        return json.loads(run.outcome_json.read_text(encoding="utf-8"))
+        found = json.loads(run.outcome_json.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
+    return found if isinstance(found, dict) else {}
+
+
+def _follow(run: RunFolder, jw: journal.JournalWriter, status: Status) -> None:
+    """The run folder was moved mid-run: go on where it is now (status, journal, requests), say so
+    once in the journal and supervisor.log. Its processes keep the marker they were started with."""
+    old = run.path
+    if run.follow(jw):
+        say(f"cockpit: the run folder moved from {old} to {run.path}; the run goes on there")
+        jw.write(journal.warning(f"the run folder moved from {old} to {run.path} while it ran", code="run_moved"))
+        _save_status(run, status)
 
 
 def _finish(run: RunFolder, jw: journal.JournalWriter, status, state: str, exit_code: int | None,
             signum: int | None, diag: diagnose.Diagnosis, *, alerter: Alerter | None = None) -> int:
+    _follow(run, jw, status)
     # The last step from the journal's tail: the whole journal may be large.
     steps = [r.step for r in tail_records(run.events) if r.kind == journal.METRICS and r.step is not None]
     last_step = steps[-1] if steps else None
@@ -373,20 +385,51 @@ def _finish(run: RunFolder, jw: journal.JournalWriter, status, state: str, exit_
             alerter.ended(ended)
         except Exception as exc:  # noqa: BLE001
             jw.write(journal.warning(failure(exc, "alert check failed"), code="alert_rule"))
-    jw.write(ended)  # when training ended, not when the notifications are done
     status.state = state
     status.ended = time.time()
     status.exit_code = exit_code
     status.signal = signum
     status.reason = diag.reason
     status.fix = diag.fix or None
-    _save_status(run, status)
+    _save_status(run, status)  # first: a reader that sees run_ended finds the status final too
+    jw.write(ended)  # when training ended, not when the notifications are done
     for done in Request:
         run.clear_request(done)
     if alerter is not None:
         alerter.close()  # the run_ended notifications, bounded; a command still going is killed
+    _sweep(run, status.marker)
     jw.close()
     return 0
+
+
+def _sweep(run: RunFolder, marker: str | None) -> None:
+    """The run is over: whatever still carries its marker (a helper the script started in a session
+    of its own, a notify command's `setsid` child) goes too, named in supervisor.log."""
+    try:
+        left = owner.marked_processes(run.path, marker=marker)
+        if not left:
+            return
+        names = sorted({_name(p) for p in left})
+        owner.end_processes(left, 2.0)
+    except Exception as exc:  # noqa: BLE001 - the sweep never keeps the run's end from being written
+        say(f"cockpit: could not end the run's leftover processes: {type(exc).__name__}: {exc}")
+        return
+    say(f"cockpit: ended {len(left)} process(es) of the run still running after it: {', '.join(names)}")
+
+
+def _name(proc: psutil.Process) -> str:
+    try:
+        return f"{proc.name()} (pid {proc.pid})"
+    except Exception:  # noqa: BLE001
+        return f"pid {proc.pid}"
+
+
+def _open_log(path: Path) -> BinaryIO:
+    """stdout.log for appending, never through a link (a symlink there is replaced: the trainer's
+    output never goes to a file outside the run folder)."""
+    from cockpit.files import open_own
+
+    return os.fdopen(open_own(path, os.O_WRONLY | os.O_APPEND), "ab")
 
 
 def _save_status(run: RunFolder, status: Status) -> None:

@@ -16,7 +16,7 @@ from textual.message import Message
 from textual.widgets import DataTable
 
 from cockpit.formats import short_duration
-from cockpit.run.summaries import RunSummary
+from cockpit.run.summaries import RunSummary, age_of
 from cockpit.ui.colors import STATE_STYLES, rich_style
 from cockpit.ui.text import printable
 
@@ -129,7 +129,7 @@ class RunsTable(DataTable):
             step = f"{r.step if r.step is not None else '-'}/{r.max_steps or '?'}"
             # Only a live run will finish at some time; an ended one has no ETA.
             eta = short_duration(r.eta_s) if r.live and r.eta_s is not None else "-"
-            age = short_duration(now - r.created) if r.created else "?"
+            age = age_of(r.created, now, short_duration) if r.created else "?"
             cells.append((r, step, eta, age))
         # The columns up to ETA fit the table's width: a long name is cut at the column's edge
         # (the cell keeps the whole name).
