@@ -95,7 +95,7 @@ def test_training_side_modules_import_the_training_stack_only_inside_functions()
 
 # The floors, lowest first: a package may import only those on its own floor's left. The ground
 # (errors, paths, files) imports nothing of cockpit's but itself.
-FLOORS = (("errors", "paths", "files"), ("run",), ("trainers", "demo"), ("alerts",), ("config",), ("metrics",),
+FLOORS = (("errors", "paths", "files", "text"), ("run",), ("trainers", "demo"), ("alerts",), ("config",), ("metrics",),
           ("findings",), ("launch",), ("runner",), ("hook",), ("supervisor",), ("ui",), ("cli",))
 
 

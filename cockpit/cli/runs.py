@@ -263,7 +263,12 @@ def cmd_resume(args: argparse.Namespace) -> int:
     from cockpit.launch.plan import resume
     from cockpit.run.summaries import resolve_run
 
-    run = resume(resolve_run(args.run, _runs_dir(args)), args.set or [])
+    from cockpit.text import one_line
+
+    notes: list[str] = []
+    run = resume(resolve_run(args.run, _runs_dir(args)), args.set or [], notes)
+    for note in notes:
+        print(f"cockpit: {one_line(note)}", file=sys.stderr)
     print(run.path)
     if args.wait:
         from cockpit.cli.watch import watch
