@@ -4,6 +4,7 @@ finds several) and exit code 2."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from cockpit.cli.checkpoints import add_parsers as add_checkpoint_parsers
@@ -13,6 +14,7 @@ from cockpit.cli.runs import cmd_migrate, cmd_resume, cmd_run, cmd_runs, cmd_sto
 from cockpit.cli.trainers import cmd_fields, cmd_trainers
 from cockpit.cli.views import cmd_attach, cmd_demo, cmd_export, cmd_replay, cmd_serve, cmd_tui
 from cockpit.errors import CockpitError
+from cockpit.text import printable
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -161,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
         return int(func(args) or 0)
     except CockpitError as exc:
         for line in str(exc).splitlines() or [""]:  # validation lists every problem, one a line
-            print(f"cockpit: {line}", file=sys.stderr)
+            print(f"cockpit: {printable(line)}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         return 130
@@ -171,6 +173,34 @@ def main(argv: list[str] | None = None) -> int:
         except OSError:
             pass
         return 0
+    except OSError as exc:  # a full disk, no inodes, a read-only folder: the system's word, one line
+        print(f"cockpit: {printable(os_error_line(exc))}", file=sys.stderr)
+        return 1
+    except Exception as exc:
+        if os.environ.get("COCKPIT_DEBUG"):
+            raise
+        print(f"cockpit: {printable(f'{type(exc).__name__}: {exc}'[:500])} — this is a bug in cockpit; "
+              "COCKPIT_DEBUG=1 shows where", file=sys.stderr)
+        return 1
+
+
+def os_error_line(exc: OSError) -> str:
+    """An OSError as one line with its fix: 'cannot write /runs/x: no space left on the device
+    (ENOSPC) — free some space or give --runs-dir'."""
+    import errno
+
+    name = errno.errorcode.get(exc.errno or 0, "")
+    where = " ".join(f"{f}" for f in (exc.filename, exc.filename2) if f)
+    fixes = {errno.ENOSPC: "free some space, or give --runs-dir on another disk (out of inodes looks the same: "
+                           "`df -i` tells)",
+             errno.EDQUOT: "your disk quota is used up: free some space, or give --runs-dir elsewhere",
+             errno.EROFS: "that filesystem is read-only: give --runs-dir on a writable one",
+             errno.EACCES: "check the folder's owner and mode, or give --runs-dir",
+             errno.EPERM: "check the folder's owner and mode (and `lsattr`), or give --runs-dir",
+             errno.ENAMETOOLONG: "give a shorter name or path"}
+    fix = fixes.get(exc.errno or 0, "")
+    what = (exc.strerror or str(exc)).rstrip(".")
+    return (f"{where}: " if where else "") + what + (f" ({name})" if name else "") + (f" — {fix}" if fix else "")
 
 
 if __name__ == "__main__":

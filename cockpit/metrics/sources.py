@@ -352,7 +352,7 @@ def _output_dir_source(d: Path) -> Source | None:
     return None
 
 
-def _read_journal(p: Path) -> tuple[list[journal.Record], int, int]:
+def _read_journal(p: Path) -> tuple[list[journal.Record], Tailer]:
     tailer = Tailer(p)
     records: list[journal.Record] = []
     while True:  # one poll reads at most 64 MB
@@ -360,31 +360,28 @@ def _read_journal(p: Path) -> tuple[list[journal.Record], int, int]:
         records.extend(tailer.poll())
         if tailer.offset == before:
             break
-    return records, tailer.skipped, tailer.newer_version
+    return records, tailer
 
 
-def _journal_warnings(p: Path, skipped: int, newer: int) -> list[str]:
-    out = []
-    if newer:
-        out.append(f"{p}: {newer} line(s) written by a newer cockpit were skipped — "
-                   "upgrade cockpit to see them")
-    if skipped - newer:
-        out.append(f"{p}: {skipped - newer} unreadable line(s) skipped")
-    return out
+def _journal_warnings(p: Path, tailer: Tailer) -> list[str]:
+    return [f"{p}: {problem}" for problem in tailer.problems()]
 
 
 def _journal_source(p: Path, *, kind: str) -> Source:
     try:
-        records, skipped, newer = _read_journal(p)
+        records, tailer = _read_journal(p)
     except PermissionError:
         raise CockpitError(f"{p}: permission denied — check the file's owner and mode") from None
+    skipped, newer = tailer.skipped, tailer.newer_version
+    if tailer.refused:
+        raise CockpitError(f"{p}: {tailer.refused} — not read; a journal is a regular file")
     if not records:
         if skipped:
-            raise CockpitError(f"{p}: none of its {skipped} line(s) could be read"
-                               + (" — written by a newer cockpit; upgrade cockpit" if newer else ""))
+            raise CockpitError(f"{p}: none of its {skipped} line(s) could be read ({'; '.join(tailer.problems())})"
+                               + (" — upgrade cockpit" if newer else ""))
         raise CockpitError(f"{p}: the journal is empty — nothing was recorded yet")
     output = p.parent / "output"
-    return Source(kind=kind, path=p, warnings=_journal_warnings(p, skipped, newer),
+    return Source(kind=kind, path=p, warnings=_journal_warnings(p, tailer),
                   journal_records=records, skipped=skipped, newer_version=newer,
                   completions_dir=_completions_dir(output) if output.is_dir() else None)
 

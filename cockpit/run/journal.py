@@ -213,6 +213,57 @@ class DecodeError(ValueError):
     """A line that is not a journal record (garbage, or a newer version than we know)."""
 
 
+class InvalidRecord(DecodeError):
+    """A record of a known kind whose fields have the wrong types (`max_steps: "abc"`): skipped and
+    counted like garbage, so no reader meets a value it cannot compare, format or index."""
+
+
+# -- record shapes: what each known kind's fields may hold ----------------------------------
+# Checked at the decoder, by hand: a dict lookup and a few isinstance calls a record (metrics, the
+# bulk of a journal, have one optional field), so tailing stays as fast as orjson's parse allows;
+# the hook's copy of this module runs on the user's Python with the standard library alone.
+
+_N = type(None)
+_S = (str, _N)
+_I = (int, _N)
+_F = (int, float, _N)
+_SHAPES: dict[str, dict[str, tuple[type, ...]]] = {
+    RUN_STARTED: {"trainer": _S, "world_size": _I, "max_steps": _I, "versions": (dict, _N), "device": _S,
+                  "resumed_from": _S, "segment": _I, "output_dir": _S},
+    PHASE: {"phase": _S, "detail": _S},
+    METRICS: {"epoch": _F},
+    EVAL: {"epoch": _F},
+    PROGRESS: {"max_steps": _I, "epoch": _F, "steps_per_s": _F, "eta_s": _F},
+    CHECKPOINT: {"path": _S},
+    COMPLETIONS: {"rows": (list, _N), "source": _S},
+    COMPLETIONS_REF: {"count": _I, "source": _S},
+    WARNING: {"code": _S, "message": _S, "fix": _S},
+    ALERT: {"rule": _S, "message": _S, "key": _S, "actions": (list, _N), "builtin": (bool, _N)},
+    FINDING: {"kind": _S, "steps": (list, _N), "severity": _S, "summary": _S, "fix": _S, "evidence": (list, _N)},
+    RUN_ENDED: {"state": _S, "exit_code": _I, "signal": _I, "reason": _S, "fix": _S},
+}
+_LIST_OF_DICTS = ("rows", "actions", "evidence")
+
+
+def _check_shape(kind: str, data: dict[str, Any]) -> None:
+    shape = _SHAPES.get(kind)
+    if not shape:
+        return
+    for key, types in shape.items():
+        value = data.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
+            raise InvalidRecord(f"{kind} record: {key} is {type(value).__name__}")
+        if key in _LIST_OF_DICTS and not all(isinstance(x, dict) for x in value):
+            raise InvalidRecord(f"{kind} record: {key} holds something that is not an object")
+    if kind == RUN_STARTED and data.get("versions") and not all(isinstance(v, str) for v in data["versions"].values()):
+        raise InvalidRecord("run_started record: versions holds something that is not a string")
+    if kind == FINDING and data.get("steps") is not None and not (
+            len(data["steps"]) == 2 and all(isinstance(x, int) and not isinstance(x, bool) for x in data["steps"])):
+        raise InvalidRecord("finding record: steps is not [first, last]")
+
+
 def loads_lenient(raw: bytes | str) -> Any:
     """Parse JSON that may carry NaN/Infinity literals (orjson refuses them, json takes them)."""
     if _orjson is not None:
@@ -226,7 +277,8 @@ def loads_lenient(raw: bytes | str) -> Any:
 
 
 def decode(line: bytes | str) -> Record:
-    """One line to a Record; raises DecodeError for anything that is not a version we know."""
+    """One line to a Record; raises DecodeError for anything that is not a version we know, and
+    InvalidRecord (a DecodeError) for a known kind whose fields have the wrong types."""
     try:
         obj = loads_lenient(line)
     except (ValueError, UnicodeDecodeError, RecursionError) as exc:  # deep nesting: RecursionError
@@ -239,11 +291,17 @@ def decode(line: bytes | str) -> Record:
     if v > VERSION:
         raise DecodeError(f"record version {v} is newer than this cockpit reads ({VERSION})")
     data = obj.get("data")
+    if not isinstance(data, dict):
+        data = {}
+    kind = obj["kind"]
+    if not isinstance(kind, str):
+        raise DecodeError("record kind is not a string")
+    _check_shape(kind, data)
     step = obj.get("step")
     t = obj.get("t")
     return Record(
-        kind=str(obj["kind"]),
-        data=data if isinstance(data, dict) else {},
+        kind=kind,
+        data=data,
         step=step if isinstance(step, int) and not isinstance(step, bool) else None,
         t=float(t) if isinstance(t, (int, float)) and not isinstance(t, bool) else 0.0,
         v=v,
