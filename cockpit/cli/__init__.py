@@ -163,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
         return int(func(args) or 0)
     except CockpitError as exc:
         for line in str(exc).splitlines() or [""]:  # validation lists every problem, one a line
-            print(f"cockpit: {printable(line)}", file=sys.stderr)
+            print(f"cockpit: {printable(clip_line(line))}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         return 130
@@ -182,6 +182,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"cockpit: {printable(f'{type(exc).__name__}: {exc}'[:500])} — this is a bug in cockpit; "
               "COCKPIT_DEBUG=1 shows where", file=sys.stderr)
         return 1
+
+
+MAX_LINE_CHARS = 1000
+"""The longest error line printed: one that quotes what the user gave (a 120 KB --set key) is cut."""
+
+
+def clip_line(line: str) -> str:
+    return line if len(line) <= MAX_LINE_CHARS else f"{line[:MAX_LINE_CHARS]}… ({len(line):,} characters)"
 
 
 def os_error_line(exc: OSError) -> str:

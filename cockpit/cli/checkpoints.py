@@ -129,13 +129,34 @@ def cmd_merge(args: argparse.Namespace) -> int:
         raise CockpitError(f"{choice.label} holds a full model, not a LoRA adapter — nothing to merge; load it "
                            f"as it is: from_pretrained({choice.spec['path']!r})")
     out = Path(args.output).expanduser()
-    if out.exists() and any(out.iterdir()):
-        raise CockpitError(f"{out} is not empty — give a new folder with -o")
+    _check_merge_output(out)
     argv = [smp.sampler_python(found), "-m", "cockpit.runner.merge", choice.spec["path"], choice.spec["base"],
             str(out), "--tokenizer", choice.spec["tokenizer"]]
     if args.push:
         argv += ["--push", args.push]
     return subprocess.call(argv, env=smp.sampler_env())
+
+
+def _check_merge_output(out: Path) -> None:
+    """`merge -o OUT` must be a new (or empty) folder in a writable place: said in one line before
+    any model is loaded. The merge itself writes beside OUT and renames when whole."""
+    import errno
+    import os
+    import tempfile
+
+    if out.exists() and not out.is_dir():
+        raise CockpitError(f"-o {out}: a file is there — give a new folder with -o")
+    if out.is_dir() and any(out.iterdir()):
+        raise CockpitError(f"-o {out}: the folder is not empty — give a new folder with -o")
+    parent = next((p for p in (out.parent, *out.parent.parents) if p.exists()), Path("/"))
+    if not parent.is_dir():
+        raise CockpitError(f"-o {out}: {parent} is a file, not a folder — give a new folder with -o")
+    try:
+        os.rmdir(tempfile.mkdtemp(dir=parent, prefix=".cockpit-merge-probe-"))
+    except OSError as exc:
+        name = errno.errorcode.get(exc.errno or 0, "")
+        raise CockpitError(f"-o {out}: cannot write in {parent} ({exc.strerror}{', ' + name if name else ''}) — "
+                           "give a folder on a writable disk with -o") from None
 
 
 def add_parsers(sub: Any) -> None:

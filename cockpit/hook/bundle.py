@@ -104,7 +104,9 @@ def build(dest: Path) -> Path:
         for folder in [tmp / PRIVATE, *(tmp / PRIVATE).rglob("*")]:
             if folder.is_dir() and not (folder / "__init__.py").exists():
                 (folder / "__init__.py").write_text('"""Copied by cockpit.hook.bundle."""\n', encoding="utf-8")
-        if dest.exists():
+        if dest.is_symlink() or (dest.exists() and not dest.is_dir()):
+            dest.unlink()  # a link (or a file) in its place is removed, never followed: its target is not ours
+        elif dest.exists():
             shutil.rmtree(dest)
         os.replace(tmp, dest)
     except BaseException:

@@ -425,8 +425,13 @@ def parse_run_argv(argv: list[str], prog: str) -> tuple[RunFolder, Path | None]:
 
 def new_run_name(base: str, when: float | None = None) -> str:
     stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(when or time.time()))
-    safe = re.sub(r"[^A-Za-z0-9._-]+", "-", base).strip("-") or "run"
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "-", base).strip("-.")[:MAX_NAME_BASE].rstrip("-.") or "run"
     return f"{safe}-{stamp}"
+
+
+MAX_NAME_BASE = 96
+"""A run name's part before its timestamp is cut here: a file name may hold 255 bytes, and the
+folder's own files (`.status.json.XXXX.tmp`) need room beside it."""
 
 
 def create_run_folder(runs_dir: Path, base_name: str) -> RunFolder:

@@ -9,7 +9,11 @@ It runs as its own process (the CLI spawns it), so the core never imports torch 
 from __future__ import annotations
 
 import argparse
+import errno
+import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 from cockpit.errors import CockpitError
@@ -34,9 +38,19 @@ def merge(adapter: str, base: str, out: Path, tokenizer: str | None = None) -> P
     if base_model.get_input_embeddings().num_embeddings < len(tok):
         base_model.resize_token_embeddings(len(tok))
     model = PeftModel.from_pretrained(base_model, adapter).merge_and_unload()
-    out.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(out, safe_serialization=True)
-    tok.save_pretrained(out)  # tokenizer files and its chat template
+    # Written beside OUT and renamed into place when whole: a full disk or a kill midway leaves
+    # no half-written model folder where a model is expected.
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.partial-"))
+    try:
+        model.save_pretrained(tmp, safe_serialization=True)
+        tok.save_pretrained(tmp)  # tokenizer files and its chat template
+        if out.is_dir() and not any(out.iterdir()):
+            out.rmdir()
+        os.rename(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
     return out
 
 
@@ -74,6 +88,11 @@ def main(argv: list[str] | None = None) -> int:
     except CockpitError as exc:
         print(f"cockpit: {exc}", file=sys.stderr)
         return exc.exit_code
+    except OSError as exc:  # a full disk, a read-only mount: one line; nothing half-written is left
+        name = errno.errorcode.get(exc.errno or 0, type(exc).__name__)
+        print(f"cockpit: cannot write the merged model to {args.out}: {exc.strerror or exc} ({name}) — "
+              "nothing was left there; free some space or give another -o", file=sys.stderr)
+        return 1
     return 0
 
 
