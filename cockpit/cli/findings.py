@@ -13,6 +13,7 @@ import sys
 import orjson
 
 from cockpit.cli.common import runs_dir as _runs_dir
+from cockpit.text import one_line
 
 
 def cmd_findings(args: argparse.Namespace) -> int:
@@ -25,18 +26,24 @@ def cmd_findings(args: argparse.Namespace) -> int:
     found = report.for_run(data)
     if args.export_prompts:
         n = report.export_prompts(data, args.export_prompts)
-        print(f"{args.export_prompts}: {n} prompts whose whole group got one reward", file=sys.stderr)
+        print(f"{one_line(args.export_prompts)}: {n} prompts whose whole group got one reward", file=sys.stderr)
     if args.json:
-        sys.stdout.buffer.write(orjson.dumps([f.to_record().data for f in found], option=orjson.OPT_INDENT_2)
-                                + b"\n")
+        records = [f.to_record().data for f in found]
+        try:
+            out = orjson.dumps(records, option=orjson.OPT_INDENT_2)
+        except TypeError:  # orjson refuses ints past 64 bits (a step from a damaged journal): the stdlib writes them
+            import json
+
+            out = json.dumps(records, indent=2, ensure_ascii=True, default=str).encode()
+        sys.stdout.buffer.write(out + b"\n")
         return 0
     if not found:
-        print(f"{data.label}: no findings")
+        print(f"{one_line(data.label)}: no findings")
         return 0
     for f in found:
         print(report.describe(f))
         if f.fix:
-            print(f"    fix: {f.fix}")
+            print(f"    fix: {one_line(f.fix)}")
         for line in report.evidence_lines(f):
             print(f"    · {line}")
     return 0

@@ -67,10 +67,12 @@ def cmd_export(args: argparse.Namespace) -> int:
     warnings: list[str] = []
     done = export(resolve_run_or_path(args.path, _runs_dir(args)), csv_out=args.csv, png_out=args.png,
                   completions_out=args.completions, steps=args.steps, warnings=warnings)
+    from cockpit.text import one_line
+
     if "completions" in done:
-        print(f"{args.completions}: {done['completions']} completions")
-    for line in warnings:  # rows that could not be read are named, never left out in silence
-        print(f"cockpit: warning: {line}", file=sys.stderr)
+        print(f"{one_line(args.completions)}: {done['completions']} completions")
+    for line in dict.fromkeys(warnings):  # rows that could not be read are named, never left out in silence
+        print(f"cockpit: warning: {one_line(line)}", file=sys.stderr)
     return 0
 
 
