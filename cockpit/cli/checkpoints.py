@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import signal
 import subprocess
 import sys
 import textwrap
@@ -15,6 +16,7 @@ from typing import Any
 
 from cockpit.cli.common import runs_dir as _runs_dir
 from cockpit.errors import CockpitError
+from cockpit.text import one_line, printable
 
 
 def _found(args: argparse.Namespace):
@@ -58,6 +60,10 @@ def cmd_sample(args: argparse.Namespace) -> int:
     from cockpit.launch import sampler as smp
     from cockpit.metrics import samples as kept
 
+    early = smp.request_problems(max_new_tokens=args.max_new_tokens, temperature=args.temperature,
+                                 prompts=args.prompt or [])
+    if early:  # numbers and prompts given on the command line are checked before any run is read
+        raise CockpitError("\n".join(early))
     found = _found(args)
     settings = smp.sample_settings(found)
     choices = [smp.choose(found, args.checkpoint, "a")]
@@ -71,10 +77,14 @@ def cmd_sample(args: argparse.Namespace) -> int:
         if not prompts:
             raise CockpitError(f"{args.run}: the run logged no sample prompts — give some: --prompt TEXT "
                                "(repeatable) or --prompts FILE")
+    problems = smp.request_problems(max_new_tokens=args.max_new_tokens or settings.get("max_new_tokens", 64),
+                                    temperature=args.temperature, prompts=prompts)
+    if problems:
+        raise CockpitError("\n".join(problems))
     device = str(args.device or settings.get("device") or "cpu")
     note = smp.live_note(found, device)
     if note:
-        print(f"cockpit: note: {note}", file=sys.stderr)
+        print(f"cockpit: note: {one_line(note)}", file=sys.stderr)
     max_memory = smp.parse_size(args.max_memory or settings.get("max_memory"))
     request = {"id": "cli", "models": [c.spec for c in choices], "prompts": prompts, "chat": args.chat,
                "max_new_tokens": args.max_new_tokens or int(settings.get("max_new_tokens", 64)),
@@ -86,12 +96,20 @@ def cmd_sample(args: argparse.Namespace) -> int:
     labels = {c.spec["slot"]: c for c in choices}
     width = shutil.get_terminal_size((120, 40)).columns
     failed = None
+    ended_by: list[int] = []
+
+    def _ended(signum: int, _frame: object) -> None:
+        # SIGHUP (the terminal went away) or SIGTERM: the sampler goes with us, never left running.
+        ended_by.append(signum)
+        raise KeyboardInterrupt
+
+    previous = {sig: signal.signal(sig, _ended) for sig in (signal.SIGHUP, signal.SIGTERM)}
     try:
         sampler.send(request)
         for ev in sampler.events():
             kind = ev.get("event")
             if kind == "note":
-                print(f"cockpit: note: {ev.get('text')}", file=sys.stderr)
+                print(f"cockpit: note: {one_line(ev.get('text'))}", file=sys.stderr)
             elif kind == "error":
                 failed = str(ev.get("message"))
             elif kind == "answer":
@@ -105,18 +123,25 @@ def cmd_sample(args: argparse.Namespace) -> int:
                                           "max_new_tokens": request["max_new_tokens"], "device": device})
                 if len(answers[i]) == len(choices):
                     shown = prompts[i] if isinstance(prompts[i], str) else json.dumps(prompts[i])
-                    print(f"── prompt {i + 1}: {shown}")
+                    print(f"── prompt {i + 1}: {printable(shown)}")  # the model's bytes never reach the terminal raw
                     if len(choices) == 1:
-                        print(answers[i]["a"])
+                        print(printable(answers[i]["a"]))
                     else:
-                        for line in side_by_side((choices[0].label, answers[i]["a"]),
-                                                 (choices[1].label, answers[i]["b"]), width):
+                        for line in side_by_side((one_line(choices[0].label), printable(answers[i]["a"])),
+                                                 (one_line(choices[1].label), printable(answers[i]["b"])), width):
                             print(line)
                     print()
+    except KeyboardInterrupt:  # Ctrl+C, or SIGHUP/SIGTERM above
+        sampler.kill()
+        if ended_by:
+            return 128 + ended_by[0]
+        raise
     finally:
-        sampler.close()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        sampler.close()  # a second close (after kill) does nothing more
     if failed:
-        raise CockpitError(failed)
+        raise CockpitError(one_line(failed))
     return 0
 
 

@@ -13,19 +13,31 @@ drive it, not even a web page open in that person's own browser:
   DNS-rebinding page cannot reach it as its own origin;
 - `--host` other than loopback warns, and changes none of the above.
 
+Each websocket runs a TUI process of its own, so they are bounded: at most `MAX_SESSIONS` at once
+(the next is refused, 503, in one line), each in a session of its own, and its whole process group
+is gone when its socket closes (asked to quit, then SIGTERM, then SIGKILL).
+
 textual-serve builds an aiohttp application; the lock is one middleware in front of its routes.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import ipaddress
+import os
 import secrets
+import signal
 import sys
 from typing import Any
 from urllib.parse import urlsplit
 
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
+MAX_SESSIONS = 8
+"""TUI processes a served cockpit runs at once (one a browser tab): each holds ~40 MB and a
+Python; a page that opens websockets in a loop gets 503 past this."""
+QUIT_WAIT_S = 3.0
+"""How long a TUI whose socket closed has to quit by itself before its process group is signalled."""
 
 
 def is_loopback(host: str) -> bool:
@@ -88,7 +100,78 @@ def make_server(command: str, *, host: str, port: int, token: str) -> Any:
             return await handler(request)
         raise refuse("open the URL with the token that `cockpit serve` printed")
 
+    from textual_serve.app_service import AppService
+
+    class SessionService(AppService):
+        """A TUI process in a session of its own, so that its whole group can be ended."""
+
+        async def _open_app_process(self, width: int = 80, height: int = 24) -> Any:
+            self._process = process = await asyncio.create_subprocess_shell(
+                f"exec {self.command}", stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE, env=self._build_environment(width=width, height=height),
+                start_new_session=True)
+            self._stdin = process.stdin
+            return process
+
+        async def end(self) -> None:
+            """Ask it to quit; what is left of its group after QUIT_WAIT_S gets SIGTERM, then SIGKILL."""
+            try:
+                await asyncio.wait_for(self.stop(), QUIT_WAIT_S)
+            except Exception:  # noqa: BLE001 - a timeout, or whatever stop met: the group goes below
+                pass
+            process = self._process
+            if process is None:
+                return
+            for sig in (signal.SIGTERM, signal.SIGKILL):
+                if process.returncode is not None:
+                    break
+                try:
+                    os.killpg(process.pid, sig)
+                except (ProcessLookupError, PermissionError):
+                    break
+                try:
+                    await asyncio.wait_for(process.wait(), QUIT_WAIT_S)
+                except TimeoutError:
+                    continue
+            try:  # children the TUI left in its group (the group outlives its leader)
+                os.killpg(process.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+
+    sessions: set[SessionService] = set()
+
     class LockedServer(Server):
+        async def handle_websocket(self, request: web.Request) -> web.WebSocketResponse:
+            """One TUI process for the socket, at most MAX_SESSIONS at once, ended with its socket."""
+            if len(sessions) >= MAX_SESSIONS:
+                raise web.HTTPServiceUnavailable(
+                    text=f"cockpit serve: {MAX_SESSIONS} cockpit tabs are open already — close one\n")
+            websocket = web.WebSocketResponse(heartbeat=15)
+
+            def size(key: str, default: int) -> int:
+                try:
+                    return max(10, min(1000, int(request.query.get(key, default))))
+                except ValueError:
+                    return default
+
+            service = SessionService(self.command, write_bytes=websocket.send_bytes, write_str=websocket.send_str,
+                                     close=websocket.close, download_manager=self.download_manager,
+                                     debug=self.debug)
+            sessions.add(service)
+            try:
+                await websocket.prepare(request)
+                await service.start(size("width", 80), size("height", 24))
+                await self._process_messages(websocket, service)
+            except asyncio.CancelledError:
+                await websocket.close()
+            except Exception as exc:  # noqa: BLE001 - one socket's trouble never stops the server
+                print(f"cockpit: serve: a session ended with {type(exc).__name__}: {exc}"[:300],
+                      file=sys.stderr, flush=True)
+            finally:
+                await service.end()
+                sessions.discard(service)
+            return websocket
+
         async def _make_app(self) -> web.Application:
             app = await super()._make_app()
             app.middlewares.append(lock)
