@@ -28,3 +28,13 @@ def one_line(text: object) -> str:
     line of `cockpit watch`)."""
     s = (text if isinstance(text, str) else str(text)).replace("\r\n", "\n")
     return _CONTROL_OR_NEWLINE.sub(lambda m: "⏎ " if m.group() == "\n" else (" " if m.group() == "\t" else "·"), s)
+
+
+_RAW_IN_JSON = re.compile("[\x7f-\x9f\u200e\u200f\u202a-\u202e\u2028\u2029\u2066-\u2069]")
+
+
+def json_safe(text: str) -> str:
+    """JSON text for a terminal: the characters JSON writers leave raw inside strings (DEL, C1,
+    bidi controls, line separators; C0 they escape already) written as `\\uXXXX` (the same string to
+    any JSON reader)."""
+    return _RAW_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", text)

@@ -33,7 +33,7 @@ def cmd_checkpoints(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(found.to_dict(), indent=2))
         return 0
-    print(f"# {found.output_dir}" + (f"  (base: {found.base_model})" if found.base_model else ""))
+    print(one_line(f"# {found.output_dir}" + (f"  (base: {found.base_model})" if found.base_model else "")))
     for line in table(found):
         print(line)
     return 0

@@ -13,7 +13,7 @@ import sys
 import orjson
 
 from cockpit.cli.common import runs_dir as _runs_dir
-from cockpit.text import one_line
+from cockpit.text import json_safe, one_line
 
 
 def cmd_findings(args: argparse.Namespace) -> int:
@@ -35,7 +35,7 @@ def cmd_findings(args: argparse.Namespace) -> int:
             import json
 
             out = json.dumps(records, indent=2, ensure_ascii=True, default=str).encode()
-        sys.stdout.buffer.write(out + b"\n")
+        sys.stdout.buffer.write(json_safe(out.decode()).encode() + b"\n")
         return 0
     if not found:
         print(f"{one_line(data.label)}: no findings")

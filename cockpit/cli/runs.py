@@ -272,7 +272,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
     run = resume(resolve_run(args.run, _runs_dir(args)), args.set or [], notes)
     for note in notes:
         print(f"cockpit: {one_line(note)}", file=sys.stderr)
-    print(run.path)
+    print(one_line(run.path))
     if args.wait:
         from cockpit.cli.watch import watch
 

@@ -98,6 +98,7 @@ def watch(run: RunFolder, out: TextIO = sys.stdout, *, poll_s: float = 0.25,
     idle_since = time.monotonic()
     said: set[str] = set()
     while True:
+        before = tailer.offset
         records = tailer.poll()
         for problem in tailer.problems():
             key = problem.split(" ", 1)[-1] if problem[:1].isdigit() else problem  # say each kind once
@@ -134,6 +135,8 @@ def watch(run: RunFolder, out: TextIO = sys.stdout, *, poll_s: float = 0.25,
                 ended = str(rec.data.get("state"))
         if records:
             idle_since = time.monotonic()
+        if tailer.offset != before:  # more may be there already (one poll reads at most 64 MB): read on first
+            continue
         # status.json's attempt counter is raised by `resume` before the new supervisor starts,
         # so an end line for an older attempt never reads as the end of the run.
         if ended is not None and ends_seen >= run.read_status().attempt:
