@@ -11,6 +11,7 @@ from cockpit.cli.checkpoints import add_parsers as add_checkpoint_parsers
 from cockpit.cli.findings import cmd_findings
 from cockpit.cli.lossmask import cmd_lossmask
 from cockpit.cli.runs import cmd_migrate, cmd_resume, cmd_run, cmd_runs, cmd_stop, cmd_watch
+from cockpit.cli.serve import MAX_SESSIONS
 from cockpit.cli.trainers import cmd_fields, cmd_trainers
 from cockpit.cli.views import cmd_attach, cmd_demo, cmd_export, cmd_replay, cmd_serve, cmd_tui
 from cockpit.errors import CockpitError
@@ -139,6 +140,8 @@ def build_parser() -> argparse.ArgumentParser:
     sv = sub.add_parser("serve", help="publish the TUI to a browser (localhost unless told)")
     sv.add_argument("--host", default="127.0.0.1")
     sv.add_argument("--port", type=int, default=8000)
+    sv.add_argument("--max-sessions", type=int, default=MAX_SESSIONS, metavar="N",
+                    help=f"browser tabs served at once, each a cockpit process (default {MAX_SESSIONS})")
     sv.add_argument("--runs-dir", dest="runs_dir", default=argparse.SUPPRESS)
     sv.set_defaults(func=cmd_serve)
 

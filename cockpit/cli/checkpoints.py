@@ -60,18 +60,17 @@ def cmd_sample(args: argparse.Namespace) -> int:
     from cockpit.launch import sampler as smp
     from cockpit.metrics import samples as kept
 
-    early = smp.request_problems(max_new_tokens=args.max_new_tokens, temperature=args.temperature,
-                                 prompts=args.prompt or [])
-    if early:  # numbers and prompts given on the command line are checked before any run is read
+    if args.prompts and args.prompt:
+        raise CockpitError("give --prompt or --prompts, not both")
+    prompts: list[Any] = args.prompt or (smp.read_prompts_file(args.prompts) if args.prompts else [])
+    early = smp.request_problems(max_new_tokens=args.max_new_tokens, temperature=args.temperature, prompts=prompts)
+    if early:  # numbers and prompts given by the user are checked before any run is read
         raise CockpitError("\n".join(early))
     found = _found(args)
     settings = smp.sample_settings(found)
     choices = [smp.choose(found, args.checkpoint, "a")]
     if args.vs is not None:
         choices.append(smp.choose(found, args.vs, "b"))
-    if args.prompts and args.prompt:
-        raise CockpitError("give --prompt or --prompts, not both")
-    prompts: list[Any] = args.prompt or (smp.read_prompts_file(args.prompts) if args.prompts else [])
     if not prompts:
         prompts = smp.run_prompts(found)
         if not prompts:

@@ -64,7 +64,7 @@ def _hostname(netloc: str) -> str:
     return urlsplit(f"//{netloc}").hostname or ""
 
 
-def make_server(command: str, *, host: str, port: int, token: str) -> Any:
+def make_server(command: str, *, host: str, port: int, token: str, max_sessions: int = MAX_SESSIONS) -> Any:
     """A textual-serve Server whose every route but /static wants the token, and whose websocket
     wants the page's own Origin."""
     from aiohttp import web
@@ -143,9 +143,10 @@ def make_server(command: str, *, host: str, port: int, token: str) -> Any:
     class LockedServer(Server):
         async def handle_websocket(self, request: web.Request) -> web.WebSocketResponse:
             """One TUI process for the socket, at most MAX_SESSIONS at once, ended with its socket."""
-            if len(sessions) >= MAX_SESSIONS:
+            if len(sessions) >= max_sessions:
                 raise web.HTTPServiceUnavailable(
-                    text=f"cockpit serve: {MAX_SESSIONS} cockpit tabs are open already — close one\n")
+                    text=f"cockpit serve: {max_sessions} cockpit tabs are open already — close one "
+                         "(or start it with a higher --max-sessions)\n")
             websocket = web.WebSocketResponse(heartbeat=15)
 
             def size(key: str, default: int) -> int:
@@ -184,10 +185,10 @@ def make_server(command: str, *, host: str, port: int, token: str) -> Any:
     return LockedServer(command, host=host, port=port, title="cockpit")
 
 
-def serve(command: str, *, host: str, port: int, token: str | None = None) -> int:
+def serve(command: str, *, host: str, port: int, token: str | None = None, max_sessions: int = MAX_SESSIONS) -> int:
     if not is_loopback(host):
         print(f"cockpit: serving on {host}: anyone who can reach this port and has the token can drive the "
               "cockpit and launch commands; prefer localhost and an SSH tunnel "
               f"(ssh -L {port}:localhost:{port} HOST)", file=sys.stderr, flush=True)
-    make_server(command, host=host, port=port, token=token or new_token()).serve()
+    make_server(command, host=host, port=port, token=token or new_token(), max_sessions=max_sessions).serve()
     return 0

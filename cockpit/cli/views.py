@@ -82,6 +82,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import shlex
 
     from cockpit.cli.serve import serve
+    from cockpit.errors import CockpitError
 
+    if not 1 <= args.max_sessions <= 1000:
+        raise CockpitError(f"--max-sessions {args.max_sessions}: give a number from 1 to 1000")
     command = shlex.join([sys.executable, "-m", "cockpit.cli", "--runs-dir", str(_runs_dir(args))])
-    return serve(command, host=args.host, port=args.port)
+    return serve(command, host=args.host, port=args.port, max_sessions=args.max_sessions)

@@ -133,9 +133,11 @@ def sampler_python(found: CheckpointSet) -> str:
 def read_prompts_file(path: str) -> list[Any]:
     """Prompts from a file: a JSON list, JSON lines (strings, {"prompt"} or {"messages"}), or
     plain text, one prompt a line."""
+    from cockpit.files import read_text_regular
+
     p = Path(path).expanduser()
     try:
-        text = p.read_text(encoding="utf-8")
+        text = read_text_regular(p, 64 << 20)  # bounded, and never a FIFO or a device
     except OSError as exc:
         raise CockpitError(f"--prompts {path}: cannot read it ({exc.strerror}) — give a text file, one prompt "
                            "a line") from None
