@@ -70,7 +70,12 @@ def read_regular(path: str | os.PathLike[str], limit: int) -> bytes:
     return data
 
 
-def read_text_regular(path: str | os.PathLike[str], limit: int) -> str:
+READ_LIMIT = 64 << 20
+"""The default bound of `read_text_regular`: a run folder's small files (run.yaml, outcome.json,
+alerts, mute lists, kept samples) are far under it."""
+
+
+def read_text_regular(path: str | os.PathLike[str], limit: int = READ_LIMIT) -> str:
     """`read_regular` as UTF-8 text (a BOM dropped); UnicodeDecodeError (a ValueError) for bytes
     that are not UTF-8."""
     return read_regular(path, limit).decode("utf-8-sig")

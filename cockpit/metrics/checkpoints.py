@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from cockpit.errors import CockpitError
-from cockpit.files import read_regular
+from cockpit.files import read_regular, read_text_regular
 from cockpit.run import journal
 from cockpit.run.folder import (
     LIVE_STATES,
@@ -211,7 +211,7 @@ def _run_config(run: RunFolder) -> dict[str, Any]:
     from cockpit.files import safe_load
 
     try:
-        cfg = safe_load(run.run_yaml.read_text(encoding="utf-8")) or {}
+        cfg = safe_load(read_text_regular(run.run_yaml)) or {}
     except Exception:  # noqa: BLE001 — a broken run.yaml: the listing goes on with the journal
         return {}
     return cfg if isinstance(cfg, dict) else {}

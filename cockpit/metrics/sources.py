@@ -302,8 +302,13 @@ def open_source(path: str | os.PathLike[str]) -> Source:
 
 
 def _read(p: Path) -> bytes:
+    from cockpit.files import NotRegularFile, read_regular
+
     try:
-        return p.read_bytes()
+        return read_regular(p, 4 << 30)  # a trainer_state.json of millions of steps is some GB at most
+    except NotRegularFile as exc:
+        why = "is a folder" if p.is_dir() else exc.strerror
+        raise CockpitError(f"{p}: {why} — give {_WHAT}") from None
     except PermissionError:
         raise CockpitError(f"{p}: permission denied — check the file's owner and mode") from None
     except IsADirectoryError:
