@@ -387,6 +387,36 @@ def test_a_link_in_place_of_the_hook_folder_is_replaced_and_its_target_left_alon
     assert (theirs / "keep.txt").read_text() == "not the cockpit's" and len(list(theirs.iterdir())) == 1
 
 
+def test_a_script_run_whose_hook_folder_is_a_link_trains_and_leaves_the_links_target_alone(tmp_path):
+    """The real supervisor of a script run, with `<run>/hook` made a link to a folder of the user's
+    before it starts: it replaces the link with its own folder, the run ends finished, and the
+    folder the link pointed to is untouched."""
+    import sys
+
+    from cockpit.launch.plan import launch_prepared
+    from cockpit.launch.script import prepare_script
+    from conftest import wait_for
+
+    theirs = tmp_path / "theirs"
+    theirs.mkdir()
+    (theirs / "keep.txt").write_text("not the cockpit's")
+    run = prepare_script([sys.executable, "-c", "print('hello')"], cwd=tmp_path, runs_dir=tmp_path / "runs",
+                         name="hooklink", env={})
+    hook = run.path / "hook"
+    if hook.is_dir() and not hook.is_symlink():
+        import shutil
+
+        shutil.rmtree(hook)
+    hook.symlink_to(theirs)
+    launch_prepared(run)
+    wait_for(lambda: run.read_status().state not in ("starting", "queued", "running", "stopping"), timeout=180)
+    status = run.read_status()
+    assert status.state == "finished", (status, run.supervisor_log.read_text()[-2000:])
+    assert hook.is_dir() and not hook.is_symlink()
+    assert [p.name for p in theirs.iterdir()] == ["keep.txt"]
+    assert (theirs / "keep.txt").read_text() == "not the cockpit's"
+
+
 # -- D13: numbers no training can use -------------------------------------------------------------
 
 
