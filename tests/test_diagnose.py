@@ -7,8 +7,8 @@ import signal
 
 import pytest
 
-from cockpit.run.folder import complete_checkpoint, newest_complete_checkpoint  # the rule resume uses
 from cockpit.run.diagnose import classify_signal, classify_text, last_error_line
+from cockpit.run.folder import complete_checkpoint, newest_complete_checkpoint  # the rule resume uses
 
 
 @pytest.mark.parametrize("text, code", [
