@@ -118,3 +118,23 @@ def test_run_wait_shows_a_failing_scripts_own_words_escaped(tmp_path):
     assert proc.returncode == 1
     assert_clean(proc.stdout, proc.stderr)
     assert "ended: failed" in proc.stdout
+
+
+@pytest.mark.slow
+def test_sample_prints_a_prompt_and_the_models_answer_escaped(tmp_path):
+    """The real sampler on a checkpoint of the demo's tiny model, asked with a prompt full of escapes
+    (as a run's own logged prompts may be): the prompt line and the answer reach stdout escaped."""
+    import shutil
+
+    from cockpit.demo import demo_dir
+    from cockpit.runner.assets import ensure_all
+
+    ckpt = tmp_path / "out" / "checkpoint-1"
+    shutil.copytree(ensure_all(demo_dir()) / "models" / "tiny-lm", ckpt)
+    (ckpt / "trainer_state.json").write_text(json.dumps({"global_step": 1, "max_steps": 1, "log_history": []}))
+    proc = cli("sample", str(tmp_path / "out"), "--prompt", f"say {HOSTILE} back", "--max-new-tokens", "24",
+               "--temperature", "1.5", "--seed", "3", "--no-keep", timeout=300)
+    no_traceback(proc)
+    assert proc.returncode == 0, proc.stderr
+    assert_clean(proc.stdout, proc.stderr)
+    assert "── prompt 1: say ·]0;PWNED" in proc.stdout
