@@ -466,3 +466,35 @@ def test_resume_skips_a_checkpoint_with_truncated_weights_to_the_newest_good_one
     started = [r for r in journal.read_all(run.events)[0] if r.kind == journal.RUN_STARTED]
     assert str(started[-1].data.get("resumed_from")).endswith("checkpoint-4")
     assert run.read_status().state == "finished"
+
+
+@pytest.mark.slow
+def test_merge_onto_a_full_disk_is_one_line_and_leaves_no_half_written_folder(tmp_path, tiny_mount):
+    """A real LoRA adapter (peft, untrained) on the demo's tiny model, merged onto a 96 KB tmpfs: the
+    merged weights do not fit. One line naming ENOSPC; the mount holds nothing afterwards."""
+    import shutil
+
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForCausalLM
+
+    from cockpit.demo import demo_dir
+    from cockpit.runner.assets import ensure_all
+
+    base = ensure_all(demo_dir()) / "models" / "tiny-lm"
+    run = make_run(tmp_path / "runs", "lora-full")
+    ckpt = run.output / "checkpoint-1"
+    model = get_peft_model(AutoModelForCausalLM.from_pretrained(base),
+                           LoraConfig(r=2, target_modules="all-linear", task_type="CAUSAL_LM"))
+    model.save_pretrained(ckpt)
+    for name in ("tokenizer.json", "tokenizer_config.json", "chat_template.jinja"):
+        if (base / name).is_file():
+            shutil.copy(base / name, ckpt / name)
+    (ckpt / "trainer_state.json").write_text(json.dumps({"global_step": 1, "max_steps": 1, "log_history": []}))
+
+    full = tiny_mount("size=96k")
+    proc = cli("merge", str(run.path), "-o", str(full / "merged"), timeout=300)
+    no_traceback(proc)
+    assert proc.returncode == 1, (proc.returncode, proc.stderr)
+    lines = [line for line in proc.stderr.strip().splitlines() if line.startswith("cockpit:")]
+    assert len(lines) == 1 and "ENOSPC" in lines[0] and "nothing was left there" in lines[0], proc.stderr
+    assert list(full.iterdir()) == []

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import errno
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -88,9 +89,14 @@ def main(argv: list[str] | None = None) -> int:
     except CockpitError as exc:
         print(f"cockpit: {exc}", file=sys.stderr)
         return exc.exit_code
-    except OSError as exc:  # a full disk, a read-only mount: one line; nothing half-written is left
-        name = errno.errorcode.get(exc.errno or 0, type(exc).__name__)
-        print(f"cockpit: cannot write the merged model to {args.out}: {exc.strerror or exc} ({name}) — "
+    except Exception as exc:  # noqa: BLE001 - a full disk, a read-only mount: one line, nothing half-written left
+        # safetensors' writer says a full disk as SafetensorError("… No space left on device (os error 28)")
+        words = (exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc).splitlines()[0] if str(exc)
+                 else type(exc).__name__)[:300]
+        name = errno.errorcode.get(exc.errno or 0, "") if isinstance(exc, OSError) else ""
+        if not name and re.search(r"No space left on device|os error 28\b", words):
+            name = "ENOSPC"
+        print(f"cockpit: cannot write the merged model to {args.out}: {words} ({name or type(exc).__name__}) — "
               "nothing was left there; free some space or give another -o", file=sys.stderr)
         return 1
     return 0
