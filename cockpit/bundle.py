@@ -121,7 +121,9 @@ def write(dest: Path, files: dict[str, str]) -> Path:
     dest = Path(dest)
     tmp = _built(dest.parent, dest.name, files)
     try:
-        if dest.exists():
+        if dest.is_symlink() or (dest.exists() and not dest.is_dir()):
+            dest.unlink()  # a link (or a file) in its place is removed, never followed: its target is not ours
+        elif dest.exists():
             shutil.rmtree(dest)
         os.replace(tmp, dest)
     except BaseException:

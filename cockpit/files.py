@@ -9,9 +9,10 @@ import errno
 import functools
 import os
 import re
+import stat
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 RESERVE_BYTES = 16 * 2**10
 """Room kept beside a file that must still be written on a full disk (status.json: a few KB)."""
@@ -130,6 +131,52 @@ def _remove_odd(path: str | os.PathLike[str]) -> bool:
     except FileNotFoundError:
         pass
     return True
+class NotRegularFile(OSError):
+    """A path a reader expected to be a file is a FIFO, a device, a socket or a folder (or a link
+    to one): reading it could block forever or never end, so it is not read."""
+
+
+class FileTooLarge(OSError):
+    """A file longer than its reader's bound (status.json, run.yaml, a trainer_state.json)."""
+
+
+def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
+    """A regular file opened for reading in binary, or OSError: `NotRegularFile` for a FIFO (opened
+    without blocking, never read), a device such as /dev/zero (also through a link), a socket or a
+    folder. Every reader of a run folder's files opens them here."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            what = "a folder" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else \
+                "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode) \
+                else "not a file"
+            raise NotRegularFile(errno.EINVAL, f"not a regular file ({what})", os.fspath(path))
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_regular(path: str | os.PathLike[str], limit: int) -> bytes:
+    """The whole of a regular file of at most `limit` bytes: `NotRegularFile` (see `open_regular`)
+    or `FileTooLarge` otherwise, never a read without end."""
+    with open_regular(path) as fh:
+        data = fh.read(limit + 1)
+    if len(data) > limit:
+        raise FileTooLarge(errno.EFBIG, f"longer than {limit:,} bytes", os.fspath(path))
+    return data
+
+
+READ_LIMIT = 64 << 20
+"""The default bound of `read_text_regular`: a run folder's small files (run.yaml, outcome.json,
+alerts, mute lists, kept samples) are far under it."""
+
+
+def read_text_regular(path: str | os.PathLike[str], limit: int = READ_LIMIT) -> str:
+    """`read_regular` as UTF-8 text (a BOM dropped); UnicodeDecodeError (a ValueError) for bytes
+    that are not UTF-8."""
+    return read_regular(path, limit).decode("utf-8-sig")
 
 
 @functools.cache
@@ -168,6 +215,8 @@ billions, and every reader that walks a preset would walk them all."""
 def safe_load(text: str) -> Any:
     """YAML with 1.2 scalars (see `_loader`), refused (yaml.YAMLError, one line) when its aliases
     expand past `YAML_MAX_NODES` or refer to themselves."""
+    import yaml
+
     loader = _loader()(text)
     try:
         node = loader.get_single_node()
@@ -175,6 +224,8 @@ def safe_load(text: str) -> Any:
             return None
         _check_expansion(node)
         return loader.construct_document(node)
+    except RecursionError:  # PyYAML composes and constructs recursively: 100,000 `[` deep ends here
+        raise yaml.MarkedYAMLError(problem="it is nested too deeply to read — flatten it") from None
     finally:
         loader.dispose()
 

@@ -110,7 +110,7 @@ def _output_dir_with_checkpoints(root, steps=(10, 20, 30)):
         ckpt = out / f"checkpoint-{step}"
         ckpt.mkdir(parents=True)
         (ckpt / "config.json").write_text("{}")
-        (ckpt / "model.safetensors").write_bytes(b"\0" * 64)
+        (ckpt / "model.safetensors").write_bytes(b"\x02" + b"\0" * 7 + b"{}")  # a real (empty) safetensors file
         (ckpt / "trainer_state.json").write_text(json.dumps(
             {"global_step": step, "max_steps": 30, "log_history": [h for h in history if h["step"] <= step]}))
     return out

@@ -7,8 +7,8 @@ import signal
 
 import pytest
 
-from cockpit.launch.plan import complete_checkpoint, newest_complete_checkpoint
 from cockpit.run.diagnose import classify_signal, classify_text, last_error_line
+from cockpit.run.folder import complete_checkpoint, newest_complete_checkpoint  # the rule resume uses
 
 
 @pytest.mark.parametrize("text, code", [
@@ -43,7 +43,7 @@ def _ckpt(root, step, *, state=True, weights=True, truncated=False):
         text = json.dumps({"global_step": step, "log_history": []})
         (d / "trainer_state.json").write_text(text[: len(text) // 2] if truncated else text)
     if weights:
-        (d / "model.safetensors").write_bytes(b"x")
+        (d / "model.safetensors").write_bytes(b"\x02" + b"\0" * 7 + b"{}")  # a real (empty) safetensors file
     return d
 
 

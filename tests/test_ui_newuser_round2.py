@@ -27,7 +27,7 @@ def _fake_checkpoint(folder: Path, step: int, max_steps: int = 100) -> None:
     ckpt = folder / f"checkpoint-{step}"
     ckpt.mkdir(parents=True)
     (ckpt / "trainer_state.json").write_text(f'{{"global_step": {step}, "max_steps": {max_steps}}}')
-    (ckpt / "model.safetensors").write_bytes(b"weights")
+    (ckpt / "model.safetensors").write_bytes(b"\x02" + b"\0" * 7 + b"{}")  # a real (empty) safetensors file
 
 
 # -- 1: a stopped script-mode run resumes from the TUI --------------------------------------------

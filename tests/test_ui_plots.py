@@ -343,7 +343,7 @@ async def test_footer_of_a_stopped_run_shows_resume_at_100_columns(tmp_path):
     ckpt.mkdir(parents=True)
     (ckpt / "trainer_state.json").write_text(json.dumps({"global_step": 500, "max_steps": 1000,
                                                          "log_history": []}))
-    (ckpt / "model.safetensors").write_bytes(b"")
+    (ckpt / "model.safetensors").write_bytes(b"\x02" + b"\0" * 7 + b"{}")  # a real (empty) safetensors file
     app = app_for(tmp_path, "live", [str(run.path)])
     async with app.run_test(size=SMALL) as pilot:
         await all_drawn(pilot, app)

@@ -219,7 +219,7 @@ def _checkpoint(run, step: int) -> None:
     ckpt = run.output / f"checkpoint-{step}"
     ckpt.mkdir(parents=True)
     (ckpt / "trainer_state.json").write_text(f'{{"global_step": {step}, "max_steps": 100}}')
-    (ckpt / "model.safetensors").write_bytes(b"weights")
+    (ckpt / "model.safetensors").write_bytes(b"\x02" + b"\0" * 7 + b"{}")  # a real (empty) safetensors file
 
 
 @pytest.mark.parametrize("state, checkpoint, offered", [

@@ -12,7 +12,7 @@ from cockpit.alerts.engine import AlertEngine, Firing
 from cockpit.alerts.notify import NOTIFY_TIMEOUT_S, Notifier, parse_notify, resolve_target, send_all
 from cockpit.alerts.rules import Rule, builtin_rules, parse_rules
 from cockpit.errors import CockpitError
-from cockpit.files import safe_load
+from cockpit.files import read_text_regular, safe_load
 from cockpit.run import journal
 from cockpit.run.folder import Request
 from cockpit.trainers.knowledge import SCRIPT_TRAINER
@@ -34,7 +34,7 @@ def user_alerts(problems: list[str] | None = None) -> dict[str, Any]:
 
     path = config_dir() / "alerts.yaml"
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text_regular(path)
     except FileNotFoundError:
         return {}
     except (OSError, UnicodeDecodeError) as exc:
@@ -114,7 +114,7 @@ class Alerter:
         if mtime != self._mute_mtime:
             self._mute_mtime = mtime
             try:
-                self.engine.muted = set(json.loads(path.read_text(encoding="utf-8")))
+                self.engine.muted = set(json.loads(read_text_regular(path)))
             except (OSError, ValueError, TypeError):
                 pass
 
@@ -137,7 +137,7 @@ class Alerter:
 
             where = f"control/{ADDED_FILE}"
             try:
-                raw = safe_load(path.read_text(encoding="utf-8"))
+                raw = safe_load(read_text_regular(path))
             except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
                 self._added_warning(f"{where}: not readable ({type(exc).__name__}) — the rules "
                                     "added before stay on; fix the file")
@@ -255,7 +255,7 @@ def _output_dir(run: Any) -> Path | None:
     try:
         import yaml
 
-        cfg = yaml.safe_load(run.run_yaml.read_text(encoding="utf-8")) or {}
+        cfg = yaml.safe_load(read_text_regular(run.run_yaml)) or {}
     except (OSError, ValueError):
         return run.output
     return Path(str(cfg.get("output_dir") or run.output)) if isinstance(cfg, dict) else run.output

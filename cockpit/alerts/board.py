@@ -19,6 +19,7 @@ from typing import Any
 from cockpit.alerts.alerter import ADDED_FILE, MUTE_FILE, user_alerts
 from cockpit.alerts.rules import Rule, builtin_rules, parse_rules
 from cockpit.errors import CockpitError
+from cockpit.files import read_text_regular
 from cockpit.run import journal
 from cockpit.run.folder import RunFolder, write_atomic
 from cockpit.trainers.knowledge import SCRIPT_TRAINER
@@ -102,7 +103,7 @@ def read_added(run: RunFolder) -> list[Any]:
 
     path = run.control / ADDED_FILE
     try:
-        raw = safe_load(path.read_text(encoding="utf-8"))
+        raw = safe_load(read_text_regular(path))
     except FileNotFoundError:
         return []
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
@@ -114,7 +115,7 @@ def read_added(run: RunFolder) -> list[Any]:
 
 def read_mutes(run: RunFolder) -> frozenset[str]:
     try:
-        names = json.loads((run.control / MUTE_FILE).read_text(encoding="utf-8"))
+        names = json.loads(read_text_regular(run.control / MUTE_FILE))
     except (OSError, ValueError):
         return frozenset()
     return frozenset(str(n) for n in names) if isinstance(names, list) else frozenset()
@@ -126,7 +127,7 @@ def read_sources(run: RunFolder) -> RuleSources:
 
     problems: list[str] = []
     try:
-        cfg = yaml.safe_load(run.run_yaml.read_text(encoding="utf-8")) or {}
+        cfg = yaml.safe_load(read_text_regular(run.run_yaml)) or {}
     except (OSError, UnicodeDecodeError, yaml.YAMLError):
         cfg = {}
     cfg = cfg if isinstance(cfg, dict) else {}

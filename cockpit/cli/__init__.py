@@ -4,15 +4,18 @@ finds several) and exit code 2."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from cockpit.cli.checkpoints import add_parsers as add_checkpoint_parsers
 from cockpit.cli.findings import cmd_findings
 from cockpit.cli.lossmask import cmd_lossmask
 from cockpit.cli.runs import cmd_migrate, cmd_resume, cmd_run, cmd_runs, cmd_stop, cmd_watch
+from cockpit.cli.serve import MAX_SESSIONS
 from cockpit.cli.trainers import cmd_fields, cmd_trainers
 from cockpit.cli.views import cmd_attach, cmd_demo, cmd_export, cmd_replay, cmd_serve, cmd_tui
 from cockpit.errors import CockpitError
+from cockpit.text import printable
 
 PYTHON_HELP = ("the Python of your project's env (e.g. .venv/bin/python): read its TRL, not this cockpit's "
                "(a light install has none)")
@@ -143,6 +146,8 @@ def build_parser() -> argparse.ArgumentParser:
     sv = sub.add_parser("serve", help="publish the TUI to a browser (localhost unless told)")
     sv.add_argument("--host", default="127.0.0.1")
     sv.add_argument("--port", type=int, default=8000)
+    sv.add_argument("--max-sessions", type=int, default=MAX_SESSIONS, metavar="N",
+                    help=f"browser tabs served at once, each a cockpit process (default {MAX_SESSIONS})")
     sv.add_argument("--runs-dir", dest="runs_dir", default=argparse.SUPPRESS)
     sv.set_defaults(func=cmd_serve)
 
@@ -167,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
         return int(func(args) or 0)
     except CockpitError as exc:
         for line in str(exc).splitlines() or [""]:  # validation lists every problem, one a line
-            print(f"cockpit: {line}", file=sys.stderr)
+            print(f"cockpit: {printable(clip_line(line))}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         return 130
@@ -177,6 +182,42 @@ def main(argv: list[str] | None = None) -> int:
         except OSError:
             pass
         return 0
+    except OSError as exc:  # a full disk, no inodes, a read-only folder: the system's word, one line
+        print(f"cockpit: {printable(os_error_line(exc))}", file=sys.stderr)
+        return 1
+    except Exception as exc:
+        if os.environ.get("COCKPIT_DEBUG"):
+            raise
+        print(f"cockpit: {printable(f'{type(exc).__name__}: {exc}'[:500])} — this is a bug in cockpit; "
+              "COCKPIT_DEBUG=1 shows where", file=sys.stderr)
+        return 1
+
+
+MAX_LINE_CHARS = 1000
+"""The longest error line printed: one that quotes what the user gave (a 120 KB --set key) is cut."""
+
+
+def clip_line(line: str) -> str:
+    return line if len(line) <= MAX_LINE_CHARS else f"{line[:MAX_LINE_CHARS]}… ({len(line):,} characters)"
+
+
+def os_error_line(exc: OSError) -> str:
+    """An OSError as one line with its fix: 'cannot write /runs/x: no space left on the device
+    (ENOSPC) — free some space or give --runs-dir'."""
+    import errno
+
+    name = errno.errorcode.get(exc.errno or 0, "")
+    where = " ".join(f"{f}" for f in (exc.filename, exc.filename2) if f)
+    fixes = {errno.ENOSPC: "free some space, or give --runs-dir on another disk (out of inodes looks the same: "
+                           "`df -i` tells)",
+             errno.EDQUOT: "your disk quota is used up: free some space, or give --runs-dir elsewhere",
+             errno.EROFS: "that filesystem is read-only: give --runs-dir on a writable one",
+             errno.EACCES: "check the folder's owner and mode, or give --runs-dir",
+             errno.EPERM: "check the folder's owner and mode (and `lsattr`), or give --runs-dir",
+             errno.ENAMETOOLONG: "give a shorter name or path"}
+    fix = fixes.get(exc.errno or 0, "")
+    what = (exc.strerror or str(exc)).rstrip(".")
+    return (f"{where}: " if where else "") + what + (f" ({name})" if name else "") + (f" — {fix}" if fix else "")
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import signal
 import subprocess
 import sys
 import textwrap
@@ -15,6 +16,7 @@ from typing import Any
 
 from cockpit.cli.common import runs_dir as _runs_dir
 from cockpit.errors import CockpitError
+from cockpit.text import one_line, printable
 
 
 def _found(args: argparse.Namespace):
@@ -51,11 +53,11 @@ def cmd_checkpoints(args: argparse.Namespace) -> int:
         print(json.dumps({**found.to_dict(), "earlier_trainers": [e.to_dict() for e in earlier]}, indent=2))
         return 0
     for i, one in enumerate([*earlier, found]):
+        base = f"  (base: {one.base_model})" if one.base_model else ""
         if earlier:
-            print(f"# Trainer {i + 1} of {len(earlier) + 1}: {one.output_dir}"
-                  + (f"  (base: {one.base_model})" if one.base_model else ""))
+            print(one_line(f"# Trainer {i + 1} of {len(earlier) + 1}: {one.output_dir}{base}"))
         else:
-            print(f"# {one.output_dir}" + (f"  (base: {one.base_model})" if one.base_model else ""))
+            print(one_line(f"# {one.output_dir}{base}"))
         for line in table(one):
             print(line)
     return 0
@@ -82,23 +84,30 @@ def cmd_sample(args: argparse.Namespace) -> int:
     from cockpit.launch import sampler as smp
     from cockpit.metrics import samples as kept
 
+    if args.prompts and args.prompt:
+        raise CockpitError("give --prompt or --prompts, not both")
+    prompts: list[Any] = args.prompt or (smp.read_prompts_file(args.prompts) if args.prompts else [])
+    early = smp.request_problems(max_new_tokens=args.max_new_tokens, temperature=args.temperature, prompts=prompts)
+    if early:  # numbers and prompts given by the user are checked before any run is read
+        raise CockpitError("\n".join(early))
     found = _found(args)
     settings = smp.sample_settings(found)
     choices = [smp.choose(found, args.checkpoint, "a")]
     if args.vs is not None:
         choices.append(smp.choose(found, args.vs, "b"))
-    if args.prompts and args.prompt:
-        raise CockpitError("give --prompt or --prompts, not both")
-    prompts: list[Any] = args.prompt or (smp.read_prompts_file(args.prompts) if args.prompts else [])
     if not prompts:
         prompts = smp.run_prompts(found)
         if not prompts:
             raise CockpitError(f"{args.run}: the run logged no sample prompts — give some: --prompt TEXT "
                                "(repeatable) or --prompts FILE")
+    problems = smp.request_problems(max_new_tokens=args.max_new_tokens or settings.get("max_new_tokens", 64),
+                                    temperature=args.temperature, prompts=prompts)
+    if problems:
+        raise CockpitError("\n".join(problems))
     device = str(args.device or settings.get("device") or "cpu")
     note = smp.live_note(found, device)
     if note:
-        print(f"cockpit: note: {note}", file=sys.stderr)
+        print(f"cockpit: note: {one_line(note)}", file=sys.stderr)
     max_memory = smp.parse_size(args.max_memory or settings.get("max_memory"))
     request = {"id": "cli", "models": [c.spec for c in choices], "prompts": prompts, "chat": args.chat,
                "max_new_tokens": args.max_new_tokens or int(settings.get("max_new_tokens", 64)),
@@ -110,12 +119,20 @@ def cmd_sample(args: argparse.Namespace) -> int:
     labels = {c.spec["slot"]: c for c in choices}
     width = shutil.get_terminal_size((120, 40)).columns
     failed = None
+    ended_by: list[int] = []
+
+    def _ended(signum: int, _frame: object) -> None:
+        # SIGHUP (the terminal went away) or SIGTERM: the sampler goes with us, never left running.
+        ended_by.append(signum)
+        raise KeyboardInterrupt
+
+    previous = {sig: signal.signal(sig, _ended) for sig in (signal.SIGHUP, signal.SIGTERM)}
     try:
         sampler.send(request)
         for ev in sampler.events():
             kind = ev.get("event")
             if kind == "note":
-                print(f"cockpit: note: {ev.get('text')}", file=sys.stderr)
+                print(f"cockpit: note: {one_line(ev.get('text'))}", file=sys.stderr)
             elif kind == "error":
                 failed = str(ev.get("message"))
             elif kind == "answer":
@@ -129,18 +146,25 @@ def cmd_sample(args: argparse.Namespace) -> int:
                                           "max_new_tokens": request["max_new_tokens"], "device": device})
                 if len(answers[i]) == len(choices):
                     shown = prompts[i] if isinstance(prompts[i], str) else json.dumps(prompts[i])
-                    print(f"── prompt {i + 1}: {shown}")
+                    print(f"── prompt {i + 1}: {printable(shown)}")  # the model's bytes never reach the terminal raw
                     if len(choices) == 1:
-                        print(answers[i]["a"])
+                        print(printable(answers[i]["a"]))
                     else:
-                        for line in side_by_side((choices[0].label, answers[i]["a"]),
-                                                 (choices[1].label, answers[i]["b"]), width):
+                        for line in side_by_side((one_line(choices[0].label), printable(answers[i]["a"])),
+                                                 (one_line(choices[1].label), printable(answers[i]["b"])), width):
                             print(line)
                     print()
+    except KeyboardInterrupt:  # Ctrl+C, or SIGHUP/SIGTERM above
+        sampler.kill()
+        if ended_by:
+            return 128 + ended_by[0]
+        raise
     finally:
-        sampler.close()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        sampler.close()  # a second close (after kill) does nothing more
     if failed:
-        raise CockpitError(failed)
+        raise CockpitError(one_line(failed))
     return 0
 
 
@@ -153,8 +177,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
         raise CockpitError(f"{choice.label} holds a full model, not a LoRA adapter — nothing to merge; load it "
                            f"as it is: from_pretrained({choice.spec['path']!r})")
     out = Path(args.output).expanduser()
-    if out.exists() and any(out.iterdir()):
-        raise CockpitError(f"{out} is not empty — give a new folder with -o")
+    _check_merge_output(out)
     argv = smp.sampler_command(smp.sampler_python(found), "merge", choice.spec["path"], choice.spec["base"],
                                str(out), "--tokenizer", choice.spec["tokenizer"])
     if args.push:
@@ -171,6 +194,28 @@ def cmd_merge(args: argparse.Namespace) -> int:
         said = [line for line in f.read().decode("utf-8", "replace").splitlines() if line.startswith("cockpit: ")]
     line = said[-1].removeprefix("cockpit: ") if said else f"the merger ended (exit {code})"
     raise CockpitError(line if code == 2 and said else f"{line} — the traceback is in {log}")
+
+
+def _check_merge_output(out: Path) -> None:
+    """`merge -o OUT` must be a new (or empty) folder in a writable place: said in one line before
+    any model is loaded. The merge itself writes beside OUT and renames when whole."""
+    import errno
+    import os
+    import tempfile
+
+    if out.exists() and not out.is_dir():
+        raise CockpitError(f"-o {out}: a file is there — give a new folder with -o")
+    if out.is_dir() and any(out.iterdir()):
+        raise CockpitError(f"-o {out}: the folder is not empty — give a new folder with -o")
+    parent = next((p for p in (out.parent, *out.parent.parents) if p.exists()), Path("/"))
+    if not parent.is_dir():
+        raise CockpitError(f"-o {out}: {parent} is a file, not a folder — give a new folder with -o")
+    try:
+        os.rmdir(tempfile.mkdtemp(dir=parent, prefix=".cockpit-merge-probe-"))
+    except OSError as exc:
+        name = errno.errorcode.get(exc.errno or 0, "")
+        raise CockpitError(f"-o {out}: cannot write in {parent} ({exc.strerror}{', ' + name if name else ''}) — "
+                           "give a folder on a writable disk with -o") from None
 
 
 def add_parsers(sub: Any) -> None:

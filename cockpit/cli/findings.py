@@ -13,6 +13,7 @@ import sys
 import orjson
 
 from cockpit.cli.common import runs_dir as _runs_dir
+from cockpit.text import json_safe, one_line
 
 
 def cmd_findings(args: argparse.Namespace) -> int:
@@ -26,20 +27,25 @@ def cmd_findings(args: argparse.Namespace) -> int:
     found = judged.findings
     if args.export_prompts:
         n = report.export_prompts(data, args.export_prompts)
-        print(f"{args.export_prompts}: {n} prompts whose whole group got one reward", file=sys.stderr)
+        print(f"{one_line(args.export_prompts)}: {n} prompts whose whole group got one reward", file=sys.stderr)
     if args.json:
-        sys.stdout.buffer.write(orjson.dumps({"findings": [f.to_record().data for f in found],
-                                              "checked": judged.to_json()}, option=orjson.OPT_INDENT_2)
-                                + b"\n")
+        document = {"findings": [f.to_record().data for f in found], "checked": judged.to_json()}
+        try:
+            out = orjson.dumps(document, option=orjson.OPT_INDENT_2)
+        except TypeError:  # orjson refuses ints past 64 bits (a step from a damaged journal): the stdlib writes them
+            import json
+
+            out = json.dumps(document, indent=2, ensure_ascii=True, default=str).encode()
+        sys.stdout.buffer.write(json_safe(out.decode()).encode() + b"\n")
         return 0
-    print(f"{data.label}: {len(found)} finding{'s' if len(found) != 1 else ''}" if found
-          else f"{data.label}: no findings")
+    print(f"{one_line(data.label)}: {len(found)} finding{'s' if len(found) != 1 else ''}" if found
+          else f"{one_line(data.label)}: no findings")
     for f in found:
         print(report.describe(f))
         if f.fix:
-            print(f"    fix: {f.fix}")
+            print(f"    fix: {one_line(f.fix)}")
         for line in report.evidence_lines(f):
             print(f"    · {line}")
     for line in report.checked_lines(judged):
-        print(line)
+        print(one_line(line))
     return 0

@@ -227,6 +227,7 @@ def cmd_migrate(args: argparse.Namespace) -> int:
 
 def cmd_runs(args: argparse.Namespace) -> int:
     from cockpit.run.summaries import age_of, run_summaries
+    from cockpit.text import one_line
 
     rows = run_summaries(_runs_dir(args))
     if args.json:
@@ -238,11 +239,13 @@ def cmd_runs(args: argparse.Namespace) -> int:
     width = max(9, *(len(r.state_label) for r in rows))
     print(f"{'name':40} {'state':{width}} {'trainer':12} {'step':>11} {'age':>7}")
     for r in rows:
+        if r.error:  # a damaged folder is named, and the others are listed all the same
+            print(f"cockpit: {one_line(r.name)}: {one_line(r.error)}", file=sys.stderr)
         step = f"{r.step if r.step is not None else '-'}/{r.max_steps or '?'}"
-        print(f"{r.name[:40]:40} {r.state_label:{width}} {r.trainer[:12]:12} {step:>11} "
-              f"{age_of(r.created, time.time()):>7}")
+        print(f"{one_line(r.name)[:40]:40} {one_line(r.state_label):{width}} {one_line(r.trainer)[:12]:12} "
+              f"{step:>11} {age_of(r.created, time.time()):>7}")
         if r.journal_note:
-            print(f"  ! {r.journal_note}")
+            print(f"  ! {one_line(r.journal_note)}")
     return 0
 
 
@@ -258,23 +261,28 @@ def cmd_watch(args: argparse.Namespace) -> int:
 def cmd_stop(args: argparse.Namespace) -> int:
     from cockpit.launch.plan import stop
     from cockpit.run.summaries import resolve_run
+    from cockpit.text import one_line
 
     run = resolve_run(args.run, _runs_dir(args))
     if args.force:
         status = stop(run, save=False, grace_s=args.grace)
-        print(f"{run.name}: {status.state}")
+        print(f"{one_line(run.name)}: {status.state}")
     else:
         stop(run, save=True)
-        print(f"{run.name}: asked to save a checkpoint and stop at the next step")
+        print(f"{one_line(run.name)}: asked to save a checkpoint and stop at the next step")
     return 0
 
 
 def cmd_resume(args: argparse.Namespace) -> int:
     from cockpit.launch.plan import resume
     from cockpit.run.summaries import resolve_run
+    from cockpit.text import one_line
 
-    run = resume(resolve_run(args.run, _runs_dir(args)), args.set or [])
-    print(run.path)
+    notes: list[str] = []
+    run = resume(resolve_run(args.run, _runs_dir(args)), args.set or [], notes)
+    for note in notes:
+        print(f"cockpit: {one_line(note)}", file=sys.stderr)
+    print(one_line(run.path))
     if args.wait:
         from cockpit.cli.watch import watch
 

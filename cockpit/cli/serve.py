@@ -17,15 +17,21 @@ The page tells the browser where its websocket is: at the host and port the brow
 for (its Host header), not the address bound — `--host 0.0.0.0` is no address a browser elsewhere
 can reach (it got `ws://0.0.0.0:…`), and a page opened as `localhost` must not be sent to
 `127.0.0.1`, another origin.
+Each websocket runs a TUI process of its own, so they are bounded: at most `MAX_SESSIONS` at once
+(the next is refused, 503, in one line), each in a session of its own, and its whole process group
+is gone when its socket closes (asked to quit, then SIGTERM, then SIGKILL).
 
 textual-serve builds an aiohttp application; the lock is one middleware in front of its routes.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import ipaddress
+import os
 import secrets
+import signal
 import socket
 import sys
 from typing import Any
@@ -34,6 +40,11 @@ from urllib.parse import urlsplit
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
 WILDCARDS = frozenset({"", "0.0.0.0", "::", "[::]"})
 """Bind addresses that mean every interface: no browser can be sent to them."""
+MAX_SESSIONS = 8
+"""TUI processes a served cockpit runs at once (one a browser tab): each holds ~40 MB and a
+Python; a page that opens websockets in a loop gets 503 past this."""
+QUIT_WAIT_S = 3.0
+"""How long a TUI whose socket closed has to quit by itself before its process group is signalled."""
 
 
 def is_loopback(host: str) -> bool:
@@ -60,7 +71,7 @@ def _hostname(netloc: str) -> str:
     return urlsplit(f"//{netloc}").hostname or ""
 
 
-def make_server(command: str, *, host: str, port: int, token: str) -> Any:
+def make_server(command: str, *, host: str, port: int, token: str, max_sessions: int = MAX_SESSIONS) -> Any:
     """A textual-serve Server whose every route but /static wants the token, and whose websocket
     wants the page's own Origin."""
     from aiohttp import web
@@ -104,7 +115,82 @@ def make_server(command: str, *, host: str, port: int, token: str) -> Any:
             server.public_url = f"{request.scheme}://{request.host}"
         return await handler(request)
 
+    from textual_serve.app_service import AppService
+
+    class SessionService(AppService):
+        """A TUI process in a session of its own, so that its whole group can be ended."""
+
+        async def _open_app_process(self, width: int = 80, height: int = 24) -> Any:
+            self._process = process = await asyncio.create_subprocess_shell(
+                f"exec {self.command}", stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE, env=self._build_environment(width=width, height=height),
+                start_new_session=True)
+            self._stdin = process.stdin
+            return process
+
+        async def end(self) -> None:
+            """Ask it to quit; what is left of its group after QUIT_WAIT_S gets SIGTERM, then SIGKILL."""
+            try:
+                await asyncio.wait_for(self.stop(), QUIT_WAIT_S)
+            except Exception:  # noqa: BLE001 - a timeout, or whatever stop met: the group goes below
+                pass
+            process = self._process
+            if process is None:
+                return
+            for sig in (signal.SIGTERM, signal.SIGKILL):
+                if process.returncode is not None:
+                    break
+                try:
+                    os.killpg(process.pid, sig)
+                except (ProcessLookupError, PermissionError):
+                    break
+                try:
+                    await asyncio.wait_for(process.wait(), QUIT_WAIT_S)
+                except TimeoutError:
+                    continue
+            try:  # children the TUI left in its group (the group outlives its leader)
+                os.killpg(process.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+
+    sessions: set[SessionService] = set()
+
     class LockedServer(Server):
+        async def handle_websocket(self, request: web.Request) -> web.WebSocketResponse:
+            """One TUI process for the socket, at most MAX_SESSIONS at once, ended with its socket."""
+            if len(sessions) >= max_sessions:
+                raise web.HTTPServiceUnavailable(
+                    text=f"cockpit serve: {max_sessions} cockpit tabs are open already — close one "
+                         "(or start it with a higher --max-sessions)\n")
+            websocket = web.WebSocketResponse(heartbeat=15)
+
+            def size(key: str, default: int) -> int:
+                try:
+                    return max(10, min(1000, int(request.query.get(key, default))))
+                except ValueError:
+                    return default
+
+            async def close() -> None:
+                await websocket.close()
+
+            service = SessionService(self.command, write_bytes=websocket.send_bytes, write_str=websocket.send_str,
+                                     close=close, download_manager=self.download_manager,
+                                     debug=self.debug)
+            sessions.add(service)
+            try:
+                await websocket.prepare(request)
+                await service.start(size("width", 80), size("height", 24))
+                await self._process_messages(websocket, service)
+            except asyncio.CancelledError:
+                await websocket.close()
+            except Exception as exc:  # noqa: BLE001 - one socket's trouble never stops the server
+                print(f"cockpit: serve: a session ended with {type(exc).__name__}: {exc}"[:300],
+                      file=sys.stderr, flush=True)
+            finally:
+                await service.end()
+                sessions.discard(service)
+            return websocket
+
         async def _make_app(self) -> web.Application:
             app = await super()._make_app()
             app.middlewares.append(lock)
@@ -121,10 +207,10 @@ def make_server(command: str, *, host: str, port: int, token: str) -> Any:
     return server
 
 
-def serve(command: str, *, host: str, port: int, token: str | None = None) -> int:
+def serve(command: str, *, host: str, port: int, token: str | None = None, max_sessions: int = MAX_SESSIONS) -> int:
     if not is_loopback(host):
         print(f"cockpit: serving on {host}: anyone who can reach this port and has the token can drive the "
               "cockpit and launch commands; prefer localhost and an SSH tunnel "
               f"(ssh -L {port}:localhost:{port} HOST)", file=sys.stderr, flush=True)
-    make_server(command, host=host, port=port, token=token or new_token()).serve()
+    make_server(command, host=host, port=port, token=token or new_token(), max_sessions=max_sessions).serve()
     return 0

@@ -67,10 +67,12 @@ def cmd_export(args: argparse.Namespace) -> int:
     warnings: list[str] = []
     done = export(resolve_run_or_path(args.path, _runs_dir(args)), csv_out=args.csv, png_out=args.png,
                   completions_out=args.completions, steps=args.steps, warnings=warnings)
+    from cockpit.text import one_line
+
     if "completions" in done:
-        print(f"{args.completions}: {done['completions']} completions")
-    for line in warnings:  # rows that could not be read are named, never left out in silence
-        print(f"cockpit: warning: {line}", file=sys.stderr)
+        print(f"{one_line(args.completions)}: {done['completions']} completions")
+    for line in dict.fromkeys(warnings):  # rows that could not be read are named, never left out in silence
+        print(f"cockpit: warning: {one_line(line)}", file=sys.stderr)
     return 0
 
 
@@ -80,6 +82,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import shlex
 
     from cockpit.cli.serve import serve
+    from cockpit.errors import CockpitError
 
+    if not 1 <= args.max_sessions <= 1000:
+        raise CockpitError(f"--max-sessions {args.max_sessions}: give a number from 1 to 1000")
     command = shlex.join([sys.executable, "-m", "cockpit.cli", "--runs-dir", str(_runs_dir(args))])
-    return serve(command, host=args.host, port=args.port)
+    return serve(command, host=args.host, port=args.port, max_sessions=args.max_sessions)

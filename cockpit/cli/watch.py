@@ -16,6 +16,7 @@ from cockpit.run import journal
 from cockpit.run.folder import LIVE_STATES, RunFolder
 from cockpit.run.summaries import effective_state, fmt_value
 from cockpit.run.tailer import Tailer
+from cockpit.text import one_line
 
 # Shown first when present; then whatever else the trainer logged, up to a few.
 PREFERRED = ("loss", "reward", "rewards/margins", "rewards/accuracies", "objective/rlhf_reward",
@@ -24,7 +25,14 @@ PREFERRED = ("loss", "reward", "rewards/margins", "rewards/accuracies", "objecti
 
 
 def describe(rec: journal.Record, max_keys: int = 6) -> str | None:
-    """One line for a record, or None for records not worth a line of their own."""
+    """One line for a record, or None for records not worth a line of their own. Everything in it
+    that came from the run is shown through `text.one_line`: no escape sequence reaches the
+    terminal, and no newline splits the line."""
+    line = _describe(rec, max_keys)
+    return None if line is None else one_line(line)
+
+
+def _describe(rec: journal.Record, max_keys: int) -> str | None:
     d = rec.data
     if rec.kind == journal.RUN_STARTED:
         v = d.get("versions") or {}
@@ -49,9 +57,9 @@ def describe(rec: journal.Record, max_keys: int = 6) -> str | None:
             return None
         r = rows[-1]
         rewards = " ".join(f"{k}={fmt_value(v)}" for k, v in (r.get("rewards") or {}).items())
-        comp = str(r.get("completion", "")).replace("\n", " ")[:80]
-        prompt = str(r.get("prompt", "")).replace("\n", " ")[-40:]
-        return f"sample @{rec.step} ({len(rows)} rows): {prompt!r} → {comp!r} {rewards}".rstrip()
+        comp = one_line(r.get("completion", ""))[:80]
+        prompt = one_line(r.get("prompt", ""))[-40:]
+        return f"sample @{rec.step} ({len(rows)} rows): “{prompt}” → “{comp}” {rewards}".rstrip()
     if rec.kind == journal.FINDING:
         where = f"steps {d['steps'][0]}–{d['steps'][1]}" if isinstance(d.get("steps"), list) and len(d["steps"]) == 2 \
             else "whole run"
@@ -89,8 +97,15 @@ def watch(run: RunFolder, out: TextIO = sys.stdout, *, poll_s: float = 0.25,
     ended: str | None = None  # the newest attempt in the journal ended so
     ends_seen = 0
     idle_since = time.monotonic()
+    said: set[str] = set()
     while True:
+        before = tailer.offset
         records = tailer.poll()
+        for problem in tailer.problems():
+            key = problem.split(" ", 1)[-1] if problem[:1].isdigit() else problem  # say each kind once
+            if key not in said:
+                said.add(key)
+                print(f"cockpit: {run.events.name}: {one_line(problem)}", file=sys.stderr, flush=True)
         for rec in records:
             if rec.kind not in (journal.RUN_ENDED, journal.ALERT):  # a run_ended notice's line may follow it
                 ended = None
@@ -121,6 +136,8 @@ def watch(run: RunFolder, out: TextIO = sys.stdout, *, poll_s: float = 0.25,
                 ended = str(rec.data.get("state"))
         if records:
             idle_since = time.monotonic()
+        if tailer.offset != before:  # more may be there already (one poll reads at most 64 MB): read on first
+            continue
         # status.json's attempt counter is raised by `resume` before the new supervisor starts,
         # so an end line for an older attempt never reads as the end of the run.
         if ended is not None and ends_seen >= run.read_status().attempt:
@@ -130,6 +147,6 @@ def watch(run: RunFolder, out: TextIO = sys.stdout, *, poll_s: float = 0.25,
             return state
         if state not in LIVE_STATES and time.monotonic() - idle_since > 2.0:
             # The newest attempt ended without a run_ended line (its supervisor was killed).
-            print(f"ended: {state} — {reason or 'no final journal line'}", file=out, flush=True)
+            print(one_line(f"ended: {state} — {reason or 'no final journal line'}"), file=out, flush=True)
             return state
         time.sleep(poll_s)

@@ -101,12 +101,18 @@ def preset_from_dict(obj: Any, *, source: Path | None = None) -> Preset:
                   source=source)
 
 
+PRESET_MAX_BYTES = 16 << 20
+"""A preset or TRL config is a few KB; past this it is not read."""
+
+
 def load_preset(path: str | os.PathLike[str], *, trainer: str | None = None) -> Preset:
     """Read a preset file, or a preset name from the shipped / user folders. `trainer` names the
     trainer of a plain TRL CLI config (which has no `trainer:` key), or replaces the file's."""
     p = find_preset(path)
+    from cockpit.files import read_regular
+
     try:
-        raw = p.read_bytes()
+        raw = read_regular(p, PRESET_MAX_BYTES)  # a FIFO or /dev/zero given as a preset is not read
     except OSError as exc:
         raise CockpitError(f"{p}: cannot read ({exc.strerror}) — check the path") from None
     text = raw.decode("utf-8-sig", errors="replace")
@@ -116,7 +122,7 @@ def load_preset(path: str | os.PathLike[str], *, trainer: str | None = None) -> 
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         problem = getattr(exc, "problem", None) or "malformed YAML"
-        raise CockpitError(f"{p}:{where}: {problem} — fix the YAML syntax") from None
+        raise CockpitError(f"{p}:{where}{':' if where else ''} {problem} — fix the YAML syntax") from None
     if trainer and isinstance(obj, dict):
         obj = {**obj, "trainer": trainer}
     return preset_from_dict(obj, source=p)

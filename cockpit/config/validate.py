@@ -13,6 +13,7 @@ registry's cache.
 from __future__ import annotations
 
 import difflib
+import math
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -35,6 +36,35 @@ SCRIPT_EXTRA_KEYS = {"datasets", "streaming", "test_split_size", "reward_model_n
                      "reward_funcs"}
 
 INT_LIMIT = 2**63 - 1
+SHOWN_CHARS = 60
+"""How much of a refused value a message quotes: a 120 KB --set value is named, not echoed."""
+NON_NEGATIVE = frozenset({"learning_rate", "warmup_steps", "warmup_ratio", "weight_decay", "num_train_epochs",
+                          "max_grad_norm"})
+"""Numbers a trainer takes that are never below 0 (TRL accepts some, and trains on NaN)."""
+MAX_ROWS_AT_ONCE = 1 << 20
+"""Batch sizes and accumulation counts are whole numbers from 1 to this: no device holds more rows at
+once, and a bigger one only fails after the model has loaded."""
+
+
+def _shown(value: Any) -> str:
+    """A value as a message quotes it: its repr, cut at SHOWN_CHARS with its length said."""
+    text = repr(value)
+    return text if len(text) <= SHOWN_CHARS else f"{text[:SHOWN_CHARS]}… ({len(text):,} characters)"
+
+
+def _range_problem(name: str, value: Any) -> str | None:
+    """A number no training can use: not finite, below 0 where nothing may be, a batch of no rows
+    or of more than MAX_ROWS_AT_ONCE."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"{name} must be a finite number (got {value})"
+    if name in NON_NEGATIVE and value < 0:
+        return f"{name} must be 0 or more (got {_shown(value)})"
+    if (name.endswith("_batch_size") or name == "gradient_accumulation_steps") \
+            and not 1 <= value <= MAX_ROWS_AT_ONCE:
+        return f"{name} must be a whole number from 1 to {MAX_ROWS_AT_ONCE:,} (got {_shown(value)})"
+    return None
 """The largest integer a TRL/transformers integer field can hold (they end up in int64 tensors)."""
 
 _BUILTIN_REWARDS_HINT = "a TRL reward name, a dotted import path or path/file.py:function"
@@ -92,23 +122,23 @@ def _type_problem(name: str, type_str: str, value: Any) -> str | None:
     t = type_str.replace(" ", "")
     base = re.split(r"[|\[]", t)[0]
     if base == "bool" and not isinstance(value, bool):
-        return f"{name} must be true or false (got {value!r})"
+        return f"{name} must be true or false (got {_shown(value)})"
     if base == "int" and isinstance(value, int) and not isinstance(value, bool) and abs(value) > INT_LIMIT:
-        return f"{name} must be an integer of at most {INT_LIMIT:,} (got {value!r})"
+        return f"{name} must be an integer of at most {INT_LIMIT:,} (got {_shown(value)})"
     if base == "int" and (isinstance(value, bool) or not isinstance(value, int)):
         if isinstance(value, float) and value.is_integer() and "float" not in t:
             if abs(value) > INT_LIMIT:  # 1e30 is a whole number no trainer can count to
-                return f"{name} must be an integer of at most {INT_LIMIT:,} (got {value!r})"
+                return f"{name} must be an integer of at most {INT_LIMIT:,} (got {_shown(value)})"
             return None
         if "float" in t and isinstance(value, float):
             return None
         if "str" in t and isinstance(value, str):
             return None
-        return f"{name} must be an integer (got {value!r})"
+        return f"{name} must be an integer (got {_shown(value)})"
     if base == "float" and (isinstance(value, bool) or not isinstance(value, (int, float))):
         if "str" in t and isinstance(value, str):
             return None
-        return f"{name} must be a number (got {value!r})"
+        return f"{name} must be a number (got {_shown(value)})"
     return None
 
 
@@ -117,7 +147,7 @@ def _check_choices(name: str, choices: Any, value: Any) -> str | None:
         return None
     allowed = [str(c) for c in choices]
     if str(value) not in allowed:
-        return f"{name} must be one of {', '.join(allowed)} (got {value!r})"
+        return f"{name} must be one of {', '.join(allowed)} (got {_shown(value)})"
     return None
 
 
@@ -184,7 +214,8 @@ def validate(preset: Preset, registry: Registry | None = None, *,
             continue
         known_field = fields_by_name.get(key)
         if known_field is not None:
-            wrong = _type_problem(key, known_field.type, value) or _check_choices(key, known_field.choices, value)
+            wrong = _type_problem(key, known_field.type, value) or _check_choices(key, known_field.choices, value) \
+                or _range_problem(key, value)
             if wrong:
                 problems.add(key, f"{wrong} — fix it in the preset or with --set {key}=...")
             elif isinstance(value, float) and re.split(r"[|\[]", known_field.type.replace(" ", ""))[0] == "int" \

@@ -17,6 +17,7 @@ from cockpit.findings.judge import judge_run, new_findings, same_reward_prompts
 from cockpit.findings.kinds import WHOLE_RUN
 from cockpit.findings.model import Finding, Judgement
 from cockpit.metrics.rundata import RunData
+from cockpit.text import one_line
 
 
 def recorded(data: RunData) -> list[Finding]:
@@ -90,9 +91,9 @@ def export_prompts(data: RunData, out: str | os.PathLike[str]) -> int:
 
 
 def describe(f: Finding) -> str:
-    """One line for a finding (watch, the CLI)."""
+    """One line for a finding (watch, the CLI), safe for a terminal (`text.one_line`)."""
     where = where_of(f)
-    return f"[{f.severity}] {f.kind} ({where}): {f.summary}"
+    return one_line(f"[{f.severity}] {f.kind} ({where}): {f.summary}")
 
 
 def checked_lines(judged: Judgement) -> list[str]:
@@ -116,25 +117,35 @@ def where_of(f: Finding) -> str:
 
 
 def evidence_lines(f: Finding, *, rows: int = 3) -> list[str]:
-    """The evidence in a few lines of plain text."""
+    """The evidence in a few lines of plain text, each safe for a terminal (`text.one_line`); a
+    piece of evidence of the wrong shape (a hand-edited or damaged journal) is left out."""
     out: list[str] = []
     for ev in f.evidence:
-        kind = ev.get("type")
-        if kind == "metric":
-            pts = ev.get("points") or []
-            if pts:
-                out.append(f"{ev.get('key')}: {len(pts)} points, {_num(pts[0][1])} at step {pts[0][0]} → "
-                           f"{_num(pts[-1][1])} at step {pts[-1][0]}")
-        elif kind == "completions":
-            for row in (ev.get("rows") or [])[:rows]:
-                rewards = " ".join(f"{k}={_num(v)}" for k, v in (row.get("rewards") or {}).items())
-                comp = str(row.get("completion") or "").replace("\n", " ")[:80]
-                out.append(f"step {ev.get('step')}: {comp!r} {rewards}".rstrip())
-        elif kind == "prompts":
-            shown = [str(p).replace("\n", " ")[-60:] for p in (ev.get("prompts") or [])[:rows]]
-            out.append(f"{ev.get('count')} prompts, e.g. " + "; ".join(repr(p) for p in shown))
-        elif kind == "file":
-            out.append(f"{ev.get('what') or 'file'}: {ev.get('path')}")
+        try:
+            out.extend(_evidence(ev, rows))
+        except (TypeError, ValueError, IndexError, KeyError, AttributeError):
+            continue
+    return [one_line(line) for line in out]
+
+
+def _evidence(ev: dict[str, Any], rows: int) -> list[str]:
+    out: list[str] = []
+    kind = ev.get("type")
+    if kind == "metric":
+        pts = ev.get("points") or []
+        if pts:
+            out.append(f"{ev.get('key')}: {len(pts)} points, {_num(pts[0][1])} at step {pts[0][0]} → "
+                       f"{_num(pts[-1][1])} at step {pts[-1][0]}")
+    elif kind == "completions":
+        for row in (ev.get("rows") or [])[:rows]:
+            rewards = " ".join(f"{k}={_num(v)}" for k, v in (row.get("rewards") or {}).items())
+            comp = one_line(row.get("completion") or "")[:80]
+            out.append(f"step {ev.get('step')}: “{comp}” {rewards}".rstrip())
+    elif kind == "prompts":
+        shown = [one_line(p)[-60:] for p in (ev.get("prompts") or [])[:rows]]
+        out.append(f"{ev.get('count')} prompts, e.g. " + "; ".join(f"“{p}”" for p in shown))
+    elif kind == "file":
+        out.append(f"{ev.get('what') or 'file'}: {ev.get('path')}")
     return out
 
 

@@ -24,12 +24,12 @@ from cockpit.config.presets import Preset, device_policy, dump_yaml
 from cockpit.config.validate import Plan, has_gpu, validate
 from cockpit.errors import CockpitError
 from cockpit.run import journal, owner, secrets
-from cockpit.run.folder import (  # complete_checkpoint: resume uses the run folder's rule
+from cockpit.run.folder import (  # checkpoint_problem: resume uses the run folder's rule
     LIVE_STATES,
     Request,
     RunFolder,
     Status,
-    complete_checkpoint,
+    checkpoint_problem,
     create_run_folder,
     newest_complete_checkpoint,
     script_section,
@@ -321,15 +321,17 @@ def _steps_done(output_dir: Path, ckpt: Path) -> tuple[int | None, int | None]:
     return best
 
 
-def resume(run: RunFolder, overrides: list[str] | None = None) -> RunFolder:
+def resume(run: RunFolder, overrides: list[str] | None = None, notes: list[str] | None = None) -> RunFolder:
     """A new attempt from the newest complete checkpoint; `overrides` (`key=value`, as `--set`)
-    change run.yaml first, e.g. a higher max_steps to train a finished run further.
+    change run.yaml first, e.g. a higher max_steps to train a finished run further. Each newer
+    checkpoint passed over (weights cut short, no trainer_state.json) is named in `notes`, with
+    the one resumed from.
 
     A run that already reached its max_steps is refused: resuming it would start a trainer
     with nothing left to do (or one step past the end)."""
     lock = _take_ownership(run)  # a second resume, or a live supervisor, is refused here
     try:
-        return _resume(run, overrides, lock)
+        return _resume(run, overrides, lock, notes if notes is not None else [])
     finally:
         os.close(lock)  # the new supervisor holds its own copy
 
@@ -356,7 +358,12 @@ def _take_ownership(run: RunFolder) -> int:
             time.sleep(0.1)
 
 
-def _resume(run: RunFolder, overrides: list[str] | None, lock: int) -> RunFolder:
+def _skipped_notes(skipped: list[tuple[Path, str]], ckpt: Path | None) -> list[str]:
+    return [f"skipped {c.name} ({why})" + (f"; resuming from {ckpt.name}" if ckpt is not None else "")
+            for c, why in skipped]
+
+
+def _resume(run: RunFolder, overrides: list[str] | None, lock: int, notes: list[str]) -> RunFolder:
     from cockpit.run.summaries import SUPERVISOR_GONE, effective_state
 
     status = run.read_status()
@@ -365,7 +372,7 @@ def _resume(run: RunFolder, overrides: list[str] | None, lock: int) -> RunFolder
         gone = f" ({SUPERVISOR_GONE}, its trainer still training)" if (reason or "").startswith(SUPERVISOR_GONE) else ""
         raise CockpitError(f"{run.name} is still {state}{gone} — stop it before resuming")
     if script_section(run) is not None:
-        return _resume_script(run, status, overrides, lock)
+        return _resume_script(run, status, overrides, lock, notes)
     import yaml
 
     from cockpit.config.presets import apply_overrides, preset_from_dict, safe_load
@@ -380,9 +387,12 @@ def _resume(run: RunFolder, overrides: list[str] | None, lock: int) -> RunFolder
         preset = apply_overrides(preset, overrides)
         validate(preset, resuming=True)
     output_dir = Path(str(preset.trl.get("output_dir") or run.output))
-    ckpt = newest_complete_checkpoint(output_dir)
+    skipped: list[tuple[Path, str]] = []
+    ckpt = newest_complete_checkpoint(output_dir, skipped)
+    notes.extend(_skipped_notes(skipped, ckpt))
     if ckpt is None:
-        raise CockpitError(f"{run.name}: no complete checkpoint in {output_dir} — nothing to resume "
+        passed = f" ({'; '.join(f'{c.name}: {why}' for c, why in skipped)})" if skipped else ""
+        raise CockpitError(f"{run.name}: no complete checkpoint in {output_dir}{passed} — nothing to resume "
                            "from; start a new run instead")
     done, total = _steps_done(output_dir, ckpt)
     max_steps = preset.trl.get("max_steps")
@@ -413,7 +423,8 @@ def _next_attempt(run: RunFolder, status: Status, ckpt: Path | None, lock: int) 
     return run
 
 
-def _resume_script(run: RunFolder, status: Status, overrides: list[str] | None, lock: int) -> RunFolder:
+def _resume_script(run: RunFolder, status: Status, overrides: list[str] | None, lock: int,
+                   notes: list[str]) -> RunFolder:
     """Script mode: the same command again, in the same folder; the hook hands each Trainer of the
     script the newest complete checkpoint of its own segment (control/resume.json), so a script
     with two Trainers resumes each from its own, never the second's into the first."""
@@ -429,9 +440,17 @@ def _resume_script(run: RunFolder, status: Status, overrides: list[str] | None, 
     chosen: dict[str, str] = {}
     unfinished = False
     for seg in segments:
-        ckpt = next((c for c in reversed(seg.checkpoints) if complete_checkpoint(c)), None)
+        skipped: list[tuple[Path, str]] = []
+        ckpt = None
+        for c in reversed(seg.checkpoints):
+            problem = checkpoint_problem(c)
+            if problem is None:
+                ckpt = c
+                break
+            skipped.append((c, problem))
         if ckpt is None and seg.output_dir is not None and seg.owns_output_dir:
-            ckpt = newest_complete_checkpoint(seg.output_dir)
+            ckpt = newest_complete_checkpoint(seg.output_dir, skipped)
+        notes.extend(_skipped_notes(list(dict.fromkeys(skipped)), ckpt))
         # output_dir's own trainer_state.json is this segment's only when no other segment shares it
         base = seg.output_dir if seg.output_dir is not None and seg.owns_output_dir else ckpt
         done, total = _steps_done(base, ckpt) if base is not None and ckpt is not None else (None, None)

@@ -133,9 +133,11 @@ def sampler_python(found: CheckpointSet) -> str:
 def read_prompts_file(path: str) -> list[Any]:
     """Prompts from a file: a JSON list, JSON lines (strings, {"prompt"} or {"messages"}), or
     plain text, one prompt a line."""
+    from cockpit.files import read_text_regular
+
     p = Path(path).expanduser()
     try:
-        text = p.read_text(encoding="utf-8")
+        text = read_text_regular(p, 64 << 20)  # bounded, and never a FIFO or a device
     except OSError as exc:
         raise CockpitError(f"--prompts {path}: cannot read it ({exc.strerror}) — give a text file, one prompt "
                            "a line") from None
@@ -293,3 +295,32 @@ def sampler_log(found: CheckpointSet, name: str = "sampler.log") -> Path:
     from cockpit.paths import cache_dir
 
     return cache_dir() / "logs" / name
+
+
+MAX_NEW_TOKENS = 32_768
+"""The most tokens one answer may ask for: past this no small model's context holds it, and
+`--max-new-tokens 10^12` would only keep a CPU busy for days."""
+MAX_TEMPERATURE = 100.0
+MAX_PROMPT_CHARS = 100_000
+"""The longest prompt sent to a sampler (a prompt is tokenized whole; a 1 MB one takes minutes
+before the first token, and no checkpoint's context holds it)."""
+
+
+def request_problems(*, max_new_tokens: object, temperature: object, prompts: list[Any]) -> list[str]:
+    """What is wrong with a sample request's numbers and prompts, one line each (every problem at
+    once): max_new_tokens a whole number from 1 to MAX_NEW_TOKENS, temperature a finite number from
+    0 to MAX_TEMPERATURE, each prompt at most MAX_PROMPT_CHARS characters."""
+    import math
+
+    out = []
+    if max_new_tokens is not None and (isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int)
+                                       or not 1 <= max_new_tokens <= MAX_NEW_TOKENS):
+        out.append(f"--max-new-tokens {str(max_new_tokens)[:40]}: give a whole number from 1 to {MAX_NEW_TOKENS:,}")
+    if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or not math.isfinite(temperature) \
+            or not 0 <= temperature <= MAX_TEMPERATURE:
+        out.append(f"--temperature {str(temperature)[:40]}: give a number from 0 (greedy) to {MAX_TEMPERATURE:g}")
+    for i, prompt in enumerate(prompts, 1):
+        size = len(prompt if isinstance(prompt, str) else json.dumps(prompt))
+        if size > MAX_PROMPT_CHARS:
+            out.append(f"prompt {i}: {size:,} characters — at most {MAX_PROMPT_CHARS:,}; shorten it")
+    return out

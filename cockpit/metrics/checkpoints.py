@@ -16,10 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from cockpit.errors import CockpitError
+from cockpit.files import read_regular, read_text_regular
 from cockpit.formats import fmt_size
 from cockpit.run import journal
 from cockpit.run.folder import (
     LIVE_STATES,
+    TRAINER_STATE_MAX_BYTES,
     WEIGHT_FILES,
     RunFolder,
     checkpoint_step,
@@ -28,6 +30,7 @@ from cockpit.run.folder import (
     script_section,
 )
 from cockpit.run.summaries import effective_state
+from cockpit.text import one_line
 
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "tokenizer.model", "vocab.json")
 
@@ -135,11 +138,8 @@ def _weights_size(path: Path) -> int:
     total = 0
     for name in WEIGHT_FILES:
         if name.endswith(".index.json"):
-            try:
-                index = json.loads((path / name).read_text(encoding="utf-8"))
-            except (OSError, ValueError):
-                continue
-            shards = set((index.get("weight_map") or {}).values())
+            weight_map = (_read_json(path / name) or {}).get("weight_map")
+            shards = {s for s in weight_map.values() if isinstance(s, str)} if isinstance(weight_map, dict) else set()
             total += sum((path / s).stat().st_size for s in shards if (path / s).is_file())
         elif (path / name).is_file():
             total += (path / name).stat().st_size
@@ -147,9 +147,10 @@ def _weights_size(path: Path) -> int:
 
 
 def _read_json(path: Path) -> dict[str, Any] | None:
+    """A JSON object from a regular file (bounded: `files.read_regular`), or None."""
     try:
-        obj = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        obj = json.loads(read_regular(path, TRAINER_STATE_MAX_BYTES))
+    except (OSError, ValueError, RecursionError):
         return None
     return obj if isinstance(obj, dict) else None
 
@@ -160,7 +161,8 @@ def _log_history(paths: list[Path]) -> dict[int, dict[str, float]]:
     by_step: dict[int, dict[str, float]] = {}
     for state_path in paths:
         state = _read_json(state_path) or {}
-        for entry in state.get("log_history") or []:
+        history = state.get("log_history")
+        for entry in history if isinstance(history, list) else []:  # `"log_history": 5` is no history
             if isinstance(entry, dict) and isinstance(entry.get("step"), int):
                 by_step.setdefault(entry["step"], {}).update(
                     {k: v for k, v in entry.items() if isinstance(v, (int, float))})
@@ -211,7 +213,7 @@ def _run_config(run: RunFolder) -> dict[str, Any]:
     from cockpit.files import safe_load
 
     try:
-        cfg = safe_load(run.run_yaml.read_text(encoding="utf-8")) or {}
+        cfg = safe_load(read_text_regular(run.run_yaml)) or {}
     except Exception:  # noqa: BLE001 — a broken run.yaml: the listing goes on with the journal
         return {}
     return cfg if isinstance(cfg, dict) else {}
@@ -273,9 +275,9 @@ def table(found: CheckpointSet) -> list[str]:
     lines = [f"{'step':>7}  {'loss':>8}  {'eval_loss':>9}  {'size':>9}  {'state':<13}  kind"]
     for c in found.checkpoints:
         state = "complete" if c.complete else ("being written" if c.being_written else "incomplete")
-        kind = f"lora on {c.base}" if c.kind == "lora" else c.kind
+        kind = f"lora on {one_line(c.base)}" if c.kind == "lora" else c.kind
         lines.append(f"{c.step:>7}  {num(c.loss):>8}  {num(c.eval_loss):>9}  {fmt_size(c.size):>9}  "
                      f"{state:<13}  {kind}")
     if not found.checkpoints:
-        lines.append(f"(no checkpoints yet in {found.output_dir})")
+        lines.append(f"(no checkpoints yet in {one_line(found.output_dir)})")
     return lines

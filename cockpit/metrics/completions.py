@@ -27,6 +27,7 @@ from typing import Any
 
 import orjson
 
+from cockpit.files import open_regular
 from cockpit.metrics import trainer_state as ts
 from cockpit.run import journal
 from cockpit.run.completions_store import ENTRY as _ENTRY
@@ -79,7 +80,7 @@ class _Store:
             return False
         if size == self._size:
             return False
-        with open(self.index, "rb") as fh:
+        with open_regular(self.index) as fh:
             fh.seek(max(0, self._size - self._size % _ENTRY.size) if self._size > 0 else 0)
             start = fh.tell()
             blob = fh.read()
@@ -115,7 +116,7 @@ class _Store:
         if at is None:
             return None
         try:
-            with open(self.data, "rb") as fh:
+            with open_regular(self.data) as fh:
                 if at[0] + at[1] > os.fstat(fh.fileno()).st_size:
                     return None
                 fh.seek(at[0])
@@ -137,7 +138,7 @@ class _Store:
         found: dict[int, tuple[int, int]] = {}
         offset = 0
         try:
-            with open(self.data, "rb") as fh:
+            with open_regular(self.data) as fh:
                 for line in fh:
                     try:
                         rec = journal.decode(line)

@@ -282,6 +282,8 @@ def export(path: str | os.PathLike[str], *, csv_out: str | None = None,
         raise CockpitError("nothing to write — give --csv OUT.csv, --png OUT.png and/or --completions OUT.jsonl")
     parse_steps(steps)  # a bad range is refused before anything is read or written
     source = open_source(path) if data is None or completions_out else None
+    if source is not None and warnings is not None:
+        warnings.extend(source.warnings)  # lines of the journal skipped (too long, wrong types, garbage)
     if data is None and (csv_out or png_out):
         assert source is not None
         data = from_source(source)

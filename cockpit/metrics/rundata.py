@@ -203,11 +203,12 @@ def load_journal(path: Path, label: str) -> tuple[RunData, Any]:
 
     tailer = Tailer(path)
     data = RunData(label, run_dir=Path(path).parent)
-    while True:  # one poll reads at most LineTailer.max_read bytes; a long journal takes several
+    while True:  # one poll reads at most LineTailer.max_read bytes; a long journal (or line) takes several
+        before = tailer.offset
         batch = tailer.poll()
-        if not batch:
+        if batch:
+            data.apply(batch)
+        if tailer.offset == before:
             break
-        data.apply(batch)
-    if tailer.skipped:
-        data.notes.append(f"{path}: skipped {tailer.skipped} unreadable journal line(s)")
+    data.notes.extend(f"{path}: {problem}" for problem in tailer.problems())
     return data, tailer

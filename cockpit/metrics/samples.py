@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from cockpit.files import read_text_regular
 from cockpit.run.folder import RunFolder
 
 
@@ -42,7 +43,7 @@ def read(run: RunFolder) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     for path in files:
         try:
-            text = path.read_text(encoding="utf-8")
+            text = read_text_regular(path)
         except OSError:
             continue
         for line in text.splitlines():

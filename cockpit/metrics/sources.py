@@ -300,8 +300,13 @@ def open_source(path: str | os.PathLike[str]) -> Source:
 
 
 def _read(p: Path) -> bytes:
+    from cockpit.files import NotRegularFile, read_regular
+
     try:
-        return p.read_bytes()
+        return read_regular(p, 4 << 30)  # a trainer_state.json of millions of steps is some GB at most
+    except NotRegularFile as exc:
+        why = "is a folder" if p.is_dir() else exc.strerror
+        raise CockpitError(f"{p}: {why} — give {_WHAT}") from None
     except PermissionError:
         raise CockpitError(f"{p}: permission denied — check the file's owner and mode") from None
     except IsADirectoryError:
@@ -350,7 +355,7 @@ def _output_dir_source(d: Path) -> Source | None:
     return None
 
 
-def _read_journal(p: Path) -> tuple[list[journal.Record], int, int]:
+def _read_journal(p: Path) -> tuple[list[journal.Record], Tailer]:
     tailer = Tailer(p)
     records: list[journal.Record] = []
     while True:  # one poll reads at most 64 MB
@@ -358,31 +363,28 @@ def _read_journal(p: Path) -> tuple[list[journal.Record], int, int]:
         records.extend(tailer.poll())
         if tailer.offset == before:
             break
-    return records, tailer.skipped, tailer.newer_version
+    return records, tailer
 
 
-def _journal_warnings(p: Path, skipped: int, newer: int) -> list[str]:
-    out = []
-    if newer:
-        out.append(f"{p}: {newer} line(s) written by a newer cockpit were skipped — "
-                   "upgrade cockpit to see them")
-    if skipped - newer:
-        out.append(f"{p}: {skipped - newer} unreadable line(s) skipped")
-    return out
+def _journal_warnings(p: Path, tailer: Tailer) -> list[str]:
+    return [f"{p}: {problem}" for problem in tailer.problems()]
 
 
 def _journal_source(p: Path, *, kind: str) -> Source:
     try:
-        records, skipped, newer = _read_journal(p)
+        records, tailer = _read_journal(p)
     except PermissionError:
         raise CockpitError(f"{p}: permission denied — check the file's owner and mode") from None
+    skipped, newer = tailer.skipped, tailer.newer_version
+    if tailer.refused:
+        raise CockpitError(f"{p}: {tailer.refused} — not read; a journal is a regular file")
     if not records:
         if skipped:
-            raise CockpitError(f"{p}: none of its {skipped} line(s) could be read"
-                               + (" — written by a newer cockpit; upgrade cockpit" if newer else ""))
+            raise CockpitError(f"{p}: none of its {skipped} line(s) could be read ({'; '.join(tailer.problems())})"
+                               + (" — upgrade cockpit" if newer else ""))
         raise CockpitError(f"{p}: the journal is empty — nothing was recorded yet")
     output = p.parent / "output"
-    return Source(kind=kind, path=p, warnings=_journal_warnings(p, skipped, newer),
+    return Source(kind=kind, path=p, warnings=_journal_warnings(p, tailer),
                   journal_records=records, skipped=skipped, newer_version=newer,
                   completions_dir=_completions_dir(output) if output.is_dir() else None)
 

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from cockpit.errors import CockpitError
-from cockpit.files import reserve, write_atomic
+from cockpit.files import open_regular, read_regular, reserve, write_atomic
 
 if sys.version_info >= (3, 11):  # noqa: UP036 - the hook imports this module on Python 3.9+
     from enum import StrEnum
@@ -50,14 +50,20 @@ class Request(StrEnum):
     """Stop now: the supervisor signals the process group (or scancels the Slurm job)."""
 
 
+STATES = ("starting", "queued", "running", "stopping", "stopped", "finished", "failed", "killed")
+"""Every state a status.json may hold (a reader refuses any other)."""
 LIVE_STATES = frozenset({"starting", "queued", "running", "stopping"})
 STATUS_VERSION = 1
+STATUS_MAX_BYTES = 1 << 20
+"""status.json is a few hundred bytes; a longer one is damaged, and is not read whole."""
+RUN_YAML_MAX_BYTES = 16 << 20
 
 
 def read_tail(path: Path, nbytes: int) -> tuple[bytes, int]:
-    """The last `nbytes` of a file and the offset they start at; (b"", 0) when unreadable."""
+    """The last `nbytes` of a file and the offset they start at; (b"", 0) when unreadable or not a
+    regular file (a FIFO, /dev/zero: `files.open_regular`)."""
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:
             fh.seek(0, os.SEEK_END)
             start = max(0, fh.tell() - nbytes)
             fh.seek(start)
@@ -107,8 +113,37 @@ class Status:
 
     @classmethod
     def from_dict(cls, obj: dict[str, Any]) -> Status:
-        known = {f.name for f in fields(cls)}
+        """The known keys of `obj`; ValueError naming every key whose value has the wrong type
+        (`{"state": 5}`, `"pid": "x"`), so no reader meets a status it cannot compare or format."""
+        known = {f.name: f for f in fields(cls)}
+        bad = [f"{k} is {type(v).__name__}, not {_STATUS_TYPES[k][1]}" for k, v in obj.items()
+               if k in known and not _status_value_ok(k, v)]
+        if isinstance(obj.get("state"), str) and obj["state"] not in STATES:
+            bad.append(f"state {obj['state'][:40]!r} is not one of {', '.join(STATES)}")
+        if bad:
+            raise ValueError("; ".join(bad))
         return cls(**{k: v for k, v in obj.items() if k in known})
+
+
+_NUM = (int, float)
+_STATUS_TYPES: dict[str, tuple[tuple[type, ...], str]] = {
+    "state": ((str,), "a string"), "name": ((str,), "a string"), "trainer": ((str,), "a string"),
+    "host": ((str,), "a string"), "attempt": ((int,), "a whole number"), "v": ((int,), "a whole number"),
+    **{k: ((int, type(None)), "a whole number or null") for k in ("supervisor_pid", "pid", "pgid", "exit_code",
+                                                                  "signal")},
+    **{k: ((*_NUM, type(None)), "a number or null") for k in ("started", "ended", "supervisor_started",
+                                                              "pid_started")},
+    **{k: ((str, type(None)), "a string or null") for k in ("reason", "fix", "job_id", "journal_error")},
+}
+
+
+def _status_value_ok(key: str, value: Any) -> bool:
+    types = _STATUS_TYPES.get(key)
+    if types is None:
+        return True
+    if isinstance(value, bool):  # a bool is an int to isinstance; never a pid, a time or a count
+        return False
+    return isinstance(value, types[0])
 
 
 @dataclass
@@ -190,30 +225,37 @@ class RunFolder:
         import yaml
 
         try:
-            cfg = yaml.safe_load(self.run_yaml.read_text(encoding="utf-8")) or {}
-        except (OSError, ValueError, yaml.YAMLError):
+            cfg = yaml.safe_load(read_regular(self.run_yaml, RUN_YAML_MAX_BYTES).decode("utf-8")) or {}
+        except (OSError, ValueError, yaml.YAMLError, RecursionError):
             return {}
         section = cfg.get("cockpit") if isinstance(cfg, dict) else None
         return section if isinstance(section, dict) else {}
 
     # -- status ----------------------------------------------------------------------------
     def read_status(self) -> Status:
-        """The status; a run folder from a newer cockpit is refused with a clear line."""
+        """The status; a run folder from a newer cockpit is refused with a clear line, and so is a
+        damaged one (not UTF-8 JSON, a value of the wrong type, a folder or a FIFO in its place):
+        CockpitError, one line, naming the file and the fix."""
+        damaged = "— the file is damaged; delete it and the run shows as its journal says"
         try:
-            raw = self.status_json.read_text(encoding="utf-8")
+            raw = read_regular(self.status_json, STATUS_MAX_BYTES)
         except FileNotFoundError:
             return Status(state="starting", name=self.name)
+        except OSError as exc:
+            raise CockpitError(f"{self.status_json}: cannot read it ({exc.strerror or exc}) {damaged}") from None
         try:
-            obj = json.loads(raw)
-        except ValueError:
-            raise CockpitError(f"{self.status_json}: not valid JSON — the file is damaged; "
-                               "delete it and the run shows as its journal says") from None
+            obj = json.loads(raw.decode("utf-8"))
+        except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
+            raise CockpitError(f"{self.status_json}: not valid JSON {damaged}") from None
         if not isinstance(obj, dict):
-            raise CockpitError(f"{self.status_json}: not a status object")
+            raise CockpitError(f"{self.status_json}: not a status object {damaged}")
         if isinstance(obj.get("v"), int) and obj["v"] > STATUS_VERSION:
             raise CockpitError(f"{self.path}: written by a newer cockpit (status v{obj['v']}) — "
                                "upgrade cockpit to read it")
-        return Status.from_dict(obj)
+        try:
+            return Status.from_dict(obj)
+        except ValueError as exc:
+            raise CockpitError(f"{self.status_json}: {exc} {damaged}") from None
 
     def write_status(self, status: Status) -> None:
         """status.json, whole: on a full disk through the room `reserve_status` kept."""
@@ -326,20 +368,102 @@ WEIGHT_FILES = ("model.safetensors", "adapter_model.safetensors", "pytorch_model
 
 
 def complete_checkpoint(path: Path) -> bool:
-    """A checkpoint is complete when its trainer_state.json parses and model weights are there:
-    the Trainer writes trainer_state.json after the weights, so a checkpoint being written lacks it."""
-    state = path / "trainer_state.json"
+    """A checkpoint is complete when its trainer_state.json parses and its model weights are there
+    whole (`checkpoint_problem`): the Trainer writes trainer_state.json after the weights, so a
+    checkpoint being written lacks it."""
+    return checkpoint_problem(path) is None
+
+
+TRAINER_STATE_MAX_BYTES = 512 << 20
+
+
+def checkpoint_problem(path: Path) -> str | None:
+    """Why a checkpoint cannot be resumed from or loaded (a few words), or None when it is complete:
+    trainer_state.json missing or not a JSON object; no weights; weights cut short (a safetensors
+    file shorter than its own header says, a shard its index names missing, a .bin zip without
+    its end record). Reads headers only, never the tensors."""
     try:
-        json.loads(state.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False
-    return any((path / w).exists() for w in WEIGHT_FILES)
+        state = json.loads(read_regular(path / "trainer_state.json", TRAINER_STATE_MAX_BYTES))
+    except (OSError, ValueError, RecursionError):
+        return "no readable trainer_state.json (it was being written)"
+    if not isinstance(state, dict):
+        return "trainer_state.json is not a JSON object"
+    present = [w for w in WEIGHT_FILES if (path / w).exists()]
+    if not present:
+        return "no model weights"
+    for name in present:
+        problem = _weights_problem(path / name)
+        if problem:
+            return f"{name}: {problem}"
+    return None
 
 
-def newest_complete_checkpoint(output_dir: Path) -> Path | None:
+def _weights_problem(file: Path) -> str | None:
+    if file.name.endswith(".index.json"):
+        try:
+            index = json.loads(read_regular(file, 64 << 20))
+            shards = set((index.get("weight_map") or {}).values())
+        except (OSError, ValueError, AttributeError, TypeError, RecursionError):
+            return "the shard index is not readable"
+        for shard in sorted(str(s) for s in shards):
+            if "/" in shard or not (file.parent / shard).is_file():
+                return f"shard {shard} is missing"
+            problem = _weights_problem(file.parent / shard)
+            if problem:
+                return f"shard {shard}: {problem}"
+        return None
+    if file.suffix == ".safetensors":
+        return _safetensors_problem(file)
+    if file.suffix == ".bin":
+        import zipfile
+
+        try:
+            with open_regular(file) as fh:
+                magic = fh.read(2)
+        except OSError as exc:
+            return exc.strerror or "not readable"
+        if magic == b"PK" and not zipfile.is_zipfile(file):  # torch.save's zip, cut before its end record
+            return "cut short (its zip has no end record)"
+    return None
+
+
+def _safetensors_problem(file: Path) -> str | None:
+    """A safetensors file: 8 bytes of header length, the JSON header, then the tensors, whose byte
+    ranges the header gives; a file shorter than the last range ends was cut short."""
+    try:
+        with open_regular(file) as fh:
+            size = os.fstat(fh.fileno()).st_size
+            head = fh.read(8)
+            if len(head) < 8:
+                return "cut short (no header)"
+            n = int.from_bytes(head, "little")
+            if n > min(size - 8, 100 << 20):
+                return "cut short (its header runs past the end)"
+            header = json.loads(fh.read(n))
+    except OSError as exc:
+        return exc.strerror or "not readable"
+    except (ValueError, RecursionError):
+        return "its header is not JSON"
+    if not isinstance(header, dict):
+        return "its header is not JSON"
+    end = 0
+    for key, info in header.items():
+        offsets = info.get("data_offsets") if isinstance(info, dict) and key != "__metadata__" else None
+        if isinstance(offsets, list) and len(offsets) == 2 and all(isinstance(o, int) for o in offsets):
+            end = max(end, offsets[1])
+    if 8 + n + end > size:
+        return f"cut short ({size:,} of {8 + n + end:,} bytes)"
+    return None
+
+
+def newest_complete_checkpoint(output_dir: Path, skipped: list[tuple[Path, str]] | None = None) -> Path | None:
+    """The newest complete checkpoint; each newer one passed over goes to `skipped` with why."""
     for ckpt in reversed(list_checkpoints(output_dir)):
-        if complete_checkpoint(ckpt):
+        problem = checkpoint_problem(ckpt)
+        if problem is None:
             return ckpt
+        if skipped is not None:
+            skipped.append((ckpt, problem))
     return None
 
 
@@ -361,8 +485,13 @@ def parse_run_argv(argv: list[str], prog: str) -> tuple[RunFolder, Path | None]:
 
 def new_run_name(base: str, when: float | None = None) -> str:
     stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(when or time.time()))
-    safe = re.sub(r"[^A-Za-z0-9._-]+", "-", base).strip("-") or "run"
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "-", base).strip("-.")[:MAX_NAME_BASE].rstrip("-.") or "run"
     return f"{safe}-{stamp}"
+
+
+MAX_NAME_BASE = 96
+"""A run name's part before its timestamp is cut here: a file name may hold 255 bytes, and the
+folder's own files (`.status.json.XXXX.tmp`) need room beside it."""
 
 
 def create_run_folder(runs_dir: Path, base_name: str) -> RunFolder:
@@ -383,11 +512,19 @@ def create_run_folder(runs_dir: Path, base_name: str) -> RunFolder:
 
 def list_runs(runs_dir: Path) -> list[RunFolder]:
     """Run folders in a runs dir, newest first."""
-    if not runs_dir.is_dir():
+    try:
+        children = list(runs_dir.iterdir())
+    except OSError:  # missing, not a folder, unreadable
         return []
-    runs = [RunFolder(p) for p in runs_dir.iterdir() if p.is_dir() and (p / "run.yaml").exists()]
-    runs.sort(key=lambda r: r.run_yaml.stat().st_mtime, reverse=True)
-    return runs
+    found = []
+    for p in children:
+        try:
+            if p.is_dir():
+                found.append((p.joinpath("run.yaml").stat().st_mtime, RunFolder(p)))
+        except OSError:  # no run.yaml, or a folder that cannot be read: not a run
+            continue
+    found.sort(key=lambda r: r[0], reverse=True)
+    return [r for _, r in found]
 
 
 def script_section(run: RunFolder) -> dict[str, Any] | None:

@@ -215,6 +215,62 @@ class DecodeError(ValueError):
     """A line that is not a journal record (garbage, or a newer version than we know)."""
 
 
+class InvalidRecord(DecodeError):
+    """A record of a known kind whose fields have the wrong types (`max_steps: "abc"`): skipped and
+    counted like garbage, so no reader meets a value it cannot compare, format or index."""
+
+
+# -- record shapes: what each known kind's fields may hold ----------------------------------
+# Checked at the decoder, by hand: a dict lookup and a few isinstance calls a record (metrics, the
+# bulk of a journal, have one optional field), so tailing stays as fast as orjson's parse allows;
+# the hook's copy of this module runs on the user's Python with the standard library alone.
+
+_N: type = type(None)
+_S: frozenset[type] = frozenset({str, _N})
+_I: frozenset[type] = frozenset({int, _N})
+_F: frozenset[type] = frozenset({int, float, _N})
+_L: frozenset[type] = frozenset({list, _N})
+_SHAPES: dict[str, dict[str, frozenset[type]]] = {
+    RUN_STARTED: {"trainer": _S, "world_size": _I, "max_steps": _I, "versions": frozenset({dict, _N}), "device": _S,
+                  "resumed_from": _S, "segment": _I, "output_dir": _S},
+    PHASE: {"phase": _S, "detail": _S},
+    METRICS: {"epoch": _F},
+    EVAL: {"epoch": _F},
+    PROGRESS: {"max_steps": _I, "epoch": _F, "steps_per_s": _F, "eta_s": _F},
+    CHECKPOINT: {"path": _S},
+    COMPLETIONS: {"rows": _L, "source": _S},
+    COMPLETIONS_REF: {"count": _I, "source": _S},
+    WARNING: {"code": _S, "message": _S, "fix": _S},
+    ALERT: {"rule": _S, "message": _S, "key": _S, "actions": _L, "builtin": frozenset({bool, _N})},
+    FINDING: {"kind": _S, "steps": _L, "severity": _S, "summary": _S, "fix": _S, "evidence": _L},
+    RUN_ENDED: {"state": _S, "exit_code": _I, "signal": _I, "reason": _S, "fix": _S},
+}
+"""Each known kind's fields and the exact types each may hold (JSON gives no subclasses; a bool is
+not a count). Checked by type identity: a metrics line pays one dict lookup."""
+_LISTS_OF_OBJECTS = {COMPLETIONS: ("rows",), ALERT: ("actions",), FINDING: ("evidence",)}
+_DEEP_CHECKED = frozenset({COMPLETIONS, ALERT, FINDING, RUN_STARTED})
+
+
+def _check_shape(kind: str, data: dict[str, Any]) -> None:
+    """A record's fields against `_SHAPES`, and inside the lists and maps some kinds hold;
+    `InvalidRecord` naming the first that is wrong. `decode` inlines the first loop."""
+    shape = _SHAPES.get(kind)
+    if shape is None:
+        return
+    for key, types in shape.items():
+        if type(data.get(key)) not in types:
+            raise InvalidRecord(f"{kind} record: {key} is {type(data.get(key)).__name__}")
+    if kind in _LISTS_OF_OBJECTS:
+        for key in _LISTS_OF_OBJECTS[kind]:
+            if not all(type(x) is dict for x in data.get(key) or ()):
+                raise InvalidRecord(f"{kind} record: {key} holds something that is not an object")
+    if kind == RUN_STARTED and data.get("versions") and not all(type(v) is str for v in data["versions"].values()):
+        raise InvalidRecord("run_started record: versions holds something that is not a string")
+    if kind == FINDING and data.get("steps") is not None and not (
+            len(data["steps"]) == 2 and all(type(x) is int for x in data["steps"])):
+        raise InvalidRecord("finding record: steps is not [first, last]")
+
+
 def loads_lenient(raw: bytes | str) -> Any:
     """Parse JSON that may carry NaN/Infinity literals (orjson refuses them, json takes them)."""
     if _orjson is not None:
@@ -228,7 +284,8 @@ def loads_lenient(raw: bytes | str) -> Any:
 
 
 def decode(line: bytes | str) -> Record:
-    """One line to a Record; raises DecodeError for anything that is not a version we know."""
+    """One line to a Record; raises DecodeError for anything that is not a version we know, and
+    InvalidRecord (a DecodeError) for a known kind whose fields have the wrong types."""
     try:
         obj = loads_lenient(line)
     except (ValueError, UnicodeDecodeError, RecursionError) as exc:  # deep nesting: RecursionError
@@ -241,11 +298,29 @@ def decode(line: bytes | str) -> Record:
     if v > VERSION:
         raise DecodeError(f"record version {v} is newer than this cockpit reads ({VERSION})")
     data = obj.get("data")
+    if not isinstance(data, dict):
+        data = {}
+    kind = obj["kind"]
+    if type(kind) is not str:
+        raise DecodeError("record kind is not a string")
+    if kind == METRICS:  # the bulk of a journal: its one typed field, checked inline
+        epoch = data.get("epoch")
+        if epoch is not None and type(epoch) is not float and type(epoch) is not int:
+            raise InvalidRecord(f"metrics record: epoch is {type(epoch).__name__}")
+        shape = None
+    else:
+        shape = _SHAPES.get(kind)
+    if shape is not None:  # inlined: see _check_shape
+        for key, types in shape.items():
+            if type(data.get(key)) not in types:
+                raise InvalidRecord(f"{kind} record: {key} is {type(data.get(key)).__name__}")
+        if kind in _DEEP_CHECKED:
+            _check_shape(kind, data)
     step = obj.get("step")
     t = obj.get("t")
     return Record(
-        kind=str(obj["kind"]),
-        data=data if isinstance(data, dict) else {},
+        kind=kind,
+        data=data,
         step=step if isinstance(step, int) and not isinstance(step, bool) else None,
         t=float(t) if isinstance(t, (int, float)) and not isinstance(t, bool) else 0.0,
         v=v,

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from cockpit.errors import CockpitError
+from cockpit.files import read_text_regular
 from cockpit.formats import fmt_duration
 from cockpit.run import journal
 from cockpit.run.folder import LIVE_STATES, RunFolder, Status, list_runs, read_tail, script_section
@@ -126,7 +127,7 @@ def _ended_unsupervised(run: RunFolder) -> tuple[str, str]:
 
     gone = "the supervisor process is gone (it was killed, or the machine restarted) and the trainer has exited"
     try:
-        outcome = json.loads(run.outcome_json.read_text(encoding="utf-8"))
+        outcome = json.loads(read_text_regular(run.outcome_json))
     except (OSError, ValueError):
         outcome = {}
     script = script_section(run) is not None

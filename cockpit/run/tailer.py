@@ -11,7 +11,13 @@ import os
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
+from cockpit.files import NotRegularFile, open_regular
 from cockpit.run import journal
+
+MAX_LINE = 16 * 1024 * 1024
+"""The longest line a reader keeps: a journal line is a few hundred bytes (a finding with its
+evidence, some KB); a longer one is damage (a 1 GB line of garbage) and is skipped, and counted
+in `too_long`, without ever being held whole in memory."""
 
 # How many of the last bytes read are kept to recognise the file on the next poll.
 _TAIL_KEEP = 64
@@ -19,12 +25,22 @@ _TAIL_KEEP = 64
 
 @dataclass
 class LineTailer:
-    """Returns the complete lines appended since the last poll (blank lines are dropped)."""
+    """Returns the complete lines appended since the last poll (blank lines are dropped).
+
+    Only a regular file is read (`files.open_regular`): a FIFO, a device such as /dev/zero, or a
+    link to one is never read, and `refused` says why. A line longer than `max_line` is dropped as
+    it is read, and counted in `too_long`."""
 
     path: str | os.PathLike[str]
     offset: int = 0
     max_read: int = 64 * 1024 * 1024
+    max_line: int = MAX_LINE
+    too_long: int = 0
+    """Lines longer than `max_line`, skipped."""
+    refused: str | None = None
+    """Why the path is not read (not a regular file), or None."""
     _partial: bytes = b""
+    _discarding: bool = False
     _inode: tuple[int, int] | None = None
     _tail: bytes = b""
     """The last bytes read (up to _TAIL_KEEP): if the file no longer holds them at the same
@@ -33,9 +49,13 @@ class LineTailer:
 
     def poll(self) -> list[bytes]:
         try:
-            fh = open(self.path, "rb")  # noqa: SIM115 - closed by the with below; open errors are handled apart
+            fh = open_regular(self.path)
+        except NotRegularFile as exc:
+            self.refused = f"{exc.strerror}"
+            return []
         except (FileNotFoundError, NotADirectoryError):
             return []
+        self.refused = None
         with fh:
             # fstat the open file: a stat of the path could describe a file that is
             # replaced (or removed) before the open.
@@ -53,16 +73,30 @@ class LineTailer:
         self.offset += len(chunk)
         if chunk:
             self._tail = (self._tail + chunk[-_TAIL_KEEP:])[-_TAIL_KEEP:]
+        if self._discarding:  # inside a line too long to keep: drop up to its end
+            end = chunk.find(b"\n")
+            if end < 0:
+                return []
+            chunk, self._discarding = chunk[end + 1:], False
         data = self._partial + chunk
         lines = data.split(b"\n")
         self._partial = lines.pop()
-        return [line for line in lines if line.strip()]
+        if len(self._partial) > self.max_line:
+            self._partial, self._discarding = b"", True
+            self.too_long += 1
+        out = []
+        for line in lines:
+            if len(line) > self.max_line:
+                self.too_long += 1
+            elif line.strip():
+                out.append(line)
+        return out
 
     def seek_end(self) -> None:
         """Start from what the file holds now: later polls return only lines appended after it."""
         try:
-            fh = open(self.path, "rb")  # noqa: SIM115 - closed by the with below; open errors are handled apart
-        except (FileNotFoundError, NotADirectoryError):
+            fh = open_regular(self.path)
+        except OSError:
             return
         with fh:
             st = os.fstat(fh.fileno())
@@ -81,6 +115,7 @@ class LineTailer:
     def _restart(self) -> None:
         self.offset = 0
         self._partial = b""
+        self._discarding = False
         self._tail = b""
         self.restarts += 1
 
@@ -98,6 +133,8 @@ class Tailer:
     skipped: int = 0
     newer_version: int = 0
     _lines: LineTailer = field(init=False)
+    _invalid: int = field(init=False, default=0)
+    _too_long_seen: int = field(init=False, default=0)
 
     def __post_init__(self) -> None:
         self._lines = LineTailer(self.path)
@@ -110,14 +147,53 @@ class Tailer:
     def restarts(self) -> int:
         return self._lines.restarts
 
+    @property
+    def too_long(self) -> int:
+        """Lines longer than `tailer.MAX_LINE`, skipped (counted in `skipped` too)."""
+        return self._lines.too_long
+
+    @property
+    def invalid(self) -> int:
+        """Records of a known kind with fields of the wrong types, skipped (counted in `skipped` too)."""
+        return self._invalid
+
+    @property
+    def refused(self) -> str | None:
+        """Why the journal is not read (a FIFO, a device), or None."""
+        return self._lines.refused
+
+    def problems(self) -> list[str]:
+        """What was skipped, one phrase each, for a reader to say: lines too long, records of the
+        wrong shape, lines that are not records, a path that is not a regular file."""
+        out = []
+        if self.refused:
+            out.append(f"not read: {self.refused}")
+        if self.too_long:
+            out.append(f"{self.too_long} line(s) longer than {MAX_LINE // 2**20} MB skipped")
+        if self._invalid:
+            out.append(f"{self._invalid} record(s) with fields of the wrong type skipped")
+        other = self.skipped - self.too_long - self._invalid - self.newer_version
+        if other > 0:
+            out.append(f"{other} unreadable line(s) skipped")
+        if self.newer_version:
+            out.append(f"{self.newer_version} line(s) written by a newer cockpit skipped — upgrade cockpit to see them")
+        return out
+
     def seek_end(self) -> None:
         self._lines.seek_end()
 
     def poll(self) -> list[journal.Record]:
         out: list[journal.Record] = []
-        for line in self._lines.poll():
+        lines = self._lines.poll()
+        if self._lines.too_long != self._too_long_seen:
+            self.skipped += self._lines.too_long - self._too_long_seen
+            self._too_long_seen = self._lines.too_long
+        for line in lines:
             try:
                 out.append(journal.decode(line))
+            except journal.InvalidRecord:
+                self.skipped += 1
+                self._invalid += 1
             except journal.DecodeError as exc:
                 self.skipped += 1
                 if "newer" in str(exc):

@@ -12,7 +12,12 @@ fix; 1: a failure whose traceback is above it in the log).
 from __future__ import annotations
 
 import argparse
+import errno
+import os
+import re
+import shutil
 import sys
+import tempfile
 import traceback
 from pathlib import Path
 
@@ -38,9 +43,19 @@ def merge(adapter: str, base: str, out: Path, tokenizer: str | None = None) -> P
     tok = load_tokenizer(tokenizer or adapter)
     fit_embeddings(base_model, tok)
     model = PeftModel.from_pretrained(base_model, adapter).merge_and_unload()
-    out.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(out, safe_serialization=True)
-    tok.save_pretrained(out)  # tokenizer files and its chat template
+    # Written beside OUT and renamed into place when whole: a full disk or a kill midway leaves
+    # no half-written model folder where a model is expected.
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.partial-"))
+    try:
+        model.save_pretrained(tmp, safe_serialization=True)
+        tok.save_pretrained(tmp)  # tokenizer files and its chat template
+        if out.is_dir() and not any(out.iterdir()):
+            out.rmdir()
+        os.rename(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
     return out
 
 
@@ -80,7 +95,17 @@ def main(argv: list[str] | None = None) -> int:
         return exc.exit_code
     except Exception as exc:  # noqa: BLE001 — the trace to the log, the last line for the user
         traceback.print_exc(file=sys.stderr)
-        print(f"cockpit: merging failed: {describe(exc)}", file=sys.stderr)
+        # safetensors' writer says a full disk as SafetensorError("… No space left on device (os error 28)")
+        words = (exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc).splitlines()[0] if str(exc)
+                 else type(exc).__name__)[:300]
+        name = errno.errorcode.get(exc.errno or 0, "") if isinstance(exc, OSError) else ""
+        if not name and re.search(r"No space left on device|os error 28\b", words):
+            name = "ENOSPC"
+        if name:  # a full disk, a read-only mount: one line, nothing half-written left
+            print(f"cockpit: cannot write the merged model to {args.out}: {words} ({name}) — "
+                  "nothing was left there; free some space or give another -o", file=sys.stderr)
+        else:
+            print(f"cockpit: merging failed: {describe(exc)}", file=sys.stderr)
         return 1
     return 0
 

@@ -171,6 +171,10 @@ def supervise(run: RunFolder, resume_from: Path | None = None) -> int:
     except CockpitError as exc:
         return finish(run, jw, status, "failed", None, None,
                        diagnose.Diagnosis("config", str(exc), "fix cockpit.launcher in the preset"))
+    except OSError as exc:  # the hook's folder cannot be written (a full disk, something odd in its place)
+        return finish(run, jw, status, "failed", None, None,
+                       diagnose.Diagnosis("hook", f"cannot write the run's hook folder: {exc}",
+                                          "free some space in the run folder, then `cockpit resume RUN`"))
     if spec["kind"] == "slurm":
         return _supervise_slurm(run, jw, status, spec, argv, cwd, env, alerter=alerter,
                                 engine=None if script is not None else launcher.slurm_engine(spec))

@@ -16,13 +16,9 @@ import re
 from textual.content import Content
 
 from cockpit.run.summaries import fmt_value
+from cockpit.text import printable
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
-def printable(text: str) -> str:
-    """Control characters (tiny models emit plenty) shown as `·`, never sent to the terminal."""
-    return _CONTROL.sub("·", text)
+__all__ = ["fix_for_screen", "fold", "fold_tail", "literal", "markup", "num", "printable"]
 
 
 def fold(text: str, width: int) -> str:

@@ -29,6 +29,7 @@ from textual.worker import get_current_worker
 
 from cockpit.alerts import board as alert_board
 from cockpit.errors import CockpitError
+from cockpit.files import read_text_regular
 from cockpit.metrics.rundata import RunData, load_journal
 from cockpit.run.folder import LIVE_STATES, Request, RunFolder
 from cockpit.run.journal import Record
@@ -173,7 +174,7 @@ class LiveRunScreen(RunView):
             from cockpit.files import safe_load
 
             try:
-                cfg = safe_load(self.run.run_yaml.read_text(encoding="utf-8"))
+                cfg = safe_load(read_text_regular(self.run.run_yaml))
                 name = cfg.get("trainer") if isinstance(cfg, dict) else None
             except (OSError, ValueError, yaml.YAMLError):  # the trainer is then left unsaid
                 name = None

@@ -15,6 +15,7 @@ from rich.text import Text
 from textual.message import Message
 from textual.widgets import DataTable
 
+from cockpit.files import read_text_regular
 from cockpit.formats import short_duration
 from cockpit.run.summaries import RunSummary, age_of
 from cockpit.ui.colors import STATE_STYLES, rich_style
@@ -36,7 +37,7 @@ def script_command(run_yaml: Path) -> str | None:
     """The command line of a script run as a person would type it (the program by its name, not
     the interpreter's full path), or None for a preset run or an unreadable run.yaml."""
     try:
-        text = run_yaml.read_text(encoding="utf-8")
+        text = read_text_regular(run_yaml)
     except (OSError, UnicodeDecodeError):
         return None
     if not _SCRIPT_RUN.search(text):

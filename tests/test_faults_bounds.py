@@ -1,0 +1,178 @@
+"""Bounded resources, each with the real process: `cockpit serve` runs at most --max-sessions TUI
+processes and ends each one's whole process group when its socket closes; `cockpit sample` killed by
+SIGHUP or SIGTERM takes its sampler with it; a 1 MB prompt, `--max-new-tokens 10^12` and a
+temperature of nan or -1 are refused in one line each before anything starts."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import signal
+import subprocess
+import time
+
+import aiohttp
+import psutil
+import pytest
+from test_faults_readers import cli, no_traceback
+from test_serve_lock import _free_port
+
+from conftest import cockpit_cmd, wait_for
+
+# -- F2: sample's numbers and prompts ----------------------------------------------------------------
+
+
+def test_sample_refuses_unusable_numbers_and_a_one_megabyte_prompt_each_in_one_line(tmp_path):
+    prompts = tmp_path / "prompts.txt"
+    prompts.write_text("a short one\n" + "x" * 2**20 + "\n", encoding="utf-8")  # argv holds at most 128 KB an arg
+    proc = cli("sample", str(tmp_path / "no-such-run"), "--max-new-tokens", str(10**12), "--temperature", "nan",
+               "--prompts", str(prompts))
+    no_traceback(proc)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [
+        "cockpit: --max-new-tokens 1000000000000: give a whole number from 1 to 32,768",
+        "cockpit: --temperature nan: give a number from 0 (greedy) to 100",
+        "cockpit: prompt 2: 1,048,576 characters — at most 100,000; shorten it"]
+    for temperature in ("-1", "inf"):
+        proc = cli("sample", str(tmp_path / "no-such-run"), "--temperature", temperature)
+        no_traceback(proc)
+        assert proc.returncode == 2
+        assert proc.stderr.strip().splitlines() == [
+            f"cockpit: --temperature {float(temperature)}: give a number from 0 (greedy) to 100"]
+
+
+def _sampler_children(pid: int) -> list[psutil.Process]:
+    try:
+        return [c for c in psutil.Process(pid).children(recursive=True)
+                if "cockpit.runner.sample" in " ".join(c.cmdline())]
+    except psutil.Error:
+        return []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
+def test_sample_killed_by_a_signal_takes_its_sampler_down(tmp_path, sig):
+    """A real `cockpit sample` on a checkpoint of the demo's tiny model: once its sampler runs, the
+    CLI gets the signal; the sampler (its own session, so no terminal signal reaches it) must go
+    too."""
+    from cockpit.demo import demo_dir
+    from cockpit.runner.assets import ensure_all
+
+    model = ensure_all(demo_dir()) / "models" / "tiny-lm"
+    ckpt = tmp_path / "out" / "checkpoint-1"
+    shutil.copytree(model, ckpt)
+    (ckpt / "trainer_state.json").write_text(json.dumps({"global_step": 1, "max_steps": 1, "log_history": []}))
+    proc = subprocess.Popen(cockpit_cmd("sample", str(tmp_path / "out"), "--prompt", "hello",
+                                        "--max-new-tokens", "32000", "--no-keep"),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                            start_new_session=True)
+    sampler: list[psutil.Process] = []
+    try:
+        sampler = wait_for(lambda: _sampler_children(proc.pid), timeout=120)
+        proc.send_signal(sig)
+        _out, err = proc.communicate(timeout=60)
+        assert proc.returncode == 128 + sig, (proc.returncode, err)
+        assert "Traceback" not in err.decode(errors="replace")
+        _gone, alive = psutil.wait_procs(sampler, timeout=15)
+        assert not alive, f"the sampler outlived `cockpit sample`: {alive}"
+    finally:
+        for p in sampler:
+            try:
+                p.kill()
+            except psutil.Error:
+                pass
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        for stream in (proc.stdout, proc.stderr):
+            if stream is not None:
+                stream.close()
+
+
+# -- F1: serve's TUI processes ---------------------------------------------------------------------
+
+
+@pytest.fixture
+def served_small(tmp_path):
+    """A real `cockpit serve --max-sessions 2` in a session of its own; its group goes at the end."""
+    import re
+    import select
+
+    port = _free_port()
+    proc = subprocess.Popen(cockpit_cmd("serve", "--port", str(port), "--max-sessions", "2",
+                                        "--runs-dir", str(tmp_path / "runs")),
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                            start_new_session=True, cwd=tmp_path)
+    try:
+        out = b""
+        deadline = time.monotonic() + 120
+        while b"?token=" not in out and time.monotonic() < deadline and proc.poll() is None:
+            ready, _, _ = select.select([proc.stdout], [], [], 0.5)
+            if ready:
+                out += os.read(proc.stdout.fileno(), 4096)
+        found = re.search(rb"(http://127\.0\.0\.1:\d+)/\?token=([A-Za-z0-9_-]+)", out)
+        assert found, out.decode(errors="replace")
+        wait_for(lambda: _listening(port), timeout=60)
+        yield proc, found.group(1).decode(), found.group(2).decode()
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait(timeout=15)
+        except (ProcessLookupError, subprocess.TimeoutExpired):
+            pass
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait()
+        proc.stdout.close()
+
+
+def _listening(port: int) -> bool:
+    import socket
+
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+        return True
+    except OSError:
+        return False
+
+
+def _tui_children(pid: int) -> list[psutil.Process]:
+    try:
+        return psutil.Process(pid).children(recursive=True)
+    except psutil.Error:
+        return []
+
+
+def test_serve_runs_at_most_max_sessions_tuis_and_ends_each_when_its_socket_closes(served_small):
+    proc, base, token = served_small
+    ws_url = base.replace("http://", "ws://") + f"/ws?token={token}&width=80&height=24"
+
+    async def scenario() -> tuple[list[int], int, int]:
+        async with aiohttp.ClientSession() as session:
+            opened, statuses = [], []
+            for _ in range(4):
+                try:
+                    ws = await session.ws_connect(ws_url, headers={"Origin": base})
+                    opened.append(ws)
+                    statuses.append(101)
+                except aiohttp.WSServerHandshakeError as exc:
+                    statuses.append(exc.status)
+            deadline = time.monotonic() + 120
+            while len(_tui_children(proc.pid)) < 2 and time.monotonic() < deadline:
+                await asyncio.sleep(0.2)
+            while_open = len(_tui_children(proc.pid))
+            for ws in opened:
+                await ws.close()
+            deadline = time.monotonic() + 60
+            while _tui_children(proc.pid) and time.monotonic() < deadline:
+                await asyncio.sleep(0.2)
+            return statuses, while_open, len(_tui_children(proc.pid))
+
+    statuses, while_open, after = asyncio.run(scenario())
+    assert statuses == [101, 101, 503, 503]
+    assert while_open == 2  # one process a tab (no shell in between)
+    assert after == 0, "TUI processes outlived their sockets"
