@@ -39,3 +39,8 @@ _.derived
 
 # `cockpit/__init__.py`'s lazy `from cockpit import CockpitCallback` (PEP 562).
 __getattr__
+
+# textual-serve calls these overrides of its Server and AppService (cockpit/cli/serve.py).
+_._open_app_process  # AppService._open_app_process
+_._stdin  # AppService._stdin, written by the override
+_.handle_websocket  # Server.handle_websocket
