@@ -12,19 +12,15 @@ from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
+from cockpit.config.validate import trainer_unavailable
 from cockpit.trainers.registry import TrainerSpec
 
 COMMAND_ID = "command:"
 """The option of a command line (no trainer has a colon in its name)."""
 
 
-def unavailable_reason(spec: TrainerSpec, gpu: bool) -> str | None:
-    """Why this trainer cannot be picked on this machine, or None."""
-    if not spec.available:
-        return spec.missing_hint or f"{spec.name} is not available in the installed TRL"
-    if spec.needs and not gpu:
-        return f"needs {spec.needs}, which this machine lacks"
-    return None
+unavailable_reason = trainer_unavailable
+"""Why this trainer cannot be picked on this machine, or None (the rule lives in validate)."""
 
 
 class TrainerPicker(OptionList):

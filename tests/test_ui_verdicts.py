@@ -1,0 +1,117 @@
+"""Verdicts you can trust (issue 30, §3): "✓ valid" means the run will start here. A hub model that
+is not in the local cache while the hub is offline, or a half-typed `demo:data/`, is not valid in
+the setup form nor for `cockpit run --dry-run`; Home greys out the presets that cannot start on
+this machine, with the reason. The tests run offline (conftest sets HF_HUB_OFFLINE=1); a cache is
+a real folder in huggingface_hub's layout."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+from test_ui_app import app_for, notifications, wait_for
+from test_ui_setup import Host, launch_button, pick, setup_screen, type_into
+
+from conftest import cockpit_cmd
+
+pytestmark = pytest.mark.anyio
+
+HUB_MODEL = "Qwen/Qwen2.5-0.5B-Instruct"
+
+
+def _verdict(app) -> str:
+    from textual.widgets import Static
+
+    return str(setup_screen(app).query_one("#validation", Static).content)
+
+
+def _cache_model(hub_cache: Path, repo_id: str) -> None:
+    """What `hf download` leaves: a snapshot folder with the model's config."""
+    snap = hub_cache / f"models--{repo_id.replace('/', '--')}" / "snapshots" / "0123abc"
+    snap.mkdir(parents=True)
+    (snap / "config.json").write_text('{"model_type": "qwen2"}')
+
+
+@pytest.mark.usefixtures("registry")
+async def test_setup_says_a_hub_model_missing_from_the_offline_cache_is_not_valid(runs_dir, tmp_path,
+                                                                                   monkeypatch):
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    app = Host(runs_dir)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await pick(pilot, app, "sft")
+        await type_into(pilot, app, "model_name_or_path", HUB_MODEL)
+        await type_into(pilot, app, "dataset_name", "demo:data/prompt_completion")
+        await wait_for(pilot, lambda: "✗" in _verdict(app), "the verdict")
+        assert "not in the local Hugging Face cache" in _verdict(app) and "offline" in _verdict(app)
+        assert launch_button(app).disabled
+        # Once it is in the cache, the same form is valid.
+        _cache_model(tmp_path / "hub", HUB_MODEL)
+        await type_into(pilot, app, "max_steps", "2")
+        await wait_for(pilot, lambda: "✓ valid" in _verdict(app), "valid once cached")
+        assert not launch_button(app).disabled
+
+
+@pytest.mark.usefixtures("registry")
+async def test_setup_says_a_half_typed_demo_data_folder_is_not_valid(runs_dir):
+    app = Host(runs_dir)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await pick(pilot, app, "sft")
+        await type_into(pilot, app, "model_name_or_path", "demo:models/tiny-lm")
+        await type_into(pilot, app, "dataset_name", "demo:data/")
+        await wait_for(pilot, lambda: "✗" in _verdict(app), "the verdict")
+        assert "demo:data/: a folder of" in _verdict(app) and "e.g. demo:data/messages" in _verdict(app)
+        assert launch_button(app).disabled
+        await pilot.press(*"prompt_completion")
+        await wait_for(pilot, lambda: "✓ valid" in _verdict(app), "valid once one dataset is named")
+
+
+def test_dry_run_refuses_a_hub_model_missing_from_the_offline_cache_and_takes_a_cached_one(runs_dir, tmp_path):
+    import os
+
+    env = {**os.environ, "HF_HUB_CACHE": str(tmp_path / "hub"), "HF_DATASETS_CACHE": str(tmp_path / "ds")}
+    args = cockpit_cmd("run", "demo-sft", "--dry-run", "--runs-dir", str(runs_dir),
+                       "--set", f"model_name_or_path={HUB_MODEL}")
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=120, env=env)
+    assert proc.returncode == 2
+    assert f"model_name_or_path {HUB_MODEL}: not in the local Hugging Face cache" in proc.stderr
+    assert f"hf download {HUB_MODEL}" in proc.stderr
+    _cache_model(tmp_path / "hub", HUB_MODEL)
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=120, env=env)
+    assert proc.returncode == 0, proc.stderr
+    # Online, a hub id is the runner's to fetch: not refused.
+    env = {**env, "HF_HUB_OFFLINE": "0", "HF_HUB_CACHE": str(tmp_path / "empty")}
+    proc = subprocess.run(cockpit_cmd("run", "demo-grpo", "--dry-run", "--runs-dir", str(runs_dir),
+                                      "--set", "model_name_or_path=someone/not-cached"),
+                          capture_output=True, text=True, timeout=120, env=env)
+    assert proc.returncode == 0, proc.stderr
+
+
+@pytest.mark.usefixtures("registry")
+async def test_home_greys_out_presets_that_cannot_run_here_with_the_reason(tmp_path, monkeypatch, registry):
+    from cockpit.ui.widgets.home.preset_list import PresetList
+
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    app = app_for(tmp_path)
+    async with app.run_test(size=(160, 48)) as pilot:
+        presets = app.screen.query_one(PresetList)
+        await wait_for(pilot, lambda: presets.blocked, "the presets checked against this machine")
+        blocked = {Path(p).stem: reason for p, reason in presets.blocked.items()}
+        assert {"sft-lora-qwen", "grpo-qwen", "dpo-ultrafeedback"} <= set(blocked)
+        assert "not in the local Hugging Face cache" in blocked["sft-lora-qwen"]
+        assert not any(name.startswith("demo-") for name in blocked)
+        ppo = next((s for s in registry.trainers if s.name == "ppo"), None)
+        assert ("ppo-tldr" in blocked) == (ppo is None or not ppo.available), blocked
+        if "ppo-tldr" in blocked:
+            assert "ppo" in blocked["ppo-tldr"] and "TRL" in blocked["ppo-tldr"]
+        ids = [presets.get_option_at_index(i).id for i in range(presets.option_count)]
+        row = str(presets.get_option_at_index(ids.index(next(p for p in ids if p.endswith("sft-lora-qwen.yaml"))))
+                  .prompt)
+        assert "✗" in row and "not in the local Hugging Face cache" in row
+        # Enter on it says why instead of a launch question; it stays selectable for `e`.
+        presets.focus()
+        presets.highlighted = ids.index(next(p for p in ids if p.endswith("sft-lora-qwen.yaml")))
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: any("cannot" in n or "cache" in n for n in notifications(app)),
+                       "the reason said")
+        assert any("e opens it" in n for n in notifications(app))
