@@ -115,3 +115,30 @@ async def test_home_greys_out_presets_that_cannot_run_here_with_the_reason(tmp_p
         await wait_for(pilot, lambda: any("cannot" in n or "cache" in n for n in notifications(app)),
                        "the reason said")
         assert any("e opens it" in n for n in notifications(app))
+
+
+# -- §4: trainer-aware setup: one reward field, the registered names offered ---------------------
+
+
+@pytest.mark.usefixtures("registry")
+async def test_grpo_setup_has_one_reward_field_filled_from_demo_grpo_with_names_offered(runs_dir):
+    from textual.widgets import Input
+
+    from cockpit.config.presets import load_preset
+    from cockpit.ui.widgets.setup.field_editor import FieldEditor
+
+    app = Host(runs_dir, load_preset("demo-grpo"))
+    async with app.run_test(size=(140, 45)) as pilot:
+        screen = setup_screen(app)
+        await wait_for(pilot, lambda: screen.spec is not None and screen.query("#field-dataset_name"),
+                       "the demo-grpo form")
+        rewards = [e for e in screen.query(FieldEditor) if "reward_funcs" in e.field.name]
+        assert [e.field.name for e in rewards] == ["reward_funcs"], [e.field.name for e in rewards]
+        box = rewards[0].control
+        assert isinstance(box, Input)
+        assert "cockpit.runner.rewards.arith_reward" in box.value and "length_reward" in box.value
+        # The registered names complete the item being typed.
+        box.focus()
+        box.value = "cockpit.runner.rewards.arith_reward, acc"
+        box.cursor_position = len(box.value)
+        assert await box.suggester.get_suggestion(box.value) == "cockpit.runner.rewards.arith_reward, accuracy_reward"
