@@ -142,3 +142,77 @@ async def test_grpo_setup_has_one_reward_field_filled_from_demo_grpo_with_names_
         box.value = "cockpit.runner.rewards.arith_reward, acc"
         box.cursor_position = len(box.value)
         assert await box.suggester.get_suggestion(box.value) == "cockpit.runner.rewards.arith_reward, accuracy_reward"
+
+
+# -- §4: the Checkpoints table shows each trainer's key metric ----------------------------------
+
+
+def _output_dir(root: Path, history: list[dict], steps=(10, 20)) -> Path:
+    """An output dir as a Trainer leaves it; the listing reads files only."""
+    import json
+
+    out = root / "out"
+    for step in steps:
+        ckpt = out / f"checkpoint-{step}"
+        ckpt.mkdir(parents=True)
+        (ckpt / "config.json").write_text("{}")
+        (ckpt / "model.safetensors").write_bytes(b"\0" * 64)
+        (ckpt / "trainer_state.json").write_text(json.dumps(
+            {"global_step": step, "log_history": [h for h in history if h["step"] <= step]}))
+    return out
+
+
+
+@pytest.mark.parametrize(("history", "column", "eval_column", "value"), [
+    ([{"step": s, "loss": -8.9e-08, "reward": s / 20, "rewards/arith_reward/mean": s / 40} for s in range(1, 21)],
+     "mean reward", "eval loss", "1"),
+    ([{"step": s, "loss": 0.69 - s / 100, "rewards/margins": s / 10} for s in range(1, 21)]
+     + [{"step": 20, "eval_wer": 0.25, "eval_runtime": 3.0}], "margin", "eval wer", "2"),
+])
+async def test_checkpoints_table_shows_the_trainers_key_metric_and_the_base_in_words(tmp_path, history, column,
+                                                                                      eval_column, value):
+    from textual.widgets import DataTable
+
+    from cockpit.ui.widgets.run.checkpoints_pane import CheckpointsPane
+
+    out = _output_dir(tmp_path, history)
+    app = app_for(tmp_path, mode="replay", paths=[str(out)])
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_for(pilot, lambda: app.screen.query(CheckpointsPane), "the replay", limit=60)
+        await pilot.press("8")
+        table = app.screen.query_one(CheckpointsPane).query_one(DataTable)
+        await wait_for(pilot, lambda: table.row_count == 2 and "checkpoint-10" in str(table.get_row_at(0)[1]),
+                       "the checkpoints listed")
+        labels = [str(c.label) for c in table.columns.values()]
+        assert labels[2:4] == [column, eval_column], labels
+        assert str(table.get_row_at(1)[2]) == value  # the key metric logged at step 20
+        assert "full model" in str(table.get_row_at(1)[6])
+        if eval_column == "eval wer":
+            assert str(table.get_row_at(1)[3]) == "0.25" and str(table.get_row_at(0)[3]) in ("", "—", "-")
+
+
+async def test_checkpoints_table_says_it_is_reading_then_names_the_base_model(tmp_path):
+    from textual.app import App
+    from textual.widgets import DataTable
+
+    from cockpit.metrics.checkpoints import list_run_checkpoints
+    from cockpit.ui.widgets.run.checkpoints_pane import CheckpointsPane
+
+    class Bare(App):
+        def compose(self):
+            yield CheckpointsPane()
+
+    out = _output_dir(tmp_path, [{"step": s, "loss": 1.0} for s in range(1, 21)])
+    app = Bare()
+    async with app.run_test(size=(100, 30)) as pilot:
+        pane = app.query_one(CheckpointsPane)
+        table = pane.query_one(DataTable)
+        assert table.row_count == 1 and "reading the checkpoints" in str(table.get_row_at(0)[1])
+        await pilot.press("space")  # nothing to pick on the loading row
+        assert pane.picked == []
+        found = list_run_checkpoints(out)
+        found.base_model = "Qwen/Qwen2.5-0.5B-Instruct"
+        pane.post_message(CheckpointsPane.Listed(found))
+        await wait_for(pilot, lambda: table.row_count == 3, "the listing")
+        assert str(table.get_row_at(0)[1]) == "base model"
+        assert "what training started from: Qwen/Qwen2.5-0.5B-Instruct" in str(table.get_row_at(0)[6])

@@ -14,6 +14,7 @@ under HF_HUB_CACHE) and, for datasets, also the `datasets` library's prepared ca
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 _TRUE = {"1", "ON", "YES", "TRUE"}
@@ -49,10 +50,13 @@ def _datasets_cache_dir() -> Path:
     return _hf_home() / "datasets"
 
 
+_HUB_ID = re.compile(r"^[A-Za-z0-9_][\w.-]*(/[\w.-]+)?$")
+"""A repo id as the Hub spells them: `gpt2`, `Qwen/Qwen2.5-0.5B` (not `demo:models/x`, not a path)."""
+
+
 def looks_like_hub_id(ref: str) -> bool:
-    """`gpt2`, `Qwen/Qwen2.5-0.5B`: not a path (no leading ./ ~ /, at most one slash)."""
-    return bool(ref) and not ref.startswith((".", "/", "~")) and ref.count("/") <= 1 \
-        and not ref.endswith("/") and not Path(ref).expanduser().exists()
+    """`gpt2`, `Qwen/Qwen2.5-0.5B`, and no local file or folder of that name."""
+    return bool(_HUB_ID.match(ref)) and not Path(ref).expanduser().exists()
 
 
 def _snapshots(kind: str, repo_id: str) -> list[Path]:
