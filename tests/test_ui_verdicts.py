@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from test_ui_app import app_for, notifications, wait_for
-from test_ui_setup import Host, launch_button, pick, setup_screen, type_into
+from test_ui_setup import Host, control, launch_button, pick, setup_screen, type_into
 
 from conftest import cockpit_cmd
 
@@ -216,3 +216,41 @@ async def test_checkpoints_table_says_it_is_reading_then_names_the_base_model(tm
         await wait_for(pilot, lambda: table.row_count == 3, "the listing")
         assert str(table.get_row_at(0)[1]) == "base model"
         assert "what training started from: Qwen/Qwen2.5-0.5B-Instruct" in str(table.get_row_at(0)[6])
+
+
+# -- §5: the trainer picker, one line a trainer, out of the way once picked ------------------------
+
+
+@pytest.mark.usefixtures("registry")
+async def test_trainer_picker_is_one_line_a_trainer_and_collapses_once_one_is_picked(runs_dir):
+    from cockpit.ui.widgets.setup.trainer_picker import TrainerPicker
+
+    app = Host(runs_dir)
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen = setup_screen(app)
+        picker = screen.query_one(TrainerPicker)
+        await wait_for(pilot, lambda: picker.option_count > 0, "the trainers listed")
+        assert all("\n" not in str(picker.get_option_at_index(i).prompt) for i in range(picker.option_count))
+        assert picker.option_count <= picker.size.height + 4  # nearly all of them on screen at once
+        picker.highlighted = picker.get_option_index("dpo")
+        await wait_for(pilot, lambda: "preference" in str(screen.query_one("#trainer-info").content).lower(),
+                       "the highlighted trainer's summary beside the list")
+        await pick(pilot, app, "sft")
+        await wait_for(pilot, lambda: not screen.query_one("#setup-trainers").display, "the list collapsed")
+        side, form = screen.query_one("#setup-side"), screen.query_one("#setup-form")
+        assert side.region.x > form.region.x  # wide: the preview beside the form
+        await pilot.press("ctrl+t")
+        await wait_for(pilot, lambda: screen.query_one("#setup-trainers").display, "ctrl+t brings it back")
+
+
+@pytest.mark.usefixtures("registry")
+async def test_below_110_columns_the_preview_stacks_under_the_form(runs_dir):
+    app = Host(runs_dir)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pick(pilot, app, "sft")
+        screen = setup_screen(app)
+        await wait_for(pilot, lambda: screen.has_class("-stacked"), "stacked")
+        await pilot.pause(0.2)
+        side, form = screen.query_one("#setup-side"), screen.query_one("#setup-form")
+        assert side.region.y > form.region.y and form.region.width >= 90
+        assert control(app, "model_name_or_path").size.width >= 40
