@@ -254,3 +254,62 @@ async def test_below_110_columns_the_preview_stacks_under_the_form(runs_dir):
         side, form = screen.query_one("#setup-side"), screen.query_one("#setup-form")
         assert side.region.y > form.region.y and form.region.width >= 90
         assert control(app, "model_name_or_path").size.width >= 40
+
+
+# -- §5: the System tab ----------------------------------------------------------------------------
+
+
+async def test_system_tab_shows_gib_cpu_of_all_cores_a_row_per_gpu_and_sparklines(tmp_path):
+    from test_ui_app import make_run, sft_records
+
+    from cockpit.run import journal
+
+    records = sft_records(range(1, 11))
+    for i in range(30):
+        gpus = [{"index": g, "util_percent": (i * 3 + g * 20) % 100, "mem_used_mb": 20480 + i * 10,
+                 "mem_total_mb": 81920, "temp_c": 60, "power_w": 300.0} for g in (0, 1)]
+        rec = journal.system({"cpu_percent": 150.0 + i, "cpus": 16, "rss_mb": 3072.0 + i * 10,
+                              "processes": 3, "ram_used_percent": 40.0, "ram_total_mb": 131072, "gpus": gpus})
+        rec.t = 1000.0 + i * 5
+        records.append(rec)
+    run = make_run(tmp_path / "runs", "sys", records, state="finished")
+    app = app_for(tmp_path, "live", [str(run.path)])
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_for(pilot, lambda: app.screen.sources, "the run loaded")
+        await pilot.press("5")
+        pane = app.screen.query_one("#system-pane")
+        await wait_for(pilot, lambda: "GPU 1" in str(pane.render()), "the system tab drawn")
+        text = str(pane.render())
+        assert "11% of 16 cores" in text  # 179% of one core over 16 cores
+        assert "3.3 GiB resident" in text and "of 128.0 GiB" in text
+        assert "20.3 GiB of 80.0 GiB" in text
+        lines = text.splitlines()
+        assert any(ln.strip().startswith("GPU 0") for ln in lines) and any(ln.strip().startswith("GPU 1")
+                                                                          for ln in lines)
+        assert "over 2m 25s" in text or "(30 samples)" in text
+        cpu_line = next(ln for ln in lines if ln.strip().startswith("CPU"))
+        assert len(set(cpu_line) & set("▁▂▃▄▅▆▇█")) >= 1
+        gpu_line = next(ln for ln in lines if ln.strip().startswith("GPU 0"))
+        assert len(set(gpu_line) & set("▁▂▃▄▅▆▇█")) >= 3  # utilisation moves over the run
+
+
+# -- §5: the command palette lists cockpit's commands before Textual's -----------------------------
+
+
+async def test_command_palette_lists_cockpit_commands_before_textuals(tmp_path):
+    from textual.command import CommandList, CommandPalette
+
+    app = app_for(tmp_path, "replay", [str(Path(__file__).parent / "fixtures" / "trainer_states"
+                                           / "trl_sft_token_accuracy.json")])
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_for(pilot, lambda: app.screen.sources, "the replay loaded")
+        await pilot.press("ctrl+p")
+        await wait_for(pilot, lambda: isinstance(app.screen, CommandPalette), "the palette")
+        results = app.screen.query_one(CommandList)
+        await wait_for(pilot, lambda: results.option_count > 10, "the commands listed")
+        await pilot.pause(0.5)
+        titles = [str(results.get_option_at_index(i).prompt).split("\n")[0] for i in range(results.option_count)]
+        textual_own = [i for i, t in enumerate(titles) if t.strip() in ("Quit", "Screenshot", "Keys", "Theme")]
+        cockpit_own = [i for i, t in enumerate(titles) if "tab" in t.lower() or t.startswith("Theme: cockpit")]
+        assert textual_own and cockpit_own, titles
+        assert max(cockpit_own) < min(textual_own), titles
