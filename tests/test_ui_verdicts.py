@@ -313,3 +313,36 @@ async def test_command_palette_lists_cockpit_commands_before_textuals(tmp_path):
         cockpit_own = [i for i, t in enumerate(titles) if "tab" in t.lower() or t.startswith("Theme: cockpit")]
         assert textual_own and cockpit_own, titles
         assert max(cockpit_own) < min(textual_own), titles
+
+
+# -- §5: the help lists every tab's keys, in a dialog sized to them --------------------------------
+
+
+async def test_help_lists_every_tabs_keys_in_a_dialog_sized_to_its_content(tmp_path):
+    from textual.widgets import Static
+
+    from cockpit.ui.screens.help import HelpScreen
+
+    app = app_for(tmp_path, "replay", [str(Path(__file__).parent / "fixtures" / "trainer_states"
+                                           / "trl_sft_token_accuracy.json")])
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_for(pilot, lambda: app.screen.sources, "the replay loaded")
+        await pilot.press("question_mark")  # from the Plots tab
+        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), "help")
+        await pilot.pause(0.2)
+        body = "\n".join(str(s.render()) for s in app.screen.query(Static))
+        for tab, key in (("Checkpoints tab", "Generate"), ("Completions tab", "Sort"),
+                         ("Findings tab", "Evidence")):
+            assert tab in body and key in body, (tab, key)
+        assert body.index("Checkpoints tab") < body.index("Generate")
+        dialog = app.screen.query_one("#help-dialog")
+        longest = max(len(line) for line in body.splitlines() if "keymap" not in line)
+        assert dialog.region.width <= max(longest, 50) + 10 < 160
+        assert dialog.region.height <= 48
+    async with app.run_test(size=(60, 20)) as pilot:  # a small terminal: within it, scrolling
+        await wait_for(pilot, lambda: app.screen.sources, "the replay loaded")
+        await pilot.press("question_mark")
+        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), "help")
+        await pilot.pause(0.2)
+        dialog = app.screen.query_one("#help-dialog")
+        assert dialog.region.width <= 60 and dialog.region.height <= 20

@@ -211,11 +211,37 @@ class CockpitApp(App):
         out.append(("ctrl+p", "Command palette (every action, themes)", ""))
         return out
 
+    def tab_keys(self, screen: Screen) -> list[tuple[str, list[tuple[str, str, str]]]]:
+        """(tab title, keys) for every tab of a screen, whichever has the focus: the keys of the
+        widgets in it (each with an id), so the help lists them all, not only the focused tab's."""
+        from textual.widgets import TabbedContent, TabPane
+
+        out = []
+        for tabs in screen.query(TabbedContent):
+            for pane in tabs.query(TabPane):
+                keys: dict[str, tuple[list[str], list[str]]] = {}
+                for node in pane.walk_children(with_self=False):
+                    for bindings in node._bindings.key_to_bindings.values():
+                        for b in bindings:
+                            if not b.description or not b.id:
+                                continue
+                            shown, ids = keys.setdefault(b.description, ([], []))
+                            key = self.get_key_display(b)
+                            if key not in shown:
+                                shown.append(key)
+                            if b.id not in ids:
+                                ids.append(b.id)
+                if keys:
+                    tab = tabs.get_tab(pane.id or "")
+                    title = str(tab.label).rstrip("¹²³⁴⁵⁶⁷⁸⁹ ") if tab is not None else str(pane.id)
+                    out.append((f"{title} tab", [(" / ".join(k), d, ", ".join(i)) for d, (k, i) in keys.items()]))
+        return out
+
     def action_help(self) -> None:
         if isinstance(self.screen, HelpScreen):
             return
         title = getattr(self.screen, "HELP_TITLE", None) or "cockpit"
-        self.push_screen(HelpScreen(title, self.help_keys(self.screen)))
+        self.push_screen(HelpScreen(title, self.help_keys(self.screen), self.tab_keys(self.screen)))
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         """The screen's own commands first (what a user opens the palette for), then the
