@@ -9,6 +9,8 @@ _.sub_title  # Screen.sub_title, shown in the header
 _.tooltip  # Widget.tooltip
 _.cursor_position  # Input.cursor_position (a test puts the cursor at the start)
 _.grid_size_columns  # Styles.grid_size_columns
+_.max_width  # Styles.max_width
+_.max_height  # Styles.max_height
 _.get_default_screen  # App.get_default_screen
 _.handle_bindings_clash  # App.handle_bindings_clash
 _.get_suggestion  # Suggester.get_suggestion

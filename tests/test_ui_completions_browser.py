@@ -12,6 +12,7 @@ from test_ui_app import app_for, make_run, wait_for
 
 from cockpit.run import journal
 from cockpit.run.completions_store import CompletionsWriter
+from cockpit.ui.text import num
 
 pytestmark = pytest.mark.anyio
 
@@ -228,8 +229,11 @@ async def test_columns_reward_functions_add_appear_by_themselves(tmp_path):
     app = app_for(tmp_path, "live", [str(run.path)])
     async with app.run_test(size=SIZE) as pilot:
         pane = await _open_tab(app, pilot)
-        assert _header(pane) == ["prompt", "completion", "accuracy_reward", "format_reward", "advantage",
+        # Two reward functions: their sum comes first (issue 30: the total reward first).
+        assert _header(pane) == ["prompt", "completion", "sum", "accuracy_reward", "format_reward", "advantage",
                                  "judge_note"]
+        assert _column(pane, "sum")[0] == num(_grpo_rows(2)[0]["rewards"]["accuracy_reward"] + 0.5)
+        assert pane.query_one("#completions-query").placeholder.startswith("sum>0.5  adv<0")
         assert _column(pane, "judge_note")[0] == "[b]fine[/b]"  # literal, never markup
         await pilot.press("slash", *"format>0.4")
         await wait_for(pilot, lambda: "4 of 4 shown" in str(pane.query_one("#completions-state").render()),
@@ -237,6 +241,7 @@ async def test_columns_reward_functions_add_appear_by_themselves(tmp_path):
         await pilot.press("enter", "left_square_bracket")
         await wait_for(pilot, lambda: pane.shown_step() == 1, "step 1")
         assert _header(pane) == ["prompt", "completion", "accuracy_reward", "advantage"]
+        assert pane.query_one("#completions-query").placeholder.startswith("accuracy_reward>0.5  adv<0")
 
 
 async def test_enter_shows_one_completion_whole_and_escape_goes_back(tmp_path):
@@ -297,6 +302,7 @@ async def test_trl_parquet_files_in_an_output_dir_replay(tmp_path):
         pane = await _open_tab(app, pilot)
         assert _title(pane).startswith("step 6 · 2 samples · 3 steps kept")
         assert _header(pane) == ["prompt", "completion", "accuracy_reward", "advantage"]
+        assert pane.query_one("#completions-query").placeholder.startswith("accuracy_reward>0.5  adv<0")
         assert _column(pane, "completion") == ["c6", "d6"]
         await pilot.press("home")
         await wait_for(pilot, lambda: _column(pane, "completion") == ["c2", "d2"], "the first file")
@@ -373,3 +379,16 @@ async def test_a_checkpoint_of_a_cockpit_run_shows_the_steps_logged_up_to_it(tmp
     async with app.run_test(size=SIZE) as pilot:
         pane = await _open_tab(app, pilot)
         assert _title(pane).startswith("step 4 · 4 samples · 4 steps kept · following newest")
+
+
+async def test_samples_without_scores_get_a_text_only_filter_hint_and_no_score_columns(tmp_path):
+    def rows(step):  # what the periodic sampler logs for SFT and DPO: prompt and answer only
+        return [{"prompt": "Say hi", "completion": f"hi {step}", "rewards": {}, "advantage": None}]
+
+    run = _stored_run(tmp_path, (1, 2), rows, name="dpo")
+    app = app_for(tmp_path, "live", [str(run.path)])
+    async with app.run_test(size=SIZE) as pilot:
+        pane = await _open_tab(app, pilot)
+        assert _header(pane) == ["prompt", "completion"]
+        assert "text only" in pane.query_one("#completions-query").placeholder
+        assert ">" not in pane.query_one("#completions-query").placeholder

@@ -2,8 +2,9 @@
 
 The runner loads data with `datasets.load_dataset`; the same resolution happens
 here first so a preset whose data lacks the trainer's columns is refused before
-launch, with the missing columns named. Hub ids cannot be checked offline; they
-are left to the runner (which reports "not found / no network" clearly).
+launch, with the missing columns named. A hub id's columns are the runner's to
+check; whether it can load here at all (offline: only from the cache) is asked of
+`cockpit.config.hub`.
 """
 
 from __future__ import annotations
@@ -61,6 +62,27 @@ def split_base(expr: str) -> str:
         raise CockpitError(f"split {expr!r}: expected a split name with an optional slice, "
                            "e.g. train or train[:500] or train[:10%]")
     return m.group(1)
+
+
+SPLIT_DIRS = {"train", "training", "test", "testing", "eval", "evaluation", "validation", "valid", "val",
+              "dev", "data"}
+"""Sub-folder names `load_dataset(folder)` reads as the folder's own splits (`train/`, `data/`)."""
+
+
+def dataset_subfolders(root: Path) -> list[str]:
+    """Sub-folders of `root` that each hold a dataset of their own (not split folders).
+    `load_dataset` on a folder reads every sub-folder's files as one dataset, so a folder of
+    several datasets (a half-typed `demo:data/`) cannot load: the user meant one of them."""
+    found = []
+    try:
+        subs = sorted(p for p in root.iterdir() if p.is_dir() and p.name.lower() not in SPLIT_DIRS
+                      and not p.name.startswith("."))
+    except OSError:
+        return []
+    for sub in subs:
+        if any(f.is_file() and f.suffix.lower() in FILE_FORMATS for f in sub.rglob("*")):
+            found.append(sub.name)
+    return found
 
 
 def split_file(ref: DatasetRef, split: str) -> Path | None:
@@ -199,7 +221,7 @@ class DataCheck:
     """What a dataset reference holds, as validation and the setup screen's preview both see it."""
 
     kind: str
-    """"hub" (checked when the run loads it), "file" or "folder"."""
+    """"hub" (columns checked when the run loads it), "file" or "folder"."""
     path: Path | None = None
     """The local file of the split read."""
     columns: list[str] = field(default_factory=list)
@@ -221,8 +243,16 @@ def inspect(name: str, *, config: str | None = None, split: str = "train", renam
     a reference that cannot be resolved; anything wrong with the data is `problem`."""
     ref = resolve(name, config)
     if ref.kind == "hub":
-        return DataCheck(kind="hub")
+        from cockpit.config.hub import dataset_problem
+
+        not_here = dataset_problem(name)
+        return DataCheck(kind="hub", fits=False if not_here else None, problem=not_here)
     base = split_base(split)
+    nested = dataset_subfolders(ref.path) if ref.kind == "folder" else []
+    if len(nested) > 1:
+        shown, given = ", ".join(nested[:4]) + (", …" if len(nested) > 4 else ""), shown_as or name
+        return DataCheck(kind=ref.kind, fits=False, problem=f"dataset {given}: a folder of {len(nested)} "
+                         f"datasets ({shown}), not one — name one of them, e.g. {given.rstrip('/')}/{nested[0]}")
     path = split_file(ref, base)
     if path is None:
         return DataCheck(kind=ref.kind, fits=False, problem=f"dataset {name}: no '{base}' split found in the "

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from cockpit.config import datasets as ds
+from cockpit.config import hub
 from cockpit.config.migrate import key_problems, value_problem
 from cockpit.config.presets import COCKPIT_KEYS, Preset, resolve_demo_refs, reward_file_ref, uses_demo_assets
 from cockpit.config.rewards import RewardNeeds, cockpit_reward_names, needed_columns, reward_needs
@@ -164,9 +165,9 @@ def validate(preset: Preset, registry: Registry | None = None, *,
         raise ValidationError([Problem("trainer", str(exc))]) from None
     problems = _Problems()
     warnings: list[str] = []
-    if spec.needs and not has_gpu():
-        problems.add("trainer", f"trainer '{spec.name}' needs {spec.needs}, which this machine "
-                     "lacks — run it on a GPU box or pick another trainer")
+    lacking = trainer_unavailable(spec, has_gpu())
+    if lacking:
+        problems.add("trainer", f"trainer '{spec.name}' {lacking} — run it on a GPU box or pick another trainer")
 
     built_later: tuple[str, ...] = ()
     given_data = str(preset.trl.get("dataset_name") or "")
@@ -361,6 +362,37 @@ def has_gpu() -> bool:
     return any(Path("/dev").glob("nvidia[0-9]*"))
 
 
+def trainer_unavailable(spec: TrainerSpec, gpu: bool) -> str | None:
+    """Why this trainer cannot run on this machine, or None (the trainer picker greys it out)."""
+    if not spec.available:
+        return spec.missing_hint or f"{spec.name} is not available in the installed TRL"
+    if spec.needs and not gpu:
+        return f"needs {spec.needs}, which this machine lacks"
+    return None
+
+
+def cannot_run_here(preset: Preset, registry: Registry, gpu: bool) -> str | None:
+    """Why a preset cannot start on this machine whatever its other values are: its trainer is
+    not in the installed TRL or needs a GPU, or a model or dataset it names is on the hub while
+    the hub is offline and it is not cached. None when it can (validation still checks the
+    rest). Home greys such presets out with this line, as the trainer picker does trainers."""
+    try:
+        spec = registry.get(preset.trainer)
+    except CockpitError as exc:
+        return str(exc)
+    lacking = trainer_unavailable(spec, gpu)
+    if lacking:
+        return f"{spec.name} {lacking}"
+    models = preset.cockpit.get("models")
+    refs = [("model_name_or_path", preset.trl.get("model_name_or_path"))]
+    refs += [(f"cockpit.models.{k}", v) for k, v in (models.items() if isinstance(models, dict) else ())]
+    for what, ref in refs:
+        if isinstance(ref, str) and (problem := hub.model_problem(what, ref)):
+            return problem
+    data = preset.trl.get("dataset_name")
+    return hub.dataset_problem(data) if isinstance(data, str) else None
+
+
 def _check_model_path(what: str, ref: str) -> None:
     p = Path(ref).expanduser()
     if p.exists():
@@ -371,6 +403,9 @@ def _check_model_path(what: str, ref: str) -> None:
     if ref.startswith((".", "/", "~")) or ref.count("/") > 1:
         raise CockpitError(f"{what} {ref}: no such folder — check the path, or give a hub id "
                            "like Qwen/Qwen2.5-0.5B")
+    not_here = hub.model_problem(what, ref)
+    if not_here:
+        raise CockpitError(not_here)
 
 
 def _reward_funcs(preset: Preset) -> list[Any]:

@@ -29,9 +29,11 @@ from cockpit.run.folder import (
     list_checkpoints,
     script_section,
 )
-from cockpit.run.summaries import effective_state
+from cockpit.run.summaries import HEADLINE_KEYS, effective_state
 from cockpit.text import one_line
 
+EVAL_BOOKKEEPING = ("_runtime", "_samples_per_second", "_steps_per_second")
+"""eval_* keys that time the evaluation rather than score the model."""
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "tokenizer.model", "vocab.json")
 
 
@@ -52,6 +54,10 @@ class Checkpoint:
     """Bytes of the model weights alone: what loading it costs."""
     loss: float | None = None
     eval_loss: float | None = None
+    key_value: float | None = None
+    """The run's key metric at this step (`CheckpointSet.key_metric`)."""
+    eval_value: float | None = None
+    """The run's eval metric at this step (`CheckpointSet.eval_metric`)."""
     has_tokenizer: bool = False
     has_chat_template: bool = False
     being_written: bool = False
@@ -64,7 +70,7 @@ class Checkpoint:
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["path"] = str(self.path)
-        for key in ("loss", "eval_loss"):
+        for key in ("loss", "eval_loss", "key_value", "eval_value"):
             if isinstance(d[key], float) and not math.isfinite(d[key]):
                 d[key] = str(d[key])
         return d
@@ -81,6 +87,11 @@ class CheckpointSet:
     reported); "base" in `cockpit sample` means this one."""
     live: bool = False
     checkpoints: list[Checkpoint] = field(default_factory=list)
+    key_metric: str | None = None
+    """The trainer's key metric as logged (`reward` for GRPO, `rewards/margins` for DPO, else
+    `loss`: HEADLINE_KEYS), or None when the history holds none."""
+    eval_metric: str | None = None
+    """`eval_loss`, else the first other eval metric logged (`eval_accuracy`, `eval_wer`)."""
 
     def find(self, which: str | int) -> Checkpoint:
         """A checkpoint by step (`500`, `checkpoint-500`) or `latest` (the newest complete one);
@@ -254,12 +265,18 @@ def list_run_checkpoints(path: Path) -> CheckpointSet:
     ckpts = list_checkpoints(found.output_dir)
     states = [c / "trainer_state.json" for c in ckpts] + [found.output_dir / "trainer_state.json"]
     history = _log_history([p for p in states if p.is_file()])
+    logged = {k for values in history.values() for k in values}
+    found.key_metric = next((k for k in HEADLINE_KEYS if k in logged), None)
+    evals = sorted(k for k in logged if k.startswith("eval_") and not k.endswith(EVAL_BOOKKEEPING))
+    found.eval_metric = "eval_loss" if "eval_loss" in evals else next(iter(evals), None)
     out = []
     for i, ckpt in enumerate(ckpts):
         step = checkpoint_step(ckpt.name) or 0  # list_checkpoints lists only checkpoint-N
         info = describe(ckpt, step, live=found.live, newest=i == len(ckpts) - 1)
         info.loss = _at(history, step, "loss")
         info.eval_loss = _at(history, step, "eval_loss")
+        info.key_value = _at(history, step, found.key_metric) if found.key_metric else None
+        info.eval_value = _at(history, step, found.eval_metric) if found.eval_metric else None
         out.append(info)
     found.checkpoints = out
     if found.base_model is None:

@@ -20,6 +20,9 @@ from cockpit.metrics.sources import SourceName, distinct_labels
 from cockpit.metrics.store import MetricStore
 from cockpit.run import journal
 
+SYSTEM_HISTORY = 2000
+"""System samples kept (one every few seconds: a few hours' worth, bounded)."""
+
 
 @dataclass
 class Alert:
@@ -53,6 +56,8 @@ class RunData:
     device: str | None = None
     system: dict[str, Any] | None = None
     system_t: float | None = None
+    system_history: deque = field(default_factory=lambda: deque(maxlen=SYSTEM_HISTORY))
+    """(t, values) of the system samples over the run, the newest last (the System tab's sparklines)."""
     alerts: deque = field(default_factory=lambda: deque(maxlen=200))
     ended: Alert | None = None
     checkpoints: list[tuple[int | None, str]] = field(default_factory=list)
@@ -147,6 +152,7 @@ class RunData:
         elif kind == journal.SYSTEM:
             self.system = dict(d)
             self.system_t = rec.t
+            self.system_history.append((rec.t, self.system))
         elif kind == journal.WARNING:
             self.alerts.append(Alert("warning", str(d.get("message") or d.get("code") or "warning"),
                                      d.get("fix"), rec.step, rec.t))

@@ -140,9 +140,10 @@ def _ended_unsupervised(run: RunFolder) -> tuple[str, str]:
     return "failed", f"{gone}: {diag.reason}" if diag.reason else gone
 
 
-HEADLINE_KEYS = ("reward", "objective/rlhf_reward", "loss", "train_loss")
-"""The value a runs list shows for a run, the first of these its newest metrics record has: what
-an RL run is after (its reward; a GRPO loss sits near 0), else the loss."""
+HEADLINE_KEYS = ("reward", "objective/rlhf_reward", "rewards/margins", "loss", "train_loss")
+"""A run's key metric, the first of these it logs: what an RL run is after (its mean reward; a
+GRPO loss sits near 0), a preference run's margin (chosen over rejected), else the loss. The runs
+list shows its newest value; the Checkpoints tab shows its value at each checkpoint."""
 
 
 def headline(values: dict) -> str | None:

@@ -84,7 +84,8 @@ class SystemSampler:
             out.update(cpu_percent=round(cpu, 1), rss_mb=round(rss / 2**20, 1),
                        processes=len(procs))
             vm = psutil.virtual_memory()
-            out.update(ram_used_percent=vm.percent, ram_total_mb=round(vm.total / 2**20))
+            out.update(ram_used_percent=vm.percent, ram_total_mb=round(vm.total / 2**20),
+                       cpus=psutil.cpu_count() or 1)
         except (psutil.NoSuchProcess, psutil.AccessDenied):
             pass
         if self._nvml is not None:

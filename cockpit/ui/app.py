@@ -13,6 +13,7 @@ from textual.binding import Binding
 from textual.dom import DOMNode
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
+from textual.system_commands import SystemCommandsProvider
 
 from cockpit.ui.choices import load_choices, remember
 from cockpit.ui.keymap import KEYMAP_FILE, load_keymap
@@ -26,8 +27,21 @@ if TYPE_CHECKING:
 Mode = Literal["home", "live", "replay"]
 
 
+class CommandsInOrder(SystemCommandsProvider):
+    """The palette's list as `get_system_commands` orders it (cockpit's own first), not sorted
+    by name (Textual's provider sorts, which put its Keys/Quit/Screenshot among ours)."""
+
+    async def discover(self):
+        from textual.command import DiscoveryHit
+
+        for name, help_text, callback, discover in self.app.get_system_commands(self.screen):
+            if discover:
+                yield DiscoveryHit(name, callback, help=help_text)
+
+
 class CockpitApp(App):
     CSS_PATH = "app.tcss"
+    COMMANDS = {CommandsInOrder}
     TITLE = "cockpit"
     BINDINGS = [
         Binding("question_mark,f1", "help", "Help", id="app.help"),
@@ -197,23 +211,51 @@ class CockpitApp(App):
         out.append(("ctrl+p", "Command palette (every action, themes)", ""))
         return out
 
+    def tab_keys(self, screen: Screen) -> list[tuple[str, list[tuple[str, str, str]]]]:
+        """(tab title, keys) for every tab of a screen, whichever has the focus: the keys of the
+        widgets in it (each with an id), so the help lists them all, not only the focused tab's."""
+        from textual.widgets import TabbedContent, TabPane
+
+        out = []
+        for tabs in screen.query(TabbedContent):
+            for pane in tabs.query(TabPane):
+                keys: dict[str, tuple[list[str], list[str]]] = {}
+                for node in pane.walk_children(with_self=False):
+                    for bindings in node._bindings.key_to_bindings.values():
+                        for b in bindings:
+                            if not b.description or not b.id:
+                                continue
+                            shown, ids = keys.setdefault(b.description, ([], []))
+                            key = self.get_key_display(b)
+                            if key not in shown:
+                                shown.append(key)
+                            if b.id not in ids:
+                                ids.append(b.id)
+                if keys:
+                    tab = tabs.get_tab(pane.id or "")
+                    title = str(tab.label).rstrip("¹²³⁴⁵⁶⁷⁸⁹ ") if tab is not None else str(pane.id)
+                    out.append((f"{title} tab", [(" / ".join(k), d, ", ".join(i)) for d, (k, i) in keys.items()]))
+        return out
+
     def action_help(self) -> None:
         if isinstance(self.screen, HelpScreen):
             return
         title = getattr(self.screen, "HELP_TITLE", None) or "cockpit"
-        self.push_screen(HelpScreen(title, self.help_keys(self.screen)))
+        self.push_screen(HelpScreen(title, self.help_keys(self.screen), self.tab_keys(self.screen)))
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
-        yield from super().get_system_commands(screen)
-        for name in sorted(self.available_themes):
-            if name.startswith("cockpit-"):
-                yield SystemCommand(f"Theme: {name}", "Switch to this theme",
-                                    partial(self.pick_theme, name))
+        """The screen's own commands first (what a user opens the palette for), then the
+        cockpit's themes, then Textual's (theme picker, keys panel, screenshot, quit)."""
         for key, description, action, node in self._screen_bindings(screen):
             if action in ("help", "quit", "app.quit", "command_palette"):
                 continue
             yield SystemCommand(description, f"key: {key}",
                                 partial(self._run_from_palette, action, node))
+        for name in sorted(self.available_themes):
+            if name.startswith("cockpit-"):
+                yield SystemCommand(f"Theme: {name}", "Switch to this theme",
+                                    partial(self.pick_theme, name))
+        yield from super().get_system_commands(screen)
 
     def _run_from_palette(self, action: str, node: DOMNode) -> None:
         self.call_later(self.run_action, action, node)

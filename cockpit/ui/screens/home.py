@@ -63,6 +63,9 @@ class HomeScreen(Screen):
 
         infos: list[PresetInfo]
         """One per preset file, with the error of one that does not load."""
+        blocked: dict[str, str] | None = None
+        """Preset path -> why it cannot start on this machine (greyed out with that line);
+        None until the trainers are read."""
 
     @dataclass
     class LaunchChecked(Message):
@@ -178,9 +181,27 @@ class HomeScreen(Screen):
 
     @work(thread=True, exclusive=True, group="home-presets", exit_on_error=False)
     def load_presets(self) -> None:
-        from cockpit.config.presets import list_presets
+        from cockpit.config.presets import list_presets, load_preset
+        from cockpit.config.validate import cannot_run_here, has_gpu
+        from cockpit.trainers.registry import load_registry
 
-        self.post_message(self.PresetsLoaded(list_presets()))
+        infos = list_presets()
+        self.post_message(self.PresetsLoaded(infos))
+        try:  # the trainers of the installed TRL: slow only the first time (then cached)
+            registry = load_registry()
+        except CockpitError:
+            return  # the presets stay listed; Enter names the problem
+        gpu, blocked = has_gpu(), {}
+        for info in infos:
+            if info.error:
+                continue
+            try:
+                reason = cannot_run_here(load_preset(info.path), registry, gpu)
+            except (CockpitError, OSError):
+                continue
+            if reason:
+                blocked[str(info.path)] = reason
+        self.post_message(self.PresetsLoaded(infos, blocked))
 
     def on_home_screen_runs_loaded(self, message: RunsLoaded) -> None:
         self._loading = False
@@ -197,7 +218,7 @@ class HomeScreen(Screen):
             "new run[/]", dir=self.runs_dir))
 
     def on_home_screen_presets_loaded(self, message: PresetsLoaded) -> None:
-        self.query_one(PresetList).show(message.infos)
+        self.query_one(PresetList).show(message.infos, message.blocked)
 
     # -- choices -------------------------------------------------------------------------------
 
@@ -208,6 +229,11 @@ class HomeScreen(Screen):
     @on(PresetList.Chosen)
     def launch_preset(self, message: PresetList.Chosen) -> None:
         """Enter on a preset: check it, then ask once, showing what will run."""
+        blocked = self.query_one(PresetList).blocked.get(str(message.info.path))
+        if blocked:
+            self.notify(f"{blocked}\n(e opens it in the form to change it)", title="cannot run here",
+                        severity="warning", timeout=10)
+            return
         self._check_launch(str(message.info.path))
 
     @work(thread=True, exclusive=True, group="launch", exit_on_error=False)

@@ -6,6 +6,7 @@ command's line and folder, and the launch target for either; and checks the data
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from textual import work
@@ -40,6 +41,7 @@ from cockpit.ui.widgets.setup.data_preview import DataPreview, DataReport, inspe
 from cockpit.ui.widgets.setup.field_editor import FieldEditor, editor_id
 from cockpit.ui.widgets.setup.field_search import FieldSearch
 from cockpit.ui.widgets.setup.launch_target import LaunchTarget
+from cockpit.ui.widgets.setup.suggest import ListItemSuggester
 from cockpit.ui.widgets.setup.values import UNSET
 
 if TYPE_CHECKING:
@@ -86,7 +88,9 @@ class FormBuilder:
         extras: list[FieldEditor] = []
         for role in spec.extra_models:
             if role == "reward_funcs":
-                extras.append(self.editor(REWARDS_FIELD, label="reward functions"))
+                extras.extend(self.editor(f, label="reward functions", suggester=self._reward_names(),
+                                          placeholder="a registered name, a dotted path or file.py:function")
+                              for f in self.reward_fields(spec))
             elif role in MODEL_ROLE_HELP:
                 f = cockpit_field(f"cockpit.models.{role}", "str", MODEL_ROLE_HELP[role])
                 extras.append(self.editor(f, label=role.replace("_", " "), suggester=screen.model_suggester,
@@ -116,6 +120,26 @@ class FormBuilder:
         search.display = True
         search.set_fields(searchable(spec), fixed | set(self.extra_names))
         self.sync_visibility()
+
+    def reward_fields(self, spec: TrainerSpec) -> list[ConfigField]:
+        """One reward field: TRL's own `reward_funcs` (what `trl grpo --config` takes too) where
+        the trainer has it, else `cockpit.reward_funcs`. A preset that set the cockpit's key
+        shows that one as well, so nothing it holds is hidden."""
+        trl_field = field_of(spec, "reward_funcs")
+        if trl_field is None:
+            return [REWARDS_FIELD]
+        shown = [replace(trl_field, help=REWARDS_FIELD.help)]
+        if self.screen.draft.get(REWARDS_FIELD.name) not in (None, UNSET, [], ""):
+            shown.append(REWARDS_FIELD)
+        return shown
+
+    def _reward_names(self) -> ListItemSuggester:
+        """The registered reward functions: TRL's (those that take completions) and cockpit's."""
+        from cockpit.config.rewards import cockpit_reward_names
+
+        registry = self.screen.registry
+        trl = [n for n, e in (registry.rewards if registry else {}).items() if not e.get("factory")]
+        return ListItemSuggester([*sorted(trl), *(f"cockpit.runner.rewards.{n}" for n in cockpit_reward_names())])
 
     async def build_command(self) -> None:
         fields = [self.editor(COMMAND_FIELD, placeholder="python train.py --lr 1e-5"),

@@ -47,8 +47,8 @@ from cockpit.ui.widgets.waiting import Waiting
 if TYPE_CHECKING:
     from cockpit.run.folder import RunFolder  # noqa: F401 - the screen's result type
 
-COMPACT_BELOW = 140
-"""Screen width under which the picked trainer's list is hidden while the form is used."""
+STACK_BELOW = 110
+"""Screen width under which the preview goes under the form instead of beside it."""
 VALIDATE_DELAY_S = 0.35
 """Validation (and the data check) waits this long after the last keystroke."""
 
@@ -130,36 +130,37 @@ class SetupScreen(SaveAndLaunch, DataCheck, Screen["RunFolder | None"]):
             with Vertical(id="setup-trainers"):
                 yield Static("[b]Trainer[/b]  [dim]Enter picks[/]", classes="pane-title")
                 yield TrainerPicker(id="trainer-picker")
-            with VerticalScroll(id="setup-form", can_focus=False):
-                yield Waiting("", id="trainer-info")
-                with Vertical(id="trainer-form"):
-                    yield Static("Model", classes="setup-section")
-                    yield Vertical(id="model-fields", classes="setup-group")
-                    yield Static("⚠ trust_remote_code is on: the model's own Python code will run "
-                                 "on this machine — only for models you trust.", id="trust-warning")
-                    yield Vertical(id="extra-models", classes="setup-group")
-                    yield Static("Data", classes="setup-section")
-                    yield Vertical(id="data-fields", classes="setup-group")
-                    yield DataPreview(id="data-preview")
-                    yield Static("Training arguments", classes="setup-section")
-                    yield Vertical(id="common-fields", classes="setup-group")
-                    yield Vertical(id="more-fields", classes="setup-group")
-                    yield FieldSearch(id="field-search")
-                with Vertical(id="command-form"):
-                    yield Static("Command", classes="setup-section")
-                    yield Vertical(id="command-fields", classes="setup-group")
-                yield Static("Launch", classes="setup-section")
-                yield Vertical(id="launch-fields", classes="setup-group")
-            with Vertical(id="setup-side"):
-                yield Static("[b]Preview[/b]  [dim]what will run[/]", classes="pane-title")
-                yield Verdict("", id="validation")
-                with VerticalScroll(id="preview-scroll", can_focus=False):
-                    yield PresetPreview(id="preset-preview")
-                yield CommandPreview(id="command-preview")
-                with Horizontal(id="setup-buttons"):
-                    yield Button("Save preset ^s", id="save-button", compact=True)
-                    yield Button("Launch ^l", id="launch-button", variant="success",
-                                 disabled=True, compact=True)
+            with Horizontal(id="setup-main"):
+                with VerticalScroll(id="setup-form", can_focus=False):
+                    yield Waiting("", id="trainer-info")
+                    with Vertical(id="trainer-form"):
+                        yield Static("Model", classes="setup-section")
+                        yield Vertical(id="model-fields", classes="setup-group")
+                        yield Static("⚠ trust_remote_code is on: the model's own Python code will run "
+                                     "on this machine — only for models you trust.", id="trust-warning")
+                        yield Vertical(id="extra-models", classes="setup-group")
+                        yield Static("Data", classes="setup-section")
+                        yield Vertical(id="data-fields", classes="setup-group")
+                        yield DataPreview(id="data-preview")
+                        yield Static("Training arguments", classes="setup-section")
+                        yield Vertical(id="common-fields", classes="setup-group")
+                        yield Vertical(id="more-fields", classes="setup-group")
+                        yield FieldSearch(id="field-search")
+                    with Vertical(id="command-form"):
+                        yield Static("Command", classes="setup-section")
+                        yield Vertical(id="command-fields", classes="setup-group")
+                    yield Static("Launch", classes="setup-section")
+                    yield Vertical(id="launch-fields", classes="setup-group")
+                with Vertical(id="setup-side"):
+                    yield Static("[b]Preview[/b]  [dim]what will run[/]", classes="pane-title")
+                    yield Verdict("", id="validation")
+                    with VerticalScroll(id="preview-scroll", can_focus=False):
+                        yield PresetPreview(id="preset-preview")
+                    yield CommandPreview(id="command-preview")
+                    with Horizontal(id="setup-buttons"):
+                        yield Button("Save preset ^s", id="save-button", compact=True)
+                        yield Button("Launch ^l", id="launch-button", variant="success",
+                                     disabled=True, compact=True)
         yield Footer()
 
     def on_resize(self) -> None:
@@ -169,13 +170,16 @@ class SetupScreen(SaveAndLaunch, DataCheck, Screen["RunFolder | None"]):
         self._fit_layout()
 
     def _fit_layout(self) -> None:
-        """Below COMPACT_BELOW columns the trainer list gives its room to the form once a
-        trainer is picked (ctrl+t brings it back), so inputs are wide enough to type in."""
+        """Once a trainer is picked the trainer list gives its room to the form (ctrl+t brings
+        it back); below STACK_BELOW columns the preview goes under the form, so inputs are wide
+        enough to type in."""
         picked = self.spec is not None or self.draft.mode == COMMAND
-        compact = (picked and 0 < self.size.width < COMPACT_BELOW
-                   and self.focused is not self.query_one(TrainerPicker))
+        compact = picked and self.focused is not self.query_one(TrainerPicker)
         if compact != self.has_class("-compact"):
             self.set_class(compact, "-compact")
+        stacked = 0 < self.size.width < STACK_BELOW
+        if stacked != self.has_class("-stacked"):
+            self.set_class(stacked, "-stacked")
         self.call_after_refresh(self._fit_labels)
 
     def _fit_labels(self) -> None:
@@ -255,6 +259,22 @@ class SetupScreen(SaveAndLaunch, DataCheck, Screen["RunFolder | None"]):
         await self.pick_trainer(spec, keep_unknown=True)
 
     # -- choosing the trainer, or a command ----------------------------------------------------
+
+    @on(TrainerPicker.OptionHighlighted, "#trainer-picker")
+    def _trainer_highlighted(self, message: TrainerPicker.OptionHighlighted) -> None:
+        """Before a trainer is picked, the highlighted one's summary (the list has one line each)."""
+        picker = self.query_one(TrainerPicker)
+        spec = picker.specs.get(message.option.id or "")
+        if spec is None or self.spec is not None or self.draft.mode == COMMAND:
+            return
+        reason = picker.reasons.get(spec.name)
+        registry = self.registry
+        self.query_one("#trainer-info", Static).update(Content.from_markup(
+            "[b]$name[/b]  [i]$title[/]\n$summary\n" + ("[b $text-error]✗ $reason[/]\n" if reason else "")
+            + "[dim]← arrows choose, Enter picks, [b]command[/b] runs your own script. $n trainers of "
+              "TRL $v; greyed ones cannot run here, with the reason.[/]",
+            name=spec.name, title=spec.title, summary=spec.summary, reason=reason or "",
+            n=str(len(registry.trainers)) if registry else "?", v=registry.trl_version if registry else "?"))
 
     @on(TrainerPicker.Picked)
     async def _picked(self, message: TrainerPicker.Picked) -> None:

@@ -1,4 +1,6 @@
-"""Shipped and user presets; Enter launches one."""
+"""Shipped and user presets; Enter launches one. A preset that cannot start on this machine (its
+trainer is not in the installed TRL, or its model is on the hub while offline) is greyed out with
+the reason, as the trainer picker does; it stays selectable so `e` can open it to change it."""
 
 from __future__ import annotations
 
@@ -24,17 +26,28 @@ class PresetList(OptionList):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.infos: dict[str, PresetInfo] = {}
+        self.blocked: dict[str, str] = {}
 
-    def show(self, infos: Sequence[PresetInfo]) -> None:
-        """The presets, read again: the highlight stays on the preset it was on."""
-        if list(infos) == list(self.infos.values()):
+    def show(self, infos: Sequence[PresetInfo], blocked: dict[str, str] | None = None) -> None:
+        """The presets, read again (`blocked`: path -> why it cannot run here; None: not known
+        yet, the last answer stays): the highlight stays on the preset it was on."""
+        blocked = self.blocked if blocked is None else dict(blocked)
+        if list(infos) == list(self.infos.values()) and blocked == self.blocked and self.option_count:
             return
+        self.blocked = blocked
         index = self.highlighted
         was = self.get_option_at_index(index).id if index is not None and index < self.option_count else None
         self.clear_options()
         self.infos = {str(i.path): i for i in infos}
         options = []
         for info in infos:
+            reason = blocked.get(str(info.path))
+            if reason:  # greyed: the problem, not the fix (Enter shows the whole line)
+                text = markup("[dim]$name  $trainer  $origin[/]", name=info.name, trainer=info.trainer,
+                              origin=info.origin)
+                text += markup("\n  [dim i]✗ $reason[/]", reason=reason.split(" — ")[0][:100])
+                options.append(Option(text, id=str(info.path)))
+                continue
             text = markup("[b]$name[/b]  [$text-primary]$trainer[/]  [dim]$origin[/]",
                           name=info.name, trainer=info.trainer, origin=info.origin)
             if info.error:

@@ -41,6 +41,17 @@ def split_prompts(text: str) -> list[str]:
     return [p for p in prompts if p.strip()]
 
 
+LOADING_ROW = "loading"
+"""The table's one row until the first listing arrives."""
+METRIC_LABELS = {"reward": "mean reward", "objective/rlhf_reward": "rlhf reward", "rewards/margins": "margin",
+                 "train_loss": "loss"}
+
+
+def metric_label(key: str) -> str:
+    """A logged metric's name as a column says it: `reward` -> `mean reward`, `eval_wer` -> `eval wer`."""
+    return METRIC_LABELS.get(key, key.replace("_", " "))
+
+
 @dataclass
 class Column:
     """What one picked model answered: (prompt, answer so far) in order."""
@@ -114,6 +125,7 @@ class CheckpointsPane(Vertical):
         self._session: Path | None = None
         self._listed_once = False
         self._labels: dict[str, Any] = {}
+        self._metric_labels: tuple[str, str] | None = None
         self._request: dict[str, Any] = {}
         self._chat_choice: Any = None
         self.last_prompt = ""
@@ -132,7 +144,8 @@ class CheckpointsPane(Vertical):
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
-        table.add_columns(" ", "checkpoint", "loss", "eval loss", "size", "state", "kind")
+        self._set_columns(None, None)
+        table.add_row("", Text("reading the checkpoints…", style="dim italic"), key=LOADING_ROW)
         self.query_one("#ckpt-prompts", TextArea).border_title = f"prompts (a line of {PROMPT_SEPARATOR} between two)"
         self.set_status(markup("[dim]space picks one or two · g generates their answers · c chats with the first[/]"))
         source = getattr(self.screen, "checkpoints_source", None)
@@ -183,6 +196,8 @@ class CheckpointsPane(Vertical):
 
     def on_checkpoints_pane_listed(self, message: Listed) -> None:
         if message.found is None:
+            if not self._listed_once:
+                self.query_one(DataTable).clear()  # the loading row
             self.set_status(literal(message.problem or "no checkpoints here"))
             return
         first = not self._listed_once
@@ -195,21 +210,34 @@ class CheckpointsPane(Vertical):
         if first and message.kept:
             self._show_kept(message.kept)
 
+    def _set_columns(self, key_metric: str | None, eval_metric: str | None) -> None:
+        """The table's columns: the trainer's key metric at each step (mean reward, the DPO
+        margin, else loss) and its eval metric, named for what they are."""
+        labels = (metric_label(key_metric or "loss"), metric_label(eval_metric or "eval_loss"))
+        if labels == self._metric_labels:
+            return
+        self._metric_labels = labels
+        table = self.query_one(DataTable)
+        table.clear(columns=True)
+        table.add_columns(" ", "checkpoint", *labels, "size", "state", "what it is")
+
     def _fill_table(self) -> None:
         found = self.found
         table = self.query_one(DataTable)
         cursor = table.cursor_row
+        self._set_columns(found.key_metric, found.eval_metric)
         table.clear()
         if found.base_model:
-            table.add_row(self._mark("base"), "base", "-", "-", "", "", Text(fold_tail(found.base_model, 60)),
-                          key="base")
+            table.add_row(self._mark("base"), "base model", "", "", "", "",
+                          Text(fold_tail(f"what training started from: {found.base_model}", 60)), key="base")
         from cockpit.formats import fmt_size
 
         for c in found.checkpoints:
             state = "complete" if c.complete else ("being written" if c.being_written else "incomplete")
-            kind = f"lora on {c.base}" if c.kind == "lora" else c.kind
+            kind = {"lora": f"LoRA adapter on {c.base or 'the base model'}", "full": "full model"}.get(
+                c.kind, "unknown (no config.json)")
             # Text, not str: a DataTable reads a str cell as markup, and paths are data
-            table.add_row(self._mark(c.name), Text(printable(c.name)), num(c.loss), num(c.eval_loss),
+            table.add_row(self._mark(c.name), Text(printable(c.name)), num(c.key_value), num(c.eval_value),
                           fmt_size(c.size), state, Text(fold_tail(kind, 60)), key=c.name)
         if table.row_count:
             table.move_cursor(row=min(max(cursor, 0), table.row_count - 1))
@@ -224,6 +252,8 @@ class CheckpointsPane(Vertical):
         if not table.row_count:
             return
         key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        if key == LOADING_ROW:
+            return
         if key in self.picked:
             self.picked.remove(key)
         else:
@@ -237,7 +267,7 @@ class CheckpointsPane(Vertical):
         picks = self.picked[:n]
         if not picks:
             table = self.query_one(DataTable)
-            if not table.row_count:
+            if not table.row_count or self.found is None:
                 raise CockpitError("no checkpoints yet — wait for the first save")
             picks = [str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)]
         return [choose(self.found, key, slot) for key, slot in zip(picks, ("a", "b"), strict=False)]

@@ -59,6 +59,8 @@ def inspect_data(name: str, split: str, renames: dict[str, str], spec: TrainerSp
                            rows=PREVIEW_ROWS, needs=needs, shown_as=name)
     except CockpitError as exc:
         return DataReport(where=name, fits=False, message=str(exc))
+    if found.kind == "hub" and found.problem:
+        return DataReport(where=name, fits=False, message=found.problem)
     if found.kind == "hub":
         return DataReport(where=name, message=f"{name}: a hub dataset — its columns are checked when the "
                                               "run loads it")

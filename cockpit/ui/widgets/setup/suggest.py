@@ -41,6 +41,23 @@ class CandidateSuggester(Suggester):
         return None
 
 
+class ListItemSuggester(CandidateSuggester):
+    """Completes the item being typed in a comma-separated list (`accuracy_reward, thi` ->
+    `accuracy_reward, think_format_reward`); names already in the list are not offered again."""
+
+    async def get_suggestion(self, value: str) -> str | None:
+        head, sep, last = value.rpartition(",")
+        typed = last.lstrip()
+        if not typed:
+            return None
+        taken = {p.strip() for p in head.split(",")}
+        folded = typed.casefold()
+        for candidate in self.candidates:
+            if candidate not in taken and candidate.casefold().startswith(folded) and len(candidate) > len(typed):
+                return f"{head}{sep}{last[:len(last) - len(typed)]}{candidate}"
+        return None
+
+
 def _walk(root: Path) -> Iterable[tuple[Path, list[str], list[str]]]:
     """os.walk to MAX_DEPTH, skipping hidden and tool folders, at most MAX_ENTRIES entries."""
     seen = 0

@@ -1,6 +1,7 @@
-"""Every trainer of the installed TRL, stable then experimental, each with what it does and the
-data it takes; the ones that cannot run here are listed, disabled, with the reason. After them,
-`command`: any training script, run unchanged (script mode)."""
+"""Every trainer of the installed TRL, stable then experimental, one line each (the highlighted
+one's summary is shown beside it, in the form); the ones that cannot run here are listed,
+disabled, with the reason. Before them, `command`: any training script, run unchanged (script
+mode)."""
 
 from __future__ import annotations
 
@@ -12,19 +13,15 @@ from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
+from cockpit.config.validate import trainer_unavailable
 from cockpit.trainers.registry import TrainerSpec
 
 COMMAND_ID = "command:"
 """The option of a command line (no trainer has a colon in its name)."""
 
 
-def unavailable_reason(spec: TrainerSpec, gpu: bool) -> str | None:
-    """Why this trainer cannot be picked on this machine, or None."""
-    if not spec.available:
-        return spec.missing_hint or f"{spec.name} is not available in the installed TRL"
-    if spec.needs and not gpu:
-        return f"needs {spec.needs}, which this machine lacks"
-    return None
+unavailable_reason = trainer_unavailable
+"""Why this trainer cannot be picked on this machine, or None (the rule lives in validate)."""
 
 
 class TrainerPicker(OptionList):
@@ -82,21 +79,20 @@ class TrainerPicker(OptionList):
         return Option(Text(f"{title} ({count})", style="bold reverse"), id=f"group:{title}", disabled=True)
 
     def _command_options(self) -> list[Option]:
-        text = Text()
+        text = Text(no_wrap=True, overflow="ellipsis")
         text.append("command", style="bold")
-        text.append("  your own training script", style="italic")
-        text.append("\nAny command, run unchanged: python train.py …, trl sft …, accelerate launch …",
-                    style="dim")
+        text.append("  your own script", style="italic")
         return [self._group("Your own script", 1), Option(text, id=COMMAND_ID)]
 
     def _option(self, spec: TrainerSpec) -> Option:
+        """One line: the name and what it is, or for one that cannot run here, why not."""
         reason = self.reasons.get(spec.name)
-        text = Text()
+        text = Text(no_wrap=True, overflow="ellipsis")
         text.append(spec.name, style="bold" if reason is None else "")
-        text.append(f"  {spec.title}", style="italic" if reason is None else "")
-        text.append(f"\n{spec.summary}", style="dim")
         if reason:
-            text.append(f"\n✗ {reason}", style="italic")
+            text.append(f"  ✗ {reason.removeprefix(spec.name).strip()}", style="italic")
+        else:
+            text.append(f"  {spec.title}", style="italic dim")
         return Option(text, id=spec.name, disabled=reason is not None)
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:

@@ -30,7 +30,7 @@ from cockpit.ui.text import fold_tail, markup
 from cockpit.ui.widgets.run.completions.bar import DetailScroll, StepInput
 from cockpit.ui.widgets.run.completions.detail import detail
 from cockpit.ui.widgets.run.completions.table import StepTable
-from cockpit.ui.widgets.run.completions.view import Query, arrange, sortable
+from cockpit.ui.widgets.run.completions.view import Query, arrange, filter_hint, sortable
 
 EMPTY = ("no completions yet — GRPO-family trainers log them, others when "
          "`cockpit.completions` asks for samples")
@@ -163,6 +163,7 @@ class CompletionsPane(Vertical):
             self.query_one("#completions-label-main", Static).update(markup(
                 "[b]step $step[/b] [dim]moves with [ ] Home End[/]", step=step))
         self.query_one("#completions-step", Input).placeholder = str(step)
+        self.query_one("#completions-query", Input).placeholder = filter_hint(shown.columns)
         self.query_one("#completions-state", Static).update(self._state(shown))
         self._show_detail(self._detail_table())
 

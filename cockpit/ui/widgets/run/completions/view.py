@@ -30,10 +30,13 @@ class Column:
     """A column of the table: where its value comes from and whether it is a number."""
 
     name: str
-    kind: str  # "reward" | "advantage" | "extra"
+    kind: str  # "sum" | "reward" | "advantage" | "extra"
     numeric: bool = True
 
     def value(self, row: dict[str, Any]) -> Any:
+        if self.kind == "sum":
+            values = [v for v in row["rewards"].values() if isinstance(v, (int, float)) and not math.isnan(v)]
+            return sum(values) if values else None
         if self.kind == "reward":
             return row["rewards"].get(self.name)
         if self.kind == "advantage":
@@ -51,22 +54,40 @@ class Column:
         return None
 
 
+SUM = "sum"
+"""The column of a row's rewards added up (the reward functions' sum, unweighted: as TRL totals
+them with the default reward_weights), first when a step has two reward functions or more."""
+
+
 def columns_of(rows: Sequence[dict[str, Any]]) -> list[Column]:
-    """Reward columns in the order the rows name them, the advantage when any row has one, then
-    whatever else reward functions logged (`extra`): new columns show up by themselves."""
+    """With two reward functions or more, their sum first (what the run is after); the reward
+    columns in the order the rows name them, the advantage when any row has one, then whatever
+    else reward functions logged (`extra`): new columns show up by themselves."""
     rewards = dict.fromkeys(n for r in rows for n in r["rewards"])
-    out = [Column(n, "reward") for n in rewards]
+    out = [Column(SUM, "sum")] if len(rewards) > 1 and SUM not in rewards else []
+    out += [Column(n, "reward") for n in rewards]
     if any(r.get("advantage") is not None for r in rows):
         out.append(Column(ADVANTAGE, "advantage"))
     extras: dict[str, bool] = {}
     for r in rows:
         for k, v in (r.get("extra") or {}).items():
-            if k in rewards or k == ADVANTAGE:
+            if k in rewards or k in (ADVANTAGE, SUM):
                 continue
             number = isinstance(v, (int, float)) or v is None
             extras[k] = extras.get(k, True) and number
     out += [Column(k, "extra", numeric) for k, numeric in extras.items()]
     return out
+
+
+def filter_hint(columns: Sequence[Column]) -> str:
+    """The filter box's placeholder for what this step's rows hold: a comparison on its own
+    first score column (`sum>1`, `accuracy_reward>0.5`) where it has scores, else text only
+    (SFT/DPO samples carry no scores)."""
+    numeric = [c for c in columns if c.numeric]
+    words = [f"{numeric[0].name}>0.5"] if numeric else []
+    if any(c.kind == "advantage" for c in columns):
+        words.append("adv<0")
+    return "  ".join([*words, '"some text"'] if words else ['"some text" (no scores here: text only)'])
 
 
 @dataclass
