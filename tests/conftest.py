@@ -47,10 +47,12 @@ def pytest_collection_modifyitems(config, items):
         info = getattr(item, "_fixtureinfo", None)
         if info is None or any(True for _ in item.iter_markers("xdist_group")):
             continue
-        scopes = {d.scope for name in info.names_closure for d in info.name2fixturedefs.get(name, ())}
-        if scopes & {"module", "class", "package"}:
+        defs = [info.name2fixturedefs[name][-1] for name in info.names_closure if info.name2fixturedefs.get(name)]
+        # a session fixture a test module defines for itself (one real TRL discovery) counts as the module's
+        if any(d.scope in ("module", "class", "package") or (d.scope == "session" and d.baseid.endswith(".py"))
+               for d in defs):
             item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
-    if getattr(config.option, "dist", "no") != "no":  # the long ones first, so no worker ends alone on one
+    if os.environ.get("PYTEST_XDIST_WORKER"):  # on every worker alike: the long ones first, no worker ends on one
         items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
