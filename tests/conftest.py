@@ -39,7 +39,7 @@ def farm_run(tmp_path):
 
 
 @pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(config, items):
+def pytest_collection_modifyitems(items):
     """Under xdist (`--dist loadgroup`), the tests of a module that share a module- or class-scoped
     fixture (a trained run, a started cluster) go to one worker, so the fixture is built once; the
     slow tests go first (the same order on every worker)."""
