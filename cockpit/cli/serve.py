@@ -22,12 +22,9 @@ textual-serve builds an aiohttp application; the lock is one middleware in front
 
 from __future__ import annotations
 
-import asyncio
 import hmac
 import ipaddress
-import os
 import secrets
-import signal
 import sys
 from typing import Any
 from urllib.parse import urlsplit
@@ -67,6 +64,10 @@ def _hostname(netloc: str) -> str:
 def make_server(command: str, *, host: str, port: int, token: str, max_sessions: int = MAX_SESSIONS) -> Any:
     """A textual-serve Server whose every route but /static wants the token, and whose websocket
     wants the page's own Origin."""
+    import asyncio
+    import os
+    import signal
+
     from aiohttp import web
     from textual_serve.server import Server
 
