@@ -26,10 +26,8 @@ textual-serve builds an aiohttp application; the lock is one middleware in front
 
 from __future__ import annotations
 
-import asyncio
 import hmac
 import ipaddress
-import os
 import secrets
 import signal
 import socket
@@ -74,6 +72,9 @@ def _hostname(netloc: str) -> str:
 def make_server(command: str, *, host: str, port: int, token: str, max_sessions: int = MAX_SESSIONS) -> Any:
     """A textual-serve Server whose every route but /static wants the token, and whose websocket
     wants the page's own Origin."""
+    import asyncio
+    import os
+
     from aiohttp import web
     from textual_serve.server import Server
 
