@@ -160,7 +160,7 @@ def farm_original(cache: Path, name: str) -> Path:
                 time.sleep(0.1)
             if state != ("stopped" if shape.stop_after else "finished"):
                 tail = run.stdout_log.read_text(errors="replace")[-3000:]
-                raise AssertionError(f"farm: shape {name!r} ended {state}:\n{tail}")
+                raise AssertionError(f"farm: shape {name!r} ({shape.about}) ended {state}:\n{tail}")
             done.write_text(str(run.path))
         return RunFolder(Path(done.read_text())).path
 

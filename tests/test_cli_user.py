@@ -25,7 +25,6 @@ from cockpit.run.folder import RunFolder
 from conftest import cockpit_cmd, wait_for
 from helpers import farm_copy
 
-QUICK = ["--set", "eval_strategy=no", "--set", "cockpit.completions={}"]
 
 
 def cockpit(*args: str, columns: int | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
@@ -46,13 +45,6 @@ def _metric_steps(run: RunFolder) -> list[int]:
 
 def _ends(run: RunFolder) -> list[journal.Record]:
     return [r for r in _records(run) if r.kind == journal.RUN_ENDED]
-
-
-def _finished_run(runs: Path, max_steps: int) -> RunFolder:
-    proc = cockpit("run", "demo-sft", "--runs-dir", str(runs), "--wait", "--quiet",
-                   "--set", f"max_steps={max_steps}", "--set", "save_steps=2", *QUICK)
-    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
-    return RunFolder(Path(proc.stdout.splitlines()[0]))
 
 
 def _stopped_run(runs: Path) -> tuple[RunFolder, int]:

@@ -153,11 +153,6 @@ class Tailer:
         return self._lines.too_long
 
     @property
-    def invalid(self) -> int:
-        """Records of a known kind with fields of the wrong types, skipped (counted in `skipped` too)."""
-        return self._invalid
-
-    @property
     def refused(self) -> str | None:
         """Why the journal is not read (a FIFO, a device), or None."""
         return self._lines.refused
