@@ -26,7 +26,6 @@ from conftest import cockpit_cmd, wait_for
 from helpers import farm_copy
 
 
-
 def cockpit(*args: str, columns: int | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
     env = dict(os.environ)
     if columns is not None:
