@@ -320,7 +320,7 @@ async def test_live_footer_shows_stop_and_help_on_every_tab_and_the_alert_bar_is
         await wait_for(pilot, lambda: app.screen.query_one("#alert-bar").display, "alert shown")
         await pilot.pause(0.2)
         footer = screen_lines(app)[-1]
-        for words in ("esc Back", "m Pick metric", "e Smoothing", "s Stop & save", "K Force stop",
+        for words in ("q Back", "m Pick metric", "e Smoothing", "s Stop & save", "K Force stop",
                       "? Help"):
             assert words in footer, footer
         for tab in "23451":  # the plot keys make room for the completions keys elsewhere
@@ -349,7 +349,7 @@ async def test_footer_of_a_stopped_run_shows_resume_at_100_columns(tmp_path):
         await all_drawn(pilot, app)
         await wait_for(pilot, lambda: "u Resume" in screen_lines(app)[-1], "resume offered")
         footer = screen_lines(app)[-1]
-        for words in ("esc Back", "m Pick metric", "e Smoothing", "x Step/time", "? Help"):
+        for words in ("q Back", "m Pick metric", "e Smoothing", "x Step/time", "? Help"):
             assert words in footer, footer
 
 
