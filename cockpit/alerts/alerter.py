@@ -252,10 +252,4 @@ def _output_dir(run: Any) -> Path | None:
     if script_section(run) is not None:
         section = script_section(run) or {}
         return Path(str(section.get("cwd") or run.path))
-    try:
-        import yaml
-
-        cfg = yaml.safe_load(run.run_yaml.read_text(encoding="utf-8")) or {}
-    except (OSError, ValueError):
-        return run.output
-    return Path(str(cfg.get("output_dir") or run.output)) if isinstance(cfg, dict) else run.output
+    return Path(str(run.config().get("output_dir") or run.output))

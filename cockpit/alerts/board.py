@@ -122,14 +122,8 @@ def read_mutes(run: RunFolder) -> frozenset[str]:
 
 def read_sources(run: RunFolder) -> RuleSources:
     """The rules the supervisor evaluates for this run, from the same files it reads."""
-    import yaml
-
     problems: list[str] = []
-    try:
-        cfg = yaml.safe_load(run.run_yaml.read_text(encoding="utf-8")) or {}
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
-        cfg = {}
-    cfg = cfg if isinstance(cfg, dict) else {}
+    cfg = run.config()
     section = cfg.get("cockpit")
     section = section if isinstance(section, dict) else {}
     user = user_alerts()

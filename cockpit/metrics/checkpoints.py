@@ -208,13 +208,7 @@ def run_started_data(run: RunFolder) -> dict[str, Any]:
 
 
 def _run_config(run: RunFolder) -> dict[str, Any]:
-    from cockpit.files import safe_load
-
-    try:
-        cfg = safe_load(run.run_yaml.read_text(encoding="utf-8")) or {}
-    except Exception:  # noqa: BLE001 — a broken run.yaml: the listing goes on with the journal
-        return {}
-    return cfg if isinstance(cfg, dict) else {}
+    return run.config()  # a broken run.yaml is {}: the listing goes on with the journal
 
 
 def locate(path: Path) -> CheckpointSet:

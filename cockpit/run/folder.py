@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import re
@@ -27,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from cockpit.errors import CockpitError
-from cockpit.files import write_atomic
+from cockpit.files import safe_load, write_atomic
 
 if sys.version_info >= (3, 11):  # noqa: UP036 - the hook imports this module on Python 3.9+
     from enum import StrEnum
@@ -107,6 +108,11 @@ class Status:
         return cls(**{k: v for k, v in obj.items() if k in known})
 
 
+_CONFIGS: dict[str, tuple[tuple[int, int, int], dict[str, Any]]] = {}
+"""run.yaml path -> (its stat stamp, its parsed content): `RunFolder.config`'s cache."""
+_CONFIGS_KEPT = 256
+
+
 @dataclass
 class RunFolder:
     path: Path
@@ -181,16 +187,32 @@ class RunFolder:
     def exists(self) -> bool:
         return self.run_yaml.is_file() or self.status_json.is_file() or self.events.is_file()
 
-    def cockpit_section(self) -> dict[str, Any]:
-        """run.yaml's `cockpit:` section; {} when the file is missing or broken (the runner
-        is the one that reports a broken run.yaml)."""
-        import yaml
-
+    def config(self, *, strict: bool = False) -> dict[str, Any]:
+        """run.yaml as a mapping: the one door every reader of a run's config goes through, in the
+        one YAML dialect (`files.safe_load`, YAML 1.2 scalars). Parsed once per version of the file
+        (its mtime, size and inode), each caller getting its own copy. A missing, broken or
+        non-mapping run.yaml is {} (the runner is the one that reports it), or with `strict` one
+        CockpitError naming the file."""
         try:
-            cfg = yaml.safe_load(self.run_yaml.read_text(encoding="utf-8")) or {}
-        except (OSError, ValueError, yaml.YAMLError):
+            st = self.run_yaml.stat()
+            stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
+            hit = _CONFIGS.get(str(self.run_yaml))
+            if hit is None or hit[0] != stamp:
+                cfg = safe_load(self.run_yaml.read_text(encoding="utf-8")) or {}
+                if not isinstance(cfg, dict):
+                    raise ValueError(f"a mapping was expected, not {type(cfg).__name__}")
+                if len(_CONFIGS) >= _CONFIGS_KEPT:
+                    _CONFIGS.clear()
+                hit = _CONFIGS[str(self.run_yaml)] = (stamp, cfg)
+        except Exception as exc:  # noqa: BLE001 - OSError, yaml.YAMLError, ValueError: not readable as a config
+            if strict:
+                raise CockpitError(f"{self.run_yaml}: cannot read it ({exc}) — not a cockpit run folder?") from None
             return {}
-        section = cfg.get("cockpit") if isinstance(cfg, dict) else None
+        return copy.deepcopy(hit[1])
+
+    def cockpit_section(self) -> dict[str, Any]:
+        """run.yaml's `cockpit:` section; {} when the file is missing or broken."""
+        section = self.config().get("cockpit")
         return section if isinstance(section, dict) else {}
 
     # -- status ----------------------------------------------------------------------------

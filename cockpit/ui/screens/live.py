@@ -167,15 +167,7 @@ class LiveRunScreen(RunView):
     @property
     def asked_trainer(self) -> str | None:
         if not hasattr(self, "_asked_trainer"):
-            import yaml
-
-            from cockpit.files import safe_load
-
-            try:
-                cfg = safe_load(self.run.run_yaml.read_text(encoding="utf-8"))
-                name = cfg.get("trainer") if isinstance(cfg, dict) else None
-            except (OSError, ValueError, yaml.YAMLError):  # the trainer is then left unsaid
-                name = None
+            name = self.run.config().get("trainer")  # a broken run.yaml leaves the trainer unsaid
             self._asked_trainer = str(name) if name and name != SCRIPT_TRAINER else None
         return self._asked_trainer
 
