@@ -247,9 +247,8 @@ def _rule_identity(rule: Rule) -> tuple:
 
 
 def _output_dir(run: Any) -> Path | None:
+    """The run's output_dir (`RunFolder.output_dir`); a script that has not said yet: its folder."""
     from cockpit.run.folder import script_section
 
-    if script_section(run) is not None:
-        section = script_section(run) or {}
-        return Path(str(section.get("cwd") or run.path))
-    return Path(str(run.config().get("output_dir") or run.output))
+    section = script_section(run) or {}
+    return run.output_dir() or Path(str(section.get("cwd") or run.path))

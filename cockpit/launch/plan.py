@@ -270,15 +270,8 @@ def resume_checkpoint(run: RunFolder) -> Path | None:
     A script run's checkpoints are in the output_dir its trainer reported, not in the run folder."""
     import yaml
 
-    from cockpit.launch.script import script_output_dir
-    from cockpit.run.folder import script_section
-
     try:
-        if script_section(run) is not None:
-            output_dir = script_output_dir(run)
-        else:
-            found = run.config().get("output_dir")
-            output_dir = Path(str(found)) if found else run.output
+        output_dir = run.output_dir()
         return newest_complete_checkpoint(output_dir) if output_dir is not None else None
     except (OSError, ValueError, CockpitError, yaml.YAMLError):
         return None

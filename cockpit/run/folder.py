@@ -29,6 +29,7 @@ from typing import Any
 
 from cockpit.errors import CockpitError
 from cockpit.files import safe_load, write_atomic
+from cockpit.run import journal
 
 if sys.version_info >= (3, 11):  # noqa: UP036 - the hook imports this module on Python 3.9+
     from enum import StrEnum
@@ -209,6 +210,22 @@ class RunFolder:
                 raise CockpitError(f"{self.run_yaml}: cannot read it ({exc}) — not a cockpit run folder?") from None
             return {}
         return copy.deepcopy(hit[1])
+
+    def output_dir(self) -> Path | None:
+        """Where the trainer writes its checkpoints, the one answer: a preset run's `output_dir`
+        (run.yaml; the run's output/ when it names none); a script run's as its trainer reported it
+        (the newest `run_started` naming one, relative to the script's folder), None until then."""
+        section = script_section(self)
+        if section is None:
+            found = self.config().get("output_dir")
+            return Path(str(found)) if found else self.output
+        reported = None
+        for rec in journal.read_all(self.events)[0]:
+            if rec.kind == journal.RUN_STARTED and rec.data.get("output_dir"):
+                reported = Path(str(rec.data["output_dir"]))
+        if reported is None or reported.is_absolute():
+            return reported
+        return Path(str(section.get("cwd", "."))) / reported
 
     def cockpit_section(self) -> dict[str, Any]:
         """run.yaml's `cockpit:` section; {} when the file is missing or broken."""
