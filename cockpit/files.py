@@ -131,6 +131,8 @@ def _remove_odd(path: str | os.PathLike[str]) -> bool:
     except FileNotFoundError:
         pass
     return True
+
+
 class NotRegularFile(OSError):
     """A path a reader expected to be a file is a FIFO, a device, a socket or a folder (or a link
     to one): reading it could block forever or never end, so it is not read."""
@@ -179,6 +181,14 @@ def read_text_regular(path: str | os.PathLike[str], limit: int = READ_LIMIT) -> 
     return read_regular(path, limit).decode("utf-8-sig")
 
 
+_FLOAT_1_2 = re.compile(r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?
+                    |[-+]?(?:[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)
+                    |\.[0-9_]+(?:[eE][-+]?[0-9]+)?
+                    |[-+]?\.(?:inf|Inf|INF)
+                    |\.(?:nan|NaN|NAN))$""", re.X)
+"""YAML 1.2's floats: `1e-4` too, which YAML 1.1 reads as a string."""
+
+
 @functools.cache
 def _loader() -> type:
     """YAML 1.2 scalars: `1e-4` is a number and `no`/`yes`/`on`/`off` are strings (YAML 1.1 reads
@@ -194,16 +204,22 @@ def _loader() -> type:
     }
     Loader.add_implicit_resolver("tag:yaml.org,2002:bool",
                                  re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF"))
-    Loader.add_implicit_resolver(
-        "tag:yaml.org,2002:float",
-        re.compile(r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?
-                    |[-+]?(?:[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)
-                    |\.[0-9_]+(?:[eE][-+]?[0-9]+)?
-                    |[-+]?\.(?:inf|Inf|INF)
-                    |\.(?:nan|NaN|NAN))$""", re.X),
-        list("-+0123456789."),
-    )
+    Loader.add_implicit_resolver("tag:yaml.org,2002:float", _FLOAT_1_2, list("-+0123456789."))
     return Loader
+
+
+@functools.cache
+def _dumper() -> type:
+    """Quotes every string that either dialect would read as something else: `safe_load` (1.2)
+    reads what it writes back the same, and so does a YAML 1.1 reader (TRL's, of trl.yaml) — the
+    string "1e-5" (a script's argument) is written '1e-5', the string "no" 'no'."""
+    import yaml
+
+    class Dumper(yaml.SafeDumper):
+        pass
+
+    Dumper.add_implicit_resolver("tag:yaml.org,2002:float", _FLOAT_1_2, list("-+0123456789."))
+    return Dumper
 
 
 YAML_MAX_NODES = 100_000
@@ -276,4 +292,4 @@ def _children(node: Any) -> list[Any]:
 def dump_yaml(obj: Any) -> str:
     import yaml
 
-    return yaml.safe_dump(obj, sort_keys=False, allow_unicode=True, default_flow_style=False)
+    return yaml.dump(obj, Dumper=_dumper(), sort_keys=False, allow_unicode=True, default_flow_style=False)

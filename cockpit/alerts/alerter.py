@@ -247,15 +247,8 @@ def _rule_identity(rule: Rule) -> tuple:
 
 
 def _output_dir(run: Any) -> Path | None:
+    """The run's output_dir (`RunFolder.output_dir`); a script that has not said yet: its folder."""
     from cockpit.run.folder import script_section
 
-    if script_section(run) is not None:
-        section = script_section(run) or {}
-        return Path(str(section.get("cwd") or run.path))
-    try:
-        import yaml
-
-        cfg = yaml.safe_load(read_text_regular(run.run_yaml)) or {}
-    except (OSError, ValueError):
-        return run.output
-    return Path(str(cfg.get("output_dir") or run.output)) if isinstance(cfg, dict) else run.output
+    section = script_section(run) or {}
+    return run.output_dir() or Path(str(section.get("cwd") or run.path))

@@ -123,14 +123,8 @@ def read_mutes(run: RunFolder) -> frozenset[str]:
 
 def read_sources(run: RunFolder) -> RuleSources:
     """The rules the supervisor evaluates for this run, from the same files it reads."""
-    import yaml
-
     problems: list[str] = []
-    try:
-        cfg = yaml.safe_load(read_text_regular(run.run_yaml)) or {}
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
-        cfg = {}
-    cfg = cfg if isinstance(cfg, dict) else {}
+    cfg = run.config()
     section = cfg.get("cockpit")
     section = section if isinstance(section, dict) else {}
     user = user_alerts()

@@ -290,17 +290,8 @@ def resume_checkpoint(run: RunFolder) -> Path | None:
     A script run's checkpoints are in the output_dir its trainer reported, not in the run folder."""
     import yaml
 
-    from cockpit.files import safe_load
-    from cockpit.launch.script import script_output_dir
-    from cockpit.run.folder import script_section
-
     try:
-        if script_section(run) is not None:
-            output_dir = script_output_dir(run)
-        else:
-            cfg = safe_load(run.run_yaml.read_text(encoding="utf-8")) or {}
-            found = cfg.get("output_dir") if isinstance(cfg, dict) else None
-            output_dir = Path(str(found)) if found else run.output
+        output_dir = run.output_dir()
         return newest_complete_checkpoint(output_dir) if output_dir is not None else None
     except (OSError, ValueError, CockpitError, yaml.YAMLError):
         return None
@@ -373,15 +364,10 @@ def _resume(run: RunFolder, overrides: list[str] | None, lock: int, notes: list[
         raise CockpitError(f"{run.name} is still {state}{gone} — stop it before resuming")
     if script_section(run) is not None:
         return _resume_script(run, status, overrides, lock, notes)
-    import yaml
 
-    from cockpit.config.presets import apply_overrides, preset_from_dict, safe_load
+    from cockpit.config.presets import apply_overrides, preset_from_dict
 
-    try:
-        cfg = safe_load(run.run_yaml.read_text(encoding="utf-8")) or {}
-    except (OSError, yaml.YAMLError) as exc:
-        raise CockpitError(f"{run.run_yaml}: cannot read it ({exc}) — not a cockpit run folder?") \
-            from None
+    cfg = run.config(strict=True)
     preset = preset_from_dict(cfg, source=run.run_yaml)
     if overrides:
         preset = apply_overrides(preset, overrides)

@@ -155,15 +155,3 @@ def script_segments(run: RunFolder) -> list[Segment]:
     return segments
 
 
-def script_output_dir(run: RunFolder) -> Path | None:
-    """The output_dir the script's trainer reported (the newest `run_started` that names one)."""
-    found = None
-    records, _ = journal.read_all(run.events)
-    for rec in records:
-        if rec.kind == journal.RUN_STARTED and rec.data.get("output_dir"):
-            found = rec.data["output_dir"]
-    if not found:
-        return None
-    section = script_section(run) or {}
-    path = Path(str(found))
-    return path if path.is_absolute() else Path(str(section.get("cwd", "."))) / path

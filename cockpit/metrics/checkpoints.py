@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from cockpit.errors import CockpitError
-from cockpit.files import read_regular, read_text_regular
+from cockpit.files import read_regular
 from cockpit.formats import fmt_size
 from cockpit.run import journal
 from cockpit.run.folder import (
@@ -221,13 +221,7 @@ def run_started_data(run: RunFolder) -> dict[str, Any]:
 
 
 def _run_config(run: RunFolder) -> dict[str, Any]:
-    from cockpit.files import safe_load
-
-    try:
-        cfg = safe_load(read_text_regular(run.run_yaml)) or {}
-    except Exception:  # noqa: BLE001 — a broken run.yaml: the listing goes on with the journal
-        return {}
-    return cfg if isinstance(cfg, dict) else {}
+    return run.config()  # a broken run.yaml is {}: the listing goes on with the journal
 
 
 def locate(path: Path) -> CheckpointSet:
@@ -244,17 +238,13 @@ def locate(path: Path) -> CheckpointSet:
     live = effective_state(run)[0] in LIVE_STATES
     cfg = _run_config(run)
     started = run_started_data(run)
+    out_path = run.output_dir()
+    if out_path is None:
+        raise CockpitError(f"{run.name}: its script has not started training yet, so there are no "
+                           "checkpoints to list — wait for the first save")
     if script_section(run) is not None:
-        out = started.get("output_dir")
-        if not out:
-            raise CockpitError(f"{run.name}: its script has not started training yet, so there are no "
-                               "checkpoints to list — wait for the first save")
-        out_path = Path(str(out))
-        if not out_path.is_absolute():
-            out_path = Path(str((script_section(run) or {}).get("cwd", "."))) / out_path
         base = started.get("model")
     else:
-        out_path = Path(str(cfg.get("output_dir") or run.output))
         base = cfg.get("model_name_or_path") or started.get("model")
     return CheckpointSet(output_dir=out_path, run=run, base_model=str(base) if base else None, live=live)
 

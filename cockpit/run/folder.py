@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import copy
 import errno
 import json
 import os
@@ -28,7 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from cockpit.errors import CockpitError
-from cockpit.files import open_regular, read_regular, reserve, write_atomic
+from cockpit.files import open_regular, read_regular, reserve, safe_load, write_atomic
+from cockpit.run import journal
 
 if sys.version_info >= (3, 11):  # noqa: UP036 - the hook imports this module on Python 3.9+
     from enum import StrEnum
@@ -144,6 +146,9 @@ def _status_value_ok(key: str, value: Any) -> bool:
     if isinstance(value, bool):  # a bool is an int to isinstance; never a pid, a time or a count
         return False
     return isinstance(value, types[0])
+_CONFIGS: dict[str, tuple[tuple[int, int, int], dict[str, Any]]] = {}
+"""run.yaml path -> (its stat stamp, its parsed content): `RunFolder.config`'s cache."""
+_CONFIGS_KEPT = 256
 
 
 @dataclass
@@ -219,16 +224,49 @@ class RunFolder:
     def exists(self) -> bool:
         return self.run_yaml.is_file() or self.status_json.is_file() or self.events.is_file()
 
-    def cockpit_section(self) -> dict[str, Any]:
-        """run.yaml's `cockpit:` section; {} when the file is missing or broken (the runner
-        is the one that reports a broken run.yaml)."""
-        import yaml
-
+    def config(self, *, strict: bool = False) -> dict[str, Any]:
+        """run.yaml as a mapping: the one door every reader of a run's config goes through, in the
+        one YAML dialect (`files.safe_load`, YAML 1.2 scalars). Parsed once per version of the file
+        (its mtime, size and inode), each caller getting its own copy. A missing, broken or
+        non-mapping run.yaml is {} (the runner is the one that reports it), or with `strict` one
+        CockpitError naming the file."""
         try:
-            cfg = yaml.safe_load(read_regular(self.run_yaml, RUN_YAML_MAX_BYTES).decode("utf-8")) or {}
-        except (OSError, ValueError, yaml.YAMLError, RecursionError):
+            st = self.run_yaml.stat()
+            stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
+            hit = _CONFIGS.get(str(self.run_yaml))
+            if hit is None or hit[0] != stamp:
+                # Bounded, regular files only: a FIFO or /dev/zero in its place is never read.
+                cfg = safe_load(read_regular(self.run_yaml, RUN_YAML_MAX_BYTES).decode("utf-8")) or {}
+                if not isinstance(cfg, dict):
+                    raise ValueError(f"a mapping was expected, not {type(cfg).__name__}")
+                if len(_CONFIGS) >= _CONFIGS_KEPT:
+                    _CONFIGS.clear()
+                hit = _CONFIGS[str(self.run_yaml)] = (stamp, cfg)
+        except Exception as exc:  # noqa: BLE001 - OSError, yaml.YAMLError, ValueError, RecursionError: not a config
+            if strict:
+                raise CockpitError(f"{self.run_yaml}: cannot read it ({exc}) — not a cockpit run folder?") from None
             return {}
-        section = cfg.get("cockpit") if isinstance(cfg, dict) else None
+        return copy.deepcopy(hit[1])
+
+    def output_dir(self) -> Path | None:
+        """Where the trainer writes its checkpoints, the one answer: a preset run's `output_dir`
+        (run.yaml; the run's output/ when it names none); a script run's as its trainer reported it
+        (the newest `run_started` naming one, relative to the script's folder), None until then."""
+        section = script_section(self)
+        if section is None:
+            found = self.config().get("output_dir")
+            return Path(str(found)) if found else self.output
+        reported = None
+        for rec in journal.read_all(self.events)[0]:
+            if rec.kind == journal.RUN_STARTED and rec.data.get("output_dir"):
+                reported = Path(str(rec.data["output_dir"]))
+        if reported is None or reported.is_absolute():
+            return reported
+        return Path(str(section.get("cwd", "."))) / reported
+
+    def cockpit_section(self) -> dict[str, Any]:
+        """run.yaml's `cockpit:` section; {} when the file is missing or broken."""
+        section = self.config().get("cockpit")
         return section if isinstance(section, dict) else {}
 
     # -- status ----------------------------------------------------------------------------

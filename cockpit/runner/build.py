@@ -21,8 +21,6 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
-
 from cockpit.config import datasets as ds
 from cockpit.config.presets import device_policy, reward_file_ref
 from cockpit.errors import CockpitError
@@ -46,7 +44,7 @@ class Built:
 
 def read_run(run: RunFolder) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
     """(flat TRL keys, cockpit section, trainer info) from the run folder."""
-    cfg = yaml.safe_load(run.run_yaml.read_text(encoding="utf-8")) or {}
+    cfg = run.config(strict=True)
     info = json.loads(run.trainer_json.read_text(encoding="utf-8"))
     cockpit = cfg.pop("cockpit", None) or {}
     cfg.pop("trainer", None)

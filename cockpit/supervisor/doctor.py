@@ -297,13 +297,7 @@ class Doctor:
         """The model the run started from, when it is a local folder: what the trainer loaded
         (run_started), else run.yaml's model_name_or_path."""
         names = [self.model]
-        try:
-            from cockpit.files import safe_load
-
-            cfg = safe_load(self.run.run_yaml.read_text(encoding="utf-8")) or {}
-            names.append(str(cfg.get("model_name_or_path") or ""))
-        except Exception:  # noqa: BLE001 - no run.yaml (a plain CockpitCallback run): no base there
-            pass
+        names.append(str(self.run.config().get("model_name_or_path") or ""))  # none in a plain callback run
         for name in names:
             if not name:
                 continue

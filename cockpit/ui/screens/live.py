@@ -29,7 +29,6 @@ from textual.worker import get_current_worker
 
 from cockpit.alerts import board as alert_board
 from cockpit.errors import CockpitError
-from cockpit.files import read_text_regular
 from cockpit.metrics.rundata import RunData, load_journal
 from cockpit.run.folder import LIVE_STATES, Request, RunFolder
 from cockpit.run.journal import Record
@@ -169,15 +168,7 @@ class LiveRunScreen(RunView):
     @property
     def asked_trainer(self) -> str | None:
         if not hasattr(self, "_asked_trainer"):
-            import yaml
-
-            from cockpit.files import safe_load
-
-            try:
-                cfg = safe_load(read_text_regular(self.run.run_yaml))
-                name = cfg.get("trainer") if isinstance(cfg, dict) else None
-            except (OSError, ValueError, yaml.YAMLError):  # the trainer is then left unsaid
-                name = None
+            name = self.run.config().get("trainer")  # a broken run.yaml leaves the trainer unsaid
             self._asked_trainer = str(name) if name and name != SCRIPT_TRAINER else None
         return self._asked_trainer
 

@@ -17,6 +17,7 @@ from textual.widgets import DataTable
 
 from cockpit.files import read_text_regular
 from cockpit.formats import short_duration
+from cockpit.run.folder import RunFolder, script_section
 from cockpit.run.summaries import RunSummary, age_of
 from cockpit.ui.colors import STATE_STYLES, rich_style
 from cockpit.ui.text import printable
@@ -40,16 +41,10 @@ def script_command(run_yaml: Path) -> str | None:
         text = read_text_regular(run_yaml)
     except (OSError, UnicodeDecodeError):
         return None
-    if not _SCRIPT_RUN.search(text):
+    if not _SCRIPT_RUN.search(text):  # a preset run's YAML is not parsed at all
         return None
-    import yaml
-
-    try:
-        cfg = yaml.safe_load(text) or {}
-    except yaml.YAMLError:
-        return None
-    section = (cfg.get("cockpit") or {}).get("script") if isinstance(cfg, dict) else None
-    command = section.get("command") if isinstance(section, dict) else None
+    section = script_section(RunFolder(run_yaml.parent))
+    command = section.get("command") if section is not None else None
     if not isinstance(command, list) or not command:
         return None
     words = [str(w) for w in command]
