@@ -140,3 +140,20 @@ def test_a_kl_spike_in_grpo_is_the_kls_not_the_losss():
     loss = np.where(np.isin(np.arange(1, N + 1), (80, 160)), 6.0, _grpo()["loss"])
     found = _warnings(_store(_grpo(kl=kl, loss=loss)), "grpo")
     assert "kl_spike" in found and "loss_spike" not in found
+
+
+@pytest.mark.parametrize("kind,what", [("length_without_reward", "the longest completions of the window"),
+                                       ("reward_never_pays", "completions at the end of the window"),
+                                       ("kl_spike", "completions at the first spike")])
+def test_the_new_grpo_kinds_carry_completions_from_their_window(kind, what):
+    """A real tiny GRPO run's completions (tests/fixtures/findings/grpo-short-reward): a finding of
+    each kind over steps 8–18 gets the completions of its window as evidence."""
+    from cockpit.findings import report
+    from cockpit.findings.judge import add_evidence
+    from cockpit.findings.model import Finding
+    from conftest import REPO
+
+    data = report.load(REPO / "tests" / "fixtures" / "findings" / "grpo-short-reward")
+    f = add_evidence(Finding(kind, (8, 18), "warning", "x"), data.store, data.library)
+    rows = [(e["step"], r) for e in f.evidence if e["type"] == "completions" and e["what"] == what for r in e["rows"]]
+    assert rows and all(8 <= step <= 18 and r["completion"] is not None for step, r in rows)
