@@ -60,6 +60,11 @@ class Reader:
         return self.store.max_steps
 
     @property
+    def epoch_falls(self) -> list[tuple[int, float, float]]:
+        """Where the epoch fell back while the step went on (`MetricStore.epoch_falls`)."""
+        return self.store.epoch_falls
+
+    @property
     def epoch(self) -> float | None:
         """The epoch of the latest logged step."""
         return self.store.epoch
