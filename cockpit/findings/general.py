@@ -435,6 +435,35 @@ def memorisation_no_eval(r: Reader, kind: FindingKind) -> Outcome:
                     [points("loss", ts, tv, int(ts[0]), last)])]
 
 
+def best_metric_inverted(r: Reader, kind: FindingKind) -> Outcome:
+    best = r.best
+    if best is None:
+        return Absent("no best_metric recorded (a trainer_state.json with metric_for_best_model has one)")
+    value, at = best
+    matches = []
+    for key in [*eval_loss_keys(r.keys()), *eval_metric_keys(r.keys())]:
+        s, v = r.finite(key)
+        i = np.nonzero(s == at)[0]
+        if len(i) and abs(float(v[i[-1]]) - value) <= 1e-6 * max(1.0, abs(value)) and len(v) >= 3:
+            matches.append((key, s, v))
+    if not matches:
+        return Quiet(f"best_metric {fmt(value)} at step {at:,} matches no logged eval metric")
+    key, s, v = matches[0]
+    lower = lower_is_better(key)
+    better = float(v.min()) if lower else float(v.max())
+    worse = float(v.max()) if lower else float(v.min())
+    if abs(value - better) <= 1e-6 * max(1.0, abs(value)) or abs(value - worse) > 1e-6 * max(1.0, abs(value)):
+        return Quiet(f"best_metric is {key}'s {'lowest' if lower else 'highest'} ({fmt(value)} at step {at:,})"
+                     if abs(value - better) <= 1e-6 * max(1.0, abs(value))
+                     else f"best_metric {fmt(value)} ({key} at step {at:,}) is not its worst")
+    best_at = int(s[int(np.argmin(v) if lower else np.argmax(v))])
+    summary = (f"best_metric {fmt(value)} (step {at:,}) is the {'highest' if lower else 'lowest'} {key} of the "
+               f"run, where {'lower' if lower else 'higher'} is better: the best is {fmt(better)} at step "
+               f"{best_at:,}. greater_is_better is set the wrong way")
+    return [Finding(kind.name, (min(at, best_at), max(at, best_at)), kind.severity, summary, kind.fix,
+                    [points(key, s, v, int(s[0]), int(s[-1]), keep=np.array([at, best_at]))])]
+
+
 def train_eval_gap(r: Reader, kind: FindingKind) -> Outcome:
     t = kind.thresholds
     keys = eval_loss_keys(r.keys())
@@ -565,6 +594,7 @@ DETECTORS = {
     "schedule_restart": schedule_restart,
     "overfitting": overfitting,
     "memorisation_no_eval": memorisation_no_eval,
+    "best_metric_inverted": best_metric_inverted,
     "train_eval_gap": train_eval_gap,
     "loss_spike": loss_spike,
     "grad_spike": grad_spike,

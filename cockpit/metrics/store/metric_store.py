@@ -45,6 +45,9 @@ class MetricStore:
         """From run_started/progress records, or the trainer_state.json header."""
         self.epoch: float | None = None
         """The epoch of the latest metrics/eval record that carried one."""
+        self.best: tuple[float, int] | None = None
+        """(best_metric, best_global_step) of a trainer_state.json: what the Trainer's
+        best-model tracking chose (metric_for_best_model)."""
         self.epoch_falls: list[tuple[int, float, float]] = []
         """(step, epoch before, epoch after) where the epoch fell back half an epoch or more
         while the step went on: the run started its data over (a resume that began anew)."""
@@ -83,6 +86,8 @@ class MetricStore:
             self.max_steps = parsed.max_steps
         if parsed.epoch is not None:
             self.epoch = parsed.epoch
+        if parsed.best_metric is not None and parsed.best_global_step is not None:
+            self.best = (float(parsed.best_metric), int(parsed.best_global_step))
         prev = None
         for entry, step in zip(parsed.entries, parsed.steps.tolist(), strict=False):
             epoch = entry.get("epoch")
