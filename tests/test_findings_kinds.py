@@ -140,3 +140,55 @@ def test_a_kl_spike_in_grpo_is_the_kls_not_the_losss():
     loss = np.where(np.isin(np.arange(1, N + 1), (80, 160)), 6.0, _grpo()["loss"])
     found = _warnings(_store(_grpo(kl=kl, loss=loss)), "grpo")
     assert "kl_spike" in found and "loss_spike" not in found
+
+
+@pytest.mark.parametrize("kind,what", [("length_without_reward", "the longest completions of the window"),
+                                       ("reward_never_pays", "completions at the end of the window"),
+                                       ("kl_spike", "completions at the first spike")])
+def test_the_new_grpo_kinds_carry_completions_from_their_window(kind, what):
+    """A real tiny GRPO run's completions (tests/fixtures/findings/grpo-short-reward): a finding of
+    each kind over steps 8–18 gets the completions of its window as evidence."""
+    from cockpit.findings import report
+    from cockpit.findings.judge import add_evidence
+    from cockpit.findings.model import Finding
+    from conftest import REPO
+
+    data = report.load(REPO / "tests" / "fixtures" / "findings" / "grpo-short-reward")
+    f = add_evidence(Finding(kind, (8, 18), "warning", "x"), data.store, data.library)
+    rows = [(e["step"], r) for e in f.evidence if e["type"] == "completions" and e["what"] == what for r in e["rows"]]
+    assert rows and all(8 <= step <= 18 and r["completion"] is not None for step, r in rows)
+
+
+def test_an_epoch_that_falls_back_while_the_step_goes_on_is_a_restart_live_and_replayed(tmp_path):
+    """The issue's resumed run: the epoch falls 8.0 → 0.73 between two steps and the learning rate
+    jumps 7.6e-6 → 2e-4. Live (journal records) and replayed (its trainer_state.json) alike."""
+    import json
+
+    from cockpit.findings import report
+
+    entries = []
+    for step in range(1, 81):
+        restarted = step > 40
+        epoch = (step - 40) * 0.0183 if restarted else step * 0.2
+        lr = 2e-4 * (1 - (step - 41) / 80) if restarted else 2e-4 * (1 - step / 42.1)
+        entries.append({"step": step, "epoch": round(epoch, 4), "loss": 1.0, "learning_rate": lr, "grad_norm": 1.0})
+    records = [journal.run_started("sft", max_steps=80)] + [
+        journal.metrics(e["step"], {k: v for k, v in e.items() if k not in ("step", "epoch")}, epoch=e["epoch"])
+        for e in entries]
+    live = {f.kind: f for f in judge_run(MetricStore.from_records(records), None, "sft").findings}
+    path = tmp_path / "trainer_state.json"
+    path.write_text(json.dumps({"global_step": 80, "max_steps": 80, "epoch": entries[-1]["epoch"],
+                                "log_history": entries}))
+    replayed = {f.kind: f for f in report.judged_run(report.load(path)).findings}
+    for found in (live, replayed):
+        f = found["schedule_restart"]
+        assert "the epoch fell back while the step went on: 8 → 0.0183 at step 41" in f.summary
+        assert "the learning rate went back up" in f.summary and f.steps[0] <= 41 <= f.steps[1]
+
+
+def test_a_resume_that_goes_back_in_steps_is_no_epoch_fall():
+    """A resume from an earlier checkpoint repeats steps (and their epochs): the store rewinds, and
+    that is no restart of the data."""
+    records = [journal.metrics(s, {"loss": 1.0}, epoch=s / 10) for s in range(1, 31)]
+    records += [journal.metrics(s, {"loss": 1.0}, epoch=s / 10) for s in range(21, 41)]
+    assert MetricStore.from_records(records).epoch_falls == []

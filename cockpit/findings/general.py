@@ -218,14 +218,33 @@ def warmup_longer_than_run(r: Reader, kind: FindingKind) -> Outcome:
 
 def schedule_restart(r: Reader, kind: FindingKind) -> Outcome:
     t = kind.thresholds
-    if "learning_rate" not in r:
+    falls = r.epoch_falls
+    said, evidence, marks_at = [], [], []
+    if "learning_rate" in r:
+        steps, lr = r.finite("learning_rate")
+        got = _lr_restarts(steps, lr, t) if len(lr) >= 3 else None
+        if got is not None:
+            text, marks = got
+            said.append(f"the learning rate went back up after decaying: {text}")
+            evidence.append(points("learning_rate", steps, lr, int(steps[0]), int(steps[-1]), keep=steps[marks]))
+            marks_at += [int(steps[marks[0]]), int(steps[marks[-1]])]
+    elif not falls:
         return Absent("no learning_rate logged")
-    steps, lr = r.finite("learning_rate")
-    if len(lr) < 3:
-        return Quiet(f"{len(lr)} learning_rate points")
+    if falls:
+        shown = "; ".join(f"{fmt(a)} → {fmt(b)} at step {s:,}" for s, a, b in falls[:3])
+        said.append(f"the epoch fell back while the step went on: {shown}")
+        marks_at += [falls[0][0], falls[-1][0]]
+    if not said:
+        return Quiet("the learning rate never rose back after decaying, and the epoch never fell back")
+    return [Finding(kind.name, (min(marks_at), max(marks_at)), kind.severity, "; ".join(said), kind.fix, evidence)]
+
+
+def _lr_restarts(steps: np.ndarray, lr: np.ndarray, t: dict) -> tuple[str, list[int]] | None:
+    """Where the learning rate rose back after decaying: ("a at step s → b at step s'; ...", the
+    indexes of each low and each rise), or None."""
     falls = np.nonzero(np.diff(lr) < 0)[0]
     if not len(falls):
-        return Quiet("the learning rate never decayed")
+        return None
     start = int(falls[0])  # the first peak: the warm-up is over
     low = np.minimum.accumulate(lr[start:])  # the lowest it decayed to so far
     peak = np.maximum.accumulate(lr)[start:]
@@ -234,8 +253,7 @@ def schedule_restart(r: Reader, kind: FindingKind) -> Outcome:
     up = rest - low >= t["rise"] * peak
     runs = [a for a, _ in index_runs(up, 1)]
     if not runs:
-        return Quiet(f"the learning rate never rose back after its peak (lowest since: "
-                     f"{fmt(float(low[-1]))} of a peak of {fmt(float(peak[-1]))})")
+        return None
     events, marks = [], []
     prev = 0
     for a in runs[:5]:
@@ -245,10 +263,7 @@ def schedule_restart(r: Reader, kind: FindingKind) -> Outcome:
         marks += [start + lo, start + a]
         prev = a
     more = f" (and {len(runs) - 5} more)" if len(runs) > 5 else ""
-    first, last = int(steps[marks[0]]), int(steps[marks[-1]])
-    summary = f"the learning rate went back up after decaying: {'; '.join(events)}{more}"
-    return [Finding(kind.name, (first, last), kind.severity, summary, kind.fix,
-                    [points("learning_rate", steps, lr, int(steps[0]), int(steps[-1]), keep=steps[marks])])]
+    return "; ".join(events) + more, marks
 
 
 # -- eval: overfitting, metrics that still improve, the train–eval gap ---------------------------
@@ -420,6 +435,35 @@ def memorisation_no_eval(r: Reader, kind: FindingKind) -> Outcome:
                     [points("loss", ts, tv, int(ts[0]), last)])]
 
 
+def best_metric_inverted(r: Reader, kind: FindingKind) -> Outcome:
+    best = r.best
+    if best is None:
+        return Absent("no best_metric recorded (a trainer_state.json with metric_for_best_model has one)")
+    value, at = best
+    matches = []
+    for key in [*eval_loss_keys(r.keys()), *eval_metric_keys(r.keys())]:
+        s, v = r.finite(key)
+        i = np.nonzero(s == at)[0]
+        if len(i) and abs(float(v[i[-1]]) - value) <= 1e-6 * max(1.0, abs(value)) and len(v) >= 3:
+            matches.append((key, s, v))
+    if not matches:
+        return Quiet(f"best_metric {fmt(value)} at step {at:,} matches no logged eval metric")
+    key, s, v = matches[0]
+    lower = lower_is_better(key)
+    better = float(v.min()) if lower else float(v.max())
+    worse = float(v.max()) if lower else float(v.min())
+    if abs(value - better) <= 1e-6 * max(1.0, abs(value)) or abs(value - worse) > 1e-6 * max(1.0, abs(value)):
+        return Quiet(f"best_metric is {key}'s {'lowest' if lower else 'highest'} ({fmt(value)} at step {at:,})"
+                     if abs(value - better) <= 1e-6 * max(1.0, abs(value))
+                     else f"best_metric {fmt(value)} ({key} at step {at:,}) is not its worst")
+    best_at = int(s[int(np.argmin(v) if lower else np.argmax(v))])
+    summary = (f"best_metric {fmt(value)} (step {at:,}) is the {'highest' if lower else 'lowest'} {key} of the "
+               f"run, where {'lower' if lower else 'higher'} is better: the best is {fmt(better)} at step "
+               f"{best_at:,}. greater_is_better is set the wrong way")
+    return [Finding(kind.name, (min(at, best_at), max(at, best_at)), kind.severity, summary, kind.fix,
+                    [points(key, s, v, int(s[0]), int(s[-1]), keep=np.array([at, best_at]))])]
+
+
 def train_eval_gap(r: Reader, kind: FindingKind) -> Outcome:
     t = kind.thresholds
     keys = eval_loss_keys(r.keys())
@@ -550,6 +594,7 @@ DETECTORS = {
     "schedule_restart": schedule_restart,
     "overfitting": overfitting,
     "memorisation_no_eval": memorisation_no_eval,
+    "best_metric_inverted": best_metric_inverted,
     "train_eval_gap": train_eval_gap,
     "loss_spike": loss_spike,
     "grad_spike": grad_spike,

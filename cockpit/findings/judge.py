@@ -133,7 +133,14 @@ def _completions_evidence(finding: Finding, kind: FindingKind, library: Any) -> 
         limit = int(kind.thresholds.get("evidence_prompts", 50))
         return [{"type": "prompts", "what": "prompts whose whole group got one reward",
                  "count": len(prompts), "prompts": [p["prompt"] for p in prompts[:limit]]}] if prompts else []
-    if finding.kind in ("rlhf_reward_falling", "ppo_ratio", "value_loss_blowup"):
+    if finding.kind in ("length_without_reward", "clipping_drags_reward"):
+        return _top_rows(library, steps, n, key=lambda r: len(r.get("completion") or ""),
+                         what="the longest completions of the window")
+    if finding.kind == "kl_spike":
+        return _top_rows(library, [s for s in steps if s == finding.steps[0]] or steps[:1], 4, key=_total_reward,
+                         what="completions at the first spike")
+    if finding.kind in ("rlhf_reward_falling", "ppo_ratio", "value_loss_blowup", "reward_never_pays",
+                        "reward_constant", "entropy_collapse", "kl_blowup", "kl_nonzero_at_start"):
         return _top_rows(library, steps[-1:], 4, key=_total_reward, what="completions at the end of the window")
     return []
 

@@ -154,6 +154,12 @@ KINDS: dict[str, FindingKind] = {k.name: k for k in (
             "edge": 0.2,
         }),
     FindingKind(
+        "best_metric_inverted", "The best checkpoint is the worst", GENERAL, "warning",
+        "the Trainer's best-model tracking counts the wrong direction: set greater_is_better to "
+        "false for a metric where lower is better (wer, cer, loss) and true for one where higher is "
+        "(accuracy, f1), or load_best_model_at_end will load the worst checkpoint",
+        {}),
+    FindingKind(
         "train_eval_gap", "Train–eval gap widens", GENERAL, "info",
         "the model fits the training data ever better than the eval data: watch for overfitting "
         "(load_best_model_at_end, early stopping), regularize (weight_decay, dropout, LoRA "

@@ -37,11 +37,6 @@ class Finding:
                    severity=str(d.get("severity", "info")), summary=str(d.get("summary", "")),
                    fix=d.get("fix"), evidence=list(d.get("evidence") or []))
 
-    @property
-    def identity(self) -> tuple[str, tuple[int, int] | None]:
-        """Two findings with the same kind and range are one: a live judge and a replay agree."""
-        return (self.kind, self.steps)
-
 
 @dataclass(frozen=True)
 class Check:

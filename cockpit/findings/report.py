@@ -105,7 +105,8 @@ def checked_lines(judged: Judgement) -> list[str]:
         out.append(f"  quiet  {kind:<{width}}  {note}")
     absent = [c for c in judged.checks if not c.ran]
     if absent:
-        out.append("  not run (the run logged nothing they read): " + ", ".join(c.kind for c in absent))
+        out.append("  not run (they read what this run did not log, or do not apply to it): "
+                   + ", ".join(c.kind for c in absent))
     return out
 
 

@@ -60,6 +60,16 @@ class Reader:
         return self.store.max_steps
 
     @property
+    def best(self) -> tuple[float, int] | None:
+        """(best_metric, best_global_step) the Trainer recorded (`MetricStore.best`)."""
+        return self.store.best
+
+    @property
+    def epoch_falls(self) -> list[tuple[int, float, float]]:
+        """Where the epoch fell back while the step went on (`MetricStore.epoch_falls`)."""
+        return self.store.epoch_falls
+
+    @property
     def epoch(self) -> float | None:
         """The epoch of the latest logged step."""
         return self.store.epoch

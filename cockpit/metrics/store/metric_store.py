@@ -45,6 +45,12 @@ class MetricStore:
         """From run_started/progress records, or the trainer_state.json header."""
         self.epoch: float | None = None
         """The epoch of the latest metrics/eval record that carried one."""
+        self.best: tuple[float, int] | None = None
+        """(best_metric, best_global_step) of a trainer_state.json: what the Trainer's
+        best-model tracking chose (metric_for_best_model)."""
+        self.epoch_falls: list[tuple[int, float, float]] = []
+        """(step, epoch before, epoch after) where the epoch fell back half an epoch or more
+        while the step went on: the run started its data over (a resume that began anew)."""
         self.t0: float | None = None
         """The earliest wall time seen; `series(key, x="time")` counts seconds from it."""
         self.rewinds = 0
@@ -80,6 +86,15 @@ class MetricStore:
             self.max_steps = parsed.max_steps
         if parsed.epoch is not None:
             self.epoch = parsed.epoch
+        if parsed.best_metric is not None and parsed.best_global_step is not None:
+            self.best = (float(parsed.best_metric), int(parsed.best_global_step))
+        prev = None
+        for entry, step in zip(parsed.entries, parsed.steps.tolist(), strict=False):
+            epoch = entry.get("epoch")
+            if type(epoch) is float or type(epoch) is int:
+                if prev is not None and epoch < prev - 0.5:
+                    self.epoch_falls.append((step, prev, float(epoch)))
+                prev = epoch
         series: list[EntryBlock] = []
         summary: list[EntryBlock] = []
         for block in parsed.blocks:
@@ -121,6 +136,10 @@ class MetricStore:
             if epoch is not None:
                 epoch = to_float(epoch)
                 if epoch is not None:
+                    at = _step_of(record)
+                    if self.epoch is not None and epoch < self.epoch - 0.5 and at is not None \
+                            and at >= (steps[-1] if steps else (last or 0)):
+                        self.epoch_falls.append((at, self.epoch, epoch))
                     self.epoch = epoch
             used += 1
             if kind == journal.METRICS and (data.get("summary") is True or is_summary(data)):

@@ -258,7 +258,8 @@ def checked(j: Judgement) -> Content:
         lines.append(markup("  [dim]quiet[/dim] $kind  $note", kind=kind.ljust(width), note=note))
     absent = [c.kind for c in j.checks if not c.ran]
     if absent:
-        lines.append(markup("  [dim]not run (nothing they read was logged): $kinds[/dim]", kinds=", ".join(absent)))
+        lines.append(markup("  [dim]not run (they read what this run did not log, or do not apply to it): "
+                            "$kinds[/dim]", kinds=", ".join(absent)))
     return Content("\n").join(lines)
 
 
