@@ -11,6 +11,7 @@ long a redraw takes the UI thread keeps time for keys.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import TYPE_CHECKING
 
@@ -32,6 +33,7 @@ from cockpit.ui.widgets.run.alert_bar import AlertBar
 from cockpit.ui.widgets.run.alerts_list import AlertsList
 from cockpit.ui.widgets.run.checkpoints_pane import CheckpointsPane
 from cockpit.ui.widgets.run.completions import CompletionsPane
+from cockpit.ui.widgets.run.deferred import Deferred
 from cockpit.ui.widgets.run.findings_pane import FindingsPane, FindingsTable
 from cockpit.ui.widgets.run.log_history import LogHistoryTable
 from cockpit.ui.widgets.run.metric_plot import XMode
@@ -134,6 +136,10 @@ class RunView(Screen):
         self._redraw_pending = False
         self._next_data_redraw = 0.0
         """monotonic time before which a data-driven redraw waits (MIN_REDRAW_S after the last)."""
+        self._reveal_asked = False
+        self._revealing: asyncio.Event | None = None
+        self.panes_revealed = False
+        """The hidden tabs' panes are mounted (after the first frame, or a tab opened first)."""
 
     # -- layout --------------------------------------------------------------------------------
 
@@ -148,19 +154,22 @@ class RunView(Screen):
                 waiting.display = False  # until the source is read and has no metric yet
                 yield waiting
                 yield PlotGrid(id="plot-grid")
+            # The hidden tabs' panes are mounted after the first frame (reveal_panes): the
+            # first frame is the plots' alone. The alerts list stays: the live screen hands
+            # it the run's alert board as it mounts.
             with TabPane("Completions ²", id="completions"):
-                yield CompletionsPane(id="completions-pane")
+                yield Deferred(CompletionsPane(id="completions-pane"))
             with TabPane("Log history ³", id="history"):
-                yield LogHistoryTable(id="history-table")
+                yield Deferred(LogHistoryTable(id="history-table"))
             yield from self.compose_output_tab()
-            with TabPane("System ⁵", id="system"), VerticalScroll():
-                yield SystemPane("", id="system-pane")
+            with TabPane("System ⁵", id="system"):
+                yield Deferred(VerticalScroll(SystemPane("", id="system-pane")))
             with TabPane("Alerts ⁶", id="alerts"), VerticalScroll():
                 yield AlertsList("", id="alerts-list")
             with TabPane("Findings ⁷", id="findings"):
-                yield FindingsPane(judge=self.judges_findings, id="findings-pane")
+                yield Deferred(FindingsPane(judge=self.judges_findings, id="findings-pane"))
             with TabPane("Checkpoints ⁸", id="checkpoints"):
-                yield CheckpointsPane(id="checkpoints-pane")
+                yield Deferred(CheckpointsPane(id="checkpoints-pane"))
         yield Footer(compact=True, show_command_palette=False)
 
     def checkpoints_source(self) -> tuple[str | None, bool]:
@@ -257,6 +266,13 @@ class RunView(Screen):
         with self.app.batch_update():
             grid.redraw(self.sources, x_mode=self.x_mode, smoothing=self.smoothing,
                         colors=series_colors(self.app), theme=self.app.theme)
+        if not self._reveal_asked and (not keys or all(p.chart is not None for p in grid.plots())):
+            # The first frame holds the plots (or says why there are none): the other tabs'
+            # panes, and the work they start, come after it.
+            self._reveal_asked = True
+            self.call_after_refresh(self.reveal_panes)
+        if not self.panes_revealed:
+            return
         tabs = self._tabbed()
         active = tabs.active if tabs is not None else None
         if active == "completions":
@@ -269,6 +285,25 @@ class RunView(Screen):
             self.query_one(AlertsList).show(data)
         elif active == "findings":
             self.query_one(FindingsPane).show(data)
+
+    async def reveal_panes(self) -> None:
+        """Mount the hidden tabs' panes (each pane starts its own work as it mounts: the
+        checkpoints listing and the kept samples), then ask the findings pane for its findings
+        (a replay's judge, in a worker): its tab fills in when the judge is done."""
+        if self._revealing is not None:  # under way (the first frame and a tab key both ask)
+            await self._revealing.wait()
+            return
+        self._reveal_asked = True
+        self._revealing = asyncio.Event()
+        try:
+            for deferred in list(self.query(Deferred)):
+                await deferred.reveal()
+        finally:
+            self.panes_revealed = True
+            self._revealing.set()
+        findings = self.query(FindingsPane)
+        if self.detail is not None and findings:
+            findings.first().show(self.detail)
 
     def request_redraw(self) -> None:
         """New data: redraw now, or once MIN_REDRAW_S has passed since the last data-driven
@@ -291,6 +326,9 @@ class RunView(Screen):
 
     @on(TabbedContent.TabActivated)
     async def _tab_changed(self) -> None:
+        tabs = self._tabbed()
+        if tabs is not None and tabs.active != "plots":
+            await self.reveal_panes()  # a tab opened before the first frame was drawn
         self.refresh_bindings()
         await self.refresh_view()
 
