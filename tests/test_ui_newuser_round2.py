@@ -228,7 +228,7 @@ async def test_odd_metric_names_are_drawn_and_keep_the_panel_borders_whole(tmp_p
         plots = {p.panel.title: p for p in grid.plots()}
         assert plots["[bold]weird[/]"].points_drawn == 20  # not "no data yet"
         assert "no data" not in _plain(plots["[bold]weird[/]"].border_title)
-        assert _plain(plots["\x1b[31mred"].border_title) == "·[31mred"
+        assert _plain(plots["\x1b[31mred"].border_title) == "·[31mred 40"  # its latest value (issue 30)
         reward = plots["reward"]
         assert "rewards/🚀/mean" in reward.labels_drawn
         for plot in grid.plots():

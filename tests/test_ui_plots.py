@@ -67,9 +67,9 @@ async def test_header_facts_are_separated_and_a_live_run_shows_its_eta(tmp_path,
         assert "trainer sft · state running · phase training" in line1
         assert line2.startswith("step 50/100 ")
         assert "· epoch 1.00 · steps/s 2.00 · ETA " in line2
-        assert "x: step · smoothing off" in line2
+        assert "x: step · smoothing 0.60" in line2  # on by default (issue 30)
         shown = screen_lines(app)
-        assert "· ETA " in shown[1] and "smoothing off" in shown[1]  # fits on the screen
+        assert "· ETA " in shown[1] and "smoothing 0.60" in shown[1]  # fits on the screen
 
 
 async def test_a_replay_of_a_journal_that_stopped_halfway_has_no_eta(tmp_path):

@@ -75,3 +75,40 @@ def test_a_prefetch_nobody_collects_leaves_nothing_behind():
     replay_loader._pending.clear()
     assert _replay_files() == before
     assert not psutil.pid_exists(child.pid)  # reaped (by the fork server), not a zombie
+
+
+@pytest.mark.anyio
+async def test_opening_a_replay_does_not_wait_on_the_judge(tmp_path, monkeypatch):
+    """Issue 33: the first frame holds the plots; the judge (and the checkpoints listing) run
+    after it, in workers, and the Findings tab fills in when the judge is done. The judge is
+    held until the plots are on screen: were the first frame waiting on it, the plots would
+    never come."""
+    import threading
+
+    from test_ui_app import SIZE, app_for, wait_for
+
+    from cockpit.ui.widgets.run import findings_pane
+    from cockpit.ui.widgets.run.findings_pane import FindingsPane
+    from cockpit.ui.widgets.run.metric_plot import MetricPlot
+
+    released = threading.Event()
+    asked = threading.Event()
+    real_judge = findings_pane.judge
+
+    def held_judge(*args, **kwargs):
+        asked.set()
+        released.wait(30)
+        return real_judge(*args, **kwargs)
+
+    monkeypatch.setattr(findings_pane, "judge", held_judge)
+    app = app_for(tmp_path, "replay", [str(FIXTURES.parent / "findings" / "grpo-wasted-groups")])
+    async with app.run_test(size=SIZE) as pilot:
+        plots = lambda: list(app.screen.query(MetricPlot))  # noqa: E731
+        await wait_for(pilot, lambda: plots() and all(p.points_drawn for p in plots()), "the plots drawn")
+        assert not released.is_set()
+        await wait_for(pilot, asked.is_set, "the judge asked after the first frame, unprompted")
+        pane = app.screen.query_one(FindingsPane)
+        assert "judging…" in str(pane.query_one("#findings-title").render())
+        released.set()
+        await wait_for(pilot, lambda: len(pane.findings) == 2, "the findings tab filled in")
+        assert "judging…" not in str(pane.query_one("#findings-title").render())

@@ -30,7 +30,7 @@ async def test_x_and_smoothing_keys_set_the_reactives_and_the_plots_follow(tmp_p
         await wait_for(pilot, lambda: plots(app) and all(p.drawn_signature for p in plots(app)),
                        "every panel drawn")
         screen = app.screen
-        assert (screen.x_mode, screen.smoothing) == ("step", 0.0)
+        assert (screen.x_mode, screen.smoothing) == ("step", 0.6)  # smoothing on by default (issue 30)
 
         await pilot.press("x")
         assert screen.x_mode == "time"
@@ -38,6 +38,11 @@ async def test_x_and_smoothing_keys_set_the_reactives_and_the_plots_follow(tmp_p
                        "every panel redrawn by time")
         assert "x: time" in header(app)
 
+        await pilot.press("e")
+        assert screen.smoothing == 0.0
+        await wait_for(pilot, lambda: all(0.0 in p.drawn_signature for p in plots(app)),
+                       "every panel redrawn raw")
+        await wait_for(pilot, lambda: "smoothing off" in header(app), "smoothing off in the header")
         await pilot.press("e")
         assert screen.smoothing == 0.6
         await wait_for(pilot, lambda: all(0.6 in p.drawn_signature for p in plots(app)),

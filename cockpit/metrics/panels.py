@@ -25,6 +25,8 @@ class Panel:
     """The keys are one metric's names across TRL releases, newest first: each source draws
     the first one it logged (an older GRPO file's `completion_length` beside a newer run's
     `completions/mean_length`, in one panel)."""
+    exclude: tuple[str, ...] = ()
+    """Patterns of keys the panel's patterns match but it does not draw (`rewards/*/std`)."""
 
     def resolve(self, available: list[str]) -> list[str]:
         """The concrete keys to draw, in pattern order, eval twins right after their train key."""
@@ -43,6 +45,7 @@ class Panel:
             # A logged key is itself first: `[bold]weird[/]` is a name, not a character class.
             matches = [pattern] if pattern in available else \
                 [k for k in available if fnmatch.fnmatchcase(k, pattern)] if any(c in pattern for c in "*?[") else []
+            matches = [k for k in matches if not any(fnmatch.fnmatchcase(k, x) for x in self.exclude)]
             for key in matches:
                 if key not in out:
                     out.append(key)
@@ -86,7 +89,8 @@ DPO = (
     Panel("learning rate", ("learning_rate",)),
 )
 GRPO = (
-    Panel("reward", ("reward", "rewards/*/mean")),
+    # Every reward component, in either naming: `rewards/<fn>/mean` (TRL ≥ 0.16) and `rewards/<fn>`.
+    Panel("reward", ("reward", "rewards/*/mean", "rewards/*"), exclude=("rewards/*/std",)),
     Panel("reward std", ("reward_std",)),
     Panel("KL", ("kl",)),
     Panel("entropy", ("entropy",)),
@@ -150,7 +154,18 @@ def default_panels(trainer: str | None, keys: list[str], limit: int = MAX_PANELS
         # Eval-only sources (an eval-only trainer_state.json) still show something.
         for key in keys[:limit]:
             chosen.append(Panel(key, (key,)))
-    return chosen[:limit]
+        chosen = chosen[:limit]
+    # Every eval metric is drawn, past the limit: a train key's eval twin in its panel, the
+    # others (`eval_wer`, six eval sets' `eval_<set>_accuracy`) in panels of their own, one
+    # per metric name.
+    used = {k for p in chosen for k in p.covers(keys)}
+    groups: dict[str, list[str]] = {}
+    for key in keys:
+        if is_eval(key) and key not in used and not key.endswith(EVAL_NOT_PLOTTED):
+            groups.setdefault(key.rsplit("_", 1)[-1], []).append(key)
+    for name, group in groups.items():
+        chosen.append(Panel(group[0], (group[0],)) if len(group) == 1 else Panel(f"eval {name}", tuple(group)))
+    return chosen[:limit] + [p for p in chosen[limit:] if all(is_eval(k) for k in p.keys)]
 
 
 def panel_for_key(key: str) -> Panel:
@@ -165,3 +180,59 @@ def guess_trainer(keys: list[str]) -> str | None:
 
     found = family_from_keys(keys)
     return f"{found[1]}-like" if found else None
+
+
+# -- how a panel draws a key (smoothing, best value): one home for what each metric is ------------
+
+SCHEDULE_KEYS = ("learning_rate", "lr", "epoch", "num_tokens", "num_input_tokens_seen", "step",
+                 "total_flos", "beta", "temperature")
+"""Values the trainer sets, not measures: never smoothed (an EMA moves a warm-up's peak)."""
+SPARSE_POINTS = 50
+"""A series with fewer points than this (an eval every few hundred steps) is not smoothed: an
+EMA over 10 points lags by several of them."""
+EVAL_NOT_PLOTTED = ("_runtime", "_samples_per_second", "_steps_per_second")
+"""Eval bookkeeping, not a metric: never a default panel."""
+_HIGHER_IS_BETTER = ("reward", "accuracy", "acc", "f1", "bleu", "rouge", "margin", "score",
+                     "precision", "recall", "exact_match", "em", "auc", "pass")
+_LOWER_IS_BETTER = ("loss", "wer", "cer", "perplexity", "ppl", "error", "nll")
+
+
+def is_schedule(key: str) -> bool:
+    last = key.rsplit("/", 1)[-1]
+    return last in SCHEDULE_KEYS or last.endswith("learning_rate") or last.endswith("_lr")
+
+
+def is_eval(key: str) -> bool:
+    return key.startswith("eval_") or key.startswith("eval/")
+
+
+DENSE_WEIGHTS = (0.6, 0.8, 0.9, 0.95, 0.98, 0.99, 0.995, 0.998, 0.999)
+"""The EMA weights a dense series may be drawn with (few, so a plot's kept summary per weight
+is reused while a live series grows)."""
+DENSE_SPAN_COLUMNS = 3
+"""A dense series is smoothed over at least this many columns' worth of points: 2,000 noisy
+GRPO steps in 50 columns read as a trend, not a barcode."""
+
+
+def smoothing_for(key: str, points: int, asked: float, columns: int = 0) -> float:
+    """The smoothing a series is drawn with: none for a schedule (learning rate, epoch, token
+    counts), an eval series, or any sparse series; else what the user asked for, raised for a
+    series with many points a column (an EMA of weight w spans ~1/(1-w) points)."""
+    if asked <= 0 or is_schedule(key) or is_eval(key) or points < SPARSE_POINTS:
+        return 0.0
+    if columns <= 0:
+        return asked
+    wanted = 1 - 1 / max(1.0, DENSE_SPAN_COLUMNS * points / columns)
+    return max(asked, next((w for w in DENSE_WEIGHTS if w >= wanted), DENSE_WEIGHTS[-1]))
+
+
+def best_direction(key: str) -> str | None:
+    """"min" or "max" when a key has a best value (loss: min, reward: max), else None."""
+    if is_schedule(key):
+        return None
+    words = set(key.lower().replace("/", "_").replace("-", "_").split("_"))
+    if words.intersection(_LOWER_IS_BETTER):
+        return "min"
+    if words.intersection(_HIGHER_IS_BETTER) or "rewards" in words:
+        return "max"
+    return None

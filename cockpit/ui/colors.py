@@ -65,11 +65,24 @@ def series_colors(app: App) -> list[tuple[int, int, int]]:
             rgb = Color.parse(raw).rgb
         except Exception:  # noqa: BLE001 - a theme variable that is not a colour
             continue
-        if rgb not in out:
+        if _new_hue(rgb, out):
             out.append(rgb)
     for rgb in _FALLBACK:
         if len(out) >= 6:
             break
-        if rgb not in out:
+        if _new_hue(rgb, out):
             out.append(rgb)
     return out
+
+
+def _new_hue(rgb: tuple[int, int, int], taken: list[tuple[int, int, int]]) -> bool:
+    """Whether `rgb` is a hue none of `taken` has (textual-dark's accent and warning are one
+    orange: two series of one panel in one hue cannot be told apart)."""
+    import colorsys
+
+    h, _, s = colorsys.rgb_to_hls(*(c / 255 for c in rgb))
+    for other in taken:
+        h2, _, s2 = colorsys.rgb_to_hls(*(c / 255 for c in other))
+        if (s < 0.15) == (s2 < 0.15) and (s < 0.15 or min(abs(h - h2), 1 - abs(h - h2)) < 0.06):
+            return False
+    return True

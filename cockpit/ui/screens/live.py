@@ -409,12 +409,20 @@ class LiveRunScreen(RunView):
             self.notify(f"{self.run.name} is still {self.state} — stop it before resuming")
             return
 
+        from cockpit.launch.plan import resume_checkpoint
+
         def answered(yes: bool | None) -> None:
             if yes:
                 self._control("resume")
 
-        self.app.push_screen(ConfirmScreen(f"Resume {self.run.name} from its newest complete "
-                                           "checkpoint?", yes="Resume"), answered)
+        try:
+            checkpoint = resume_checkpoint(self.run)
+        except Exception:  # noqa: BLE001 - the dialog still asks; the resume says what is wrong
+            checkpoint = None
+        where = f"{checkpoint.name} ({checkpoint})" if checkpoint is not None else \
+            "its newest complete checkpoint"
+        self.app.push_screen(ConfirmScreen(f"Resume {self.run.name} from {where}?", yes="Resume"),
+                             answered)
 
     def action_export(self) -> None:
         self.notify(f"exporting {self.run.name}…", timeout=2)

@@ -11,7 +11,9 @@ long a redraw takes the UI thread keeps time for keys.
 
 from __future__ import annotations
 
+import asyncio
 import time
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from textual import on
@@ -34,9 +36,10 @@ from cockpit.ui.widgets.run.alert_bar import AlertBar
 from cockpit.ui.widgets.run.alerts_list import AlertsList
 from cockpit.ui.widgets.run.checkpoints_pane import CheckpointsPane
 from cockpit.ui.widgets.run.completions import CompletionsPane
+from cockpit.ui.widgets.run.deferred import Deferred
 from cockpit.ui.widgets.run.findings_pane import FindingsPane, FindingsTable
 from cockpit.ui.widgets.run.log_history import LogHistoryTable
-from cockpit.ui.widgets.run.metric_plot import XMode
+from cockpit.ui.widgets.run.metric_plot import DEFAULT_VIEW, View, XMode, window_text
 from cockpit.ui.widgets.run.plot_grid import PlotGrid
 from cockpit.ui.widgets.run.run_header import RunHeader
 from cockpit.ui.widgets.run.system_pane import SystemPane
@@ -47,7 +50,7 @@ if TYPE_CHECKING:
     from cockpit.ui.app import CockpitApp
 
 PLOT_ACTIONS = frozenset({"pick_metric", "remove_panel", "reset_panels", "toggle_smoothing",
-                          "smoothing", "toggle_x"})
+                          "smoothing", "toggle_x", "toggle_log", "zoom", "x_range"})
 """Keys that act on the plots tab; elsewhere they are off and out of the footer (at 100
 columns the completions keys and the live screen's stop/resume keys need the room)."""
 SMOOTHING_STEPS = (0.0, 0.3, 0.6, 0.8, 0.9, 0.95, 0.99)
@@ -81,6 +84,12 @@ class RunView(Screen):
                 id="run.smoothing_up"),
         Binding("minus", "smoothing(-1)", "Less smoothing", show=False, id="run.smoothing_down"),
         Binding("x", "toggle_x", "Step/time", tooltip="x axis: step or wall time", id="run.toggle_x"),
+        Binding("z", "zoom", "Zoom", tooltip="The focused panel alone, full size (z again: all)",
+                id="run.zoom"),
+        Binding("l", "toggle_log", "Log y", show=False, tooltip="A log scale on the y axes",
+                id="run.toggle_log"),
+        Binding("v", "x_range", "Steps shown", show=False,
+                tooltip="Show only a range of steps (empty: all)", id="run.x_range"),
         Binding("1", "tab('plots')", "Plots tab", show=False, id="run.tab_plots"),
         Binding("2", "tab('completions')", "Completions tab", show=False, id="run.tab_completions"),
         Binding("3", "tab('history')", "Log history tab", show=False, id="run.tab_history"),
@@ -121,9 +130,12 @@ class RunView(Screen):
     # watchers ask for the one redraw that is needed; the plots redraw only what they change.
     x_mode: var[XMode] = var("step", init=False)
     """The plots' x axis: "step", or "time" (wall time; a source without wall times stays by step)."""
-    smoothing: var[float] = var(0.0, init=False)
-    """The weight of the debiased EMA the plots draw (0: raw values). `e` turns it on and off,
-    `+`/`-` move it along SMOOTHING_STEPS."""
+    smoothing: var[float] = var(0.6, init=False)
+    """The weight of the debiased EMA the plots draw (0: raw values), on by default; the raw
+    points stay faint behind, and schedules, eval and sparse series are never smoothed
+    (`panels.smoothing_for`). `e` turns it on and off, `+`/`-` move it along SMOOTHING_STEPS."""
+    view: var[View] = var(DEFAULT_VIEW, init=False)
+    """Log y axes (`l`) and the steps shown (`v`); the y range is robust (outliers marked)."""
     chosen_panels: var[tuple[Panel, ...] | None] = var(None, init=False)
     """The panels the user picked (`m` adds or replaces the focused one, `d` removes it), in
     order; None while the defaults for the run's metrics are shown (`0` goes back to them)."""
@@ -141,6 +153,10 @@ class RunView(Screen):
         self._redraw_pending = False
         self._next_data_redraw = 0.0
         """monotonic time before which a data-driven redraw waits (MIN_REDRAW_S after the last)."""
+        self._reveal_asked = False
+        self._revealing: asyncio.Event | None = None
+        self.panes_revealed = False
+        """The hidden tabs' panes are mounted (after the first frame, or a tab opened first)."""
 
     # -- layout --------------------------------------------------------------------------------
 
@@ -155,19 +171,22 @@ class RunView(Screen):
                 waiting.display = False  # until the source is read and has no metric yet
                 yield waiting
                 yield PlotGrid(id="plot-grid")
+            # The hidden tabs' panes are mounted after the first frame (reveal_panes): the
+            # first frame is the plots' alone. The alerts list stays: the live screen hands
+            # it the run's alert board as it mounts.
             with TabPane("Completions ²", id="completions"):
-                yield CompletionsPane(id="completions-pane")
+                yield Deferred(CompletionsPane(id="completions-pane"))
             with TabPane("Log history ³", id="history"):
-                yield LogHistoryTable(id="history-table")
+                yield Deferred(LogHistoryTable(id="history-table"))
             yield from self.compose_output_tab()
-            with TabPane("System ⁵", id="system"), VerticalScroll():
-                yield SystemPane("", id="system-pane")
+            with TabPane("System ⁵", id="system"):
+                yield Deferred(VerticalScroll(SystemPane("", id="system-pane")))
             with TabPane("Alerts ⁶", id="alerts"), VerticalScroll():
                 yield AlertsList("", id="alerts-list")
             with TabPane("Findings ⁷", id="findings"):
-                yield FindingsPane(judge=self.judges_findings, id="findings-pane")
+                yield Deferred(FindingsPane(judge=self.judges_findings, id="findings-pane"))
             with TabPane("Checkpoints ⁸", id="checkpoints"):
-                yield CheckpointsPane(id="checkpoints-pane")
+                yield Deferred(CheckpointsPane(id="checkpoints-pane"))
         yield Footer(compact=True, show_command_palette=False)
 
     def checkpoints_source(self) -> tuple[str | None, bool]:
@@ -222,6 +241,9 @@ class RunView(Screen):
     def watch_smoothing(self) -> None:
         self.request_redraw()
 
+    def watch_view(self) -> None:
+        self.request_redraw()
+
     async def watch_chosen_panels(self, panels: tuple[Panel, ...] | None) -> None:
         if panels is None:
             self._keys_seen = ()  # the defaults are recomputed by the redraw
@@ -243,6 +265,9 @@ class RunView(Screen):
             return
         settings = f"x: {self.x_mode} · smoothing " + (f"{self.smoothing:.2f}" if self.smoothing
                                                         else "off")
+        settings += " · log y" if self.view.log_y else ""
+        if self.view.x_window:
+            settings += " · " + window_text(self.view.x_window)
         keys = tuple(self.all_keys())
         self.query_one(RunHeader).show(data, state=self.header_state(), extra=settings,
                                        title=self.header_title(),
@@ -263,7 +288,14 @@ class RunView(Screen):
                 self.call_after_refresh(self.refresh_view)
         with self.app.batch_update():
             grid.redraw(self.sources, x_mode=self.x_mode, smoothing=self.smoothing,
-                        colors=series_colors(self.app), theme=self.app.theme)
+                        colors=series_colors(self.app), theme=self.app.theme, view=self.view)
+        if not self._reveal_asked and (not keys or all(p.chart is not None for p in grid.plots())):
+            # The first frame holds the plots (or says why there are none): the other tabs'
+            # panes, and the work they start, come after it.
+            self._reveal_asked = True
+            self.call_after_refresh(self.reveal_panes)
+        if not self.panes_revealed:
+            return
         tabs = self._tabbed()
         active = tabs.active if tabs is not None else None
         if active == "completions":
@@ -276,6 +308,25 @@ class RunView(Screen):
             self.query_one(AlertsList).show(data)
         elif active == "findings":
             self.query_one(FindingsPane).show(data)
+
+    async def reveal_panes(self) -> None:
+        """Mount the hidden tabs' panes (each pane starts its own work as it mounts: the
+        checkpoints listing and the kept samples), then ask the findings pane for its findings
+        (a replay's judge, in a worker): its tab fills in when the judge is done."""
+        if self._revealing is not None:  # under way (the first frame and a tab key both ask)
+            await self._revealing.wait()
+            return
+        self._reveal_asked = True
+        self._revealing = asyncio.Event()
+        try:
+            for deferred in list(self.query(Deferred)):
+                await deferred.reveal()
+        finally:
+            self.panes_revealed = True
+            self._revealing.set()
+        findings = self.query(FindingsPane)
+        if self.detail is not None and findings:
+            findings.first().show(self.detail)
 
     def request_redraw(self) -> None:
         """New data: redraw now, or once MIN_REDRAW_S has passed since the last data-driven
@@ -298,6 +349,9 @@ class RunView(Screen):
 
     @on(TabbedContent.TabActivated)
     async def _tab_changed(self) -> None:
+        tabs = self._tabbed()
+        if tabs is not None and tabs.active != "plots":
+            await self.reveal_panes()  # a tab opened before the first frame was drawn
         self.refresh_bindings()
         await self.refresh_view()
 
@@ -358,10 +412,20 @@ class RunView(Screen):
 
     def action_back(self) -> None:
         """Escape climbs one level at a time: out of a text box (what was typed is kept), out of
-        a pane's mode (chat, compare, zoom), back to the plots tab, and only then off the screen."""
-        if self._leave_box() or self._leave_mode() or self._leave_tab():
+        a pane's mode (chat, compare, zoom; a zoomed plot panel back into the grid), back to the
+        plots tab, and only then off the screen."""
+        if self._leave_box() or self._leave_mode() or self._leave_zoom() or self._leave_tab():
             return
         self.action_leave()
+
+    def _leave_zoom(self) -> bool:
+        grid = self.query_one(PlotGrid)
+        tabs = self._tabbed()
+        if grid.zoomed is None or (tabs is not None and tabs.active != "plots"):
+            return False
+        grid.zoom(None)
+        self.request_redraw()
+        return True
 
     def action_leave(self) -> None:
         """`q`: off this screen at once, to the one it came from (Home at the top)."""
@@ -505,6 +569,34 @@ class RunView(Screen):
         self.smoothing_index = max(1, min(len(SMOOTHING_STEPS) - 1, self.smoothing_index + delta))
         self.smoothing = SMOOTHING_STEPS[self.smoothing_index]
         self.notify(f"smoothing {self.smoothing:.2f} (debiased EMA)", timeout=1.5)
+
+    def action_zoom(self) -> None:
+        grid = self.query_one(PlotGrid)
+        if grid.zoomed is not None:
+            grid.zoom(None)
+        else:
+            target = grid.focused_plot() or next(iter(grid.plots()), None)
+            if target is None:
+                return
+            grid.zoom(target)
+            target.focus()
+            self.notify(f"{target.panel.title} alone · z or escape: all panels", timeout=2)
+        self.request_redraw()
+
+    def action_toggle_log(self) -> None:
+        self.view = replace(self.view, log_y=not self.view.log_y)
+        self.notify("log y axes" if self.view.log_y else "linear y axes", timeout=1.5)
+
+    def action_x_range(self) -> None:
+        """Ask for the steps to show (`200-1500`, `1000-`, empty for all)."""
+        from cockpit.ui.screens.steps_prompt import StepsPrompt
+
+        def chosen(window: tuple[int, int] | bool | None) -> None:
+            if window is False:  # cancelled
+                return
+            self.view = replace(self.view, x_window=window)  # type: ignore[arg-type]
+
+        self.app.push_screen(StepsPrompt(self.view.x_window), chosen)
 
     def action_toggle_x(self) -> None:
         self.x_mode = "time" if self.x_mode == "step" else "step"

@@ -24,6 +24,10 @@ BLANK = -2
 _DOT = np.array([[0x01, 0x08], [0x02, 0x10], [0x04, 0x20], [0x40, 0x80]], dtype=np.uint16)
 POINT = "•"
 """A series of one point is drawn as this, not one dot among eight."""
+ABOVE, BELOW = "▲", "▼"
+"""Drawn on the canvas's top (bottom) row over a point the y range left out (`Chart.clipped`)."""
+DASH = 4
+"""A dotted series (an eval twin) lights this many dots of its line, then skips as many."""
 
 Row = list[tuple[str, int]]
 
@@ -34,6 +38,8 @@ class Series:
 
     x: np.ndarray
     y: np.ndarray
+    dotted: bool = False
+    """Drawn dotted (an eval series beside its train twin, in the same colour)."""
 
 
 @dataclass
@@ -46,6 +52,11 @@ class Chart:
     ylim: tuple[float, float]
     xticks: Sequence[tuple[float, str]] = ()
     yticks: Sequence[tuple[float, str]] = ()
+    marks: Sequence[tuple[float, str]] = ()
+    """(x, one letter) written on the x axis: a checkpoint, a resume, a stop."""
+    clipped: Sequence[tuple[float, int, int]] = ()
+    """(x, +1 above / -1 below the y range, slot) of points the range leaves out: each is
+    marked on the canvas's edge row at its column."""
 
 
 def render(chart: Chart, width: int, height: int) -> list[Row]:
@@ -68,6 +79,8 @@ def render(chart: Chart, width: int, height: int) -> list[Row]:
             continue
         ix, iy = _line_dots(px, py)
         keep = (ix >= 0) & (ix < dots_w) & (iy >= 0) & (iy < dots_h)
+        if s.dotted:
+            keep &= (np.arange(len(ix)) // DASH) % 2 == 0
         ix, iy = ix[keep], iy[keep]
         mine = np.zeros_like(bits)
         np.bitwise_or.at(mine, (iy // 4, ix // 2), _DOT[iy % 4, ix % 2])
@@ -77,10 +90,18 @@ def render(chart: Chart, width: int, height: int) -> list[Row]:
     for r, c, slot in points:
         codes[r, c] = ord(POINT)
         owner[r, c] = slot
+    for x, side, slot in chart.clipped:
+        c = _dot(x, chart.xlim, dots_w - 1) // 2
+        if 0 <= c < cols:
+            r = 0 if side > 0 else rows - 1
+            codes[r, c] = ord(ABOVE if side > 0 else BELOW)
+            owner[r, c] = slot
 
     y_marks: dict[int, str] = {}
     for value, label in chart.yticks:
-        dot = dots_h - 1 - _dot(value, chart.ylim, dots_h - 1)
+        # Rounded as a point's dot is (`round(py)`, not `span - round(...)`): a lone point at a
+        # tick's value sits on that tick's row, never the one beside it.
+        dot = round((dots_h - 1) - float(_scale(np.array([value], dtype=np.float64), chart.ylim, dots_h - 1)[0]))
         if 0 <= dot < dots_h:
             y_marks[dot // 4] = label
     out: list[Row] = []
@@ -101,6 +122,10 @@ def render(chart: Chart, width: int, height: int) -> list[Row]:
     axis = ["─"] * cols
     for col, _ in x_marks:
         axis[col] = "┬"
+    for value, letter in chart.marks:
+        col = _dot(value, chart.xlim, dots_w - 1) // 2
+        if 0 <= col < cols:
+            axis[col] = letter
     out.append(([(" " * label_w, BLANK)] if label_w else []) + [("└" + "".join(axis), AXIS)])
     out.append(_x_labels(x_marks, label_w + 1, width))
     return [_fit(row, width) for row in out[:height]] + [[(" " * width, BLANK)]] * (height - len(out))

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
@@ -15,15 +17,44 @@ from textual.app import RenderResult
 from textual.strip import Strip
 from textual.widget import Widget
 
-from cockpit.metrics.panels import Panel
+from cockpit.metrics import plotmath
+from cockpit.metrics.panels import Panel, best_direction, is_eval, smoothing_for
 from cockpit.metrics.rundata import RunData
+from cockpit.metrics.store import MetricStore
 from cockpit.ui.colors import rich_style
 from cockpit.ui.text import printable
 from cockpit.ui.widgets.run import braille
 from cockpit.ui.widgets.run.plot_legend import Legend, distinct_colors, legend_names, place_legend
-from cockpit.ui.widgets.run.plot_ticks import nice_ticks, tick_labels
+from cockpit.ui.widgets.run.plot_ticks import nice_ticks, short_value, tick_labels
 
 XMode = Literal["step", "time"]
+FAINT = 0.3
+"""How much of its colour the raw series behind a smoothed line keeps (the rest: the canvas's)."""
+OUTLIER_SPANS = 1.0
+"""A point further than this many bulk spans (5th to 95th percentile) outside the bulk is cut
+from the y range (and marked): with Gaussian noise, ~5 sigmas from the mean."""
+
+
+@dataclass(frozen=True)
+class View:
+    """How the panels draw, beyond smoothing and the x axis: the keys `l` and `v` set it."""
+
+    log_y: bool = False
+    """A log10 y axis (values ≤ 0 are left out, and the title says so)."""
+    robust: bool = True
+    """The y range of the bulk of the points, outliers cut and marked (off: every point)."""
+    x_window: tuple[int, int] | None = None
+    """Only the steps from..to (inclusive); None: all of them."""
+
+
+DEFAULT_VIEW = View()
+LAST_STEP = 2**62
+"""The end of a window picked as `FIRST-` (every step from FIRST on)."""
+
+
+def window_text(window: tuple[int, int]) -> str:
+    """`steps 200–1500`, `steps 1000–` (from 1000 on)."""
+    return f"steps {window[0]}–{'' if window[1] >= LAST_STEP else window[1]}"
 
 
 class MetricPlot(Widget, can_focus=True):
@@ -67,6 +98,15 @@ class MetricPlot(Widget, can_focus=True):
         """The label each drawn series has in the legend, in order (shortened to fit)."""
         self.colors_drawn: list[tuple[int, int, int]] = []
         """The colour of each drawn series, in order (the legend uses the same)."""
+        self.slot_colors: list[tuple[int, int, int]] = []
+        """The colour of each chart slot, in order (a smoothed series has two: its raw points,
+        faint, and its line)."""
+        self.faint_drawn: list[bool] = []
+        """Which chart slots are drawn faint (the raw points behind a smoothed line)."""
+        self.marks_drawn: list[str] = []
+        """The letters the x axis carries (checkpoints, resumes, stops)."""
+        self.clipped: tuple[int, int] = (0, 0)
+        """Points the robust y range left out of the last draw: (above, below)."""
         self.yticks_drawn: list[str] = []
         self.xticks_drawn: list[str] = []
         self.chart: braille.Chart | None = None
@@ -78,14 +118,15 @@ class MetricPlot(Widget, can_focus=True):
         """What the grid last asked this panel to show (sources, versions, settings)."""
 
     def want(self, sources: Sequence[RunData], *, versions: tuple, x_mode: XMode,
-             smoothing: float, colors: Sequence[tuple[int, int, int]], theme: str) -> bool:
+             smoothing: float, colors: Sequence[tuple[int, int, int]], theme: str,
+             view: View = DEFAULT_VIEW) -> bool:
         """Show these sources with these settings: drawn now when the panel has a size and its
         inputs changed (returns True), else kept for its first render (`build_lines`)."""
-        self._wanted = (sources, versions, x_mode, smoothing, colors, theme)
+        self._wanted = (sources, versions, x_mode, smoothing, colors, theme, view)
         if not self.size.width:
             # The border is drawn before the rows: name the panel and its axis now.
             # A Text, never markup: a panel's title is a metric key from the run.
-            self.border_title = Text(self._title(smoothing))
+            self.border_title = Text(self._title())
             self.border_subtitle = _axis_name(x_mode, _x_used(sources, x_mode))
             # No size: a hidden tab (or not laid out yet). The title just lost its legend, so
             # the next render with a size draws again, even at the size of the last draw.
@@ -97,63 +138,99 @@ class MetricPlot(Widget, can_focus=True):
     def _draw_wanted(self, *, refresh: bool = True) -> bool:
         if self._wanted is None:
             return False
-        sources, versions, x_mode, smoothing, colors, theme = self._wanted
-        sig = (versions, x_mode, round(smoothing, 3), self.panel, tuple(self.size), theme)
+        sources, versions, x_mode, smoothing, colors, theme, view = self._wanted
+        sig = (versions, x_mode, round(smoothing, 3), self.panel, tuple(self.size), theme, view)
         if sig == self.drawn_signature:
             return False
-        self.draw(sources, x_mode=x_mode, smoothing=smoothing, colors=colors, refresh=refresh)
+        self.draw(sources, x_mode=x_mode, smoothing=smoothing, colors=colors, refresh=refresh, view=view)
         self.drawn_signature = sig
         return True
 
     def draw(self, sources: Sequence[RunData], *, x_mode: XMode, smoothing: float,
-             colors: Sequence[tuple[int, int, int]], refresh: bool = True) -> None:
+             colors: Sequence[tuple[int, int, int]], refresh: bool = True,
+             view: View = DEFAULT_VIEW) -> None:
         width, height = self.size.width, self.size.height
         n_out = max(16, width * self.POINTS_PER_COLUMN)
         multi = len(sources) > 1
-        drawn = 0
         x_used = _x_used(sources, x_mode)
-        series: list[tuple[str, str, np.ndarray, np.ndarray]] = []  # (source label, key, x, y)
-        for src in sources:
+        # (source index, label, key, x, raw y, smoothed (x, y) or None)
+        series: list[tuple[int, str, str, np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray] | None]] = []
+        for si, src in enumerate(sources):
             for key in self.panel.resolve(src.store.keys()):
-                # Smoothed, then MinMaxLTTB to n_out points; the store keeps a summary of
-                # what it has downsampled, so a redraw reads only the points since.
-                x, y = src.store.plot_points(key, x_used, n_out=n_out, smoothing=smoothing)
-                if len(x):
-                    series.append((src.label, key, x, y))
-        palette = distinct_colors(colors, len(series))
-        x_lo = y_lo = np.inf
-        x_hi = y_hi = -np.inf
-        for _, _, x, y in series:
-            drawn += len(x)
-            x_lo, x_hi = min(x_lo, float(x.min())), max(x_hi, float(x.max()))
-            y_lo, y_hi = min(y_lo, float(y.min())), max(y_hi, float(y.max()))
-        title = self._title(smoothing)
+                weight = smoothing_for(key, src.store.count(key), smoothing, columns=width)
+                x, y = _points(src, key, x_used, n_out, 0.0, view.x_window)
+                if not len(x):
+                    continue
+                smooth = _points(src, key, x_used, n_out, weight, view.x_window) if weight else None
+                series.append((si, src.label, key, x, y, smooth))
+        hues = series_hues([(si, key) for si, _, key, *_ in series], multi=multi, base=len(colors))
+        palette = distinct_colors(colors, max(hues, default=0) + 1)
+        line_colors = [palette[h] for h in hues]
+        drawn = sum(len(x) for _, _, _, x, _, _ in series)
+        title = self._title(sources[0] if sources else None)
         if not drawn:
             title += " — no data yet"
         # A lone series needs no legend (the title names it), unless it is one run of several.
         legend = Legend()
         if len(series) > 1 or multi:
-            pairs = [(label, key) for label, key, _, _ in series]
-            pairs = [(printable(label), printable(key)) for label, key in pairs]
+            pairs = [(printable(label), printable(key)) for _, label, key, *_ in series]
             legend = place_legend(
                 legend_names(pairs, multi=multi), legend_names(pairs, multi=multi, short=True),
-                palette, width=width,
+                line_colors, dotted=[is_eval(key) and len(series) > 1 for _, _, key, *_ in series], width=width,
                 max_rows=max(0, min(height - self.MIN_PLOT_ROWS, max(2, height // 3))),
                 border_room=width - 6 - cell_len(title))
         self.legend, self.legend_shown = legend.rows, legend.shown
-        border_title = Text(title)
-        if legend.in_border is not None:
-            border_title.append("  ").append_text(legend.in_border)
-        self.border_title = border_title
         plot_rows = max(1, height - len(self.legend))
         self.yticks_drawn = self.xticks_drawn = []
-        chart = braille.Chart([braille.Series(x, y) for _, _, x, y in series],
-                              xlim=(0.0, 1.0), ylim=(0.0, 1.0))
-        if drawn:
+        self.clipped = (0, 0)
+        log_note = ""
+        chart_series: list[braille.Series] = []
+        slot_colors: list[tuple[int, int, int]] = []
+        slot_faint: list[bool] = []
+        unit = _time_unit([x for _, _, _, x, _, _ in series]) if x_used == "time" else 1.0
+        lines: list[tuple[np.ndarray, np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray] | None, str]] = []
+        for _, _, key, x, y, smooth in series:
+            if view.log_y:
+                y = _log(y)
+                smooth = (smooth[0], _log(smooth[1])) if smooth is not None else None
+            sx = (smooth[0] / unit, smooth[1]) if smooth is not None else None
+            lines.append((x / unit, y, y, sx, key))
+        if view.log_y and any(not np.isfinite(y).all() for _, y, _, _, _ in lines):
+            log_note = " · log: ≤0 left out"
+        # Raw series of smoothed lines first, faint: the smoothed lines are drawn over them.
+        for (x, y, _, smooth, _), c in zip(lines, line_colors, strict=True):
+            if smooth is not None:
+                chart_series.append(braille.Series(x, y))
+                slot_colors.append(c)
+                slot_faint.append(True)
+        for (x, y, _, smooth, key), c in zip(lines, line_colors, strict=True):
+            if smooth is not None:
+                x, y = smooth
+            chart_series.append(braille.Series(x, y, dotted=is_eval(key) and len(lines) > 1))
+            slot_colors.append(c)
+            slot_faint.append(False)
+        chart = braille.Chart(chart_series, xlim=(0.0, 1.0), ylim=(0.0, 1.0))
+        finite_x = [x[np.isfinite(y)] for x, y, _, _, _ in lines]
+        finite_y = [y[np.isfinite(y)] for _, y, _, _, _ in lines]
+        if drawn and any(len(v) for v in finite_y):
+            x_lo = min(float(v.min()) for v in finite_x if len(v))
+            x_hi = max(float(v.max()) for v in finite_x if len(v))
+            y_lo, y_hi, cut_lo, cut_hi = robust_range(finite_y) if view.robust else \
+                (min(float(v.min()) for v in finite_y if len(v)), max(float(v.max()) for v in finite_y if len(v)),
+                 False, False)
             chart.xlim, chart.ylim = (x_lo, x_hi), (y_lo, y_hi)
+            first_main = len(chart_series) - len(lines)
+            clipped = []
+            for i, (x, y) in enumerate(zip(finite_x, finite_y, strict=True)):
+                for side, mask in ((1, y > y_hi) if cut_hi else (1, None), (-1, y < y_lo) if cut_lo else (-1, None)):
+                    if mask is not None and mask.any():
+                        clipped += [(float(v), side, first_main + i) for v in x[mask]]
+            chart.clipped = clipped
+            self.clipped = (sum(1 for c in clipped if c[1] > 0), sum(1 for c in clipped if c[1] < 0))
             yt = nice_ticks(y_lo, y_hi, max(2, min(5, (plot_rows - 1) // 2)))
-            self.yticks_drawn = tick_labels(yt)
-            chart.yticks = list(zip(yt, self.yticks_drawn, strict=True))
+            labels = [short_value(10.0 ** t) for t in yt] if view.log_y else tick_labels(yt)
+            self.yticks_drawn = labels
+            chart.yticks = list(zip(yt, labels, strict=True))
             if y_hi == y_lo:  # a flat series: one tick, the line in the middle
                 pad = abs(y_lo) * 0.05 or 1.0
                 chart.ylim = (y_lo - pad, y_hi + pad)
@@ -165,18 +242,41 @@ class MetricPlot(Widget, can_focus=True):
             chart.xticks = list(zip(xt, self.xticks_drawn, strict=True))
             if x_hi == x_lo:
                 chart.xlim = (x_lo - 1, x_hi + 1)
-        self.border_subtitle = _axis_name(x_mode, x_used)
+            if x_used == "step":
+                chart.marks = run_marks(sources)
+        note = _clip_note(self.clipped) + log_note
+        border_title = Text(title + note)
+        if legend.in_border is not None:
+            border_title.append("  ").append_text(legend.in_border)
+        self.border_title = border_title
+        self.marks_drawn = [m for _, m in chart.marks]
+        self.border_subtitle = _axis_name(x_mode, x_used, unit) + (
+            " · " + " ".join(f"{k} {v}" for k, v in MARK_NAMES.items() if k in self.marks_drawn)
+            if self.marks_drawn else "") + (
+            f" · {window_text(view.x_window)}" if view.x_window else "")
         self.chart = chart
         self.points_drawn = drawn
-        self.colors_drawn = palette[: len(series)]
-        self.labels_drawn = [f"{label}: {key}" if multi else key for label, key, _, _ in series]
+        self.colors_drawn = line_colors
+        self.slot_colors, self.faint_drawn = slot_colors, slot_faint
+        self.labels_drawn = [f"{label}: {key}" if multi else key for _, label, key, *_ in series]
         self._lines = None
         if refresh:
             self.refresh()
 
-    def _title(self, smoothing: float) -> str:
-        """The panel's name as text (a metric key from the run: escapes shown as `·`)."""
-        return printable(self.panel.title) + (f" (smoothed {smoothing:.2f})" if smoothing > 0 else "")
+    def _title(self, source: RunData | None = None) -> str:
+        """The panel's name as text (a metric key from the run: escapes shown as `·`), with the
+        first source's latest value and best (`loss 0.318 (min 0.316 @2900)`), and its eval
+        twin's (`· eval 0.733 (min 0.733 @3765)`)."""
+        title = printable(self.panel.title)
+        if source is not None:
+            keys = self.panel.resolve(source.store.keys())
+            main = next((k for k in keys if not is_eval(k)), keys[0] if keys else None)
+            parts = [_value_text(source, main)] if main else []
+            twin = next((k for k in keys if is_eval(k) and k != main), None)
+            if twin is not None and main is not None and not is_eval(main):
+                parts.append("eval " + _value_text(source, twin))
+            title = " · ".join([f"{title} {parts[0]}".rstrip(), *parts[1:]]) if parts else title
+        return title
 
     def render_line(self, y: int) -> Strip:
         """Textual's line API: the rows are built once per draw, size and theme (`build_lines`)
@@ -215,7 +315,7 @@ class MetricPlot(Widget, can_focus=True):
     def _slot_styles(self) -> dict[int, Style]:
         """The style of each chart slot: axes in the theme's foreground, each series its
         colour, all on the theme's surface (as the rest of the app's panels)."""
-        key = (self.app.theme, tuple(self.colors_drawn))
+        key = (self.app.theme, tuple(self.slot_colors), tuple(self.faint_drawn))
         styles = _SLOT_STYLES.get(key)
         if styles is None:
             styles = _SLOT_STYLES[key] = self._make_slot_styles()
@@ -224,7 +324,11 @@ class MetricPlot(Widget, can_focus=True):
     def _make_slot_styles(self) -> dict[int, Style]:
         blank = rich_style(self.app, "on $surface")
         styles = {braille.BLANK: blank, braille.AXIS: rich_style(self.app, "$foreground on $surface")}
-        for slot, rgb in enumerate(self.colors_drawn):
+        back = blank.bgcolor.get_truecolor() if blank.bgcolor is not None else (0, 0, 0)
+        for slot, rgb in enumerate(self.slot_colors):
+            if slot < len(self.faint_drawn) and self.faint_drawn[slot]:  # the raw series behind
+                r, g, b = (round(c * FAINT + bg * (1 - FAINT)) for c, bg in zip(rgb, back, strict=True))
+                rgb = (r, g, b)
             styles[slot] = Style(color=RichColor.from_rgb(*rgb), bgcolor=blank.bgcolor)
         return styles
 
@@ -243,12 +347,139 @@ def _x_used(sources: Sequence[RunData], x_mode: XMode) -> XMode:
     return x_mode
 
 
-def _axis_name(x_mode: XMode, x_used: XMode) -> str:
+def _axis_name(x_mode: XMode, x_used: XMode, unit: float = 1.0) -> str:
     if x_mode == "time" and x_used == "step":
         return "step (no wall times in this source)"
-    return "seconds" if x_used == "time" else "step"
+    if x_used != "time":
+        return "step"
+    return {3600.0: "hours", 60.0: "minutes"}.get(unit, "seconds")
 
 
-_SLOT_STYLES: dict[tuple[str, tuple[tuple[int, int, int], ...]], dict[int, Style]] = {}
+def _time_unit(xs: Sequence[np.ndarray]) -> float:
+    """Seconds a time axis unit holds: hours past 2 h, minutes past 2 min (a 10-hour run is
+    not drawn in 36,000-second ticks)."""
+    span = max((float(np.nanmax(x)) for x in xs if len(x)), default=0.0)
+    return 3600.0 if span >= 7200 else 60.0 if span >= 120 else 1.0
+
+
+def _points(src: RunData, key: str, x: XMode, n_out: int, smoothing: float,
+            window: tuple[int, int] | None) -> tuple[np.ndarray, np.ndarray]:
+    """A series for a plot, downsampled (and smoothed); only the steps in `window` when one
+    is picked (smoothed over the whole series first, so the window's start is not a restart)."""
+    if window is None:
+        return src.store.plot_points(key, x, n_out=n_out, smoothing=smoothing)
+    steps, _ = src.store.series(key, "step", copy=False)
+    xs, ys = src.store.series(key, x, copy=False)
+    if smoothing > 0 and len(ys) > 2:
+        ys = plotmath.ema(ys, smoothing)
+    keep = (steps >= window[0]) & (steps <= window[1])
+    return plotmath.downsample(xs[keep], ys[keep], n_out, sorted_x=(x == "step"))
+
+
+def _log(y: np.ndarray) -> np.ndarray:
+    """log10 of the values; a value ≤ 0 has none and is left out (NaN: the line skips it)."""
+    out = np.full(len(y), np.nan)
+    pos = y > 0
+    out[pos] = np.log10(y[pos])
+    return out
+
+
+def robust_range(ys: Sequence[np.ndarray]) -> tuple[float, float, bool, bool]:
+    """(low, high, cut below, cut above): the y range a panel draws. Where a few points lie far
+    from all the others (loss 14.8 at the first log, ~0.5 after), the range is the bulk's (its
+    5th to 95th percentile, and a margin) and those points are cut, and marked; points near
+    the bulk are always in."""
+    values = np.concatenate([y for y in ys if len(y)]) if ys else np.array([])
+    lo, hi = float(values.min()), float(values.max())
+    if len(values) < 10:
+        return lo, hi, False, False
+    q_lo, q_hi = (float(v) for v in np.quantile(values, [0.05, 0.95]))
+    span = q_hi - q_lo
+    if span <= 0:
+        return lo, hi, False, False
+    cut_lo, cut_hi = lo < q_lo - OUTLIER_SPANS * span, hi > q_hi + OUTLIER_SPANS * span
+    return (q_lo - 0.05 * span if cut_lo else lo), (q_hi + 0.05 * span if cut_hi else hi), cut_lo, cut_hi
+
+
+MARK_NAMES = {"C": "checkpoint", "R": "resume", "S": "stop"}
+"""The letters on the x axis, and what each marks (named in the axis's caption)."""
+
+
+def run_marks(sources: Sequence[RunData]) -> list[tuple[float, str]]:
+    """(step, letter) of the first source's checkpoints, resumes and stops, for its x axis."""
+    if not sources:
+        return []
+    data = sources[0]
+    marks: list[tuple[float, str]] = [(float(step), "C") for step, _ in data.checkpoints if step is not None]
+    for alert in data.alerts:
+        if alert.step is None:
+            continue
+        if alert.message.startswith("resumed from"):
+            marks.append((float(alert.step), "R"))
+        elif alert.level != "warning" and alert.message.startswith("run ") \
+                and not alert.message.startswith("run finished"):
+            marks.append((float(alert.step), "S"))  # an attempt's end (`run stopped: …`)
+    return sorted(set(marks))
+
+
+def _clip_note(clipped: tuple[int, int]) -> str:
+    above, below = clipped
+    parts = ([f"▲{above}"] if above else []) + ([f"▼{below}"] if below else [])
+    return (" · " + " ".join(parts) + " off range (l: log)") if parts else ""
+
+
+def series_hues(series: Sequence[tuple[int, str]], *, multi: bool, base: int = 6) -> list[int]:
+    """The hue index of each (source index, key) of a panel. One source: a hue per metric, an
+    eval series in its train twin's hue (drawn dotted). An overlay: a hue per run, the same on
+    every panel, and each further metric of a run in a shade of its own (distinct_colors)."""
+    def base_key(key: str) -> str:
+        for prefix in ("eval_", "eval/"):
+            if key.startswith(prefix) and any(k == key[len(prefix):] for _, k in series):
+                return key[len(prefix):]
+        return key
+
+    if not multi:
+        order = list(dict.fromkeys(base_key(k) for _, k in series))
+        return [order.index(base_key(k)) for _, k in series]
+    keys = list(dict.fromkeys(base_key(k) for _, k in series))
+    # distinct_colors lists the `base` hues, then a shade of each, ...: run r's k-th metric is
+    # the k-th shade of run r's hue.
+    return [si % base + base * keys.index(base_key(k)) for si, k in series]
+
+
+def _value_text(source: RunData, key: str) -> str:
+    """`0.318 (min 0.316 @2900)`: the latest value, and the best with its step for a metric
+    that has one. The best is kept per (store, key) and brought up to date from the points
+    logged since: a live panel's title costs nothing however long the run."""
+    steps, values = source.store.series(key, "step", copy=False)
+    n = len(values)
+    direction = best_direction(key)
+    kept = _BEST.setdefault(source.store, {})
+    seen, best, best_step, last = kept.get(key, (0, None, None, None))
+    if seen > n:  # a rewind: start over
+        seen, best, best_step, last = 0, None, None, None
+    tail, tail_steps = values[seen:], steps[seen:]
+    finite = np.isfinite(tail)
+    if finite.any():
+        last = float(tail[finite][-1])
+        if direction is not None:
+            vals = np.where(finite, tail, np.inf if direction == "min" else -np.inf)
+            i = int(np.argmin(vals) if direction == "min" else np.argmax(vals))
+            if best is None or (vals[i] < best if direction == "min" else vals[i] > best):
+                best, best_step = float(vals[i]), int(tail_steps[i])
+    kept[key] = (n, best, best_step, last)
+    if last is None:
+        return ""
+    if direction is None or best is None or n < 2:
+        return short_value(last)
+    return f"{short_value(last)} ({direction} {short_value(best)} @{best_step})"
+
+
+_BEST: weakref.WeakKeyDictionary[MetricStore, dict[str, tuple[int, float | None, int | None, float | None]]] = \
+    weakref.WeakKeyDictionary()
+"""(points seen, best, its step, latest) per store and key, for panel titles."""
+
+
+_SLOT_STYLES: dict[tuple[str, tuple[tuple[int, int, int], ...], tuple[bool, ...]], dict[int, Style]] = {}
 """Slot styles by (theme, series colours): a theme's variables are worked out anew on each
 read, and a live view asks for the same few styles at every frame."""

@@ -8,7 +8,7 @@ from textual.containers import Grid
 
 from cockpit.metrics.panels import Panel
 from cockpit.metrics.rundata import RunData
-from cockpit.ui.widgets.run.metric_plot import MetricPlot, XMode
+from cockpit.ui.widgets.run.metric_plot import DEFAULT_VIEW, MetricPlot, View, XMode
 
 
 class PlotGrid(Grid):
@@ -27,9 +27,21 @@ class PlotGrid(Grid):
         focused_index = self._focused_index()
         await self.remove_children()
         await self.mount_all([MetricPlot(p, classes="metric-plot") for p in panels])
-        self.styles.grid_size_columns = 2 if len(panels) <= 4 else 3
+        self.zoom(None)
         if focused_index is not None and self.plots():
             self.plots()[min(focused_index, len(self.plots()) - 1)].focus()
+
+    def zoom(self, plot: MetricPlot | None) -> None:
+        """One panel alone on the whole grid (`z`), or all of them again (None)."""
+        plots = self.plots()
+        for p in plots:
+            p.display = plot is None or p is plot
+        self.styles.grid_size_columns = 1 if plot is not None else 2 if len(plots) <= 4 else 3
+
+    @property
+    def zoomed(self) -> MetricPlot | None:
+        shown = [p for p in self.plots() if p.display]
+        return shown[0] if len(shown) == 1 and len(self.plots()) > 1 else None
 
     def plots(self) -> list[MetricPlot]:
         return list(self.query(MetricPlot))
@@ -43,11 +55,11 @@ class PlotGrid(Grid):
         return self.plots().index(plot) if plot is not None else None
 
     def redraw(self, sources: Sequence[RunData], *, x_mode: XMode, smoothing: float,
-               colors: Sequence[tuple[int, int, int]], theme: str) -> int:
+               colors: Sequence[tuple[int, int, int]], theme: str, view: View = DEFAULT_VIEW) -> int:
         """Redraw the panels whose data, settings, size or theme changed; returns how many.
         A panel with no size yet (just mounted) keeps what it was asked for and draws it when
         it is first rendered, so its data is in the very frame that lays it out."""
         versions = tuple((id(s), s.store.version) for s in sources)
         return sum(plot.want(sources, versions=versions, x_mode=x_mode, smoothing=smoothing,
-                             colors=colors, theme=theme)
+                             colors=colors, theme=theme, view=view)
                    for plot in self.plots())

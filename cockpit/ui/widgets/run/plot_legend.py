@@ -60,6 +60,8 @@ def distinguishing(names: Sequence[str]) -> list[str]:
 
 
 LEGEND_MARK = "━ "
+DOTTED_MARK = "┅ "
+"""The legend's mark of a dotted series (an eval twin, in its train series' colour)."""
 LEGEND_GAP = " "
 LEGEND_MIN_LABEL = 10
 LEGEND_MIN_BORDER_LABEL = 8
@@ -77,7 +79,7 @@ class Legend:
 
 
 def place_legend(full: Sequence[str], short: Sequence[str], colors: Sequence[tuple[int, int, int]],
-                 *, width: int, max_rows: int, border_room: int) -> Legend:
+                 *, width: int, max_rows: int, border_room: int, dotted: Sequence[bool] = ()) -> Legend:
     """The roomiest place that holds every label, trying full names before short ones: the
     border, then rows; then shortened labels (both ends kept) in the border, then in rows,
     the last row saying how many did not fit."""
@@ -85,21 +87,21 @@ def place_legend(full: Sequence[str], short: Sequence[str], colors: Sequence[tup
         return Legend()
     for names in (full, short):
         if _line_width(names) <= border_room:
-            return Legend(in_border=_legend_line(names, range(len(names)), colors), shown=list(names))
+            return Legend(in_border=_legend_line(names, range(len(names)), colors, dotted), shown=list(names))
     fitting = [names for names in (full, short)
                if max(cell_len(n) for n in names) + len(LEGEND_MARK) <= width
                and len(_wrap(names, width)) <= max_rows]
     if fitting:  # the one in fewer rows; full names when equal
         names = min(fitting, key=lambda n: len(_wrap(n, width)))
-        return Legend(rows=[_legend_line(names, row, colors) for row in _wrap(names, width)],
+        return Legend(rows=[_legend_line(names, row, colors, dotted) for row in _wrap(names, width)],
                       shown=list(names))
     cap = max(cell_len(n) for n in short)
     while cap > LEGEND_MIN_BORDER_LABEL:
         cap -= 1
         names = elide_all(short, cap)
         if _line_width(names) <= border_room:
-            return Legend(in_border=_legend_line(names, range(len(names)), colors), shown=names)
-    rows, names = legend_rows(short, colors, width, max_rows)
+            return Legend(in_border=_legend_line(names, range(len(names)), colors, dotted), shown=names)
+    rows, names = legend_rows(short, colors, width, max_rows, dotted)
     return Legend(rows=rows, shown=names)
 
 
@@ -108,12 +110,13 @@ def _line_width(names: Sequence[str]) -> int:
 
 
 def _legend_line(names: Sequence[str], which: Sequence[int] | range,
-                 colors: Sequence[tuple[int, int, int]]) -> Text:
+                 colors: Sequence[tuple[int, int, int]], dotted: Sequence[bool] = ()) -> Text:
     text = Text(no_wrap=True, overflow="ellipsis")
     for n, i in enumerate(which):
         if n:
             text.append(LEGEND_GAP)
-        text.append(LEGEND_MARK + names[i], Style(color=Color.from_rgb(*colors[i])))
+        mark = DOTTED_MARK if i < len(dotted) and dotted[i] else LEGEND_MARK
+        text.append(mark + names[i], Style(color=Color.from_rgb(*colors[i])))
     return text
 
 
@@ -163,7 +166,7 @@ def elide_all(names: Sequence[str], width: int) -> list[str]:
 
 
 def legend_rows(names: Sequence[str], colors: Sequence[tuple[int, int, int]], width: int,
-                max_rows: int) -> tuple[list[Text], list[str]]:
+                max_rows: int, dotted: Sequence[bool] = ()) -> tuple[list[Text], list[str]]:
     """At most `max_rows` rows of `width` cells: labels are shortened (both ends kept) until
     every one fits; when even short ones do not, the last row says how many more there are.
     Returns the rows and the label shown for each item shown."""
@@ -187,7 +190,7 @@ def legend_rows(names: Sequence[str], colors: Sequence[tuple[int, int, int]], wi
                 break
             last.pop()
         labels = labels[:shown]
-    out = [_legend_line(labels, row, colors) for row in rows]
+    out = [_legend_line(labels, row, colors, dotted) for row in rows]
     if more:
         out[-1].append((LEGEND_GAP if rows[-1] else "") + more, "dim")
     return out, labels
@@ -212,7 +215,7 @@ def distinct_colors(colors: Sequence[tuple[int, int, int]], n: int) -> list[tupl
     series is not the first one's colour again."""
     base = list(colors) or [(200, 200, 200)]
     out = list(base)
-    for amount in (0.45, -0.35, 0.7, -0.55):
+    for amount in (0.45, -0.35, 0.7, -0.55, 0.25, -0.2, 0.85, -0.7, 0.12, -0.1):
         if len(out) >= n:
             break
         target = 255 if amount > 0 else 0

@@ -48,6 +48,8 @@ def tick_labels(ticks: Sequence[float]) -> list[str]:
     if not ticks:
         return []
     vals = [float(t) for t in ticks]
+    if len(vals) == 1:  # a lone tick (a flat series): `0.693`, not `6.93147e-1`
+        return [short_value(vals[0])]
     big = max(abs(v) for v in vals)
     if len(vals) > 1:
         step = min(abs(b - a) for a, b in itertools.pairwise(vals) if b != a) if len(set(vals)) > 1 \
@@ -83,3 +85,21 @@ def _short_exp(text: str) -> str:
     """1.5e-05 -> 1.5e-5, 2.0e+06 -> 2.0e6: the plot's width is better spent on data."""
     mantissa, exp = text.split("e")
     return f"{mantissa}e{int(exp)}"
+
+
+def short_value(v: float) -> str:
+    """A value in a panel's title: 3 significant digits in plain notation (`0.318`, `1.25`,
+    `1234`, `25.3k`), e-notation only for the tiny (`2.5e-5`, a learning rate)."""
+    if not math.isfinite(v):
+        return str(v)
+    if v == 0:
+        return "0"
+    big = abs(v)
+    if big >= 1e4:
+        unit, suffix = next((u, x) for u, x in ((1e9, "G"), (1e6, "M"), (1e3, "k")) if big >= u)
+        return f"{v / unit:.3g}{suffix}"
+    if big >= 1e-3:
+        digits = max(0, 2 - math.floor(math.log10(big)))
+        text = f"{round(v, digits):.{digits}f}"
+        return text.rstrip("0").rstrip(".") if "." in text else text
+    return _short_exp(f"{v:.2e}".replace("0e", "e").replace(".0e", "e"))
