@@ -19,6 +19,7 @@ from typing import Any
 from cockpit.errors import CockpitError
 from cockpit.files import read_regular
 from cockpit.formats import fmt_size
+from cockpit.metrics.panels import EVAL_NOT_PLOTTED
 from cockpit.run import journal
 from cockpit.run.folder import (
     LIVE_STATES,
@@ -33,8 +34,6 @@ from cockpit.run.folder import (
 from cockpit.run.summaries import HEADLINE_KEYS, effective_state
 from cockpit.text import one_line
 
-EVAL_BOOKKEEPING = ("_runtime", "_samples_per_second", "_steps_per_second")
-"""eval_* keys that time the evaluation rather than score the model."""
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "tokenizer.model", "vocab.json")
 
 
@@ -272,7 +271,7 @@ def list_run_checkpoints(path: Path) -> CheckpointSet:
     steps = sorted(history)
     logged = {k for values in history.values() for k in values}
     found.key_metric = next((k for k in HEADLINE_KEYS if k in logged), None)
-    evals = sorted(k for k in logged if k.startswith("eval_") and not k.endswith(EVAL_BOOKKEEPING))
+    evals = sorted(k for k in logged if k.startswith("eval_") and not k.endswith(EVAL_NOT_PLOTTED))
     found.eval_metric = "eval_loss" if "eval_loss" in evals else next(iter(evals), None)
     out = []
     for i, ckpt in enumerate(ckpts):
