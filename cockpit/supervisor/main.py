@@ -23,6 +23,7 @@ from pathlib import Path
 from cockpit.alerts.alerter import Alerter
 from cockpit.config.launcher import check as check_launcher
 from cockpit.errors import CockpitError
+from cockpit.files import write_atomic
 from cockpit.hook.bundle import child_env
 from cockpit.launch import launchers as launcher
 from cockpit.launch import slurm
@@ -276,9 +277,8 @@ def _supervise_slurm(run: RunFolder, jw: journal.JournalWriter, status: Status, 
               if isinstance(declared, dict) and str(declared.get(k, "")).startswith(secrets.REF_PREFIX)}
     ours.update({k: v for k, v in given.items() if k not in hidden})
     script_path = run.path / "slurm.sbatch"
-    script_path.write_text(slurm.sbatch_script(run_dir=run.path, chdir=Path(cwd), job_name=run.name,
-                                               launcher=spec, task=task, distributed=engine, env=ours),
-                           encoding="utf-8")
+    write_atomic(script_path, slurm.sbatch_script(run_dir=run.path, chdir=Path(cwd), job_name=run.name,
+                                                  launcher=spec, task=task, distributed=engine, env=ours))
     try:
         job = slurm.submit(script_path, env=hidden)
     except CockpitError as exc:
