@@ -131,7 +131,10 @@ def test_a_checkpoint_still_being_written_is_one_line_naming_the_fix(runs, tmp_p
     run = RunFolder(tmp_path / "live-run")
     shutil.copytree(src.path, run.path, ignore=shutil.ignore_patterns("samples"))
     run.run_yaml.write_text(run.run_yaml.read_text().replace(str(src.path), str(run.path)))
-    run.update_status(state="running", supervisor_pid=os.getpid(), supervisor_started=None,
+    from cockpit.run import owner
+
+    # live as a supervisor proves it: its pid with its own start time (a pid alone proves nothing)
+    run.update_status(state="running", supervisor_pid=os.getpid(), supervisor_started=owner.start_time(os.getpid()),
                       host=os.uname().nodename)
     (run.output / "checkpoint-6").mkdir()
     shutil.copy(run.output / "checkpoint-4" / "model.safetensors", run.output / "checkpoint-6")

@@ -324,11 +324,12 @@ def small_tmpfs(tmp_path):
 
 
 def _fill(path: Path) -> None:
-    with open(path, "wb") as fh:
+    """Write zeros until the disk is full. Unbuffered: a short last write leaves nothing behind for
+    close() to flush (and fail on), whatever the free space was."""
+    with open(path, "wb", buffering=0) as fh:
         try:
             while True:
                 fh.write(b"\0" * 2**16)
-                fh.flush()
         except OSError:
             pass
 

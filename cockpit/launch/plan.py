@@ -23,6 +23,7 @@ import psutil
 from cockpit.config.presets import Preset, device_policy, dump_yaml
 from cockpit.config.validate import Plan, has_gpu, validate
 from cockpit.errors import CockpitError
+from cockpit.files import write_atomic
 from cockpit.run import journal, owner, secrets
 from cockpit.run.folder import (  # checkpoint_problem: resume uses the run folder's rule
     LIVE_STATES,
@@ -48,6 +49,7 @@ def runner_argv(run: RunFolder, resume_from: Path | None = None) -> list[str]:
 def prepare(plan: Plan, runs_dir: Path, name: str | None = None) -> RunFolder:
     """Create the run folder and write what was asked; start nothing."""
     run = create_run_folder(runs_dir, name or plan.preset.name)
+    run_id = secrets.new_id()  # where its secrets are kept, outside the folder (`run/secrets.py`)
     try:
         preset = plan.preset.copy()
         if not preset.trl.get("output_dir"):
@@ -57,10 +59,10 @@ def prepare(plan: Plan, runs_dir: Path, name: str | None = None) -> RunFolder:
         if preset.cockpit.get("notify"):  # literal URLs may carry tokens: not in run.yaml
             from cockpit.alerts.notify import keep_secrets, parse_notify
 
-            preset.cockpit["notify"] = keep_secrets(parse_notify(preset.cockpit["notify"]), secrets.new_id())
+            preset.cockpit["notify"] = keep_secrets(parse_notify(preset.cockpit["notify"]), run_id)
         if isinstance(preset.cockpit.get("env"), dict):  # tokens in env: too
             preset.cockpit["env"] = secrets.split_env({str(k): str(v) for k, v in preset.cockpit["env"].items()},
-                                                      secrets.new_id())
+                                                      run_id)
         run.run_yaml.write_text(preset.to_yaml(), encoding="utf-8")
         run.trl_yaml.write_text(dump_yaml(trl_cli_config(preset.trl)), encoding="utf-8")
         spec = plan.spec
@@ -111,7 +113,7 @@ def write_command(run: RunFolder, cli_command: str | None, resume_from: Path | N
     if cli_command:
         lines += ["# the same training with TRL's own CLI:",
                   shlex.join(["trl", cli_command, "--config", str(run.trl_yaml.resolve())])]
-    run.command_txt.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_atomic(run.command_txt, "\n".join(lines) + "\n")  # replaces a link there, never follows it
 
 
 def start_supervisor(run: RunFolder, resume_from: Path | None = None, owner_fd: int | None = None) -> int:
@@ -392,8 +394,8 @@ def _resume(run: RunFolder, overrides: list[str] | None, lock: int, notes: list[
                            f"resume; to train further, raise max_steps: cockpit resume {run.name} "
                            f"--set max_steps={total * 2}")
     if overrides:
-        run.run_yaml.write_text(preset.to_yaml(), encoding="utf-8")
-        run.trl_yaml.write_text(dump_yaml(trl_cli_config(preset.trl)), encoding="utf-8")
+        write_atomic(run.run_yaml, preset.to_yaml())
+        write_atomic(run.trl_yaml, dump_yaml(trl_cli_config(preset.trl)))
     trainer = json.loads(run.trainer_json.read_text(encoding="utf-8"))
     write_command(run, trainer.get("cli_command"), ckpt)
     return _next_attempt(run, status, ckpt, lock)
@@ -451,8 +453,6 @@ def _resume_script(run: RunFolder, status: Status, overrides: list[str] | None, 
     if not unfinished:
         trainers = f" (all {len(segments)} of its Trainers)" if len(segments) > 1 else ""
         raise CockpitError(f"{run.name}: already finished at step {done} of {total}{trainers} — nothing to resume")
-    from cockpit.files import write_atomic
-
     run.control_dir()
     write_atomic(run.resume_json, json.dumps(chosen, indent=2))
     ckpt = Path(chosen[max(chosen, key=int)])

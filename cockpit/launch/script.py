@@ -29,7 +29,7 @@ from typing import Any
 from cockpit.config.launcher import check as check_launcher
 from cockpit.config.launcher import check_command, check_command_python, default_name, slurm_problem
 from cockpit.errors import CockpitError
-from cockpit.files import dump_yaml
+from cockpit.files import dump_yaml, write_atomic
 from cockpit.run import journal, secrets
 from cockpit.run.folder import RunFolder, Status, checkpoint_step, create_run_folder, script_section
 from cockpit.trainers.knowledge import SCRIPT_TRAINER
@@ -109,7 +109,7 @@ def write_script_command(run: RunFolder, resume_from: Path | None = None) -> Non
                        shlex.join(section.get("command", []))])]
     if resume_from is not None:
         lines.insert(1, f"# resumed from {resume_from} (given to Trainer.train by cockpit's hook)")
-    run.command_txt.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_atomic(run.command_txt, "\n".join(lines) + "\n")  # replaces a link there, never follows it
 
 
 @dataclass

@@ -13,6 +13,7 @@ until the job starts, forwards a force stop as `scancel`, and reads how the job 
 
 from __future__ import annotations
 
+import os
 import shlex
 import subprocess
 import sys
@@ -87,17 +88,18 @@ def sbatch_script(*, run_dir: Path, chdir: Path, job_name: str, launcher: dict[s
     return "\n".join(lines)
 
 
-def _run(argv: list[str]) -> subprocess.CompletedProcess[str]:
+def _run(argv: list[str], env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     try:
         return subprocess.run(argv, capture_output=True, text=True, timeout=_TIMEOUT_S, check=False,
-                              stdin=subprocess.DEVNULL)
+                              stdin=subprocess.DEVNULL, env=None if env is None else {**os.environ, **env})
     except (OSError, subprocess.TimeoutExpired) as exc:
         return subprocess.CompletedProcess(argv, 127, "", str(exc))
 
 
-def submit(script: Path) -> str:
-    """sbatch the script; the job id."""
-    proc = _run(["sbatch", "--parsable", str(script)])
+def submit(script: Path, env: dict[str, str] | None = None) -> str:
+    """sbatch the script; the job id. `env`: values given to the job through sbatch's environment
+    (its default `--export=ALL`), never written into the script: a run's secrets."""
+    proc = _run(["sbatch", "--parsable", str(script)], env)
     if proc.returncode != 0:
         raise CockpitError(f"sbatch refused the job: {(proc.stderr or proc.stdout).strip()[:300]} — "
                            "check cockpit.launcher (partition, time, account)")

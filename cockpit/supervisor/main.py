@@ -26,6 +26,7 @@ import psutil
 from cockpit.alerts.alerter import Alerter
 from cockpit.config.launcher import check as check_launcher
 from cockpit.errors import CockpitError, failure, say
+from cockpit.files import write_atomic
 from cockpit.hook.bundle import child_env
 from cockpit.launch import launchers as launcher
 from cockpit.launch import slurm
@@ -271,13 +272,16 @@ def _supervise_slurm(run: RunFolder, jw: journal.JournalWriter, status: Status, 
                        diagnose.Diagnosis("config", missing, "run cockpit on a Slurm login node"))
     ours = {k: v for k, v in env.items() if k.startswith("COCKPIT_") or k in (
         "PYTHONPATH", "PYTHONUNBUFFERED", "TOKENIZERS_PARALLELISM", "HF_HUB_DISABLE_PROGRESS_BARS")}
-    ours.update(secrets.resolve_env(run.cockpit_section().get("env")))
+    declared = run.cockpit_section().get("env")
+    given = secrets.resolve_env(declared)
+    hidden = {k: v for k, v in given.items()  # a secret goes through sbatch's environment, not the script
+              if isinstance(declared, dict) and str(declared.get(k, "")).startswith(secrets.REF_PREFIX)}
+    ours.update({k: v for k, v in given.items() if k not in hidden})
     script_path = run.path / "slurm.sbatch"
-    script_path.write_text(slurm.sbatch_script(run_dir=run.path, chdir=Path(cwd), job_name=run.name,
-                                               launcher=spec, task=task, distributed=engine, env=ours),
-                           encoding="utf-8")
+    write_atomic(script_path, slurm.sbatch_script(run_dir=run.path, chdir=Path(cwd), job_name=run.name,
+                                                  launcher=spec, task=task, distributed=engine, env=ours))
     try:
-        job = slurm.submit(script_path)
+        job = slurm.submit(script_path, env=hidden)
     except CockpitError as exc:
         return finish(run, jw, status, "failed", None, None,
                        diagnose.Diagnosis("slurm", str(exc), "fix cockpit.launcher"))
