@@ -32,7 +32,16 @@ import math
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, ValidationInfo, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    WithJsonSchema,
+    model_validator,
+)
 from pydantic_core import PydanticCustomError
 
 from cockpit.errors import CockpitError
@@ -178,9 +187,20 @@ def _states(v: Any) -> tuple[str, ...]:
     return states
 
 
-Finite = Annotated[float | None, BeforeValidator(lambda v, info: _finite(v, _key(info)))]
-Positive = Annotated[float | None, BeforeValidator(lambda v, info: _finite(v, _key(info), positive=True))]
-Steps = Annotated[int | None, BeforeValidator(_steps)]
+# Each field's schema says what its check accepts (a condition given is never null).
+Finite = Annotated[float | None, BeforeValidator(lambda v, info: _finite(v, _key(info))),
+                   WithJsonSchema({"type": "number"})]
+Positive = Annotated[float | None, BeforeValidator(lambda v, info: _finite(v, _key(info), positive=True)),
+                     WithJsonSchema({"type": "number", "exclusiveMinimum": 0})]
+Steps = Annotated[int | None, BeforeValidator(_steps),
+                  WithJsonSchema({"type": "integer", "minimum": 1, "maximum": MAX_STEPS_WINDOW})]
+
+
+def _one_or_list(values: tuple[str, ...]) -> dict[str, Any]:
+    """The schema of a key that takes one of `values` or a list of them."""
+    return {"anyOf": [{"enum": list(values)}, {"type": "array", "items": {"enum": list(values)}}]}
+
+
 
 
 def _key(info: ValidationInfo) -> str:
@@ -194,27 +214,36 @@ class RuleSpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=False)
 
-    name: Annotated[str | None, BeforeValidator(lambda v: str(v) if v else None)] = None
-    metric: Annotated[str | None, BeforeValidator(lambda v: v if isinstance(v, str) else None)] = None
+    name: Annotated[str | None, BeforeValidator(lambda v: str(v) if v else None),
+                    WithJsonSchema({"type": "string"})] = None
+    metric: Annotated[str | None, BeforeValidator(lambda v: v if isinstance(v, str) else None),
+                      WithJsonSchema({"type": "string", "description": "a metric name or glob"})] = None
     above: Finite = None
     below: Finite = None
-    is_: Annotated[Literal["nan", "inf", "nonfinite"] | None, BeforeValidator(_is)] = Field(None, alias="is")
+    is_: Annotated[Literal["nan", "inf", "nonfinite"] | None, BeforeValidator(_is),
+                   WithJsonSchema({"enum": ["nan", "inf", "nonfinite"]})] = Field(None, alias="is")
     rises_pct: Positive = None
     falls_pct: Positive = None
     flat: Steps = None
     stalled_minutes: Positive = None
-    event: Annotated[Literal["run_ended"] | None, BeforeValidator(_event)] = None
+    event: Annotated[Literal["run_ended"] | None, BeforeValidator(_event),
+                     WithJsonSchema({"const": "run_ended"})] = None
     disk_free_gb_below: Positive = None
     not_improved_evals: Steps = None
-    finding: Annotated[str | None, BeforeValidator(_finding)] = None
+    finding: Annotated[str | None, BeforeValidator(_finding),
+                       WithJsonSchema({"type": "string", "minLength": 1,
+                                       "description": 'a finding kind, a glob, "*"'})] = None
     for_: Steps = Field(None, alias="for")
     window: Steps = None
-    do: Annotated[list[Literal["notify", "stop_save", "journal"]], BeforeValidator(_do)] = ["notify"]
+    do: Annotated[list[Literal["notify", "stop_save", "journal"]], BeforeValidator(_do),
+                  WithJsonSchema(_one_or_list(ACTIONS))] = ["notify"]
     mode: Annotated[Literal["min", "max"], BeforeValidator(_mode)] = "min"
-    states: Annotated[tuple[EndState, ...], BeforeValidator(_states)] = END_STATES
-    every_minutes: Annotated[float, BeforeValidator(_every)] = DEFAULT_EVERY_MIN
-    tolerance: Annotated[float, BeforeValidator(_tolerance)] = 1e-6
-    floor: Annotated[float, BeforeValidator(_floor)] = 0.0
+    states: Annotated[tuple[EndState, ...], BeforeValidator(_states),
+                      WithJsonSchema(_one_or_list(END_STATES))] = END_STATES
+    every_minutes: Annotated[float, BeforeValidator(_every),
+                             WithJsonSchema({"type": "number", "minimum": 0, "maximum": 10**7})] = DEFAULT_EVERY_MIN
+    tolerance: Annotated[float, BeforeValidator(_tolerance), WithJsonSchema({"type": "number", "minimum": 0})] = 1e-6
+    floor: Annotated[float, BeforeValidator(_floor), WithJsonSchema({"type": "number", "minimum": 0})] = 0.0
 
     @property
     def conditions(self) -> list[str]:
