@@ -46,3 +46,11 @@ __getattr__
 _._open_app_process  # AppService._open_app_process
 _._stdin  # AppService._stdin, written by the override
 _.handle_websocket  # Server.handle_websocket
+
+# pydantic: a rule's conditions are fields read by name (RuleSpec.to_rule: getattr(self, cond)).
+_.is_  # RuleSpec.is_ (alias "is")
+_.rises_pct  # RuleSpec.rises_pct
+_.falls_pct  # RuleSpec.falls_pct
+_.stalled_minutes  # RuleSpec.stalled_minutes
+_.disk_free_gb_below  # RuleSpec.disk_free_gb_below
+_.not_improved_evals  # RuleSpec.not_improved_evals

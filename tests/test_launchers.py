@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from cockpit.config.launcher import check, machine_problems, trl_accelerate_configs
+from cockpit.config.launcher import LauncherSpec, check, machine_problems, trl_accelerate_configs
 from cockpit.errors import CockpitError
 from cockpit.launch.launchers import resolved_accelerate_config
 from conftest import cockpit_cmd
@@ -19,19 +19,18 @@ def test_every_accelerate_config_trl_ships_is_offered_by_name():
 
 
 def test_deepspeed_and_fsdp_are_refused_on_a_machine_without_gpus_with_every_reason_at_once():
-    spec = {"kind": "accelerate", "num_processes": 2, "config_file": str(trl_accelerate_configs()["zero3"]),
-            "args": []}
+    spec = LauncherSpec(kind="accelerate", num_processes=2, config_file=str(trl_accelerate_configs()["zero3"]))
     problems = machine_problems(spec, gpus=0)
     assert any("DeepSpeed needs GPUs" in p for p in problems)
     import importlib.util
 
     if importlib.util.find_spec("deepspeed") is None:
         assert any("pip install deepspeed" in p for p in problems)
-    fsdp = dict(spec, config_file=str(trl_accelerate_configs()["fsdp2"]))
+    fsdp = spec.model_copy(update={"config_file": str(trl_accelerate_configs()["fsdp2"])})
     assert any("FSDP needs GPUs" in p for p in machine_problems(fsdp, gpus=0))
-    assert machine_problems(dict(fsdp, num_processes=8), gpus=4) == [
+    assert machine_problems(fsdp.model_copy(update={"num_processes": 8}), gpus=4) == [
         "cockpit.launcher.num_processes 8 is more than this machine's 4 GPU(s) — set num_processes: 4"]
-    assert machine_problems(dict(fsdp, num_processes=4), gpus=4) == []
+    assert machine_problems(fsdp.model_copy(update={"num_processes": 4}), gpus=4) == []
 
 
 def test_an_unknown_config_name_lists_the_ones_trl_ships():
@@ -41,7 +40,7 @@ def test_an_unknown_config_name_lists_the_ones_trl_ships():
 
 def test_the_resolved_copy_fills_in_processes_machines_and_precision():
     spec = check({"config": "single_gpu"})
-    text = resolved_accelerate_config(dict(spec, num_processes=1), "bf16")
+    text = resolved_accelerate_config(spec.model_copy(update={"num_processes": 1}), "bf16")
     import yaml
 
     data = yaml.safe_load(text)

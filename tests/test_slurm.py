@@ -68,7 +68,7 @@ def test_gpus_per_node_starts_one_process_per_gpu_unless_num_processes_is_given(
 
     assert "--num_processes $(( SLURM_NNODES * 8 ))" in srun_line("gpus_per_node=8", "nodes=2")
     assert "--num_processes $(( SLURM_NNODES * 2 ))" in srun_line("gpus_per_node=8", "num_processes=2")
-    assert check({"kind": "slurm", "nodes": 2})["num_processes"] == 1  # CPU nodes: one each unless asked
+    assert check({"kind": "slurm", "nodes": 2}).num_processes == 1  # CPU nodes: one each unless asked
     assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
 
 

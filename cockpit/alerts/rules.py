@@ -30,7 +30,19 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    WithJsonSchema,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
 
 from cockpit.errors import CockpitError
 
@@ -43,7 +55,8 @@ DEFAULT_EVERY_MIN = 10.0
 MAX_STEPS_WINDOW = 100_000
 """The longest `for` / `window` / `flat` / `not_improved_evals` a rule may ask for: each step of a
 window is kept in memory by the supervisor, and a window of 1e26 steps can never be filled anyway."""
-END_STATES = ("finished", "failed", "killed", "stopped")
+EndState = Literal["finished", "failed", "killed", "stopped"]
+END_STATES: tuple[EndState, ...] = ("finished", "failed", "killed", "stopped")
 
 
 @dataclass
@@ -77,37 +90,207 @@ class Rule:
         return f"{what} {cond}{lasting}" if self.metric else cond
 
 
-def _number(v: Any, what: str, problems: list[str], *, positive: bool = False) -> float | None:
+def _fix(message: str) -> PydanticCustomError:
+    """A problem whose line is written here (pydantic's own wording names no fix)."""
+    return PydanticCustomError("cockpit_rule", "{fix}", {"fix": message})
+
+
+def _finite(v: Any, key: str, *, positive: bool = False) -> float:
     """A finite number (NaN, inf and numbers past float range can never be compared usefully:
     a rule with one could never fire, or would fire on everything)."""
     if isinstance(v, bool) or not isinstance(v, (int, float)):
-        problems.append(f"{what}: {v!r} is not a number — give e.g. {what.rsplit('.', 1)[-1]}: 5")
-        return None
+        raise _fix(f"{v!r} is not a number — give e.g. {key}: 5")
     try:
         f = float(v)
     except OverflowError:
         f = math.inf
     if not math.isfinite(f):
-        problems.append(f"{what}: {v!r} is not a finite number — give e.g. {what.rsplit('.', 1)[-1]}: 5")
-        return None
+        raise _fix(f"{v!r} is not a finite number — give e.g. {key}: 5")
     if positive and f <= 0:
-        problems.append(f"{what}: must be above 0 (got {v})")
-        return None
+        raise _fix(f"must be above 0 (got {v})")
     return f
 
 
-def _steps(v: Any, what: str, problems: list[str]) -> int | None:
+def _steps(v: Any) -> int:
     """A whole number of steps (or evals), 1 to MAX_STEPS_WINDOW."""
     if isinstance(v, float) and math.isfinite(v) and v.is_integer():
         v = int(v)
     if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= MAX_STEPS_WINDOW:
-        problems.append(f"{what}: must be a whole number from 1 to {MAX_STEPS_WINDOW:,} (got {v!r})")
-        return None
+        raise _fix(f"must be a whole number from 1 to {MAX_STEPS_WINDOW:,} (got {v!r})")
     return v
 
 
+def _is(v: Any) -> str:
+    if str(v).lower() not in ("nan", "inf", "nonfinite"):
+        raise _fix(f"{v!r} — use nan, inf or nonfinite")
+    return str(v).lower()
+
+
+def _finding(v: Any) -> str:
+    if not isinstance(v, str) or not v.strip():
+        raise _fix(f"{v!r} — name a finding kind, e.g. finding: reward_hacking (\"*\" for any)")
+    return v.strip()
+
+
+def _event(v: Any) -> str:
+    if v != "run_ended":
+        raise _fix(f"{v!r} — the event a rule can watch is run_ended")
+    return str(v)
+
+
+def _do(v: Any) -> list[str]:
+    do = [v] if isinstance(v, str) else v
+    bad = [a for a in do if a not in ACTIONS] if isinstance(do, list) else [do]
+    if bad:
+        raise _fix(f"unknown action {bad[0]!r} — use {', '.join(ACTIONS)}")
+    return list(do)
+
+
+def _mode(v: Any) -> str:
+    if v not in ("min", "max"):
+        raise _fix(f"{v!r} — use min or max")
+    return str(v)
+
+
+def _every(v: Any) -> float:
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:
+        raise _fix(f"must be a number ≥ 0 (got {v!r})")
+    if not v <= 10**7:  # NaN, inf, or past any run's length
+        raise _fix(f"must be a finite number ≥ 0 (got {v!r})")
+    return float(v)
+
+
+def _tolerance(v: Any) -> float:
+    f = _finite(v, "tolerance")
+    if f < 0:
+        raise _fix(f"must be ≥ 0 (got {v!r})")
+    return f
+
+
+def _floor(v: Any) -> float:
+    ok = not isinstance(v, bool) and isinstance(v, (int, float)) and 0 <= v < math.inf
+    try:
+        f = float(v) if ok else math.nan
+    except OverflowError:
+        f = math.inf
+    if not math.isfinite(f):
+        raise _fix(f"must be a number ≥ 0 (got {v!r}) — the smallest base a percentage is taken of, "
+                   "e.g. floor: 0.1")
+    return f
+
+
+def _states(v: Any) -> tuple[str, ...]:
+    states = tuple(map(str, v)) if isinstance(v, (list, tuple)) else (str(v),)
+    unknown = [s for s in states if s not in END_STATES]
+    if unknown:
+        raise _fix(f"{unknown[0]!r} is not a state a run ends in — use {', '.join(END_STATES)}")
+    return states
+
+
+# Each field's schema says what its check accepts (a condition given is never null).
+Finite = Annotated[float | None, BeforeValidator(lambda v, info: _finite(v, _key(info))),
+                   WithJsonSchema({"type": "number"})]
+Positive = Annotated[float | None, BeforeValidator(lambda v, info: _finite(v, _key(info), positive=True)),
+                     WithJsonSchema({"type": "number", "exclusiveMinimum": 0})]
+Steps = Annotated[int | None, BeforeValidator(_steps),
+                  WithJsonSchema({"type": "integer", "minimum": 1, "maximum": MAX_STEPS_WINDOW})]
+
+
+def _one_or_list(values: tuple[str, ...]) -> dict[str, Any]:
+    """The schema of a key that takes one of `values` or a list of them."""
+    return {"anyOf": [{"enum": list(values)}, {"type": "array", "items": {"enum": list(values)}}]}
+
+
+
+
+def _key(info: ValidationInfo) -> str:
+    return RuleSpec.model_fields[str(info.field_name)].alias or str(info.field_name)
+
+
+class RuleSpec(BaseModel):
+    """One rule as written in `cockpit.alerts` (or `--alerts FILE`, control/alerts.yaml): exactly
+    one condition, the metric it watches, what to do. `parse_rules` turns it into a `Rule`; the
+    JSON Schema of `cockpit.alerts` items is this model's (`cockpit schema`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=False)
+
+    name: Annotated[str | None, BeforeValidator(lambda v: str(v) if v else None),
+                    WithJsonSchema({"type": "string"})] = None
+    metric: Annotated[str | None, BeforeValidator(lambda v: v if isinstance(v, str) else None),
+                      WithJsonSchema({"type": "string", "description": "a metric name or glob"})] = None
+    above: Finite = None
+    below: Finite = None
+    is_: Annotated[Literal["nan", "inf", "nonfinite"] | None, BeforeValidator(_is),
+                   WithJsonSchema({"enum": ["nan", "inf", "nonfinite"]})] = Field(None, alias="is")
+    rises_pct: Positive = None
+    falls_pct: Positive = None
+    flat: Steps = None
+    stalled_minutes: Positive = None
+    event: Annotated[Literal["run_ended"] | None, BeforeValidator(_event),
+                     WithJsonSchema({"const": "run_ended"})] = None
+    disk_free_gb_below: Positive = None
+    not_improved_evals: Steps = None
+    finding: Annotated[str | None, BeforeValidator(_finding),
+                       WithJsonSchema({"type": "string", "minLength": 1,
+                                       "description": 'a finding kind, a glob, "*"'})] = None
+    for_: Steps = Field(None, alias="for")
+    window: Steps = None
+    do: Annotated[list[Literal["notify", "stop_save", "journal"]], BeforeValidator(_do),
+                  WithJsonSchema(_one_or_list(ACTIONS))] = ["notify"]
+    mode: Annotated[Literal["min", "max"], BeforeValidator(_mode)] = "min"
+    states: Annotated[tuple[EndState, ...], BeforeValidator(_states),
+                      WithJsonSchema(_one_or_list(END_STATES))] = END_STATES
+    every_minutes: Annotated[float, BeforeValidator(_every),
+                             WithJsonSchema({"type": "number", "minimum": 0, "maximum": 10**7})] = DEFAULT_EVERY_MIN
+    tolerance: Annotated[float, BeforeValidator(_tolerance), WithJsonSchema({"type": "number", "minimum": 0})] = 1e-6
+    floor: Annotated[float, BeforeValidator(_floor), WithJsonSchema({"type": "number", "minimum": 0})] = 0.0
+
+    @property
+    def conditions(self) -> list[str]:
+        """The conditions this rule gives, as written (one, once checked)."""
+        given = {type(self).model_fields[f].alias or f for f in self.model_fields_set}
+        return [c for c in CONDITIONS if c in given]
+
+    @model_validator(mode="after")
+    def _one_condition(self) -> RuleSpec:
+        conds = self.conditions
+        if len(conds) != 1:
+            raise _fix(f"give exactly one condition ({', '.join(CONDITIONS)}), got {conds or 'none'}")
+        if conds[0] in METRIC_CONDITIONS and self.metric is None:
+            raise _fix(f"'{conds[0]}' needs a metric, e.g. metric: loss")
+        return self
+
+    def to_rule(self) -> Rule:
+        cond = self.conditions[0]
+        value = getattr(self, "is_" if cond == "is" else cond)
+        steps = self.for_ if self.for_ is not None else self.window
+        count = steps if steps is not None else 10 if cond in ("rises_pct", "falls_pct") else \
+            int(value) if cond == "flat" else 1
+        return Rule(name=self.name or "", condition=cond, value=float(value) if cond in METRIC_STEPS else value,
+                    metric=self.metric, count=count, do=tuple(self.do), mode=self.mode, states=self.states,
+                    every_s=self.every_minutes * 60, tolerance=self.tolerance, floor=self.floor)
+
+
+METRIC_CONDITIONS = ("above", "below", "is", "rises_pct", "falls_pct", "flat", "not_improved_evals")
+METRIC_STEPS = ("flat", "not_improved_evals")
+"""Conditions counted in steps or evals: a whole number, kept as a float `value`."""
+
+
+def _problem(at: str, err: Any) -> str:
+    """One pydantic error as the line a user reads: where, what, the fix."""
+    loc = [str(part) for part in err["loc"]]
+    if err["type"] == "extra_forbidden":
+        import difflib
+
+        close = difflib.get_close_matches(loc[0], sorted(RULE_KEYS), n=1)
+        return f"{at}: unknown key '{loc[0]}'" + (f" — did you mean '{close[0]}'?" if close else
+                                                  f" — a rule has one of {', '.join(CONDITIONS)}")
+    return f"{at}.{loc[0]}: {err['msg']}" if loc else f"{at}: {err['msg']}"
+
+
 def parse_rules(raw: Any, *, where: str = "cockpit.alerts") -> list[Rule]:
-    """The rules, checked: every bad one named at once, one line each, CockpitError."""
+    """The rules, checked against `RuleSpec`: every problem named at once, one line each,
+    CockpitError."""
     if raw is None:
         return []
     if not isinstance(raw, list):
@@ -119,93 +302,12 @@ def parse_rules(raw: Any, *, where: str = "cockpit.alerts") -> list[Rule]:
         if not isinstance(item, dict):
             problems.append(f"{at}: a rule is a mapping like {{metric: loss, above: 5}}")
             continue
-        unknown = sorted(set(map(str, item)) - RULE_KEYS)
-        if unknown:
-            import difflib
-
-            close = difflib.get_close_matches(unknown[0], sorted(RULE_KEYS), n=1)
-            problems.append(f"{at}: unknown key '{unknown[0]}'" + (f" — did you mean '{close[0]}'?" if close else
-                            f" — a rule has one of {', '.join(CONDITIONS)}"))
+        try:
+            spec = RuleSpec.model_validate({str(k): v for k, v in item.items()})
+        except ValidationError as exc:
+            problems += [_problem(at, err) for err in exc.errors(include_url=False, include_input=False)]
             continue
-        conds = [c for c in CONDITIONS if c in item]
-        if len(conds) != 1:
-            problems.append(f"{at}: give exactly one condition ({', '.join(CONDITIONS)}), got {conds or 'none'}")
-            continue
-        cond = conds[0]
-        value = item[cond]
-        metric = item.get("metric")
-        metric_conds = ("above", "below", "is", "rises_pct", "falls_pct", "flat", "not_improved_evals")
-        if cond in metric_conds and not isinstance(metric, str):
-            problems.append(f"{at}: '{cond}' needs a metric, e.g. metric: loss")
-            continue
-        if cond in ("above", "below"):
-            value = _number(value, f"{at}.{cond}", problems)
-        elif cond == "is":
-            if str(value).lower() not in ("nan", "inf", "nonfinite"):
-                problems.append(f"{at}.is: {value!r} — use nan, inf or nonfinite")
-                continue
-            value = str(value).lower()
-        elif cond in ("rises_pct", "falls_pct", "stalled_minutes", "disk_free_gb_below"):
-            value = _number(value, f"{at}.{cond}", problems, positive=True)
-        elif cond in ("flat", "not_improved_evals"):
-            steps = _steps(value, f"{at}.{cond}", problems)
-            value = None if steps is None else float(steps)
-        elif cond == "finding":
-            if not isinstance(value, str) or not value.strip():
-                problems.append(f"{at}.finding: {value!r} — name a finding kind, e.g. finding: reward_hacking "
-                                "(\"*\" for any)")
-                continue
-            value = value.strip()
-        elif cond == "event" and value != "run_ended":
-            problems.append(f"{at}.event: {value!r} — the event a rule can watch is run_ended")
-            continue
-        key = "for" if "for" in item else "window" if "window" in item else None
-        count = _steps(item[key], f"{at}.{key}", problems) if key else int(value) if cond == "flat" and value else 1
-        if count is None:
-            continue
-        if cond in ("rises_pct", "falls_pct") and "window" not in item and "for" not in item:
-            count = 10
-        do = item.get("do", ["notify"])
-        do = [do] if isinstance(do, str) else do
-        bad = [a for a in do if a not in ACTIONS] if isinstance(do, list) else [do]
-        if bad:
-            problems.append(f"{at}.do: unknown action {bad[0]!r} — use {', '.join(ACTIONS)}")
-            continue
-        mode = item.get("mode", "min")
-        if mode not in ("min", "max"):
-            problems.append(f"{at}.mode: {mode!r} — use min or max")
-            continue
-        every = item.get("every_minutes", DEFAULT_EVERY_MIN)
-        if isinstance(every, bool) or not isinstance(every, (int, float)) or every < 0:
-            problems.append(f"{at}.every_minutes: must be a number ≥ 0 (got {every!r})")
-            continue
-        if isinstance(every, (int, float)) and not every <= 10**7:  # NaN, inf, or past any run's length
-            problems.append(f"{at}.every_minutes: must be a finite number ≥ 0 (got {every!r})")
-            continue
-        tolerance = item.get("tolerance", 1e-6)
-        tol = _number(tolerance, f"{at}.tolerance", problems) if "tolerance" in item else 1e-6
-        if tol is None:
-            continue
-        if tol < 0:
-            problems.append(f"{at}.tolerance: must be ≥ 0 (got {tolerance!r})")
-            continue
-        floor = item.get("floor", 0.0)
-        if isinstance(floor, bool) or not isinstance(floor, (int, float)) or not 0 <= floor < math.inf:
-            problems.append(f"{at}.floor: must be a number ≥ 0 (got {floor!r}) — the smallest base a "
-                            "percentage is taken of, e.g. floor: 0.1")
-            continue
-        states = item.get("states", Rule.states)
-        states = tuple(map(str, states)) if isinstance(states, (list, tuple)) else (str(states),)
-        unknown_states = [s for s in states if s not in END_STATES]
-        if unknown_states:
-            problems.append(f"{at}.states: {unknown_states[0]!r} is not a state a run ends in — use "
-                            f"{', '.join(END_STATES)}")
-            continue
-        if value is None:
-            continue
-        rules.append(Rule(name=str(item.get("name") or ""), condition=cond, value=value, metric=metric,
-                          count=int(count), do=tuple(do), mode=mode, states=states,
-                          every_s=float(every) * 60, tolerance=tol, floor=float(floor)))
+        rules.append(spec.to_rule())
     if problems:
         raise CockpitError("\n".join(problems))
     for r in rules:

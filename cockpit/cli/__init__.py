@@ -11,6 +11,7 @@ from cockpit.cli.checkpoints import add_parsers as add_checkpoint_parsers
 from cockpit.cli.findings import cmd_findings
 from cockpit.cli.lossmask import cmd_lossmask
 from cockpit.cli.runs import cmd_migrate, cmd_resume, cmd_run, cmd_runs, cmd_stop, cmd_watch
+from cockpit.cli.schema import add_parsers as add_schema_parsers
 from cockpit.cli.serve import MAX_SESSIONS
 from cockpit.cli.trainers import cmd_fields, cmd_trainers
 from cockpit.cli.views import cmd_attach, cmd_demo, cmd_export, cmd_replay, cmd_serve, cmd_tui
@@ -152,6 +153,7 @@ def build_parser() -> argparse.ArgumentParser:
     sv.set_defaults(func=cmd_serve)
 
     add_checkpoint_parsers(sub)
+    add_schema_parsers(sub)
     return p
 
 

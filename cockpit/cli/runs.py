@@ -135,7 +135,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         from cockpit.launch import slurm
 
         spec = check_launcher(plan.preset.cockpit.get("launcher"))
-        if spec["kind"] == "slurm":
+        if spec.kind == "slurm":
             run_dir = _runs_dir(args).resolve() / "RUN_DIR"
             print("# the Slurm job script (slurm.sbatch in the run folder)")
             print(slurm.sbatch_script(run_dir=run_dir, chdir=run_dir, job_name=plan.preset.name, launcher=spec,

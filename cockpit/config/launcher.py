@@ -10,7 +10,9 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
 
 from cockpit.errors import CockpitError
 
@@ -20,6 +22,34 @@ LOCAL_KEYS = ("kind", "num_processes", "config", "config_file", "args")
 SLURM_KEYS = ("kind", "num_processes", "config_file", "args", "partition", "nodes", "gpus_per_node",
         "cpus_per_task", "time", "account", "sbatch", "setup", "port")
 DEFAULT_PORT = 29500
+
+
+
+class LauncherSpec(BaseModel):
+    """`cockpit.launcher`, checked, with every default filled in: what `check` returns and every
+    launching site reads (never the raw mapping). The Slurm fields keep their defaults on other kinds."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: Literal["python", "torchrun", "accelerate", "slurm"] = "python"
+    num_processes: int = 1
+    """Processes in all (per node on Slurm)."""
+    config_file: str | None = None
+    """The accelerate config: a file TRL ships (named by `config`) or the user's own, resolved."""
+    args: tuple[str, ...] = ()
+    """Extra flags for `accelerate launch` / torchrun."""
+    nodes: int = 1
+    gpus_per_node: int = 0
+    cpus_per_task: int | None = None
+    port: int = DEFAULT_PORT
+    partition: str | None = None
+    time: str | None = None
+    account: str | None = None
+    sbatch: tuple[str, ...] = ()
+    """Extra `#SBATCH` options, without the prefix."""
+    setup: str = ""
+    """Shell lines run on each node before the launcher (module loads, venv activation)."""
+
 
 _LAUNCHERS = {"python", "python3", "accelerate", "torchrun", "deepspeed", "trl", "uv", "srun"}
 
@@ -64,13 +94,13 @@ def accelerate_settings(path: Path) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def machine_problems(spec: dict[str, Any], gpus: int | None = None) -> list[str]:
+def machine_problems(spec: LauncherSpec, gpus: int | None = None) -> list[str]:
     """What this machine lacks for an accelerate config: the deepspeed package, GPUs, enough GPUs."""
-    if spec["kind"] != "accelerate" or not spec["config_file"]:
+    if spec.kind != "accelerate" or not spec.config_file:
         return []
     gpus = gpu_count() if gpus is None else gpus
-    engine = str(accelerate_settings(Path(spec["config_file"])).get("distributed_type") or "").upper()
-    name = Path(spec["config_file"]).stem
+    engine = str(accelerate_settings(Path(spec.config_file)).get("distributed_type") or "").upper()
+    name = Path(spec.config_file).stem
     out = []
     if engine == "DEEPSPEED":
         import importlib.util
@@ -82,8 +112,8 @@ def machine_problems(spec: dict[str, Any], gpus: int | None = None) -> list[str]
     if label and gpus == 0:
         out.append(f"cockpit.launcher.config {name}: {label} needs GPUs and this machine has none — "
                    "use kind: torchrun for several CPU processes, or run on a GPU machine")
-    elif gpus and spec["num_processes"] > gpus:
-        out.append(f"cockpit.launcher.num_processes {spec['num_processes']} is more than this machine's "
+    elif gpus and spec.num_processes > gpus:
+        out.append(f"cockpit.launcher.num_processes {spec.num_processes} is more than this machine's "
                    f"{gpus} GPU(s) — set num_processes: {gpus}")
     return out
 
@@ -97,18 +127,20 @@ def slurm_missing() -> str | None:
     return None if not missing else f"{', '.join(missing)} not found — Slurm's client commands must be on PATH"
 
 
-def slurm_problem(spec: dict[str, Any]) -> str | None:
+def slurm_problem(spec: LauncherSpec) -> str | None:
     """A launcher that asks for Slurm on a machine without it: the line saying so, with the fix."""
-    if spec.get("kind") != "slurm":
+    if spec.kind != "slurm":
         return None
     missing = slurm_missing()
     return None if missing is None else (f"cockpit.launcher.kind is slurm, but {missing} — run cockpit on a "
                                          "Slurm login node, or drop kind: slurm to run here")
 
 
-def check(launcher: Any) -> dict[str, Any]:
+def check(launcher: Any) -> LauncherSpec:
     """The `cockpit.launcher` section, checked; returns it with defaults filled in. Every problem
-    is named at once, one line each."""
+    is named at once, one line each. A spec already checked is returned as it is."""
+    if isinstance(launcher, LauncherSpec):
+        return launcher
     if launcher is None:
         launcher = {}
     if not isinstance(launcher, dict):
@@ -135,18 +167,20 @@ def check(launcher: Any) -> dict[str, Any]:
     if not isinstance(extra, list) or not all(isinstance(a, (str, int, float)) for a in extra):
         problems.append("cockpit.launcher.args must be a list of extra `accelerate launch` flags")
         extra = []
-    spec = {"kind": kind, "num_processes": n, "config_file": str(cfg) if cfg else None,
-            "args": [str(a) for a in extra]}
+    fields: dict[str, Any] = {"num_processes": n, "config_file": str(cfg) if cfg else None,
+                              "args": tuple(str(a) for a in extra)}
     if kind == "slurm":
         try:
-            spec.update(check_slurm(launcher))
+            fields.update(check_slurm(launcher))
         except CockpitError as exc:
             problems.extend(str(exc).splitlines())
         else:  # on Slurm num_processes is per node: unless given, one process for each GPU it asks for
-            if "num_processes" not in launcher and spec["gpus_per_node"]:
-                spec["num_processes"] = spec["gpus_per_node"]
-    elif not problems:
-        problems.extend(machine_problems(spec))
+            if "num_processes" not in launcher and fields["gpus_per_node"]:
+                fields["num_processes"] = fields["gpus_per_node"]
+    if problems:
+        raise CockpitError("\n".join(problems))
+    spec = LauncherSpec.model_validate({"kind": kind, **fields})
+    problems = machine_problems(spec) if kind != "slurm" else []
     if problems:
         raise CockpitError("\n".join(problems))
     return spec
@@ -174,7 +208,7 @@ def check_slurm(launcher: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(extra, list) or not all(isinstance(x, str) for x in extra):
         problems.append("cockpit.launcher.sbatch must be a list of extra #SBATCH options, e.g. ['--qos=high']")
         extra = []
-    out["sbatch"] = [x.removeprefix("#SBATCH").strip() for x in extra]
+    out["sbatch"] = tuple(x.removeprefix("#SBATCH").strip() for x in extra)
     setup = launcher.get("setup") or ""
     if not isinstance(setup, str):
         problems.append("cockpit.launcher.setup must be a block of shell lines (module loads, venv activation)")

@@ -90,7 +90,7 @@ def _resolve_accelerate_config(run: RunFolder, preset: Preset) -> None:
 
     section = preset.cockpit.get("launcher")
     spec = check_launcher(section)
-    if spec["kind"] != "accelerate" or not spec["config_file"]:
+    if spec.kind != "accelerate" or not spec.config_file:
         return
     trl = trl_cli_config(preset.trl)
     precision = "bf16" if trl.get("bf16") else "fp16" if trl.get("fp16") else "no"

@@ -19,9 +19,8 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from cockpit.config.launcher import check_slurm
+from cockpit.config.launcher import LauncherSpec
 from cockpit.errors import CockpitError
 
 _TIMEOUT_S = 30
@@ -43,31 +42,31 @@ def available() -> str | None:
     return slurm_missing()
 
 
-def sbatch_script(*, run_dir: Path, chdir: Path, job_name: str, launcher: dict[str, Any], task: list[str],
+def sbatch_script(*, run_dir: Path, chdir: Path, job_name: str, launcher: LauncherSpec, task: list[str],
                   distributed: str | None, env: dict[str, str], python: str = sys.executable) -> str:
     """The job script. `task`: what each node runs after the launcher (`-m cockpit.runner RUN` or a
     script-mode command); `distributed`: "torchrun", "accelerate" or None (the command is given as
     is, with the rendezvous address in $COCKPIT_MAIN_ADDR / $COCKPIT_MAIN_PORT)."""
-    s = {**launcher, **check_slurm(launcher)}
+    s = launcher
     out = run_dir / "stdout.log"
     lines = ["#!/bin/bash", f"#SBATCH --job-name={job_name}", f"#SBATCH --output={out}",
-             f"#SBATCH --error={out}", "#SBATCH --open-mode=append", f"#SBATCH --nodes={s['nodes']}",
+             f"#SBATCH --error={out}", "#SBATCH --open-mode=append", f"#SBATCH --nodes={s.nodes}",
              "#SBATCH --ntasks-per-node=1", f"#SBATCH --chdir={chdir}"]
-    if s["gpus_per_node"]:
-        lines.append(f"#SBATCH --gpus-per-node={s['gpus_per_node']}")
-    if s["cpus_per_task"]:
-        lines.append(f"#SBATCH --cpus-per-task={s['cpus_per_task']}")
-    for key in ("partition", "time", "account"):
-        if s[key]:
-            lines.append(f"#SBATCH --{key}={s[key]}")
-    lines += [f"#SBATCH {x}" for x in s["sbatch"]]
+    if s.gpus_per_node:
+        lines.append(f"#SBATCH --gpus-per-node={s.gpus_per_node}")
+    if s.cpus_per_task:
+        lines.append(f"#SBATCH --cpus-per-task={s.cpus_per_task}")
+    for key, value in (("partition", s.partition), ("time", s.time), ("account", s.account)):
+        if value:
+            lines.append(f"#SBATCH --{key}={value}")
+    lines += [f"#SBATCH {x}" for x in s.sbatch]
     lines += ["", "# written by cockpit: the run folder must be on a filesystem every node shares", "set -eo pipefail"]
-    if s["setup"].strip():
-        lines += ["", "# setup (from cockpit.launcher.setup)", s["setup"].rstrip()]
+    if s.setup.strip():
+        lines += ["", "# setup (from cockpit.launcher.setup)", s.setup.rstrip()]
     lines += [""] + [f"export {k}={shlex.quote(v)}" for k, v in sorted(env.items())]
     lines += ['export COCKPIT_MAIN_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)',
-              f"export COCKPIT_MAIN_PORT={s['port']}", ""]
-    n = int(s.get("num_processes") or 1)
+              f"export COCKPIT_MAIN_PORT={s.port}", ""]
+    n = s.num_processes
     task_s = shlex.join(task)
     if distributed == "torchrun":
         inner = (f"exec {shlex.quote(python)} -m torch.distributed.run "
@@ -75,8 +74,8 @@ def sbatch_script(*, run_dir: Path, chdir: Path, job_name: str, launcher: dict[s
                  f"--nproc_per_node={n} --rdzv_id=$SLURM_JOB_ID --rdzv_backend=c10d "
                  f"--rdzv_endpoint=$COCKPIT_MAIN_ADDR:$COCKPIT_MAIN_PORT {task_s}")
     elif distributed == "accelerate":
-        cfg = f"--config_file {shlex.quote(str(s['config_file']))} " if s.get("config_file") else ""
-        extra = " ".join(shlex.quote(str(a)) for a in s.get("args") or [])
+        cfg = f"--config_file {shlex.quote(s.config_file)} " if s.config_file else ""
+        extra = " ".join(shlex.quote(a) for a in s.args)
         inner = (f"exec {shlex.quote(python)} -m accelerate.commands.launch {cfg}--num_machines $SLURM_NNODES "
                  f"--machine_rank $SLURM_NODEID --main_process_ip $COCKPIT_MAIN_ADDR "
                  f"--main_process_port $COCKPIT_MAIN_PORT --num_processes $(( SLURM_NNODES * {n} )) "

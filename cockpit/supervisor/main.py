@@ -24,6 +24,7 @@ from typing import BinaryIO
 import psutil
 
 from cockpit.alerts.alerter import Alerter
+from cockpit.config.launcher import LauncherSpec
 from cockpit.config.launcher import check as check_launcher
 from cockpit.errors import CockpitError, failure, say
 from cockpit.files import write_atomic
@@ -177,7 +178,7 @@ def supervise(run: RunFolder, resume_from: Path | None = None) -> int:
         return finish(run, jw, status, "failed", None, None,
                        diagnose.Diagnosis("hook", f"cannot write the run's hook folder: {exc}",
                                           "free some space in the run folder, then `cockpit resume RUN`"))
-    if spec["kind"] == "slurm":
+    if spec.kind == "slurm":
         return _supervise_slurm(run, jw, status, spec, argv, cwd, env, alerter=alerter,
                                 engine=None if script is not None else launcher.slurm_engine(spec))
     run.control_dir()
@@ -259,7 +260,7 @@ def supervise(run: RunFolder, resume_from: Path | None = None) -> int:
     return finish(run, jw, status, "failed", rc, None, diag)
 
 
-def _supervise_slurm(run: RunFolder, jw: journal.JournalWriter, status: Status, spec: dict, task: list[str],
+def _supervise_slurm(run: RunFolder, jw: journal.JournalWriter, status: Status, spec: LauncherSpec, task: list[str],
                      cwd: str, env: dict[str, str], *, engine: str | None, alerter: Alerter | None) -> int:
     """A Slurm attempt: write the job script, sbatch it, follow squeue until the job leaves the
     queue, forward a force stop as scancel, and say how the job ended."""

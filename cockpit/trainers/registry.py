@@ -73,9 +73,7 @@ class ConfigField:
         )
 
     def to_json(self) -> dict[str, Any]:
-        d = dataclasses.asdict(self)
-        d["choices"] = list(self.choices) if self.choices is not None else None
-        return d
+        return {**dataclasses.asdict(self), "choices": list(self.choices) if self.choices is not None else None}
 
 
 @dataclass(frozen=True)
@@ -115,28 +113,10 @@ class TrainerSpec:
         return next((f for f in self.fields if f.name == name), None)
 
     def to_json(self, with_fields: bool = True) -> dict[str, Any]:
-        d: dict[str, Any] = {
-            "name": self.name,
-            "title": self.title,
-            "summary": self.summary,
-            "module": self.module,
-            "trainer_class": self.trainer_class,
-            "config_class": self.config_class,
-            "config_module": self.config_module,
-            "experimental": self.experimental,
-            "available": self.available,
-            "import_error": self.import_error,
-            "data_formats": [list(cols) for cols in self.data_formats],
-            "extra_models": list(self.extra_models),
-            "cli_command": self.cli_command,
-            "needs": self.needs,
-            "samples": self.samples,
-            "missing_hint": self.missing_hint,
-            "init_params": list(self.init_params),
-        }
-        if with_fields:
-            d["fields"] = [f.to_json() for f in self.fields]
-        return d
+        """Every field, JSON-ready (tuples as lists), but the CLI-script field lists the registry
+        writes once for all trainers; `fields` only `with_fields`."""
+        drop = {"script_args", "model_config", "dataset_mixture"} | (set() if with_fields else {"fields"})
+        return {f.name: _plain(getattr(self, f.name)) for f in dataclasses.fields(self) if f.name not in drop}
 
     @property
     def traits(self) -> Knowledge:
@@ -146,6 +126,15 @@ class TrainerSpec:
 
 # ---------------------------------------------------------------------------------------------
 # Helpers
+
+
+def _plain(value: Any) -> Any:
+    """A spec's value as JSON holds it: tuples as lists, a ConfigField as its mapping."""
+    if isinstance(value, ConfigField):
+        return value.to_json()
+    if isinstance(value, tuple):
+        return [_plain(v) for v in value]
+    return value
 
 
 def _version_tuple(version: str | None) -> tuple[int, ...]:

@@ -51,19 +51,19 @@ def launcher_lines(launcher: dict[str, Any], task: list[str]) -> list[str]:
 
     try:
         spec = check_launcher(launcher)
-        if spec["kind"] == "slurm":
+        if spec.kind == "slurm":
             from cockpit.launch import slurm
 
             script = slurm.sbatch_script(run_dir=Path("RUN"), chdir=Path("RUN"), job_name="NAME",
-                                         launcher=launcher, task=task,
+                                         launcher=spec, task=task,
                                          distributed=launchers.slurm_engine(spec), env={})
             skip = ("--job-name", "--output", "--error", "--open-mode", "--chdir", "--ntasks")
             options = [ln.removeprefix("#SBATCH ") for ln in script.splitlines()
                        if ln.startswith("#SBATCH") and not ln.removeprefix("#SBATCH ").startswith(skip)]
             return ["launch: sbatch RUN/job.sh   " + " ".join(options)]
-        if spec["kind"] == "python":
+        if spec.kind == "python":
             return []
-        argv = launchers.runner_argv(Path("RUN"), launcher)
+        argv = launchers.runner_argv(Path("RUN"), spec)
     except (CockpitError, OSError):
         return []
     argv[0] = Path(argv[0]).name
