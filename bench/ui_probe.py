@@ -417,7 +417,7 @@ async def run_attach(run_dir: Path, out: Path) -> None:
             gc.collect()
             result["rss_mb"] = psutil.Process().memory_info().rss / 2**20
             screen = app.screen
-            screen.action_tab("completions")
+            await screen.action_tab("completions")  # async: its pane may still be deferred
             await asyncio.sleep(0.3)
             pane = screen.query_one(CompletionsPane)
             data = screen.sources[0]

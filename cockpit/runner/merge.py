@@ -40,7 +40,8 @@ def merge(adapter: str, base: str, out: Path, tokenizer: str | None = None) -> P
         raise CockpitError(f"the adapter's base model {base} cannot be loaded here "
                            f"({one_line(str(exc), 160)}) — download it first (`hf download {base}`)") from None
     tok = load_tokenizer(tokenizer or adapter)
-    if base_model.get_input_embeddings().num_embeddings < len(tok):  # added tokens: grow to the tokenizer
+    rows = int(getattr(base_model.get_input_embeddings(), "num_embeddings", 0))
+    if rows < len(tok):  # added tokens: grow to the tokenizer
         base_model.resize_token_embeddings(len(tok))
     model = PeftModel.from_pretrained(base_model, adapter).merge_and_unload()
     # Written beside OUT and renamed into place when whole: a full disk or a kill midway leaves

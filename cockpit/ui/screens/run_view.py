@@ -390,12 +390,12 @@ class RunView(Screen):
     async def _finding_jump(self, event: FindingsTable.Jumped) -> None:
         """From a finding to its data: the completions browser at its step, or its metric's panel."""
         if event.target == "completions":
-            self.action_tab("completions")
+            await self.action_tab("completions")
             pane = self.query_one(CompletionsPane)
             pane.step = event.step
             pane.show(self.detail)
             return
-        self.action_tab("plots")
+        await self.action_tab("plots")
         grid = self.query_one(PlotGrid)
         if event.key and not any(event.key in p.panel.resolve([event.key]) for p in grid.plots()):
             self.chosen_panels = (*grid.panels, panel_for_key(event.key))
@@ -470,13 +470,15 @@ class RunView(Screen):
         tabs = self._tabbed()
         if tabs is None or tabs.active in ("plots", ""):
             return False
-        self.action_tab("plots")
+        self.call_later(self.action_tab, "plots")
         return True
 
-    def action_tab(self, tab: str) -> None:
+    async def action_tab(self, tab: str) -> None:
         """Digits switch tabs wherever the focus is, and the tab's pane takes the focus (Right
         scrolls the log history, `m` mutes on the alerts tab), not the tab strip. The plots tab
         keeps the focus on the strip when it had it: a focused panel is one `m` replaces."""
+        if tab != "plots":
+            await self.reveal_panes()  # a tab opened before the first frame: its pane first
         tabs = self.query_one(TabbedContent)
         focused = self.focused
         inside = focused is not None and any(isinstance(a, TabPane) for a in focused.ancestors)

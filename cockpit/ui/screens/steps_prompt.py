@@ -34,7 +34,7 @@ def parse_steps(text: str) -> tuple[int, int] | None:
 class StepsPrompt(ModalScreen[tuple[int, int] | None | bool]):
     """Dismissed with (first, last), None (every step), or False (Escape: nothing changes)."""
 
-    BINDINGS = [Binding("escape", "cancel", "Cancel", id="prompt.cancel")]
+    BINDINGS = [Binding("escape", "cancel", "Cancel", id="steps_prompt.cancel")]
 
     def __init__(self, current: tuple[int, int] | None) -> None:
         super().__init__()

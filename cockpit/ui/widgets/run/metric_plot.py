@@ -139,7 +139,7 @@ class MetricPlot(Widget, can_focus=True):
         if self._wanted is None:
             return False
         sources, versions, x_mode, smoothing, colors, theme, view = self._wanted
-        sig = (versions, x_mode, round(smoothing, 3), self.panel, tuple(self.size), theme, view)
+        sig = (versions, x_mode, round(smoothing, 3), self.panel, tuple(self.size), view, theme)
         if sig == self.drawn_signature:
             return False
         self.draw(sources, x_mode=x_mode, smoothing=smoothing, colors=colors, refresh=refresh, view=view)
