@@ -212,7 +212,7 @@ def test_findings_json_writes_a_step_past_64_bits(tmp_path):
     proc = cli("findings", str(run.path), "--json")
     no_traceback(proc)
     assert proc.returncode == 0, proc.stderr
-    assert [huge, huge + 1] in [f["steps"] for f in json.loads(proc.stdout)]
+    assert [huge, huge + 1] in [f["steps"] for f in json.loads(proc.stdout)["findings"]]
 
 
 # -- D9, D10: checkpoints whose state or weights are damaged ---------------------------------------

@@ -87,7 +87,7 @@ def test_watch_runs_findings_checkpoints_export_and_stop_show_run_text_escaped(h
     assert "summary·]0;PWNED" in found.stdout and "ev·]0;PWNED" in found.stdout
     as_json = cli("findings", str(run.path), "--json")
     assert_clean(as_json.stdout)  # JSON escapes them itself (\u001b)
-    assert any(f["summary"] == f"summary{HOSTILE}" for f in json.loads(as_json.stdout))
+    assert any(f["summary"] == f"summary{HOSTILE}" for f in json.loads(as_json.stdout)["findings"])
 
     ckpts = cli("checkpoints", str(run.path))
     no_traceback(ckpts)

@@ -70,7 +70,7 @@ async def test_escape_leaves_compare_mode_before_the_tab_and_zoom_pauses_followi
         assert "paused at step 4" in str(pane.query_one("#completions-title").render())
         from test_ui_completions_browser import _grpo_rows
 
-        from cockpit.metrics.completions import CompletionsWriter
+        from cockpit.run.completions_store import CompletionsWriter
         from cockpit.run import journal
 
         writer = CompletionsWriter(run.path)
