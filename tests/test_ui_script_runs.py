@@ -28,7 +28,7 @@ async def test_a_script_run_is_listed_with_its_command_and_the_trainer_its_journ
     async with app.run_test(size=(160, 40)) as pilot:
         table = app.screen.query_one(RunsTable)
         await wait_for(pilot, lambda: table.row_count == 1, "the script run listed")
-        await wait_for(pilot, lambda: "train.py" in str(table.get_row_at(0)[6]), "its command")
+        await wait_for(pilot, lambda: "train.py" in str(table.get_row_at(0)[-1]), "its command")
         name, _state, trainer, *_rest, note = table.get_row_at(0)
         assert str(name) == run.name
         assert str(trainer) == "grpo"
@@ -53,7 +53,7 @@ async def test_a_real_script_run_is_followed_live_like_a_preset_run(tmp_path):
     app = app_for(tmp_path)
     async with app.run_test(size=(160, 48)) as pilot:
         table = app.screen.query_one(RunsTable)
-        await wait_for(pilot, lambda: table.row_count == 1 and "pipeline.py" in str(table.get_row_at(0)[6]),
+        await wait_for(pilot, lambda: table.row_count == 1 and "pipeline.py" in str(table.get_row_at(0)[-1]),
                        "the script run listed with its command")
         table.focus()
         await pilot.press("enter")
