@@ -237,9 +237,12 @@ class CockpitApp(App):
                     out.append((f"{title} tab", [(" / ".join(k), d, ", ".join(i)) for d, (k, i) in keys.items()]))
         return out
 
-    def action_help(self) -> None:
+    async def action_help(self) -> None:
         if isinstance(self.screen, HelpScreen):
             return
+        reveal = getattr(self.screen, "reveal_panes", None)
+        if callable(reveal):  # a run screen's hidden tabs: mounted first, so their keys are listed
+            await reveal()
         title = getattr(self.screen, "HELP_TITLE", None) or "cockpit"
         self.push_screen(HelpScreen(title, self.help_keys(self.screen), self.tab_keys(self.screen)))
 
