@@ -339,6 +339,8 @@ async def test_help_lists_every_tabs_keys_in_a_dialog_sized_to_its_content(tmp_p
         longest = max(len(line) for line in body.splitlines() if "keymap" not in line)
         assert dialog.region.width <= max(longest, 50) + 10 < 160
         assert dialog.region.height <= 48
+    app = app_for(tmp_path, "replay", [str(Path(__file__).parent / "fixtures" / "trainer_states"
+                                           / "trl_sft_token_accuracy.json")])
     async with app.run_test(size=(60, 20)) as pilot:  # a small terminal: within it, scrolling
         await wait_for(pilot, lambda: app.screen.sources, "the replay loaded")
         await pilot.press("question_mark")
