@@ -348,3 +348,59 @@ async def test_help_lists_every_tabs_keys_in_a_dialog_sized_to_its_content(tmp_p
         await pilot.pause(0.2)
         dialog = app.screen.query_one("#help-dialog")
         assert dialog.region.width <= 60 and dialog.region.height <= 20
+
+
+# -- §5: the runs list: mark runs to compare, delete one (asked first; never a live one) -----------
+
+
+async def test_runs_list_marks_runs_to_compare_and_deletes_a_finished_run_after_a_yes(tmp_path):
+    from test_ui_app import make_run, sft_records
+
+    from cockpit.ui.screens.confirm import ConfirmScreen
+    from cockpit.ui.screens.replay import ReplayScreen
+    from cockpit.ui.widgets.home.runs_table import RunsTable
+
+    runs = tmp_path / "runs"
+    live = make_run(runs, "alive", sft_records(range(1, 5)), state="running")
+    import os
+
+    from cockpit.run import owner
+
+    # Live as the list sees it: its status names a supervisor that is alive (this test's process).
+    live.update_status(supervisor_pid=os.getpid(), supervisor_started=owner.start_time(os.getpid()))
+    done = make_run(runs, "done", sft_records(range(1, 11)), state="finished")
+    old = make_run(runs, "old", sft_records(range(1, 11)), state="stopped")
+    app = app_for(tmp_path)
+    async with app.run_test(size=(160, 48)) as pilot:
+        table = app.screen.query_one(RunsTable)
+        await wait_for(pilot, lambda: table.row_count == 3 and app.focused is table, "the runs listed")
+
+        def row_of(run) -> int:
+            return [r.key.value for r in table.ordered_rows].index(str(run.path))
+
+        live_state = next(r for r in table.summaries if r.path == str(live.path))
+        # Delete: refused for a live run, asked for a finished one.
+        table.move_cursor(row=row_of(live))
+        await pilot.press("D")
+        assert live_state.live, live_state
+        await wait_for(pilot, lambda: any("stop it first" in n for n in notifications(app)), "refused")
+        assert live.path.is_dir() and not isinstance(app.screen, ConfirmScreen)
+        table.move_cursor(row=row_of(old))
+        await pilot.press("D")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "asked first")
+        await pilot.press("n")
+        await wait_for(pilot, lambda: not isinstance(app.screen, ConfirmScreen), "no")
+        assert old.path.is_dir()
+        await pilot.press("D")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "asked again")
+        await pilot.press("y")
+        await wait_for(pilot, lambda: not old.path.exists() and table.row_count == 2, "deleted and gone from the list")
+        # Mark two runs with space; c overlays them.
+        for run in (done, live):
+            table.move_cursor(row=row_of(run))
+            await pilot.press("space")
+        await wait_for(pilot, lambda: len(table.marked) == 2, "two marked")
+        assert "✓" in str(table.get_row_at(row_of(done))[0])
+        await pilot.press("c")
+        await wait_for(pilot, lambda: isinstance(app.screen, ReplayScreen), "the overlay", limit=30)
+        await wait_for(pilot, lambda: len(app.screen.sources) == 2, "both runs in it", limit=30)
