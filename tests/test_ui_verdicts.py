@@ -404,3 +404,26 @@ async def test_runs_list_marks_runs_to_compare_and_deletes_a_finished_run_after_
         await pilot.press("c")
         await wait_for(pilot, lambda: isinstance(app.screen, ReplayScreen), "the overlay", limit=30)
         await wait_for(pilot, lambda: len(app.screen.sources) == 2, "both runs in it", limit=30)
+
+
+# -- §5: a boolean reads as a glyph and a word, not only as a colour -------------------------------
+
+
+@pytest.mark.usefixtures("registry")
+async def test_boolean_fields_show_a_glyph_that_follows_the_switch(runs_dir):
+    from textual.widgets import Switch
+
+    from cockpit.ui.widgets.setup.field_editor import FieldEditor, editor_id
+
+    app = Host(runs_dir)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await pick(pilot, app, "sft")
+        editor = setup_screen(app).query_one(f"#{editor_id('gradient_checkpointing')}", FieldEditor)
+        switch = editor.query_one(Switch)
+        glyph = editor.query_one(".bool-glyph")
+        before = switch.value
+        assert str(glyph.render()) == ("✓ on" if before else "✗ off")
+        switch.focus()
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: switch.value != before, "switched")
+        await wait_for(pilot, lambda: str(glyph.render()) == ("✗ off" if before else "✓ on"), "the glyph follows")
