@@ -454,3 +454,31 @@ async def test_a_narrow_screen_marks_the_tabs_that_are_off_screen(tmp_path):
         await wait_for(pilot, lambda: app.screen.sources, "the replay loaded")
         await pilot.pause(1.0)
         assert not app.screen.query_one("#tabs-overflow").display  # every tab fits: no marker
+
+
+# -- §5: empty states said whole -------------------------------------------------------------------
+
+
+async def test_empty_states_are_said_whole_on_a_narrow_screen(tmp_path):
+    from textual.widgets import DataTable
+
+    from cockpit.ui.widgets.run.checkpoints_pane import CheckpointsPane
+
+    replay = [str(Path(__file__).parent / "fixtures" / "trainer_states" / "trl_sft_token_accuracy.json")]
+    app = app_for(tmp_path, "replay", replay)
+    async with app.run_test(size=(60, 20)) as pilot:
+        await wait_for(pilot, lambda: app.screen.sources, "the replay loaded")
+        await pilot.press("2")
+        title = app.screen.query_one("#completions-title")
+        await wait_for(pilot, lambda: "no completions in" in str(title.render()), "the empty state")
+        await pilot.pause(0.3)
+        said = str(title.render())
+        assert title.region.height >= 3 and "log_completions" in said  # wrapped, to its last word
+        assert "…" not in said
+        await pilot.press("8")
+        table = app.screen.query_one(CheckpointsPane).query_one(DataTable)
+        await wait_for(pilot, lambda: table.row_count and "no checkpoints" in str(table.get_row_at(0)[1]),
+                       "where it looked")
+        table.focus()
+        await pilot.press("space")  # the note is not a checkpoint to pick
+        assert app.screen.query_one(CheckpointsPane).picked == []
