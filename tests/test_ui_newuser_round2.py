@@ -341,11 +341,12 @@ async def test_reward_functions_typed_as_a_bracketed_list_are_names(runs_dir):
     async with app.run_test(size=(160, 48)) as pilot:
         await pick(pilot, app, "grpo")
         screen = setup_screen(app)
-        await type_into(pilot, app, "cockpit.reward_funcs", "[accuracy_reward, rewards.py:my_fn, 1]")
-        await wait_for(pilot, lambda: screen.current_preset().cockpit.get("reward_funcs")
+        # GRPO's one reward field is TRL's own reward_funcs (issue 30 §4: not two fields).
+        await type_into(pilot, app, "reward_funcs", "[accuracy_reward, rewards.py:my_fn, 1]")
+        await wait_for(pilot, lambda: screen.current_preset().trl.get("reward_funcs")
                        == ["accuracy_reward", "rewards.py:my_fn", "1"], "three names")
-        await type_into(pilot, app, "cockpit.reward_funcs", "[accuracy_reward")
-        editor = screen.query_one("#field-cockpit-reward_funcs")
+        await type_into(pilot, app, "reward_funcs", "[accuracy_reward")
+        editor = screen.query_one("#field-reward_funcs")
         await wait_for(pilot, lambda: editor.has_class("-invalid"), "an unclosed list is refused")
         assert "closing ]" in str(editor.query_one(".field-error", Static).content)
 
