@@ -438,17 +438,18 @@ async def test_a_narrow_screen_marks_the_tabs_that_are_off_screen(tmp_path):
     async with app.run_test(size=(60, 20)) as pilot:
         await wait_for(pilot, lambda: app.screen.sources, "the replay loaded")
         marker = app.screen.query_one("#tabs-overflow")
-        await wait_for(pilot, lambda: marker.display and "→" in str(marker.render()), "the marker")
-        await pilot.pause(0.3)
+        await wait_for(pilot, lambda: marker.display and "→" in str(marker.render()) and marker.region.width,
+                       "the marker", limit=30)
         text = str(marker.render())
         assert "8" in text and "1" not in text  # the last tabs are past the right edge
         assert marker.region.right == 60 and marker.region.y == app.screen.query_one("Tabs").region.y
         await pilot.press("8")
         await wait_for(pilot, lambda: "←" in str(marker.render()) and "8" not in str(marker.render()),
-                       "now the first ones are off the left, and the active tab is on screen")
+                       "now the first ones are off the left, and the active tab is on screen", limit=30)
+        await pilot.pause(0.3)
         assert "1" in str(marker.render())
         tab = app.screen.query_one("Tabs").active_tab
-        assert tab.region.right <= marker.region.x  # the active tab is not under the marker
+        await wait_for(pilot, lambda: tab.region.right <= marker.region.x, "the active tab clear of the marker")
     app = app_for(tmp_path, "replay", replay)
     async with app.run_test(size=(160, 48)) as pilot:
         await wait_for(pilot, lambda: app.screen.sources, "the replay loaded")

@@ -56,16 +56,20 @@ class TabsOverflow(Static):
         return left, beyond
 
     def check(self) -> None:
+        bar = self.parent
+        if isinstance(bar, Tabs) and bar.active_tab is not None and self.display:
+            # The marker takes room from the bar (more as it grows): the active tab stays clear of it.
+            scroller = bar.query_one("#tabs-scroll")
+            shown, tab = scroller.region, bar.active_tab.region
+            if shown.width and (tab.right > shown.right or tab.x < shown.x):
+                shift = tab.right - shown.right if tab.right > shown.right else tab.x - shown.x
+                scroller.scroll_to(x=scroller.scroll_x + shift, animate=False, force=True)
+                self.call_after_refresh(self.check)
+                return
         left, beyond = self.off_screen()
         parts = ([f"← {' '.join(left)}"] if left else []) + ([f"{' '.join(beyond)} →"] if beyond else [])
         text = " · ".join(parts)
         if text != str(self.render()) or bool(parts) != self.display:
             self.update(text)
-            if bool(parts) != self.display:
-                self.display = bool(parts)
-                # The marker takes room from the bar: keep the active tab in what is left.
-                bar = self.parent
-                active = bar.active_tab if isinstance(bar, Tabs) else None
-                if active is not None:
-                    self.call_after_refresh(active.scroll_visible, animate=False)
-                self.call_after_refresh(self.check)
+            self.display = bool(parts)
+            self.call_after_refresh(self.check)  # its new width moves the tabs: look again
