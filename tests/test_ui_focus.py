@@ -70,8 +70,8 @@ async def test_escape_leaves_compare_mode_before_the_tab_and_zoom_pauses_followi
         assert "paused at step 4" in str(pane.query_one("#completions-title").render())
         from test_ui_completions_browser import _grpo_rows
 
-        from cockpit.run.completions_store import CompletionsWriter
         from cockpit.run import journal
+        from cockpit.run.completions_store import CompletionsWriter
 
         writer = CompletionsWriter(run.path)
         with journal.JournalWriter(run.events) as jw:  # a new step arrives while reading

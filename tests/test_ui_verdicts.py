@@ -339,6 +339,8 @@ async def test_help_lists_every_tabs_keys_in_a_dialog_sized_to_its_content(tmp_p
         longest = max(len(line) for line in body.splitlines() if "keymap" not in line)
         assert dialog.region.width <= max(longest, 50) + 10 < 160
         assert dialog.region.height <= 48
+    app = app_for(tmp_path, "replay", [str(Path(__file__).parent / "fixtures" / "trainer_states"
+                                           / "trl_sft_token_accuracy.json")])
     async with app.run_test(size=(60, 20)) as pilot:  # a small terminal: within it, scrolling
         await wait_for(pilot, lambda: app.screen.sources, "the replay loaded")
         await pilot.press("question_mark")
@@ -346,3 +348,138 @@ async def test_help_lists_every_tabs_keys_in_a_dialog_sized_to_its_content(tmp_p
         await pilot.pause(0.2)
         dialog = app.screen.query_one("#help-dialog")
         assert dialog.region.width <= 60 and dialog.region.height <= 20
+
+
+# -- §5: the runs list: mark runs to compare, delete one (asked first; never a live one) -----------
+
+
+async def test_runs_list_marks_runs_to_compare_and_deletes_a_finished_run_after_a_yes(tmp_path):
+    from test_ui_app import make_run, sft_records
+
+    from cockpit.ui.screens.confirm import ConfirmScreen
+    from cockpit.ui.screens.replay import ReplayScreen
+    from cockpit.ui.widgets.home.runs_table import RunsTable
+
+    runs = tmp_path / "runs"
+    live = make_run(runs, "alive", sft_records(range(1, 5)), state="running")
+    import os
+
+    from cockpit.run import owner
+
+    # Live as the list sees it: its status names a supervisor that is alive (this test's process).
+    live.update_status(supervisor_pid=os.getpid(), supervisor_started=owner.start_time(os.getpid()))
+    done = make_run(runs, "done", sft_records(range(1, 11)), state="finished")
+    old = make_run(runs, "old", sft_records(range(1, 11)), state="stopped")
+    app = app_for(tmp_path)
+    async with app.run_test(size=(160, 48)) as pilot:
+        table = app.screen.query_one(RunsTable)
+        await wait_for(pilot, lambda: table.row_count == 3 and app.focused is table, "the runs listed")
+
+        def row_of(run) -> int:
+            return [r.key.value for r in table.ordered_rows].index(str(run.path))
+
+        live_state = next(r for r in table.summaries if r.path == str(live.path))
+        # Delete: refused for a live run, asked for a finished one.
+        table.move_cursor(row=row_of(live))
+        await pilot.press("D")
+        assert live_state.live, live_state
+        await wait_for(pilot, lambda: any("stop it first" in n for n in notifications(app)), "refused")
+        assert live.path.is_dir() and not isinstance(app.screen, ConfirmScreen)
+        table.move_cursor(row=row_of(old))
+        await pilot.press("D")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "asked first")
+        await pilot.press("n")
+        await wait_for(pilot, lambda: not isinstance(app.screen, ConfirmScreen), "no")
+        assert old.path.is_dir()
+        await pilot.press("D")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "asked again")
+        await pilot.press("y")
+        await wait_for(pilot, lambda: not old.path.exists() and table.row_count == 2, "deleted and gone from the list")
+        # Mark two runs with space; c overlays them.
+        for run in (done, live):
+            table.move_cursor(row=row_of(run))
+            await pilot.press("space")
+        await wait_for(pilot, lambda: len(table.marked) == 2, "two marked")
+        assert "✓" in str(table.get_row_at(row_of(done))[0])
+        await pilot.press("c")
+        await wait_for(pilot, lambda: isinstance(app.screen, ReplayScreen), "the overlay", limit=30)
+        await wait_for(pilot, lambda: len(app.screen.sources) == 2, "both runs in it", limit=30)
+
+
+# -- §5: a boolean reads as a glyph and a word, not only as a colour -------------------------------
+
+
+@pytest.mark.usefixtures("registry")
+async def test_boolean_fields_show_a_glyph_that_follows_the_switch(runs_dir):
+    from textual.widgets import Switch
+
+    from cockpit.ui.widgets.setup.field_editor import FieldEditor, editor_id
+
+    app = Host(runs_dir)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await pick(pilot, app, "sft")
+        editor = setup_screen(app).query_one(f"#{editor_id('gradient_checkpointing')}", FieldEditor)
+        switch = editor.query_one(Switch)
+        glyph = editor.query_one(".bool-glyph")
+        before = switch.value
+        assert str(glyph.render()) == ("✓ on" if before else "✗ off")
+        switch.focus()
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: switch.value != before, "switched")
+        await wait_for(pilot, lambda: str(glyph.render()) == ("✗ off" if before else "✓ on"), "the glyph follows")
+
+
+# -- §5: at 60x20 a marker says which tabs are off screen -------------------------------------------
+
+
+async def test_a_narrow_screen_marks_the_tabs_that_are_off_screen(tmp_path):
+    replay = [str(Path(__file__).parent / "fixtures" / "trainer_states" / "trl_sft_token_accuracy.json")]
+    app = app_for(tmp_path, "replay", replay)
+    async with app.run_test(size=(60, 20)) as pilot:
+        await wait_for(pilot, lambda: app.screen.sources, "the replay loaded")
+        marker = app.screen.query_one("#tabs-overflow")
+        await wait_for(pilot, lambda: marker.display and "→" in str(marker.render()) and marker.region.width,
+                       "the marker", limit=30)
+        text = str(marker.render())
+        assert "8" in text and "1" not in text  # the last tabs are past the right edge
+        assert marker.region.right == 60 and marker.region.y == app.screen.query_one("Tabs").region.y
+        await pilot.press("8")
+        await wait_for(pilot, lambda: "←" in str(marker.render()) and "8" not in str(marker.render()),
+                       "now the first ones are off the left, and the active tab is on screen", limit=30)
+        await pilot.pause(0.3)
+        assert "1" in str(marker.render())
+        tab = app.screen.query_one("Tabs").active_tab
+        await wait_for(pilot, lambda: tab.region.right <= marker.region.x, "the active tab clear of the marker")
+    app = app_for(tmp_path, "replay", replay)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_for(pilot, lambda: app.screen.sources, "the replay loaded")
+        await pilot.pause(1.0)
+        assert not app.screen.query_one("#tabs-overflow").display  # every tab fits: no marker
+
+
+# -- §5: empty states said whole -------------------------------------------------------------------
+
+
+async def test_empty_states_are_said_whole_on_a_narrow_screen(tmp_path):
+    from textual.widgets import DataTable
+
+    from cockpit.ui.widgets.run.checkpoints_pane import CheckpointsPane
+
+    replay = [str(Path(__file__).parent / "fixtures" / "trainer_states" / "trl_sft_token_accuracy.json")]
+    app = app_for(tmp_path, "replay", replay)
+    async with app.run_test(size=(60, 20)) as pilot:
+        await wait_for(pilot, lambda: app.screen.sources, "the replay loaded")
+        await pilot.press("2")
+        title = app.screen.query_one("#completions-title")
+        await wait_for(pilot, lambda: "no completions in" in str(title.render()), "the empty state")
+        await pilot.pause(0.3)
+        said = str(title.render())
+        assert title.region.height >= 3 and "log_completions" in said  # wrapped, to its last word
+        assert "…" not in said
+        await pilot.press("8")
+        table = app.screen.query_one(CheckpointsPane).query_one(DataTable)
+        await wait_for(pilot, lambda: table.row_count and "no checkpoints" in str(table.get_row_at(0)[1]),
+                       "where it looked")
+        table.focus()
+        await pilot.press("space")  # the note is not a checkpoint to pick
+        assert app.screen.query_one(CheckpointsPane).picked == []

@@ -88,8 +88,8 @@ def model_problem(what: str, ref: str) -> str | None:
     """One line when `ref` is a hub id that cannot load here (offline and not cached), else None."""
     if not looks_like_hub_id(ref) or not offline() or model_cached(ref):
         return None
-    return (f"{what} {ref}: not in the local Hugging Face cache ({hub_cache_dir()}) and the hub is "
-            f"offline (HF_HUB_OFFLINE) — download it where the hub is reachable (`hf download {ref}`), "
+    return (f"{what} {ref}: not in the local Hugging Face cache, and the hub is offline (HF_HUB_OFFLINE) — "
+            f"download it where the hub is reachable (`hf download {ref}`, into {hub_cache_dir()}), "
             "or give a local model folder")
 
 
@@ -97,6 +97,6 @@ def dataset_problem(ref: str) -> str | None:
     """One line when the hub dataset `ref` cannot load here (offline and not cached), else None."""
     if not looks_like_hub_id(ref) or not offline(datasets=True) or dataset_cached(ref):
         return None
-    return (f"dataset {ref}: not in the local Hugging Face cache ({hub_cache_dir()}) and the hub is "
-            f"offline (HF_HUB_OFFLINE) — download it where the hub is reachable "
-            f"(`hf download --repo-type dataset {ref}`), or give a local file or folder")
+    return (f"dataset {ref}: not in the local Hugging Face cache, and the hub is offline (HF_HUB_OFFLINE) — "
+            f"download it where the hub is reachable (`hf download --repo-type dataset {ref}`, into "
+            f"{hub_cache_dir()}), or give a local file or folder")

@@ -197,10 +197,13 @@ class CockpitApp(App):
         focus/copy keys or the focused widget's cursor keys. Keys of one action are listed
         together (`q / ^q  Quit`)."""
         keys: dict[str, tuple[list[str], list[str]]] = {}
+        tabs = self._tab_ids(screen)
         for active in screen.active_bindings.values():
             b = active.binding
             if not b.description or not b.id or active.node not in (screen, self):
                 continue
+            if b.id.partition(".")[0] in tabs:
+                continue  # a tab's key (`completions.sort`): listed under that tab
             shown, ids = keys.setdefault(b.description, ([], []))
             key = self.get_key_display(b)
             if key not in shown:
@@ -211,6 +214,12 @@ class CockpitApp(App):
         out.append(("ctrl+p", "Command palette (every action, themes)", ""))
         return out
 
+    @staticmethod
+    def _tab_ids(screen: Screen) -> set[str]:
+        from textual.widgets import TabPane
+
+        return {p.id for p in screen.query(TabPane) if p.id}
+
     def tab_keys(self, screen: Screen) -> list[tuple[str, list[tuple[str, str, str]]]]:
         """(tab title, keys) for every tab of a screen, whichever has the focus: the keys of the
         widgets in it (each with an id), so the help lists them all, not only the focused tab's."""
@@ -220,11 +229,13 @@ class CockpitApp(App):
         for tabs in screen.query(TabbedContent):
             for pane in tabs.query(TabPane):
                 keys: dict[str, tuple[list[str], list[str]]] = {}
-                for node in pane.walk_children(with_self=False):
+                for node in [screen, *pane.walk_children(with_self=False)]:
                     for bindings in node._bindings.key_to_bindings.values():
                         for b in bindings:
                             if not b.description or not b.id:
                                 continue
+                            if node is screen and b.id.partition(".")[0] != pane.id:
+                                continue  # the screen's keys that act on this tab only
                             shown, ids = keys.setdefault(b.description, ([], []))
                             key = self.get_key_display(b)
                             if key not in shown:

@@ -38,7 +38,11 @@ class HomeScreen(Screen):
         Binding("n", "new_run", "New run", id="home.new_run"),
         Binding("e", "edit_preset", "Edit preset", id="home.edit_preset"),
         Binding("r", "replay", "Replay", id="home.replay"),
-        Binding("c", "compare", "Compare", id="home.compare"),
+        Binding("c", "compare", "Compare", tooltip="Overlay the runs marked with space (or type paths)",
+                id="home.compare"),
+        Binding("space", "mark", "Mark", tooltip="Mark a run to compare (space again unmarks)", id="home.mark"),
+        Binding("D", "delete_run", "Delete run", tooltip="Delete the highlighted run's folder (asks first)",
+                id="home.delete"),
         Binding("p", "focus_presets", "Presets", id="home.presets"),
         Binding("l", "focus_runs", "Runs", id="home.runs"),
         Binding("f5,ctrl+r", "refresh", "Refresh", show=False, id="home.refresh"),
@@ -304,9 +308,55 @@ class HomeScreen(Screen):
         self.app.push_screen(PathPrompt("Replay: a trainer_state.json, checkpoint, output dir "
                                         "or run folder"), chosen)
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:  # noqa: ARG002
+        if action in ("mark", "delete_run"):  # keys of the runs list: space on a preset launches it
+            return isinstance(self.focused, RunsTable)
+        return True
+
+    def action_mark(self) -> None:
+        self.query_one(RunsTable).toggle_mark()
+
+    def action_delete_run(self) -> None:
+        """D: the highlighted run's folder deleted, after a yes; a live run is refused."""
+        table = self.query_one(RunsTable)
+        path = table.highlighted_path()
+        summary = next((r for r in table.summaries if r.path == path), None)
+        if summary is None:
+            return
+        if summary.live:
+            self.notify(f"{summary.name} is {summary.state} — stop it first, then delete it",
+                        title="cannot delete", severity="warning")
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self._delete(summary.path)
+
+        self.app.push_screen(ConfirmScreen(
+            f"Delete {summary.name}?", yes="Delete", danger=True,
+            detail=f"{summary.path}\nThe folder goes with its metrics, logs and checkpoints; an output_dir "
+                   "the preset put elsewhere is kept."), answered)
+
+    @work(thread=True, group="home-delete", exit_on_error=False)
+    def _delete(self, path: str) -> None:
+        from cockpit.run.folder import RunFolder
+        from cockpit.run.manage import delete_run
+
+        try:
+            delete_run(RunFolder(Path(path)))
+        except CockpitError as exc:
+            self.app.call_from_thread(self.notify, str(exc), title="cannot delete", severity="error",
+                                      timeout=10)
+            return
+        self.app.call_from_thread(self.notify, f"deleted {Path(path).name}")
+        self.app.call_from_thread(self.action_refresh)
+
     def action_compare(self) -> None:
         table = self.query_one(RunsTable)
-        value = " ".join(r.path for r in table.summaries[:2])
+        if len(table.marked) >= 2:  # marked with space: straight to the overlay
+            self.app.open_replay(list(table.marked))
+            return
+        value = " ".join(table.marked or [r.path for r in table.summaries[:2]])
 
         def chosen(paths: list[str] | None) -> None:
             if paths:

@@ -43,6 +43,7 @@ from cockpit.ui.widgets.run.metric_plot import DEFAULT_VIEW, View, XMode, window
 from cockpit.ui.widgets.run.plot_grid import PlotGrid
 from cockpit.ui.widgets.run.run_header import RunHeader
 from cockpit.ui.widgets.run.system_pane import SystemPane
+from cockpit.ui.widgets.run.tabs_overflow import TabsOverflow
 
 if TYPE_CHECKING:
     from textual import getters
@@ -199,6 +200,7 @@ class RunView(Screen):
 
     def on_mount(self) -> None:
         self.set_interval(1 / REDRAW_HZ, self.refresh_view)
+        TabsOverflow.attach(self.query_one(TabbedContent))  # `6 7 8 →` where tabs are off screen
 
     # -- what subclasses provide ---------------------------------------------------------------
 

@@ -45,7 +45,7 @@ class PresetList(OptionList):
             if reason:  # greyed: the problem, not the fix (Enter shows the whole line)
                 text = markup("[dim]$name  $trainer  $origin[/]", name=info.name, trainer=info.trainer,
                               origin=info.origin)
-                text += markup("\n  [dim i]✗ $reason[/]", reason=reason.split(" — ")[0][:100])
+                text += markup("\n  [dim i]✗ $reason[/]", reason=reason.split(" — ")[0])
                 options.append(Option(text, id=str(info.path)))
                 continue
             text = markup("[b]$name[/b]  [$text-primary]$trainer[/]  [dim]$origin[/]",

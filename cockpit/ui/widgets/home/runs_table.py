@@ -78,6 +78,8 @@ class RunsTable(DataTable):
         """Cells rewritten by the last `show` (all of them when it rebuilt the table)."""
         self._state_styles: dict[str, Style] = {}
         """Each state's style in the current theme (cells are Rich text: no `$variables`)."""
+        self.marked: list[str] = []
+        """Run paths marked with space, in the order they were marked (c compares them)."""
 
     def on_mount(self) -> None:
         self._add_columns(None)
@@ -119,6 +121,7 @@ class RunsTable(DataTable):
         if self.wanted is not None:  # the run the user just came back from
             current, self.wanted = self.wanted, None
         self.summaries = list(rows)
+        self.marked = [p for p in self.marked if any(r.path == p for r in rows)]  # deleted ones go
         now = time.time()
         cells = []
         for r in rows:
@@ -135,7 +138,7 @@ class RunsTable(DataTable):
                  + max([len("last")] + [len(r.metric or "-") for r in rows]) + DURATION_WIDTH)
         pad = 2 * self.cell_padding * 6  # name, state, trainer, step, last, ETA
         room = (self.scrollable_content_region.width or 80) - pad - fixed
-        longest = max([len("name")] + [Text(printable(r.name)).cell_len for r in rows])
+        longest = max([len("name")] + [Text(printable(r.name)).cell_len + 2 * (r.path in self.marked) for r in rows])
         name_width = min(longest, max(NAME_MIN, room))
         shown = []
         for r, step, eta, age in cells:
@@ -146,7 +149,8 @@ class RunsTable(DataTable):
                 parts = [note, f"$ {command}"] if failed else [f"$ {command}", note]
                 note = " · ".join(p for p in parts if p)
                 note = note if len(note) <= COMMAND_WIDTH else note[:COMMAND_WIDTH - 1] + "…"
-            shown.append((r.path, (r.name, r.state_label, r.trainer, step, r.metric or "-", eta, age, note)))
+            name = f"✓ {r.name}" if r.path in self.marked else r.name
+            shown.append((r.path, (name, r.state_label, r.trainer, step, r.metric or "-", eta, age, note)))
         if name_width == self._name_width and [k for k, _ in shown] == [k for k, _ in self._shown]:
             self._update_cells(shown)
         else:
@@ -157,6 +161,23 @@ class RunsTable(DataTable):
                     if i != self.cursor_row:
                         self.move_cursor(row=i)
                     break
+
+    def toggle_mark(self) -> None:
+        """Space: mark the highlighted run (or unmark it); its name gets a ✓."""
+        if not self.row_count or not 0 <= self.cursor_row < self.row_count:
+            return
+        path = str(self.ordered_rows[self.cursor_row].key.value)
+        if path in self.marked:
+            self.marked.remove(path)
+        else:
+            self.marked.append(path)
+        self._name_width = None  # the names' cells are drawn again, with the marks
+        self.show(self.summaries)
+
+    def highlighted_path(self) -> str | None:
+        if not self.row_count or not 0 <= self.cursor_row < self.row_count:
+            return None
+        return str(self.ordered_rows[self.cursor_row].key.value)
 
     def _cell(self, column: str, value: str) -> Text:
         if column == "name":

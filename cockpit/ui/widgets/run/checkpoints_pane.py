@@ -42,7 +42,7 @@ def split_prompts(text: str) -> list[str]:
 
 
 LOADING_ROW = "loading"
-"""The table's one row until the first listing arrives."""
+"""The table's one row, not a checkpoint: until the first listing arrives, or when it found none."""
 METRIC_LABELS = {"reward": "mean reward", "objective/rlhf_reward": "rlhf reward", "rewards/margins": "margin",
                  "train_loss": "loss"}
 
@@ -239,6 +239,10 @@ class CheckpointsPane(Vertical):
             # Text, not str: a DataTable reads a str cell as markup, and paths are data
             table.add_row(self._mark(c.name), Text(printable(c.name)), num(c.key_value), num(c.eval_value),
                           fmt_size(c.size), state, Text(fold_tail(kind, 60)), key=c.name)
+        if not table.row_count:  # an empty state that says where it looked, not a blank table
+            where = fold_tail(str(found.output_dir), 60)
+            table.add_row("", Text(f"no checkpoints {'yet ' if found.live else ''}in {where}", style="dim italic"),
+                          key=LOADING_ROW)
         if table.row_count:
             table.move_cursor(row=min(max(cursor, 0), table.row_count - 1))
 
@@ -267,9 +271,10 @@ class CheckpointsPane(Vertical):
         picks = self.picked[:n]
         if not picks:
             table = self.query_one(DataTable)
-            if not table.row_count or self.found is None:
+            picks = [str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)] \
+                if table.row_count else []
+            if not picks or picks == [LOADING_ROW] or self.found is None:
                 raise CockpitError("no checkpoints yet — wait for the first save")
-            picks = [str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)]
         return [choose(self.found, key, slot) for key, slot in zip(picks, ("a", "b"), strict=False)]
 
     def action_sample(self) -> None:

@@ -20,13 +20,14 @@ SPARK_WIDTH = 40
 """Columns of a sparkline (the run's samples are bucketed into them)."""
 SHOWN = frozenset({"cpu_percent", "cpus", "rss_mb", "ram_used_percent", "ram_total_mb", "processes", "gpus"})
 """The keys given their own rows; any other is listed by its name."""
-LABEL_W = 11
+LABEL_W = 13
 VALUE_W = 26
 
 
 def sparkline(values: Sequence[float | None], width: int = SPARK_WIDTH, *, top: float | None = None) -> str:
     """The values as block characters, bucketed to `width` (each bucket its highest value, so a
-    peak is not averaged away), scaled from 0 to `top` (or the highest value)."""
+    peak is not averaged away), scaled from 0 to `top` for a share (per cent), else from the
+    lowest value to the highest, so memory that creeps from 3.0 to 3.7 GiB shows it."""
     finite = [v for v in values if isinstance(v, (int, float)) and math.isfinite(v)]
     if not finite or width <= 0:
         return ""
@@ -34,13 +35,16 @@ def sparkline(values: Sequence[float | None], width: int = SPARK_WIDTH, *, top: 
         per = len(values) / width
         buckets = [values[int(i * per):max(int((i + 1) * per), int(i * per) + 1)] for i in range(width)]
         values = [max((v for v in b if v is not None), default=None) for b in buckets]
-    high = top if top else max(finite) or 1.0
+    low, high = (0.0, top) if top else (min(finite), max(finite))
+    span = high - low
     out = []
     for v in values:
         if v is None or not math.isfinite(v):
             out.append(" ")
+        elif span <= 0:
+            out.append(BARS[len(BARS) // 2])  # flat: a level line, not an empty or a full one
         else:
-            out.append(BARS[min(len(BARS) - 1, max(0, int(v / high * (len(BARS) - 1) + 0.5)))])
+            out.append(BARS[min(len(BARS) - 1, max(0, int((v - low) / span * (len(BARS) - 1) + 0.5)))])
     return "".join(out)
 
 

@@ -34,6 +34,10 @@ from cockpit.ui.widgets.setup.values import (
 )
 
 
+def bool_glyph(value: bool) -> str:
+    """A boolean in words and a glyph, beside the switch."""
+    return "✓ on" if value else "✗ off"
+
 class FieldValueValidator(Validator):
     """Refuses text the field's type cannot hold, with the reason shown under the field."""
 
@@ -83,6 +87,10 @@ class FieldEditor(Vertical):
         width: auto;
         height: 1;
         border: none;
+        padding: 0 1;
+    }
+    FieldEditor .bool-glyph {
+        width: auto;
         padding: 0 1;
     }
     FieldEditor .field-help {
@@ -167,7 +175,10 @@ class FieldEditor(Vertical):
     def compose(self) -> ComposeResult:
         with Horizontal(classes="field-row"):
             yield Label(self.label, classes="field-name")
-            yield self._control()
+            control = self._control()
+            yield control
+            if isinstance(control, Switch):  # the switch's colour alone is not enough to read
+                yield Static(bool_glyph(control.value), classes="bool-glyph")
         if self.field.help:
             yield Static(first_sentence(self.field.help), classes="field-help", markup=False)
         yield Static("", classes="field-error", markup=False)
@@ -221,6 +232,8 @@ class FieldEditor(Vertical):
     @on(Switch.Changed, "#control")
     def _switch_changed(self, event: Switch.Changed) -> None:
         event.stop()
+        for glyph in self.query(".bool-glyph").results(Static):
+            glyph.update(bool_glyph(event.value))
         self._report(bool(event.value), None)
 
     def _report(self, raw: Any, error: str | None) -> None:

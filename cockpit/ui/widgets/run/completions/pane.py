@@ -137,11 +137,13 @@ class CompletionsPane(Vertical):
         main = self.query_one("#completions-table", StepTable)
         if step is None:
             self.set_class(False, "-comparing")
+            title.add_class("-empty")  # the whole sentence, wrapped: there is no table under it
             title.update(EMPTY if data.state in LIVE_STATES else markup(NONE_HERE, label=data.label))
             main.show_step(None, None, width=width, grouped=False, sort=None, descending=True)
             self._rows = []
             self._show_detail(main)
             return
+        title.remove_class("-empty")
         if redraw:
             self._redraw(lib, step, width)
         assert main.shown is not None
