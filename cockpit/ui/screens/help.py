@@ -55,7 +55,7 @@ class HelpScreen(ModalScreen[None]):
             dialog.styles.height = min(len(lines) + CHROME_H + len(note) // max(1, box_w - CHROME_W),
                                        max(8, screen_h - 2))
             dialog.styles.max_height = "100%"
-            yield Static(markup("[b]$title[/b] — keys", title=self.title_text),
+            yield Static(markup("[b]$title[/b]", title=self.title_text) + Content(" — keys"),
                          classes="dialog-question")
             with VerticalScroll(id="help-keys"):
                 yield Static(Content("\n").join(lines))
