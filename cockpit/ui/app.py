@@ -204,15 +204,20 @@ class CockpitApp(App):
                 continue
             if b.id.partition(".")[0] in tabs:
                 continue  # a tab's key (`completions.sort`): listed under that tab
-            shown, ids = keys.setdefault(b.description, ([], []))
-            key = self.get_key_display(b)
-            if key not in shown:
-                shown.append(key)
-            if b.id not in ids:
-                ids.append(b.id)
+            self._list_key(keys, b)
         out = [(" / ".join(k), d, ", ".join(i)) for d, (k, i) in keys.items()]
         out.append(("ctrl+p", "Command palette (every action, themes)", ""))
         return out
+
+    def _list_key(self, keys: dict[str, tuple[list[str], list[str]]], b: Binding) -> None:
+        """One binding into a help listing: its keys and ids gathered under its description
+        (`q / ^q  Quit`)."""
+        shown, ids = keys.setdefault(b.description, ([], []))
+        key = self.get_key_display(b)
+        if key not in shown:
+            shown.append(key)
+        if b.id and b.id not in ids:
+            ids.append(b.id)
 
     @staticmethod
     def _tab_ids(screen: Screen) -> set[str]:
@@ -236,12 +241,7 @@ class CockpitApp(App):
                                 continue
                             if node is screen and b.id.partition(".")[0] != pane.id:
                                 continue  # the screen's keys that act on this tab only
-                            shown, ids = keys.setdefault(b.description, ([], []))
-                            key = self.get_key_display(b)
-                            if key not in shown:
-                                shown.append(key)
-                            if b.id not in ids:
-                                ids.append(b.id)
+                            self._list_key(keys, b)
                 if keys:
                     tab = tabs.get_tab(pane.id or "")
                     title = str(tab.label).rstrip("¹²³⁴⁵⁶⁷⁸⁹ ") if tab is not None else str(pane.id)
