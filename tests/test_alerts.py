@@ -20,6 +20,7 @@ from cockpit.errors import CockpitError
 from cockpit.launch.plan import launch
 from cockpit.run import journal
 from cockpit.run.folder import RunFolder
+from cockpit.run.summaries import supervisor_alive
 from conftest import REPO, cockpit_cmd, wait_for
 from helpers import fake_argv
 
@@ -137,7 +138,9 @@ def test_a_preset_rule_notifies_a_local_webhook_with_nobody_attached(runs_dir, r
     preset.cockpit["alerts"] = [{"metric": "loss", "above": 0.0, "do": ["notify"]},
                                 {"event": "run_ended", "do": ["notify"]}]
     run = launch(preset, runs_dir)
-    wait_for(lambda: not run.read_status().live, timeout=300)
+    # The final status is written when training ends; the supervisor sends the run_ended notices
+    # after it (`supervisor/main.py` _finish), and exits once they are out.
+    wait_for(lambda: not run.read_status().live and not supervisor_alive(run.read_status()), timeout=300)
     assert run.read_status().state == "finished"
     hooks = [json.loads(body) for path, _, body in got if path == "/hook"]
     assert {h["rule"] for h in hooks} == {"loss > 0.0", "run_ended"}

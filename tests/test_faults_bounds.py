@@ -44,9 +44,11 @@ def test_sample_refuses_unusable_numbers_and_a_one_megabyte_prompt_each_in_one_l
 
 
 def _sampler_children(pid: int) -> list[psutil.Process]:
+    from cockpit.launch.sampler import PRIVATE
+
+    module = f"{PRIVATE}.runner.sample"  # the sampler runs from its private bundle: `python -m <module>`
     try:
-        return [c for c in psutil.Process(pid).children(recursive=True)
-                if "cockpit.runner.sample" in " ".join(c.cmdline())]
+        return [c for c in psutil.Process(pid).children(recursive=True) if module in c.cmdline()]
     except psutil.Error:
         return []
 

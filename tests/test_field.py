@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import struct
 import subprocess
 import sys
 import textwrap
@@ -84,14 +85,17 @@ def test_a_two_process_crash_names_rank_zeros_error_not_the_launchers(tmp_path, 
 
 @pytest.mark.slow
 def test_a_sampler_failure_names_the_log_that_holds_its_traceback(tmp_path):
-    """A checkpoint whose weights file is not safetensors: the sampler fails in a way it did not
-    foresee; the line names the file its traceback went to ("see the lines above on stderr" named
-    nothing)."""
+    """A complete checkpoint (its safetensors file whole, as its header says) whose one tensor has a
+    shape its config does not give: the sampler fails in a way it did not foresee; the line names
+    the file its traceback went to ("see the lines above on stderr" named nothing)."""
     out = tmp_path / "out"
     ckpt = out / "checkpoint-2"
     ckpt.mkdir(parents=True)
     (ckpt / "trainer_state.json").write_text(json.dumps({"global_step": 2, "log_history": []}), encoding="utf-8")
-    (ckpt / "model.safetensors").write_bytes(b"\xff" * 64)
+    header = json.dumps({"model.embed_tokens.weight": {"dtype": "F32", "shape": [3, 3],
+                                                       "data_offsets": [0, 36]}}).encode()
+    header += b" " * (-len(header) % 8)
+    (ckpt / "model.safetensors").write_bytes(struct.pack("<Q", len(header)) + header + b"\0" * 36)
     (ckpt / "config.json").write_text(json.dumps({"model_type": "llama", "vocab_size": 32, "hidden_size": 8,
                                                   "intermediate_size": 16, "num_hidden_layers": 1,
                                                   "num_attention_heads": 2, "num_key_value_heads": 2}),

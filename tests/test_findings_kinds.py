@@ -154,7 +154,7 @@ def test_the_new_grpo_kinds_carry_completions_from_their_window(kind, what):
     from conftest import REPO
 
     data = report.load(REPO / "tests" / "fixtures" / "findings" / "grpo-short-reward")
-    f = add_evidence(Finding(kind, (8, 18), "warning", "x"), data.store, data.library)
+    f = add_evidence(Finding(kind, (8, 18), "warning", "x"), data.library)
     rows = [(e["step"], r) for e in f.evidence if e["type"] == "completions" and e["what"] == what for r in e["rows"]]
     assert rows and all(8 <= step <= 18 and r["completion"] is not None for step, r in rows)
 

@@ -141,8 +141,12 @@ def test_a_run_outlives_the_process_that_launched_it(tmp_path):
 
 @pytest.mark.slow
 def test_a_failing_run_ends_failed_with_a_reason(tmp_path):
-    """A dataset the runner cannot use (hub id, no network) fails with the reason recorded."""
-    preset = apply_overrides(load_preset("demo-sft"), ["dataset_name=someone/not-a-real-dataset"])
+    """A dataset the runner cannot use fails with the reason recorded: its first row is what
+    validation reads, and fits; a later line is not JSON, which only loading it in the runner finds."""
+    data = tmp_path / "broken.jsonl"
+    data.write_text('{"prompt": "2 + 2 =", "completion": " 4"}\n' * 20 + '{"prompt": "3 + 3 =", "completion": \n',
+                    encoding="utf-8")
+    preset = apply_overrides(load_preset("demo-sft"), [f"dataset_name={data}"])
     run = launch(preset, tmp_path / "runs")
     end = wait_for(lambda: _ended(run))
     assert end.data["state"] == "failed"

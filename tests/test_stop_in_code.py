@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import psutil
 import pytest
@@ -18,15 +19,19 @@ from cockpit.run import journal, owner
 from cockpit.run.folder import Status, create_run_folder
 
 _SLEEPER = ("import signal, sys, time\n"
+            "from cockpit.run import owner\n"
             "if sys.argv[1] == 'deaf': signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+            "held = owner.acquire(sys.argv[2])  # owns its run folder, as `CockpitCallback()` does (hook/public.py)\n"
             "print('ready', flush=True)\n"
             "time.sleep(300)\n")
+_REPO = Path(__file__).resolve().parents[1]
 
 
 def _script_run(tmp_path, mode: str):
-    proc = subprocess.Popen([sys.executable, "-c", _SLEEPER, mode], stdout=subprocess.PIPE)
-    assert proc.stdout is not None and proc.stdout.readline() == b"ready\n"
     run = create_run_folder(tmp_path / "runs", "plain")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(_REPO), os.environ.get("PYTHONPATH")]))}
+    proc = subprocess.Popen([sys.executable, "-c", _SLEEPER, mode, str(run.path)], stdout=subprocess.PIPE, env=env)
+    assert proc.stdout is not None and proc.stdout.readline() == b"ready\n"
     run.write_status(Status(state="running", name=run.name, supervisor_pid=proc.pid, pid=proc.pid,
                             pgid=os.getpgid(proc.pid), host=os.uname().nodename,
                             supervisor_started=owner.start_time(proc.pid)))

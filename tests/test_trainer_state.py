@@ -26,6 +26,8 @@ ENTRIES = {
     "seq2seq_whisper_eval_wer_legacy_format.json": 206,
     "trainer_eval_best_checkpoint.json": 31,
     "trainer_early_stopping_windows_path.json": 6,
+    "sft_3765_steps_first_log_spike.json": 94,
+    "trl_grpo_1134_steps_noisy.json": 226,
 }
 
 

@@ -93,14 +93,16 @@ async def test_opening_a_replay_does_not_wait_on_the_judge(tmp_path, monkeypatch
 
     released = threading.Event()
     asked = threading.Event()
-    real_judge = findings_pane.judge
+    def held(real):
+        def held_judge(*args, **kwargs):
+            asked.set()
+            released.wait(30)
+            return real(*args, **kwargs)
+        return held_judge
 
-    def held_judge(*args, **kwargs):
-        asked.set()
-        released.wait(30)
-        return real_judge(*args, **kwargs)
-
-    monkeypatch.setattr(findings_pane, "judge", held_judge)
+    # The pane's two ways into the judge: the whole judgement, or the metric rules alone.
+    monkeypatch.setattr(findings_pane, "judge_run", held(findings_pane.judge_run))
+    monkeypatch.setattr(findings_pane, "examine", held(findings_pane.examine))
     app = app_for(tmp_path, "replay", [str(FIXTURES.parent / "findings" / "grpo-wasted-groups")])
     async with app.run_test(size=SIZE) as pilot:
         plots = lambda: list(app.screen.query(MetricPlot))  # noqa: E731
@@ -108,7 +110,7 @@ async def test_opening_a_replay_does_not_wait_on_the_judge(tmp_path, monkeypatch
         assert not released.is_set()
         await wait_for(pilot, asked.is_set, "the judge asked after the first frame, unprompted")
         pane = app.screen.query_one(FindingsPane)
-        assert "judging…" in str(pane.query_one("#findings-title").render())
+        assert "judging…" in str(pane.query_one("#findings-title").render()).lower()
         released.set()
         await wait_for(pilot, lambda: len(pane.findings) == 2, "the findings tab filled in")
-        assert "judging…" not in str(pane.query_one("#findings-title").render())
+        assert "judging…" not in str(pane.query_one("#findings-title").render()).lower()

@@ -193,7 +193,11 @@ def cmd_merge(args: argparse.Namespace) -> int:
         f.seek(start)
         said = [line for line in f.read().decode("utf-8", "replace").splitlines() if line.startswith("cockpit: ")]
     line = said[-1].removeprefix("cockpit: ") if said else f"the merger ended (exit {code})"
-    raise CockpitError(line if code == 2 and said else f"{line} — the traceback is in {log}")
+    if code == 2 and said:  # a known problem and its fix: exit 2, as the CLI's own
+        raise CockpitError(line)
+    failed = CockpitError(f"{line} — the traceback is in {log}")
+    failed.exit_code = 1  # the merger failed (its exit 1, or a signal): not a problem the user caused
+    raise failed
 
 
 def _check_merge_output(out: Path) -> None:
