@@ -22,6 +22,7 @@ async def test_ctrl_k_on_an_sft_preset_shows_the_rows_with_the_assistant_replies
     app = Host(runs_dir, preset)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: getattr(app.screen, "registry", None) is not None, "the trainers read")
+        await wait_for(pilot, lambda: app.screen.query("#field-learning_rate"), "the form built")
         field = control(app, "learning_rate")  # from inside a text field: the form's key, not the field's
         field.focus()
         await pilot.pause()

@@ -201,7 +201,7 @@ async def test_u_names_the_checkpoint_it_resumes_from(tmp_path):
         ckpt = run.path / "output" / f"checkpoint-{step}"
         ckpt.mkdir(parents=True)
         (ckpt / "trainer_state.json").write_text(f'{{"global_step": {step}, "max_steps": 100, "log_history": []}}')
-        (ckpt / "model.safetensors").write_bytes(b"")
+        (ckpt / "model.safetensors").write_bytes(b"\x02" + b"\0" * 7 + b"{}")  # a real (empty) safetensors file
     app = app_for(tmp_path, "live", [str(run.path)])
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_for(pilot, lambda: app.screen.sources and app.screen.resumable, "resumable")
