@@ -177,11 +177,22 @@ def test_a_two_process_torchrun_script_has_exactly_one_journal_writer(tmp_path, 
 
 # -- through the command line, as a user types it ------------------------------------------------
 
-def _cli(*args: str, cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess:
+def _cli(*args: str, cwd: Path, timeout: float = 600, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     from conftest import cockpit_cmd
 
     return subprocess.run(cockpit_cmd(*args), cwd=cwd, capture_output=True, text=True, timeout=timeout,
-                          stdin=subprocess.DEVNULL)
+                          stdin=subprocess.DEVNULL, env=env)
+
+
+def _hub_cache(root: Path, models: tuple[str, ...] = (), datasets: tuple[str, ...] = ()) -> dict[str, str]:
+    """An environment whose offline Hugging Face cache (under `root`) holds these repos, as a download
+    leaves them: what a dry-run checks a hub id against (`config/hub.py`)."""
+    for kind, repos in (("models", models), ("datasets", datasets)):
+        for repo in repos:
+            snap = root / "hub" / f"{kind}--{repo.replace('/', '--')}" / "snapshots" / "0123abc"
+            snap.mkdir(parents=True)
+            (snap / ("config.json" if kind == "models" else "README.md")).write_text("{}")
+    return {**os.environ, "HF_HUB_CACHE": str(root / "hub"), "HF_DATASETS_CACHE": str(root / "ds")}
 
 
 @pytest.mark.slow
@@ -233,7 +244,10 @@ def test_a_trl_cli_config_runs_with_its_trainer_named_on_the_command_line(tmp_pa
 @pytest.mark.proc
 def test_a_recipe_config_names_every_problem_at_once_and_migrate_fixes_all_but_project_keys(tmp_path):
     recipes = REPO / "tests" / "fixtures" / "recipes"
-    proc = _cli("run", "sft", str(recipes / "handbook_sft.yaml"), "--dry-run", cwd=tmp_path)
+    # The recipes' models and datasets in the (offline) hub cache: the problems named are the recipes' own.
+    env = _hub_cache(tmp_path / "hf", models=("Qwen/Qwen2.5-0.5B", "Qwen/Qwen2.5-0.5B-Instruct"),
+                     datasets=("HuggingFaceH4/ultrachat_200k", "open-r1/OpenR1-Math-220k"))
+    proc = _cli("run", "sft", str(recipes / "handbook_sft.yaml"), "--dry-run", cwd=tmp_path, env=env)
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
     for key, fix in (("torch_dtype", "'dtype'"), ("max_seq_length", "'max_length'"),
@@ -244,20 +258,20 @@ def test_a_recipe_config_names_every_problem_at_once_and_migrate_fixes_all_but_p
 
     out = tmp_path / "fixed" / "sft.yaml"
     proc = _cli("migrate", str(recipes / "handbook_sft.yaml"), "--trainer", "sft", "--for", "trl-cli", "-o", str(out),
-                cwd=tmp_path)
+                cwd=tmp_path, env=env)
     assert proc.returncode == 0, proc.stderr
     assert (out.parent / "chat_template.jinja").is_file()
-    proc = _cli("run", "sft", str(out), "--dry-run", cwd=tmp_path)
+    proc = _cli("run", "sft", str(out), "--dry-run", cwd=tmp_path, env=env)
     assert proc.returncode == 0, proc.stderr
 
     # open-r1's recipe: its project-only keys stay, are named, and the dry-run stops only at them and at
     # its reward functions (open-r1's own registry: `accuracy`, `format`, `tag_count`), each named.
     out = tmp_path / "fixed" / "grpo.yaml"
     proc = _cli("migrate", str(recipes / "openr1_grpo.yaml"), "--trainer", "grpo", "--for", "trl-cli", "-o", str(out),
-                cwd=tmp_path)
+                cwd=tmp_path, env=env)
     assert proc.returncode == 1 and "cockpit run -- " in proc.stdout
     assert "dataset_prompt_column" in proc.stdout and "system_prompt" in proc.stdout
-    proc = _cli("run", "grpo", str(out), "--dry-run", cwd=tmp_path)
+    proc = _cli("run", "grpo", str(out), "--dry-run", cwd=tmp_path, env=env)
     problems = proc.stderr.strip().splitlines()
     assert proc.returncode == 2 and len(problems) == 4, problems
     assert "dataset_prompt_column" in problems[0] and "cockpit run -- " in problems[0]
