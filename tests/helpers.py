@@ -210,3 +210,15 @@ def fake_run(runs_dir: Path, *args: str, name: str = "fake"):
 
     runs_dir.mkdir(parents=True, exist_ok=True)
     return launch_prepared(prepare_script(fake_argv(*args), cwd=runs_dir.parent, runs_dir=runs_dir, name=name))
+
+
+def hub_cache_env(root: Path, models: tuple[str, ...] = (), datasets: tuple[str, ...] = ()) -> dict[str, str]:
+    """An environment whose offline Hugging Face cache (under `root`) holds these repos, as `hf download`
+    leaves them (a snapshot folder): what a dry-run checks a hub id against (`cockpit/config/hub.py`).
+    Called again with more repos, the same cache grows."""
+    for kind, repos in (("models", models), ("datasets", datasets)):
+        for repo in repos:
+            snap = root / "hub" / f"{kind}--{repo.replace('/', '--')}" / "snapshots" / "0123abc"
+            snap.mkdir(parents=True, exist_ok=True)
+            (snap / ("config.json" if kind == "models" else "README.md")).write_text('{"model_type": "qwen2"}')
+    return {**os.environ, "HF_HUB_CACHE": str(root / "hub"), "HF_DATASETS_CACHE": str(root / "ds")}

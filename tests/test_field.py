@@ -20,6 +20,7 @@ from cockpit.launch.script import prepare_script
 from cockpit.run import journal
 from cockpit.run.folder import RunFolder
 from conftest import REPO, cockpit_cmd, wait_for
+from helpers import hub_cache_env
 
 PIPELINE = REPO / "tests" / "fixtures" / "scripts" / "pipeline.py"
 
@@ -176,14 +177,10 @@ def test_a_copy_migrated_for_its_script_and_run_as_a_trl_config_is_told_the_comm
     fixed = tmp_path / "for-trl.yaml"
     done = _cli("migrate", str(copy), "--trainer", "sft", "--for", "trl-cli", "-o", str(fixed), cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
-    hub = tmp_path / "hub"  # offline, as the tests run: the recipe's model and data are in the local cache
-    for kind, repo, name in (("models", "Qwen/Qwen2.5-0.5B", "config.json"),
-                             ("datasets", "HuggingFaceH4/ultrachat_200k", "README.md")):
-        snap = hub / f"{kind}--{repo.replace('/', '--')}" / "snapshots" / "0123abc"
-        snap.mkdir(parents=True)
-        (snap / name).write_text("{}")
-    again = _cli("run", "sft", str(fixed), "--dry-run", cwd=tmp_path, HF_HUB_CACHE=str(hub),
-                 HF_DATASETS_CACHE=str(tmp_path / "ds"))
+    # Offline, as the tests run: the recipe's model and data are in the local cache.
+    env = hub_cache_env(tmp_path, models=("Qwen/Qwen2.5-0.5B",), datasets=("HuggingFaceH4/ultrachat_200k",))
+    again = _cli("run", "sft", str(fixed), "--dry-run", cwd=tmp_path, HF_HUB_CACHE=env["HF_HUB_CACHE"],
+                 HF_DATASETS_CACHE=env["HF_DATASETS_CACHE"])
     assert again.returncode == 0, again.stderr
 
 

@@ -17,6 +17,7 @@ from cockpit.errors import CockpitError
 from cockpit.run import journal
 from cockpit.run.folder import Status, create_run_folder, list_checkpoints
 from conftest import REPO, cockpit_cmd
+from helpers import hub_cache_env
 
 # -- journal ---------------------------------------------------------------------------------
 
@@ -275,30 +276,29 @@ def test_dry_run_prints_config_and_command_and_starts_nothing(runs_dir):
 def test_real_model_presets_pass_dry_run_where_their_hub_files_can_load(runs_dir, tmp_path, preset):
     """Offline (as the tests run), a hub model or dataset loads only from the cache: without it the
     dry-run names what is missing (the run would fail ~40 s in); with it, the preset passes."""
-    import os
 
     import yaml
 
     from cockpit.paths import package_presets_dir
 
-    env = {**os.environ, "HF_HUB_CACHE": str(tmp_path / "hub"), "HF_DATASETS_CACHE": str(tmp_path / "ds")}
+    env = hub_cache_env(tmp_path)
     args = cockpit_cmd("run", preset, "--dry-run", "--runs-dir", str(runs_dir))
     proc = subprocess.run(args, capture_output=True, text=True, timeout=120, env=env)
     assert proc.returncode == 2 and "not in the local Hugging Face cache" in proc.stderr, proc.stderr
     trl = yaml.safe_load((package_presets_dir() / f"{preset}.yaml").read_text(encoding="utf-8"))
-    for kind, repo in (("models", trl["model_name_or_path"]), ("datasets", trl["dataset_name"])):
-        snap = tmp_path / "hub" / f"{kind}--{repo.replace('/', '--')}" / "snapshots" / "0123abc"
-        snap.mkdir(parents=True)
-        (snap / ("config.json" if kind == "models" else "README.md")).write_text("{}")
+    hub_cache_env(tmp_path, models=(trl["model_name_or_path"],), datasets=(trl["dataset_name"],))
     proc = subprocess.run(args, capture_output=True, text=True, timeout=120, env=env)
     assert proc.returncode == 0, proc.stderr
     assert "model_name_or_path: Qwen/" in proc.stdout
 
 
 @pytest.mark.proc
-def test_ppo_preset_dry_run_matches_the_installed_trl(runs_dir, registry):
+def test_ppo_preset_dry_run_matches_the_installed_trl(runs_dir, registry, tmp_path):
+    # Offline, as the tests run: the preset's models and data are in the local cache.
+    env = hub_cache_env(tmp_path, models=("EleutherAI/pythia-160m-deduped",),
+                        datasets=("trl-internal-testing/descriptiveness-sentiment-trl-style",))
     proc = subprocess.run(cockpit_cmd("run", "ppo-tldr", "--dry-run", "--runs-dir", str(runs_dir)),
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=120, env=env)
     if any(s.name == "ppo" for s in registry.trainers):
         assert proc.returncode == 0, proc.stderr
         assert "value_model" in proc.stdout

@@ -16,6 +16,7 @@ from cockpit.launch.script import default_name, prepare_script
 from cockpit.run import journal
 from cockpit.run.folder import RunFolder
 from conftest import REPO, stored_completions, wait_for
+from helpers import hub_cache_env
 
 PIPELINE = REPO / "tests" / "fixtures" / "scripts" / "pipeline.py"
 
@@ -184,17 +185,6 @@ def _cli(*args: str, cwd: Path, timeout: float = 600, env: dict[str, str] | None
                           stdin=subprocess.DEVNULL, env=env)
 
 
-def _hub_cache(root: Path, models: tuple[str, ...] = (), datasets: tuple[str, ...] = ()) -> dict[str, str]:
-    """An environment whose offline Hugging Face cache (under `root`) holds these repos, as a download
-    leaves them: what a dry-run checks a hub id against (`config/hub.py`)."""
-    for kind, repos in (("models", models), ("datasets", datasets)):
-        for repo in repos:
-            snap = root / "hub" / f"{kind}--{repo.replace('/', '--')}" / "snapshots" / "0123abc"
-            snap.mkdir(parents=True)
-            (snap / ("config.json" if kind == "models" else "README.md")).write_text("{}")
-    return {**os.environ, "HF_HUB_CACHE": str(root / "hub"), "HF_DATASETS_CACHE": str(root / "ds")}
-
-
 @pytest.mark.slow
 def test_cockpit_run_dash_dash_launches_watches_stops_and_resumes_a_script(tmp_path, demo):
     runs = tmp_path / "runs"
@@ -245,7 +235,7 @@ def test_a_trl_cli_config_runs_with_its_trainer_named_on_the_command_line(tmp_pa
 def test_a_recipe_config_names_every_problem_at_once_and_migrate_fixes_all_but_project_keys(tmp_path):
     recipes = REPO / "tests" / "fixtures" / "recipes"
     # The recipes' models and datasets in the (offline) hub cache: the problems named are the recipes' own.
-    env = _hub_cache(tmp_path / "hf", models=("Qwen/Qwen2.5-0.5B", "Qwen/Qwen2.5-0.5B-Instruct"),
+    env = hub_cache_env(tmp_path / "hf", models=("Qwen/Qwen2.5-0.5B", "Qwen/Qwen2.5-0.5B-Instruct"),
                      datasets=("HuggingFaceH4/ultrachat_200k", "open-r1/OpenR1-Math-220k"))
     proc = _cli("run", "sft", str(recipes / "handbook_sft.yaml"), "--dry-run", cwd=tmp_path, env=env)
     assert proc.returncode == 2

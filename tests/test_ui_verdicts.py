@@ -14,6 +14,7 @@ from test_ui_app import app_for, notifications, wait_for
 from test_ui_setup import Host, control, launch_button, pick, setup_screen, type_into
 
 from conftest import cockpit_cmd
+from helpers import hub_cache_env
 
 pytestmark = pytest.mark.anyio
 
@@ -24,13 +25,6 @@ def _verdict(app) -> str:
     from textual.widgets import Static
 
     return str(setup_screen(app).query_one("#validation", Static).content)
-
-
-def _cache_model(hub_cache: Path, repo_id: str) -> None:
-    """What `hf download` leaves: a snapshot folder with the model's config."""
-    snap = hub_cache / f"models--{repo_id.replace('/', '--')}" / "snapshots" / "0123abc"
-    snap.mkdir(parents=True)
-    (snap / "config.json").write_text('{"model_type": "qwen2"}')
 
 
 @pytest.mark.usefixtures("registry")
@@ -46,7 +40,7 @@ async def test_setup_says_a_hub_model_missing_from_the_offline_cache_is_not_vali
         assert "not in the local Hugging Face cache" in _verdict(app) and "offline" in _verdict(app)
         assert launch_button(app).disabled
         # Once it is in the cache, the same form is valid.
-        _cache_model(tmp_path / "hub", HUB_MODEL)
+        hub_cache_env(tmp_path, models=(HUB_MODEL,))
         await type_into(pilot, app, "max_steps", "2")
         await wait_for(pilot, lambda: "✓ valid" in _verdict(app), "valid once cached")
         assert not launch_button(app).disabled
@@ -76,7 +70,7 @@ def test_dry_run_refuses_a_hub_model_missing_from_the_offline_cache_and_takes_a_
     assert proc.returncode == 2
     assert f"model_name_or_path {HUB_MODEL}: not in the local Hugging Face cache" in proc.stderr
     assert f"hf download {HUB_MODEL}" in proc.stderr
-    _cache_model(tmp_path / "hub", HUB_MODEL)
+    hub_cache_env(tmp_path, models=(HUB_MODEL,))
     proc = subprocess.run(args, capture_output=True, text=True, timeout=120, env=env)
     assert proc.returncode == 0, proc.stderr
     # Online, a hub id is the runner's to fetch: not refused.
