@@ -1,13 +1,13 @@
 from __future__ import annotations
 
 import os
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
 import helpers
+from helpers import cockpit_cmd as cockpit_cmd  # the tests import it from here too
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "tests" / "fixtures" / "trainer_states"  # real public run logs: see PROVENANCE.md there
@@ -73,10 +73,6 @@ def registry():
 @pytest.fixture
 def anyio_backend():
     return "asyncio"
-
-
-def cockpit_cmd(*args: str) -> list[str]:
-    return [sys.executable, "-m", "cockpit.cli", *args]
 
 
 def wait_for(pred, timeout: float = 240.0, every: float = 0.2):

@@ -17,14 +17,21 @@ from __future__ import annotations
 import functools
 import hashlib
 import importlib.metadata
+import json
 import os
 import shutil
+import socket
+import struct
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+
+from cockpit.run import journal
+from cockpit.run.folder import RunFolder, Status
 
 REPO = Path(__file__).resolve().parents[1]
 STACK = ("torch", "transformers", "trl", "peft", "datasets", "accelerate", "tokenizers")
@@ -99,8 +106,6 @@ SHAPES: dict[str, Shape] = {
 
 
 def _metric_steps(run) -> list[int]:
-    from cockpit.run import journal
-
     records, _ = journal.read_all(run.events)
     return [r.step for r in records if r.kind == journal.METRICS and not r.data.get("summary")]
 
@@ -127,7 +132,6 @@ def farm_original(cache: Path, name: str) -> Path:
     from filelock import FileLock
 
     from cockpit.run import owner
-    from cockpit.run.folder import RunFolder
 
     shape = SHAPES[name]
     root = farm_dir(cache)
@@ -172,8 +176,6 @@ _TEXT_FILES = ("run.yaml", "trl.yaml", "command.txt", "events.jsonl", "status.js
 def copy_run(src: Path, runs_dir: Path):
     """A copy of run folder `src` in `runs_dir`, its own paths rewritten to the copy's (as if it had
     been trained there). The copy is the test's to change."""
-    from cockpit.run.folder import RunFolder
-
     runs_dir.mkdir(parents=True, exist_ok=True)
     dest = runs_dir / src.name
     shutil.copytree(src, dest, symlinks=True)
@@ -195,6 +197,7 @@ def farm_copy(shape: str, runs_dir: Path):
 # -- the fake trainer ----------------------------------------------------------------------------
 
 FAKE_TRAINER = REPO / "tests" / "fixtures" / "scripts" / "fake_trainer.py"
+PIPELINE = REPO / "tests" / "fixtures" / "scripts" / "pipeline.py"  # a user's own TRL script (SFT/DPO/GRPO stages)
 
 
 def fake_argv(*args: str) -> list[str]:
@@ -222,3 +225,105 @@ def hub_cache_env(root: Path, models: tuple[str, ...] = (), datasets: tuple[str,
             snap.mkdir(parents=True, exist_ok=True)
             (snap / ("config.json" if kind == "models" else "README.md")).write_text('{"model_type": "qwen2"}')
     return {**os.environ, "HF_HUB_CACHE": str(root / "hub"), "HF_DATASETS_CACHE": str(root / "ds")}
+
+
+# -- the CLI, hand-made run folders and checkpoints (no training) ------------------------------
+
+
+def cockpit_cmd(*args: str) -> list[str]:
+    return [sys.executable, "-m", "cockpit.cli", *args]
+
+
+def cli(*args: str, timeout: float = 60, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """The real CLI; a reader that hangs fails the test at `timeout` instead of hanging the suite."""
+    return subprocess.run(cockpit_cmd(*args), capture_output=True, text=True, timeout=timeout,
+                          stdin=subprocess.DEVNULL, cwd=cwd, env={**os.environ, "COLUMNS": "200"})
+
+
+def no_traceback(proc: subprocess.CompletedProcess) -> None:
+    assert "Traceback" not in proc.stderr and "Traceback" not in proc.stdout, proc.stderr
+
+
+def make_run_folder(runs: Path, name: str, *, state: str = "finished", records: list[journal.Record] | None = None,
+                    trainer: str = "sft") -> RunFolder:
+    """A run folder as a finished run leaves it: run.yaml, status.json and a journal, written with
+    the real run-folder and journal code."""
+    run = RunFolder(runs / name)
+    run.path.mkdir(parents=True)
+    run.run_yaml.write_text(f"trainer: {trainer}\n", encoding="utf-8")
+    run.write_status(Status(state=state, name=name, trainer=trainer, host=os.uname().nodename))
+    if records is None:
+        records = [journal.run_started(trainer, max_steps=3, versions={"trl": "1.16"}),
+                   *(journal.metrics(s, {"loss": 2.0 / s, "learning_rate": 1e-4}) for s in (1, 2, 3)),
+                   journal.progress(3, 3, steps_per_s=1.5, eta_s=0.0),
+                   journal.run_ended(state, reason="training finished")]
+    with journal.JournalWriter(run.events) as w:
+        w.write_all(records)
+    return run
+
+
+def safetensors_file(path: Path, n_floats: int = 64, *, cut: int = 0) -> None:
+    """A real safetensors file (8-byte header length, JSON header, data), cut short by `cut` bytes."""
+    header = json.dumps({"w": {"dtype": "F32", "shape": [n_floats], "data_offsets": [0, 4 * n_floats]}}).encode()
+    data = struct.pack("<Q", len(header)) + header + struct.pack(f"<{n_floats}f", *range(n_floats))
+    path.write_bytes(data[:len(data) - cut] if cut else data)
+
+
+def checkpoint_folder(output: Path, step: int, *, log_history=None, cut: int = 0) -> Path:
+    ckpt = output / f"checkpoint-{step}"
+    ckpt.mkdir(parents=True)
+    (ckpt / "config.json").write_text("{}")
+    safetensors_file(ckpt / "model.safetensors", cut=cut)
+    history = [{"step": step, "loss": 1.0 / step}] if log_history is None else log_history
+    (ckpt / "trainer_state.json").write_text(json.dumps({"global_step": step, "max_steps": 10,
+                                                         "log_history": history}))
+    return ckpt
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+# -- the demo's assets and a disk that fills -----------------------------------------------------
+
+
+def demo_assets() -> Path:
+    """The offline demo folder (tiny model, datasets), built once into the session's cache."""
+    from cockpit.demo import demo_dir
+    from cockpit.runner.assets import ensure_all
+
+    return ensure_all(demo_dir())
+
+
+@contextmanager
+def tmpfs_mount(mnt: Path, size: str) -> Iterator[Path]:
+    """A tmpfs of `size` (`16m`) mounted at `mnt` (made here), unmounted at the end; the test is
+    skipped where this machine mounts none."""
+    import pytest
+
+    mnt.mkdir()
+    got = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(mnt)], capture_output=True)
+    if got.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {got.stderr.decode(errors='replace').strip()}")
+    try:
+        yield mnt
+    finally:
+        for _ in range(20):
+            if subprocess.run(["umount", str(mnt)], capture_output=True).returncode == 0:
+                break
+            time.sleep(0.5)
+        else:
+            subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
+
+
+def fill_disk(path: Path) -> None:
+    """Write zeros until the disk is full. Unbuffered: a short last write leaves nothing behind for
+    close() to flush (and fail on), whatever the free space was."""
+    with open(path, "wb", buffering=0) as fh:
+        try:
+            while True:
+                fh.write(b"\0" * 2**16)
+        except OSError:
+            pass

@@ -16,6 +16,8 @@ import subprocess
 import time
 from pathlib import Path
 
+from helpers import free_port
+
 NEEDED = ("munged", "slurmctld", "slurmd", "sbatch", "squeue", "scancel", "scontrol", "runuser")
 
 
@@ -26,12 +28,6 @@ def why_not() -> str | None:
     if os.geteuid() != 0:
         return "the local Slurm cluster runs its daemons as root"
     return None
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class LocalSlurm:
@@ -76,7 +72,7 @@ class LocalSlurm:
             "AuthType=auth/munge", f"AuthInfo=socket={sock}", "CredType=cred/munge",
             "ProctrackType=proctrack/linuxproc", "TaskPlugin=task/none",
             "SelectType=select/cons_tres", "SelectTypeParameters=CR_CPU",
-            f"SlurmctldPort={_free_port()}", f"SlurmdPort={_free_port()}",
+            f"SlurmctldPort={free_port()}", f"SlurmdPort={free_port()}",
             f"StateSaveLocation={r / 'state'}", f"SlurmdSpoolDir={r / 'spool'}",
             f"SlurmctldPidFile={r / 'slurmctld.pid'}", f"SlurmdPidFile={r / 'slurmd.pid'}",
             f"SlurmctldLogFile={r / 'log' / 'slurmctld.log'}", f"SlurmdLogFile={r / 'log' / 'slurmd.log'}",

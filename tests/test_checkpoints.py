@@ -249,21 +249,20 @@ def test_a_script_run_is_sampled_with_the_python_its_script_ran_with(tmp_path):
 
 @pytest.mark.anyio
 async def test_chat_mode_keeps_the_turns_with_one_checkpoint_and_keeps_the_answers(runs):
-    from test_ui_app import app_for
-    from test_ui_app import wait_for as settle
     from textual.widgets import DataTable, Input
 
     from cockpit.metrics import samples
     from cockpit.ui.widgets.run.checkpoints_pane import CheckpointsPane
+    from ui_helpers import app_for, app_wait
 
     run = runs["lora"]
     app = app_for(run.path.parent.parent, mode="replay", paths=[str(run.path)])
     async with app.run_test(size=(100, 30)) as pilot:
-        await settle(pilot, lambda: app.screen.query(CheckpointsPane), "the run view", limit=60)
+        await app_wait(pilot, lambda: app.screen.query(CheckpointsPane), "the run view", limit=60)
         await pilot.press("8")
         pane = app.screen.query_one(CheckpointsPane)
         table = pane.query_one(DataTable)
-        await settle(pilot, lambda: table.row_count == 3, "base and two checkpoints", limit=60)
+        await app_wait(pilot, lambda: table.row_count == 3, "base and two checkpoints", limit=60)
         table.focus()
         table.move_cursor(row=2)
         await pilot.press("c")
@@ -272,9 +271,9 @@ async def test_chat_mode_keeps_the_turns_with_one_checkpoint_and_keeps_the_answe
             pane.query_one(Input).value = turn
             await pilot.press("enter")
             # the sampler at work, or already done: a warm machine answers between two polls
-            await settle(pilot, lambda: pane.busy or pane.chat_turns[-1]["role"] == "assistant",
+            await app_wait(pilot, lambda: pane.busy or pane.chat_turns[-1]["role"] == "assistant",
                          "the sampler at work", limit=10)
-            await settle(pilot, lambda: not pane.busy, "the answer", limit=300)
+            await app_wait(pilot, lambda: not pane.busy, "the answer", limit=300)
         assert [t["role"] for t in pane.chat_turns] == ["user", "assistant", "user", "assistant"]
         assert "What is 2+2?" in pane.last_prompt and "And 3+3?" in pane.last_prompt  # both turns sent
         assert pane.last_prompt.count("<|im_start|>assistant") == 2  # the run's chat template

@@ -7,13 +7,13 @@ from __future__ import annotations
 import time
 
 import pytest
-from test_ui_app import app_for, wait_for
 
 from cockpit.config.presets import apply_overrides, load_preset
 from cockpit.launch.plan import launch, stop
 from cockpit.run import journal
 from cockpit.run.folder import complete_checkpoint, list_checkpoints
 from conftest import wait_for as wait_until
+from ui_helpers import app_for, app_wait
 
 pytestmark = pytest.mark.anyio
 
@@ -44,12 +44,12 @@ async def test_two_checkpoints_answer_the_same_prompts_side_by_side_while_the_ru
         wait_until(lambda: sum(map(complete_checkpoint, list_checkpoints(run.output))) >= 2, timeout=600)
         app = app_for(tmp_path, mode="live", paths=[str(run.path)])
         async with app.run_test(size=(160, 48)) as pilot:
-            await wait_for(pilot, lambda: isinstance(app.screen, LiveRunScreen), "the live view", limit=60)
+            await app_wait(pilot, lambda: isinstance(app.screen, LiveRunScreen), "the live view", limit=60)
             await pilot.press("8")
             pane = app.screen.query_one(CheckpointsPane)
             table = pane.query_one(DataTable)
-            await wait_for(pilot, lambda: table.row_count >= 3, "base and two checkpoints listed", limit=120)
-            await wait_for(pilot, lambda: split_prompts(pane.query_one(TextArea).text), "the run's own prompts",
+            await app_wait(pilot, lambda: table.row_count >= 3, "base and two checkpoints listed", limit=120)
+            await app_wait(pilot, lambda: split_prompts(pane.query_one(TextArea).text), "the run's own prompts",
                            limit=60)
             prompts = split_prompts(pane.query_one(TextArea).text)
             assert len(prompts) == 2
@@ -64,7 +64,7 @@ async def test_two_checkpoints_answer_the_same_prompts_side_by_side_while_the_ru
             await pilot.pause(0.5)
             await pilot.press("g")
             sampling_from = time.time()
-            await wait_for(pilot, lambda: not pane.busy, "both checkpoints answered", limit=400)
+            await app_wait(pilot, lambda: not pane.busy, "both checkpoints answered", limit=400)
             sampling_until = time.time()
             assert pane.columns["a"].label == picked[0] and pane.columns["b"].label == picked[1]
             for slot in ("a", "b"):
@@ -89,10 +89,10 @@ async def test_two_checkpoints_answer_the_same_prompts_side_by_side_while_the_ru
 
     app = app_for(tmp_path, mode="replay", paths=[str(run.path)])
     async with app.run_test(size=(160, 48)) as pilot:
-        await wait_for(pilot, lambda: isinstance(app.screen, ReplayScreen), "the replay", limit=60)
+        await app_wait(pilot, lambda: isinstance(app.screen, ReplayScreen), "the replay", limit=60)
         await pilot.press("8")
         pane = app.screen.query_one(CheckpointsPane)
-        await wait_for(pilot, lambda: len(pane.columns) == 2, "the kept answers shown", limit=120)
+        await app_wait(pilot, lambda: len(pane.columns) == 2, "the kept answers shown", limit=120)
         shown = {pane.columns[s].label: pane.columns[s].answers for s in ("a", "b")}
         assert set(shown) == set(picked)
         for label, rows in shown.items():
@@ -124,13 +124,13 @@ async def test_the_prompt_box_takes_keys_as_text_and_two_picks_at_most(tmp_path)
     out = _output_dir_with_checkpoints(tmp_path)
     app = app_for(tmp_path, mode="replay", paths=[str(out)])
     async with app.run_test(size=(100, 30)) as pilot:
-        await wait_for(pilot, lambda: app.screen.query(CheckpointsPane), "the replay", limit=60)
+        await app_wait(pilot, lambda: app.screen.query(CheckpointsPane), "the replay", limit=60)
         await pilot.press("8")
         tabs = app.screen.query_one(TabbedContent)
-        await wait_for(pilot, lambda: tabs.active == "checkpoints", "the Checkpoints tab")
+        await app_wait(pilot, lambda: tabs.active == "checkpoints", "the Checkpoints tab")
         pane = app.screen.query_one(CheckpointsPane)
         table = pane.query_one(DataTable)
-        await wait_for(pilot, lambda: table.row_count == 3, "three checkpoints (no base model known)")
+        await app_wait(pilot, lambda: table.row_count == 3, "three checkpoints (no base model known)")
         assert [str(table.get_row_at(i)[1]) for i in range(3)] == ["checkpoint-10", "checkpoint-20", "checkpoint-30"]
         assert str(table.get_row_at(2)[2]) == "0"  # the loss logged at step 30
         table.focus()

@@ -16,10 +16,9 @@ import time
 import aiohttp
 import psutil
 import pytest
-from test_faults_readers import cli, no_traceback
-from test_serve_lock import _free_port
 
 from conftest import cockpit_cmd, wait_for
+from helpers import cli, free_port, no_traceback
 
 # -- F2: sample's numbers and prompts ----------------------------------------------------------------
 
@@ -102,7 +101,7 @@ def served_small(tmp_path):
     import re
     import select
 
-    port = _free_port()
+    port = free_port()
     proc = subprocess.Popen(cockpit_cmd("serve", "--port", str(port), "--max-sessions", "2",
                                         "--runs-dir", str(tmp_path / "runs")),
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,

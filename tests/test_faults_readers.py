@@ -8,44 +8,14 @@ from __future__ import annotations
 
 import json
 import os
-import struct
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from cockpit.run import journal
-from cockpit.run.folder import RunFolder, Status, checkpoint_problem, complete_checkpoint
-from conftest import cockpit_cmd
-
-
-def cli(*args: str, timeout: float = 60, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    """The real CLI; a reader that hangs fails the test at `timeout` instead of hanging the suite."""
-    return subprocess.run(cockpit_cmd(*args), capture_output=True, text=True, timeout=timeout,
-                          stdin=subprocess.DEVNULL, cwd=cwd, env={**os.environ, "COLUMNS": "200"})
-
-
-def no_traceback(proc: subprocess.CompletedProcess) -> None:
-    assert "Traceback" not in proc.stderr and "Traceback" not in proc.stdout, proc.stderr
-
-
-def make_run(runs: Path, name: str, *, state: str = "finished", records: list[journal.Record] | None = None,
-             trainer: str = "sft") -> RunFolder:
-    """A run folder as a finished run leaves it: run.yaml, status.json and a journal, written with
-    the real run-folder and journal code."""
-    run = RunFolder(runs / name)
-    run.path.mkdir(parents=True)
-    run.run_yaml.write_text(f"trainer: {trainer}\n", encoding="utf-8")
-    run.write_status(Status(state=state, name=name, trainer=trainer, host=os.uname().nodename))
-    if records is None:
-        records = [journal.run_started(trainer, max_steps=3, versions={"trl": "1.16"}),
-                   *(journal.metrics(s, {"loss": 2.0 / s, "learning_rate": 1e-4}) for s in (1, 2, 3)),
-                   journal.progress(3, 3, steps_per_s=1.5, eta_s=0.0),
-                   journal.run_ended(state, reason="training finished")]
-    with journal.JournalWriter(run.events) as w:
-        w.write_all(records)
-    return run
-
+from cockpit.run.folder import RunFolder, checkpoint_problem, complete_checkpoint
+from helpers import checkpoint_folder, cli, make_run_folder, no_traceback, safetensors_file
 
 # -- D1: a damaged status.json ------------------------------------------------------------------
 
@@ -62,8 +32,8 @@ DAMAGED_STATUS = {
 @pytest.mark.parametrize("damage", list(DAMAGED_STATUS))
 def test_a_damaged_status_is_one_line_in_runs_watch_and_stop_and_the_other_runs_are_listed(tmp_path, damage):
     runs = tmp_path / "runs"
-    make_run(runs, "good-run")
-    bad = make_run(runs, "bad-run")
+    make_run_folder(runs, "good-run")
+    bad = make_run_folder(runs, "bad-run")
     DAMAGED_STATUS[damage](bad.status_json)
 
     listed = cli("runs", "--runs-dir", str(runs))
@@ -94,7 +64,7 @@ def _hand_line(kind: str, data: dict, step: int | None = None) -> bytes:
 
 def test_records_with_wrong_types_are_skipped_and_counted_and_every_reader_goes_on(tmp_path):
     runs = tmp_path / "runs"
-    run = make_run(runs, "typed-run")
+    run = make_run_folder(runs, "typed-run")
     with open(run.events, "ab") as fh:
         fh.write(_hand_line("run_started", {"trainer": "sft", "max_steps": "abc", "versions": "x"}, 0))
         fh.write(_hand_line("progress", {"max_steps": 5, "eta_s": "x", "steps_per_s": "fast"}, 4))
@@ -140,8 +110,8 @@ HOSTILE = {
 @pytest.mark.parametrize("case", list(HOSTILE))
 def test_a_fifo_or_dev_zero_in_one_folder_never_hangs_runs_for_the_others(tmp_path, case):
     runs = tmp_path / "runs"
-    make_run(runs, "good-run")
-    bad = make_run(runs, "hostile-run")
+    make_run_folder(runs, "good-run")
+    bad = make_run_folder(runs, "hostile-run")
     HOSTILE[case](bad)
     listed = cli("runs", "--runs-dir", str(runs), timeout=30)  # it hung for ever before
     no_traceback(listed)
@@ -160,7 +130,7 @@ def test_a_one_gigabyte_line_is_skipped_and_named_by_watch_export_and_findings(t
     """A sparse 1 GB run of NUL bytes with no newline between two good stretches of a journal: each
     reader keeps what comes after it, and says it skipped one line."""
     runs = tmp_path / "runs"
-    run = make_run(runs, "long-line", records=[journal.run_started("sft", max_steps=4),
+    run = make_run_folder(runs, "long-line", records=[journal.run_started("sft", max_steps=4),
                                               journal.metrics(1, {"loss": 1.0}), journal.metrics(2, {"loss": 0.9})])
     os.truncate(run.events, run.events.stat().st_size + 2**30)  # a hole: 1 GB of zeros that take no disk
     with open(run.events, "ab") as fh:
@@ -204,7 +174,7 @@ def test_findings_json_writes_a_step_past_64_bits(tmp_path):
     """A NaN in the record sends it through the stdlib's JSON, which keeps ints past 64 bits whole
     (orjson would read them as floats); `findings --json` writes them back."""
     huge = 2**70
-    run = make_run(tmp_path / "runs", "huge-step", records=[
+    run = make_run_folder(tmp_path / "runs", "huge-step", records=[
         journal.run_started("sft", max_steps=3), journal.metrics(1, {"loss": 1.0}),
         journal.finding("nan_loss", steps=(huge, huge + 1), severity="error", summary="loss became NaN", step=huge,
                         evidence=[{"type": "metric", "key": "loss", "points": [[huge, float("nan")]]}]),
@@ -218,29 +188,11 @@ def test_findings_json_writes_a_step_past_64_bits(tmp_path):
 # -- D9, D10: checkpoints whose state or weights are damaged ---------------------------------------
 
 
-def _safetensors(path: Path, n_floats: int = 64, *, cut: int = 0) -> None:
-    """A real safetensors file (8-byte header length, JSON header, data), cut short by `cut` bytes."""
-    header = json.dumps({"w": {"dtype": "F32", "shape": [n_floats], "data_offsets": [0, 4 * n_floats]}}).encode()
-    data = struct.pack("<Q", len(header)) + header + struct.pack(f"<{n_floats}f", *range(n_floats))
-    path.write_bytes(data[:len(data) - cut] if cut else data)
-
-
-def _checkpoint(output: Path, step: int, *, log_history=None, cut: int = 0) -> Path:
-    ckpt = output / f"checkpoint-{step}"
-    ckpt.mkdir(parents=True)
-    (ckpt / "config.json").write_text("{}")
-    _safetensors(ckpt / "model.safetensors", cut=cut)
-    history = [{"step": step, "loss": 1.0 / step}] if log_history is None else log_history
-    (ckpt / "trainer_state.json").write_text(json.dumps({"global_step": step, "max_steps": 10,
-                                                         "log_history": history}))
-    return ckpt
-
-
 def test_truncated_weights_are_incomplete_and_a_log_history_that_is_not_a_list_is_listed(tmp_path):
-    run = make_run(tmp_path / "runs", "ckpts")
-    good = _checkpoint(run.output, 2)
-    odd = _checkpoint(run.output, 4, log_history=5)
-    cut = _checkpoint(run.output, 6, cut=100)
+    run = make_run_folder(tmp_path / "runs", "ckpts")
+    good = checkpoint_folder(run.output, 2)
+    odd = checkpoint_folder(run.output, 4, log_history=5)
+    cut = checkpoint_folder(run.output, 6, cut=100)
     assert complete_checkpoint(good) and complete_checkpoint(odd)
     assert not complete_checkpoint(cut) and "cut short" in checkpoint_problem(cut)
 
@@ -254,14 +206,14 @@ def test_truncated_weights_are_incomplete_and_a_log_history_that_is_not_a_list_i
 
 
 def test_a_sharded_checkpoint_missing_a_shard_is_incomplete(tmp_path):
-    ckpt = _checkpoint(tmp_path / "out", 3)
+    ckpt = checkpoint_folder(tmp_path / "out", 3)
     (ckpt / "model.safetensors").unlink()
-    _safetensors(ckpt / "model-00001-of-00002.safetensors")
+    safetensors_file(ckpt / "model-00001-of-00002.safetensors")
     (ckpt / "model.safetensors.index.json").write_text(json.dumps({"weight_map": {
         "a": "model-00001-of-00002.safetensors", "b": "model-00002-of-00002.safetensors"}}))
     assert checkpoint_problem(ckpt) == ("model.safetensors.index.json: shard model-00002-of-00002.safetensors "
                                         "is missing")
-    _safetensors(ckpt / "model-00002-of-00002.safetensors")
+    safetensors_file(ckpt / "model-00002-of-00002.safetensors")
     assert complete_checkpoint(ckpt)
 
 
@@ -341,10 +293,10 @@ def test_a_300_character_name_makes_a_run_with_a_shorter_name(tmp_path):
 
 
 def _lora_run(runs: Path) -> RunFolder:
-    run = make_run(runs, "lora-run")
+    run = make_run_folder(runs, "lora-run")
     (runs / "base").mkdir()
     (runs / "base" / "config.json").write_text("{}")
-    ckpt = _checkpoint(run.output, 2)
+    ckpt = checkpoint_folder(run.output, 2)
     (ckpt / "model.safetensors").rename(ckpt / "adapter_model.safetensors")
     (ckpt / "config.json").unlink()
     (ckpt / "adapter_config.json").write_text(json.dumps({"base_model_name_or_path": str(runs / "base"),
@@ -481,7 +433,7 @@ def test_merge_onto_a_full_disk_is_one_line_and_leaves_no_half_written_folder(tm
     from cockpit.runner.assets import ensure_all
 
     base = ensure_all(demo_dir()) / "models" / "tiny-lm"
-    run = make_run(tmp_path / "runs", "lora-full")
+    run = make_run_folder(tmp_path / "runs", "lora-full")
     ckpt = run.output / "checkpoint-1"
     model = get_peft_model(AutoModelForCausalLM.from_pretrained(base),
                            LoraConfig(r=2, target_modules="all-linear", task_type="CAUSAL_LM"))

@@ -14,10 +14,10 @@ import subprocess
 import sys
 
 import pytest
-from test_faults_readers import _checkpoint, cli, make_run, no_traceback
 
 from cockpit.run import journal
 from cockpit.text import one_line, printable
+from helpers import checkpoint_folder, cli, make_run_folder, no_traceback
 
 OSC_TITLE = "\x1b]0;PWNED\x07"
 CLEAR = "\x1b[2J\x1b[H"
@@ -60,8 +60,8 @@ def hostile_runs(tmp_path):
         journal.metrics(3, {"loss": 0.5}),
         journal.run_ended("failed", reason=f"reason{HOSTILE}\nsecond line", fix=f"fix{HOSTILE}"),
     ]
-    run = make_run(runs, name, state="failed", records=records, trainer="sft")
-    ckpt = _checkpoint(run.output, 2)
+    run = make_run_folder(runs, name, state="failed", records=records, trainer="sft")
+    ckpt = checkpoint_folder(run.output, 2)
     (ckpt / "config.json").unlink()
     (ckpt / "adapter_config.json").write_text(json.dumps({"base_model_name_or_path": f"base{HOSTILE}"}))
     return runs, run

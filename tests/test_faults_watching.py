@@ -20,10 +20,9 @@ import pytest
 from cockpit.alerts.notify import Notifier, send, send_all
 from cockpit.run import diagnose, journal
 from cockpit.run.folder import RunFolder
-from conftest import REPO, cockpit_cmd, wait_for
-from helpers import fake_argv
+from conftest import cockpit_cmd, wait_for
+from helpers import PIPELINE, demo_assets, fake_argv, fill_disk, tmpfs_mount
 
-PIPELINE = REPO / "tests" / "fixtures" / "scripts" / "pipeline.py"
 SECRET = "SECRET-7f3a9c"
 
 
@@ -172,16 +171,9 @@ def test_a_save_time_error_on_a_nearly_full_disk_is_named_disk_full(tmp_path):
 # -- real runs ---------------------------------------------------------------------------------
 
 
-def _demo() -> Path:
-    from cockpit.demo import demo_dir
-    from cockpit.runner.assets import ensure_all
-
-    return ensure_all(demo_dir())
-
-
 def _script_run(runs: Path, cwd: Path, *extra: str, max_steps: int, save_steps: int, sleep: float,
                 alerts: Path | None = None) -> subprocess.Popen[str]:
-    demo = _demo()
+    demo = demo_assets()
     cmd = [sys.executable, str(PIPELINE), str(demo / "models" / "tiny-lm"), str(demo / "data"), "out",
            "--stage", "sft", "--max-steps", str(max_steps), "--save-steps", str(save_steps), "--sleep", str(sleep)]
     args = ["run", "--runs-dir", str(runs), *(["--alerts", str(alerts)] if alerts else []), *extra, "--", *cmd]
@@ -307,31 +299,8 @@ def test_an_immutable_journal_never_stops_training_and_catches_up(tmp_path, runs
 
 @pytest.fixture
 def small_tmpfs(tmp_path):
-    mnt = tmp_path / "small-disk"
-    mnt.mkdir()
-    got = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=24m", "tmpfs", str(mnt)], capture_output=True)
-    if got.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {got.stderr.decode(errors='replace').strip()}")
-    try:
+    with tmpfs_mount(tmp_path / "small-disk", "24m") as mnt:
         yield mnt
-    finally:
-        for _ in range(20):
-            if subprocess.run(["umount", str(mnt)], capture_output=True).returncode == 0:
-                break
-            time.sleep(0.5)
-        else:
-            subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
-
-
-def _fill(path: Path) -> None:
-    """Write zeros until the disk is full. Unbuffered: a short last write leaves nothing behind for
-    close() to flush (and fail on), whatever the free space was."""
-    with open(path, "wb", buffering=0) as fh:
-        try:
-            while True:
-                fh.write(b"\0" * 2**16)
-        except OSError:
-            pass
 
 
 @pytest.mark.slow
@@ -345,7 +314,7 @@ def test_a_full_disk_is_named_the_final_state_written_and_resume_works_once_spac
     try:
         proc.wait(timeout=60)
         wait_for(lambda: diagnose_ready(work), timeout=300)  # checkpoint-2 is whole
-        _fill(filler)  # the disk fills while the run trains
+        fill_disk(filler)  # the disk fills while the run trains
         wait_for(lambda: not run.read_status().live, timeout=300)
         status = run.read_status()
         assert status.state == "failed", status

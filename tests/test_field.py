@@ -20,17 +20,12 @@ from cockpit.launch.script import prepare_script
 from cockpit.run import journal
 from cockpit.run.folder import RunFolder
 from conftest import REPO, cockpit_cmd, wait_for
-from helpers import hub_cache_env
-
-PIPELINE = REPO / "tests" / "fixtures" / "scripts" / "pipeline.py"
+from helpers import PIPELINE, demo_assets, fill_disk, hub_cache_env, tmpfs_mount
 
 
 @pytest.fixture(scope="module")
 def demo():
-    from cockpit.demo import demo_dir
-    from cockpit.runner.assets import ensure_all
-
-    return ensure_all(demo_dir())
+    return demo_assets()
 
 
 def _records(run: RunFolder) -> list[journal.Record]:
@@ -227,32 +222,8 @@ def test_a_journal_that_cannot_be_written_is_shown_by_runs(tmp_path, runs_dir):
 @pytest.fixture
 def small_disk(tmp_path):
     """A 16 MB tmpfs of its own, unmounted at the end."""
-    mnt = tmp_path / "small-disk"
-    mnt.mkdir()
-    got = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", str(mnt)], capture_output=True)
-    if got.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {got.stderr.decode(errors='replace').strip()}")
-    try:
+    with tmpfs_mount(tmp_path / "small-disk", "16m") as mnt:
         yield mnt
-    finally:
-        for _ in range(20):
-            if subprocess.run(["umount", str(mnt)], capture_output=True).returncode == 0:
-                break
-            import time
-
-            time.sleep(0.5)
-        else:
-            subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
-
-
-def _fill(path: Path) -> None:
-    with open(path, "wb") as fh:
-        try:
-            while True:
-                fh.write(b"\0" * 2**16)
-                fh.flush()
-        except OSError:
-            pass
 
 
 def test_on_a_full_disk_the_supervisor_writes_the_runs_end_whole(small_disk, tmp_path):
@@ -286,7 +257,7 @@ def test_on_a_full_disk_the_supervisor_writes_the_runs_end_whole(small_disk, tmp
         wait_for(lambda: run.read_status().state == "running", timeout=120)
         assert (run.path / ".status.json.spare").is_file()  # kept while the disk had room
         reader.start()
-        _fill(filler)
+        fill_disk(filler)
         stopped = _cli("stop", "--force", run.name, "--runs-dir", str(runs))
         assert stopped.returncode == 0, stopped.stderr
         try:

@@ -9,7 +9,8 @@ import sys
 import textwrap
 
 import pytest
-from test_ui_app import app_for, wait_for
+
+from ui_helpers import app_for, app_wait
 
 WRITER = textwrap.dedent("""\
     import json, sys, time, os
@@ -48,13 +49,13 @@ async def test_an_output_dir_another_process_writes_is_followed_live(tmp_path):
     try:
         app = app_for(tmp_path, mode="replay", paths=[str(out)])
         async with app.run_test(size=(160, 48)) as pilot:
-            await wait_for(pilot, lambda: isinstance(app.screen, ReplayScreen) and app.screen.sources, "loaded")
+            await app_wait(pilot, lambda: isinstance(app.screen, ReplayScreen) and app.screen.sources, "loaded")
             screen = app.screen
-            await wait_for(pilot, lambda: "following files" in str(screen.query_one(RunHeader).render()),
+            await app_wait(pilot, lambda: "following files" in str(screen.query_one(RunHeader).render()),
                            "the header says it follows files")
             assert screen.sources[0].store.last_step == 10
             (out.parent / "go").touch()
-            await wait_for(pilot, lambda: screen.sources[0].store.last_step == 30, "checkpoint-30 read", limit=30)
+            await app_wait(pilot, lambda: screen.sources[0].store.last_step == 30, "checkpoint-30 read", limit=30)
             header = str(screen.query_one(RunHeader).render())
             assert "following files · updated" in header and "30/30" in header
     finally:

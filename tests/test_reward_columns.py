@@ -98,19 +98,19 @@ def test_trl_rewards_are_recorded_by_discovery_and_a_wrong_name_is_named(tmp_pat
 @pytest.mark.anyio
 @pytest.mark.usefixtures("registry")
 async def test_the_setup_form_shows_the_missing_column_and_does_not_say_valid(tmp_path, runs_dir):
-    from test_ui_setup import SIZE, Host, launch_button, setup_screen, wait_for
     from textual.widgets import Static
 
     from cockpit.ui.widgets.setup.data_preview import DataPreview
+    from ui_helpers import SETUP_SIZE, Host, app_wait, launch_button, setup_screen
 
     app = Host(runs_dir, load_preset(_preset(tmp_path, "[accuracy_reward]")))
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=SETUP_SIZE) as pilot:
         screen = setup_screen(app)
         box = screen.query_one("#validation", Static)
-        await wait_for(pilot, lambda: "'solution'" in str(box.content), "the reward column problem", limit=60)
+        await app_wait(pilot, lambda: "'solution'" in str(box.content), "the reward column problem", limit=60)
         assert "✓ valid" not in str(box.content) and launch_button(app).disabled
         preview = screen.query_one(DataPreview)
-        await wait_for(pilot, lambda: preview.has_class("-bad"), "the data check")
+        await app_wait(pilot, lambda: preview.has_class("-bad"), "the data check")
         content = preview.content
         head = str(content.renderables[0] if hasattr(content, "renderables") else content)  # the check's line
         assert head.startswith("✗ ") and "fit grpo" not in head and "'solution'" in head, head

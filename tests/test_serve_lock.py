@@ -18,12 +18,7 @@ import pytest
 
 from cockpit.cli.serve import is_loopback
 from conftest import cockpit_cmd
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from helpers import free_port
 
 
 @pytest.fixture
@@ -33,7 +28,7 @@ def served(tmp_path):
 
 
 def _serve(tmp_path, *args: str, printed: bytes = rb"http://127\.0\.0\.1:\d+"):
-    port = _free_port()
+    port = free_port()
     proc = subprocess.Popen(cockpit_cmd("serve", "--port", str(port), "--runs-dir", str(tmp_path / "runs"), *args),
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                             start_new_session=True, cwd=tmp_path)

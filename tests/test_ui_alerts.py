@@ -8,10 +8,10 @@ import json
 
 import pytest
 import yaml
-from test_ui_app import SIZE, app_for, make_run, sft_records, wait_for
 
 from cockpit.alerts.board import AlertBoard, add_rule, alert_records, read_sources, set_muted
 from cockpit.run import journal
+from ui_helpers import SIZE, app_for, app_wait, make_run, notifications, sft_records
 
 pytestmark = pytest.mark.anyio
 
@@ -38,7 +38,7 @@ async def test_the_alerts_tab_lists_the_rules_with_their_last_firing_and_mutes_o
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("6")
         table = app.screen.query_one(RulesTable)
-        await wait_for(pilot, lambda: table.row_count > 1, "the rules listed")
+        await app_wait(pilot, lambda: table.row_count > 1, "the rules listed")
         names = [e.name for e in table.entries]
         assert names[0] == "loss > 1.5" and table.entries[0].source == "preset"
         assert {"loss is NaN", "no new step for 30 minutes"} <= set(names)  # the built-in set
@@ -52,12 +52,12 @@ async def test_the_alerts_tab_lists_the_rules_with_their_last_firing_and_mutes_o
         table.focus()
         await pilot.press("m")
         mute = run.control / "mute.json"
-        await wait_for(pilot, mute.exists, "control/mute.json written")
+        await app_wait(pilot, mute.exists, "control/mute.json written")
         assert json.loads(mute.read_text()) == ["loss > 1.5"]
-        await wait_for(pilot, lambda: table.entries[0].muted and "muted" in str(table.get_row_at(0)[0]),
+        await app_wait(pilot, lambda: table.entries[0].muted and "muted" in str(table.get_row_at(0)[0]),
                        "shown muted")
         await pilot.press("m")
-        await wait_for(pilot, lambda: json.loads(mute.read_text()) == [], "unmuted")
+        await app_wait(pilot, lambda: json.loads(mute.read_text()) == [], "unmuted")
 
 
 async def test_an_alert_fired_while_attached_rings_and_shows_in_the_bar_and_its_plot(tmp_path):
@@ -71,13 +71,13 @@ async def test_an_alert_fired_while_attached_rings_and_shows_in_the_bar_and_its_
     app.bell = lambda: bells.append(1)
     async with app.run_test(size=SIZE) as pilot:
         grid = app.screen.query_one(PlotGrid)
-        await wait_for(pilot, lambda: grid.plots(), "the plots")
+        await app_wait(pilot, lambda: grid.plots(), "the plots")
         bar = app.screen.query_one(AlertBar)
         assert not bells
         with journal.JournalWriter(run.events) as jw:
             jw.write(fired("loss > 1.5", "loss = 2 at step 6 (above 1.5)", 6))
-        await wait_for(pilot, lambda: bells, "the bell")
-        await wait_for(pilot, lambda: "! loss > 1.5" in str(bar.render()), "the bar")
+        await app_wait(pilot, lambda: bells, "the bell")
+        await app_wait(pilot, lambda: "! loss > 1.5" in str(bar.render()), "the bar")
         assert bar.display and bar.has_class("-ring")
         loss_plots = [p for p in grid.plots() if "loss" in p.panel.keys]
         assert loss_plots and all(p.has_class("-alerting") for p in loss_plots)
@@ -93,11 +93,11 @@ async def test_a_rule_added_from_a_focused_plot_reaches_control_alerts_yaml(tmp_
     app = app_for(tmp_path, "live", [str(run.path)])
     async with app.run_test(size=SIZE) as pilot:
         grid = app.screen.query_one(PlotGrid)
-        await wait_for(pilot, lambda: grid.plots(), "the plots")
+        await app_wait(pilot, lambda: grid.plots(), "the plots")
         plot = next(p for p in grid.plots() if "grad_norm" in p.panel.keys)
         plot.focus()
         await pilot.press("a")
-        await wait_for(pilot, lambda: isinstance(app.screen, AddRuleScreen), "the question")
+        await app_wait(pilot, lambda: isinstance(app.screen, AddRuleScreen), "the question")
         dialog = app.screen
         from textual.widgets import Input, Select
 
@@ -109,12 +109,12 @@ async def test_a_rule_added_from_a_focused_plot_reaches_control_alerts_yaml(tmp_
         dialog.query_one("#rule-for", Input).value = "2"
         await pilot.press("enter")
         added = run.control / "alerts.yaml"
-        await wait_for(pilot, added.exists, "control/alerts.yaml")
+        await app_wait(pilot, added.exists, "control/alerts.yaml")
         assert yaml.safe_load(added.read_text()) == {
             "alerts": [{"metric": "grad_norm", "above": 3.0, "do": ["journal"], "for": 2}]}  # no notify targets
         await pilot.press("6")
         table = app.screen.query_one(RulesTable)
-        await wait_for(pilot, lambda: any(e.source == "added" for e in table.entries), "listed as added")
+        await app_wait(pilot, lambda: any(e.source == "added" for e in table.entries), "listed as added")
         assert next(e for e in table.entries if e.source == "added").name == "grad_norm > 3.0 for 2 steps"
 
 
@@ -143,3 +143,37 @@ def test_the_add_rule_question_offers_actions_the_rule_syntax_knows():
     from cockpit.ui.screens.add_rule import ACTIONS
 
     assert {action for _, action in ACTIONS} <= set(RULE_ACTIONS)
+
+
+# -- the add-rule dialog ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("state, targets, action, when", [
+    ("running", False, "journal", "from its next poll"),
+    ("running", True, "notify", "from its next poll"),
+    ("stopped", False, "journal", "once it is resumed"),
+])
+async def test_the_add_rule_dialog_offers_notify_only_with_targets_and_says_when_like_the_note(
+        tmp_path, state, targets, action, when):
+    import yaml
+    from textual.widgets import Select, Static
+
+    from cockpit.ui.screens.add_rule import AddRuleScreen
+
+    run = make_run(tmp_path / "runs", "rules", sft_records(range(1, 6)), state=state)
+    if targets:
+        run.run_yaml.write_text("trainer: sft\ncockpit:\n  notify: {ntfy: 'https://ntfy.example/t'}\n")
+    app = app_for(tmp_path, "live", [str(run.path)])
+    async with app.run_test(size=(100, 30)) as pilot:
+        await app_wait(pilot, lambda: app.screen.sources and app.screen.state == state, "loaded")
+        await pilot.press("a")
+        await app_wait(pilot, lambda: isinstance(app.screen, AddRuleScreen), "the dialog")
+        dialog = app.screen
+        assert dialog.query_one("#rule-action", Select).value == action
+        assert when in str(dialog.query_one("#rule-hint", Static).render())
+        await pilot.press("enter")
+        added = run.control / "alerts.yaml"
+        await app_wait(pilot, added.exists, "control/alerts.yaml")
+        assert yaml.safe_load(added.read_text())["alerts"][0]["do"] == [action]
+        await app_wait(pilot, lambda: any(m.startswith("watching") and when in m for m in notifications(app)),
+                       "the note says the same")

@@ -8,57 +8,14 @@ from __future__ import annotations
 
 import math
 import time
-from pathlib import Path
 
 import pytest
 
 from cockpit.run import journal
-from cockpit.run.folder import RunFolder, Status, create_run_folder
 from conftest import FIXTURES
+from ui_helpers import SIZE, app_for, app_wait, make_run, notifications, sft_records
 
 pytestmark = pytest.mark.anyio
-
-SIZE = (120, 40)
-
-
-def make_run(runs_dir: Path, name: str, records: list[journal.Record], *, state: str = "running",
-             trainer: str = "sft") -> RunFolder:
-    run = create_run_folder(runs_dir, name)
-    run.run_yaml.write_text(f"trainer: {trainer}\n", encoding="utf-8")
-    run.write_status(Status(state=state, name=run.name, trainer=trainer, started=time.time()))
-    with journal.JournalWriter(run.events) as jw:
-        jw.write_all(records)
-    return run
-
-
-def sft_records(steps: range, *, max_steps: int = 100) -> list[journal.Record]:
-    out = [journal.run_started("sft", max_steps=max_steps), journal.phase("training")]
-    for s in steps:
-        out.append(journal.metrics(s, {"loss": 2.0 / s, "learning_rate": 1e-4,
-                                       "grad_norm": math.nan if s == 3 else 1.0 + s / 10,
-                                       "mean_token_accuracy": s / 100, "entropy": 1.5},
-                                   epoch=s / 50))
-        out.append(journal.progress(s, max_steps, steps_per_s=2.0, eta_s=(max_steps - s) / 2))
-    return out
-
-
-async def wait_for(pilot, condition, what: str, limit: float = 15.0) -> None:
-    """Let the app work until `condition()` holds (a deadline, not a timing assertion)."""
-    deadline = time.monotonic() + limit
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"gave up waiting for: {what}")
-        await pilot.pause(0.05)
-
-
-def app_for(tmp_path: Path, mode="home", paths=None, **kw):
-    from cockpit.ui.app import make_app
-
-    return make_app(mode, paths or [], str(tmp_path / "runs"), **kw)
-
-
-def notifications(app) -> list[str]:
-    return [n.message for n in app._notifications]
 
 
 # -- home -------------------------------------------------------------------------------------
@@ -75,7 +32,7 @@ async def test_home_lists_runs_with_live_ones_first(tmp_path):
     app = app_for(tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         table = app.screen.query_one(RunsTable)
-        await wait_for(pilot, lambda: table.row_count == 3, "three runs listed")
+        await app_wait(pilot, lambda: table.row_count == 3, "three runs listed")
         first = table.get_row_at(0)
         assert str(first[0]) == live.name
         assert str(first[1]) == "running"
@@ -91,10 +48,10 @@ async def test_home_enter_on_a_run_opens_it_live(tmp_path):
     app = app_for(tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         table = app.screen.query_one(RunsTable)
-        await wait_for(pilot, lambda: table.row_count == 1, "the run listed")
+        await app_wait(pilot, lambda: table.row_count == 1, "the run listed")
         table.focus()
         await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, LiveRunScreen), "live screen")
+        await app_wait(pilot, lambda: isinstance(app.screen, LiveRunScreen), "live screen")
         assert app.screen.run.path == run.path
 
 
@@ -137,11 +94,11 @@ async def test_live_screen_fills_plots_table_and_completions_then_follows_append
 
     app = app_for(tmp_path, "live", [str(run.path)])
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: len(app.screen.query(MetricPlot)) >= 4, "plots mounted")
+        await app_wait(pilot, lambda: len(app.screen.query(MetricPlot)) >= 4, "plots mounted")
         screen = app.screen
         titles = [p.panel.title for p in screen.query(MetricPlot)]
         assert titles[:5] == ["loss", "learning rate", "grad norm", "mean token accuracy", "entropy"]
-        await wait_for(pilot, lambda: all(p.points_drawn for p in screen.query(MetricPlot)),
+        await app_wait(pilot, lambda: all(p.points_drawn for p in screen.query(MetricPlot)),
                        "every panel drawn")
         grad = next(p for p in screen.query(MetricPlot) if p.panel.title == "grad norm")
         assert grad.points_drawn == 19  # the NaN at step 3 is skipped, the line goes on
@@ -150,10 +107,10 @@ async def test_live_screen_fills_plots_table_and_completions_then_follows_append
 
         await pilot.press("3")
         table = screen.query_one(LogHistoryTable)
-        await wait_for(pilot, lambda: table.row_count == 20, "20 log rows")
+        await app_wait(pilot, lambda: table.row_count == 20, "20 log rows")
         await pilot.press("2")
         comp_table = screen.query_one(CompletionsPane).query_one(DataTable)
-        await wait_for(pilot, lambda: comp_table.row_count == 2, "two completions")
+        await app_wait(pilot, lambda: comp_table.row_count == 2, "two completions")
         assert "four·" in str(comp_table.get_row_at(0)[1])  # control character made visible
         assert str(screen.query_one("#alert-bar").render()).count("loss became nan") == 1
 
@@ -162,12 +119,12 @@ async def test_live_screen_fills_plots_table_and_completions_then_follows_append
             jw.write_all(sft_records(range(21, 31))[2:])
             jw.write(journal.run_ended("finished", reason="training finished"))
         await pilot.press("1")
-        await wait_for(pilot, lambda: screen.sources[0].store.last_step == 30, "appended steps")
+        await app_wait(pilot, lambda: screen.sources[0].store.last_step == 30, "appended steps")
         loss = next(p for p in screen.query(MetricPlot) if p.panel.title == "loss")
-        await wait_for(pilot, lambda: loss.points_drawn == 30, "loss redrawn with 30 points")
+        await app_wait(pilot, lambda: loss.points_drawn == 30, "loss redrawn with 30 points")
         await pilot.press("3")
-        await wait_for(pilot, lambda: table.row_count == 30, "30 log rows")
-        await wait_for(pilot, lambda: "finished" in str(screen.query_one("#alert-bar").render()),
+        await app_wait(pilot, lambda: table.row_count == 30, "30 log rows")
+        await app_wait(pilot, lambda: "finished" in str(screen.query_one("#alert-bar").render()),
                        "run end shown")
         assert screen.query_one(TabbedContent).active == "history"
 
@@ -180,7 +137,7 @@ async def test_live_plots_hand_plotext_at_most_two_points_per_column(tmp_path):
 
     app = app_for(tmp_path, "live", [str(run.path)])
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: any(p.points_drawn for p in app.screen.query(MetricPlot)),
+        await app_wait(pilot, lambda: any(p.points_drawn for p in app.screen.query(MetricPlot)),
                        "loss drawn")
         plot = app.screen.query(MetricPlot).first()
         assert 0 < plot.points_drawn <= 2 * plot.size.width
@@ -194,13 +151,13 @@ async def test_metric_picker_adds_a_panel_for_any_logged_key(tmp_path):
 
     app = app_for(tmp_path, "live", [str(run.path)])
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: len(app.screen.query(MetricPlot)) >= 5, "plots mounted")
+        await app_wait(pilot, lambda: len(app.screen.query(MetricPlot)) >= 5, "plots mounted")
         screen = app.screen
         before = len(screen.query(MetricPlot))
         await pilot.press("m")
         await pilot.press(*"custom")
         await pilot.press("enter")
-        await wait_for(pilot, lambda: len(screen.query(MetricPlot)) == before + 1, "panel added")
+        await app_wait(pilot, lambda: len(screen.query(MetricPlot)) == before + 1, "panel added")
         assert screen.query(MetricPlot).last().panel.keys == ("my/custom_metric",)
 
 
@@ -211,13 +168,13 @@ async def test_stop_asks_for_confirmation_and_requests_a_save(tmp_path):
 
     app = app_for(tmp_path, "live", [str(run.path)])
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: isinstance(app.screen, LiveRunScreen) and app.screen.state,
+        await app_wait(pilot, lambda: isinstance(app.screen, LiveRunScreen) and app.screen.state,
                        "live screen with a state")
         await pilot.press("s")
-        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "confirmation")
+        await app_wait(pilot, lambda: isinstance(app.screen, ConfirmScreen), "confirmation")
         assert not run.pending_request("stop_save")
         await pilot.press("y")
-        await wait_for(pilot, lambda: run.pending_request("stop_save"), "stop_save request")
+        await app_wait(pilot, lambda: run.pending_request("stop_save"), "stop_save request")
 
 
 # -- replay -----------------------------------------------------------------------------------
@@ -229,7 +186,7 @@ async def test_replay_of_a_fixture_draws_the_grpo_panels(tmp_path):
 
     app = app_for(tmp_path, "replay", [str(path)])
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: any(p.points_drawn for p in app.screen.query(MetricPlot)),
+        await app_wait(pilot, lambda: any(p.points_drawn for p in app.screen.query(MetricPlot)),
                        "plots drawn")
         titles = [p.panel.title for p in app.screen.query(MetricPlot)]
         assert titles[0] == "reward"
@@ -246,10 +203,10 @@ async def test_overlay_of_two_fixtures_draws_both_in_the_same_panel(tmp_path):
 
     app = app_for(tmp_path, "replay", [str(a), str(b)])
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: len(app.screen.sources) == 2, "both loaded")
-        await wait_for(pilot, lambda: app.screen.query(MetricPlot), "plots mounted")
+        await app_wait(pilot, lambda: len(app.screen.sources) == 2, "both loaded")
+        await app_wait(pilot, lambda: app.screen.query(MetricPlot), "plots mounted")
         loss = app.screen.query(MetricPlot).first()
-        await wait_for(pilot, lambda: loss.drawn_signature and len(loss.drawn_signature[0]) == 2,
+        await app_wait(pilot, lambda: loss.drawn_signature and len(loss.drawn_signature[0]) == 2,
                        "loss drawn from both")
         labels = [s.label for s in app.screen.sources]
         assert labels == ["trl_dpo_nan_gradnorm_midrun", "trl_orpo_recsys"]
@@ -261,12 +218,12 @@ async def test_add_a_run_to_the_overlay_from_the_tui(tmp_path):
     b = FIXTURES / "trl_dpo_nan_gradnorm_midrun.json"
     app = app_for(tmp_path, "replay", [str(a)])
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: len(getattr(app.screen, "sources", [])) == 1, "one loaded")
+        await app_wait(pilot, lambda: len(getattr(app.screen, "sources", [])) == 1, "one loaded")
         await pilot.press("a")
         await pilot.pause()
         app.screen.query_one("#path-input").value = str(b)
         await pilot.press("enter")
-        await wait_for(pilot, lambda: len(app.screen.sources) == 2, "second source added")
+        await app_wait(pilot, lambda: len(app.screen.sources) == 2, "second source added")
 
 
 @pytest.mark.parametrize("content", [None, b"", b'{"log_history": [{"loss": 1.0, "st',
@@ -278,9 +235,9 @@ async def test_bad_replay_path_is_a_notification_and_the_app_keeps_running(tmp_p
     good = FIXTURES / "trl_sft_token_accuracy.json"
     app = app_for(tmp_path, "replay", [str(bad), str(good)])
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: any(str(bad) in m for m in notifications(app)),
+        await app_wait(pilot, lambda: any(str(bad) in m for m in notifications(app)),
                        "a notification naming the file")
-        await wait_for(pilot, lambda: len(app.screen.sources) == 1, "the good one still loads")
+        await app_wait(pilot, lambda: len(app.screen.sources) == 1, "the good one still loads")
         assert app.is_running
         assert not any("Traceback" in m for m in notifications(app))
 
@@ -296,13 +253,13 @@ async def test_theme_switch_recolours_the_plots(tmp_path):
     async with app.run_test(size=SIZE) as pilot:
         assert app.theme == "cockpit-night"
         assert {"cockpit-night", "cockpit-day", "cockpit-amber"} <= set(app.available_themes)
-        await wait_for(pilot, lambda: any(p.points_drawn for p in app.screen.query(MetricPlot)),
+        await app_wait(pilot, lambda: any(p.points_drawn for p in app.screen.query(MetricPlot)),
                        "plots drawn")
         plot = app.screen.query(MetricPlot).first()
         night = series_colors(app)
         sig = plot.drawn_signature
         app.theme = "cockpit-day"
-        await wait_for(pilot, lambda: plot.drawn_signature != sig, "plot redrawn for the theme")
+        await app_wait(pilot, lambda: plot.drawn_signature != sig, "plot redrawn for the theme")
         assert series_colors(app) != night
         assert plot.drawn_signature[-1] == "cockpit-day"
 
@@ -335,12 +292,12 @@ async def test_help_lists_the_keys_of_the_screen(tmp_path):
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         await pilot.press("question_mark")
-        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), "help screen")
+        await app_wait(pilot, lambda: isinstance(app.screen, HelpScreen), "help screen")
         text = "\n".join(str(s.render()) for s in app.screen.query(Static))
         for description in ("Pick metric", "Smoothing", "Add run", "Back"):
             assert description in text
         await pilot.press("escape")
-        await wait_for(pilot, lambda: not isinstance(app.screen, HelpScreen), "help closed")
+        await app_wait(pilot, lambda: not isinstance(app.screen, HelpScreen), "help closed")
 
 
 async def test_every_screen_action_is_in_the_command_palette(tmp_path):

@@ -7,11 +7,11 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from test_ui_app import SIZE, app_for, wait_for
 
 from cockpit.findings.model import Finding
 from cockpit.run import journal
 from conftest import REPO
+from ui_helpers import SIZE, app_for, app_wait
 
 pytestmark = pytest.mark.anyio
 WASTED = REPO / "tests" / "fixtures" / "findings" / "grpo-wasted-groups"
@@ -24,33 +24,33 @@ async def test_a_replay_lists_the_judges_findings_with_the_evidence_and_jumps_to
 
     app = app_for(tmp_path, "replay", [str(WASTED)])
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: app.screen.sources, "the run loaded")
+        await app_wait(pilot, lambda: app.screen.sources, "the run loaded")
         await pilot.press("7")
         table = app.screen.query_one(FindingsTable)
-        await wait_for(pilot, lambda: table.row_count == 2, "the findings listed")
+        await app_wait(pilot, lambda: table.row_count == 2, "the findings listed")
         assert [f.kind for f in table.findings] == ["clipping", "wasted_groups"]
-        await wait_for(pilot, lambda: app.screen.focused is table, "the table takes the focus")
+        await app_wait(pilot, lambda: app.screen.focused is table, "the table takes the focus")
         detail = app.screen.query_one("#findings-detail")
-        await wait_for(pilot, lambda: "completions/clipped_ratio" in str(detail.render()), "evidence shown")
+        await app_wait(pilot, lambda: "completions/clipped_ratio" in str(detail.render()), "evidence shown")
         await pilot.press("down")
-        await wait_for(pilot, lambda: "prompts whose whole group got one reward" in str(detail.render()),
+        await app_wait(pilot, lambda: "prompts whose whole group got one reward" in str(detail.render()),
                        "the highlighted finding's evidence")
         await pilot.press("enter")
-        await wait_for(pilot, lambda: not table.display or table.styles.display == "none", "evidence alone")
+        await app_wait(pilot, lambda: not table.display or table.styles.display == "none", "evidence alone")
         await pilot.press("enter")
-        await wait_for(pilot, lambda: app.screen.focused is table, "back to the list")
+        await app_wait(pilot, lambda: app.screen.focused is table, "back to the list")
 
         await pilot.press("up", "g")
         pane = app.screen.query_one(CompletionsPane)
-        await wait_for(pilot, lambda: app.screen.query_one("#run-tabs").active == "completions", "completions tab")
+        await app_wait(pilot, lambda: app.screen.query_one("#run-tabs").active == "completions", "completions tab")
         first_step = next(e["step"] for e in table.findings[0].evidence if e["type"] == "completions")
-        await wait_for(pilot, lambda: pane.shown_step() == first_step, "the finding's step shown")
+        await app_wait(pilot, lambda: pane.shown_step() == first_step, "the finding's step shown")
 
         await pilot.press("7")
-        await wait_for(pilot, lambda: app.screen.focused is table, "back on the findings")
+        await app_wait(pilot, lambda: app.screen.focused is table, "back on the findings")
         await pilot.press("down", "p")
-        await wait_for(pilot, lambda: app.screen.query_one("#run-tabs").active == "plots", "plots tab")
-        await wait_for(pilot, lambda: isinstance(app.screen.focused, MetricPlot)
+        await app_wait(pilot, lambda: app.screen.query_one("#run-tabs").active == "plots", "plots tab")
+        await app_wait(pilot, lambda: isinstance(app.screen.focused, MetricPlot)
                        and app.screen.focused.panel.resolve(["frac_reward_zero_std"]) == ["frac_reward_zero_std"],
                        "the metric's panel, focused")
 
@@ -72,13 +72,13 @@ async def test_a_live_run_lists_the_findings_its_supervisor_wrote_and_judges_it_
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("7")
         table = app.screen.query_one(FindingsTable)
-        await wait_for(pilot, lambda: table.row_count == 1, "the recorded finding listed")
+        await app_wait(pilot, lambda: table.row_count == 1, "the recorded finding listed")
         assert table.findings[0].kind == "reward_hacking"
         detail = str(app.screen.query_one("#findings-detail").render())
         assert "reward rose [b]while[/b] entropy fell" in detail  # text from runs is never markup
         with journal.JournalWriter(events) as jw:
             jw.write(journal.run_ended("killed", reason="stopped by request (SIGTERM)", step=19))
-        await wait_for(pilot, lambda: table.row_count == 3, "judged whole once it ended")
+        await app_wait(pilot, lambda: table.row_count == 3, "judged whole once it ended")
         assert [f.kind for f in table.findings] == ["clipping", "wasted_groups", "reward_hacking"]
 
 
@@ -90,11 +90,11 @@ async def test_a_run_with_no_finding_says_what_was_checked_and_offers_no_row_key
 
     app = app_for(tmp_path, "replay", [str(FIXTURES / "trl_sft_token_accuracy.json")])
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: app.screen.sources, "the run loaded")
+        await app_wait(pilot, lambda: app.screen.sources, "the run loaded")
         await pilot.press("7")
         pane = app.screen.query_one(FindingsPane)
         detail = app.screen.query_one("#findings-detail")
-        await wait_for(pilot, lambda: "checked " in str(detail.render()), "what was checked")
+        await app_wait(pilot, lambda: "checked " in str(detail.render()), "what was checked")
         text = str(detail.render())
         assert "for sft over 30 steps" in text and "quiet" in text and "lr_zero" in text
         assert "not run" in text and "overfitting" in text
@@ -110,15 +110,15 @@ async def test_i_on_a_panel_says_what_its_metric_means_and_the_picker_says_it_to
 
     app = app_for(tmp_path, "replay", [str(FIXTURES / "trl_dpo_nan_gradnorm_midrun.json")])
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: app.screen.sources, "the run loaded")
+        await app_wait(pilot, lambda: app.screen.sources, "the run loaded")
         await pilot.press("tab", "i")
-        await wait_for(pilot, lambda: isinstance(app.screen, GlossaryScreen), "the glossary")
+        await app_wait(pilot, lambda: isinstance(app.screen, GlossaryScreen), "the glossary")
         text = str(app.screen.query_one("#glossary-text").render())
         assert "loss" in text and "0.693" in text and "healthy" in text  # DPO's loss, in DPO's words
         await pilot.press("escape")
-        await wait_for(pilot, lambda: not isinstance(app.screen, GlossaryScreen), "closed")
+        await app_wait(pilot, lambda: not isinstance(app.screen, GlossaryScreen), "closed")
         await pilot.press("m")
-        await wait_for(pilot, lambda: isinstance(app.screen, MetricPicker), "the picker")
+        await app_wait(pilot, lambda: isinstance(app.screen, MetricPicker), "the picker")
         await pilot.press(*"margins")
         meaning = app.screen.query_one("#picker-meaning")
-        await wait_for(pilot, lambda: "chosen reward minus rejected" in str(meaning.render()), "its meaning")
+        await app_wait(pilot, lambda: "chosen reward minus rejected" in str(meaning.render()), "its meaning")

@@ -7,14 +7,24 @@ from __future__ import annotations
 
 import orjson
 import pytest
-from test_ui_app import app_for, make_run, sft_records, wait_for
-from test_ui_completions_browser import _open_tab, _stored_run
 
+from cockpit.run import journal
 from conftest import FIXTURES
+from ui_helpers import (
+    SIZE,
+    app_for,
+    app_wait,
+    footer_keys,
+    make_run,
+    notifications,
+    open_completions_tab,
+    sft_records,
+    stored_run,
+)
 
 pytestmark = pytest.mark.anyio
 
-SIZE = (160, 48)
+WIDE = (160, 48)
 
 
 def _active_tab(app) -> str:
@@ -30,60 +40,59 @@ async def test_escape_in_the_checkpoints_prompt_box_keeps_the_text_and_climbs_on
     from cockpit.ui.screens.replay import ReplayScreen
 
     app = app_for(tmp_path, "replay", [str(FIXTURES / "trl_sft_token_accuracy.json")])
-    async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: isinstance(app.screen, ReplayScreen) and app.screen.sources, "replay")
+    async with app.run_test(size=WIDE) as pilot:
+        await app_wait(pilot, lambda: isinstance(app.screen, ReplayScreen) and app.screen.sources, "replay")
         await pilot.press("8")
-        await wait_for(pilot, lambda: _active_tab(app) == "checkpoints", "the checkpoints tab")
+        await app_wait(pilot, lambda: _active_tab(app) == "checkpoints", "the checkpoints tab")
         box = app.screen.query_one("#ckpt-prompts", TextArea)
         box.focus()
         await pilot.pause()
         await pilot.press(*"what is 2+2")
         assert box.text.endswith("what is 2+2")
         await pilot.press("escape")  # out of the box, text kept, still on the tab
-        await wait_for(pilot, lambda: not box.has_focus, "the box left")
+        await app_wait(pilot, lambda: not box.has_focus, "the box left")
         assert isinstance(app.screen, ReplayScreen) and _active_tab(app) == "checkpoints"
         assert box.text.endswith("what is 2+2")
         assert isinstance(app.focused, DataTable)
         await pilot.press("escape")  # the tab, back to the plots
-        await wait_for(pilot, lambda: _active_tab(app) == "plots", "the plots tab")
+        await app_wait(pilot, lambda: _active_tab(app) == "plots", "the plots tab")
         assert isinstance(app.screen, ReplayScreen)
         await pilot.press("escape")  # and only then the screen
-        await wait_for(pilot, lambda: isinstance(app.screen, HomeScreen), "home")
+        await app_wait(pilot, lambda: isinstance(app.screen, HomeScreen), "home")
 
 
 async def test_escape_leaves_compare_mode_before_the_tab_and_zoom_pauses_following(tmp_path):
     from cockpit.ui.screens.live import LiveRunScreen
 
-    run = _stored_run(tmp_path, [1, 2, 3, 4], state="running")
+    run = stored_run(tmp_path, [1, 2, 3, 4], state="running")
     app = app_for(tmp_path, "live", [str(run.path)])
-    async with app.run_test(size=SIZE) as pilot:
-        pane = await _open_tab(app, pilot)
+    async with app.run_test(size=WIDE) as pilot:
+        pane = await open_completions_tab(app, pilot)
         await pilot.press("c")  # pin this step beside another: a mode of the tab
-        await wait_for(pilot, lambda: pane.pinned == 4, "compare mode")
+        await app_wait(pilot, lambda: pane.pinned == 4, "compare mode")
         await pilot.press("escape")
-        await wait_for(pilot, lambda: pane.pinned is None, "compare left")
+        await app_wait(pilot, lambda: pane.pinned is None, "compare left")
         assert _active_tab(app) == "completions" and isinstance(app.screen, LiveRunScreen)
 
         await pilot.press("enter")  # zoom into the highlighted completion of the newest step
-        await wait_for(pilot, lambda: pane.has_class("-zoomed"), "zoomed")
+        await app_wait(pilot, lambda: pane.has_class("-zoomed"), "zoomed")
         assert pane.step == 4 and pane.paused
         assert "paused at step 4" in str(pane.query_one("#completions-title").render())
-        from test_ui_completions_browser import _grpo_rows
-
         from cockpit.run import journal
         from cockpit.run.completions_store import CompletionsWriter
+        from ui_helpers import grpo_rows
 
         writer = CompletionsWriter(run.path)
         with journal.JournalWriter(run.events) as jw:  # a new step arrives while reading
             jw.write(journal.metrics(5, {"loss": 0.2}))
-            jw.write(writer.append(5, _grpo_rows(5), source="trainer_logs"))
+            jw.write(writer.append(5, grpo_rows(5), source="trainer_logs"))
         writer.close()
-        await wait_for(pilot, lambda: 5 in pane.steps(), "step 5 read")
+        await app_wait(pilot, lambda: 5 in pane.steps(), "step 5 read")
         assert pane.shown_step() == 4  # the zoomed completion is not swapped out
         await pilot.press("escape")  # unzoom (the detail's own key)
-        await wait_for(pilot, lambda: not pane.has_class("-zoomed"), "unzoomed")
+        await app_wait(pilot, lambda: not pane.has_class("-zoomed"), "unzoomed")
         await pilot.press("end")
-        await wait_for(pilot, lambda: pane.step is None and not pane.paused, "following again")
+        await app_wait(pilot, lambda: pane.step is None and not pane.paused, "following again")
         assert pane.shown_step() == 5
 
 
@@ -93,21 +102,21 @@ async def test_q_leaves_a_run_screen_and_quits_at_home(tmp_path):
 
     run = make_run(tmp_path / "runs", "q", sft_records(range(1, 6)))
     app = app_for(tmp_path, "live", [str(run.path)])
-    async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: isinstance(app.screen, LiveRunScreen) and app.screen.sources, "live")
+    async with app.run_test(size=WIDE) as pilot:
+        await app_wait(pilot, lambda: isinstance(app.screen, LiveRunScreen) and app.screen.sources, "live")
         footer = " ".join(str(w.render()) for w in app.screen.query("FooterKey"))
         assert "Back" in footer
         await pilot.press("3")  # from any tab, q leaves the screen at once
         await pilot.press("q")
-        await wait_for(pilot, lambda: isinstance(app.screen, HomeScreen), "home")
+        await app_wait(pilot, lambda: isinstance(app.screen, HomeScreen), "home")
         await pilot.press("q")
-        await wait_for(pilot, lambda: not app.is_running, "quit")
+        await app_wait(pilot, lambda: not app.is_running, "quit")
 
 
 async def test_a_theme_picked_in_the_palette_is_the_next_starts_theme(tmp_path, monkeypatch):
     monkeypatch.setenv("COCKPIT_CONFIG_DIR", str(tmp_path / "config"))
     app = app_for(tmp_path)
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=WIDE) as pilot:
         assert app.theme != "cockpit-day"
         commands = {c.title: c for c in app.get_system_commands(app.screen)}
         commands["Theme: cockpit-day"].callback()
@@ -116,11 +125,11 @@ async def test_a_theme_picked_in_the_palette_is_the_next_starts_theme(tmp_path, 
     kept = orjson.loads((tmp_path / "config" / "tui.json").read_bytes())
     assert kept["theme"] == "cockpit-day"
     again = app_for(tmp_path)
-    async with again.run_test(size=SIZE):
+    async with again.run_test(size=WIDE):
         assert again.theme == "cockpit-day"
     (tmp_path / "config" / "tui.json").write_text("{ damaged", encoding="utf-8")
     third = app_for(tmp_path)
-    async with third.run_test(size=SIZE):  # a damaged file is no choice
+    async with third.run_test(size=WIDE):  # a damaged file is no choice
         assert third.theme != "cockpit-day"
 
 
@@ -153,8 +162,8 @@ async def test_chat_turns_have_speakers_and_empty_answers_say_so_and_stay_out_of
     from cockpit.ui.widgets.run.checkpoints_pane import CheckpointsPane
 
     app = app_for(tmp_path, "replay", [str(FIXTURES / "trl_sft_token_accuracy.json")])
-    async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: isinstance(app.screen, ReplayScreen) and app.screen.sources, "replay")
+    async with app.run_test(size=WIDE) as pilot:
+        await app_wait(pilot, lambda: isinstance(app.screen, ReplayScreen) and app.screen.sources, "replay")
         await pilot.press("8")
         pane = app.screen.query_one(CheckpointsPane)
         kept = [
@@ -190,11 +199,11 @@ async def test_the_output_tab_wraps_long_lines_and_jumps_to_the_first_error(tmp_
     (run.path / "stdout.log").write_text("\n".join(lines) + "\n", encoding="utf-8")
     app = app_for(tmp_path, "live", [str(run.path)])
     async with app.run_test(size=(100, 30)) as pilot:
-        await wait_for(pilot, lambda: isinstance(app.screen, LiveRunScreen) and app.screen.sources, "live")
+        await app_wait(pilot, lambda: isinstance(app.screen, LiveRunScreen) and app.screen.sources, "live")
         await pilot.press("4")
         log = app.screen.query_one(OutputLog)
-        await wait_for(pilot, lambda: len(log.raw_lines) == len(lines), "the output read")
-        await wait_for(pilot, lambda: len(log.lines) > len(lines), "the long line wrapped")
+        await app_wait(pilot, lambda: len(log.raw_lines) == len(lines), "the output read")
+        await app_wait(pilot, lambda: len(log.lines) > len(lines), "the long line wrapped")
         assert all(len(row) <= log.size.width for row in log.lines)
         assert "".join(log.lines).count("word") == 60  # nothing cut at the edge
         log.scroll_home(animate=False)
@@ -214,10 +223,10 @@ async def test_a_stopping_run_whose_trainer_is_done_has_no_contradiction_and_no_
     records = [*sft_records(range(1, 6)), journal.phase("done")]
     run = make_run(tmp_path / "runs", "ending", records, state="stopping")
     app = app_for(tmp_path, "live", [str(run.path)])
-    async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: isinstance(app.screen, LiveRunScreen) and app.screen.sources, "live")
+    async with app.run_test(size=WIDE) as pilot:
+        await app_wait(pilot, lambda: isinstance(app.screen, LiveRunScreen) and app.screen.sources, "live")
         header = app.screen.query_one(RunHeader)
-        await wait_for(pilot, lambda: "stopping" in str(header.render()), "the header")
+        await app_wait(pilot, lambda: "stopping" in str(header.render()), "the header")
         text = str(header.render())
         assert "phase ending" in text and "phase done" not in text
         assert "ETA" not in text
@@ -236,17 +245,119 @@ async def test_home_lists_each_runs_last_loss_or_reward_and_comes_back_to_the_ru
     make_run(runs, "grpo-b", grpo, state="finished", trainer="grpo")
     make_run(runs, "sft-c", sft_records(range(1, 3)), state="finished")
     app = app_for(tmp_path)
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=WIDE) as pilot:
         table = app.screen.query_one(RunsTable)
-        await wait_for(pilot, lambda: table.row_count == 3, "three runs")
+        await app_wait(pilot, lambda: table.row_count == 3, "three runs")
         cells = {str(table.get_row(key)[0]).split("-2")[0]: str(table.get_row(key)[4]) for key in table.rows}
         assert cells == {"sft-a": "loss 0.5", "grpo-b": "reward 0.3", "sft-c": "loss 1"}
         grpo_path = next(str(k.value) for k in table.rows if "grpo-b" in str(k.value))
         table.move_cursor(row=next(i for i, r in enumerate(table.ordered_rows) if r.key.value != grpo_path))
         app.open_live(grpo_path)  # as a launch from a preset opens its new run
-        await wait_for(pilot, lambda: isinstance(app.screen, LiveRunScreen), "the run open")
+        await app_wait(pilot, lambda: isinstance(app.screen, LiveRunScreen), "the run open")
         await pilot.press("escape")
-        await wait_for(pilot, lambda: isinstance(app.screen, HomeScreen), "home")
+        await app_wait(pilot, lambda: isinstance(app.screen, HomeScreen), "home")
         await pilot.pause(0.5)
         row = table.ordered_rows[table.cursor_row]
         assert str(row.key.value) == grpo_path
+
+
+# -- the pane a number key opens takes the focus ----------------------------------------------
+
+
+async def test_a_number_key_gives_the_focus_to_the_tab_it_opens(tmp_path):
+    from textual.widgets import TabbedContent
+
+    from cockpit.ui.widgets.run.alerts_list import RulesTable
+    from cockpit.ui.widgets.run.log_history import LogHistoryTable
+
+    run = make_run(tmp_path / "runs", "focus", sft_records(range(1, 40)), state="running")
+    app = app_for(tmp_path, "live", [str(run.path)])
+    async with app.run_test(size=(100, 30)) as pilot:
+        await app_wait(pilot, lambda: app.screen.sources, "loaded")
+        tabs = app.screen.query_one(TabbedContent)
+        await pilot.press("3")
+        history = app.screen.query_one(LogHistoryTable)
+        await app_wait(pilot, lambda: app.focused is history, "the log history focused")
+        await pilot.press("right")
+        await pilot.pause(0.2)
+        assert tabs.active == "history"  # Right moved in the table, not to the next tab
+        await pilot.press("6")
+        await app_wait(pilot, lambda: isinstance(app.focused, RulesTable), "the alert rules focused")
+        rules = app.focused
+        await app_wait(pilot, lambda: rules.row_count > 1, "the built-in rules listed")
+        await pilot.press("down")
+        await app_wait(pilot, lambda: rules.cursor_row == 1, "Down moves in the rules at once")
+        await pilot.press("m")
+        await app_wait(pilot, lambda: any(m.startswith("muted") for m in notifications(app)),
+                       "m mutes at once")
+
+
+# -- run view keys: tabs and completions wherever the focus is ---------------------------------
+
+
+def _completions_run(tmp_path):
+    records = sft_records(range(1, 8))
+    for step in (2, 4, 6):
+        records.append(journal.completions(step, [
+            {"prompt": f"prompt {step}.{i}", "completion": f"completion {step}.{i}",
+             "rewards": {}, "advantage": None} for i in range(3)], source="generate"))
+    return make_run(tmp_path / "runs", "samples", records)
+
+
+async def test_digit_keys_switch_tabs_from_the_completions_table_and_its_detail(tmp_path):
+    from textual.widgets import TabbedContent
+
+    app = app_for(tmp_path, "live", [str(_completions_run(tmp_path).path)])
+    async with app.run_test(size=SIZE) as pilot:
+        await app_wait(pilot, lambda: app.screen.sources, "the run loaded")
+        tabs = app.screen.query_one(TabbedContent)
+        for focus_id in ("completions-table", "completions-detail"):
+            await pilot.press("2")
+            await app_wait(pilot, lambda: tabs.active == "completions", "completions tab")
+            app.screen.query_one(f"#{focus_id}").focus()
+            await pilot.pause()
+            for digit, tab in (("3", "history"), ("2", "completions"), ("6", "alerts"),
+                               ("2", "completions"), ("1", "plots")):
+                if tab == "completions":
+                    app.screen.query_one(f"#{focus_id}").focus()
+                    await pilot.pause()
+                await pilot.press(digit)
+                await app_wait(pilot, lambda tab=tab: tabs.active == tab, f"{digit} shows {tab}")
+                await pilot.pause(0.2)
+                assert tabs.active == tab  # and it stays there
+
+
+async def test_completions_keys_work_and_show_wherever_the_focus_is(tmp_path):
+    from cockpit.ui.widgets.run.completions import CompletionsPane
+
+    app = app_for(tmp_path, "live", [str(_completions_run(tmp_path).path)])
+    async with app.run_test(size=(160, 40)) as pilot:
+        await app_wait(pilot, lambda: app.screen.sources, "the run loaded")
+        assert "Older" not in footer_keys(app)  # not on the plots tab
+        await pilot.press("2")
+        pane = app.screen.query_one(CompletionsPane)
+        await app_wait(pilot, lambda: pane._rows, "completions shown")
+        await app_wait(pilot, lambda: {"Older", "Newer", "Follow"} <= set(footer_keys(app)),
+                       "the completions keys in the footer")
+        from textual.widgets import Tabs
+        app.screen.query_one(Tabs).focus()  # 2 gave the focus to the pane: take it to the tab strip
+        await pilot.pause()
+        assert pane not in app.focused.ancestors_with_self
+        await pilot.press("left_square_bracket")
+        await app_wait(pilot, lambda: pane.step == 4, "one step older, focus on the tab strip")
+        app.screen.query_one("#completions-table").focus()
+        await pilot.press("left_square_bracket")
+        await app_wait(pilot, lambda: pane.step == 2, "older again from the table")
+        await pilot.press("end")
+        await app_wait(pilot, lambda: pane.step is None, "End follows the newest from the table")
+        await pilot.press("left_square_bracket")
+        await app_wait(pilot, lambda: pane.step == 4, "scrubbed back")
+        await pilot.press("3")  # on another tab End and [ ] are not the completions' keys
+        from cockpit.ui.widgets.run.log_history import LogHistoryTable
+        history = app.screen.query_one(LogHistoryTable)
+        await app_wait(pilot, lambda: history.row_count == 7, "history")
+        history.focus()
+        await pilot.press("end", "left_square_bracket")
+        await pilot.pause(0.2)
+        assert pane.step == 4
+        assert "Older" not in footer_keys(app)

@@ -17,11 +17,11 @@ import pytest
 from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 from rich.text import Text
-from test_ui_app import app_for, notifications, wait_for
 
 from cockpit.run import journal
 from cockpit.run.folder import RunFolder, Status
 from cockpit.ui.text import fold, printable
+from ui_helpers import app_for, app_wait, notifications
 
 pytestmark = pytest.mark.anyio
 SIZE = (140, 44)
@@ -81,16 +81,16 @@ async def visit_everything(app, pilot, run: RunFolder, prompt: str, completion: 
     from cockpit.ui.widgets.run.completions import CompletionsPane
     from cockpit.ui.widgets.run.log_history import LogHistoryTable
 
-    await wait_for(pilot, lambda: isinstance(app.screen, LiveRunScreen) and app.screen.sources,
+    await app_wait(pilot, lambda: isinstance(app.screen, LiveRunScreen) and app.screen.sources,
                    "the run loaded")
     screen = app.screen
-    await wait_for(pilot, lambda: screen.query_one("#alert-bar").display, "the alert bar")
+    await app_wait(pilot, lambda: screen.query_one("#alert-bar").display, "the alert bar")
     assert printable(warning) in plain(screen.query_one("#alert-bar"))
 
     await pilot.press("2")
     pane = screen.query_one(CompletionsPane)
     table = pane.query_one(DataTable)
-    await wait_for(pilot, lambda: table.row_count == 2, "two completions")
+    await app_wait(pilot, lambda: table.row_count == 2, "two completions")
     table.focus()
     for row in (0, 1, 0):
         table.move_cursor(row=row)
@@ -107,12 +107,12 @@ async def visit_everything(app, pilot, run: RunFolder, prompt: str, completion: 
 
     await pilot.press("3")
     history = screen.query_one(LogHistoryTable)
-    await wait_for(pilot, lambda: history.row_count == 2, "two log rows")
+    await app_wait(pilot, lambda: history.row_count == 2, "two log rows")
     assert printable(key) in [c.label.plain for c in history.columns.values()]
 
     await pilot.press("4")
     log = screen.query_one("#output-log", Log)
-    await wait_for(pilot, lambda: len(log.raw_lines) >= 2, "the trainer's output")
+    await app_wait(pilot, lambda: len(log.raw_lines) >= 2, "the trainer's output")
     # A blank line of output is not kept, and terminal escapes in the trainer's output are
     # removed on purpose (progress bars move the cursor): only other text must stay literal.
     if not {"\r", "\n", "\x1b"} & set(prompt) and prompt.strip():
@@ -128,14 +128,14 @@ async def visit_everything(app, pilot, run: RunFolder, prompt: str, completion: 
     assert printable(warning) in alerts and printable(completion) in alerts
 
     await pilot.press("1", "m")  # the metric picker lists the key as it is
-    await wait_for(pilot, lambda: isinstance(app.screen, MetricPicker), "the metric picker")
+    await app_wait(pilot, lambda: isinstance(app.screen, MetricPicker), "the metric picker")
     options = app.screen.query_one(OptionList)
     assert key in [options.get_option_at_index(i).id for i in range(options.option_count)]
     await pilot.pause()
     await pilot.press("escape")
 
     await pilot.press("s")  # the question names the run
-    await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the stop question")
+    await app_wait(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the stop question")
     assert printable(run.name) in plain(app.screen.query_one(".dialog-question"))
     await pilot.press("n")
     await pilot.press("question_mark")
@@ -149,8 +149,8 @@ async def replay_and_compare(app, pilot, run: RunFolder, missing: str) -> None:
     """Compare the run with itself and a path that does not exist: both labels shown, the
     missing path named in a notification as it is."""
     app.open_replay([str(run.path), str(run.path), missing])
-    await wait_for(pilot, lambda: len(getattr(app.screen, "sources", [])) == 2, "two sources")
-    await wait_for(pilot, lambda: any(missing in m for m in notifications(app)),
+    await app_wait(pilot, lambda: len(getattr(app.screen, "sources", [])) == 2, "two sources")
+    await app_wait(pilot, lambda: any(missing in m for m in notifications(app)),
                    "the missing path named")
     await pilot.pause(0.3)
     assert app.is_running
@@ -202,7 +202,7 @@ async def test_any_run_name_is_shown_literally_in_every_screen(name):
         app = app_for(Path(tmp))
         async with app.run_test(size=SIZE) as pilot:
             table = app.screen.query_one(RunsTable)
-            await wait_for(pilot, lambda: table.row_count == 1, "the run listed")
+            await app_wait(pilot, lambda: table.row_count == 1, "the run listed")
             assert table.get_row_at(0)[0].plain == printable(run.name)
             app.open_live(str(run.path))
             await visit_everything(app, pilot, run, "prompt", "completion", "loss/x", "careful")

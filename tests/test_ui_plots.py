@@ -11,10 +11,10 @@ import math
 from pathlib import Path
 
 import pytest
-from test_ui_app import app_for, make_run, sft_records, wait_for
 
 from cockpit.run import journal
 from conftest import FIXTURES
+from ui_helpers import app_for, app_wait, make_run, sft_records
 
 pytestmark = pytest.mark.anyio
 
@@ -40,7 +40,7 @@ def plots(app):
 
 
 async def all_drawn(pilot, app) -> None:
-    await wait_for(pilot, lambda: plots(app) and all(p.drawn_signature for p in plots(app)),
+    await app_wait(pilot, lambda: plots(app) and all(p.drawn_signature for p in plots(app)),
                    "every panel drawn")
 
 
@@ -62,7 +62,7 @@ async def test_header_facts_are_separated_and_a_live_run_shows_its_eta(tmp_path,
     run = make_run(tmp_path / "runs", "live", sft_records(range(1, 51)), state="running")
     app = app_for(tmp_path, "live", [str(run.path)])
     async with app.run_test(size=size) as pilot:
-        await wait_for(pilot, lambda: "step 50/100" in " ".join(header_lines(app)), "header")
+        await app_wait(pilot, lambda: "step 50/100" in " ".join(header_lines(app)), "header")
         line1, line2 = header_lines(app)
         assert "trainer sft · state running · phase training" in line1
         assert line2.startswith("step 50/100 ")
@@ -78,7 +78,7 @@ async def test_a_replay_of_a_journal_that_stopped_halfway_has_no_eta(tmp_path):
     run = make_run(tmp_path / "runs", "stopped-halfway", half_run(), state="stopped")
     app = app_for(tmp_path, "replay", [str(run.path)])
     async with app.run_test(size=SMALL) as pilot:
-        await wait_for(pilot, lambda: "step 5000/10000" in " ".join(header_lines(app)), "header")
+        await app_wait(pilot, lambda: "step 5000/10000" in " ".join(header_lines(app)), "header")
         await pilot.pause(1.2)  # a countdown would have moved by now
         text = "\n".join(header_lines(app))
         assert "ETA" not in text
@@ -88,7 +88,7 @@ async def test_a_replay_of_a_journal_that_stopped_halfway_has_no_eta(tmp_path):
 async def test_a_replayed_trainer_state_has_no_eta(tmp_path):
     app = app_for(tmp_path, "replay", [str(FIXTURES / "trainer_early_stopping_windows_path.json")])
     async with app.run_test(size=SMALL) as pilot:
-        await wait_for(pilot, lambda: "step 500/20250" in " ".join(header_lines(app)), "header")
+        await app_wait(pilot, lambda: "step 500/20250" in " ".join(header_lines(app)), "header")
         assert "ETA" not in "\n".join(header_lines(app))
 
 
@@ -98,8 +98,8 @@ async def test_a_compare_of_two_ended_runs_has_no_eta(tmp_path):
                  state="failed")
     app = app_for(tmp_path, "replay", [str(a.events), str(b.events)])
     async with app.run_test(size=SMALL) as pilot:
-        await wait_for(pilot, lambda: len(app.screen.sources) == 2, "both loaded")
-        await wait_for(pilot, lambda: "2 runs" in " ".join(header_lines(app)), "header")
+        await app_wait(pilot, lambda: len(app.screen.sources) == 2, "both loaded")
+        await app_wait(pilot, lambda: "2 runs" in " ".join(header_lines(app)), "header")
         assert "ETA" not in "\n".join(header_lines(app))
 
 
@@ -108,7 +108,7 @@ async def test_a_live_view_of_a_finished_run_has_no_eta(tmp_path):
     run = make_run(tmp_path / "runs", "ended", records, state="stopped")
     app = app_for(tmp_path, "live", [str(run.path)])
     async with app.run_test(size=SMALL) as pilot:
-        await wait_for(pilot, lambda: "state stopped" in " ".join(header_lines(app)), "header")
+        await app_wait(pilot, lambda: "state stopped" in " ".join(header_lines(app)), "header")
         assert "ETA" not in "\n".join(header_lines(app))
 
 
@@ -152,7 +152,7 @@ async def test_a_ppo_state_from_another_tool_is_an_unknown_trainer(tmp_path):
     path.write_text(json.dumps(state))
     app = app_for(tmp_path, "replay", [str(path)])
     async with app.run_test(size=SMALL) as pilot:
-        await wait_for(pilot, lambda: "step 20/20" in " ".join(header_lines(app)), "header")
+        await app_wait(pilot, lambda: "step 20/20" in " ".join(header_lines(app)), "header")
         line1 = header_lines(app)[0]
         assert "unknown trainer" in line1 and "like" not in line1
         await all_drawn(pilot, app)
@@ -207,10 +207,10 @@ async def test_a_compare_panel_with_six_series_has_a_legend_off_the_data(tmp_pat
     b = grpo_run(tmp_path, "grpo-short", 40)
     app = app_for(tmp_path, "replay", [str(a.path), str(b.path)])
     async with app.run_test(size=size) as pilot:
-        await wait_for(pilot, lambda: len(app.screen.sources) == 2, "both loaded")
+        await app_wait(pilot, lambda: len(app.screen.sources) == 2, "both loaded")
         await all_drawn(pilot, app)
         reward = next(p for p in plots(app) if p.panel.title == "reward")
-        await wait_for(pilot, lambda: len(reward.labels_drawn) == 6, "3 metrics x 2 runs drawn")
+        await app_wait(pilot, lambda: len(reward.labels_drawn) == 6, "3 metrics x 2 runs drawn")
         assert len(set(reward.colors_drawn)) == 6
         shown = reward.legend_shown
         text = legend_text(reward)
@@ -249,13 +249,13 @@ async def test_two_checkpoints_of_the_same_path_name_are_told_apart(tmp_path):
     paths = [str(tmp_path / p / "output" / "checkpoint-100") for p in ("a", "b")]
     app = app_for(tmp_path, "replay", paths)
     async with app.run_test(size=SMALL) as pilot:
-        await wait_for(pilot, lambda: len(app.screen.sources) == 2, "both loaded")
+        await app_wait(pilot, lambda: len(app.screen.sources) == 2, "both loaded")
         assert [s.label for s in app.screen.sources] == ["a/output/checkpoint-100",
                                                          "b/output/checkpoint-100"]
         await all_drawn(pilot, app)
         loss = next(p for p in plots(app) if p.panel.title == "loss")
         # Drawn from both sources (a panel may have drawn the first before the second came).
-        await wait_for(pilot, lambda: len(loss.drawn_signature[0]) == 2, "drawn from both")
+        await app_wait(pilot, lambda: len(loss.drawn_signature[0]) == 2, "drawn from both")
         assert len(set(loss.legend_shown)) == 2
 
 
@@ -267,8 +267,8 @@ async def test_a_single_replay_of_a_checkpoint_is_titled_by_its_run(tmp_path):
         {"step": s, "loss": 1.0 / s} for s in range(1, 11)]}))
     app = app_for(tmp_path, "replay", [str(ckpt)])
     async with app.run_test(size=SMALL) as pilot:
-        await wait_for(pilot, lambda: app.screen.sources, "loaded")
-        await wait_for(pilot, lambda: header_lines(app)[0].startswith(run.name + " ·"), "title")
+        await app_wait(pilot, lambda: app.screen.sources, "loaded")
+        await app_wait(pilot, lambda: header_lines(app)[0].startswith(run.name + " ·"), "title")
 
 
 # -- axes --------------------------------------------------------------------------------------
@@ -317,7 +317,7 @@ async def test_live_footer_shows_stop_and_help_on_every_tab_and_the_alert_bar_is
     app = app_for(tmp_path, "live", [str(run.path)])
     async with app.run_test(size=size) as pilot:
         await all_drawn(pilot, app)
-        await wait_for(pilot, lambda: app.screen.query_one("#alert-bar").display, "alert shown")
+        await app_wait(pilot, lambda: app.screen.query_one("#alert-bar").display, "alert shown")
         await pilot.pause(0.2)
         footer = screen_lines(app)[-1]
         for words in ("q Back", "m Pick metric", "e Smoothing", "s Stop & save", "K Force stop",
@@ -347,7 +347,7 @@ async def test_footer_of_a_stopped_run_shows_resume_at_100_columns(tmp_path):
     app = app_for(tmp_path, "live", [str(run.path)])
     async with app.run_test(size=SMALL) as pilot:
         await all_drawn(pilot, app)
-        await wait_for(pilot, lambda: "u Resume" in screen_lines(app)[-1], "resume offered")
+        await app_wait(pilot, lambda: "u Resume" in screen_lines(app)[-1], "resume offered")
         footer = screen_lines(app)[-1]
         for words in ("q Back", "m Pick metric", "e Smoothing", "x Step/time", "? Help"):
             assert words in footer, footer
@@ -375,7 +375,7 @@ async def test_home_shows_the_eta_of_live_runs_in_full(tmp_path, size):
     app = app_for(tmp_path)
     async with app.run_test(size=size) as pilot:
         table = app.screen.query_one(RunsTable)
-        await wait_for(pilot, lambda: table.row_count == 2, "two runs listed")
+        await app_wait(pilot, lambda: table.row_count == 2, "two runs listed")
         await pilot.pause(0.3)
         lines = screen_lines(app)
         live = next(line for line in lines if "291/1500" in line and "running" in line)
@@ -392,9 +392,101 @@ async def test_header_words_stay_apart_in_a_screenshot(tmp_path):
     run = make_run(tmp_path / "runs", "shot", sft_records(range(1, 51)), state="running")
     app = app_for(tmp_path, "live", [str(run.path)])
     async with app.run_test(size=SMALL) as pilot:
-        await wait_for(pilot, lambda: "step 50/100" in " ".join(header_lines(app)), "header")
+        await app_wait(pilot, lambda: "step 50/100" in " ".join(header_lines(app)), "header")
         svg = app.export_screenshot()
         runs = _re.findall(r'clip-path="url\(#terminal-[^)]*?line-[01]\)">([^<]*)</text>', svg)
         words = [r for r in runs if r.strip("\xa0 &#160;\n")]
         assert "trainer" in words and "step" in words
         assert not [r for r in words if _re.match(r"&#160;\w", r)], words
+
+
+# -- legends survive a trip to another tab -------------------------------------------------------
+
+
+def _legends(app) -> dict[str, str]:
+    from cockpit.ui.widgets.run.plot_grid import PlotGrid
+
+    return {p.panel.title: str(p.border_title) + "".join(str(r) for r in p.legend)
+            for p in app.screen.query_one(PlotGrid).plots()}
+
+
+async def test_plot_legends_come_back_after_another_tab_and_after_0(tmp_path):
+    app = app_for(tmp_path, "replay", [str(FIXTURES / "trl_sft_token_accuracy.json"),
+                                        str(FIXTURES / "trainer_eval_best_checkpoint.json")])
+    async with app.run_test(size=(160, 48)) as pilot:
+        await app_wait(pilot, lambda: len(app.screen.sources) == 2, "both loaded")
+        await app_wait(pilot, lambda: any("━" in t for t in _legends(app).values()), "legends drawn")
+        before = _legends(app)
+        assert "━" in before["loss"]
+        for keys in (("2", "1"), ("3", "1"), ("2", "1", "0")):
+            await pilot.press(*keys)
+            await pilot.pause(0.3)
+            await app_wait(pilot, lambda: _legends(app) == before, f"the legends back after {keys}")
+
+
+# -- odd metric names ----------------------------------------------------------------------------
+
+
+def _plain(title) -> str:
+    """A border title as shown (the property gives it back as markup)."""
+    from textual.content import Content
+
+    return Content.from_markup(title).plain
+
+
+@pytest.mark.parametrize("size", [(100, 30), (160, 48)])
+async def test_odd_metric_names_are_drawn_and_keep_the_panel_borders_whole(tmp_path, size):
+    from rich.cells import cell_len
+
+    from cockpit.ui.widgets.run.plot_grid import PlotGrid
+
+    odd = ["[bold]weird[/]", "\x1b[31mred", "rewards/🚀/mean"]
+    records = [journal.run_started("grpo", max_steps=20), journal.phase("training")]
+    for s in range(1, 21):
+        records.append(journal.metrics(s, {odd[0]: s, odd[1]: 2 * s, odd[2]: s / 3,
+                                           "rewards/format/mean": s / 4, "loss": 1 / s}))
+    run = make_run(tmp_path / "runs", "odd", records, trainer="grpo")
+    app = app_for(tmp_path, "live", [str(run.path)])
+    async with app.run_test(size=size) as pilot:
+        grid = app.screen.query_one(PlotGrid)
+        await app_wait(pilot, lambda: len(grid.plots()) >= 4 and all(p.chart for p in grid.plots()),
+                       "the panels drawn")
+        await pilot.pause(0.3)
+        plots = {p.panel.title: p for p in grid.plots()}
+        assert plots["[bold]weird[/]"].points_drawn == 20  # not "no data yet"
+        assert "no data" not in _plain(plots["[bold]weird[/]"].border_title)
+        assert _plain(plots["\x1b[31mred"].border_title) == "·[31mred 40"  # its latest value (issue 30)
+        reward = plots["reward"]
+        assert "rewards/🚀/mean" in reward.labels_drawn
+        for plot in grid.plots():
+            title = _plain(plot.border_title)
+            assert "\x1b" not in title and cell_len(title) <= plot.size.width
+            for line in plot.render().split():
+                assert line.cell_len == plot.size.width
+        assert "\x1b" not in app.export_screenshot()
+
+
+# -- an older GRPO file's completion length ------------------------------------------------------
+
+
+LEGACY_GRPO = str(FIXTURES / "trl_grpo_legacy_reward_keys.json")
+MODERN_GRPO = str(FIXTURES / "trl_grpo_modern_multireward.json")
+
+
+@pytest.mark.parametrize("paths, drawn", [
+    ([LEGACY_GRPO], ["completion_length"]),
+    ([MODERN_GRPO, LEGACY_GRPO], ["trl_grpo_modern_multireward: completions/mean_length",
+                                  "trl_grpo_legacy_reward_keys: completion_length"]),
+])
+async def test_completion_length_panel_draws_old_and_new_grpo_files_side_by_side(tmp_path, paths, drawn):
+    from cockpit.ui.widgets.run.plot_grid import PlotGrid
+
+    app = app_for(tmp_path, "replay", paths)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await app_wait(pilot, lambda: len(app.screen.sources) == len(paths), "loaded")
+        grid = app.screen.query_one(PlotGrid)
+        await app_wait(pilot, lambda: any(p.panel.title == "completion length" and p.chart
+                                          for p in grid.plots()), "a completion length panel")
+        plot = next(p for p in grid.plots() if p.panel.title == "completion length")
+        await app_wait(pilot, lambda: plot.labels_drawn == drawn, f"drawn: {drawn}")
+        assert not any(p.panel.title == "completion_length" for p in grid.plots())

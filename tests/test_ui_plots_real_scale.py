@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_ui_app import app_for, make_run, sft_records, wait_for
 
 from cockpit.run import journal
 from cockpit.run.folder import Status
 from conftest import FIXTURES
+from ui_helpers import app_for, app_wait, make_run, sft_records
 
 pytestmark = pytest.mark.anyio
 SFT_SPIKE = FIXTURES / "sft_3765_steps_first_log_spike.json"
@@ -30,7 +30,7 @@ def panel(app, title: str):
 
 
 async def drawn(pilot, app) -> None:
-    await wait_for(pilot, lambda: plots(app) and all(p.chart is not None and p.points_drawn
+    await app_wait(pilot, lambda: plots(app) and all(p.chart is not None and p.points_drawn
                                                      for p in plots(app) if p.display), "the panels drawn")
 
 
@@ -75,7 +75,7 @@ async def test_a_noisy_grpo_run_reads_as_a_smoothed_trend_with_its_raw_points_fa
         assert reward.labels_drawn[0] == "reward" and len(reward.labels_drawn) == 4
         assert len(set(reward.colors_drawn)) == 4
         await pilot.press("e")
-        await wait_for(pilot, lambda: not length.faint_drawn or not any(length.faint_drawn), "raw again")
+        await app_wait(pilot, lambda: not length.faint_drawn or not any(length.faint_drawn), "raw again")
 
 
 async def test_schedules_and_sparse_eval_series_are_never_smoothed(tmp_path):
@@ -111,8 +111,8 @@ async def test_an_overlay_keeps_each_runs_colour_on_every_panel(tmp_path):
     a, b = FIXTURES / "trl_grpo_modern_multireward.json", GRPO_NOISY
     app = app_for(tmp_path, "replay", [str(a), str(b)])
     async with app.run_test(size=(160, 48)) as pilot:
-        await wait_for(pilot, lambda: len(app.screen.sources) == 2, "both runs")
-        await wait_for(pilot, lambda: all(len({lbl.split(":")[0] for lbl in p.labels_drawn}) == 2
+        await app_wait(pilot, lambda: len(app.screen.sources) == 2, "both runs")
+        await app_wait(pilot, lambda: all(len({lbl.split(":")[0] for lbl in p.labels_drawn}) == 2
                                           for p in plots(app) if p.panel.title != "completion length"),
                        "both runs on each panel")
         colours: dict[str, set] = {}
@@ -134,28 +134,28 @@ async def test_zoom_log_scale_and_a_picked_step_range(tmp_path):
     async with app.run_test(size=(100, 30)) as pilot:
         await drawn(pilot, app)
         await pilot.press("z")
-        await wait_for(pilot, lambda: [p.display for p in plots(app)].count(True) == 1, "one panel alone")
+        await app_wait(pilot, lambda: [p.display for p in plots(app)].count(True) == 1, "one panel alone")
         zoomed = next(p for p in plots(app) if p.display)
-        await wait_for(pilot, lambda: zoomed.size.width > 90, "full width")
+        await app_wait(pilot, lambda: zoomed.size.width > 90, "full width")
         await pilot.press("l")
-        await wait_for(pilot, lambda: app.screen.view.log_y and zoomed.chart.ylim[1] < 1.0, "log y")
+        await app_wait(pilot, lambda: app.screen.view.log_y and zoomed.chart.ylim[1] < 1.0, "log y")
         assert all("e" not in t for t in zoomed.yticks_drawn), zoomed.yticks_drawn  # 3 digits, plain
         await pilot.press("escape")
-        await wait_for(pilot, lambda: all(p.display for p in plots(app)), "all panels again")
+        await app_wait(pilot, lambda: all(p.display for p in plots(app)), "all panels again")
         assert app.screen.is_current
         await pilot.press("v")
-        await wait_for(pilot, lambda: isinstance(app.screen, StepsPrompt), "asked for steps")
+        await app_wait(pilot, lambda: isinstance(app.screen, StepsPrompt), "asked for steps")
         await pilot.press(*"1000-2000", "enter")
         loss = panel(app, "loss")
-        await wait_for(pilot, lambda: app.screen.view.x_window == (1000, 2000)
+        await app_wait(pilot, lambda: app.screen.view.x_window == (1000, 2000)
                        and loss.chart.xlim[0] >= 1000 and loss.chart.xlim[1] <= 2000, "steps 1000-2000")
         assert "steps 1000–2000" in str(loss.border_subtitle)
         await pilot.press("v")
-        await wait_for(pilot, lambda: isinstance(app.screen, StepsPrompt), "asked again")
+        await app_wait(pilot, lambda: isinstance(app.screen, StepsPrompt), "asked again")
         await pilot.press(*"9-3", "enter")
         assert isinstance(app.screen, StepsPrompt), "a reversed range says so and stays open"
         await pilot.press("ctrl+a", "ctrl+k", "enter")
-        await wait_for(pilot, lambda: app.screen.view.x_window is None, "every step again")
+        await app_wait(pilot, lambda: app.screen.view.x_window is None, "every step again")
 
 
 async def test_time_axis_in_hours_lone_point_on_its_tick_and_marks_for_checkpoints_resumes_stops(tmp_path):
@@ -179,14 +179,14 @@ async def test_time_axis_in_hours_lone_point_on_its_tick_and_marks_for_checkpoin
         assert {"C", "R", "S"} <= set(axis), axis
         assert "C checkpoint" in str(loss.border_subtitle)
         await pilot.press("x")
-        await wait_for(pilot, lambda: str(loss.border_subtitle).startswith("hours"),
+        await app_wait(pilot, lambda: str(loss.border_subtitle).startswith("hours"),
                        f"hours, not seconds: {loss.border_subtitle}")
         await pilot.press("x")
         await pilot.press("m")
         await pilot.press(*"only_once", "enter")
-        await wait_for(pilot, lambda: any(p.panel.title == "only_once" for p in plots(app)), "picked")
+        await app_wait(pilot, lambda: any(p.panel.title == "only_once" for p in plots(app)), "picked")
         lone = panel(app, "only_once")
-        await wait_for(pilot, lambda: lone.chart is not None and lone.points_drawn == 1, "drawn")
+        await app_wait(pilot, lambda: lone.chart is not None and lone.points_drawn == 1, "drawn")
         rows = canvas_rows(lone)
         point_row = next(i for i, r in enumerate(rows) if "•" in r)
         assert rows[point_row].lstrip().startswith("0.693┤"), rows[point_row]
@@ -204,8 +204,8 @@ async def test_u_names_the_checkpoint_it_resumes_from(tmp_path):
         (ckpt / "model.safetensors").write_bytes(b"\x02" + b"\0" * 7 + b"{}")  # a real (empty) safetensors file
     app = app_for(tmp_path, "live", [str(run.path)])
     async with app.run_test(size=(100, 30)) as pilot:
-        await wait_for(pilot, lambda: app.screen.sources and app.screen.resumable, "resumable")
+        await app_wait(pilot, lambda: app.screen.sources and app.screen.resumable, "resumable")
         await pilot.press("u")
-        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "asked")
+        await app_wait(pilot, lambda: isinstance(app.screen, ConfirmScreen), "asked")
         assert "from checkpoint-20 (" in app.screen.question, app.screen.question
         await pilot.press("escape")

@@ -85,11 +85,10 @@ async def test_opening_a_replay_does_not_wait_on_the_judge(tmp_path, monkeypatch
     never come."""
     import threading
 
-    from test_ui_app import SIZE, app_for, wait_for
-
     from cockpit.ui.widgets.run import findings_pane
     from cockpit.ui.widgets.run.findings_pane import FindingsPane
     from cockpit.ui.widgets.run.metric_plot import MetricPlot
+    from ui_helpers import SIZE, app_for, app_wait
 
     released = threading.Event()
     asked = threading.Event()
@@ -106,11 +105,11 @@ async def test_opening_a_replay_does_not_wait_on_the_judge(tmp_path, monkeypatch
     app = app_for(tmp_path, "replay", [str(FIXTURES.parent / "findings" / "grpo-wasted-groups")])
     async with app.run_test(size=SIZE) as pilot:
         plots = lambda: list(app.screen.query(MetricPlot))  # noqa: E731
-        await wait_for(pilot, lambda: plots() and all(p.points_drawn for p in plots()), "the plots drawn")
+        await app_wait(pilot, lambda: plots() and all(p.points_drawn for p in plots()), "the plots drawn")
         assert not released.is_set()
-        await wait_for(pilot, asked.is_set, "the judge asked after the first frame, unprompted")
+        await app_wait(pilot, asked.is_set, "the judge asked after the first frame, unprompted")
         pane = app.screen.query_one(FindingsPane)
         assert "judging…" in str(pane.query_one("#findings-title").render()).lower()
         released.set()
-        await wait_for(pilot, lambda: len(pane.findings) == 2, "the findings tab filled in")
+        await app_wait(pilot, lambda: len(pane.findings) == 2, "the findings tab filled in")
         assert "judging…" not in str(pane.query_one("#findings-title").render()).lower()

@@ -3,96 +3,15 @@ search fields, save a preset, launch; plus the form's text <-> value rules."""
 
 from __future__ import annotations
 
-import time
-from pathlib import Path
-
 import pytest
 import yaml
-from textual.app import App
-from textual.widgets import Button, Input, OptionList, Static
+from textual.widgets import Input, OptionList, Static
 
 from cockpit.trainers.registry import ConfigField
 from cockpit.ui.widgets.setup.values import UNSET, parse_text, same_as_default
+from ui_helpers import SETUP_SIZE, Host, app_wait, control, launch_button, pick, preview_text, setup_screen, type_into
 
 pytestmark = pytest.mark.anyio
-
-SIZE = (140, 45)
-APP_CSS = Path(__file__).resolve().parents[1] / "cockpit" / "ui" / "app.tcss"
-
-
-class Host(App):
-    """The setup screen alone, pushed the way the home screen pushes it."""
-
-    CSS_PATH = str(APP_CSS)
-
-    def __init__(self, runs_dir: Path, preset=None) -> None:
-        super().__init__()
-        self.runs_dir = runs_dir
-        self.preset = preset
-        self.result: object = "not dismissed"
-
-    def on_mount(self) -> None:
-        from cockpit.ui.screens.setup import SetupScreen
-
-        self.push_screen(SetupScreen(runs_dir=self.runs_dir, preset=self.preset), self._done)
-
-    def _done(self, result: object) -> None:
-        self.result = result
-
-
-async def wait_for(pilot, condition, what: str, limit: float = 20.0) -> None:
-    """Let the app work until `condition()` holds (a deadline, not a timing assertion)."""
-    deadline = time.monotonic() + limit
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"gave up waiting for: {what}")
-        await pilot.pause(0.05)
-
-
-def setup_screen(app):
-    from cockpit.ui.screens.setup import SetupScreen
-
-    screen = app.screen
-    assert isinstance(screen, SetupScreen)
-    return screen
-
-
-async def pick(pilot, app, trainer: str) -> None:
-    """Highlight a trainer in the picker and press Enter, as a person would."""
-    from cockpit.ui.widgets.setup.trainer_picker import TrainerPicker
-
-    screen = setup_screen(app)
-    picker = screen.query_one(TrainerPicker)
-    await wait_for(pilot, lambda: picker.option_count > 0, "the trainers listed")
-    picker.focus()
-    picker.highlighted = picker.get_option_index(trainer)
-    await pilot.press("enter")
-    await wait_for(pilot, lambda: screen.spec is not None and screen.spec.name == trainer
-                   and screen.query("#field-dataset_name"), f"the form for {trainer}")
-
-
-def control(app, name: str):
-    from cockpit.ui.widgets.setup.field_editor import FieldEditor, editor_id
-
-    return setup_screen(app).query_one(f"#{editor_id(name)}", FieldEditor).control
-
-
-async def type_into(pilot, app, name: str, text: str) -> None:
-    widget = control(app, name)
-    assert isinstance(widget, Input)
-    widget.focus()
-    widget.value = ""
-    await pilot.press(*text)
-
-
-def preview_text(app) -> str:
-    from cockpit.ui.widgets.setup.preset_preview import PresetPreview
-
-    return str(setup_screen(app).query_one(PresetPreview).content)
-
-
-def launch_button(app) -> Button:
-    return setup_screen(app).query_one("#launch-button", Button)
 
 
 # -- the flows ---------------------------------------------------------------------------------
@@ -105,16 +24,16 @@ async def test_sft_form_previews_the_yaml_and_launches_a_run(runs_dir):
     from cockpit.run.folder import RunFolder
 
     app = Host(runs_dir)
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=SETUP_SIZE) as pilot:
         await pick(pilot, app, "sft")
         screen = setup_screen(app)
         # Picking a trainer moves the focus to the model; type it like a person.
-        await wait_for(pilot, lambda: app.focused is control(app, "model_name_or_path"),
+        await app_wait(pilot, lambda: app.focused is control(app, "model_name_or_path"),
                        "focus on the model input")
         await pilot.press(*"demo:models/tiny-lm")
         await type_into(pilot, app, "dataset_name", "demo:data/prompt_completion")
         await type_into(pilot, app, "max_steps", "2")
-        await wait_for(pilot, lambda: not launch_button(app).disabled, "the preset validated")
+        await app_wait(pilot, lambda: not launch_button(app).disabled, "the preset validated")
 
         text = preview_text(app)
         assert "trainer: sft" in text
@@ -126,7 +45,7 @@ async def test_sft_form_previews_the_yaml_and_launches_a_run(runs_dir):
         assert "✓" in str(screen.query_one("#validation", Static).content)
 
         await pilot.press("ctrl+l")
-        await wait_for(pilot, lambda: isinstance(app.result, RunFolder), "the run launched",
+        await app_wait(pilot, lambda: isinstance(app.result, RunFolder), "the run launched",
                        limit=60)
     run = app.result
     assert isinstance(run, RunFolder)
@@ -145,21 +64,21 @@ async def test_sft_form_previews_the_yaml_and_launches_a_run(runs_dir):
 @pytest.mark.usefixtures("registry")
 async def test_dpo_on_prompt_completion_data_names_the_missing_columns(runs_dir):
     app = Host(runs_dir)
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=SETUP_SIZE) as pilot:
         await pick(pilot, app, "dpo")
         screen = setup_screen(app)
         await type_into(pilot, app, "model_name_or_path", "demo:models/tiny-lm")
         await type_into(pilot, app, "dataset_name", "demo:data/prompt_completion")
 
         box = screen.query_one("#validation", Static)
-        await wait_for(pilot, lambda: "has no column" in str(box.content), "the column problem")
+        await app_wait(pilot, lambda: "has no column" in str(box.content), "the column problem")
         assert "'chosen'" in str(box.content) and "'rejected'" in str(box.content)
         assert box.has_class("-bad")
         # The data section says it too, and the dataset field is the one marked.
         from cockpit.ui.widgets.setup.data_preview import DataPreview
 
         preview = screen.query_one(DataPreview)
-        await wait_for(pilot, lambda: preview.has_class("-bad"), "the data check")
+        await app_wait(pilot, lambda: preview.has_class("-bad"), "the data check")
         assert screen.query_one("#field-dataset_name").has_class("-invalid")
         assert launch_button(app).disabled
 
@@ -172,7 +91,7 @@ async def test_dpo_on_prompt_completion_data_names_the_missing_columns(runs_dir)
 @pytest.mark.usefixtures("registry")
 async def test_field_search_finds_warmup_steps_with_its_help(runs_dir):
     app = Host(runs_dir)
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=SETUP_SIZE) as pilot:
         await pick(pilot, app, "sft")
         screen = setup_screen(app)
         screen.query_one("#trainer-picker").focus()
@@ -181,7 +100,7 @@ async def test_field_search_finds_warmup_steps_with_its_help(runs_dir):
         assert app.focused is search
         await pilot.press(*"warmup")
         options = screen.query_one("#field-search-list", OptionList)
-        await wait_for(pilot, lambda: options.option_count > 0, "matches")
+        await app_wait(pilot, lambda: options.option_count > 0, "matches")
         ids = [options.get_option_at_index(i).id for i in range(options.option_count)]
         assert "warmup_steps" in ids
         option = options.get_option_at_index(ids.index("warmup_steps"))
@@ -189,12 +108,12 @@ async def test_field_search_finds_warmup_steps_with_its_help(runs_dir):
 
         options.highlighted = ids.index("warmup_steps")
         await pilot.press("enter")
-        await wait_for(pilot, lambda: screen.query("#field-warmup_steps"), "the field in the form")
+        await app_wait(pilot, lambda: screen.query("#field-warmup_steps"), "the field in the form")
         editor = screen.query_one("#field-warmup_steps")
         assert app.focused is control(app, "warmup_steps")
         assert "linear warmup" in str(editor.query_one(".field-help", Static).content)
         await pilot.press("1", "0")
-        await wait_for(pilot, lambda: screen.current_preset().trl.get("warmup_steps") == 10,
+        await app_wait(pilot, lambda: screen.current_preset().trl.get("warmup_steps") == 10,
                        "warmup_steps in the preset")
         assert "warmup_steps: 10" in preview_text(app)
 
@@ -202,12 +121,12 @@ async def test_field_search_finds_warmup_steps_with_its_help(runs_dir):
 @pytest.mark.usefixtures("registry")
 async def test_invalid_number_is_marked_at_the_field_and_blocks_launch(runs_dir):
     app = Host(runs_dir)
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=SETUP_SIZE) as pilot:
         await pick(pilot, app, "sft")
         screen = setup_screen(app)
         await type_into(pilot, app, "model_name_or_path", "demo:models/tiny-lm")
         await type_into(pilot, app, "dataset_name", "demo:data/prompt_completion")
-        await wait_for(pilot, lambda: not launch_button(app).disabled, "valid first")
+        await app_wait(pilot, lambda: not launch_button(app).disabled, "valid first")
         await type_into(pilot, app, "max_steps", "2.5")
         editor = screen.query_one("#field-max_steps")
         assert editor.has_class("-invalid")
@@ -225,16 +144,16 @@ async def test_save_as_preset_writes_the_yaml_and_asks_before_overwriting(runs_d
     target = user_presets_dir() / "setup-test-save.yaml"
     target.unlink(missing_ok=True)
     app = Host(runs_dir)
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=SETUP_SIZE) as pilot:
         await pick(pilot, app, "sft")
         screen = setup_screen(app)
         await type_into(pilot, app, "model_name_or_path", "demo:models/tiny-lm")
         await type_into(pilot, app, "max_steps", "7")
         await pilot.press("ctrl+s")
-        await wait_for(pilot, lambda: isinstance(app.screen, SavePresetPrompt), "the name prompt")
+        await app_wait(pilot, lambda: isinstance(app.screen, SavePresetPrompt), "the name prompt")
         app.screen.query_one("#preset-name", Input).value = "setup-test-save"
         await pilot.press("enter")
-        await wait_for(pilot, target.exists, "the preset file")
+        await app_wait(pilot, target.exists, "the preset file")
         saved = yaml.safe_load(target.read_text(encoding="utf-8"))
         assert saved == {"trainer": "sft", "model_name_or_path": "demo:models/tiny-lm",
                          "max_steps": 7}
@@ -244,21 +163,21 @@ async def test_save_as_preset_writes_the_yaml_and_asks_before_overwriting(runs_d
         # Same name again: a confirmation first; "n" keeps the old file.
         await type_into(pilot, app, "max_steps", "9")
         await pilot.press("ctrl+s")
-        await wait_for(pilot, lambda: isinstance(app.screen, SavePresetPrompt), "the prompt")
+        await app_wait(pilot, lambda: isinstance(app.screen, SavePresetPrompt), "the prompt")
         app.screen.query_one("#preset-name", Input).value = "setup-test-save"
         await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the overwrite question")
+        await app_wait(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the overwrite question")
         await pilot.press("n")
-        await wait_for(pilot, lambda: app.screen is screen, "back to the form")
+        await app_wait(pilot, lambda: app.screen is screen, "back to the form")
         assert yaml.safe_load(target.read_text(encoding="utf-8"))["max_steps"] == 7
 
         await pilot.press("ctrl+s")
-        await wait_for(pilot, lambda: isinstance(app.screen, SavePresetPrompt), "the prompt")
+        await app_wait(pilot, lambda: isinstance(app.screen, SavePresetPrompt), "the prompt")
         app.screen.query_one("#preset-name", Input).value = "setup-test-save"
         await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the question")
+        await app_wait(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the question")
         await pilot.press("y")
-        await wait_for(pilot, lambda: yaml.safe_load(target.read_text(encoding="utf-8"))
+        await app_wait(pilot, lambda: yaml.safe_load(target.read_text(encoding="utf-8"))
                        ["max_steps"] == 9, "the overwritten file")
 
 
@@ -268,9 +187,9 @@ async def test_opening_a_preset_fills_the_form(runs_dir):
 
     preset = load_preset("demo-sft")
     app = Host(runs_dir, preset)
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=SETUP_SIZE) as pilot:
         screen = setup_screen(app)
-        await wait_for(pilot, lambda: screen.spec is not None and screen.query("#field-dataset_name"),
+        await app_wait(pilot, lambda: screen.spec is not None and screen.query("#field-dataset_name"),
                        "the form filled from the preset")
         assert screen.spec.name == "sft"
         assert control(app, "model_name_or_path").value == "demo:models/tiny-lm"
@@ -282,18 +201,18 @@ async def test_opening_a_preset_fills_the_form(runs_dir):
         # Untouched, the preset comes back as it was (cockpit section included).
         assert screen.current_preset().trl == preset.trl
         assert screen.current_preset().cockpit == preset.cockpit
-        await wait_for(pilot, lambda: not launch_button(app).disabled, "the preset validated")
+        await app_wait(pilot, lambda: not launch_button(app).disabled, "the preset validated")
         await pilot.press("escape")
-        await wait_for(pilot, lambda: app.result is None, "dismissed with None")
+        await app_wait(pilot, lambda: app.result is None, "dismissed with None")
 
 
 async def test_unavailable_trainers_are_listed_disabled_with_the_reason(registry, runs_dir):
     from cockpit.ui.widgets.setup.trainer_picker import TrainerPicker
 
     app = Host(runs_dir)
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=SETUP_SIZE) as pilot:
         picker = setup_screen(app).query_one(TrainerPicker)
-        await wait_for(pilot, lambda: picker.option_count > 0, "the trainers listed")
+        await app_wait(pilot, lambda: picker.option_count > 0, "the trainers listed")
         ids = [picker.get_option_at_index(i).id for i in range(picker.option_count)]
         for spec in registry.all_known():
             assert spec.name in ids
@@ -311,15 +230,15 @@ async def test_a_misspelt_preset_key_is_marked_and_can_be_cleared(runs_dir):
     preset = load_preset("demo-sft")
     preset.trl["learning_rat"] = 0.1
     app = Host(runs_dir, preset)
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=SETUP_SIZE) as pilot:
         screen = setup_screen(app)
-        await wait_for(pilot, lambda: screen.query("#field-learning_rat"), "the unknown key shown")
+        await app_wait(pilot, lambda: screen.query("#field-learning_rat"), "the unknown key shown")
         editor = screen.query_one("#field-learning_rat")
-        await wait_for(pilot, lambda: editor.has_class("-invalid"), "the key marked")
+        await app_wait(pilot, lambda: editor.has_class("-invalid"), "the key marked")
         assert "did you mean 'learning_rate'" in str(editor.query_one(".field-error", Static).content)
         assert launch_button(app).disabled
         await type_into(pilot, app, "learning_rat", "")
-        await wait_for(pilot, lambda: not launch_button(app).disabled, "valid without it")
+        await app_wait(pilot, lambda: not launch_button(app).disabled, "valid without it")
         assert "learning_rat" not in screen.current_preset().trl
 
 

@@ -9,7 +9,8 @@ import time
 from pathlib import Path
 
 import pytest
-from test_ui_app import app_for, make_run, sft_records, wait_for
+
+from ui_helpers import app_for, app_wait, make_run, sft_records
 
 pytestmark = pytest.mark.anyio
 
@@ -80,7 +81,7 @@ async def test_run_states_take_the_colours_of_the_theme_in_use(tmp_path):
     app = app_for(tmp_path, theme="cockpit-night")
     async with app.run_test(size=(120, 30)) as pilot:
         table = app.screen.query_one(RunsTable)
-        await wait_for(pilot, lambda: table.row_count == 1, "the run listed")
+        await app_wait(pilot, lambda: table.row_count == 1, "the run listed")
 
         def state_colour():
             return table.get_cell_at((0, 1)).style.color

@@ -10,11 +10,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from test_ui_app import app_for, notifications, wait_for
-from test_ui_setup import Host, control, launch_button, pick, setup_screen, type_into
 
 from conftest import cockpit_cmd
 from helpers import hub_cache_env
+from ui_helpers import Host, app_for, app_wait, control, launch_button, notifications, pick, setup_screen, type_into
 
 pytestmark = pytest.mark.anyio
 
@@ -36,13 +35,13 @@ async def test_setup_says_a_hub_model_missing_from_the_offline_cache_is_not_vali
         await pick(pilot, app, "sft")
         await type_into(pilot, app, "model_name_or_path", HUB_MODEL)
         await type_into(pilot, app, "dataset_name", "demo:data/prompt_completion")
-        await wait_for(pilot, lambda: "✗" in _verdict(app), "the verdict")
+        await app_wait(pilot, lambda: "✗" in _verdict(app), "the verdict")
         assert "not in the local Hugging Face cache" in _verdict(app) and "offline" in _verdict(app)
         assert launch_button(app).disabled
         # Once it is in the cache, the same form is valid.
         hub_cache_env(tmp_path, models=(HUB_MODEL,))
         await type_into(pilot, app, "max_steps", "2")
-        await wait_for(pilot, lambda: "✓ valid" in _verdict(app), "valid once cached")
+        await app_wait(pilot, lambda: "✓ valid" in _verdict(app), "valid once cached")
         assert not launch_button(app).disabled
 
 
@@ -53,11 +52,11 @@ async def test_setup_says_a_half_typed_demo_data_folder_is_not_valid(runs_dir):
         await pick(pilot, app, "sft")
         await type_into(pilot, app, "model_name_or_path", "demo:models/tiny-lm")
         await type_into(pilot, app, "dataset_name", "demo:data/")
-        await wait_for(pilot, lambda: "✗" in _verdict(app), "the verdict")
+        await app_wait(pilot, lambda: "✗" in _verdict(app), "the verdict")
         assert "demo:data/: a folder of" in _verdict(app) and "e.g. demo:data/messages" in _verdict(app)
         assert launch_button(app).disabled
         await pilot.press(*"prompt_completion")
-        await wait_for(pilot, lambda: "✓ valid" in _verdict(app), "valid once one dataset is named")
+        await app_wait(pilot, lambda: "✓ valid" in _verdict(app), "valid once one dataset is named")
 
 
 def test_dry_run_refuses_a_hub_model_missing_from_the_offline_cache_and_takes_a_cached_one(runs_dir, tmp_path):
@@ -89,7 +88,7 @@ async def test_home_greys_out_presets_that_cannot_run_here_with_the_reason(tmp_p
     app = app_for(tmp_path)
     async with app.run_test(size=(160, 48)) as pilot:
         presets = app.screen.query_one(PresetList)
-        await wait_for(pilot, lambda: presets.blocked, "the presets checked against this machine")
+        await app_wait(pilot, lambda: presets.blocked, "the presets checked against this machine")
         blocked = {Path(p).stem: reason for p, reason in presets.blocked.items()}
         assert {"sft-lora-qwen", "grpo-qwen", "dpo-ultrafeedback"} <= set(blocked)
         assert "not in the local Hugging Face cache" in blocked["sft-lora-qwen"]
@@ -106,7 +105,7 @@ async def test_home_greys_out_presets_that_cannot_run_here_with_the_reason(tmp_p
         presets.focus()
         presets.highlighted = ids.index(next(p for p in ids if p.endswith("sft-lora-qwen.yaml")))
         await pilot.press("enter")
-        await wait_for(pilot, lambda: any("cannot" in n or "cache" in n for n in notifications(app)),
+        await app_wait(pilot, lambda: any("cannot" in n or "cache" in n for n in notifications(app)),
                        "the reason said")
         assert any("e opens it" in n for n in notifications(app))
 
@@ -124,7 +123,7 @@ async def test_grpo_setup_has_one_reward_field_filled_from_demo_grpo_with_names_
     app = Host(runs_dir, load_preset("demo-grpo"))
     async with app.run_test(size=(140, 45)) as pilot:
         screen = setup_screen(app)
-        await wait_for(pilot, lambda: screen.spec is not None and screen.query("#field-dataset_name"),
+        await app_wait(pilot, lambda: screen.spec is not None and screen.query("#field-dataset_name"),
                        "the demo-grpo form")
         rewards = [e for e in screen.query(FieldEditor) if "reward_funcs" in e.field.name]
         assert [e.field.name for e in rewards] == ["reward_funcs"], [e.field.name for e in rewards]
@@ -172,10 +171,10 @@ async def test_checkpoints_table_shows_the_trainers_key_metric_and_the_base_in_w
     out = _output_dir(tmp_path, history)
     app = app_for(tmp_path, mode="replay", paths=[str(out)])
     async with app.run_test(size=(160, 48)) as pilot:
-        await wait_for(pilot, lambda: app.screen.query(CheckpointsPane), "the replay", limit=60)
+        await app_wait(pilot, lambda: app.screen.query(CheckpointsPane), "the replay", limit=60)
         await pilot.press("8")
         table = app.screen.query_one(CheckpointsPane).query_one(DataTable)
-        await wait_for(pilot, lambda: table.row_count == 2 and "checkpoint-10" in str(table.get_row_at(0)[1]),
+        await app_wait(pilot, lambda: table.row_count == 2 and "checkpoint-10" in str(table.get_row_at(0)[1]),
                        "the checkpoints listed")
         labels = [str(c.label) for c in table.columns.values()]
         assert labels[2:4] == [column, eval_column], labels
@@ -207,7 +206,7 @@ async def test_checkpoints_table_says_it_is_reading_then_names_the_base_model(tm
         found = list_run_checkpoints(out)
         found.base_model = "Qwen/Qwen2.5-0.5B-Instruct"
         pane.post_message(CheckpointsPane.Listed(found))
-        await wait_for(pilot, lambda: table.row_count == 3, "the listing")
+        await app_wait(pilot, lambda: table.row_count == 3, "the listing")
         assert str(table.get_row_at(0)[1]) == "base model"
         assert "what training started from: Qwen/Qwen2.5-0.5B-Instruct" in str(table.get_row_at(0)[6])
 
@@ -223,18 +222,18 @@ async def test_trainer_picker_is_one_line_a_trainer_and_collapses_once_one_is_pi
     async with app.run_test(size=(160, 48)) as pilot:
         screen = setup_screen(app)
         picker = screen.query_one(TrainerPicker)
-        await wait_for(pilot, lambda: picker.option_count > 0, "the trainers listed")
+        await app_wait(pilot, lambda: picker.option_count > 0, "the trainers listed")
         assert all("\n" not in str(picker.get_option_at_index(i).prompt) for i in range(picker.option_count))
         assert picker.option_count <= picker.size.height + 4  # nearly all of them on screen at once
         picker.highlighted = picker.get_option_index("dpo")
-        await wait_for(pilot, lambda: "preference" in str(screen.query_one("#trainer-info").content).lower(),
+        await app_wait(pilot, lambda: "preference" in str(screen.query_one("#trainer-info").content).lower(),
                        "the highlighted trainer's summary beside the list")
         await pick(pilot, app, "sft")
-        await wait_for(pilot, lambda: not screen.query_one("#setup-trainers").display, "the list collapsed")
+        await app_wait(pilot, lambda: not screen.query_one("#setup-trainers").display, "the list collapsed")
         side, form = screen.query_one("#setup-side"), screen.query_one("#setup-form")
         assert side.region.x > form.region.x  # wide: the preview beside the form
         await pilot.press("ctrl+t")
-        await wait_for(pilot, lambda: screen.query_one("#setup-trainers").display, "ctrl+t brings it back")
+        await app_wait(pilot, lambda: screen.query_one("#setup-trainers").display, "ctrl+t brings it back")
 
 
 @pytest.mark.usefixtures("registry")
@@ -243,7 +242,7 @@ async def test_below_110_columns_the_preview_stacks_under_the_form(runs_dir):
     async with app.run_test(size=(100, 30)) as pilot:
         await pick(pilot, app, "sft")
         screen = setup_screen(app)
-        await wait_for(pilot, lambda: screen.has_class("-stacked"), "stacked")
+        await app_wait(pilot, lambda: screen.has_class("-stacked"), "stacked")
         await pilot.pause(0.2)
         side, form = screen.query_one("#setup-side"), screen.query_one("#setup-form")
         assert side.region.y > form.region.y and form.region.width >= 90
@@ -254,9 +253,8 @@ async def test_below_110_columns_the_preview_stacks_under_the_form(runs_dir):
 
 
 async def test_system_tab_shows_gib_cpu_of_all_cores_a_row_per_gpu_and_sparklines(tmp_path):
-    from test_ui_app import make_run, sft_records
-
     from cockpit.run import journal
+    from ui_helpers import make_run, sft_records
 
     records = sft_records(range(1, 11))
     for i in range(30):
@@ -269,10 +267,10 @@ async def test_system_tab_shows_gib_cpu_of_all_cores_a_row_per_gpu_and_sparkline
     run = make_run(tmp_path / "runs", "sys", records, state="finished")
     app = app_for(tmp_path, "live", [str(run.path)])
     async with app.run_test(size=(160, 48)) as pilot:
-        await wait_for(pilot, lambda: app.screen.sources, "the run loaded")
+        await app_wait(pilot, lambda: app.screen.sources, "the run loaded")
         await pilot.press("5")
         pane = app.screen.query_one("#system-pane")
-        await wait_for(pilot, lambda: "GPU 1" in str(pane.render()), "the system tab drawn")
+        await app_wait(pilot, lambda: "GPU 1" in str(pane.render()), "the system tab drawn")
         text = str(pane.render())
         assert "11% of 16 cores" in text  # 179% of one core over 16 cores
         assert "3.3 GiB resident" in text and "of 128.0 GiB" in text
@@ -296,11 +294,11 @@ async def test_command_palette_lists_cockpit_commands_before_textuals(tmp_path):
     app = app_for(tmp_path, "replay", [str(Path(__file__).parent / "fixtures" / "trainer_states"
                                            / "trl_sft_token_accuracy.json")])
     async with app.run_test(size=(160, 48)) as pilot:
-        await wait_for(pilot, lambda: app.screen.sources, "the replay loaded")
+        await app_wait(pilot, lambda: app.screen.sources, "the replay loaded")
         await pilot.press("ctrl+p")
-        await wait_for(pilot, lambda: isinstance(app.screen, CommandPalette), "the palette")
+        await app_wait(pilot, lambda: isinstance(app.screen, CommandPalette), "the palette")
         results = app.screen.query_one(CommandList)
-        await wait_for(pilot, lambda: results.option_count > 10, "the commands listed")
+        await app_wait(pilot, lambda: results.option_count > 10, "the commands listed")
         await pilot.pause(0.5)
         titles = [str(results.get_option_at_index(i).prompt).split("\n")[0] for i in range(results.option_count)]
         textual_own = [i for i, t in enumerate(titles) if t.strip() in ("Quit", "Screenshot", "Keys", "Theme")]
@@ -320,9 +318,9 @@ async def test_help_lists_every_tabs_keys_in_a_dialog_sized_to_its_content(tmp_p
     app = app_for(tmp_path, "replay", [str(Path(__file__).parent / "fixtures" / "trainer_states"
                                            / "trl_sft_token_accuracy.json")])
     async with app.run_test(size=(160, 48)) as pilot:
-        await wait_for(pilot, lambda: app.screen.sources, "the replay loaded")
+        await app_wait(pilot, lambda: app.screen.sources, "the replay loaded")
         await pilot.press("question_mark")  # from the Plots tab
-        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), "help")
+        await app_wait(pilot, lambda: isinstance(app.screen, HelpScreen), "help")
         await pilot.pause(0.2)
         body = "\n".join(str(s.render()) for s in app.screen.query(Static))
         for tab, key in (("Checkpoints tab", "Generate"), ("Completions tab", "Sort"),
@@ -336,9 +334,9 @@ async def test_help_lists_every_tabs_keys_in_a_dialog_sized_to_its_content(tmp_p
     app = app_for(tmp_path, "replay", [str(Path(__file__).parent / "fixtures" / "trainer_states"
                                            / "trl_sft_token_accuracy.json")])
     async with app.run_test(size=(60, 20)) as pilot:  # a small terminal: within it, scrolling
-        await wait_for(pilot, lambda: app.screen.sources, "the replay loaded")
+        await app_wait(pilot, lambda: app.screen.sources, "the replay loaded")
         await pilot.press("question_mark")
-        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), "help")
+        await app_wait(pilot, lambda: isinstance(app.screen, HelpScreen), "help")
         await pilot.pause(0.2)
         dialog = app.screen.query_one("#help-dialog")
         assert dialog.region.width <= 60 and dialog.region.height <= 20
@@ -348,11 +346,10 @@ async def test_help_lists_every_tabs_keys_in_a_dialog_sized_to_its_content(tmp_p
 
 
 async def test_runs_list_marks_runs_to_compare_and_deletes_a_finished_run_after_a_yes(tmp_path):
-    from test_ui_app import make_run, sft_records
-
     from cockpit.ui.screens.confirm import ConfirmScreen
     from cockpit.ui.screens.replay import ReplayScreen
     from cockpit.ui.widgets.home.runs_table import RunsTable
+    from ui_helpers import make_run, sft_records
 
     runs = tmp_path / "runs"
     live = make_run(runs, "alive", sft_records(range(1, 5)), state="running")
@@ -367,7 +364,7 @@ async def test_runs_list_marks_runs_to_compare_and_deletes_a_finished_run_after_
     app = app_for(tmp_path)
     async with app.run_test(size=(160, 48)) as pilot:
         table = app.screen.query_one(RunsTable)
-        await wait_for(pilot, lambda: table.row_count == 3 and app.focused is table, "the runs listed")
+        await app_wait(pilot, lambda: table.row_count == 3 and app.focused is table, "the runs listed")
 
         def row_of(run) -> int:
             return [r.key.value for r in table.ordered_rows].index(str(run.path))
@@ -377,27 +374,27 @@ async def test_runs_list_marks_runs_to_compare_and_deletes_a_finished_run_after_
         table.move_cursor(row=row_of(live))
         await pilot.press("D")
         assert live_state.live, live_state
-        await wait_for(pilot, lambda: any("stop it first" in n for n in notifications(app)), "refused")
+        await app_wait(pilot, lambda: any("stop it first" in n for n in notifications(app)), "refused")
         assert live.path.is_dir() and not isinstance(app.screen, ConfirmScreen)
         table.move_cursor(row=row_of(old))
         await pilot.press("D")
-        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "asked first")
+        await app_wait(pilot, lambda: isinstance(app.screen, ConfirmScreen), "asked first")
         await pilot.press("n")
-        await wait_for(pilot, lambda: not isinstance(app.screen, ConfirmScreen), "no")
+        await app_wait(pilot, lambda: not isinstance(app.screen, ConfirmScreen), "no")
         assert old.path.is_dir()
         await pilot.press("D")
-        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "asked again")
+        await app_wait(pilot, lambda: isinstance(app.screen, ConfirmScreen), "asked again")
         await pilot.press("y")
-        await wait_for(pilot, lambda: not old.path.exists() and table.row_count == 2, "deleted and gone from the list")
+        await app_wait(pilot, lambda: not old.path.exists() and table.row_count == 2, "deleted and gone from the list")
         # Mark two runs with space; c overlays them.
         for run in (done, live):
             table.move_cursor(row=row_of(run))
             await pilot.press("space")
-        await wait_for(pilot, lambda: len(table.marked) == 2, "two marked")
+        await app_wait(pilot, lambda: len(table.marked) == 2, "two marked")
         assert "✓" in str(table.get_row_at(row_of(done))[0])
         await pilot.press("c")
-        await wait_for(pilot, lambda: isinstance(app.screen, ReplayScreen), "the overlay", limit=30)
-        await wait_for(pilot, lambda: len(app.screen.sources) == 2, "both runs in it", limit=30)
+        await app_wait(pilot, lambda: isinstance(app.screen, ReplayScreen), "the overlay", limit=30)
+        await app_wait(pilot, lambda: len(app.screen.sources) == 2, "both runs in it", limit=30)
 
 
 # -- §5: a boolean reads as a glyph and a word, not only as a colour -------------------------------
@@ -419,8 +416,8 @@ async def test_boolean_fields_show_a_glyph_that_follows_the_switch(runs_dir):
         assert str(glyph.render()) == ("✓ on" if before else "✗ off")
         switch.focus()
         await pilot.press("enter")
-        await wait_for(pilot, lambda: switch.value != before, "switched")
-        await wait_for(pilot, lambda: str(glyph.render()) == ("✗ off" if before else "✓ on"), "the glyph follows")
+        await app_wait(pilot, lambda: switch.value != before, "switched")
+        await app_wait(pilot, lambda: str(glyph.render()) == ("✗ off" if before else "✓ on"), "the glyph follows")
 
 
 # -- §5: at 60x20 a marker says which tabs are off screen -------------------------------------------
@@ -430,23 +427,23 @@ async def test_a_narrow_screen_marks_the_tabs_that_are_off_screen(tmp_path):
     replay = [str(Path(__file__).parent / "fixtures" / "trainer_states" / "trl_sft_token_accuracy.json")]
     app = app_for(tmp_path, "replay", replay)
     async with app.run_test(size=(60, 20)) as pilot:
-        await wait_for(pilot, lambda: app.screen.sources, "the replay loaded")
+        await app_wait(pilot, lambda: app.screen.sources, "the replay loaded")
         marker = app.screen.query_one("#tabs-overflow")
-        await wait_for(pilot, lambda: marker.display and "→" in str(marker.render()) and marker.region.width,
+        await app_wait(pilot, lambda: marker.display and "→" in str(marker.render()) and marker.region.width,
                        "the marker", limit=30)
         text = str(marker.render())
         assert "8" in text and "1" not in text  # the last tabs are past the right edge
         assert marker.region.right == 60 and marker.region.y == app.screen.query_one("Tabs").region.y
         await pilot.press("8")
-        await wait_for(pilot, lambda: "←" in str(marker.render()) and "8" not in str(marker.render()),
+        await app_wait(pilot, lambda: "←" in str(marker.render()) and "8" not in str(marker.render()),
                        "now the first ones are off the left, and the active tab is on screen", limit=30)
         await pilot.pause(0.3)
         assert "1" in str(marker.render())
         tab = app.screen.query_one("Tabs").active_tab
-        await wait_for(pilot, lambda: tab.region.right <= marker.region.x, "the active tab clear of the marker")
+        await app_wait(pilot, lambda: tab.region.right <= marker.region.x, "the active tab clear of the marker")
     app = app_for(tmp_path, "replay", replay)
     async with app.run_test(size=(160, 48)) as pilot:
-        await wait_for(pilot, lambda: app.screen.sources, "the replay loaded")
+        await app_wait(pilot, lambda: app.screen.sources, "the replay loaded")
         await pilot.pause(1.0)
         assert not app.screen.query_one("#tabs-overflow").display  # every tab fits: no marker
 
@@ -462,17 +459,17 @@ async def test_empty_states_are_said_whole_on_a_narrow_screen(tmp_path):
     replay = [str(Path(__file__).parent / "fixtures" / "trainer_states" / "trl_sft_token_accuracy.json")]
     app = app_for(tmp_path, "replay", replay)
     async with app.run_test(size=(60, 20)) as pilot:
-        await wait_for(pilot, lambda: app.screen.sources, "the replay loaded")
+        await app_wait(pilot, lambda: app.screen.sources, "the replay loaded")
         await pilot.press("2")
         title = app.screen.query_one("#completions-title")
-        await wait_for(pilot, lambda: "no completions in" in str(title.render()), "the empty state")
+        await app_wait(pilot, lambda: "no completions in" in str(title.render()), "the empty state")
         await pilot.pause(0.3)
         said = str(title.render())
         assert title.region.height >= 3 and "log_completions" in said  # wrapped, to its last word
         assert "…" not in said
         await pilot.press("8")
         table = app.screen.query_one(CheckpointsPane).query_one(DataTable)
-        await wait_for(pilot, lambda: table.row_count and "no checkpoints" in str(table.get_row_at(0)[1]),
+        await app_wait(pilot, lambda: table.row_count and "no checkpoints" in str(table.get_row_at(0)[1]),
                        "where it looked")
         table.focus()
         await pilot.press("space")  # the note is not a checkpoint to pick

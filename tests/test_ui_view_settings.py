@@ -4,7 +4,8 @@ their watchers redraw, and the header and the plots follow."""
 from __future__ import annotations
 
 import pytest
-from test_ui_app import app_for, make_run, sft_records, wait_for
+
+from ui_helpers import app_for, app_wait, make_run, sft_records
 
 pytestmark = pytest.mark.anyio
 
@@ -27,32 +28,32 @@ async def test_x_and_smoothing_keys_set_the_reactives_and_the_plots_follow(tmp_p
     run = make_run(tmp_path / "runs", "settings", sft_records(range(1, 21)))
     app = app_for(tmp_path, "live", [str(run.path)])
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: plots(app) and all(p.drawn_signature for p in plots(app)),
+        await app_wait(pilot, lambda: plots(app) and all(p.drawn_signature for p in plots(app)),
                        "every panel drawn")
         screen = app.screen
         assert (screen.x_mode, screen.smoothing) == ("step", 0.6)  # smoothing on by default (issue 30)
 
         await pilot.press("x")
         assert screen.x_mode == "time"
-        await wait_for(pilot, lambda: all("time" in p.drawn_signature for p in plots(app)),
+        await app_wait(pilot, lambda: all("time" in p.drawn_signature for p in plots(app)),
                        "every panel redrawn by time")
         assert "x: time" in header(app)
 
         await pilot.press("e")
         assert screen.smoothing == 0.0
-        await wait_for(pilot, lambda: all(0.0 in p.drawn_signature for p in plots(app)),
+        await app_wait(pilot, lambda: all(0.0 in p.drawn_signature for p in plots(app)),
                        "every panel redrawn raw")
-        await wait_for(pilot, lambda: "smoothing off" in header(app), "smoothing off in the header")
+        await app_wait(pilot, lambda: "smoothing off" in header(app), "smoothing off in the header")
         await pilot.press("e")
         assert screen.smoothing == 0.6
-        await wait_for(pilot, lambda: all(0.6 in p.drawn_signature for p in plots(app)),
+        await app_wait(pilot, lambda: all(0.6 in p.drawn_signature for p in plots(app)),
                        "every panel redrawn smoothed")
         assert "smoothing 0.60" in header(app)
         await pilot.press("minus")
         assert screen.smoothing == 0.3
         await pilot.press("e")
         assert screen.smoothing == 0.0
-        await wait_for(pilot, lambda: "smoothing off" in header(app), "smoothing off in the header")
+        await app_wait(pilot, lambda: "smoothing off" in header(app), "smoothing off in the header")
         await pilot.press("e")  # back on where it was left
         assert screen.smoothing == 0.3
 
@@ -64,17 +65,17 @@ async def test_removing_a_panel_keeps_the_choice_until_the_defaults_come_back(tm
     run = make_run(tmp_path / "runs", "panels", sft_records(range(1, 11)))
     app = app_for(tmp_path, "live", [str(run.path)])
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: len(plots(app)) >= 5, "plots mounted")
+        await app_wait(pilot, lambda: len(plots(app)) >= 5, "plots mounted")
         screen = app.screen
         defaults = [p.panel for p in plots(app)]
         assert screen.chosen_panels is None
 
         plots(app)[0].focus()
         await pilot.press("d")
-        await wait_for(pilot, lambda: len(plots(app)) == len(defaults) - 1, "a panel removed")
+        await app_wait(pilot, lambda: len(plots(app)) == len(defaults) - 1, "a panel removed")
         assert screen.chosen_panels == tuple(defaults[1:])
         assert [p.panel for p in plots(app)] == defaults[1:]
 
         await pilot.press("0")
-        await wait_for(pilot, lambda: [p.panel for p in plots(app)] == defaults, "defaults back")
+        await app_wait(pilot, lambda: [p.panel for p in plots(app)] == defaults, "defaults back")
         assert screen.chosen_panels is None
