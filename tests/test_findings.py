@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -145,21 +146,38 @@ def test_a_live_window_that_grows_is_one_finding_and_a_replay_prefers_the_whole_
 # -- the supervisor's watcher ------------------------------------------------------------------
 
 
+class _Supervised:
+    """A watcher fed as the supervisor feeds it (`supervisor/watch.py`): the journal's earlier
+    attempts first, then each turn's new records, then the trainer's exit."""
+
+    def __init__(self, run, watcher) -> None:
+        from cockpit.supervisor.watch import Beat, JournalFeed
+
+        self.feed = JournalFeed(run.events)
+        self.watcher = watcher
+        self.beat = Beat(pid=None, started_at=time.time(), live=False)
+        watcher.history(self.feed.history())
+
+    def ended(self) -> None:
+        self.feed.pump(self.beat, [self.watcher])
+        self.watcher.ended(journal.run_ended("finished"), self.beat)
+
+
 def test_the_watcher_appends_each_finding_once_with_its_evidence(tmp_path):
     from cockpit.supervisor.findings import FindingsWatcher
 
     run = _run_copy(tmp_path)
     with journal.JournalWriter(run.events) as jw:
-        w = FindingsWatcher(run, jw, "grpo")
-        w.poll(final=True)
-        w.poll(final=True)
+        w = _Supervised(run, FindingsWatcher(run, jw, "grpo"))
+        w.ended()
+        w.ended()
     records, _ = journal.read_all(run.events)
     found = [Finding.from_record(r) for r in records if r.kind == journal.FINDING]
     assert sorted(f.kind for f in found) == ["clipping", "wasted_groups"]
     assert all(f.evidence for f in found)
     # A resumed supervisor reads what was found before and does not say it again.
     with journal.JournalWriter(run.events) as jw:
-        FindingsWatcher(run, jw, "grpo").poll(final=True)
+        _Supervised(run, FindingsWatcher(run, jw, "grpo")).ended()
     again, _ = journal.read_all(run.events)
     assert sum(r.kind == journal.FINDING for r in again) == 2
 
@@ -178,7 +196,7 @@ def test_the_watcher_knows_max_steps_so_a_live_warm_up_is_not_longer_than_the_ru
                                             "grad_norm": 1.0}))
             jw.write(journal.progress(step, max_steps=120))
         w = FindingsWatcher(run, jw, "sft")
-        w.poll(final=True)
+        _Supervised(run, w).ended()
     assert w.store.max_steps == 120
     records, _ = journal.read_all(run.events)
     assert [r.data["kind"] for r in records if r.kind == journal.FINDING] == []
@@ -194,9 +212,9 @@ def test_a_failing_judge_is_one_warning_and_never_the_supervisors_end(tmp_path, 
 
     monkeypatch.setattr(watcher_module, "detect", broken)
     with journal.JournalWriter(run.events) as jw:
-        w = watcher_module.start(run, jw, "grpo")
-        w.poll(final=True)
-        w.poll(final=True)  # off now: nothing more
+        w = _Supervised(run, watcher_module.start(run, jw, "grpo"))
+        w.ended()
+        w.ended()  # off now: nothing more
     records, _ = journal.read_all(run.events)
     warnings = [r for r in records if r.kind == journal.WARNING and r.data.get("code") == "findings"]
     assert len(warnings) == 1 and "findings are off for this run: MemoryError: no room" in warnings[0].data["message"]

@@ -5,6 +5,7 @@ Checked with no UI attached; a failing rule or a refusing URL is a journal line,
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -57,13 +58,11 @@ def user_alerts(problems: list[str] | None = None) -> dict[str, Any]:
 
 
 class Alerter:
-    """Tails the run's journal from where it stands, feeds the engine, carries out the actions
-    and writes one `alert` line per firing. A bad rule or a refusing URL becomes a journal line;
-    nothing here can stop training except a stop_save action."""
+    """Feeds the engine the journal records the supervisor hands it (`poll`, from its one tail of
+    the journal), carries out the actions and writes one `alert` line per firing. A bad rule or a
+    refusing URL becomes a journal line; nothing here can stop training except a stop_save action."""
 
     def __init__(self, run: Any, jw: journal.JournalWriter, *, trainer: str | None) -> None:
-        from cockpit.run.tailer import Tailer
-
         self.run = run
         self.jw = jw
         section = run.cockpit_section()
@@ -86,8 +85,6 @@ class Alerter:
         self.engine = AlertEngine(rules, output_dir=output_dir)
         self.family_done = False
         self._add_family(trainer)
-        self.tailer = Tailer(run.events)
-        self.tailer.seek_end()
         self._mute_mtime = 0.0
         self.added: list[Rule] = []
         """The rules of control/alerts.yaml, as last read."""
@@ -165,10 +162,10 @@ class Alerter:
     def _added_warning(self, message: str) -> None:
         self.jw.write(journal.warning(f"added alert rule: {message}", code="alert_rule"))
 
-    def poll(self, *, started_at: float, live: bool) -> None:
+    def poll(self, records: Sequence[journal.Record], *, started_at: float, live: bool) -> None:
+        """The journal's new records, then the rules on time (a stall, a run that never started)."""
         self._read_mutes()
         self._read_added()
-        records = list(self.tailer.poll())
         for rec in records:
             if rec.kind == journal.RUN_STARTED:
                 self._add_family(str(rec.data.get("trainer") or ""))

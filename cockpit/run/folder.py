@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from cockpit.errors import CockpitError
-from cockpit.files import open_regular, read_regular, reserve, safe_load, write_atomic
+from cockpit.files import open_regular, read_regular, read_text_regular, reserve, safe_load, write_atomic
 from cockpit.run import journal
 
 if sys.version_info >= (3, 11):  # noqa: UP036 - the hook imports this module on Python 3.9+
@@ -360,6 +360,15 @@ class RunFolder:
             # needs no data block, so a stop still gets through.
             os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600))
         return path
+
+    def read_outcome(self) -> dict[str, Any]:
+        """control/outcome.json, the training process's own verdict (`diagnose.verdict` reads it);
+        {} when there is none, or it is not a regular file holding a JSON object."""
+        try:
+            found = json.loads(read_text_regular(self.outcome_json))
+        except (OSError, ValueError, RecursionError):
+            return {}
+        return found if isinstance(found, dict) else {}
 
     def pending_request(self, what: str) -> bool:
         return (self.control / what).exists()

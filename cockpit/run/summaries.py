@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 from cockpit.errors import CockpitError
-from cockpit.files import read_text_regular
 from cockpit.formats import fmt_duration
 from cockpit.run import journal
 from cockpit.run.folder import LIVE_STATES, RunFolder, Status, list_runs, read_tail, script_section
@@ -121,17 +120,11 @@ def _effective(st: Status, run: RunFolder | None = None) -> tuple[str, str | Non
 def _ended_unsupervised(run: RunFolder) -> tuple[str, str]:
     """How an attempt ended when no supervisor saw it end: the training process's own verdict
     (control/outcome.json), else the tail of its log."""
-    import json
-
     from cockpit.run import diagnose
 
     gone = "the supervisor process is gone (it was killed, or the machine restarted) and the trainer has exited"
-    try:
-        outcome = json.loads(read_text_regular(run.outcome_json))
-    except (OSError, ValueError):
-        outcome = {}
     script = script_section(run) is not None
-    found = diagnose.verdict(outcome, script=script, exit_code=None,
+    found = diagnose.verdict(run.read_outcome(), script=script, exit_code=None,
                              trained=script and any(r.kind == journal.RUN_STARTED for r in tail_records(run.events)))
     if found is not None:  # its own word: a run that trained to the end and saved reads finished
         return found[0], f"{gone}: {found[1].reason}"

@@ -47,7 +47,9 @@ class LineTailer:
     place, it was truncated and rewritten (to any size) between two polls."""
     restarts: int = 0
 
-    def poll(self) -> list[bytes]:
+    def poll(self, upto: int | None = None) -> list[bytes]:
+        """The complete lines appended since the last poll; with `upto`, only those the file held
+        below that byte offset (what was there at a given moment)."""
         try:
             fh = open_regular(self.path)
         except NotRegularFile as exc:
@@ -66,10 +68,11 @@ class LineTailer:
                 # Replaced or truncated: whatever we had is gone; read the new content whole.
                 self._restart()
             self._inode = ident
-            if st.st_size <= self.offset:
+            end = st.st_size if upto is None else min(st.st_size, upto)
+            if end <= self.offset:
                 return []
             fh.seek(self.offset)
-            chunk = fh.read(min(st.st_size - self.offset, self.max_read))
+            chunk = fh.read(min(end - self.offset, self.max_read))
         self.offset += len(chunk)
         if chunk:
             self._tail = (self._tail + chunk[-_TAIL_KEEP:])[-_TAIL_KEEP:]
@@ -177,9 +180,9 @@ class Tailer:
     def seek_end(self) -> None:
         self._lines.seek_end()
 
-    def poll(self) -> list[journal.Record]:
+    def poll(self, upto: int | None = None) -> list[journal.Record]:
         out: list[journal.Record] = []
-        lines = self._lines.poll()
+        lines = self._lines.poll(upto)
         if self._lines.too_long != self._too_long_seen:
             self.skipped += self._lines.too_long - self._too_long_seen
             self._too_long_seen = self._lines.too_long

@@ -1,5 +1,6 @@
 """The supervisor's doctor: findings that need the live process or the checkpoints, not only the
-metrics. It tails the journal beside the supervisor's loop and
+metrics. A `Watcher` (`supervisor/watch.py`): it reads the journal records the supervisor's one
+tail hands it and
 
 - names a hang: no step for k × the median step time while the process is alive → every
   process's Python stack in `hangs/` and a `hang` finding (`findings/hang.py`);
@@ -7,7 +8,7 @@ metrics. It tails the journal beside the supervisor's loop and
 - after a resume, checks that step, learning rate and loss carry on (`findings/resume.py`).
 
 Reading a checkpoint or dumping stacks can take seconds, so they run on one worker thread; the
-supervisor's loop only pays a journal poll. Every failure here is one warning line in the
+supervisor's loop only pays a look at the new records. Every failure here is one warning line in the
 journal and turns the doctor off: it can never stop the run or its supervisor.
 """
 
@@ -18,7 +19,7 @@ import queue
 import subprocess
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,7 @@ from cockpit.findings import hang, resume, sft_data
 from cockpit.findings.model import Finding
 from cockpit.run import journal
 from cockpit.run.folder import RunFolder, list_checkpoints, script_section
-from cockpit.run.tailer import Tailer
+from cockpit.supervisor.watch import Beat
 
 POLL_EVERY_S = 1.0
 SAVING_SLACK = 5.0
@@ -39,7 +40,8 @@ supervisor to let go of the run, so what is not done by then is dropped (the pro
 
 
 class Doctor:
-    """Call `poll(pid)` from the supervisor's loop and `ended(state)` once the trainer exited."""
+    """A `Watcher`: `poll` from the supervisor's loop (this attempt's records only: a resumed run's
+    journal holds the earlier ones), `ended` once the trainer exited."""
 
     def __init__(self, run: RunFolder, jw: journal.JournalWriter, resume_from: Path | None = None) -> None:
         self.run = run
@@ -49,8 +51,6 @@ class Doctor:
         extra = run.cockpit_section().get("env")  # `cockpit run --env COCKPIT_HANG_FLOOR_S=30 -- ...`
         env = {**os.environ, **({str(k): str(v) for k, v in extra.items()} if isinstance(extra, dict) else {})}
         self.clock = hang.StepClock(hang.HangLimits.from_settings(self.settings.get("hang"), env))
-        self.tailer = Tailer(run.events)
-        self.tailer.seek_end()  # this attempt only: a resumed run's journal holds the earlier ones
         self.resume_from = resume_from
         self.after: list[dict[str, Any]] = []
         self.resume_done = resume_from is None
@@ -77,20 +77,21 @@ class Doctor:
             self._sft.start()
 
     # -- the supervisor's calls ----------------------------------------------------------------
-    def poll(self, pid: int | None) -> None:
+    def poll(self, records: Sequence[journal.Record], beat: Beat) -> None:
         if self.off:
             return
+        self._guard(lambda: self._read(records, time.time()))
         now = time.monotonic()
-        if now < self.next_poll:
+        if self.off or now < self.next_poll:
             return
         self.next_poll = now + POLL_EVERY_S
-        self._guard(lambda: self._poll(pid))
+        self._guard(lambda: self._poll(beat.pid))
 
-    def ended(self, state: str | None = None) -> None:
+    def ended(self, record: journal.Record, beat: Beat) -> None:  # noqa: ARG002 - Watcher's signature
         """The trainer is gone: the resume check with what it logged, the final model's weights,
         then wait (bounded) for the queued checks."""
         if not self.off:
-            self._guard(lambda: self._end(state))
+            self._guard(self._end)
         self._jobs.put(None)
         self._stop_spying()  # the trainer is gone: a py-spy still dumping it would only hold the end up
         deadline = time.monotonic() + END_WAIT_S
@@ -102,11 +103,13 @@ class Doctor:
             if self._sft.is_alive() and self._probe is not None:
                 self._probe.kill()  # ours (not the run's group): the run is over, so is its measuring
 
-    def _end(self, state: str | None) -> None:
-        self._read(time.time())
+    def close(self) -> None:
+        pass
+
+    def _end(self) -> None:
         if not self.resume_done and self.after:
             self._resume_check()
-        if state in (None, "finished") and self.output_dir is not None and any(self.output_dir.glob("*.safetensors")):
+        if self.output_dir is not None and any(self.output_dir.glob("*.safetensors")):
             self._queue_weights(self.output_dir, self.clock.last_step or 0)
 
     # -- inside ------------------------------------------------------------------------------
@@ -139,20 +142,14 @@ class Doctor:
             self.jw.write(f.to_record())
 
     def _poll(self, pid: int | None) -> None:
-        self._read(time.time())
         if not self.resume_done and len(self.after) >= resume.WANT_POINTS:
             self._resume_check()
         if pid is not None:
             self._check_hang(pid)
 
-    def _read(self, now: float) -> None:
-        while True:
-            before = self.tailer.offset
-            records = self.tailer.poll()
-            for rec in records:
-                self._see(rec, now)
-            if self.tailer.offset == before:
-                break
+    def _read(self, records: Sequence[journal.Record], now: float) -> None:
+        for rec in records:
+            self._see(rec, now)
 
     def _see(self, rec: journal.Record, now: float) -> None:
         kind = rec.kind
@@ -353,10 +350,13 @@ def _python_pids(root: int) -> list[int]:
 class _Off:
     """The doctor that could not start: does nothing."""
 
-    def poll(self, pid: int | None) -> None:
+    def poll(self, records: Sequence[journal.Record], beat: Beat) -> None:
         pass
 
-    def ended(self, state: str | None = None) -> None:
+    def ended(self, record: journal.Record, beat: Beat) -> None:
+        pass
+
+    def close(self) -> None:
         pass
 
 

@@ -1,5 +1,6 @@
-"""The supervisor's side of findings: tail the run's journal into a metric store, ask the judge
-every few seconds, and append each new finding (with its completions evidence) to the journal.
+"""The supervisor's side of findings: the run's journal records (from the supervisor's one tail,
+`supervisor/watch.py`) into a metric store, the judge asked every few seconds, and each new finding
+(with its completions evidence) appended to the journal.
 
 It runs in the supervisor, never in the training process: the trainer's `on_log` pays nothing
 for it. Any failure turns it off with one warning line; it can never stop the supervisor.
@@ -8,53 +9,63 @@ for it. Any failure turns it off with one warning line; it can never stop the su
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from cockpit.errors import failure
 from cockpit.findings.judge import add_evidence, detect, new_findings
 from cockpit.findings.model import Finding
 from cockpit.run import journal
+from cockpit.supervisor.watch import Beat
 
 EVERY_S = 5.0
 """How often the judge looks at the run (it reads only the metric store; evidence once a finding)."""
 
 
 class FindingsWatcher:
-    """Findings for one supervised run. `poll()` from the supervisor's loop; `poll(final=True)`
-    when the trainer has exited, so a short run is judged on its last steps too."""
+    """Findings for one supervised run, a `Watcher`: `history(records)` once with what earlier
+    attempts wrote (their findings are known, their metrics judged with this attempt's), `poll`
+    each turn of the supervisor's loop, `ended` when the trainer has exited, so a short run is
+    judged on its last steps too."""
 
     def __init__(self, run: Any, jw: journal.JournalWriter, trainer: str | None) -> None:
         from cockpit.metrics.completions import CompletionsLibrary
         from cockpit.metrics.store import MetricStore
-        from cockpit.run.tailer import Tailer
 
         self.run = run
         self.jw = jw
         self.trainer = trainer
         self.store = MetricStore()
         self.library = CompletionsLibrary(run.path)
-        self.tailer = Tailer(run.events)  # from the start: a resumed run's findings are known
         self.known: list[Finding] = []
         self.next_at = 0.0
         self.changed = False
         self.off = False
 
-    def poll(self, *, final: bool = False) -> None:
+    def history(self, records: Sequence[journal.Record]) -> None:
+        self._guard(lambda: self._take(records))
+
+    def poll(self, records: Sequence[journal.Record], beat: Beat) -> None:  # noqa: ARG002 - Watcher's signature
+        self._guard(lambda: self._judge(records, final=False))
+
+    def ended(self, record: journal.Record, beat: Beat) -> None:  # noqa: ARG002 - Watcher's signature
+        self._guard(lambda: self._judge((), final=True))
+
+    def close(self) -> None:
+        pass
+
+    def _guard(self, fn: Callable[[], None]) -> None:
         if self.off:
             return
         try:
-            self._poll(final)
+            fn()
         except Exception as exc:  # noqa: BLE001 - findings must never stop the supervisor
             self.off = True
             self.jw.write(journal.warning(failure(exc, "findings are off for this run"),
                                           code="findings"))
 
-    def _poll(self, final: bool) -> None:
-        while True:  # one tailer poll reads a bounded chunk: read to the end
-            records = self.tailer.poll()
-            if not records:
-                break
-            self._take(records)
+    def _judge(self, records: Sequence[journal.Record], *, final: bool) -> None:
+        self._take(records)
         now = time.monotonic()
         if not self.changed or (now < self.next_at and not final):
             return
@@ -65,7 +76,7 @@ class FindingsWatcher:
             self.jw.write(f.to_record())
             self.known.append(f)
 
-    def _take(self, records: list[journal.Record]) -> None:
+    def _take(self, records: Sequence[journal.Record]) -> None:
         metrics = []
         for rec in records:
             if rec.kind == journal.FINDING:

@@ -11,7 +11,6 @@ ended — exit code, exception it reported, or a signal.
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -23,10 +22,9 @@ from typing import BinaryIO
 
 import psutil
 
-from cockpit.alerts.alerter import Alerter
 from cockpit.config.launcher import LauncherSpec
 from cockpit.config.launcher import check as check_launcher
-from cockpit.errors import CockpitError, failure, say
+from cockpit.errors import CockpitError, say
 from cockpit.files import write_atomic
 from cockpit.hook.bundle import child_env
 from cockpit.launch import launchers as launcher
@@ -36,6 +34,7 @@ from cockpit.run.folder import LIVE_STATES, Request, RunFolder, Status, parse_ru
 from cockpit.run.summaries import tail_records
 from cockpit.supervisor.doctor import start_doctor
 from cockpit.supervisor.findings import start as findings_watcher
+from cockpit.supervisor.watch import Beat, JournalFeed, Watcher, start_alerts
 
 SAMPLE_EVERY_S = 5.0
 
@@ -112,165 +111,232 @@ class SystemSampler:
 
 
 def supervise(run: RunFolder, resume_from: Path | None = None) -> int:
-    status = run.read_status()
-    status.journal_error = None  # a resumed run starts with a journal it can write, until it cannot
-    run.reserve_status()  # room for the run's end on a disk that fills (a run folder made before it)
+    return Supervision(run, resume_from).run_to_end()
 
-    def journal_trouble(why: str | None) -> None:  # a journal that cannot be written is a flag in status
-        status.journal_error = why
-        _save_status(run, status)
 
-    jw = journal.JournalWriter(run.events, on_trouble=journal_trouble)
-    # Everything this process starts carries the run's marker (notify commands and their children
-    # included), so `stop --force` and the sweep at the end find them (`run/owner.py`); set after
-    # the start, it is not in this process's own /proc environ: the supervisor is never "marked".
-    os.environ[owner.RUN_DIR_ENV] = str(run.path)
-    status.supervisor_pid = os.getpid()
-    status.supervisor_started = owner.start_time(os.getpid())
-    status.marker = str(run.path)
-    status.started = time.time()
-    _save_status(run, status)  # at once: readers prove this process by its start time
-    alerter = _alerter(run, jw, status.trainer)
-    findings = findings_watcher(run, jw, status.trainer)
+class Supervision:
+    """One attempt of a run, supervised: the trainer started in its own process group, the loop
+    that watches it (`supervisor/watch.py`: one tail of the journal for every watcher), and the
+    run's end written whatever way it ended."""
 
-    def finish(*args: object) -> int:
-        findings.poll(final=True)
-        return _finish(*args, alerter=alerter)  # type: ignore[arg-type]
-    forced = {"by_signal": False}
-    child: subprocess.Popen[bytes] | None = None
+    def __init__(self, run: RunFolder, resume_from: Path | None) -> None:
+        self.run = run
+        self.resume_from = resume_from
+        self.status = run.read_status()
+        self.status.journal_error = None  # a resumed run starts with a journal it can write, until it cannot
+        run.reserve_status()  # room for the run's end on a disk that fills (a run folder made before it)
+        self.jw = journal.JournalWriter(run.events, on_trouble=self._journal_trouble)
+        self.child: subprocess.Popen[bytes] | None = None
+        self.stopped_by_signal = False
+        """SIGTERM or SIGINT reached the supervisor itself: the run ends as a forced stop does."""
 
-    def on_term(_signum: int, _frame: object) -> None:
-        # Someone asked the supervisor itself to stop: stop the run the same way as a forced stop.
-        forced["by_signal"] = True
+    def _journal_trouble(self, why: str | None) -> None:  # a journal that cannot be written is a flag in status
+        self.status.journal_error = why
+        _save_status(self.run, self.status)
+
+    def run_to_end(self) -> int:
+        run, status = self.run, self.status
+        # Everything this process starts carries the run's marker (notify commands and their children
+        # included), so `stop --force` and the sweep at the end find them (`run/owner.py`); set after
+        # the start, it is not in this process's own /proc environ: the supervisor is never "marked".
+        os.environ[owner.RUN_DIR_ENV] = str(run.path)
+        status.supervisor_pid = os.getpid()
+        status.supervisor_started = owner.start_time(os.getpid())
+        status.marker = str(run.path)
+        status.started = time.time()
+        _save_status(run, status)  # at once: readers prove this process by its start time
+        self.feed = JournalFeed(run.events)
+        self.alerts = start_alerts(run, self.jw, status.trainer)
+        findings = findings_watcher(run, self.jw, status.trainer)
+        findings.history(self.feed.history())
+        self.watchers: list[Watcher] = [findings, self.alerts]  # each ends after those before it
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, self._on_term)
+        signal.signal(signal.SIGINT, self._on_term)
+
+        if run.pending_request(Request.STOP_FORCE):
+            return self.finish("killed", None, None,
+                               diagnose.Diagnosis("stopped_by_user", "stopped before it started", ""))
+        script = script_section(run)
+        env = _read_env(run)
         try:
-            run.request(Request.STOP_FORCE)
-        except OSError:  # a full disk: the signal below and forced["by_signal"] say it all the same
+            spec, argv, cwd, env = self._command(script, env)
+        except CockpitError as exc:
+            return self.finish("failed", None, None,
+                               diagnose.Diagnosis("config", str(exc), "fix cockpit.launcher in the preset"))
+        except OSError as exc:  # the hook's folder cannot be written (a full disk, something odd in its place)
+            return self.finish("failed", None, None,
+                               diagnose.Diagnosis("hook", f"cannot write the run's hook folder: {exc}",
+                                                  "free some space in the run folder, then `cockpit resume RUN`"))
+        if spec.kind == "slurm":
+            self.watchers = [self.alerts]  # a Slurm job's trainer runs elsewhere: alerts only
+            return _supervise_slurm(self, spec, argv, cwd, env,
+                                    engine=None if script is not None else launcher.slurm_engine(spec))
+        run.control_dir()
+        try:
+            run.outcome_json.unlink()
+        except FileNotFoundError:
             pass
-        if child is not None and child.poll() is None:
-            try:
-                os.killpg(child.pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
+        try:
+            journal_start = run.events.stat().st_size  # this attempt's records come after
+        except OSError:
+            journal_start = 0
+        failed = self._start(argv, cwd, env)
+        if failed is not None:
+            return self.finish("failed", None, None, failed)
+        rc = self._watch()
+        return self.finish(*self._verdict(rc, script, journal_start))
 
-    signal.signal(signal.SIGHUP, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, on_term)
-    signal.signal(signal.SIGINT, on_term)
-
-    if run.pending_request(Request.STOP_FORCE):
-        return finish(run, jw, status, "killed", None, None,
-                       diagnose.Diagnosis("stopped_by_user", "stopped before it started", ""))
-
-    script = script_section(run)
-    env = _read_env(run)
-    cwd = str(run.path)
-    try:
-        spec = check_launcher(run.cockpit_section().get("launcher"))
+    def _command(self, script: dict | None, env: dict[str, str]
+                 ) -> tuple[LauncherSpec, list[str], str, dict[str, str]]:
+        """The launcher, the command line, where it runs and its environment: CockpitError for a
+        bad launcher, OSError when a script's hook folder cannot be written."""
+        cwd = str(self.run.path)
+        spec = check_launcher(self.run.cockpit_section().get("launcher"))
         if script is not None:  # script mode: the user's command, unchanged, where it was given
             argv = [str(a) for a in script["command"]]
             cwd = str(script.get("cwd") or cwd)
-            env = child_env(run.path, env, resume_from)
+            env = child_env(self.run.path, env, self.resume_from)
         else:
-            argv = launcher.runner_argv(run.path, spec, resume_from)
-    except CockpitError as exc:
-        return finish(run, jw, status, "failed", None, None,
-                       diagnose.Diagnosis("config", str(exc), "fix cockpit.launcher in the preset"))
-    except OSError as exc:  # the hook's folder cannot be written (a full disk, something odd in its place)
-        return finish(run, jw, status, "failed", None, None,
-                       diagnose.Diagnosis("hook", f"cannot write the run's hook folder: {exc}",
-                                          "free some space in the run folder, then `cockpit resume RUN`"))
-    if spec.kind == "slurm":
-        return _supervise_slurm(run, jw, status, spec, argv, cwd, env, alerter=alerter,
-                                engine=None if script is not None else launcher.slurm_engine(spec))
-    run.control_dir()
-    try:
-        run.outcome_json.unlink()
-    except FileNotFoundError:
-        pass
-    try:
-        journal_start = run.events.stat().st_size  # this attempt's records come after
-    except OSError:
-        journal_start = 0
-    try:
-        log = _open_log(run.stdout_log)
-    except OSError as exc:  # a folder in stdout.log's place: the run cannot keep its output
-        return finish(run, jw, status, "failed", None, None, diagnose.Diagnosis(
-            "stdout_log", f"cannot open {run.stdout_log.name}: {exc.strerror or exc}",
-            f"remove what is in {run.stdout_log} and resume"))
-    with open(os.devnull, "rb") as devnull, log as out:
-        try:
-            child = subprocess.Popen(argv, stdin=devnull, stdout=out, stderr=subprocess.STDOUT,
-                                     process_group=0, close_fds=True, env=env, cwd=cwd)
-        except OSError as exc:  # a script whose program vanished or is not executable
-            return finish(run, jw, status, "failed", None, None, diagnose.Diagnosis(
-                "not_found", f"could not start {argv[0]}: {exc.strerror or exc}",
-                "check the command and its working folder"))
-    status.state = "running"
-    status.pid = child.pid
-    status.pgid = child.pid
-    status.pid_started = owner.start_time(child.pid)  # signals later go to this process only (run/owner.py)
-    _save_status(run, status)
+            argv = launcher.runner_argv(self.run.path, spec, self.resume_from)
+        return spec, argv, cwd, env
 
-    sampler = SystemSampler()
-    doctor = start_doctor(run, jw, resume_from)
-    next_sample = time.monotonic() + 1.0
-    while True:
+    def _start(self, argv: list[str], cwd: str, env: dict[str, str]) -> diagnose.Diagnosis | None:
+        """The trainer, started in a process group of its own with its output in stdout.log; the
+        diagnosis when it could not be."""
+        run, status = self.run, self.status
         try:
-            rc = child.wait(timeout=0.5)
-            break
-        except subprocess.TimeoutExpired:
+            log = _open_log(run.stdout_log)
+        except OSError as exc:  # a folder in stdout.log's place: the run cannot keep its output
+            return diagnose.Diagnosis("stdout_log", f"cannot open {run.stdout_log.name}: {exc.strerror or exc}",
+                                      f"remove what is in {run.stdout_log} and resume")
+        with open(os.devnull, "rb") as devnull, log as out:
+            try:
+                self.child = subprocess.Popen(argv, stdin=devnull, stdout=out, stderr=subprocess.STDOUT,
+                                              process_group=0, close_fds=True, env=env, cwd=cwd)
+            except OSError as exc:  # a script whose program vanished or is not executable
+                return diagnose.Diagnosis("not_found", f"could not start {argv[0]}: {exc.strerror or exc}",
+                                          "check the command and its working folder")
+        status.state = "running"
+        status.pid = self.child.pid
+        status.pgid = self.child.pid
+        status.pid_started = owner.start_time(self.child.pid)  # signals later go to this process only (run/owner.py)
+        _save_status(run, status)
+        return None
+
+    def _watch(self) -> int:
+        """Follow the trainer until it exits: system samples, the stop-and-save state, the watchers;
+        then whatever is left of its process group goes. Its exit code (-N: killed by signal N)."""
+        run, status, child = self.run, self.status, self.child
+        assert child is not None
+        sampler = SystemSampler()
+        self.watchers.insert(0, start_doctor(run, self.jw, self.resume_from))
+        next_sample = time.monotonic() + 1.0
+        while True:
+            try:
+                rc = child.wait(timeout=0.5)
+                break
+            except subprocess.TimeoutExpired:
+                pass
+            _follow(run, self.jw, status)
+            if time.monotonic() >= next_sample:
+                next_sample = time.monotonic() + SAMPLE_EVERY_S
+                values = sampler.sample(child.pid)
+                if values:
+                    self.jw.write(journal.system(values))
+            if run.pending_request(Request.STOP_SAVE) and status.state == "running":
+                status.state = "stopping"
+                _save_status(run, status)
+            self.feed.pump(self.beat(child.pid), self.watchers)
+        # Anything left in the group (dataloader workers, accelerate children) goes too.
+        try:
+            os.killpg(child.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
             pass
+        return rc
+
+    def _verdict(self, rc: int, script: dict | None, journal_start: int
+                 ) -> tuple[str, int | None, int | None, diagnose.Diagnosis]:
+        """How the attempt ended: state, exit code, signal and why, from the exit code and the
+        training process's own word (control/outcome.json, read here once)."""
+        run = self.run
+        _follow(run, self.jw, self.status)  # a folder moved in the last moments: its verdict is where it is now
+        outcome = run.read_outcome()
+        if rc < 0:
+            forced = run.pending_request(Request.STOP_FORCE) or self.stopped_by_signal
+            return "killed", None, -rc, diagnose.classify_signal(-rc, requested=forced)
+        if rc == 0:  # by the training process's own word: exiting 0 mid-training is not finishing
+            found = diagnose.verdict(outcome, script=script is not None, exit_code=0,
+                                     trained=_trained(run, journal_start))
+            state, diag = found or ("finished", diagnose.Diagnosis("finished", "training finished", ""))
+            return state, 0, None, diag
+        tail = read_tail(run.stdout_log, 32_768)[0].decode("utf-8", errors="replace")
+        if outcome.get("reason"):
+            diag = diagnose.Diagnosis(outcome.get("code", "error"), outcome["reason"], outcome.get("fix", ""))
+        else:
+            diag = diagnose.explain(tail, fallback=f"the trainer exited with code {rc}",
+                                    fix=f"see {run.stdout_log.name}")
+        places = [run.path, run.output, *([script["cwd"]] if script and script.get("cwd") else [])]
+        diag = diagnose.disk_full(diag, tail, places)  # a full disk is named, with what is free where
+        return "failed", rc, None, diag
+
+    def _on_term(self, _signum: int, _frame: object) -> None:
+        # Someone asked the supervisor itself to stop: stop the run the same way as a forced stop.
+        self.stopped_by_signal = True
+        try:
+            self.run.request(Request.STOP_FORCE)
+        except OSError:  # a full disk: the signal below and stopped_by_signal say it all the same
+            pass
+        if self.child is not None and self.child.poll() is None:
+            try:
+                os.killpg(self.child.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+
+    def beat(self, pid: int | None) -> Beat:
+        return Beat(pid=pid, started_at=self.status.started or time.time(),
+                    live=self.status.state in LIVE_STATES)
+
+    def finish(self, state: str, exit_code: int | None, signum: int | None, diag: diagnose.Diagnosis) -> int:
+        """Write the run's end: each watcher's last word (in order, each seeing what those before it
+        wrote), the final status, then `run_ended`; then the notifications still going, bounded, and
+        whatever still carries the run's marker."""
+        run, jw, status = self.run, self.jw, self.status
         _follow(run, jw, status)
-        if time.monotonic() >= next_sample:
-            next_sample = time.monotonic() + SAMPLE_EVERY_S
-            values = sampler.sample(child.pid)
-            if values:
-                jw.write(journal.system(values))
-        if run.pending_request(Request.STOP_SAVE) and status.state == "running":
-            status.state = "stopping"
-            _save_status(run, status)
-        _poll_alerts(alerter, status)
-        findings.poll()
-        doctor.poll(child.pid)
-
-    # Anything left in the group (dataloader workers, accelerate children) goes too.
-    try:
-        os.killpg(child.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    doctor.ended()
-
-    _follow(run, jw, status)  # a folder moved in the last moments: its verdict is where it is now
-    outcome = _read_outcome(run)
-    requested_force = run.pending_request(Request.STOP_FORCE) or forced["by_signal"]
-    if rc < 0:
-        diag = diagnose.classify_signal(-rc, requested=requested_force)
-        return finish(run, jw, status, "killed", None, -rc, diag)
-    if rc == 0:  # by the training process's own word: exiting 0 mid-training is not finishing
-        found = diagnose.verdict(outcome, script=script is not None, exit_code=0,
-                                 trained=_trained(run, journal_start))
-        state, diag = found or ("finished", diagnose.Diagnosis("finished", "training finished", ""))
-        return finish(run, jw, status, state, 0, None, diag)
-    tail = read_tail(run.stdout_log, 32_768)[0].decode("utf-8", errors="replace")
-    if outcome.get("reason"):
-        diag = diagnose.Diagnosis(outcome.get("code", "error"), outcome["reason"], outcome.get("fix", ""))
-    else:
-        diag = diagnose.explain(tail, fallback=f"the trainer exited with code {rc}", fix=f"see {run.stdout_log.name}")
-    places = [run.path, run.output, *([script["cwd"]] if script and script.get("cwd") else [])]
-    diag = diagnose.disk_full(diag, tail, places)  # a full disk is named, with what is free where
-    return finish(run, jw, status, "failed", rc, None, diag)
+        # The last step from the journal's tail: the whole journal may be large.
+        steps = [r.step for r in tail_records(run.events) if r.kind == journal.METRICS and r.step is not None]
+        ended = journal.run_ended(state, exit_code=exit_code, signal=signum, reason=diag.reason,
+                                  fix=diag.fix or None, step=steps[-1] if steps else None)
+        beat = self.beat(None)
+        for i, watcher in enumerate(self.watchers):
+            self.feed.pump(beat, self.watchers[i:])  # what the trainer, and the watchers before, wrote last
+            watcher.ended(ended, beat)
+        status.state = state
+        status.ended = time.time()
+        status.exit_code = exit_code
+        status.signal = signum
+        status.reason = diag.reason
+        status.fix = diag.fix or None
+        _save_status(run, status)  # first: a reader that sees run_ended finds the status final too
+        jw.write(ended)  # when training ended, not when the notifications are done
+        for done in Request:
+            run.clear_request(done)
+        for watcher in self.watchers:
+            watcher.close()
+        _sweep(run, status.marker)
+        jw.close()
+        return 0
 
 
-def _supervise_slurm(run: RunFolder, jw: journal.JournalWriter, status: Status, spec: LauncherSpec, task: list[str],
-                     cwd: str, env: dict[str, str], *, engine: str | None, alerter: Alerter | None) -> int:
+def _supervise_slurm(sup: Supervision, spec: LauncherSpec, task: list[str], cwd: str, env: dict[str, str], *,
+                     engine: str | None) -> int:
     """A Slurm attempt: write the job script, sbatch it, follow squeue until the job leaves the
     queue, forward a force stop as scancel, and say how the job ended."""
-    def finish(*args: object) -> int:
-        return _finish(*args, alerter=alerter)  # type: ignore[arg-type]
-
+    run, status = sup.run, sup.status
     missing = slurm.available()
     if missing:
-        return finish(run, jw, status, "failed", None, None,
-                       diagnose.Diagnosis("config", missing, "run cockpit on a Slurm login node"))
+        return sup.finish("failed", None, None,
+                          diagnose.Diagnosis("config", missing, "run cockpit on a Slurm login node"))
     ours = {k: v for k, v in env.items() if k.startswith("COCKPIT_") or k in (
         "PYTHONPATH", "PYTHONUNBUFFERED", "TOKENIZERS_PARALLELISM", "HF_HUB_DISABLE_PROGRESS_BARS")}
     declared = run.cockpit_section().get("env")
@@ -284,13 +350,12 @@ def _supervise_slurm(run: RunFolder, jw: journal.JournalWriter, status: Status, 
     try:
         job = slurm.submit(script_path, env=hidden)
     except CockpitError as exc:
-        return finish(run, jw, status, "failed", None, None,
-                       diagnose.Diagnosis("slurm", str(exc), "fix cockpit.launcher"))
+        return sup.finish("failed", None, None, diagnose.Diagnosis("slurm", str(exc), "fix cockpit.launcher"))
     status.job_id = job
     status.state = "queued"
     status.reason = "submitted"
     _save_status(run, status)
-    jw.write(journal.phase("starting", f"slurm job {job} submitted"))
+    sup.jw.write(journal.phase("starting", f"slurm job {job} submitted"))
     cancelled = False
     while True:
         seen = slurm.queue_state(job)
@@ -309,40 +374,22 @@ def _supervise_slurm(run: RunFolder, jw: journal.JournalWriter, status: Status, 
         if run.pending_request(Request.STOP_FORCE) and not cancelled:
             cancelled = True
             slurm.cancel(job)
-        _poll_alerts(alerter, status)
+        sup.feed.pump(sup.beat(None), sup.watchers)
         time.sleep(1.0)
     end = slurm.job_end(job)
     if cancelled or (end.state == "killed" and run.pending_request(Request.STOP_FORCE)):
-        return finish(run, jw, status, "killed", end.exit_code, None,
-                       diagnose.Diagnosis("stopped_by_user", f"stopped by request (scancel of job {job})",
-                                          "resume it with `cockpit resume RUN`"))
-    outcome = _read_outcome(run)
+        return sup.finish("killed", end.exit_code, None,
+                          diagnose.Diagnosis("stopped_by_user", f"stopped by request (scancel of job {job})",
+                                             "resume it with `cockpit resume RUN`"))
+    outcome = run.read_outcome()
     if end.state == "finished" and outcome.get("state") == "stopped":
-        return finish(run, jw, status, "stopped", 0, None,
-                       diagnose.Diagnosis("stopped", outcome.get("reason") or "stopped and saved on request",
-                                          outcome.get("fix", "")))
+        return sup.finish("stopped", 0, None,
+                          diagnose.Diagnosis("stopped", outcome.get("reason") or "stopped and saved on request",
+                                             outcome.get("fix", "")))
     if end.state == "failed" and outcome.get("reason"):
-        return finish(run, jw, status, "failed", end.exit_code, None,
-                       diagnose.Diagnosis(outcome.get("code", "error"), outcome["reason"], outcome.get("fix", "")))
-    return finish(run, jw, status, end.state, end.exit_code, None,
-                   diagnose.Diagnosis(end.state, end.reason, end.fix))
-
-
-def _alerter(run: RunFolder, jw: journal.JournalWriter, trainer: str | None) -> Alerter | None:
-    try:
-        return Alerter(run, jw, trainer=trainer)
-    except Exception as exc:  # noqa: BLE001 - alerts must never keep a run from starting
-        jw.write(journal.warning(failure(exc, "alerts are off for this run"), code="alert_rule"))
-        return None
-
-
-def _poll_alerts(alerter: Alerter | None, status: Status) -> None:
-    if alerter is None:
-        return
-    try:
-        alerter.poll(started_at=status.started or time.time(), live=status.state in LIVE_STATES)
-    except Exception as exc:  # noqa: BLE001 - a failing alert is a journal line, never the run's end
-        alerter.jw.write(journal.warning(failure(exc, "alert check failed"), code="alert_rule"))
+        return sup.finish("failed", end.exit_code, None,
+                          diagnose.Diagnosis(outcome.get("code", "error"), outcome["reason"], outcome.get("fix", "")))
+    return sup.finish(end.state, end.exit_code, None, diagnose.Diagnosis(end.state, end.reason, end.fix))
 
 
 def _trained(run: RunFolder, journal_start: int) -> bool:
@@ -363,14 +410,6 @@ def _trained(run: RunFolder, journal_start: int) -> bool:
     return False
 
 
-def _read_outcome(run: RunFolder) -> dict:
-    try:
-        found = json.loads(run.outcome_json.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return found if isinstance(found, dict) else {}
-
-
 def _follow(run: RunFolder, jw: journal.JournalWriter, status: Status) -> None:
     """The run folder was moved mid-run: go on where it is now (status, journal, requests), say so
     once in the journal and supervisor.log. Its processes keep the marker they were started with."""
@@ -379,37 +418,6 @@ def _follow(run: RunFolder, jw: journal.JournalWriter, status: Status) -> None:
         say(f"cockpit: the run folder moved from {old} to {run.path}; the run goes on there")
         jw.write(journal.warning(f"the run folder moved from {old} to {run.path} while it ran", code="run_moved"))
         _save_status(run, status)
-
-
-def _finish(run: RunFolder, jw: journal.JournalWriter, status, state: str, exit_code: int | None,
-            signum: int | None, diag: diagnose.Diagnosis, *, alerter: Alerter | None = None) -> int:
-    _follow(run, jw, status)
-    # The last step from the journal's tail: the whole journal may be large.
-    steps = [r.step for r in tail_records(run.events) if r.kind == journal.METRICS and r.step is not None]
-    last_step = steps[-1] if steps else None
-    ended = journal.run_ended(state, exit_code=exit_code, signal=signum, reason=diag.reason,
-                              fix=diag.fix or None, step=last_step)
-    if alerter is not None:
-        _poll_alerts(alerter, status)  # what the trainer wrote last, then the rules on the run's end
-        try:
-            alerter.ended(ended)
-        except Exception as exc:  # noqa: BLE001
-            jw.write(journal.warning(failure(exc, "alert check failed"), code="alert_rule"))
-    status.state = state
-    status.ended = time.time()
-    status.exit_code = exit_code
-    status.signal = signum
-    status.reason = diag.reason
-    status.fix = diag.fix or None
-    _save_status(run, status)  # first: a reader that sees run_ended finds the status final too
-    jw.write(ended)  # when training ended, not when the notifications are done
-    for done in Request:
-        run.clear_request(done)
-    if alerter is not None:
-        alerter.close()  # the run_ended notifications, bounded; a command still going is killed
-    _sweep(run, status.marker)
-    jw.close()
-    return 0
 
 
 def _sweep(run: RunFolder, marker: str | None) -> None:
