@@ -61,25 +61,22 @@ def main() -> int:
         done = [c for c in found.checkpoints if c.complete]
         choices = [smp.choose(found, done[0].name, "a"), smp.choose(found, done[1].name, "b")]
         prompts = smp.run_prompts(found) or ["Question: What is 2+2?\nAnswer:"]
-        note = smp.live_note(found, "cpu")
-        request = {"id": "bench", "models": [c.spec for c in choices], "prompts": prompts, "chat": False,
-                   "max_new_tokens": 32, "temperature": 0.0, "seed": 0, "device": "cpu",
-                   "gentle": note is not None}
+        request = smp.sample_request(found, choices, prompts, id="bench", chat=False, device="cpu",
+                                     max_new_tokens=32)
+        note = request.note
         sampler = smp.Sampler(smp.sampler_python(found), work / "sampler.log")
         try:
-            sampler.send(request)  # load both models before measuring
-            for ev in sampler.events():
-                if ev.get("event") == "error":
-                    raise SystemExit(ev.get("message"))
+            for ev in sampler.ask(request):  # load both models before measuring
+                if isinstance(ev, smp.Failed):
+                    raise SystemExit(ev.message)
             for _ in range(args.rounds):
                 t0 = time.time()
                 time.sleep(args.window)
                 quiet.append(rate(run, t0, time.time()) or float("nan"))
                 t0 = time.time()
                 while time.time() < t0 + args.window:
-                    sampler.send(request)
-                    for ev in sampler.events():
-                        answers += ev.get("event") == "answer"
+                    for ev in sampler.ask(request):
+                        answers += isinstance(ev, smp.Answer)
                 sampling.append(rate(run, t0, time.time()) or float("nan"))
         finally:
             sampler.close()

@@ -149,3 +149,83 @@ async def test_the_prompt_box_takes_keys_as_text_and_two_picks_at_most(tmp_path)
         await pilot.press("g")
         assert not pane.busy and pane.sampler is None
         assert any("no prompts" in n.message for n in app._notifications)
+
+
+# -- a sampler that fails: one line in the tab, the app goes on ------------------------------------
+
+FAKE_SAMPLER = """#!/bin/sh
+# A stand-in for the sampler process: reads the request, says it loads, then answers with an event
+# of the wrong shape, and waits on its stdin like the real one.
+read request
+echo '{"event": "loading", "slot": "a", "label": "checkpoint-2"}'
+echo '{"event": "answer", "slot": "a", "index": "first", "prompt": "hello", "text": "hi"}'
+exec cat > /dev/null
+"""
+
+
+def _run_sampled_by(tmp_path, python_text: str, mode: int):
+    """A finished run with one complete checkpoint whose run_started names `python` (as a script
+    run's does: its sampler starts with that Python), here a stand-in written from `python_text`."""
+    from cockpit.run import journal
+    from ui_helpers import fake_checkpoint, make_run
+
+    python = tmp_path / "bin" / "python"
+    python.parent.mkdir()
+    python.write_text(python_text)
+    python.chmod(mode)
+    run = make_run(tmp_path / "runs", "sampled", [journal.run_started("sft", max_steps=2, python=str(python))],
+                   state="finished")
+    fake_checkpoint(run.output, 2)
+    return run
+
+
+async def _generate(app, pilot):
+    """Open the Checkpoints tab, write a prompt, press g on the checkpoint; the pane once it is idle."""
+    from textual.widgets import DataTable, TextArea
+
+    from cockpit.ui.widgets.run.checkpoints_pane import CheckpointsPane
+
+    await app_wait(pilot, lambda: app.screen.query("#checkpoints-pane"), "the run view", limit=60)
+    await pilot.press("8")
+    await app_wait(pilot, lambda: app.screen.query(CheckpointsPane), "the Checkpoints tab")
+    pane = app.screen.query_one(CheckpointsPane)
+    table = pane.query_one(DataTable)
+    await app_wait(pilot, lambda: table.row_count == 1 and str(table.get_row_at(0)[1]) == "checkpoint-2",
+                   "the checkpoint listed")
+    pane.query_one(TextArea).text = "hello"
+    table.focus()
+    await pilot.press("g")
+    await app_wait(pilot, lambda: pane.sampler is not None or not pane.busy, "the sampler asked")
+    await app_wait(pilot, lambda: not pane.busy, "the request ended", limit=60)
+    return pane
+
+
+def _status(pane) -> str:
+    from textual.widgets import Static
+
+    return str(pane.query_one("#ckpt-status", Static).render())
+
+
+@pytest.mark.proc  # the sampler's stand-in is a real process, on real pipes
+async def test_a_sampler_event_of_the_wrong_shape_is_one_line_in_the_tab_and_the_app_goes_on(tmp_path):
+    run = _run_sampled_by(tmp_path, FAKE_SAMPLER, 0o755)
+    app = app_for(tmp_path, mode="live", paths=[str(run.path)])
+    async with app.run_test(size=(120, 40)) as pilot:
+        pane = await _generate(app, pilot)
+        status = _status(pane)
+        assert "the sampler sent a 'answer' event whose index is wrong" in status, status
+        assert "\n" not in status.strip()
+        assert pane.sampler is not None and pane.sampler.proc.poll() is not None  # stopped, not left running
+        assert app.is_running
+        await pilot.press("1")  # the app still answers keys
+        assert app.is_running
+
+
+async def test_a_sampler_that_cannot_start_is_one_line_in_the_tab_and_the_app_goes_on(tmp_path):
+    run = _run_sampled_by(tmp_path, FAKE_SAMPLER, 0o644)  # not executable: Popen raises PermissionError
+    app = app_for(tmp_path, mode="live", paths=[str(run.path)])
+    async with app.run_test(size=(120, 40)) as pilot:
+        pane = await _generate(app, pilot)
+        status = _status(pane)
+        assert status.startswith("cannot run the sampler:") and "Permission denied" in status, status
+        assert app.is_running

@@ -201,10 +201,10 @@ def test_the_sampler_and_merger_run_on_this_lines_python_with_its_own_packages(t
             for n in range(2):
                 s.send({{"models": [spec], "prompts": [turns], "chat": True, "max_new_tokens": 4, "seed": 0}})
                 events = list(s.events())
-                assert events[-1]["event"] == "done", events[-1]
-                answer = [e for e in events if e["event"] == "answer"][0]["text"]
+                assert isinstance(events[-1], smp.Done), events[-1]
+                answer = [e for e in events if isinstance(e, smp.Answer)][0].text
                 turns += [{{"role": "assistant", "content": answer}}, {{"role": "user", "content": "And 3+3?"}}]
-                print("loads:", sum(e["event"] == "loading" for e in events))
+                print("loads:", sum(isinstance(e, smp.Loading) for e in events))
         finally:
             s.close()
     """)

@@ -91,7 +91,6 @@ def cmd_sample(args: argparse.Namespace) -> int:
     if early:  # numbers and prompts given by the user are checked before any run is read
         raise CockpitError("\n".join(early))
     found = _found(args)
-    settings = smp.sample_settings(found)
     choices = [smp.choose(found, args.checkpoint, "a")]
     if args.vs is not None:
         choices.append(smp.choose(found, args.vs, "b"))
@@ -100,23 +99,14 @@ def cmd_sample(args: argparse.Namespace) -> int:
         if not prompts:
             raise CockpitError(f"{args.run}: the run logged no sample prompts — give some: --prompt TEXT "
                                "(repeatable) or --prompts FILE")
-    problems = smp.request_problems(max_new_tokens=args.max_new_tokens or settings.get("max_new_tokens", 64),
-                                    temperature=args.temperature, prompts=prompts)
-    if problems:
-        raise CockpitError("\n".join(problems))
-    device = str(args.device or settings.get("device") or "cpu")
-    note = smp.live_note(found, device)
-    if note:
-        print(f"cockpit: note: {one_line(note)}", file=sys.stderr)
-    max_memory = smp.parse_size(args.max_memory or settings.get("max_memory"))
-    request = {"id": "cli", "models": [c.spec for c in choices], "prompts": prompts, "chat": args.chat,
-               "max_new_tokens": args.max_new_tokens or int(settings.get("max_new_tokens", 64)),
-               "temperature": args.temperature, "seed": args.seed, "device": device,
-               "max_memory": max_memory, "gentle": note is not None and device == "cpu"}
+    request = smp.sample_request(found, choices, prompts, id="cli", chat=args.chat, device=args.device,
+                                 max_memory=args.max_memory, max_new_tokens=args.max_new_tokens,
+                                 temperature=args.temperature, seed=args.seed)
+    if request.note:
+        print(f"cockpit: note: {one_line(request.note)}", file=sys.stderr)
     session = kept.new_session(found.run) if found.run is not None and not args.no_keep else None
-    sampler = smp.Sampler(smp.sampler_python(found), smp.sampler_log(found))
+    sampler = smp.Sampler.for_run(found)
     answers: dict[int, dict[str, str]] = {}
-    labels = {c.spec["slot"]: c for c in choices}
     width = shutil.get_terminal_size((120, 40)).columns
     failed = None
     ended_by: list[int] = []
@@ -128,32 +118,17 @@ def cmd_sample(args: argparse.Namespace) -> int:
 
     previous = {sig: signal.signal(sig, _ended) for sig in (signal.SIGHUP, signal.SIGTERM)}
     try:
-        sampler.send(request)
-        for ev in sampler.events():
-            kind = ev.get("event")
-            if kind == "note":
-                print(f"cockpit: note: {one_line(ev.get('text'))}", file=sys.stderr)
-            elif kind == "error":
-                failed = str(ev.get("message"))
-            elif kind == "answer":
-                i, slot = int(ev["index"]), str(ev["slot"])
-                answers.setdefault(i, {})[slot] = str(ev.get("text", ""))
-                choice = labels[slot]
+        for ev in sampler.ask(request):
+            if isinstance(ev, smp.Note):
+                print(f"cockpit: note: {one_line(ev.text)}", file=sys.stderr)
+            elif isinstance(ev, smp.Failed):
+                failed = ev.message
+            elif isinstance(ev, smp.Answer):
+                answers.setdefault(ev.index, {})[ev.slot] = ev.text
                 if session is not None:
-                    kept.append(session, {"mode": "compare", "checkpoint": choice.label, "step": choice.step,
-                                          "prompt": ev.get("prompt", ""), "completion": ev.get("text", ""),
-                                          "seed": args.seed, "temperature": args.temperature,
-                                          "max_new_tokens": request["max_new_tokens"], "device": device})
-                if len(answers[i]) == len(choices):
-                    shown = prompts[i] if isinstance(prompts[i], str) else json.dumps(prompts[i])
-                    print(f"── prompt {i + 1}: {printable(shown)}")  # the model's bytes never reach the terminal raw
-                    if len(choices) == 1:
-                        print(printable(answers[i]["a"]))
-                    else:
-                        for line in side_by_side((one_line(choices[0].label), printable(answers[i]["a"])),
-                                                 (one_line(choices[1].label), printable(answers[i]["b"])), width):
-                            print(line)
-                    print()
+                    kept.append(session, request.kept_row(ev, mode="compare"))
+                if len(answers[ev.index]) == len(choices):
+                    _print_answers(prompts[ev.index], ev.index, [c.label for c in choices], answers[ev.index], width)
     except KeyboardInterrupt:  # Ctrl+C, or SIGHUP/SIGTERM above
         sampler.kill()
         if ended_by:
@@ -166,6 +141,19 @@ def cmd_sample(args: argparse.Namespace) -> int:
     if failed:
         raise CockpitError(one_line(failed))
     return 0
+
+
+def _print_answers(prompt: Any, index: int, labels: list[str], answers: dict[str, str], width: int) -> None:
+    """One prompt's answers: alone, or two side by side. The model's bytes never reach the terminal raw."""
+    shown = prompt if isinstance(prompt, str) else json.dumps(prompt)
+    print(f"── prompt {index + 1}: {printable(shown)}")
+    if len(labels) == 1:
+        print(printable(answers["a"]))
+    else:
+        for line in side_by_side((one_line(labels[0]), printable(answers["a"])),
+                                 (one_line(labels[1]), printable(answers["b"])), width):
+            print(line)
+    print()
 
 
 def cmd_merge(args: argparse.Namespace) -> int:

@@ -1,7 +1,8 @@
 """Asking checkpoints for answers: which model files a choice means, with which tokenizer, on
-which device and through which Python, and the sampler process (`python -m
-cockpit.runner.sample`) that loads them. `cockpit sample`, `cockpit merge` and the Checkpoints
-tab share it; none of them imports torch.
+which device and through which Python; the request (`sample_request`, settings from run.yaml's
+`cockpit.sample`), the sampler process (`python -m cockpit.runner.sample`) that loads them, and
+its events, typed (`SamplerEvent`). `cockpit sample`, `cockpit merge` and the Checkpoints tab
+share it; none of them imports torch.
 """
 
 from __future__ import annotations
@@ -13,8 +14,9 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Annotated, Any, Literal
 
 from cockpit.errors import CockpitError
 from cockpit.metrics.checkpoints import CheckpointSet, run_started_data
@@ -225,9 +227,176 @@ def sampler_env(folder: Path | None = None) -> dict[str, str]:
     return env
 
 
+@dataclass(frozen=True)
+class SampleRequest:
+    """One request to the sampler: the models (`choices`, slots a and b), the prompts (text, or
+    a chat's messages) and how to generate. `note`: what sampling beside the live run costs it,
+    to say before it starts."""
+
+    id: str
+    choices: list[Choice]
+    prompts: list[Any]
+    chat: bool
+    max_new_tokens: int
+    temperature: float
+    seed: int
+    device: str
+    max_memory: int | None
+    note: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        """The request line the sampler reads."""
+        return {"id": self.id, "models": [c.spec for c in self.choices], "prompts": self.prompts,
+                "chat": self.chat, "max_new_tokens": self.max_new_tokens, "temperature": self.temperature,
+                "seed": self.seed, "device": self.device, "max_memory": self.max_memory,
+                "gentle": self.note is not None and self.device == "cpu"}
+
+    def choice(self, slot: str) -> Choice | None:
+        return next((c for c in self.choices if c.spec.get("slot") == slot), None)
+
+    def kept_row(self, answer: Answer, *, mode: str, prompt: str | None = None,
+                 turn: int | None = None) -> dict[str, Any]:
+        """An answer as samples/ keeps it (`metrics.samples.append`)."""
+        choice = self.choice(answer.slot)
+        return {"mode": mode, "checkpoint": choice.label if choice else answer.label,
+                "step": choice.step if choice else None, "turn": turn,
+                "prompt": answer.prompt if prompt is None else prompt, "completion": answer.text,
+                "seed": self.seed, "temperature": self.temperature, "max_new_tokens": self.max_new_tokens,
+                "device": self.device}
+
+
+def sample_request(found: CheckpointSet, choices: list[Choice], prompts: list[Any], *, id: str, chat: bool,
+                   device: str | None = None, max_memory: str | None = None, max_new_tokens: int | None = None,
+                   temperature: float = 0.0, seed: int = 0) -> SampleRequest:
+    """A request, what is not given taken from run.yaml's `cockpit.sample` (device, max_memory,
+    max_new_tokens; cpu, no cap and 64 tokens when not set there either). CockpitError, every
+    problem at once, for numbers or prompts the sampler would refuse or choke on."""
+    settings = sample_settings(found)
+    tokens = max_new_tokens or settings.get("max_new_tokens", 64)
+    problems = request_problems(max_new_tokens=tokens, temperature=temperature, prompts=prompts)
+    if problems:
+        raise CockpitError("\n".join(problems))
+    assert isinstance(tokens, int)  # request_problems said so
+    device = str(device or settings.get("device") or "cpu")
+    cap = parse_size(max_memory or settings.get("max_memory"))
+    return SampleRequest(id=id, choices=choices, prompts=prompts, chat=chat, max_new_tokens=tokens,
+                         temperature=temperature, seed=seed, device=device, max_memory=cap,
+                         note=live_note(found, device))
+
+
+# -- the sampler's events ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Note:
+    """Something to say before the answers (the device it fell back to, sharing the CPU)."""
+
+    text: str
+    event: Literal["note"] = "note"
+
+
+@dataclass(frozen=True)
+class Loading:
+    slot: str
+    label: str | None = None
+    event: Literal["loading"] = "loading"
+
+
+@dataclass(frozen=True)
+class Loaded:
+    slot: str
+    label: str | None = None
+    device: str | None = None
+    event: Literal["loaded"] = "loaded"
+
+
+@dataclass(frozen=True)
+class Started:
+    """A model starts on a prompt: `prompt` is the text it sees (through its chat template)."""
+
+    slot: str
+    index: int
+    prompt: str
+    event: Literal["start"] = "start"
+
+
+@dataclass(frozen=True)
+class Token:
+    """The next piece of an answer being generated."""
+
+    slot: str
+    index: int
+    text: str
+    event: Literal["token"] = "token"
+
+
+@dataclass(frozen=True)
+class Answer:
+    slot: str
+    index: int
+    prompt: str
+    text: str
+    label: str | None = None
+    event: Literal["answer"] = "answer"
+
+
+@dataclass(frozen=True)
+class Failed:
+    """The request failed (its last event): one line; `traceback`: the sampler's log holds one."""
+
+    message: str
+    traceback: bool = False
+    event: Literal["error"] = "error"
+
+
+@dataclass(frozen=True)
+class Done:
+    """Every answer of the request was given (its last event)."""
+
+    event: Literal["done"] = "done"
+
+
+SamplerEvent = Note | Loading | Loaded | Started | Token | Answer | Failed | Done
+_KINDS = frozenset(("note", "loading", "loaded", "start", "token", "answer", "error", "done"))
+
+
+@cache
+def _event_adapter() -> Any:
+    from pydantic import Field, TypeAdapter
+
+    return TypeAdapter(Annotated[SamplerEvent, Field(discriminator="event")])
+
+
+class MalformedEvent(ValueError):
+    """A sampler event of a known kind whose fields have the wrong shape."""
+
+
+def parse_event(obj: object) -> SamplerEvent | None:
+    """One decoded event line, typed; None for a kind this cockpit does not know (a newer sampler's);
+    MalformedEvent, naming the kind and the field, for one of the wrong shape."""
+    from pydantic import ValidationError
+
+    kind = obj.get("event") if isinstance(obj, dict) else None
+    if kind not in _KINDS:
+        return None
+    try:
+        event: SamplerEvent = _event_adapter().validate_python(obj)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err["loc"][1:]) or "?"
+        raise MalformedEvent(f"a {kind!r} event whose {where} is wrong ({err['msg']})") from None
+    return event
+
+
 class Sampler:
     """The sampler process: requests in, events out (JSON lines). It lives until `close()`, so a
     chat's turns reuse the loaded model; it is its own session, never in a run's process group."""
+
+    @classmethod
+    def for_run(cls, found: CheckpointSet) -> Sampler:
+        """The sampler for a run's checkpoints: through the run's own Python, its stderr in the
+        run's samples/ folder."""
+        return cls(sampler_python(found), sampler_log(found))
 
     def __init__(self, python: str, log: Path | None = None) -> None:
         env = sampler_env()
@@ -236,9 +405,14 @@ class Sampler:
         if log is not None:
             log.parent.mkdir(parents=True, exist_ok=True)
             self._log = open(log, "ab")  # noqa: SIM115 — held while the process lives
-        self.proc = subprocess.Popen(sampler_command(python, "sample"), stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=self._log, env=env,
-                                     start_new_session=True, text=True, encoding="utf-8", bufsize=1)
+        try:
+            self.proc = subprocess.Popen(sampler_command(python, "sample"), stdin=subprocess.PIPE,
+                                         stdout=subprocess.PIPE, stderr=self._log, env=env,
+                                         start_new_session=True, text=True, encoding="utf-8", bufsize=1)
+        except OSError:
+            if not isinstance(self._log, int):
+                self._log.close()
+            raise
 
     def send(self, request: dict[str, Any]) -> None:
         assert self.proc.stdin is not None
@@ -248,22 +422,34 @@ class Sampler:
     def _where(self) -> str:
         return f"the traceback is in {self.log_path}" if self.log_path is not None else "no log was kept"
 
-    def events(self) -> Iterator[dict[str, Any]]:
-        """Events until the request's `done` or `error`, or until the process ends. An error the
-        sampler did not foresee names the log file that holds its traceback."""
+    def ask(self, request: SampleRequest) -> Iterator[SamplerEvent]:
+        """Send the request; its events until its last one (`Done` or `Failed`)."""
+        self.send(request.to_json())
+        return self.events()
+
+    def events(self) -> Iterator[SamplerEvent]:
+        """Events until the request's `Done` or `Failed`, or until the process ends. An error the
+        sampler did not foresee names the log file that holds its traceback; an event of the wrong
+        shape is the request's end too (the sampler is stopped: what it says next cannot be read)."""
         assert self.proc.stdout is not None
         for line in self.proc.stdout:
             try:
-                event = json.loads(line)
-            except ValueError:
+                event = parse_event(json.loads(line))
+            except MalformedEvent as exc:
+                self.kill()
+                yield Failed(f"the sampler sent {exc}, so it was stopped — {self._where()}")
+                return
+            except ValueError:  # not JSON: a library's stray print
                 continue
-            if event.get("event") == "error" and event.pop("traceback", False):
-                event["message"] = f"{event.get('message')} — {self._where()}"
+            if event is None:
+                continue
+            if isinstance(event, Failed) and event.traceback:
+                event = Failed(f"{event.message} — {self._where()}")
             yield event
-            if event.get("event") in ("done", "error"):
+            if isinstance(event, (Done, Failed)):
                 return
         code = self.proc.wait()
-        yield {"event": "error", "message": f"the sampler ended (exit {code}) — {self._where()}"}
+        yield Failed(f"the sampler ended (exit {code}) — {self._where()}")
 
     def close(self, timeout: float = 10.0) -> None:
         try:

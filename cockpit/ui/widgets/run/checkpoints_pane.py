@@ -19,8 +19,10 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.message import Message
 from textual.widgets import DataTable, Input, Static, TextArea
+from textual.worker import Worker, WorkerState
 
-from cockpit.errors import CockpitError
+from cockpit.errors import CockpitError, failure
+from cockpit.launch import sampler as smp
 from cockpit.ui.text import fold_tail, literal, markup, num, printable
 from cockpit.ui.widgets.waiting import Waiting
 
@@ -110,7 +112,7 @@ class CheckpointsPane(Vertical):
     class Sampled(Message):
         """One event from the sampler process (loading, token, answer, note, error, done)."""
 
-        event: dict[str, Any]
+        event: smp.SamplerEvent
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -120,14 +122,13 @@ class CheckpointsPane(Vertical):
         """Row keys (`base`, `checkpoint-N`) in the order they were picked."""
         self.columns: dict[str, Column] = {}
         self.chat_turns: list[dict[str, str]] = []
-        self.sampler: Any = None
+        self.sampler: smp.Sampler | None = None
         self.busy = False
         self._session: Path | None = None
         self._listed_once = False
-        self._labels: dict[str, Any] = {}
         self._metric_labels: tuple[str, str] | None = None
-        self._request: dict[str, Any] = {}
-        self._chat_choice: Any = None
+        self._request: smp.SampleRequest | None = None
+        self._chat_choice: smp.Choice | None = None
         self.last_prompt = ""
         """The text the model saw last (a chat: every turn so far, through the chat template)."""
 
@@ -176,22 +177,21 @@ class CheckpointsPane(Vertical):
         if self.path:
             self._list(self.path, first=not self._listed_once)
 
-    @work(thread=True, exclusive=True, group="checkpoints-list")
+    @work(thread=True, exclusive=True, group="checkpoints-list", exit_on_error=False)
     def _list(self, path: str, first: bool) -> None:
-        from cockpit.launch.sampler import run_prompts
         from cockpit.metrics import samples as kept
         from cockpit.metrics.checkpoints import list_run_checkpoints
 
         target = Path(path)
-        if target.is_file():
-            target = target.parent
         try:
+            if target.is_file():
+                target = target.parent
             found = list_run_checkpoints(target)
-        except CockpitError as exc:
+            prompts = smp.run_prompts(found) if first else None
+            rows = kept.read(found.run) if first and found.run is not None else None
+        except (CockpitError, OSError) as exc:
             self.post_message(self.Listed(None, str(exc)))
             return
-        prompts = run_prompts(found) if first else None
-        rows = kept.read(found.run) if first and found.run is not None else None
         self.post_message(self.Listed(found, None, prompts, rows))
 
     def on_checkpoints_pane_listed(self, message: Listed) -> None:
@@ -265,9 +265,7 @@ class CheckpointsPane(Vertical):
             self.picked = self.picked[-2:]
         self._fill_table()
 
-    def _choices(self, n: int) -> list[Any]:
-        from cockpit.launch.sampler import choose
-
+    def _choices(self, n: int) -> list[smp.Choice]:
         picks = self.picked[:n]
         if not picks:
             table = self.query_one(DataTable)
@@ -275,7 +273,7 @@ class CheckpointsPane(Vertical):
                 if table.row_count else []
             if not picks or picks == [LOADING_ROW] or self.found is None:
                 raise CockpitError("no checkpoints yet — wait for the first save")
-        return [choose(self.found, key, slot) for key, slot in zip(picks, ("a", "b"), strict=False)]
+        return [smp.choose(self.found, key, slot) for key, slot in zip(picks, ("a", "b"), strict=False)]
 
     def action_sample(self) -> None:
         if self.found is None or self.busy:
@@ -288,13 +286,15 @@ class CheckpointsPane(Vertical):
         except CockpitError as exc:
             self.app.notify(str(exc), severity="error", markup=False)
             return
+        request = self._request_for("compare", choices, list(prompts))
+        if request is None:
+            return
         self.remove_class("-chat")
         self.columns = {c.spec["slot"]: Column(c.label) for c in choices}
-        self._labels = {c.spec["slot"]: c for c in choices}
         for col in self.columns.values():
             col.answers = [[p, ""] for p in prompts]
         self._render_columns()
-        self._start({"id": "compare", "models": [c.spec for c in choices], "prompts": prompts, "chat": False})
+        self._start(request)
 
     def action_chat(self) -> None:
         if self.found is None:
@@ -307,7 +307,6 @@ class CheckpointsPane(Vertical):
         self.add_class("-chat")
         self.chat_turns = []
         self.columns = {"a": Column(f"chat with {self._chat_choice.label}", chat=True)}
-        self._labels = {"a": self._chat_choice}
         self._render_columns()
         self.query_one("#ckpt-chat", Input).focus()
 
@@ -322,33 +321,34 @@ class CheckpointsPane(Vertical):
         return True
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
-        if event.input.id != "ckpt-chat" or not event.value.strip() or self.busy:
+        if event.input.id != "ckpt-chat" or not event.value.strip() or self.busy or self._chat_choice is None:
             return
         event.stop()
         text = event.value
+        turns = [*self.chat_turns, {"role": "user", "content": text}]
+        request = self._request_for("chat", [self._chat_choice], [turns])
+        if request is None:
+            return
         event.input.value = ""
         self.chat_turns.append({"role": "user", "content": text})
         self.columns["a"].answers.append([text, ""])
         self._render_columns()
-        self._start({"id": "chat", "models": [self._chat_choice.spec], "prompts": [list(self.chat_turns)],
-                     "chat": True})
+        self._start(request)
 
-    def _start(self, request: dict[str, Any]) -> None:
-        from cockpit.launch import sampler as smp
-        from cockpit.metrics import samples as kept
-
-        settings = smp.sample_settings(self.found)
-        device = str(settings.get("device") or "cpu")
-        note = smp.live_note(self.found, device)
-        if note:
-            self.app.notify(note, title="sampling beside a live run", markup=False, timeout=8)
+    def _request_for(self, kind: str, choices: list[smp.Choice], prompts: list[Any]) -> smp.SampleRequest | None:
+        """The request, with run.yaml's `cockpit.sample` settings; None (and one line said) when they
+        are wrong."""
         try:
-            cap = smp.parse_size(settings.get("max_memory"))
+            return smp.sample_request(self.found, choices, prompts, id=kind, chat=kind == "chat")
         except CockpitError as exc:
             self.app.notify(str(exc), severity="error", markup=False)
-            return
-        request.update(device=device, max_memory=cap, gentle=note is not None and device == "cpu",
-                       max_new_tokens=int(settings.get("max_new_tokens", 64)), temperature=0.0, seed=0)
+            return None
+
+    def _start(self, request: smp.SampleRequest) -> None:
+        from cockpit.metrics import samples as kept
+
+        if request.note:
+            self.app.notify(request.note, title="sampling beside a live run", markup=False, timeout=8)
         self._request = request
         if self._session is None and self.found.run is not None:
             self._session = kept.new_session(self.found.run)
@@ -356,18 +356,26 @@ class CheckpointsPane(Vertical):
         self.query_one("#ckpt-status", Waiting).wait("starting the sampler", "answers stream in below")
         self._run_sampler(request)
 
-    @work(thread=True, exclusive=True, group="checkpoints-sample")
-    def _run_sampler(self, request: dict[str, Any]) -> None:
-        from cockpit.launch import sampler as smp
-
+    @work(thread=True, exclusive=True, group="checkpoints-sample", exit_on_error=False)
+    def _run_sampler(self, request: smp.SampleRequest) -> None:
         try:
             if self.sampler is None or self.sampler.proc.poll() is not None:
-                self.sampler = smp.Sampler(smp.sampler_python(self.found), smp.sampler_log(self.found))
-            self.sampler.send(request)
-            for event in self.sampler.events():
+                self.sampler = smp.Sampler.for_run(self.found)
+            for event in self.sampler.ask(request):
                 self.post_message(self.Sampled(event))
-        except OSError as exc:
-            self.post_message(self.Sampled({"event": "error", "message": f"cannot run the sampler: {exc}"}))
+        except (OSError, CockpitError) as exc:
+            self.post_message(self.Sampled(smp.Failed(f"cannot run the sampler: {exc}")))
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """A worker of this tab that failed in a way it did not foresee: one line here, and the app
+        goes on (its workers never exit the app)."""
+        if event.state != WorkerState.ERROR or event.worker.group not in ("checkpoints-list", "checkpoints-sample"):
+            return
+        event.stop()
+        self.busy = False
+        what = "reading the checkpoints failed" if event.worker.group == "checkpoints-list" else "sampling failed"
+        self._render_columns()
+        self.set_status(literal(failure(event.worker.error or RuntimeError("?"), what)))
 
     def stop_sampler(self) -> None:
         if self.sampler is not None:
@@ -375,61 +383,60 @@ class CheckpointsPane(Vertical):
             self.sampler = None
 
     def on_checkpoints_pane_sampled(self, message: Sampled) -> None:
-        from cockpit.metrics import samples as kept
-
         ev = message.event
-        kind = ev.get("event")
-        slot = str(ev.get("slot", "a"))
-        col = self.columns.get(slot)
-        if kind == "start":
-            self.last_prompt = str(ev.get("prompt", ""))
-        elif kind in ("loading", "loaded"):
-            where = f" on {ev.get('device')}" if ev.get("device") else ""
-            if kind == "loading":
-                self.query_one("#ckpt-status", Waiting).wait(f"loading {ev.get('label')}{where}")
-            else:
-                self.query_one("#ckpt-status", Waiting).wait(f"generating with {ev.get('label')}{where}")
-        elif kind == "note":
-            self.app.notify(str(ev.get("text")), markup=False, timeout=6)
-        elif kind == "token" and col is not None:
-            i = self._row(int(ev["index"]))
-            if i < len(col.answers):
-                col.answers[i][1] += str(ev.get("text", ""))
+        if isinstance(ev, smp.Started):
+            self.last_prompt = ev.prompt
+        elif isinstance(ev, (smp.Loading, smp.Loaded)):
+            where = f" on {ev.device}" if isinstance(ev, smp.Loaded) and ev.device else ""
+            doing = "loading" if isinstance(ev, smp.Loading) else "generating with"
+            self.query_one("#ckpt-status", Waiting).wait(f"{doing} {ev.label}{where}")
+        elif isinstance(ev, smp.Note):
+            self.app.notify(ev.text, markup=False, timeout=6)
+        elif isinstance(ev, smp.Token):
+            col = self.columns.get(ev.slot)
+            i = self._row(ev.index)
+            if col is not None and 0 <= i < len(col.answers):
+                col.answers[i][1] += ev.text
                 self._render_columns()
-        elif kind == "answer" and col is not None:
-            i = self._row(int(ev["index"]))
-            if i < len(col.answers):
-                col.answers[i][1] = str(ev.get("text", ""))
-            self._render_columns()
-            choice = self._labels.get(slot)
-            chat = self._request.get("chat")
-            if chat:
-                self.chat_turns.append({"role": "assistant", "content": str(ev.get("text", ""))})
-            if self._session is not None and choice is not None:
-                try:
-                    kept.append(self._session, {
-                        "mode": "chat" if chat else "compare", "checkpoint": choice.label, "step": choice.step,
-                        "turn": len(self.chat_turns) // 2 if chat else None,
-                        "prompt": col.answers[i][0] if chat else ev.get("prompt", ""),
-                        "completion": ev.get("text", ""), "seed": self._request.get("seed"),
-                        "temperature": self._request.get("temperature"),
-                        "max_new_tokens": self._request.get("max_new_tokens"),
-                        "device": self._request.get("device")})
-                except OSError as exc:
-                    self.app.notify(f"cannot keep the answer in samples/: {exc}", severity="warning", markup=False)
-        elif kind == "error":
+        elif isinstance(ev, smp.Answer):
+            self._answered(ev)
+        elif isinstance(ev, smp.Failed):
             self.busy = False
             self._render_columns()
-            self.set_status(literal(str(ev.get("message"))))
-            self.app.notify(str(ev.get("message")), severity="error", markup=False, timeout=10)
-        elif kind == "done":
+            self.set_status(literal(ev.message))
+            self.app.notify(ev.message, severity="error", markup=False, timeout=10)
+        elif isinstance(ev, smp.Done):
             self.busy = False
             self._render_columns()
             self.set_status(markup("[dim]done · answers kept in samples/ · g again · c chats[/]"))
 
+    def _answered(self, ev: smp.Answer) -> None:
+        """An answer whole: shown in its column, a chat's next turn, and kept in samples/."""
+        from cockpit.metrics import samples as kept
+
+        col = self.columns.get(ev.slot)
+        if col is None:
+            return
+        i = self._row(ev.index)
+        if 0 <= i < len(col.answers):
+            col.answers[i][1] = ev.text
+        self._render_columns()
+        request = self._request
+        chat = request is not None and request.chat
+        if chat:
+            self.chat_turns.append({"role": "assistant", "content": ev.text})
+        if self._session is not None and request is not None and request.choice(ev.slot) is not None:
+            row = request.kept_row(ev, mode="chat" if chat else "compare",
+                                   prompt=col.answers[i][0] if chat and 0 <= i < len(col.answers) else None,
+                                   turn=len(self.chat_turns) // 2 if chat else None)
+            try:
+                kept.append(self._session, row)
+            except OSError as exc:
+                self.app.notify(f"cannot keep the answer in samples/: {exc}", severity="warning", markup=False)
+
     def _row(self, index: int) -> int:
         """Chat answers go to the newest turn; compared ones to their prompt's row."""
-        if self._request.get("chat"):
+        if self._request is not None and self._request.chat:
             return len(self.columns["a"].answers) - 1
         return index
 
