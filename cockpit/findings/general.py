@@ -124,6 +124,10 @@ def loss_rises_in_warmup(r: Reader, kind: FindingKind) -> Outcome:
     t = kind.thresholds
     if "learning_rate" not in r or "loss" not in r:
         return Absent("no learning_rate or loss logged")
+    if _rl(r):
+        # GRPO's loss is β·KL plus a term that averages to 0: it rises as the policy leaves the
+        # reference, whatever the learning rate does (its spikes are kl_spike's).
+        return Absent("an RL trainer's loss measures no fit to data")
     ls, lr = r.finite("learning_rate")
     ts, tv = r.finite("loss")
     if len(lr) < 3 or len(tv) < 3:
