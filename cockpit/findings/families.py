@@ -38,10 +38,11 @@ def _functions(r: Reader, kind: FindingKind) -> list[tuple[str, np.ndarray, np.n
     keys = reward_functions(r)
     if not keys:
         return Absent("no per-function rewards logged (rewards/<fn>/mean or rewards/<fn>)")
+    need = r.needs(kind.thresholds["min_points"])
     out = []
     for key in keys:
         s, v = series(r, key)
-        if len(v) >= kind.thresholds["min_points"]:
+        if len(v) >= need:
             out.append((key, s, v))
     return out
 

@@ -280,18 +280,23 @@ def _above_for(store: Reader, kind: FindingKind, key: str, what: str) -> list[Fi
     if key not in store:
         return Absent(f"no {key} logged")
     steps, values = _series(store, key)
+    # every `for` logged steps in a row; a finished run with fewer, over all it logged
+    n = min(int(t["for"]), max(len(values), store.needs(int(t["for"]))))
+    over = f"every {n} logged steps" if n == int(t["for"]) else f"the run's {n} logged steps"
     out = []
-    for first, last in _sustained(steps, values, t["above"], int(t["for"])):
+    for first, last in _sustained(steps, values, t["above"], n):
         inside = (steps >= first) & (steps <= last)
         mean = float(values[inside].mean())
         out.append(Finding(kind.name, (first, last), kind.severity,
                            f"{what}: {key} averaged {mean:.2f} over steps {first}–{last} "
-                           f"(above {t['above']:g} on average over every {int(t['for'])} logged steps)",
+                           f"(above {t['above']:g} on average over {over})",
                            kind.fix, [_points(key, steps, values, first, last)]))
     if out or not len(values):
         return out or Quiet(f"no {key} points")
-    n = int(t["for"])
-    top = float(np.convolve(values, np.ones(n) / n, mode="valid").max()) if len(values) >= n else float(values.max())
+    if len(values) < n:
+        return Quiet(f"{len(values)} points of {key} (judged over {n} in a row, or a finished run's "
+                     f"{store.needs(n)})")
+    top = float(np.convolve(values, np.ones(n) / n, mode="valid").max())
     return Quiet(f"{key} peaked at {top:.2f} over {n} logged steps (fires above {t['above']:g})")
 
 

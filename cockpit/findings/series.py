@@ -17,6 +17,9 @@ MAX_POINTS = 60
 """Metric points kept as evidence per series (evenly picked over the window)."""
 EDGE_MAX = 500
 """The most points an early or a late window holds."""
+FINISHED_POINTS = 3
+"""The fewest points a rule judged on each point's level (a reward function that never pays, a
+share of clipped completions) needs once the run has finished: what it logged is all there is."""
 
 
 class Quiet(str):
@@ -58,6 +61,17 @@ class Reader:
     @property
     def max_steps(self) -> int | None:
         return self.store.max_steps
+
+    @property
+    def finished(self) -> bool:
+        """The run reached its max_steps: it will log no more."""
+        last, total = self.store.last_step, self.store.max_steps
+        return last is not None and total is not None and last >= total
+
+    def needs(self, wanted: int) -> int:
+        """The points a level rule waits for: `wanted` while the run goes on (it may not have
+        paid, or clipped, yet), fewer once it has finished (`FINISHED_POINTS`)."""
+        return min(wanted, FINISHED_POINTS) if self.finished else wanted
 
     @property
     def best(self) -> tuple[float, int] | None:
