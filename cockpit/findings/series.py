@@ -7,7 +7,7 @@ supervisor on a store that may hold 100,000 steps (`bench/findings_cost.py`).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -28,6 +28,13 @@ class Quiet(str):
 
 class Absent(str):
     """A rule that could not run: what it needs that the run did not log."""
+
+
+class Picked(NamedTuple):
+    """A series a detector judges: its key and its points."""
+    key: str
+    steps: np.ndarray
+    values: np.ndarray
 
 
 class Reader:
@@ -54,6 +61,19 @@ class Reader:
             keep = np.isfinite(values)
             got = self._finite[key] = (steps, values) if keep.all() else (steps[keep], values[keep])
         return got
+
+    def pick(self, *keys: str, need: int = 0, raw: bool = False, what: str | None = None) -> Picked | Quiet | Absent:
+        """The preamble of every detector: the first of `keys` the run logged, with its finite
+        points (every point with `raw`); `Absent` ("no <what> logged") when it logged none of
+        them, `Quiet` when it has fewer than `need` points. Both are `str`, so a detector says
+        `if isinstance(got := r.pick(...), str): return got`."""
+        key = next((k for k in keys if k in self), None)
+        if key is None:
+            return Absent(f"no {what or ' or '.join(keys)} logged")
+        steps, values = self.series(key) if raw else self.finite(key)
+        if len(values) < need:
+            return Quiet(f"{len(values)} points of {key} (judged from {need})")
+        return Picked(key, steps, values)
 
     def keys(self) -> list[str]:
         return self.store.keys()
@@ -92,17 +112,6 @@ class Reader:
         return key in self.store
 
 
-def series(store: Reader | MetricStore, key: str) -> tuple[np.ndarray, np.ndarray]:
-    """The finite points of a series."""
-    if isinstance(store, Reader):
-        return store.finite(key)
-    steps, values = store.series(key)
-    keep = np.isfinite(values)
-    if keep.all():
-        return steps, values
-    return steps[keep], values[keep]
-
-
 def edges(n: int, edge: float) -> int:
     """How many points the early and the late window hold: a share of the run, at least 5, at
     most EDGE_MAX (a long run's "late" is its last few hundred steps, not its last fifth)."""
@@ -119,6 +128,13 @@ def noise(values: np.ndarray) -> float:
 
 def level(values: np.ndarray) -> float:
     return float(np.median(values))
+
+
+def fell(values: np.ndarray, k: int, share: float, sigma: float) -> tuple[float, float, bool]:
+    """(early level, late level, whether it fell): the median of the last `k` points below that of
+    the first `k` by more than `share` of the early level and `sigma` robust σ of the early points."""
+    early, late = level(values[:k]), level(values[-k:])
+    return early, late, (early - late) > max(share * abs(early), sigma * noise(values[:k]), 1e-12)
 
 
 def points(key: str, steps: np.ndarray, values: np.ndarray, first: int, last: int, *,
