@@ -48,11 +48,17 @@ def test_no_problem_run_gets_a_finding_its_label_does_not_name():
     assert {r.kind: r.unlabelled for r in rows.values() if r.unlabelled} == {}
 
 
-def test_the_three_classes_issue_27_saw_fire_on_real_files():
-    """DPO saturation, length growing without reward and KL spikes fire on a real file of the
-    corpus, not only on the synthetic series of tests/test_findings_kinds.py."""
+def test_the_seven_classes_issue_27_saw_fire_on_real_files():
+    """Overfitting, nothing trains, DPO saturation, a reward function that never pays (old TRL
+    naming), a resume that restarted the schedule, length growing without reward and KL spikes
+    each fire on a real file of the corpus, not only on the synthetic series of
+    tests/test_findings_kinds.py."""
     rows, _ = evaluate()
-    assert all(rows[kind].named for kind in ("dpo_saturated", "length_without_reward", "kl_spike"))
+    seven = ("overfitting", "nothing_trains", "dpo_saturated", "reward_never_pays", "schedule_restart",
+             "length_without_reward", "kl_spike")
+    assert {kind: rows[kind].named for kind in seven if not rows[kind].named} == {}
+    old_naming = [w for w in rows["reward_never_pays"].named if "old_naming" in w or "legacy" in w]
+    assert old_naming, rows["reward_never_pays"].named
 
 
 def test_every_labelled_problem_a_kind_answers_is_named_with_its_steps():
