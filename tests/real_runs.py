@@ -35,6 +35,8 @@ class Row:
     unlabelled: list[str] = field(default_factory=list)
     """findings on problem runs that name no labelled problem (not counted as false warnings:
     a label lists what the labeller saw)"""
+    healthy_judged: int = 0
+    """how many runs labelled healthy the kind's rule ran on (it read what it needs there)"""
 
 
 def load_labels() -> list[dict]:
@@ -57,9 +59,16 @@ def evaluate(labels: list[dict] | None = None) -> tuple[dict[str, Row], list[str
     unanswered: list[str] = []
     for run in labels if labels is not None else load_labels():
         path = (CORPUS / run["file"]).resolve()
-        found = judge_file(path).findings
+        judged = judge_file(path)
+        found = judged.findings
         name = run["file"].split("/")[-1]
         verdict = run.get("verdict")
+        if verdict == "healthy":
+            ran = {c.kind for c in judged.checks if c.ran}
+            for kind in rows:
+                # the overfitting rule says the eval-metric case too
+                if kind in ran or (kind == "eval_metric_improves_while_loss_rises" and "overfitting" in ran):
+                    rows[kind].healthy_judged += 1
         used: set[int] = set()
         for p in run.get("problems") or []:
             cls = str(p["class"])
@@ -87,15 +96,23 @@ def evaluate(labels: list[dict] | None = None) -> tuple[dict[str, Row], list[str
 
 
 def table(rows: dict[str, Row]) -> str:
-    """The markdown table of docs/findings.md."""
-    out = ["| kind | labelled problems | named | recall | warnings on healthy runs |",
-           "|---|---|---|---|---|"]
+    """The markdown table of docs/findings.md, and under it the real files each kind names and
+    the healthy runs it warned on."""
+    out = ["| kind | labelled problems | named | recall | healthy runs it judged | warnings on them |",
+           "|---|---|---|---|---|---|"]
     for r in rows.values():
-        if not r.labelled and not r.false_warnings:
-            out.append(f"| `{r.kind}` | 0 | – | – | 0 |")
-            continue
         recall = f"{len(r.named) / len(r.labelled):.0%}" if r.labelled else "–"
-        out.append(f"| `{r.kind}` | {len(r.labelled)} | {len(r.named)} | {recall} | {len(r.false_warnings)} |")
+        named = str(len(r.named)) if r.labelled else "–"
+        out.append(f"| `{r.kind}` | {len(r.labelled)} | {named} | {recall} | {r.healthy_judged} | "
+                   f"{len(r.false_warnings)} |")
+    out += ["", "Named on (file [first, last step] of the label):", ""]
+    for r in rows.values():
+        if r.named:
+            out.append(f"- `{r.kind}`: " + "; ".join(f"`{w.split(' [')[0]}` [{w.split(' [')[1]}" for w in r.named))
+    missed = [(r.kind, w) for r in rows.values() for w in r.labelled if w not in r.named]
+    false = [(r.kind, w) for r in rows.values() for w in r.false_warnings]
+    out += ["", "Missed: " + ("; ".join(f"`{k}` {w}" for k, w in missed) if missed else "none") + ".",
+            "Warnings on healthy runs: " + ("; ".join(f"`{k}` {w}" for k, w in false) if false else "none") + "."]
     return "\n".join(out)
 
 

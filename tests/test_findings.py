@@ -46,22 +46,26 @@ def _findings(path) -> list[Finding]:
 
 
 def test_public_runs_get_only_the_findings_that_are_true_there():
-    """Eight real public trainer_state.json files (labelled in tests/fixtures/real_runs/labels.yaml):
+    """Ten real public trainer_state.json files (labelled in tests/fixtures/real_runs/labels.yaml):
     the GRPO run whose completions were clipped 89% of the time gets `clipping`; the old-naming
     GRPO run's two format rewards never pay; the Whisper run's eval loss rises while its WER still
-    improves (info, not overfitting); the DPO run's grad_norm is NaN at 4 steps; nothing else
-    fires (the DPO and ORPO runs' chosen log-probs do not fall, the SFT and plain Trainer runs are
-    healthy)."""
+    improves (info, not overfitting); the DPO run's grad_norm is NaN at 4 steps; the 1,134-step GRPO
+    run's KL spikes to ~200 (and once its gradient), its KL starts far from 0, and its completions
+    grow 2.5x while the reward stays flat (its loss, β·KL, rising in the warm-up is no warm-up
+    finding); nothing else fires (the DPO and ORPO runs' chosen log-probs do not fall, the SFT and
+    plain Trainer runs, the 3,765-step SFT run's first log of 14.75 included, are healthy)."""
     import yaml
 
     labels = yaml.safe_load((FIXTURES.parent / "real_runs" / "labels.yaml").read_text(encoding="utf-8"))
     labelled = sorted(FIXTURES / Path(e["file"]).name for e in labels if e["file"].startswith("../trainer_states/"))
-    assert len(labelled) == 8
+    assert len(labelled) == 10
     got = {p.name: sorted(f.kind for f in _findings(p)) for p in labelled}
     assert got.pop("trl_grpo_modern_multireward.json") == ["clipping"]
     assert got.pop("trl_grpo_legacy_reward_keys.json") == ["reward_never_pays"]
     assert got.pop("seq2seq_whisper_eval_wer_legacy_format.json") == ["eval_metric_improves_while_loss_rises"]
     assert got.pop("trl_dpo_nan_gradnorm_midrun.json") == ["nonfinite_values"]  # 4 skipped steps
+    assert got.pop("trl_grpo_1134_steps_noisy.json") == ["grad_spike", "kl_nonzero_at_start", "kl_spike",
+                                                          "length_without_reward"]
     assert all(kinds == [] for kinds in got.values()), got
 
 

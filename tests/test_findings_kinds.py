@@ -142,6 +142,38 @@ def test_a_kl_spike_in_grpo_is_the_kls_not_the_losss():
     assert "kl_spike" in found and "loss_spike" not in found
 
 
+def test_a_grpo_loss_that_rises_in_the_warm_up_is_no_warm_up_finding():
+    """GRPO's loss is β·KL: it grows as the policy leaves the reference while the learning rate
+    warms up (the real 1,134-step GRPO run of tests/fixtures/trainer_states: 0.0003 → 0.002). That
+    says nothing about the learning rate; the SFT loss rule does not judge it."""
+    s = np.arange(1, N + 1)
+    kl = 0.02 + 0.3 * np.minimum(s, 20) / 20
+    lr = _lr(5e-6, warm=20)
+    found = judge_run(_store(_grpo(kl=kl, loss=0.001 * kl, learning_rate=lr)), None, "grpo")
+    assert "loss_rises_in_warmup" not in {f.kind for f in found.findings}
+    assert "loss_rises_in_warmup" not in {c.kind for c in found.checks if c.ran}
+    rising = _sft(loss=np.where(s <= 20, 1.0 + 0.1 * s, 3.0 - 0.005 * s), learning_rate=lr)
+    assert "loss_rises_in_warmup" in _warnings(_store(rising), "sft")  # an SFT loss that rises is still said
+
+
+@pytest.mark.parametrize("finished", [False, True])
+def test_a_short_run_is_judged_on_each_points_level_once_it_has_finished(finished):
+    """Four logs of a 20-step GRPO run (the real one of tests/fixtures/real_runs): clipped, groups
+    of one reward, a reward function at 0 throughout. While it runs that may still change (the
+    rules wait for 5 or 20 points); once it reached max_steps, four points are all there is."""
+    steps = [5, 10, 15, 20]
+    records = [journal.run_started("x", max_steps=20 if finished else 40)]
+    for s, clipped, zero in zip(steps, (0.65, 0.65, 0.4, 0.7), (0.7, 0.6, 0.6, 0.6), strict=True):
+        records.append(journal.metrics(s, {"reward": 0.2, "completions/clipped_ratio": clipped,
+                                           "frac_reward_zero_std": zero, "rewards/fmt/mean": 0.0,
+                                           "rewards/answer/mean": 0.2 + s / 100}))
+    found = _warnings(MetricStore.from_records(records), "grpo")
+    if finished:
+        assert found == {"clipping": (5, 20), "wasted_groups": (5, 20), "reward_never_pays": (5, 20)}
+    else:
+        assert found == {}
+
+
 @pytest.mark.parametrize("kind,what", [("length_without_reward", "the longest completions of the window"),
                                        ("reward_never_pays", "completions at the end of the window"),
                                        ("kl_spike", "completions at the first spike")])

@@ -1,7 +1,8 @@
 """The judge on the hand-labelled real runs (tests/fixtures/real_runs, issue 27): the table of
-docs/findings.md — each kind's recall on the labelled problems and its warnings on the healthy
-runs — is what the judge does now, so a change that loses a labelled problem or adds a false
-warning fails here (and so does one that gains, until the table says so). Fast: no torch."""
+docs/findings.md — each kind's recall on the labelled problems, the healthy runs it judged and its
+warnings on them, and the real files each kind names — is what the judge does now, so a change
+that loses a labelled problem or adds a false warning fails here (and so does one that gains,
+until the table says so). Fast: no torch."""
 
 from __future__ import annotations
 
@@ -38,6 +39,26 @@ def test_the_table_in_the_docs_is_what_the_judge_does_on_the_labelled_runs():
 def test_no_healthy_run_gets_a_warning():
     rows, _ = evaluate()
     assert {r.kind: r.false_warnings for r in rows.values() if r.false_warnings} == {}
+
+
+def test_no_problem_run_gets_a_finding_its_label_does_not_name():
+    """A finding on a problem run that no label names is a false warning too, unless the label
+    missed it: none today."""
+    rows, _ = evaluate()
+    assert {r.kind: r.unlabelled for r in rows.values() if r.unlabelled} == {}
+
+
+def test_the_seven_classes_issue_27_saw_fire_on_real_files():
+    """Overfitting, nothing trains, DPO saturation, a reward function that never pays (old TRL
+    naming), a resume that restarted the schedule, length growing without reward and KL spikes
+    each fire on a real file of the corpus, not only on the synthetic series of
+    tests/test_findings_kinds.py."""
+    rows, _ = evaluate()
+    seven = ("overfitting", "nothing_trains", "dpo_saturated", "reward_never_pays", "schedule_restart",
+             "length_without_reward", "kl_spike")
+    assert {kind: rows[kind].named for kind in seven if not rows[kind].named} == {}
+    old_naming = [w for w in rows["reward_never_pays"].named if "old_naming" in w or "legacy" in w]
+    assert old_naming, rows["reward_never_pays"].named
 
 
 def test_every_labelled_problem_a_kind_answers_is_named_with_its_steps():

@@ -18,6 +18,7 @@ from cockpit.findings.series import (
     Reader,
     change_start,
     edges,
+    fell,
     first_key,
     fmt,
     function_name,
@@ -25,7 +26,6 @@ from cockpit.findings.series import (
     noise,
     points,
     reward_functions,
-    series,
 )
 
 Outcome = list[Finding] | Quiet | Absent
@@ -38,10 +38,11 @@ def _functions(r: Reader, kind: FindingKind) -> list[tuple[str, np.ndarray, np.n
     keys = reward_functions(r)
     if not keys:
         return Absent("no per-function rewards logged (rewards/<fn>/mean or rewards/<fn>)")
+    need = r.needs(kind.thresholds["min_points"])
     out = []
     for key in keys:
-        s, v = series(r, key)
-        if len(v) >= kind.thresholds["min_points"]:
+        s, v = r.finite(key)
+        if len(v) >= need:
             out.append((key, s, v))
     return out
 
@@ -86,15 +87,13 @@ def _per_function(kind: FindingKind, hits: list[tuple[str, np.ndarray, np.ndarra
 
 def length_without_reward(r: Reader, kind: FindingKind) -> Outcome:
     t = kind.thresholds
-    key = first_key(r, "completions/mean_length", "completion_length")
-    if key is None:
-        return Absent("no completion length logged")
-    if "reward" not in r:
-        return Absent("no reward logged")
-    ls, lv = series(r, key)
-    rs, rv = series(r, "reward")
-    if min(len(lv), len(rv)) < t["min_points"]:
-        return Quiet(f"{len(lv)} points of {key}")
+    if isinstance(length := r.pick("completions/mean_length", "completion_length", need=t["min_points"],
+                                   what="completion length"), str):
+        return length
+    if isinstance(reward := r.pick("reward", need=t["min_points"]), str):
+        return reward
+    key, ls, lv = length
+    _, rs, rv = reward
     k = edges(len(lv), t["edge"])
     l0, l1 = level(lv[:k]), level(lv[-k:])
     grow = l1 / l0 - 1 if l0 > 0 else 0.0
@@ -110,17 +109,15 @@ def length_without_reward(r: Reader, kind: FindingKind) -> Outcome:
                f"while the reward went {fmt(r0)} → {fmt(r1)}")
     evidence = [points(key, ls, lv, first, last), points("reward", rs, rv, first, last)]
     for fk in reward_functions(r)[:3]:
-        evidence.append(points(fk, *series(r, fk), first, last))
+        evidence.append(points(fk, *r.finite(fk), first, last))
     return [Finding(kind.name, (first, last), kind.severity, summary, kind.fix, evidence)]
 
 
 def entropy_collapse(r: Reader, kind: FindingKind) -> Outcome:
     t = kind.thresholds
-    if "entropy" not in r:
-        return Absent("no entropy logged")
-    s, v = series(r, "entropy")
-    if len(v) < t["min_points"]:
-        return Quiet(f"{len(v)} entropy points")
+    if isinstance(got := r.pick("entropy", need=t["min_points"]), str):
+        return got
+    _, s, v = got
     k = edges(len(v), t["edge"])
     e0, e1 = level(v[:k]), level(v[-k:])
     fell = 1 - e1 / e0 if e0 > 0 else 0.0
@@ -135,11 +132,9 @@ def entropy_collapse(r: Reader, kind: FindingKind) -> Outcome:
 
 def kl_nonzero_at_start(r: Reader, kind: FindingKind) -> Outcome:
     t = kind.thresholds
-    if "kl" not in r:
-        return Absent("no kl logged")
-    s, v = series(r, "kl")
-    if len(v) < 3:
-        return Quiet(f"{len(v)} kl points")
+    if isinstance(got := r.pick("kl", need=3), str):
+        return got
+    _, s, v = got
     if s[0] > t["within"]:
         return Quiet(f"the first kl is logged at step {int(s[0]):,}, after the policy could move")
     start = level(v[:3])
@@ -154,11 +149,9 @@ def kl_nonzero_at_start(r: Reader, kind: FindingKind) -> Outcome:
 
 def kl_blowup(r: Reader, kind: FindingKind) -> Outcome:
     t = kind.thresholds
-    if "kl" not in r:
-        return Absent("no kl logged")
-    s, v = series(r, "kl")
-    if len(v) < t["min_points"]:
-        return Quiet(f"{len(v)} kl points")
+    if isinstance(got := r.pick("kl", need=t["min_points"]), str):
+        return got
+    _, s, v = got
     k = edges(len(v), t["edge"])
     k0, k1 = level(v[:k]), level(v[-k:])
     if not (k1 > t["above"] and k1 > t["times"] * max(k0, 1e-6)):
@@ -171,11 +164,9 @@ def kl_blowup(r: Reader, kind: FindingKind) -> Outcome:
 
 def clipping_drags_reward(r: Reader, kind: FindingKind) -> Outcome:
     t = kind.thresholds
-    if "completions/clipped_ratio" not in r:
-        return Absent("no completions/clipped_ratio logged")
-    cs, cv = series(r, "completions/clipped_ratio")
-    if len(cv) < t["min_points"]:
-        return Quiet(f"{len(cv)} clipped_ratio points")
+    if isinstance(got := r.pick("completions/clipped_ratio", need=t["min_points"]), str):
+        return got
+    _, cs, cv = got
     k = edges(len(cv), t["edge"])
     c0, c1 = level(cv[:k]), level(cv[-k:])
     if c0 >= t["early_below"]:
@@ -184,7 +175,7 @@ def clipping_drags_reward(r: Reader, kind: FindingKind) -> Outcome:
         return Quiet(f"completions/clipped_ratio went {fmt(c0)} → {fmt(c1)} (fires at +{t['clip_rise']:g})")
     worst = None
     for key in reward_functions(r):
-        s, v = series(r, key)
+        s, v = r.finite(key)
         if len(v) < t["min_points"]:
             continue
         kf = edges(len(v), t["edge"])
@@ -206,55 +197,40 @@ def clipping_drags_reward(r: Reader, kind: FindingKind) -> Outcome:
 # -- DPO and its kin ---------------------------------------------------------------------------
 
 
-def _fell(values: np.ndarray, k: int, share: float, sigma: float) -> tuple[float, float, bool]:
-    early, late = level(values[:k]), level(values[-k:])
-    return early, late, (early - late) > max(share * abs(early), sigma * noise(values[:k]), 1e-12)
-
-
 def chosen_logps_falling(r: Reader, kind: FindingKind) -> Outcome:
     t = kind.thresholds
-    chosen = first_key(r, "logps/chosen", "logps_chosen")
-    if chosen is None:
-        return Absent("no logps/chosen logged")
-    cs, cv = series(r, chosen)
-    if len(cs) < t["min_points"]:
-        return Quiet(f"{len(cs)} points of {chosen}")
-    c0, c1, c_fell = _fell(cv, edges(len(cs), t["edge"]), t["fall"], t["fall_sigma"])
+    if isinstance(got := r.pick("logps/chosen", "logps_chosen", need=t["min_points"], what="logps/chosen"), str):
+        return got
+    chosen, cs, cv = got
+    c0, c1, c_fell = fell(cv, edges(len(cs), t["edge"]), t["fall"], t["fall_sigma"])
     if not c_fell:
         return Quiet(f"{chosen} went {fmt(c0)} → {fmt(c1)} (fires at a fall of {t['fall']:.0%} of its level "
                      f"and {t['fall_sigma']:g} robust σ)")
     first, last = change_start(cs, cv, c0, c1), int(cs[-1])
     evidence = [points(chosen, cs, cv, first, last)]
-    rejected = first_key(r, "logps/rejected", "logps_rejected")
     also = ""
-    if rejected is not None:
-        rs, rv = series(r, rejected)
-        if len(rs) >= t["min_points"]:
-            k = edges(len(rs), t["edge"])
-            r0, r1 = level(rv[:k]), level(rv[-k:])
-            also = f"; rejected {fmt(r0)} → {fmt(r1)}"
-            evidence.append(points(rejected, rs, rv, first, last))
+    if not isinstance(rejected := r.pick("logps/rejected", "logps_rejected", need=t["min_points"]), str):
+        key, rs, rv = rejected
+        k = edges(len(rs), t["edge"])
+        r0, r1 = level(rv[:k]), level(rv[-k:])
+        also = f"; rejected {fmt(r0)} → {fmt(r1)}"
+        evidence.append(points(key, rs, rv, first, last))
     summary = f"the chosen log-probs fell over steps {first:,}–{last:,}: {fmt(c0)} → {fmt(c1)}{also}"
     return [Finding(kind.name, (first, last), kind.severity, summary, kind.fix, evidence)]
 
 
 def dpo_saturated(r: Reader, kind: FindingKind) -> Outcome:
     t = kind.thresholds
-    acc_key = first_key(r, "rewards/accuracies")
-    margin_key = first_key(r, "rewards/margins")
-    if acc_key is None and margin_key is None:
-        return Absent("no rewards/accuracies or rewards/margins logged")
-    base_key = acc_key or margin_key
-    assert base_key is not None
-    steps, _ = series(r, base_key)
+    if isinstance(base := r.pick("rewards/accuracies", "rewards/margins", need=t["min_points"]), str):
+        return base
+    acc_key, margin_key = first_key(r, "rewards/accuracies"), first_key(r, "rewards/margins")
+    steps = base.steps
     n = len(steps)
-    if n < t["min_points"]:
-        return Quiet(f"{n} points of {base_key}")
 
     def on_steps(key: str | None) -> np.ndarray | None:
         if key is None or key not in r:
             return None
-        s, v = series(r, key)
+        s, v = r.finite(key)
         if not len(s):
             return None
         i = np.searchsorted(s, steps).clip(0, len(s) - 1)
@@ -288,10 +264,10 @@ def dpo_saturated(r: Reader, kind: FindingKind) -> Outcome:
     evidence = []
     for key in ("loss", margin_key, acc_key, "logps/rejected", "logps/chosen"):
         if key and key in r:
-            evidence.append(points(key, *series(r, key), int(steps[0]), last))
+            evidence.append(points(key, *r.finite(key), int(steps[0]), last))
     rejected = ""
     if "logps/rejected" in r:
-        _, rv = series(r, "logps/rejected")
+        _, rv = r.finite("logps/rejected")
         if len(rv):
             rejected = f"; logps/rejected {fmt(float(rv[0]))} → {fmt(float(rv[-1]))}"
     summary = (f"saturated from step {first:,} of {last:,} (median from then on: {', '.join(said)}{rejected})")

@@ -122,12 +122,16 @@ def nonfinite_values(r: Reader, kind: FindingKind) -> Outcome:
 
 def loss_rises_in_warmup(r: Reader, kind: FindingKind) -> Outcome:
     t = kind.thresholds
-    if "learning_rate" not in r or "loss" not in r:
-        return Absent("no learning_rate or loss logged")
-    ls, lr = r.finite("learning_rate")
-    ts, tv = r.finite("loss")
-    if len(lr) < 3 or len(tv) < 3:
-        return Quiet(f"{len(tv)} loss points")
+    if _rl(r):
+        # GRPO's loss is β·KL plus a term that averages to 0: it rises as the policy leaves the
+        # reference, whatever the learning rate does (its spikes are kl_spike's).
+        return Absent("an RL trainer's loss measures no fit to data")
+    if isinstance(rate := r.pick("learning_rate", need=3), str):
+        return rate
+    if isinstance(loss := r.pick("loss", need=3), str):
+        return loss
+    _, ls, lr = rate
+    _, ts, tv = loss
     peak_i = int(np.argmax(lr))
     peak, peak_step = float(lr[peak_i]), int(ls[peak_i])
     if peak <= 0 or lr[0] > t["cold"] * peak:
@@ -162,12 +166,10 @@ def _all_zero(r: Reader, key: str) -> bool:
 
 def lr_zero(r: Reader, kind: FindingKind) -> Outcome:
     t = kind.thresholds
-    if "learning_rate" not in r:
-        return Absent("no learning_rate logged")
-    steps, lr = r.series("learning_rate")
+    if isinstance(got := r.pick("learning_rate", need=t["min_points"], raw=True), str):
+        return got
+    _, steps, lr = got
     n = len(lr)
-    if n < t["min_points"]:
-        return Quiet(f"{n} learning_rate points")
     zero = lr == 0.0
     lead = int(np.argmax(~zero)) if (~zero).any() else n  # the warm-up's first points start at 0
     body = zero.copy()
@@ -189,12 +191,10 @@ def lr_zero(r: Reader, kind: FindingKind) -> Outcome:
 
 def warmup_longer_than_run(r: Reader, kind: FindingKind) -> Outcome:
     t = kind.thresholds
-    if "learning_rate" not in r:
-        return Absent("no learning_rate logged")
-    steps, lr = r.series("learning_rate")
+    if isinstance(got := r.pick("learning_rate", need=t["min_points"], raw=True), str):
+        return got
+    _, steps, lr = got
     n = len(lr)
-    if n < t["min_points"]:
-        return Quiet(f"{n} learning_rate points")
     peak_i = int(np.nanargmax(lr)) if np.isfinite(lr).any() else 0
     peak_at = int(steps[peak_i])
     last = int(steps[-1])
@@ -301,7 +301,7 @@ def lower_is_better(key: str) -> bool:
 
 def _rose(r: Reader, key: str, t: dict) -> tuple[int, int, float, float, int] | str:
     """(best step, last step, best, last, eval points after the best), or why it did not rise."""
-    steps, v = _finite(r, key)
+    steps, v = r.finite(key)
     n = len(v)
     if n < t["min_evals"]:
         return f"{n} eval points of {key}"
@@ -317,10 +317,6 @@ def _rose(r: Reader, key: str, t: dict) -> tuple[int, int, float, float, int] | 
         return (f"{key} is {rise:+.1%} from its best ({fmt(best)} at step {int(steps[best_i]):,}; "
                 f"fires at +{t['rise']:.0%} over {t['after']} evals)")
     return int(steps[best_i]), int(steps[-1]), best, now, after
-
-
-def _finite(r: Reader, key: str) -> tuple[np.ndarray, np.ndarray]:
-    return r.finite(key)
 
 
 def _at(steps: np.ndarray, values: np.ndarray, step: int) -> float:
@@ -356,7 +352,7 @@ def overfitting(r: Reader, kind: FindingKind) -> Outcome:
     # The train loss over the same stretch: both rising is instability, not overfitting.
     train = ""
     if "loss" in r:
-        ts, tv = _finite(r, "loss")
+        ts, tv = r.finite("loss")
         later = tv[ts > best_step]
         if len(later) < 2:
             return Quiet(f"{main} rose from step {best_step:,}; too few train points after it to tell overfitting "
@@ -373,7 +369,7 @@ def overfitting(r: Reader, kind: FindingKind) -> Outcome:
     # (it kept most of what it gained since); one that peaked and fell back is overfitting too.
     better, worse = [], []
     for key in paired_metrics(main, r.keys()):
-        ms, mv = _finite(r, key)
+        ms, mv = r.finite(key)
         if len(mv) < 2 or ms[-1] <= best_step:
             continue
         sign = -1.0 if lower_is_better(key) else 1.0
@@ -391,13 +387,13 @@ def overfitting(r: Reader, kind: FindingKind) -> Outcome:
     others = f" (also {', '.join(sets)}{' …' if len(rose) > 4 else ''})" if sets else ""
     what = (f"{main} reached its best {fmt(best)} at step {best_step:,}, then rose {(now - best) / abs(best):.0%} "
             f"to {fmt(now)} by step {last_step:,}{others}{train}")
-    evidence = [points(k, *_finite(r, k), int(r.series(k)[0][0]), last_step) for k in list(rose)[:3]]
+    evidence = [points(k, *r.finite(k), int(r.series(k)[0][0]), last_step) for k in list(rose)[:3]]
     if "loss" in r:
-        evidence.append(points("loss", *_finite(r, "loss"), int(r.series("loss")[0][0]), last_step))
+        evidence.append(points("loss", *r.finite("loss"), int(r.series("loss")[0][0]), last_step))
     if better:
         improves = KINDS["eval_metric_improves_while_loss_rises"]
         for key in paired_metrics(main, r.keys())[:2]:
-            evidence.append(points(key, *_finite(r, key), int(r.series(key)[0][0]), last_step))
+            evidence.append(points(key, *r.finite(key), int(r.series(key)[0][0]), last_step))
         return [Finding(improves.name, (best_step, last_step), improves.severity,
                         f"{what}; but {', '.join(better)} still improves after step {best_step:,}",
                         improves.fix, evidence)]
@@ -409,8 +405,8 @@ def overfitting(r: Reader, kind: FindingKind) -> Outcome:
 
 def memorisation_no_eval(r: Reader, kind: FindingKind) -> Outcome:
     t = kind.thresholds
-    if "loss" not in r:
-        return Absent("no loss logged")
+    if isinstance(loss := r.pick("loss"), str):
+        return loss
     if eval_loss_keys(r.keys()):
         return Absent("an eval loss is logged (overfitting and the train–eval gap judge the run)")
     if _rl(r):
@@ -418,9 +414,9 @@ def memorisation_no_eval(r: Reader, kind: FindingKind) -> Outcome:
     epoch = r.epoch
     if epoch is None or epoch < t["epochs"]:
         return Quiet(f"{0 if epoch is None else epoch:.1f} epochs (judged from {t['epochs']:g})")
-    ts, tv = r.finite("loss")
+    _, ts, tv = loss
     if len(tv) < 5:
-        return Quiet(f"{len(tv)} loss points")
+        return Quiet(f"{len(tv)} points of loss (judged from 5)")
     k = edges(len(tv), t["edge"])
     late, early = float(np.median(tv[-k:])), float(np.median(tv[:k]))
     if early < 2 * t["below"]:
@@ -471,10 +467,10 @@ def train_eval_gap(r: Reader, kind: FindingKind) -> Outcome:
         return Absent("no eval loss logged")
     if _rl(r):
         return Absent("an RL trainer's eval loss measures no fit to data")
-    if "loss" not in r:
-        return Absent("no train loss logged")
-    es, ev = _finite(r, keys[0])
-    ts, tv = _finite(r, "loss")
+    if isinstance(loss := r.pick("loss", what="train loss"), str):
+        return loss
+    _, ts, tv = loss
+    es, ev = r.finite(keys[0])
     if len(ev) < t["min_evals"] or not len(tv):
         return Quiet(f"{len(ev)} eval points of {keys[0]}")
     # the train loss at each eval: the median of the train points since the eval before
@@ -508,14 +504,15 @@ def train_eval_gap(r: Reader, kind: FindingKind) -> Outcome:
 # -- spikes ------------------------------------------------------------------------------------
 
 
-def spikes(r: Reader, kind: FindingKind, key: str) -> Outcome:
-    """Points far above the run's own level around them: a baseline of block medians (robust to
-    the spikes themselves), the spread of the points around it as 1.4826 × MAD."""
+def spikes(r: Reader, kind: FindingKind, *keys: str) -> Outcome:
+    """Points far above the run's own level around them (the first of `keys` the run logged): a
+    baseline of block medians (robust to the spikes themselves), the spread of the points around
+    it as 1.4826 × MAD."""
     t = kind.thresholds
-    steps, v = _finite(r, key)
+    if isinstance(got := r.pick(*keys, need=t["min_points"], what=keys[0]), str):
+        return got
+    key, steps, v = got
     n = len(v)
-    if n < t["min_points"]:
-        return Quiet(f"{n} points of {key} (judged from {t['min_points']})")
     b = max(4, min(int(t["block"]), n // 4))
     nb = n // b
     med = np.partition(v[: nb * b].reshape(nb, b), b // 2, axis=1)[:, b // 2]  # each block's (upper) median
@@ -568,21 +565,18 @@ def spikes(r: Reader, kind: FindingKind, key: str) -> Outcome:
 
 
 def loss_spike(r: Reader, kind: FindingKind) -> Outcome:
-    if "loss" not in r:
-        return Absent("no loss logged")
-    if "kl" in r and "reward" in r:
+    if "loss" in r and "kl" in r and "reward" in r:
         # An RL trainer's loss is β·KL plus a term that averages to 0: its spikes are the KL's.
         return Quiet("the loss of an RL trainer follows its KL: see kl_spike")
     return spikes(r, kind, "loss")
 
 
 def grad_spike(r: Reader, kind: FindingKind) -> Outcome:
-    return spikes(r, kind, "grad_norm") if "grad_norm" in r else Absent("no grad_norm logged")
+    return spikes(r, kind, "grad_norm")
 
 
 def kl_spike(r: Reader, kind: FindingKind) -> Outcome:
-    key = next((k for k in ("kl", "objective/kl") if k in r), None)
-    return spikes(r, kind, key) if key else Absent("no kl logged")
+    return spikes(r, kind, "kl", "objective/kl")
 
 
 DETECTORS = {

@@ -26,14 +26,13 @@ from cockpit.findings.model import Check, Finding, Judgement
 from cockpit.findings.series import Absent, Quiet, Reader
 from cockpit.findings.series import change_start as _change_start
 from cockpit.findings.series import edges as _edges
-from cockpit.findings.series import first_key as _key
+from cockpit.findings.series import fell as _fell
 from cockpit.findings.series import fmt as _fmt
 from cockpit.findings.series import level as _level
 from cockpit.findings.series import noise as _noise
 from cockpit.findings.series import points as _points
 from cockpit.findings.series import reward_functions as _reward_functions
 from cockpit.findings.series import runs_where as _runs_where
-from cockpit.findings.series import series as _series
 from cockpit.findings.series import sustained as _sustained
 from cockpit.metrics.store import MetricStore
 from cockpit.trainers.knowledge import metric_family
@@ -216,15 +215,13 @@ def same_reward_prompts(library: Any, steps: Iterable[int]) -> list[dict[str, An
 
 def _reward_hacking(store: Reader, kind: FindingKind) -> list[Finding] | str:
     t = kind.thresholds
-    if "reward" not in store:
-        return Absent("no reward logged")
-    steps, reward = _series(store, "reward")
+    if isinstance(got := store.pick("reward", need=t["min_points"]), str):
+        return got
+    _, steps, reward = got
     n = len(steps)
-    if n < t["min_points"]:
-        return Quiet(f"{n} reward points")
     k = _edges(n, t["edge"])
     early, late = _level(reward[:k]), _level(reward[-k:])
-    _, std = _series(store, "reward_std")
+    _, std = store.finite("reward_std") if "reward_std" in store else (None, np.empty(0))
     scale = float(np.median(std[:k])) if len(std) >= k else _noise(reward[:k])
     rise = late - early
     if not (rise > t["reward_rise"] * max(scale, 1e-12) and rise > 0.05 * abs(early)
@@ -233,9 +230,8 @@ def _reward_hacking(store: Reader, kind: FindingKind) -> list[Finding] | str:
     first, last = _change_start(steps, reward, early, late), int(steps[-1])
     why: list[str] = []
     evidence = [_points("reward", steps, reward, first, last)]
-    length_key = _key(store, "completions/mean_length", "completion_length") or "completions/mean_length"
-    ls, length = _series(store, length_key)
-    if len(ls) >= t["min_points"]:
+    if not isinstance(got := store.pick("completions/mean_length", "completion_length", need=t["min_points"]), str):
+        length_key, ls, length = got
         kl = _edges(len(ls), t["edge"])
         l0, l1 = _level(length[:kl]), _level(length[-kl:])
         if l0 > 0 and l1 <= l0 * (1 - t["length_collapse"]):
@@ -244,8 +240,8 @@ def _reward_hacking(store: Reader, kind: FindingKind) -> list[Finding] | str:
             why.append(f"completion length ballooned {l0:.0f} → {l1:.0f} tokens")
         if why:
             evidence.append(_points(length_key, ls, length, first, last))
-    es, ent = _series(store, "entropy")
-    if len(es) >= t["min_points"]:
+    if not isinstance(got := store.pick("entropy", need=t["min_points"]), str):
+        _, es, ent = got
         ke = _edges(len(es), t["edge"])
         e0, e1 = _level(ent[:ke]), _level(ent[-ke:])
         if e0 > 0 and e1 <= e0 * (1 - t["entropy_fall"]):
@@ -256,7 +252,7 @@ def _reward_hacking(store: Reader, kind: FindingKind) -> list[Finding] | str:
     if len(funcs) >= 2:
         rises = {}
         for key in funcs:
-            fs, fv = _series(store, key)
+            fs, fv = store.finite(key)
             if len(fs) >= t["min_points"]:
                 kf = _edges(len(fs), t["edge"])
                 rises[key] = _level(fv[-kf:]) - _level(fv[:kf])
@@ -265,7 +261,7 @@ def _reward_hacking(store: Reader, kind: FindingKind) -> list[Finding] | str:
         if top is not None and total > 0 and rises[top] > 0 and rises[top] / total >= t["one_function_share"]:
             name = top[len("rewards/"):].removesuffix("/mean")
             why.append(f"{name} carries {rises[top] / total:.0%} of the rise")
-            fs, fv = _series(store, top)
+            fs, fv = store.finite(top)
             evidence.append(_points(top, fs, fv, first, last))
     if not why:
         return Quiet(f"the reward rose {_fmt(early)} → {_fmt(late)} with no sign of gaming (length, entropy "
@@ -277,21 +273,26 @@ def _reward_hacking(store: Reader, kind: FindingKind) -> list[Finding] | str:
 
 def _above_for(store: Reader, kind: FindingKind, key: str, what: str) -> list[Finding] | str:
     t = kind.thresholds
-    if key not in store:
-        return Absent(f"no {key} logged")
-    steps, values = _series(store, key)
+    if isinstance(got := store.pick(key), str):
+        return got
+    _, steps, values = got
+    # every `for` logged steps in a row; a finished run with fewer, over all it logged
+    n = min(int(t["for"]), max(len(values), store.needs(int(t["for"]))))
+    over = f"every {n} logged steps" if n == int(t["for"]) else f"the run's {n} logged steps"
     out = []
-    for first, last in _sustained(steps, values, t["above"], int(t["for"])):
+    for first, last in _sustained(steps, values, t["above"], n):
         inside = (steps >= first) & (steps <= last)
         mean = float(values[inside].mean())
         out.append(Finding(kind.name, (first, last), kind.severity,
                            f"{what}: {key} averaged {mean:.2f} over steps {first}–{last} "
-                           f"(above {t['above']:g} on average over every {int(t['for'])} logged steps)",
+                           f"(above {t['above']:g} on average over {over})",
                            kind.fix, [_points(key, steps, values, first, last)]))
     if out or not len(values):
         return out or Quiet(f"no {key} points")
-    n = int(t["for"])
-    top = float(np.convolve(values, np.ones(n) / n, mode="valid").max()) if len(values) >= n else float(values.max())
+    if len(values) < n:
+        return Quiet(f"{len(values)} points of {key} (judged over {n} in a row, or a finished run's "
+                     f"{store.needs(n)})")
+    top = float(np.convolve(values, np.ones(n) / n, mode="valid").max())
     return Quiet(f"{key} peaked at {top:.2f} over {n} logged steps (fires above {t['above']:g})")
 
 
@@ -303,17 +304,11 @@ def _clipping(store: Reader, kind: FindingKind) -> list[Finding] | str:
     return _above_for(store, kind, "completions/clipped_ratio", "completions cut at max_completion_length")
 
 
-def _fell(values: np.ndarray, k: int, share: float, sigma: float) -> tuple[float, float, bool]:
-    early, late = _level(values[:k]), _level(values[-k:])
-    noise = _noise(values[:k])
-    return early, late, (early - late) > max(share * abs(early), sigma * noise, 1e-12)
-
-
 def _ppo_ratio(store: Reader, kind: FindingKind) -> list[Finding] | str:
     t = kind.thresholds
-    if "val/ratio" not in store:
-        return Absent("no val/ratio logged")
-    steps, values = _series(store, "val/ratio")
+    if isinstance(got := store.pick("val/ratio"), str):
+        return got
+    _, steps, values = got
     out = []
     for first, last in _runs_where(steps, np.abs(values - 1.0) > t["far"], int(t["for"])):
         inside = (steps >= first) & (steps <= last)
@@ -329,11 +324,9 @@ def _ppo_ratio(store: Reader, kind: FindingKind) -> list[Finding] | str:
 
 def _rlhf_reward_falling(store: Reader, kind: FindingKind) -> list[Finding] | str:
     t = kind.thresholds
-    if "objective/rlhf_reward" not in store:
-        return Absent("no objective/rlhf_reward logged")
-    steps, values = _series(store, "objective/rlhf_reward")
-    if len(steps) < t["min_points"]:
-        return Quiet(f"{len(steps)} objective/rlhf_reward points")
+    if isinstance(got := store.pick("objective/rlhf_reward", need=t["min_points"]), str):
+        return got
+    _, steps, values = got
     early, late, fell = _fell(values, _edges(len(steps), t["edge"]), 0.0, t["fall_sigma"])
     if not fell:
         return Quiet(f"objective/rlhf_reward went {_fmt(early)} → {_fmt(late)}")
@@ -345,12 +338,9 @@ def _rlhf_reward_falling(store: Reader, kind: FindingKind) -> list[Finding] | st
 
 def _value_loss_blowup(store: Reader, kind: FindingKind) -> list[Finding] | str:
     t = kind.thresholds
-    key = _key(store, "loss/value_avg")
-    if key is None:
-        return Absent("no loss/value_avg logged")
-    steps, values = _series(store, key)
-    if len(steps) < t["min_points"]:
-        return Quiet(f"{len(steps)} loss/value_avg points")
+    if isinstance(got := store.pick("loss/value_avg", need=t["min_points"]), str):
+        return got
+    key, steps, values = got
     k = _edges(len(steps), t["edge"])
     base = _level(np.abs(values[:k]))
     over = np.abs(values) > t["times"] * max(base, 1e-12)

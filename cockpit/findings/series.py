@@ -7,7 +7,7 @@ supervisor on a store that may hold 100,000 steps (`bench/findings_cost.py`).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -17,6 +17,9 @@ MAX_POINTS = 60
 """Metric points kept as evidence per series (evenly picked over the window)."""
 EDGE_MAX = 500
 """The most points an early or a late window holds."""
+FINISHED_POINTS = 3
+"""The fewest points a rule judged on each point's level (a reward function that never pays, a
+share of clipped completions) needs once the run has finished: what it logged is all there is."""
 
 
 class Quiet(str):
@@ -25,6 +28,13 @@ class Quiet(str):
 
 class Absent(str):
     """A rule that could not run: what it needs that the run did not log."""
+
+
+class Picked(NamedTuple):
+    """A series a detector judges: its key and its points."""
+    key: str
+    steps: np.ndarray
+    values: np.ndarray
 
 
 class Reader:
@@ -52,12 +62,36 @@ class Reader:
             got = self._finite[key] = (steps, values) if keep.all() else (steps[keep], values[keep])
         return got
 
+    def pick(self, *keys: str, need: int = 0, raw: bool = False, what: str | None = None) -> Picked | Quiet | Absent:
+        """The preamble of every detector: the first of `keys` the run logged, with its finite
+        points (every point with `raw`); `Absent` ("no <what> logged") when it logged none of
+        them, `Quiet` when it has fewer than `need` points. Both are `str`, so a detector says
+        `if isinstance(got := r.pick(...), str): return got`."""
+        key = next((k for k in keys if k in self), None)
+        if key is None:
+            return Absent(f"no {what or ' or '.join(keys)} logged")
+        steps, values = self.series(key) if raw else self.finite(key)
+        if len(values) < need:
+            return Quiet(f"{len(values)} points of {key} (judged from {need})")
+        return Picked(key, steps, values)
+
     def keys(self) -> list[str]:
         return self.store.keys()
 
     @property
     def max_steps(self) -> int | None:
         return self.store.max_steps
+
+    @property
+    def finished(self) -> bool:
+        """The run reached its max_steps: it will log no more."""
+        last, total = self.store.last_step, self.store.max_steps
+        return last is not None and total is not None and last >= total
+
+    def needs(self, wanted: int) -> int:
+        """The points a level rule waits for: `wanted` while the run goes on (it may not have
+        paid, or clipped, yet), fewer once it has finished (`FINISHED_POINTS`)."""
+        return min(wanted, FINISHED_POINTS) if self.finished else wanted
 
     @property
     def best(self) -> tuple[float, int] | None:
@@ -78,17 +112,6 @@ class Reader:
         return key in self.store
 
 
-def series(store: Reader | MetricStore, key: str) -> tuple[np.ndarray, np.ndarray]:
-    """The finite points of a series."""
-    if isinstance(store, Reader):
-        return store.finite(key)
-    steps, values = store.series(key)
-    keep = np.isfinite(values)
-    if keep.all():
-        return steps, values
-    return steps[keep], values[keep]
-
-
 def edges(n: int, edge: float) -> int:
     """How many points the early and the late window hold: a share of the run, at least 5, at
     most EDGE_MAX (a long run's "late" is its last few hundred steps, not its last fifth)."""
@@ -105,6 +128,13 @@ def noise(values: np.ndarray) -> float:
 
 def level(values: np.ndarray) -> float:
     return float(np.median(values))
+
+
+def fell(values: np.ndarray, k: int, share: float, sigma: float) -> tuple[float, float, bool]:
+    """(early level, late level, whether it fell): the median of the last `k` points below that of
+    the first `k` by more than `share` of the early level and `sigma` robust σ of the early points."""
+    early, late = level(values[:k]), level(values[-k:])
+    return early, late, (early - late) > max(share * abs(early), sigma * noise(values[:k]), 1e-12)
 
 
 def points(key: str, steps: np.ndarray, values: np.ndarray, first: int, last: int, *,
