@@ -222,6 +222,57 @@ def test_a_journal_that_cannot_be_written_is_shown_by_runs(tmp_path, runs_dir):
         wait_for(lambda: not run.read_status().live, timeout=60)
 
 
+
+@pytest.mark.anyio
+async def test_the_live_screen_warns_once_while_the_journal_cannot_be_written(tmp_path, runs_dir):
+    """The live screen on a real run whose events.jsonl is made immutable (`chattr +i`): once the
+    supervisor sets journal_error, one warning says what is shown is behind; it is not said again
+    while the error stays, and a screen opened after the file is writable again says nothing."""
+    if shutil.which("chattr") is None:
+        pytest.skip("no chattr on this machine")
+    from test_ui_app import app_for, notifications
+    from test_ui_app import wait_for as wait_pilot
+
+    from cockpit.ui.screens.live import STATUS_EVERY_S, LiveRunScreen
+
+    script = tmp_path / "wait.py"
+    script.write_text("import time\nfor _ in range(600):\n    time.sleep(0.1)\n", encoding="utf-8")
+    run = prepare_script([sys.executable, str(script)], cwd=tmp_path, runs_dir=runs_dir)
+    start_supervisor(run)
+    locked = False
+
+    def said() -> list[str]:
+        return [n for n in notifications(app) if n.startswith("the journal cannot be written")]
+
+    try:
+        wait_for(lambda: run.read_status().state == "running" and run.events.is_file(), timeout=120)
+        app = app_for(tmp_path, mode="live", paths=[str(run.path)])
+        async with app.run_test(size=(120, 36)) as pilot:
+            await wait_pilot(pilot, lambda: isinstance(app.screen, LiveRunScreen), "the live screen", limit=60)
+            await pilot.pause(2 * STATUS_EVERY_S)
+            assert said() == []  # a journal that is written: no word
+            if subprocess.run(["chattr", "+i", str(run.events)], capture_output=True).returncode != 0:
+                pytest.skip("this filesystem takes no immutable flag")
+            locked = True
+            await wait_pilot(pilot, lambda: said(), "the journal warning", limit=60)
+            [line] = said()
+            assert line.startswith("the journal cannot be written (EPERM") and "behind the training" in line, line
+            await pilot.pause(3 * STATUS_EVERY_S)  # several status polls later, still one
+            assert len(said()) == 1, said()
+            subprocess.run(["chattr", "-i", str(run.events)], check=True)
+            locked = False
+            wait_for(lambda: not run.read_status().journal_error, timeout=60)
+        app = app_for(tmp_path, mode="live", paths=[str(run.path)])
+        async with app.run_test(size=(120, 36)) as pilot:
+            await wait_pilot(pilot, lambda: isinstance(app.screen, LiveRunScreen), "the live screen", limit=60)
+            await pilot.pause(2 * STATUS_EVERY_S)
+            assert said() == []
+    finally:
+        if locked:
+            subprocess.run(["chattr", "-i", str(run.events)], check=False)
+        _cli("stop", "--force", run.name, "--runs-dir", str(runs_dir))
+        wait_for(lambda: not run.read_status().live, timeout=60)
+
 # -- 12. a full disk ---------------------------------------------------------------------------
 
 @pytest.fixture
