@@ -406,6 +406,87 @@ def test_accelerate_asked_for_two_processes_on_a_cpu_is_told_it_runs_one(tmp_pat
 
 
 @pytest.mark.slow
+def test_a_resumed_script_carries_on_from_the_checkpoint_command_txt_names_whatever_it_passes_train(
+        tmp_path, runs_dir, demo):
+    """Issue 31: after a resume the journal started over at step 1, and command.txt named another
+    checkpoint than the one used. One real script run, stopped and resumed three times, each time
+    passing train() something else: `train(None)` and open-r1's `get_last_checkpoint` (which takes
+    a checkpoint whose weights were cut short) get the checkpoint `cockpit resume` chose, and carry on
+    from its step; a checkpoint the script chose itself is kept, said, and named by command.txt."""
+    how = tmp_path / "resume-as"
+    cmd = [sys.executable, str(PIPELINE), str(demo / "models" / "tiny-lm"), str(demo / "data"), "out", "--stage",
+           "sft", "--max-steps", "14", "--save-steps", "2", "--sleep", "0.5", "--resume-as-file", str(how)]
+    run = prepare_script(cmd, cwd=tmp_path, runs_dir=runs_dir, name="resumes")
+    out = tmp_path / "out"
+
+    def attempt() -> list[journal.Record]:
+        records = _records(run)
+        starts = [i for i, r in enumerate(records) if r.kind == journal.RUN_STARTED]
+        return records[starts[-1]:] if starts else []
+
+    def steps() -> list[int]:
+        return [r.step for r in attempt() if r.kind == journal.METRICS and not r.data.get("summary")]
+
+    def said() -> list[str]:  # the hook's word, written before the Trainer's run_started
+        return [r.data["message"] for r in _records(run) if r.kind == journal.WARNING
+                and r.data.get("code") == "resume_checkpoint"]
+
+    def stop_after(n: int) -> None:
+        wait_for(lambda: len(steps()) >= n, timeout=300)
+        stopped = _cli("stop", run.name, "--runs-dir", str(runs_dir))
+        assert stopped.returncode == 0, stopped.stderr
+        wait_for(lambda: not run.read_status().live, timeout=120)
+        assert run.read_status().state == "stopped", run.stdout_log.read_text()[-3000:]
+
+    def resume(mode: str) -> tuple[str, list[int], str]:
+        how.write_text(mode)
+        before = sum(r.kind == journal.RUN_STARTED for r in _records(run))
+        done = _cli("resume", run.name, "--runs-dir", str(runs_dir))
+        assert done.returncode == 0, done.stdout + done.stderr
+        wait_for(lambda: sum(r.kind == journal.RUN_STARTED for r in _records(run)) > before
+                 and len(steps()) >= 2, timeout=300)
+        named = next(ln for ln in run.command_txt.read_text().splitlines() if ln.startswith("# resumed from "))
+        return str(attempt()[0].data["resumed_from"]), steps(), named
+
+    try:
+        start_supervisor(run)
+        stop_after(3)
+        chosen = max((c for c in out.glob("checkpoint-*")), key=lambda c: int(c.name.split("-")[1]))
+        # train(None): resumed from the checkpoint cockpit chose, not from step 0
+        used, seen, named = resume("none")
+        at = int(chosen.name.split("-")[1])
+        assert used == str(chosen) and seen[0] == at + 1, (used, seen)
+        assert named.startswith(f"# resumed from {chosen} ") and said() == []
+        stop_after(len(seen) + 2)
+        # get_last_checkpoint: the highest number, here one whose weights were cut short
+        newest = max((c for c in out.glob("checkpoint-*")), key=lambda c: int(c.name.split("-")[1]))
+        with open(newest / "model.safetensors", "r+b") as fh:
+            fh.truncate(100)
+        previous = max((c for c in out.glob("checkpoint-*") if c != newest), key=lambda c: int(c.name.split("-")[1]))
+        used, seen, named = resume("last")
+        assert used == str(previous) and seen[0] == int(previous.name.split("-")[1]) + 1, (used, seen)
+        assert named.startswith(f"# resumed from {previous} ")
+        assert said() == [f"the script passes train() its own checkpoint out/{newest.name}; cockpit resumes from "
+                        f"{previous}, the newest complete one"], said
+        stop_after(len(seen) + 2)
+        # a checkpoint the script chose itself (its oldest): kept, said, and command.txt names it
+        used, seen, named = resume("first")
+        assert used == "out/checkpoint-2" and seen[0] == 3, (used, seen)
+        wait_for(lambda: "out/checkpoint-2" in run.command_txt.read_text() or str(out / "checkpoint-2")
+                 in run.command_txt.read_text(), timeout=60)
+        named = next(ln for ln in run.command_txt.read_text().splitlines() if ln.startswith("# resumed from "))
+        assert named.startswith(f"# resumed from {out / 'checkpoint-2'} (the script's own"), named
+        assert len(said()) == 2 and said()[1].startswith("the script resumes from its own checkpoint "
+                                                          "out/checkpoint-2, not "), said()
+        wait_for(lambda: not run.read_status().live, timeout=300)
+        assert run.read_status().state == "finished", run.stdout_log.read_text()[-3000:]
+        assert steps()[-1] == 14
+    finally:
+        if run.read_status().live:
+            _cli("stop", run.name, "--force", "--grace", "1", "--runs-dir", str(runs_dir))
+            wait_for(lambda: not run.read_status().live, timeout=60)
+
+@pytest.mark.slow
 def test_two_processes_that_each_think_they_are_rank_zero_are_said(tmp_path, runs_dir, demo):
     """torchrun starts two processes, and each trainer trains alone (as transformers does on a CPU
     where it does not join them; here the script drops the launcher's variables itself): two

@@ -103,7 +103,10 @@ def prepare_script(command: list[str], *, cwd: Path, runs_dir: Path, name: str |
     return run
 
 
-def write_script_command(run: RunFolder, resume_from: Path | None = None) -> None:
+def write_script_command(run: RunFolder, resume_from: Path | None = None, *, scripts_own: bool = False) -> None:
+    """command.txt: what the supervisor runs, and the checkpoint a resume continues from (the hook
+    hands it to Trainer.train; `scripts_own`: the script passed train() one of its own choosing,
+    which the supervisor names here once the trainer said so)."""
     section = script_section(run) or {}
     env = run.cockpit_section().get("env") or {}
     lines = ["# what cockpit runs (inside a detached supervisor), unchanged, in its working folder:",
@@ -111,7 +114,9 @@ def write_script_command(run: RunFolder, resume_from: Path | None = None) -> Non
              " ".join([*(f"{k}={shlex.quote(secrets.shown(v))}" for k, v in env.items()),
                        shlex.join(section.get("command", []))])]
     if resume_from is not None:
-        lines.insert(1, f"# resumed from {resume_from} (given to Trainer.train by cockpit's hook)")
+        how = "the script's own choice, which it passed to Trainer.train" if scripts_own else \
+            "given to Trainer.train by cockpit's hook"
+        lines.insert(1, f"# resumed from {resume_from} ({how})")
     write_atomic(run.command_txt, "\n".join(lines) + "\n")  # replaces a link there, never follows it
 
 
