@@ -217,6 +217,57 @@ def test_a_journal_that_cannot_be_written_is_shown_by_runs(tmp_path, runs_dir):
         wait_for(lambda: not run.read_status().live, timeout=60)
 
 
+
+@pytest.mark.anyio
+async def test_the_live_screen_warns_once_while_the_journal_cannot_be_written(tmp_path, runs_dir):
+    """The live screen on a real run whose events.jsonl is made immutable (`chattr +i`): once the
+    supervisor sets journal_error, one warning says what is shown is behind; it is not said again
+    while the error stays, and a screen opened after the file is writable again says nothing."""
+    if shutil.which("chattr") is None:
+        pytest.skip("no chattr on this machine")
+    from test_ui_app import app_for, notifications
+    from test_ui_app import wait_for as wait_pilot
+
+    from cockpit.ui.screens.live import STATUS_EVERY_S, LiveRunScreen
+
+    script = tmp_path / "wait.py"
+    script.write_text("import time\nfor _ in range(600):\n    time.sleep(0.1)\n", encoding="utf-8")
+    run = prepare_script([sys.executable, str(script)], cwd=tmp_path, runs_dir=runs_dir)
+    start_supervisor(run)
+    locked = False
+
+    def said() -> list[str]:
+        return [n for n in notifications(app) if n.startswith("the journal cannot be written")]
+
+    try:
+        wait_for(lambda: run.read_status().state == "running" and run.events.is_file(), timeout=120)
+        app = app_for(tmp_path, mode="live", paths=[str(run.path)])
+        async with app.run_test(size=(120, 36)) as pilot:
+            await wait_pilot(pilot, lambda: isinstance(app.screen, LiveRunScreen), "the live screen", limit=60)
+            await pilot.pause(2 * STATUS_EVERY_S)
+            assert said() == []  # a journal that is written: no word
+            if subprocess.run(["chattr", "+i", str(run.events)], capture_output=True).returncode != 0:
+                pytest.skip("this filesystem takes no immutable flag")
+            locked = True
+            await wait_pilot(pilot, lambda: said(), "the journal warning", limit=60)
+            [line] = said()
+            assert line.startswith("the journal cannot be written (EPERM") and "behind the training" in line, line
+            await pilot.pause(3 * STATUS_EVERY_S)  # several status polls later, still one
+            assert len(said()) == 1, said()
+            subprocess.run(["chattr", "-i", str(run.events)], check=True)
+            locked = False
+            wait_for(lambda: not run.read_status().journal_error, timeout=60)
+        app = app_for(tmp_path, mode="live", paths=[str(run.path)])
+        async with app.run_test(size=(120, 36)) as pilot:
+            await wait_pilot(pilot, lambda: isinstance(app.screen, LiveRunScreen), "the live screen", limit=60)
+            await pilot.pause(2 * STATUS_EVERY_S)
+            assert said() == []
+    finally:
+        if locked:
+            subprocess.run(["chattr", "-i", str(run.events)], check=False)
+        _cli("stop", "--force", run.name, "--runs-dir", str(runs_dir))
+        wait_for(lambda: not run.read_status().live, timeout=60)
+
 # -- 12. a full disk ---------------------------------------------------------------------------
 
 @pytest.fixture
@@ -324,6 +375,87 @@ def test_accelerate_asked_for_two_processes_on_a_cpu_is_told_it_runs_one(tmp_pat
     assert len(said) == 1 and said[0].startswith("the command asked for 2 processes (--num_processes 2) and the "
                                                  "trainer runs with world size 1"), said
 
+
+@pytest.mark.slow
+def test_a_resumed_script_carries_on_from_the_checkpoint_command_txt_names_whatever_it_passes_train(
+        tmp_path, runs_dir, demo):
+    """Issue 31: after a resume the journal started over at step 1, and command.txt named another
+    checkpoint than the one used. One real script run, stopped and resumed three times, each time
+    passing train() something else: `train(None)` and open-r1's `get_last_checkpoint` (which takes
+    a checkpoint whose weights were cut short) get the checkpoint `cockpit resume` chose, and carry on
+    from its step; a checkpoint the script chose itself is kept, said, and named by command.txt."""
+    how = tmp_path / "resume-as"
+    cmd = [sys.executable, str(PIPELINE), str(demo / "models" / "tiny-lm"), str(demo / "data"), "out", "--stage",
+           "sft", "--max-steps", "14", "--save-steps", "2", "--sleep", "0.5", "--resume-as-file", str(how)]
+    run = prepare_script(cmd, cwd=tmp_path, runs_dir=runs_dir, name="resumes")
+    out = tmp_path / "out"
+
+    def attempt() -> list[journal.Record]:
+        records = _records(run)
+        starts = [i for i, r in enumerate(records) if r.kind == journal.RUN_STARTED]
+        return records[starts[-1]:] if starts else []
+
+    def steps() -> list[int]:
+        return [r.step for r in attempt() if r.kind == journal.METRICS and not r.data.get("summary")]
+
+    def said() -> list[str]:  # the hook's word, written before the Trainer's run_started
+        return [r.data["message"] for r in _records(run) if r.kind == journal.WARNING
+                and r.data.get("code") == "resume_checkpoint"]
+
+    def stop_after(n: int) -> None:
+        wait_for(lambda: len(steps()) >= n, timeout=300)
+        stopped = _cli("stop", run.name, "--runs-dir", str(runs_dir))
+        assert stopped.returncode == 0, stopped.stderr
+        wait_for(lambda: not run.read_status().live, timeout=120)
+        assert run.read_status().state == "stopped", run.stdout_log.read_text()[-3000:]
+
+    def resume(mode: str) -> tuple[str, list[int], str]:
+        how.write_text(mode)
+        before = sum(r.kind == journal.RUN_STARTED for r in _records(run))
+        done = _cli("resume", run.name, "--runs-dir", str(runs_dir))
+        assert done.returncode == 0, done.stdout + done.stderr
+        wait_for(lambda: sum(r.kind == journal.RUN_STARTED for r in _records(run)) > before
+                 and len(steps()) >= 2, timeout=300)
+        named = next(ln for ln in run.command_txt.read_text().splitlines() if ln.startswith("# resumed from "))
+        return str(attempt()[0].data["resumed_from"]), steps(), named
+
+    try:
+        start_supervisor(run)
+        stop_after(3)
+        chosen = max((c for c in out.glob("checkpoint-*")), key=lambda c: int(c.name.split("-")[1]))
+        # train(None): resumed from the checkpoint cockpit chose, not from step 0
+        used, seen, named = resume("none")
+        at = int(chosen.name.split("-")[1])
+        assert used == str(chosen) and seen[0] == at + 1, (used, seen)
+        assert named.startswith(f"# resumed from {chosen} ") and said() == []
+        stop_after(len(seen) + 2)
+        # get_last_checkpoint: the highest number, here one whose weights were cut short
+        newest = max((c for c in out.glob("checkpoint-*")), key=lambda c: int(c.name.split("-")[1]))
+        with open(newest / "model.safetensors", "r+b") as fh:
+            fh.truncate(100)
+        previous = max((c for c in out.glob("checkpoint-*") if c != newest), key=lambda c: int(c.name.split("-")[1]))
+        used, seen, named = resume("last")
+        assert used == str(previous) and seen[0] == int(previous.name.split("-")[1]) + 1, (used, seen)
+        assert named.startswith(f"# resumed from {previous} ")
+        assert said() == [f"the script passes train() its own checkpoint out/{newest.name}; cockpit resumes from "
+                        f"{previous}, the newest complete one"], said
+        stop_after(len(seen) + 2)
+        # a checkpoint the script chose itself (its oldest): kept, said, and command.txt names it
+        used, seen, named = resume("first")
+        assert used == "out/checkpoint-2" and seen[0] == 3, (used, seen)
+        wait_for(lambda: "out/checkpoint-2" in run.command_txt.read_text() or str(out / "checkpoint-2")
+                 in run.command_txt.read_text(), timeout=60)
+        named = next(ln for ln in run.command_txt.read_text().splitlines() if ln.startswith("# resumed from "))
+        assert named.startswith(f"# resumed from {out / 'checkpoint-2'} (the script's own"), named
+        assert len(said()) == 2 and said()[1].startswith("the script resumes from its own checkpoint "
+                                                          "out/checkpoint-2, not "), said()
+        wait_for(lambda: not run.read_status().live, timeout=300)
+        assert run.read_status().state == "finished", run.stdout_log.read_text()[-3000:]
+        assert steps()[-1] == 14
+    finally:
+        if run.read_status().live:
+            _cli("stop", run.name, "--force", "--grace", "1", "--runs-dir", str(runs_dir))
+            wait_for(lambda: not run.read_status().live, timeout=60)
 
 @pytest.mark.slow
 def test_two_processes_that_each_think_they_are_rank_zero_are_said(tmp_path, runs_dir, demo):

@@ -117,3 +117,100 @@ def test_segments_of_an_old_journal_without_segment_numbers_are_one(tmp_path):
         jw.write(journal.checkpoint(2, "out/checkpoint-2"))
     [only] = script_segments(run)
     assert (only.index, only.output_dir, only.checkpoints) == (0, Path("/w/out"), [Path("/w/out/checkpoint-2")])
+
+
+def _two_trainer_run(tmp_path: Path, runs_dir: Path) -> RunFolder:
+    """A script run folder as two Trainers leave it (the real journal and run-folder writers, real
+    checkpoint folders): Trainer 1 trained 24 steps into out/first, Trainer 2 16 steps into
+    out/second, each NaN at steps 13 and 14, saving every 8 steps with a `weight_change` each."""
+    from cockpit.run.folder import Status
+
+    work = tmp_path / "work"
+    run = RunFolder(runs_dir / "two-20250101-000000")
+    run.path.mkdir(parents=True)
+    run.run_yaml.write_text(f"trainer: script\ncockpit:\n  script: {{command: [python, t.py], cwd: {work}}}\n")
+    run.write_status(Status(state="finished", name=run.name, trainer="script"))
+    with journal.JournalWriter(run.events) as jw:
+        for seg, (name, steps) in enumerate((("first", 24), ("second", 16))):
+            jw.write(journal.run_started("sft", output_dir=f"out/{name}", max_steps=steps, segment=seg))
+            for step in range(1, steps + 1):
+                jw.write(journal.metrics(step, {"loss": float("nan") if step in (13, 14) else 3.0 - step / 10,
+                                                "learning_rate": 1e-4, "grad_norm": 1.0 + step / 100}))
+                if step % 8 == 0:
+                    ckpt = work / "out" / name / f"checkpoint-{step}"
+                    ckpt.mkdir(parents=True)
+                    (ckpt / "config.json").write_text("{}")
+                    (ckpt / "model.safetensors").write_bytes(b"\x02" + b"\0" * 7 + b"{}")
+                    (ckpt / "trainer_state.json").write_text(json.dumps({"global_step": step, "log_history": []}))
+                    jw.write(journal.checkpoint(step, f"out/{name}/checkpoint-{step}"))
+                    jw.write(journal.finding("weight_change", steps=(step, step), severity="info",
+                                             summary=f"the weights moved at {name}/checkpoint-{step}"))
+        jw.write(journal.run_ended("finished"))
+    return run
+
+
+def test_findings_of_a_two_trainer_script_count_every_trainers_own(tmp_path, runs_dir):
+    """Issue 31: `cockpit findings` showed 17 of the journal's 31 findings — judged as one run, the
+    second Trainer's step 1 rewound the first's points, and a finding of one Trainer hid the other's
+    of the same kind at the same steps. Each Trainer is judged on its own, live and after."""
+    from cockpit.supervisor.findings import FindingsWatcher
+
+    run = _two_trainer_run(tmp_path, runs_dir)
+    # Live: the supervisor's judge says the NaN steps of each Trainer, not the first's alone.
+    with journal.JournalWriter(run.events) as jw:
+        FindingsWatcher(run, jw, "script").poll(final=True)
+    records = journal.read_all(run.events)[0]
+    said = [(r.data["kind"], r.data["steps"]) for r in records
+            if r.kind == journal.FINDING and r.data["kind"] == "nonfinite_values"]
+    assert said == [("nonfinite_values", [13, 14]), ("nonfinite_values", [13, 14])], said
+
+    done = _cli("findings", run.name, "--json", "--runs-dir", str(runs_dir))
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout)["findings"]
+    by_trainer = {t: sorted(f["kind"] for f in found if f["trainer"] == t) for t in (1, 2)}
+    # weight_change said at every save is one finding a Trainer (3 saves, then 2), never one for both
+    assert by_trainer == {1: ["nonfinite_values", "weight_change"], 2: ["nonfinite_values", "weight_change"]}
+    weights = [f["summary"] for f in found if f["kind"] == "weight_change"]
+    assert "first/checkpoint-24" in weights[0] and "said at 3 checkpoints" in weights[0]
+    assert "second/checkpoint-16" in weights[1] and "said at 2 checkpoints" in weights[1]
+    checked = json.loads(done.stdout)["checked"]
+    assert [(t["trainer"], t["steps"]) for t in checked["trainers"]] == [(1, 24), (2, 16)]
+    text = _cli("findings", run.name, "--runs-dir", str(runs_dir))
+    assert text.returncode == 0, text.stderr
+    assert f"{run.name}: 4 findings from 2 Trainers" in text.stdout
+    assert f"{run.name} · Trainer 1 of 2: 2 findings" in text.stdout
+    assert f"{run.name} · Trainer 2 of 2: 2 findings" in text.stdout
+
+
+@pytest.mark.anyio
+async def test_the_checkpoints_tab_lists_every_trainers_checkpoints_under_its_trainer(tmp_path, runs_dir):
+    """Issue 31: the Checkpoints tab listed only the last Trainer's output folder. Each Trainer's
+    checkpoints are listed under a row naming it; an earlier Trainer's checkpoint is picked and
+    sampled from its own folder, labelled with its Trainer."""
+    from test_ui_app import app_for, wait_for
+    from textual.widgets import DataTable
+
+    from cockpit.ui.widgets.run.checkpoints_pane import CheckpointsPane
+
+    run = _two_trainer_run(tmp_path, runs_dir)
+    app = app_for(tmp_path, mode="replay", paths=[str(run.path)])
+    async with app.run_test(size=(140, 36)) as pilot:
+        await wait_for(pilot, lambda: app.screen.query(CheckpointsPane), "the replay", limit=60)
+        await pilot.press("8")
+        pane = app.screen.query_one(CheckpointsPane)
+        table = pane.query_one(DataTable)
+        await wait_for(pilot, lambda: table.row_count >= 7, "both Trainers' checkpoints", limit=60)
+        rows = [str(table.get_row_at(i)[1]) for i in range(table.row_count)]
+        assert rows == ["Trainer 1 of 2", "checkpoint-8", "checkpoint-16", "checkpoint-24",
+                        "Trainer 2 of 2", "checkpoint-8", "checkpoint-16"], rows
+        assert str(table.get_row_at(0)[6]).endswith("work/out/first")
+        table.focus()
+        for row in (0, 2, 6):  # a Trainer's row is not a checkpoint: not picked
+            table.move_cursor(row=row)
+            await pilot.press("space")
+        assert pane.picked == ["t0:checkpoint-16", "checkpoint-16"]
+        first, second = pane._choices(2)
+        assert (first.label, first.spec["path"]) == (
+            "Trainer 1: checkpoint-16", str(tmp_path / "work" / "out" / "first" / "checkpoint-16"))
+        assert (second.label, second.spec["path"]) == (
+            "checkpoint-16", str(tmp_path / "work" / "out" / "second" / "checkpoint-16"))

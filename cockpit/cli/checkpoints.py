@@ -26,29 +26,12 @@ def _found(args: argparse.Namespace):
     return list_run_checkpoints(resolve_run_or_path(args.run, _runs_dir(args)))
 
 
-def _earlier_trainers(found: Any) -> list[Any]:
-    """A script run with several Trainers: the checkpoints of each earlier one's own output folder
-    (the run's set is its last Trainer's), oldest Trainer first."""
-    from cockpit.launch.script import script_segments
-    from cockpit.metrics.checkpoints import list_run_checkpoints
-    from cockpit.run.folder import script_section
-
-    if found.run is None or script_section(found.run) is None:
-        return []
-    out, seen = [], {found.output_dir}
-    for seg in script_segments(found.run):
-        if seg.output_dir is None or seg.output_dir in seen or not seg.output_dir.is_dir():
-            continue
-        seen.add(seg.output_dir)
-        out.append(list_run_checkpoints(seg.output_dir))
-    return out
-
-
 def cmd_checkpoints(args: argparse.Namespace) -> int:
+    from cockpit.launch.script import earlier_trainers
     from cockpit.metrics.checkpoints import table
 
     found = _found(args)
-    earlier = _earlier_trainers(found)
+    earlier = earlier_trainers(found)
     if args.json:
         print(json.dumps({**found.to_dict(), "earlier_trainers": [e.to_dict() for e in earlier]}, indent=2))
         return 0

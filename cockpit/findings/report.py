@@ -75,6 +75,38 @@ def load(path: str | os.PathLike[str]) -> RunData:
     return from_source(open_source(path))
 
 
+TRAINER_OF = " · Trainer "
+"""Between a run's label and which Trainer of a script's several it is (`load_trainers`)."""
+
+
+def run_label(data: RunData) -> str:
+    """The run's label, without which Trainer it is."""
+    return data.label.split(TRAINER_OF, 1)[0]
+
+
+def load_trainers(path: str | os.PathLike[str]) -> list[RunData]:
+    """`load`, one `RunData` a Trainer: a script that built several (segments of its journal,
+    `metrics.export.journal_segments`) is judged Trainer by Trainer. Judged as one, the second
+    Trainer's step 1 rewinds the store over the first's points, and a finding of the first hides
+    one of the same kind at the same steps of the second. Anything else: `[load(path)]`."""
+    from cockpit.metrics.export import journal_segments
+    from cockpit.metrics.replay_loader import from_source
+    from cockpit.metrics.sources import open_source
+
+    source = open_source(path)
+    parts = journal_segments(list(source.records)) if source.is_journal and source.records else {}
+    if len(parts) < 2:
+        return [from_source(source)]
+    out = []
+    for n, seg in enumerate(sorted(parts), 1):
+        data = RunData(f"{source.label}{TRAINER_OF}{n} of {len(parts)}", name=source.name,
+                       run_dir=source.path.parent)
+        data.apply(parts[seg])
+        data.notes.extend(str(w) for w in source.warnings)
+        out.append(data)
+    return out
+
+
 def export_prompts(data: RunData, out: str | os.PathLike[str]) -> int:
     """Every prompt whose whole group got one reward, at any logged step, as JSON lines
     ({"prompt", "steps", "reward"}): the list to filter a GRPO dataset with. Returns how many."""

@@ -91,7 +91,9 @@ def patch_trainer(trainer_cls: Any) -> None:
     def train(self: Any, *args: Any, **kwargs: Any) -> Any:
         callback = getattr(self, "_cockpit_callback", None)
         resume = resume_for(getattr(callback, "segment", 0))
-        if resume and not args and kwargs.get("resume_from_checkpoint") in (None, False):
+        given = args[0] if args else kwargs.get("resume_from_checkpoint")
+        if resume and _cockpits_resume(given, resume, callback):
+            args = args[1:]  # resume_from_checkpoint is train()'s first parameter
             kwargs["resume_from_checkpoint"] = resume
             done = finished_at(self, resume)
             if done is not None:
@@ -99,12 +101,60 @@ def patch_trainer(trainer_cls: Any) -> None:
                 if skipped is not None:
                     return skipped
         if callback is not None:
-            callback.resumed_from = kwargs.get("resume_from_checkpoint") or (args[0] if args else None)
+            used = args[0] if args else kwargs.get("resume_from_checkpoint")
+            # True is transformers' "the newest in output_dir": said as the folder it picks
+            callback.resumed_from = _last_checkpoint(self) if used is True else (used or None)
         return original_train(self, *args, **kwargs)
 
     trainer_cls.__init__ = __init__
     trainer_cls.train = train
     trainer_cls._cockpit_patched = True
+
+
+def _step_of(path: Any) -> int | None:
+    name = Path(str(path)).name
+    number = name[len("checkpoint-"):] if name.startswith("checkpoint-") else ""
+    return int(number) if number.isdigit() else None
+
+
+def _cockpits_resume(given: Any, resume: str, callback: Any) -> bool:
+    """Whether a Trainer of a resumed run gets cockpit's checkpoint, whatever the script passed to
+    train(). A script that passes none (`train()`, `train(None)`, `train(False)`: its step count
+    would start over at 1), True, or its output folder's highest-numbered checkpoint (open-r1's and
+    the alignment-handbook's `get_last_checkpoint`, which takes a half-written one too) gets the
+    newest complete one, which `cockpit resume` chose and named. A checkpoint the script chose
+    otherwise is its own: kept, and said."""
+    if given is None or given is False or given is True:
+        return True
+    try:
+        same = Path(str(given)).resolve() == Path(resume).resolve()
+        ours, theirs = _step_of(resume), _step_of(given)
+        newest = Path(str(given)).resolve().parent == Path(resume).resolve().parent and \
+            ours is not None and theirs is not None and theirs >= ours
+    except (OSError, ValueError, TypeError):
+        return False
+    if same:
+        return True
+    line = (f"the script passes train() its own checkpoint {given}; cockpit resumes from {resume}, the newest "
+            "complete one" if newest else
+            f"the script resumes from its own checkpoint {given}, not {resume}, which `cockpit resume` chose")
+    print(f"cockpit: {line}", file=sys.stderr)
+    writer = getattr(callback, "writer", None)
+    if writer is not None:
+        from cockpit.run import journal
+
+        writer.write(journal.warning(line, code="resume_checkpoint"))
+    return newest
+
+
+def _last_checkpoint(trainer: Any) -> str | None:
+    """The highest-numbered checkpoint in the trainer's output_dir (what train(True) resumes from)."""
+    try:
+        out = Path(str(trainer.args.output_dir))
+        found = [(n, p) for p in out.iterdir() if p.is_dir() and (n := _step_of(p)) is not None]
+    except (OSError, AttributeError):
+        return None
+    return str(max(found)[1]) if found else None
 
 
 def finished_at(trainer: Any, checkpoint: str) -> int | None:

@@ -24,7 +24,7 @@ import os
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cockpit.config.launcher import check as check_launcher
 from cockpit.config.launcher import check_command, check_command_python, default_name, slurm_problem
@@ -33,6 +33,9 @@ from cockpit.files import dump_yaml, write_atomic
 from cockpit.run import journal, secrets
 from cockpit.run.folder import RunFolder, Status, checkpoint_step, create_run_folder, script_section
 from cockpit.trainers.knowledge import SCRIPT_TRAINER
+
+if TYPE_CHECKING:
+    from cockpit.metrics.checkpoints import CheckpointSet
 
 
 def prepare_script(command: list[str], *, cwd: Path, runs_dir: Path, name: str | None = None,
@@ -100,7 +103,10 @@ def prepare_script(command: list[str], *, cwd: Path, runs_dir: Path, name: str |
     return run
 
 
-def write_script_command(run: RunFolder, resume_from: Path | None = None) -> None:
+def write_script_command(run: RunFolder, resume_from: Path | None = None, *, scripts_own: bool = False) -> None:
+    """command.txt: what the supervisor runs, and the checkpoint a resume continues from (the hook
+    hands it to Trainer.train; `scripts_own`: the script passed train() one of its own choosing,
+    which the supervisor names here once the trainer said so)."""
     section = script_section(run) or {}
     env = run.cockpit_section().get("env") or {}
     lines = ["# what cockpit runs (inside a detached supervisor), unchanged, in its working folder:",
@@ -108,7 +114,9 @@ def write_script_command(run: RunFolder, resume_from: Path | None = None) -> Non
              " ".join([*(f"{k}={shlex.quote(secrets.shown(v))}" for k, v in env.items()),
                        shlex.join(section.get("command", []))])]
     if resume_from is not None:
-        lines.insert(1, f"# resumed from {resume_from} (given to Trainer.train by cockpit's hook)")
+        how = "the script's own choice, which it passed to Trainer.train" if scripts_own else \
+            "given to Trainer.train by cockpit's hook"
+        lines.insert(1, f"# resumed from {resume_from} ({how})")
     write_atomic(run.command_txt, "\n".join(lines) + "\n")  # replaces a link there, never follows it
 
 
@@ -155,3 +163,20 @@ def script_segments(run: RunFolder) -> list[Segment]:
     return segments
 
 
+
+
+def earlier_trainers(found: CheckpointSet) -> list[CheckpointSet]:
+    """A script run with several Trainers: the checkpoints of each earlier one's own output folder
+    (a run's `CheckpointSet` is its last Trainer's), oldest Trainer first; [] for anything else.
+    `cockpit checkpoints` and the Checkpoints tab list them all."""
+    from cockpit.metrics.checkpoints import list_run_checkpoints
+
+    if found.run is None or script_section(found.run) is None:
+        return []
+    out, seen = [], {found.output_dir}
+    for seg in script_segments(found.run):
+        if seg.output_dir is None or seg.output_dir in seen or not seg.output_dir.is_dir():
+            continue
+        seen.add(seg.output_dir)
+        out.append(list_run_checkpoints(seg.output_dir))
+    return out

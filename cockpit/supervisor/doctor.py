@@ -161,7 +161,9 @@ class Doctor:
             # model's, and its step count starts over).
             other = rec.data.get("resumed_from")
             self._resumed_here = not (other and self.resume_from is not None
-                                      and Path(str(other)) != Path(self.resume_from))
+                                      and self._path(str(other)) != Path(self.resume_from))
+            if other and not self._resumed_here:
+                self._command_names(rec)
             out = rec.data.get("output_dir")
             if out:
                 self.output_dir = self._path(str(out))
@@ -248,6 +250,28 @@ class Doctor:
         self._jobs.put(job)
 
     # -- resume --------------------------------------------------------------------------------
+    def _command_names(self, rec: journal.Record) -> None:
+        """command.txt names the checkpoint the resumed Trainer used: a script that resumes from one
+        of its own choosing (the hook keeps it, and says so) is named there, not the one `cockpit
+        resume` chose. Another Trainer of the script, handed its own checkpoint, changes nothing."""
+        import json
+
+        if script_section(self.run) is None or self.resume_from is None:
+            return
+        segment = rec.data.get("segment", 0)
+        try:
+            handed = json.loads(self.run.resume_json.read_text(encoding="utf-8")).get(str(segment))
+        except (OSError, ValueError, AttributeError):
+            handed = None  # one Trainer: the attempt's checkpoint is its
+        if handed is not None and Path(str(handed)) != Path(self.resume_from):
+            return
+        from cockpit.launch.script import write_script_command
+
+        try:
+            write_script_command(self.run, self._path(str(rec.data["resumed_from"])), scripts_own=True)
+        except OSError as exc:
+            self._warn(f"command.txt could not name the checkpoint the script resumed from ({exc})")
+
     def _resume_check(self) -> None:
         self.resume_done = True
         if self.resume_from is None:

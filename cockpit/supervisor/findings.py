@@ -15,6 +15,7 @@ from typing import Any
 from cockpit.errors import failure
 from cockpit.findings.judge import add_evidence, detect, new_findings
 from cockpit.findings.model import Finding
+from cockpit.metrics.store import MetricStore
 from cockpit.run import journal
 from cockpit.supervisor.watch import Beat
 
@@ -30,17 +31,24 @@ class FindingsWatcher:
 
     def __init__(self, run: Any, jw: journal.JournalWriter, trainer: str | None) -> None:
         from cockpit.metrics.completions import CompletionsLibrary
-        from cockpit.metrics.store import MetricStore
 
         self.run = run
         self.jw = jw
         self.trainer = trainer
-        self.store = MetricStore()
         self.library = CompletionsLibrary(run.path)
-        self.known: list[Finding] = []
+        # One store and one list of what was said per Trainer (a script's segments): the second
+        # Trainer's step 1 would rewind a shared store over the first's points, and a finding of the
+        # first would hide one of the same kind at the same steps of the second.
+        self.segments: dict[int, tuple[MetricStore, list[Finding]]] = {0: (MetricStore(), [])}
+        self.segment = 0
+        self.changed: set[int] = set()
         self.next_at = 0.0
-        self.changed = False
         self.off = False
+
+    @property
+    def store(self) -> MetricStore:
+        """The metric store of the Trainer training now."""
+        return self.segments[self.segment][0]
 
     def history(self, records: Sequence[journal.Record]) -> None:
         self._guard(lambda: self._take(records))
@@ -70,27 +78,36 @@ class FindingsWatcher:
         if not self.changed or (now < self.next_at and not final):
             return
         self.next_at = now + EVERY_S
-        self.changed = False
-        for f in new_findings(detect(self.store, self.trainer, views=True), self.known):
-            f = add_evidence(f, self.library)
-            self.jw.write(f.to_record())
-            self.known.append(f)
+        changed, self.changed = sorted(self.changed), set()
+        for seg in changed:
+            store, known = self.segments[seg]
+            for f in new_findings(detect(store, self.trainer, views=True), known):
+                f = add_evidence(f, self.library)
+                self.jw.write(f.to_record())
+                known.append(f)
 
     def _take(self, records: Sequence[journal.Record]) -> None:
-        metrics = []
+        metrics: list[journal.Record] = []
         for rec in records:
             if rec.kind == journal.FINDING:
-                self.known.append(Finding.from_record(rec))
+                self.segments[self.segment][1].append(Finding.from_record(rec))
             elif rec.kind in (journal.METRICS, journal.EVAL, journal.PROGRESS):
                 metrics.append(rec)  # progress: max_steps, which says whether a warm-up can still end
             elif rec.kind == journal.RUN_STARTED:
-                metrics.append(rec)
+                self._add(metrics)  # the points so far are the Trainer's before this one
+                metrics = [rec]
+                seg = rec.data.get("segment", 0)
+                self.segment = seg if isinstance(seg, int) and not isinstance(seg, bool) and seg >= 0 else 0
+                self.segments.setdefault(self.segment, (MetricStore(), []))
                 if rec.data.get("trainer") and (not self.trainer or self.trainer == "script"):
                     self.trainer = str(rec.data["trainer"])
             elif rec.kind in (journal.COMPLETIONS, journal.COMPLETIONS_REF):
                 self.library.add_records([rec])
+        self._add(metrics)
+
+    def _add(self, metrics: list[journal.Record]) -> None:
         if metrics and self.store.add_many(metrics):
-            self.changed = True
+            self.changed.add(self.segment)
 
 
 def start(run: Any, jw: journal.JournalWriter, trainer: str | None) -> FindingsWatcher:

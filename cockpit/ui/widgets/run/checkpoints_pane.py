@@ -45,6 +45,21 @@ def split_prompts(text: str) -> list[str]:
 
 LOADING_ROW = "loading"
 """The table's one row, not a checkpoint: until the first listing arrives, or when it found none."""
+TRAINER_ROW = "trainer:"
+"""A script with several Trainers: the row that heads each one's checkpoints (`trainer:N`), not a
+checkpoint. An earlier Trainer's checkpoint rows are keyed `tN:checkpoint-S` (N from 0)."""
+
+
+def trainer_key(key: str) -> tuple[int, str] | None:
+    """An earlier Trainer's row key → (which Trainer, from 0; the checkpoint's name), else None."""
+    head, sep, name = key.partition(":")
+    if sep and head.startswith("t") and head[1:].isdigit():
+        return int(head[1:]), name
+    return None
+
+
+def pickable(key: str) -> bool:
+    return key != LOADING_ROW and not key.startswith(TRAINER_ROW)
 METRIC_LABELS = {"reward": "mean reward", "objective/rlhf_reward": "rlhf reward", "rewards/margins": "margin",
                  "train_loss": "loss"}
 
@@ -107,6 +122,8 @@ class CheckpointsPane(Vertical):
         problem: str | None = None
         prompts: list[Any] | None = None
         kept: list[dict[str, Any]] | None = None
+        earlier: list[Any] | None = None
+        """A script's earlier Trainers' CheckpointSets (`launch.script.earlier_trainers`), oldest first."""
 
     @dataclass
     class Sampled(Message):
@@ -118,6 +135,8 @@ class CheckpointsPane(Vertical):
         super().__init__(id=id)
         self.path: str | None = None
         self.found: Any = None
+        self.earlier: list[Any] = []
+        """The earlier Trainers' checkpoints of a script that built several; `found` is the last one's."""
         self.picked: list[str] = []
         """Row keys (`base`, `checkpoint-N`) in the order they were picked."""
         self.columns: dict[str, Column] = {}
@@ -179,6 +198,7 @@ class CheckpointsPane(Vertical):
 
     @work(thread=True, exclusive=True, group="checkpoints-list", exit_on_error=False)
     def _list(self, path: str, first: bool) -> None:
+        from cockpit.launch.script import earlier_trainers
         from cockpit.metrics import samples as kept
         from cockpit.metrics.checkpoints import list_run_checkpoints
 
@@ -187,12 +207,13 @@ class CheckpointsPane(Vertical):
             if target.is_file():
                 target = target.parent
             found = list_run_checkpoints(target)
+            earlier = earlier_trainers(found)  # a script's several Trainers: every one's are listed
             prompts = smp.run_prompts(found) if first else None
             rows = kept.read(found.run) if first and found.run is not None else None
         except (CockpitError, OSError) as exc:
             self.post_message(self.Listed(None, str(exc)))
             return
-        self.post_message(self.Listed(found, None, prompts, rows))
+        self.post_message(self.Listed(found, None, prompts, rows, earlier))
 
     def on_checkpoints_pane_listed(self, message: Listed) -> None:
         if message.found is None:
@@ -203,6 +224,7 @@ class CheckpointsPane(Vertical):
         first = not self._listed_once
         self._listed_once = True
         self.found = message.found
+        self.earlier = list(message.earlier or [])
         self._fill_table()
         if first and message.prompts:
             self.query_one("#ckpt-prompts", TextArea).text = f"\n{PROMPT_SEPARATOR}\n".join(
@@ -227,24 +249,40 @@ class CheckpointsPane(Vertical):
         cursor = table.cursor_row
         self._set_columns(found.key_metric, found.eval_metric)
         table.clear()
+        trainers = len(self.earlier) + 1
+        for i, one in enumerate(self.earlier):
+            self._trainer_row(i, trainers, one)
+            self._checkpoint_rows(one, f"t{i}:")
+        if self.earlier:
+            self._trainer_row(trainers - 1, trainers, found)
         if found.base_model:
             table.add_row(self._mark("base"), "base model", "", "", "", "",
                           Text(fold_tail(f"what training started from: {found.base_model}", 60)), key="base")
-        from cockpit.formats import fmt_size
-
-        for c in found.checkpoints:
-            state = "complete" if c.complete else ("being written" if c.being_written else "incomplete")
-            kind = {"lora": f"LoRA adapter on {c.base or 'the base model'}", "full": "full model"}.get(
-                c.kind, "unknown (no config.json)")
-            # Text, not str: a DataTable reads a str cell as markup, and paths are data
-            table.add_row(self._mark(c.name), Text(printable(c.name)), num(c.key_value), num(c.eval_value),
-                          fmt_size(c.size), state, Text(fold_tail(kind, 60)), key=c.name)
+        self._checkpoint_rows(found, "")
         if not table.row_count:  # an empty state that says where it looked, not a blank table
             where = fold_tail(str(found.output_dir), 60)
             table.add_row("", Text(f"no checkpoints {'yet ' if found.live else ''}in {where}", style="dim italic"),
                           key=LOADING_ROW)
         if table.row_count:
             table.move_cursor(row=min(max(cursor, 0), table.row_count - 1))
+
+    def _trainer_row(self, i: int, trainers: int, one: Any) -> None:
+        self.query_one(DataTable).add_row(
+            "", Text(f"Trainer {i + 1} of {trainers}", style="bold"), "", "", "", "",
+            Text(fold_tail(f"its output folder: {one.output_dir}", 60), style="dim"), key=f"{TRAINER_ROW}{i}")
+
+    def _checkpoint_rows(self, found: Any, prefix: str) -> None:
+        from cockpit.formats import fmt_size
+
+        table = self.query_one(DataTable)
+        for c in found.checkpoints:
+            state = "complete" if c.complete else ("being written" if c.being_written else "incomplete")
+            kind = {"lora": f"LoRA adapter on {c.base or 'the base model'}", "full": "full model"}.get(
+                c.kind, "unknown (no config.json)")
+            key = prefix + c.name
+            # Text, not str: a DataTable reads a str cell as markup, and paths are data
+            table.add_row(self._mark(key), Text(printable(c.name)), num(c.key_value), num(c.eval_value),
+                          fmt_size(c.size), state, Text(fold_tail(kind, 60)), key=key)
 
     def _mark(self, key: str) -> str:
         return {0: "A", 1: "B"}.get(self.picked.index(key), "") if key in self.picked else ""
@@ -256,7 +294,7 @@ class CheckpointsPane(Vertical):
         if not table.row_count:
             return
         key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
-        if key == LOADING_ROW:
+        if key is None or not pickable(key):
             return
         if key in self.picked:
             self.picked.remove(key)
@@ -273,7 +311,22 @@ class CheckpointsPane(Vertical):
                 if table.row_count else []
             if not picks or picks == [LOADING_ROW] or self.found is None:
                 raise CockpitError("no checkpoints yet — wait for the first save")
-        return [smp.choose(self.found, key, slot) for key, slot in zip(picks, ("a", "b"), strict=False)]
+            if not pickable(picks[0]):
+                raise CockpitError("that row names a Trainer — pick one of its checkpoints below it")
+        return [self._choose(key, slot) for key, slot in zip(picks, ("a", "b"), strict=False)]
+
+    def _choose(self, key: str, slot: str) -> smp.Choice:
+        """The sampler's model for a row: the last Trainer's by its name, an earlier one's by its
+        `tN:` key, labelled with its Trainer (two Trainers both have a checkpoint-2)."""
+        from dataclasses import replace
+
+        earlier = trainer_key(key)
+        if earlier is None or earlier[0] >= len(self.earlier):
+            return smp.choose(self.found, key, slot)
+        i, name = earlier
+        choice = smp.choose(self.earlier[i], name, slot)
+        label = f"Trainer {i + 1}: {choice.label}"
+        return replace(choice, label=label, spec={**choice.spec, "label": label})
 
     def action_sample(self) -> None:
         if self.found is None or self.busy:
