@@ -62,7 +62,7 @@ async def test_two_checkpoints_answer_the_same_prompts_side_by_side_while_the_ru
             assert pane.picked == picked and all(p.startswith("checkpoint-") for p in picked)
             quiet_from = time.time()
             await pilot.pause(0.5)
-            await pilot.press("g")
+            await pilot.press("r")
             sampling_from = time.time()
             await wait_for(pilot, lambda: not pane.busy, "both checkpoints answered", limit=400)
             sampling_until = time.time()
@@ -141,11 +141,11 @@ async def test_the_prompt_box_takes_keys_as_text_and_two_picks_at_most(tmp_path)
         assert [str(table.get_row_at(i)[0]) for i in range(3)] == ["", "A", "B"]
         box = pane.query_one(TextArea)
         box.focus()
-        await pilot.press("g", "8", "c", "1", "space", "enter", "-", "-", "-", "enter", "x")
-        assert box.text == "g8c1 \n---\nx" and tabs.active == "checkpoints" and not pane.busy
-        assert split_prompts(box.text) == ["g8c1 ", "x"]
+        await pilot.press("r", "8", "c", "1", "space", "enter", "-", "-", "-", "enter", "x")
+        assert box.text == "r8c1 \n---\nx" and tabs.active == "checkpoints" and not pane.busy
+        assert split_prompts(box.text) == ["r8c1 ", "x"]
         box.text = ""
         table.focus()
-        await pilot.press("g")
+        await pilot.press("r")
         assert not pane.busy and pane.sampler is None
         assert any("no prompts" in n.message for n in app._notifications)

@@ -120,8 +120,8 @@ class RunView(Screen):
         Binding("t", "completions('track')", "Track one prompt", show=False,
                 tooltip="Only the highlighted row's prompt, step after step ([ ] skip to the steps "
                 "that sampled it)", id="completions.track"),
-        Binding("c", "completions('compare')", "Compare steps", show=False,
-                tooltip="Pin this step beside the one [ ] ] move to", id="completions.compare"),
+        Binding("b", "completions('compare')", "Steps side by side", show=False,
+                tooltip="Pin this step; the one [ ] ] move to is shown beside it", id="completions.compare"),
     ]
 
     if TYPE_CHECKING:  # `self.app` as a type checker sees it (runtime: Textual's own property)
@@ -477,7 +477,7 @@ class RunView(Screen):
 
     async def action_tab(self, tab: str) -> None:
         """Digits switch tabs wherever the focus is, and the tab's pane takes the focus (Right
-        scrolls the log history, `m` mutes on the alerts tab), not the tab strip. The plots tab
+        scrolls the log history, Enter mutes on the alerts tab), not the tab strip. The plots tab
         keeps the focus on the strip when it had it: a focused panel is one `m` replaces."""
         if tab != "plots":
             await self.reveal_panes()  # a tab opened before the first frame: its pane first

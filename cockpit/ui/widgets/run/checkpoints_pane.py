@@ -73,14 +73,15 @@ def answer_text(answer: str, *, pending: bool) -> Content:
 
 
 class CheckpointsPane(Vertical):
-    """Pick with space (two at most), `g` generates their answers on the prompts, `c` chats with the first."""
+    """Pick with space (two at most), `r` runs the prompts through them, `c` chats with the first
+    (`g` is the completions tab's "go to step": one meaning per letter on the run screen)."""
 
     BINDINGS = [
         Binding("space", "pick", "Pick", tooltip="Pick this checkpoint (two side by side)", id="checkpoints.pick"),
-        Binding("g", "sample", "Generate", tooltip="The picked checkpoints answer the prompts",
+        Binding("r", "sample", "Run prompts", tooltip="The picked checkpoints answer the prompts",
                 id="checkpoints.sample"),
         Binding("c", "chat", "Chat", tooltip="Chat with the first picked checkpoint", id="checkpoints.chat"),
-        Binding("r", "reload", "Reload", show=False, tooltip="List the checkpoints again",
+        Binding("f5,ctrl+r", "reload", "Reload", show=False, tooltip="List the checkpoints again",
                 id="checkpoints.reload"),
     ]
 
@@ -147,7 +148,7 @@ class CheckpointsPane(Vertical):
         self._set_columns(None, None)
         table.add_row("", Text("reading the checkpoints…", style="dim italic"), key=LOADING_ROW)
         self.query_one("#ckpt-prompts", TextArea).border_title = f"prompts (a line of {PROMPT_SEPARATOR} between two)"
-        self.set_status(markup("[dim]space picks one or two · g generates their answers · c chats with the first[/]"))
+        self.set_status(markup("[dim]space picks one or two · r runs the prompts on them · c chats with the first[/]"))
         source = getattr(self.screen, "checkpoints_source", None)
         if callable(source):
             path, live = source()
@@ -318,7 +319,7 @@ class CheckpointsPane(Vertical):
             return False
         self.remove_class("-chat")
         self.query_one(DataTable).focus()
-        self.set_status(markup("[dim]chat left · c chats again · g generates on the prompts[/]"))
+        self.set_status(markup("[dim]chat left · c chats again · r runs the prompts[/]"))
         return True
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
@@ -425,7 +426,7 @@ class CheckpointsPane(Vertical):
         elif kind == "done":
             self.busy = False
             self._render_columns()
-            self.set_status(markup("[dim]done · answers kept in samples/ · g again · c chats[/]"))
+            self.set_status(markup("[dim]done · answers kept in samples/ · r again · c chats[/]"))
 
     def _row(self, index: int) -> int:
         """Chat answers go to the newest turn; compared ones to their prompt's row."""
