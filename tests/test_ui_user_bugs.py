@@ -300,7 +300,7 @@ async def test_help_is_titled_in_words_and_lists_each_own_key_once(tmp_path):
         await wait_for(pilot, lambda: table.row_count == 1 and app.focused is table,
                        "the runs list focused")
         for expected_title, must in (("Home: runs and presets — keys", ("New run", "Compare")),
-                                     ("Live run — keys", ("Stop & save", "Pick metric"))):
+                                     (f"Live run · {run.name} — keys", ("Stop & save", "Pick metric"))):
             await pilot.press("question_mark")
             await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), "help")
             texts = [str(s.render()) for s in app.screen.query(Static)]
@@ -317,6 +317,26 @@ async def test_help_is_titled_in_words_and_lists_each_own_key_once(tmp_path):
             await wait_for(pilot, lambda: not isinstance(app.screen, HelpScreen), "closed")
             app.open_live(str(run.path))
             await wait_for(pilot, lambda: getattr(app.screen, "sources", None), "the run open")
+
+
+async def test_the_palette_lists_the_screens_own_commands_first_each_once(tmp_path):
+    """Issue 30: the palette listed Textual's internals first (Previous tab, Focus Next, the focused
+    scroll box's Scroll Up…) and `Back` twice (Escape's and q's)."""
+    run = make_run(tmp_path / "runs", "palette", sft_records(range(1, 4)))
+    app = app_for(tmp_path, "live", [str(run.path)])
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: getattr(app.screen, "sources", None), "the run open")
+        for tab in ("1", "7"):  # the plots; the findings, with the focus in a scroll box
+            await pilot.press(tab)
+            await pilot.pause(0.2)
+            titles = [c.title for c in app.get_system_commands(app.screen)]
+            assert titles.count("Back") == 1, titles
+            themes = next(i for i, t in enumerate(titles) if t.startswith("Theme: "))
+            for internal in ("Previous tab", "Focus Next", "Copy selected text", "Scroll Up"):
+                assert internal not in titles[:themes], (internal, titles)
+            assert "What is this?" in titles[:themes]
+        back = next(c for c in app.get_system_commands(app.screen) if c.title == "Back")
+        assert back.help == "key: q"
 
 
 # -- after a stop, and after a resume --------------------------------------------------------------

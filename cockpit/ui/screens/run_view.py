@@ -31,7 +31,7 @@ from cockpit.trainers.knowledge import metric_family
 from cockpit.ui.colors import series_colors
 from cockpit.ui.screens.glossary import GlossaryScreen
 from cockpit.ui.screens.metric_picker import MetricPicker
-from cockpit.ui.text import literal
+from cockpit.ui.text import fold_tail, literal
 from cockpit.ui.widgets.run.alert_bar import AlertBar
 from cockpit.ui.widgets.run.alerts_list import AlertsList
 from cockpit.ui.widgets.run.checkpoints_pane import CheckpointsPane
@@ -66,6 +66,7 @@ MIN_REDRAW_S = 0.025
 
 
 class RunView(Screen):
+    HELP_TITLE = "Run"
     BINDINGS = [
         # The footer has one row: the keys shown there are short and few enough to fit 100
         # columns with the live screen's stop/resume keys (and no palette hint: help names
@@ -226,6 +227,14 @@ class RunView(Screen):
             return "the run ended before its first logged step — its end is in the bar above; " \
                 "the trainer's output is on tab 4"
         return "no metrics in this source"
+
+    def help_title(self) -> str:
+        """The help dialog's title: the screen and what it shows (`Replay · sft-run`,
+        `Compare · 3 runs`), not one title for a replay and an overlay alike."""
+        if len(self.sources) > 1:
+            return f"Compare · {len(self.sources)} runs"
+        name = fold_tail(self.sources[0].label, 40) if self.sources else ""
+        return f"{self.HELP_TITLE} · {name}" if name else self.HELP_TITLE
 
     def header_title(self) -> str | None:
         if len(self.sources) > 1:
