@@ -18,7 +18,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.message import Message
-from textual.widgets import DataTable, Input, Static, TextArea
+from textual.widgets import DataTable, Input, Label, Static, TextArea
 
 from cockpit.errors import CockpitError
 from cockpit.ui.text import fold_tail, literal, markup, num, printable
@@ -41,6 +41,10 @@ def split_prompts(text: str) -> list[str]:
     return [p for p in prompts if p.strip()]
 
 
+DEFAULT_MAX_NEW_TOKENS = 64
+"""An answer's length when run.yaml's `cockpit.sample` does not say."""
+MAX_SEED = 2**32 - 1
+
 LOADING_ROW = "loading"
 """The table's one row, not a checkpoint: until the first listing arrives, or when it found none."""
 METRIC_LABELS = {"reward": "mean reward", "objective/rlhf_reward": "rlhf reward", "rewards/margins": "margin",
@@ -60,6 +64,13 @@ class Column:
     answers: list[list[str]] = field(default_factory=list)
     chat: bool = False
     """Turns of a chat (speaker labels), not prompts answered side by side."""
+
+
+def settings_text(request: dict[str, Any]) -> str:
+    """What an answer was generated with, in a few words: `greedy · 64 tokens max · seed 0`."""
+    temperature = request.get("temperature") or 0.0
+    how = f"temperature {temperature:g}" if temperature else "greedy"
+    return f"{how} · {request.get('max_new_tokens')} tokens max · seed {request.get('seed')}"
 
 
 def answer_text(answer: str, *, pending: bool) -> Content:
@@ -87,12 +98,16 @@ class CheckpointsPane(Vertical):
 
     DEFAULT_CSS = """
     CheckpointsPane { height: 1fr; }
-    CheckpointsPane #ckpt-top { height: 12; }
+    CheckpointsPane #ckpt-top { height: 12; max-height: 45%; }
+    CheckpointsPane.-chat #ckpt-top { height: 7; }
     CheckpointsPane #ckpt-table { width: 3fr; height: 100%; }
     CheckpointsPane #ckpt-prompts { width: 2fr; height: 100%; }
     CheckpointsPane #ckpt-status { height: auto; color: $text-muted; }
     CheckpointsPane #ckpt-answers { height: 1fr; }
     CheckpointsPane .ckpt-column { width: 1fr; height: 100%; border-left: vkey $foreground 20%; padding: 0 1; }
+    CheckpointsPane #ckpt-settings { height: 1; }
+    CheckpointsPane #ckpt-settings Label { padding: 0 1; color: $text-muted; }
+    CheckpointsPane #ckpt-settings Input { width: 7; }
     CheckpointsPane #ckpt-chat { display: none; }
     CheckpointsPane.-chat #ckpt-chat { display: block; }
     """
@@ -141,6 +156,16 @@ class CheckpointsPane(Vertical):
             for slot in ("a", "b"):
                 with VerticalScroll(classes="ckpt-column", id=f"ckpt-col-{slot}"):
                     yield Static("", id=f"ckpt-answer-{slot}")
+        with Horizontal(id="ckpt-settings"):  # what each answer is generated with (a chat's turn too)
+            yield Label("temperature")
+            yield Input("0", id="ckpt-temperature", type="number", compact=True,
+                        tooltip="0: greedy, the same answer every time; above 0: sampled (the seed decides)")
+            yield Label("max tokens")
+            yield Input("", id="ckpt-max-new-tokens", type="integer", compact=True,
+                        tooltip="The longest answer, in tokens (run.yaml's cockpit.sample.max_new_tokens)")
+            yield Label("seed")
+            yield Input("0", id="ckpt-seed", type="integer", compact=True,
+                        tooltip="Set before each answer: the same seed, the same sampled answer")
         yield Input(placeholder="your turn — Enter sends it to the first picked checkpoint", id="ckpt-chat")
 
     def on_mount(self) -> None:
@@ -204,6 +229,11 @@ class CheckpointsPane(Vertical):
         first = not self._listed_once
         self._listed_once = True
         self.found = message.found
+        if first:
+            from cockpit.launch.sampler import sample_settings
+
+            box = self.query_one("#ckpt-max-new-tokens", Input)
+            box.value = box.value or str(sample_settings(self.found).get("max_new_tokens", DEFAULT_MAX_NEW_TOKENS))
         self._fill_table()
         if first and message.prompts:
             self.query_one("#ckpt-prompts", TextArea).text = f"\n{PROMPT_SEPARATOR}\n".join(
@@ -289,13 +319,17 @@ class CheckpointsPane(Vertical):
         except CockpitError as exc:
             self.app.notify(str(exc), severity="error", markup=False)
             return
+        settings = self._generation_settings()
+        if settings is None:
+            return
         self.remove_class("-chat")
         self.columns = {c.spec["slot"]: Column(c.label) for c in choices}
         self._labels = {c.spec["slot"]: c for c in choices}
         for col in self.columns.values():
             col.answers = [[p, ""] for p in prompts]
         self._render_columns()
-        self._start({"id": "compare", "models": [c.spec for c in choices], "prompts": prompts, "chat": False})
+        self._start({"id": "compare", "models": [c.spec for c in choices], "prompts": prompts, "chat": False,
+                     **settings})
 
     def action_chat(self) -> None:
         if self.found is None:
@@ -310,6 +344,8 @@ class CheckpointsPane(Vertical):
         self.columns = {"a": Column(f"chat with {self._chat_choice.label}", chat=True)}
         self._labels = {"a": self._chat_choice}
         self._render_columns()
+        self.set_status(markup("[dim]Enter sends your turn · temperature, max tokens and seed (shift+tab) apply to "
+                               "each turn · Escape leaves the chat[/]"))
         self.query_one("#ckpt-chat", Input).focus()
 
     def leave_mode(self) -> bool:
@@ -326,13 +362,43 @@ class CheckpointsPane(Vertical):
         if event.input.id != "ckpt-chat" or not event.value.strip() or self.busy:
             return
         event.stop()
+        settings = self._generation_settings()
+        if settings is None:
+            return  # what is typed stays, to send once the settings are fixed
         text = event.value
         event.input.value = ""
         self.chat_turns.append({"role": "user", "content": text})
         self.columns["a"].answers.append([text, ""])
         self._render_columns()
         self._start({"id": "chat", "models": [self._chat_choice.spec], "prompts": [list(self.chat_turns)],
-                     "chat": True})
+                     "chat": True, **settings})
+
+    def _generation_settings(self) -> dict[str, Any] | None:
+        """temperature, max_new_tokens and seed as their boxes say (empty: the default), or None
+        after one notification that lists every box with a value that cannot be used."""
+        from cockpit.launch.sampler import request_problems, sample_settings
+
+        def read(box: str, kind: type, default: object) -> object:
+            text = self.query_one(box, Input).value.strip()
+            try:
+                return kind(text) if text else default
+            except ValueError:
+                return text
+
+        default_max = sample_settings(self.found).get("max_new_tokens", DEFAULT_MAX_NEW_TOKENS) \
+            if self.found is not None else DEFAULT_MAX_NEW_TOKENS
+        temperature = read("#ckpt-temperature", float, 0.0)
+        max_new_tokens = read("#ckpt-max-new-tokens", int, default_max)
+        seed = read("#ckpt-seed", int, 0)
+        # The sampler's own checks (the CLI's too), in the words of the boxes.
+        problems = [p.removeprefix("--").replace("max-new-tokens", "max new tokens", 1)
+                    for p in request_problems(max_new_tokens=max_new_tokens, temperature=temperature, prompts=[])]
+        if not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
+            problems.append(f"seed {str(seed)[:40]}: give a whole number from 0 to {MAX_SEED:,}")
+        if problems:
+            self.app.notify("\n".join(problems), title="sampling settings", severity="error", markup=False)
+            return None
+        return {"temperature": temperature, "max_new_tokens": max_new_tokens, "seed": seed}
 
     def _start(self, request: dict[str, Any]) -> None:
         from cockpit.launch import sampler as smp
@@ -348,8 +414,7 @@ class CheckpointsPane(Vertical):
         except CockpitError as exc:
             self.app.notify(str(exc), severity="error", markup=False)
             return
-        request.update(device=device, max_memory=cap, gentle=note is not None and device == "cpu",
-                       max_new_tokens=int(settings.get("max_new_tokens", 64)), temperature=0.0, seed=0)
+        request.update(device=device, max_memory=cap, gentle=note is not None and device == "cpu")
         self._request = request
         if self._session is None and self.found.run is not None:
             self._session = kept.new_session(self.found.run)
@@ -426,7 +491,8 @@ class CheckpointsPane(Vertical):
         elif kind == "done":
             self.busy = False
             self._render_columns()
-            self.set_status(markup("[dim]done · answers kept in samples/ · r again · c chats[/]"))
+            self.set_status(markup("[dim]done ($how) · answers kept in samples/ · r again · c chats[/]",
+                                   how=settings_text(self._request)))
 
     def _row(self, index: int) -> int:
         """Chat answers go to the newest turn; compared ones to their prompt's row."""
