@@ -62,7 +62,7 @@ async def test_two_checkpoints_answer_the_same_prompts_side_by_side_while_the_ru
             assert pane.picked == picked and all(p.startswith("checkpoint-") for p in picked)
             quiet_from = time.time()
             await pilot.pause(0.5)
-            await pilot.press("g")
+            await pilot.press("r")
             sampling_from = time.time()
             await app_wait(pilot, lambda: not pane.busy, "both checkpoints answered", limit=400)
             sampling_until = time.time()
@@ -141,12 +141,12 @@ async def test_the_prompt_box_takes_keys_as_text_and_two_picks_at_most(tmp_path)
         assert [str(table.get_row_at(i)[0]) for i in range(3)] == ["", "A", "B"]
         box = pane.query_one(TextArea)
         box.focus()
-        await pilot.press("g", "8", "c", "1", "space", "enter", "-", "-", "-", "enter", "x")
-        assert box.text == "g8c1 \n---\nx" and tabs.active == "checkpoints" and not pane.busy
-        assert split_prompts(box.text) == ["g8c1 ", "x"]
+        await pilot.press("r", "8", "c", "1", "space", "enter", "-", "-", "-", "enter", "x")
+        assert box.text == "r8c1 \n---\nx" and tabs.active == "checkpoints" and not pane.busy
+        assert split_prompts(box.text) == ["r8c1 ", "x"]
         box.text = ""
         table.focus()
-        await pilot.press("g")
+        await pilot.press("r")
         assert not pane.busy and pane.sampler is None
         assert any("no prompts" in n.message for n in app._notifications)
 
@@ -180,7 +180,7 @@ def _run_sampled_by(tmp_path, python_text: str, mode: int):
 
 
 async def _generate(app, pilot):
-    """Open the Checkpoints tab, write a prompt, press g on the checkpoint; the pane once it is idle."""
+    """Open the Checkpoints tab, write a prompt, press r on the checkpoint; the pane once it is idle."""
     from textual.widgets import DataTable, TextArea
 
     from cockpit.ui.widgets.run.checkpoints_pane import CheckpointsPane
@@ -194,7 +194,7 @@ async def _generate(app, pilot):
                    "the checkpoint listed")
     pane.query_one(TextArea).text = "hello"
     table.focus()
-    await pilot.press("g")
+    await pilot.press("r")
     await app_wait(pilot, lambda: pane.sampler is not None or not pane.busy, "the sampler asked")
     await app_wait(pilot, lambda: not pane.busy, "the request ended", limit=60)
     return pane
@@ -229,3 +229,88 @@ async def test_a_sampler_that_cannot_start_is_one_line_in_the_tab_and_the_app_go
         status = _status(pane)
         assert status.startswith("cannot run the sampler:") and "Permission denied" in status, status
         assert app.is_running
+
+
+SETTINGS_SAMPLER = '''
+import json, pathlib, sys
+log = pathlib.Path(sys.argv[0]).with_suffix(".requests")
+for line in sys.stdin:
+    req = json.loads(line)
+    with log.open("a", encoding="utf-8") as f:
+        f.write(line)
+    for spec in req["models"]:
+        for i, prompt in enumerate(req["prompts"]):
+            text = "t=%s n=%s s=%s" % (req["temperature"], req["max_new_tokens"], req["seed"])
+            print(json.dumps({"event": "answer", "slot": spec["slot"], "index": i, "text": text,
+                              "prompt": str(prompt)}), flush=True)
+    print(json.dumps({"event": "done", "id": req.get("id")}), flush=True)
+'''
+"""The sampler process without a model (the model is not what the test is about): it keeps each
+request line it is sent beside itself and answers with the settings it was given."""
+
+
+async def test_the_chat_shows_its_sampling_settings_takes_new_ones_and_sends_them_to_the_sampler(
+        tmp_path, monkeypatch):
+    """Issue 30: temperature, max_new_tokens and seed were fixed (greedy, run.yaml's length, 0) and
+    not shown. They are boxes under the answers; bad values are named at once and nothing is sent;
+    the sampler gets what the boxes say."""
+    import json
+    import stat
+    import sys
+
+    from textual.widgets import DataTable, Input, Label
+
+    from cockpit.launch import sampler as smp
+    from cockpit.ui.widgets.run.checkpoints_pane import CheckpointsPane
+
+    fake = tmp_path / "fake-python"
+    fake.write_text(f"#!{sys.executable}\n{SETTINGS_SAMPLER}", encoding="utf-8")
+    fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setattr(smp, "sampler_python", lambda _found: str(fake))
+    requests = fake.with_suffix(".requests")
+
+    out = _output_dir_with_checkpoints(tmp_path)
+    app = app_for(tmp_path, mode="replay", paths=[str(out)])
+    async with app.run_test(size=(100, 30)) as pilot:
+        await app_wait(pilot, lambda: app.screen.query(CheckpointsPane), "the replay", limit=60)
+        await pilot.press("8")
+        pane = app.screen.query_one(CheckpointsPane)
+        table = pane.query_one(DataTable)
+        await app_wait(pilot, lambda: table.row_count == 3, "the checkpoints listed")
+        boxes = {name: pane.query_one(f"#ckpt-{name}", Input) for name in ("temperature", "max-new-tokens", "seed")}
+        await app_wait(pilot, lambda: boxes["max-new-tokens"].value == "64", "run.yaml's length (the default)")
+        assert [b.value for b in boxes.values()] == ["0", "64", "0"]
+        row = pane.query_one("#ckpt-settings")
+        assert row.region.width > 0 and row.region.height == 1
+        assert [str(label.render()) for label in row.query(Label)] == ["temperature", "max tokens", "seed"]
+
+        table.focus()
+        table.move_cursor(row=2)
+        await pilot.press("c")
+        chat = pane.query_one("#ckpt-chat", Input)
+        assert chat.has_focus and row.region.width > 0  # shown in the chat too
+        for name, typed in (("temperature", "150"), ("max-new-tokens", "0"), ("seed", "-3")):
+            boxes[name].value = ""
+            boxes[name].focus()
+            await pilot.press(*typed)  # digits are text in a box, not tab keys
+            assert boxes[name].value == typed and app.screen.query_one("#run-tabs").active == "checkpoints"
+        await pilot.press("escape")  # out of the box, still in the chat
+        assert not boxes["seed"].has_focus and pane.has_class("-chat")
+        chat.focus()
+        await pilot.press(*"hello", "enter")
+        told = [n for n in app._notifications if n.title == "sampling settings"]
+        assert len(told) == 1 and told[0].message.splitlines() == [
+            "max new tokens 0: give a whole number from 1 to 32,768",
+            "temperature 150.0: give a number from 0 (greedy) to 100",
+            "seed -3: give a whole number from 0 to 4,294,967,295"]
+        assert chat.value == "hello" and not pane.chat_turns and not requests.exists()
+
+        for name, typed in (("temperature", "0.7"), ("max-new-tokens", "12"), ("seed", "5")):
+            boxes[name].value = typed
+        chat.focus()
+        await pilot.press("enter")
+        await app_wait(pilot, lambda: len(pane.chat_turns) == 2 and not pane.busy, "the answer")
+        sent = [json.loads(line) for line in requests.read_text(encoding="utf-8").splitlines()]
+        assert [(r["temperature"], r["max_new_tokens"], r["seed"], r["chat"]) for r in sent] == [(0.7, 12, 5, True)]
+        assert pane.chat_turns[1]["content"] == "t=0.7 n=12 s=5"
+        assert "temperature 0.7 · 12 tokens max · seed 5" in str(pane.query_one("#ckpt-status").render())

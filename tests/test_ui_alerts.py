@@ -50,13 +50,13 @@ async def test_the_alerts_tab_lists_the_rules_with_their_last_firing_and_mutes_o
         assert "! loss > 1.5" in history
 
         table.focus()
-        await pilot.press("m")
+        await pilot.press("enter")
         mute = run.control / "mute.json"
         await app_wait(pilot, mute.exists, "control/mute.json written")
         assert json.loads(mute.read_text()) == ["loss > 1.5"]
         await app_wait(pilot, lambda: table.entries[0].muted and "muted" in str(table.get_row_at(0)[0]),
                        "shown muted")
-        await pilot.press("m")
+        await pilot.press("enter")
         await app_wait(pilot, lambda: json.loads(mute.read_text()) == [], "unmuted")
 
 

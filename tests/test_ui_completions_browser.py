@@ -168,7 +168,7 @@ async def test_two_steps_side_by_side(tmp_path):
         pane = await open_completions_tab(app, pilot)
         other = pane.query_one("#completions-compare")
         assert not other.parent.display or not pane.has_class("-comparing")
-        await pilot.press("c")
+        await pilot.press("b")
         await app_wait(pilot, lambda: pane.pinned == 5 and pane.has_class("-comparing"), "step 5 pinned")
         await pilot.press("left_square_bracket", "left_square_bracket")
         await app_wait(pilot, lambda: pane.shown_step() == 3, "the other side moved to step 3")
@@ -179,7 +179,7 @@ async def test_two_steps_side_by_side(tmp_path):
         other.focus()  # the detail follows the side that has the focus
         await pilot.pause()
         assert "answer 5.0" in str(pane.query_one("#completions-text").render())
-        await pilot.press("c")
+        await pilot.press("b")
         await app_wait(pilot, lambda: not pane.has_class("-comparing"), "one table again")
 
 

@@ -1,5 +1,5 @@
 """The findings tab (key 7): a replay asks the judge and lists what it finds, the evidence is one
-key away, and from a finding `g` opens the completions browser at its step and `p` shows the
+key away, and from a finding `j` jumps to the completions browser at its step and `J` to the
 panel of its metric. A live run lists the findings its supervisor wrote."""
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ async def test_a_replay_lists_the_judges_findings_with_the_evidence_and_jumps_to
         await pilot.press("enter")
         await app_wait(pilot, lambda: app.screen.focused is table, "back to the list")
 
-        await pilot.press("up", "g")
+        await pilot.press("up", "j")
         pane = app.screen.query_one(CompletionsPane)
         await app_wait(pilot, lambda: app.screen.query_one("#run-tabs").active == "completions", "completions tab")
         first_step = next(e["step"] for e in table.findings[0].evidence if e["type"] == "completions")
@@ -48,7 +48,7 @@ async def test_a_replay_lists_the_judges_findings_with_the_evidence_and_jumps_to
 
         await pilot.press("7")
         await app_wait(pilot, lambda: app.screen.focused is table, "back on the findings")
-        await pilot.press("down", "p")
+        await pilot.press("down", "J")
         await app_wait(pilot, lambda: app.screen.query_one("#run-tabs").active == "plots", "plots tab")
         await app_wait(pilot, lambda: isinstance(app.screen.focused, MetricPlot)
                        and app.screen.focused.panel.resolve(["frac_reward_zero_std"]) == ["frac_reward_zero_std"],

@@ -68,7 +68,7 @@ async def test_escape_leaves_compare_mode_before_the_tab_and_zoom_pauses_followi
     app = app_for(tmp_path, "live", [str(run.path)])
     async with app.run_test(size=WIDE) as pilot:
         pane = await open_completions_tab(app, pilot)
-        await pilot.press("c")  # pin this step beside another: a mode of the tab
+        await pilot.press("b")  # pin this step beside another: a mode of the tab
         await app_wait(pilot, lambda: pane.pinned == 4, "compare mode")
         await pilot.press("escape")
         await app_wait(pilot, lambda: pane.pinned is None, "compare left")

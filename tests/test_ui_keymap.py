@@ -176,7 +176,7 @@ async def test_help_is_titled_in_words_and_lists_each_own_key_once(tmp_path):
         await app_wait(pilot, lambda: table.row_count == 1 and app.focused is table,
                        "the runs list focused")
         for expected_title, must in (("Home: runs and presets — keys", ("New run", "Compare")),
-                                     ("Live run — keys", ("Stop & save", "Pick metric"))):
+                                     (f"Live run · {run.name} — keys", ("Stop & save", "Pick metric"))):
             await pilot.press("question_mark")
             await app_wait(pilot, lambda: isinstance(app.screen, HelpScreen), "help")
             texts = [str(s.render()) for s in app.screen.query(Static)]
@@ -193,3 +193,102 @@ async def test_help_is_titled_in_words_and_lists_each_own_key_once(tmp_path):
             await app_wait(pilot, lambda: not isinstance(app.screen, HelpScreen), "closed")
             app.open_live(str(run.path))
             await app_wait(pilot, lambda: getattr(app.screen, "sources", None), "the run open")
+
+
+async def test_the_palette_lists_the_screens_own_commands_first_each_once(tmp_path):
+    """Issue 30: the palette listed Textual's internals first (Previous tab, Focus Next, the focused
+    scroll box's Scroll Up…) and `Back` twice (Escape's and q's)."""
+    run = make_run(tmp_path / "runs", "palette", sft_records(range(1, 4)))
+    app = app_for(tmp_path, "live", [str(run.path)])
+    async with app.run_test(size=SIZE) as pilot:
+        await app_wait(pilot, lambda: getattr(app.screen, "sources", None), "the run open")
+        for tab in ("1", "7"):  # the plots; the findings, with the focus in a scroll box
+            await pilot.press(tab)
+            await pilot.pause(0.2)
+            titles = [c.title for c in app.get_system_commands(app.screen)]
+            assert titles.count("Back") == 1, titles
+            themes = next(i for i, t in enumerate(titles) if t.startswith("Theme: "))
+            for internal in ("Previous tab", "Focus Next", "Copy selected text", "Scroll Up"):
+                assert internal not in titles[:themes], (internal, titles)
+            assert "What is this?" in titles[:themes]
+        back = next(c for c in app.get_system_commands(app.screen) if c.title == "Back")
+        assert back.help == "key: q"
+
+
+ROW_KEYS = frozenset({"enter", "escape"})
+"""Keys every tab gives its own meaning on purpose: Enter acts on the highlighted row, Escape
+climbs one level. Any other key means one thing on a run screen, whichever tab is shown."""
+
+
+def _meanings_by_key(screen) -> dict[str, dict[str, list[str]]]:
+    """key -> {binding id: the tabs it means that on} for a run screen: the app's keys, the
+    screen's keys its `check_action` lets act on each tab, and the keys of every widget in each
+    tab (Textual's own only where they are a printable character)."""
+    from textual.actions import parse
+    from textual.keys import key_to_character
+    from textual.widgets import TabbedContent, TabPane
+
+    tabs = screen.query_one(TabbedContent)
+    found: dict[str, dict[str, list[str]]] = {}
+
+    def add(node, binding, tab: str) -> None:
+        if binding.key in ROW_KEYS:
+            return
+        char = key_to_character(binding.key)
+        if binding.id is None and not (char and char.isprintable()):
+            return  # Textual's cursor and focus keys, the same on every tab
+        meaning = binding.id or f"{type(node).__name__}.{binding.action}"
+        tabs_of = found.setdefault(binding.key, {}).setdefault(meaning, [])
+        if tab not in tabs_of:
+            tabs_of.append(tab)
+
+    for pane in tabs.query(TabPane):
+        tab = pane.id or "?"
+        tabs.active = tab
+        for node in (screen.app, screen):
+            for bindings in node._bindings.key_to_bindings.values():
+                for b in bindings:
+                    _, action, params = parse(b.action)
+                    if node is screen and not screen.check_action(action, params):
+                        continue
+                    add(node, b, tab)
+        for node in pane.walk_children(with_self=False):
+            for bindings in node._bindings.key_to_bindings.values():
+                for b in bindings:
+                    add(node, b, tab)
+    return found
+
+
+@pytest.mark.parametrize("mode", ["live", "replay"])
+async def test_on_a_run_screen_every_key_means_one_thing_on_every_tab(tmp_path, mode):
+    """Issue 30: `g`, `c`, `p` and `m` meant one thing on a tab and another on the next (typing on
+    the findings tab jumped to the completions and sorted them). Every tab's keys are walked."""
+    from textual.widgets import TabPane
+
+    if mode == "live":
+        _run, app, ready = open_live(tmp_path, keymap(tmp_path, ""))
+    else:
+        state = Path(__file__).resolve().parent / "fixtures" / "real_runs" / \
+            "dpo_healthy_margins_grow_chosen_steady.json"
+        app = app_for(tmp_path, "replay", [str(state)], keymap_file=keymap(tmp_path, ""))
+
+        def ready():
+            return getattr(app.screen, "sources", None)
+    async with app.run_test(size=SIZE) as pilot:
+        await app_wait(pilot, ready, "the run screen with its run")
+        screen = app.screen
+        await screen.reveal_panes()
+        for pane in list(screen.query(TabPane)):  # each tab shown once: what mounts on its showing
+            await screen.action_tab(pane.id)
+            await pilot.pause()
+        found = _meanings_by_key(screen)
+        await pilot.pause()
+    tabs_seen = {t for meanings in found.values() for ts in meanings.values() for t in ts}
+    assert {"plots", "completions", "findings", "checkpoints", "alerts"} <= tabs_seen
+    twice = {key: meanings for key, meanings in found.items() if len(meanings) > 1}
+    assert not twice, "a key with two meanings on the run screen: " + "; ".join(
+        f"{key}: " + ", ".join(f"{m} (on {'/'.join(ts)})" for m, ts in meanings.items())
+        for key, meanings in twice.items())
+    # The letters issue 30 named, each with its one meaning now:
+    assert set(found["g"]) == {"completions.goto"} and set(found["p"]) == {"completions.group"}
+    assert set(found["c"]) == {"checkpoints.chat"} and set(found["m"]) == {"run.pick_metric"}

@@ -209,3 +209,36 @@ async def test_u_names_the_checkpoint_it_resumes_from(tmp_path):
         await app_wait(pilot, lambda: isinstance(app.screen, ConfirmScreen), "asked")
         assert "from checkpoint-20 (" in app.screen.question, app.screen.question
         await pilot.press("escape")
+
+
+async def test_a_replayed_trainer_state_marks_the_checkpoints_it_knows_of(tmp_path):
+    """Issue 30: the `C` marks were drawn for journal runs only. A trainer_state.json replay marks
+    the checkpoint-N folders beside it (a checkpoint's own file: those up to its step) and the
+    best_model_checkpoint it names, even where that folder is not here (a public file's)."""
+    import json
+    import shutil
+
+    from cockpit.metrics.sources import open_source
+
+    out = tmp_path / "outputs"
+    out.mkdir()
+    shutil.copy(SFT_SPIKE, out / "trainer_state.json")
+    for step in (1000, 2000, 3000):
+        (out / f"checkpoint-{step}").mkdir()
+    state = json.loads(SFT_SPIKE.read_text())  # checkpoint-2000's own file: the state at its step
+    state.update(global_step=2000, best_model_checkpoint=None,
+                 log_history=[e for e in state["log_history"] if e.get("step", 0) <= 2000])
+    (out / "checkpoint-2000" / "trainer_state.json").write_text(json.dumps(state))
+    assert [s for s, _ in open_source(out).known_checkpoints()] == [1000, 2000, 3000, 3765]  # + the best
+    assert [s for s, _ in open_source(out / "checkpoint-2000").known_checkpoints()] == [1000, 2000]
+    public = FIXTURES.parent / "real_runs" / "seq2seq_whisper_small_wer_improves_eval_loss_rises.json"
+    assert open_source(public).known_checkpoints() == [(4000, "./whisper-small-colab/checkpoint-4000")]
+    assert open_source(FIXTURES / "trl_grpo_1134_steps_noisy.json").known_checkpoints() == []
+
+    app = app_for(tmp_path, "replay", [str(out)])
+    async with app.run_test(size=(160, 48)) as pilot:
+        await drawn(pilot, app)
+        loss = panel(app, "loss")
+        axis = canvas_rows(loss)[-2]
+        assert axis.count("C") == 4, axis
+        assert "C checkpoint" in str(loss.border_subtitle)

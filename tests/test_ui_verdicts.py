@@ -323,10 +323,10 @@ async def test_help_lists_every_tabs_keys_in_a_dialog_sized_to_its_content(tmp_p
         await app_wait(pilot, lambda: isinstance(app.screen, HelpScreen), "help")
         await pilot.pause(0.2)
         body = "\n".join(str(s.render()) for s in app.screen.query(Static))
-        for tab, key in (("Checkpoints tab", "Generate"), ("Completions tab", "Sort"),
+        for tab, key in (("Checkpoints tab", "Run prompts"), ("Completions tab", "Sort"),
                          ("Findings tab", "Evidence")):
             assert tab in body and key in body, (tab, key)
-        assert body.index("Checkpoints tab") < body.index("Generate")
+        assert body.index("Checkpoints tab") < body.index("Run prompts")
         dialog = app.screen.query_one("#help-dialog")
         longest = max(len(line) for line in body.splitlines() if "keymap" not in line)
         assert dialog.region.width <= max(longest, 50) + 10 < 160

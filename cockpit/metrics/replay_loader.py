@@ -213,6 +213,7 @@ def from_source(source: Source) -> RunData:
         data.state = "replay"
         data.version += 1
         data.library = _completions_library(source)
+        data.checkpoints = [(step, path) for step, path in source.known_checkpoints()]
     data.notes.extend(str(w) for w in source.warnings)
     return data
 

@@ -218,6 +218,28 @@ class Source:
             rows.add_many(self.records)
         return rows
 
+    def known_checkpoints(self) -> list[tuple[int, str]]:
+        """(step, path) of the checkpoints a trainer_state.json source knows of, for the plots'
+        `C` marks as a journal's `checkpoint` records give them: the checkpoint-N folders beside
+        it (its output dir's; a checkpoint's own file: it and its siblings up to its step), and
+        the best_model_checkpoint it names (a public file's is seldom there: its step is known
+        all the same). Nothing is guessed from save_steps (the save strategy is not written)."""
+        parsed = self.parsed
+        if parsed is None:
+            return []
+        here = self.path.parent
+        inside = checkpoint_step(here.name) is not None
+        found: dict[int, str] = {}
+        for folder in list_checkpoints(here.parent if inside else here):
+            step = checkpoint_step(folder.name)
+            if step is not None and (not inside or step <= parsed.global_step):
+                found[step] = str(folder)
+        best = parsed.best_model_checkpoint
+        step = checkpoint_step(best.replace("\\", "/").rstrip("/").rpartition("/")[2]) if best else None
+        if best and step is not None and step <= parsed.global_step:
+            found.setdefault(step, best)
+        return sorted(found.items())
+
     def load_completions(self, capacity: int = 2000) -> CompletionsBuffer:
         """Sampled completions: the journal's completions records, else the newest steps of the
         parquet files GRPO/Distillation write with log_completions=True (output_dir/completions/,

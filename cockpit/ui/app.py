@@ -179,8 +179,8 @@ class CockpitApp(App):
 
     # -- help and the command palette ----------------------------------------------------------
 
-    def _screen_bindings(self, screen: Screen) -> list[tuple[str, str, str, DOMNode]]:
-        """(key, description, action, node) of every binding active on a screen."""
+    def _screen_bindings(self, screen: Screen) -> list[tuple[str, Binding, DOMNode]]:
+        """(key shown, binding, node) of every binding active on a screen, one an action."""
         out = []
         seen: set[tuple[str, str]] = set()
         for _key, active in screen.active_bindings.items():
@@ -188,7 +188,7 @@ class CockpitApp(App):
             if not b.description or (b.action, b.description) in seen:
                 continue
             seen.add((b.action, b.description))
-            out.append((self.get_key_display(b), b.description, b.action, active.node))
+            out.append((self.get_key_display(b), b, active.node))
         return out
 
     def help_keys(self, screen: Screen) -> list[tuple[str, str, str]]:
@@ -254,21 +254,32 @@ class CockpitApp(App):
         reveal = getattr(self.screen, "reveal_panes", None)
         if callable(reveal):  # a run screen's hidden tabs: mounted first, so their keys are listed
             await reveal()
-        title = getattr(self.screen, "HELP_TITLE", None) or "cockpit"
+        named = getattr(self.screen, "help_title", None)
+        title = named() if callable(named) else getattr(self.screen, "HELP_TITLE", None) or "cockpit"
         self.push_screen(HelpScreen(title, self.help_keys(self.screen), self.tab_keys(self.screen)))
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
-        """The screen's own commands first (what a user opens the palette for), then the
-        cockpit's themes, then Textual's (theme picker, keys panel, screenshot, quit)."""
-        for key, description, action, node in self._screen_bindings(screen):
-            if action in ("help", "quit", "app.quit", "command_palette"):
+        """The screen's own commands first (what a user opens the palette for; one a name: the
+        one the footer shows, so `Back` is `q`, not Escape's one level up too), then the
+        cockpit's themes, then the focused widget's keys Textual gives it (scroll, copy, next
+        tab), then Textual's own (theme picker, keys panel, screenshot, quit)."""
+        own: dict[str, tuple[Binding, SystemCommand]] = {}
+        later: list[SystemCommand] = []
+        for key, b, node in self._screen_bindings(screen):
+            if b.action in ("help", "quit", "app.quit", "command_palette"):
                 continue
-            yield SystemCommand(description, f"key: {key}",
-                                partial(self._run_from_palette, action, node))
+            command = SystemCommand(b.description, f"key: {key}",
+                                    partial(self._run_from_palette, b.action, node))
+            if not b.id:
+                later.append(command)
+            elif b.description not in own or (b.show and not own[b.description][0].show):
+                own[b.description] = (b, command)
+        yield from (command for _b, command in own.values())
         for name in sorted(self.available_themes):
             if name.startswith("cockpit-"):
                 yield SystemCommand(f"Theme: {name}", "Switch to this theme",
                                     partial(self.pick_theme, name))
+        yield from later
         yield from super().get_system_commands(screen)
 
     def _run_from_palette(self, action: str, node: DOMNode) -> None:

@@ -85,7 +85,7 @@ def _live_run(path: str) -> tuple[RunFolder | None, bool]:
 
 
 class ReplayScreen(RunView):
-    HELP_TITLE = "Replay and compare"
+    HELP_TITLE = "Replay"
     judges_findings = True
     BINDINGS = [
         Binding("a", "add_source", "Add run", id="replay.add"),

@@ -31,7 +31,7 @@ from cockpit.trainers.knowledge import metric_family
 from cockpit.ui.colors import series_colors
 from cockpit.ui.screens.glossary import GlossaryScreen
 from cockpit.ui.screens.metric_picker import MetricPicker
-from cockpit.ui.text import literal
+from cockpit.ui.text import fold_tail, literal
 from cockpit.ui.widgets.run.alert_bar import AlertBar
 from cockpit.ui.widgets.run.alerts_list import AlertsList
 from cockpit.ui.widgets.run.checkpoints_pane import CheckpointsPane
@@ -66,6 +66,7 @@ MIN_REDRAW_S = 0.025
 
 
 class RunView(Screen):
+    HELP_TITLE = "Run"
     BINDINGS = [
         # The footer has one row: the keys shown there are short and few enough to fit 100
         # columns with the live screen's stop/resume keys (and no palette hint: help names
@@ -120,8 +121,8 @@ class RunView(Screen):
         Binding("t", "completions('track')", "Track one prompt", show=False,
                 tooltip="Only the highlighted row's prompt, step after step ([ ] skip to the steps "
                 "that sampled it)", id="completions.track"),
-        Binding("c", "completions('compare')", "Compare steps", show=False,
-                tooltip="Pin this step beside the one [ ] ] move to", id="completions.compare"),
+        Binding("b", "completions('compare')", "Steps side by side", show=False,
+                tooltip="Pin this step; the one [ ] ] move to is shown beside it", id="completions.compare"),
     ]
 
     if TYPE_CHECKING:  # `self.app` as a type checker sees it (runtime: Textual's own property)
@@ -226,6 +227,14 @@ class RunView(Screen):
             return "the run ended before its first logged step — its end is in the bar above; " \
                 "the trainer's output is on tab 4"
         return "no metrics in this source"
+
+    def help_title(self) -> str:
+        """The help dialog's title: the screen and what it shows (`Replay · sft-run`,
+        `Compare · 3 runs`), not one title for a replay and an overlay alike."""
+        if len(self.sources) > 1:
+            return f"Compare · {len(self.sources)} runs"
+        name = fold_tail(self.sources[0].label, 40) if self.sources else ""
+        return f"{self.HELP_TITLE} · {name}" if name else self.HELP_TITLE
 
     def header_title(self) -> str | None:
         if len(self.sources) > 1:
@@ -477,7 +486,7 @@ class RunView(Screen):
 
     async def action_tab(self, tab: str) -> None:
         """Digits switch tabs wherever the focus is, and the tab's pane takes the focus (Right
-        scrolls the log history, `m` mutes on the alerts tab), not the tab strip. The plots tab
+        scrolls the log history, Enter mutes on the alerts tab), not the tab strip. The plots tab
         keeps the focus on the strip when it had it: a focused panel is one `m` replaces."""
         if tab != "plots":
             await self.reveal_panes()  # a tab opened before the first frame: its pane first

@@ -4,7 +4,7 @@ muted or not; under them every warning, firing and the run's end, newest last, w
 when there is one.
 
 The rules come from an `AlertBoard` the live screen keeps (`board`); a replay has none and
-shows the warnings alone. `m` (or Enter) on a rule asks the screen to mute or unmute it.
+shows the warnings alone. Enter on a rule asks the screen to mute or unmute it (`m` is the plots' pick metric).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ def clock(t: float | None) -> str:
 class RulesTable(DataTable):
     """One row per rule; the row key is the rule's name (what control/mute.json holds)."""
 
-    BINDINGS = [Binding("m,enter", "toggle_mute", "Mute/unmute", id="alerts.toggle_mute")]
+    BINDINGS = [Binding("enter", "toggle_mute", "Mute/unmute", id="alerts.toggle_mute")]
 
     @dataclass
     class MuteToggled(Message):
@@ -123,7 +123,7 @@ class AlertRules(Vertical):
         self._pending = None
         muted = sum(e.muted for e in entries)
         self.query_one("#alert-rules-title", Static).update(Content("\n".join([
-            f"Alert rules ({len(entries)}, {muted} muted) — m mutes or unmutes the highlighted one; "
+            f"Alert rules ({len(entries)}, {muted} muted) — Enter mutes or unmutes the highlighted one; "
             "a adds one (on the focused plot's metric)", *(f"✗ {p}" for p in problems)])))
         self.query_one(RulesTable).show(entries)
 

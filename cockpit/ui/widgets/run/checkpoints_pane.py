@@ -18,7 +18,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.message import Message
-from textual.widgets import DataTable, Input, Static, TextArea
+from textual.widgets import DataTable, Input, Label, Static, TextArea
 from textual.worker import Worker, WorkerState
 
 from cockpit.errors import CockpitError, failure
@@ -42,6 +42,10 @@ def split_prompts(text: str) -> list[str]:
     prompts.append("\n".join(current))
     return [p for p in prompts if p.strip()]
 
+
+DEFAULT_MAX_NEW_TOKENS = 64
+"""An answer's length when run.yaml's `cockpit.sample` does not say."""
+MAX_SEED = 2**32 - 1
 
 LOADING_ROW = "loading"
 """The table's one row, not a checkpoint: until the first listing arrives, or when it found none."""
@@ -79,6 +83,14 @@ class Column:
     """Turns of a chat (speaker labels), not prompts answered side by side."""
 
 
+def settings_text(request: smp.SampleRequest | None) -> str:
+    """What an answer was generated with, in a few words: `greedy · 64 tokens max · seed 0`."""
+    if request is None:
+        return "no request"
+    how = f"temperature {request.temperature:g}" if request.temperature else "greedy"
+    return f"{how} · {request.max_new_tokens} tokens max · seed {request.seed}"
+
+
 def answer_text(answer: str, *, pending: bool) -> Content:
     """An answer as shown: `generating…` while it streams in empty, and a word where it is
     empty or only whitespace (which would otherwise look like nothing happened)."""
@@ -90,25 +102,30 @@ def answer_text(answer: str, *, pending: bool) -> Content:
 
 
 class CheckpointsPane(Vertical):
-    """Pick with space (two at most), `g` generates their answers on the prompts, `c` chats with the first."""
+    """Pick with space (two at most), `r` runs the prompts through them, `c` chats with the first
+    (`g` is the completions tab's "go to step": one meaning per letter on the run screen)."""
 
     BINDINGS = [
         Binding("space", "pick", "Pick", tooltip="Pick this checkpoint (two side by side)", id="checkpoints.pick"),
-        Binding("g", "sample", "Generate", tooltip="The picked checkpoints answer the prompts",
+        Binding("r", "sample", "Run prompts", tooltip="The picked checkpoints answer the prompts",
                 id="checkpoints.sample"),
         Binding("c", "chat", "Chat", tooltip="Chat with the first picked checkpoint", id="checkpoints.chat"),
-        Binding("r", "reload", "Reload", show=False, tooltip="List the checkpoints again",
+        Binding("f5,ctrl+r", "reload", "Reload", show=False, tooltip="List the checkpoints again",
                 id="checkpoints.reload"),
     ]
 
     DEFAULT_CSS = """
     CheckpointsPane { height: 1fr; }
-    CheckpointsPane #ckpt-top { height: 12; }
+    CheckpointsPane #ckpt-top { height: 12; max-height: 45%; }
+    CheckpointsPane.-chat #ckpt-top { height: 7; }
     CheckpointsPane #ckpt-table { width: 3fr; height: 100%; }
     CheckpointsPane #ckpt-prompts { width: 2fr; height: 100%; }
     CheckpointsPane #ckpt-status { height: auto; color: $text-muted; }
     CheckpointsPane #ckpt-answers { height: 1fr; }
     CheckpointsPane .ckpt-column { width: 1fr; height: 100%; border-left: vkey $foreground 20%; padding: 0 1; }
+    CheckpointsPane #ckpt-settings { height: 1; }
+    CheckpointsPane #ckpt-settings Label { padding: 0 1; color: $text-muted; }
+    CheckpointsPane #ckpt-settings Input { width: 7; }
     CheckpointsPane #ckpt-chat { display: none; }
     CheckpointsPane.-chat #ckpt-chat { display: block; }
     """
@@ -160,6 +177,16 @@ class CheckpointsPane(Vertical):
             for slot in ("a", "b"):
                 with VerticalScroll(classes="ckpt-column", id=f"ckpt-col-{slot}"):
                     yield Static("", id=f"ckpt-answer-{slot}")
+        with Horizontal(id="ckpt-settings"):  # what each answer is generated with (a chat's turn too)
+            yield Label("temperature")
+            yield Input("0", id="ckpt-temperature", type="number", compact=True,
+                        tooltip="0: greedy, the same answer every time; above 0: sampled (the seed decides)")
+            yield Label("max tokens")
+            yield Input("", id="ckpt-max-new-tokens", type="integer", compact=True,
+                        tooltip="The longest answer, in tokens (run.yaml's cockpit.sample.max_new_tokens)")
+            yield Label("seed")
+            yield Input("0", id="ckpt-seed", type="integer", compact=True,
+                        tooltip="Set before each answer: the same seed, the same sampled answer")
         yield Input(placeholder="your turn — Enter sends it to the first picked checkpoint", id="ckpt-chat")
 
     def on_mount(self) -> None:
@@ -167,7 +194,7 @@ class CheckpointsPane(Vertical):
         self._set_columns(None, None)
         table.add_row("", Text("reading the checkpoints…", style="dim italic"), key=LOADING_ROW)
         self.query_one("#ckpt-prompts", TextArea).border_title = f"prompts (a line of {PROMPT_SEPARATOR} between two)"
-        self.set_status(markup("[dim]space picks one or two · g generates their answers · c chats with the first[/]"))
+        self.set_status(markup("[dim]space picks one or two · r runs the prompts on them · c chats with the first[/]"))
         source = getattr(self.screen, "checkpoints_source", None)
         if callable(source):
             path, live = source()
@@ -225,6 +252,9 @@ class CheckpointsPane(Vertical):
         self._listed_once = True
         self.found = message.found
         self.earlier = list(message.earlier or [])
+        if first:
+            box = self.query_one("#ckpt-max-new-tokens", Input)
+            box.value = box.value or str(smp.sample_settings(self.found).get("max_new_tokens", DEFAULT_MAX_NEW_TOKENS))
         self._fill_table()
         if first and message.prompts:
             self.query_one("#ckpt-prompts", TextArea).text = f"\n{PROMPT_SEPARATOR}\n".join(
@@ -339,7 +369,10 @@ class CheckpointsPane(Vertical):
         except CockpitError as exc:
             self.app.notify(str(exc), severity="error", markup=False)
             return
-        request = self._request_for("compare", choices, list(prompts))
+        settings = self._generation_settings()
+        if settings is None:
+            return
+        request = self._request_for("compare", choices, list(prompts), settings)
         if request is None:
             return
         self.remove_class("-chat")
@@ -361,6 +394,8 @@ class CheckpointsPane(Vertical):
         self.chat_turns = []
         self.columns = {"a": Column(f"chat with {self._chat_choice.label}", chat=True)}
         self._render_columns()
+        self.set_status(markup("[dim]Enter sends your turn · temperature, max tokens and seed (shift+tab) apply to "
+                               "each turn · Escape leaves the chat[/]"))
         self.query_one("#ckpt-chat", Input).focus()
 
     def leave_mode(self) -> bool:
@@ -370,16 +405,19 @@ class CheckpointsPane(Vertical):
             return False
         self.remove_class("-chat")
         self.query_one(DataTable).focus()
-        self.set_status(markup("[dim]chat left · c chats again · g generates on the prompts[/]"))
+        self.set_status(markup("[dim]chat left · c chats again · r runs the prompts[/]"))
         return True
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         if event.input.id != "ckpt-chat" or not event.value.strip() or self.busy or self._chat_choice is None:
             return
         event.stop()
+        settings = self._generation_settings()
+        if settings is None:
+            return  # what is typed stays, to send once the settings are fixed
         text = event.value
         turns = [*self.chat_turns, {"role": "user", "content": text}]
-        request = self._request_for("chat", [self._chat_choice], [turns])
+        request = self._request_for("chat", [self._chat_choice], [turns], settings)
         if request is None:
             return
         event.input.value = ""
@@ -388,11 +426,38 @@ class CheckpointsPane(Vertical):
         self._render_columns()
         self._start(request)
 
-    def _request_for(self, kind: str, choices: list[smp.Choice], prompts: list[Any]) -> smp.SampleRequest | None:
-        """The request, with run.yaml's `cockpit.sample` settings; None (and one line said) when they
-        are wrong."""
+    def _generation_settings(self) -> dict[str, Any] | None:
+        """temperature, max_new_tokens and seed as their boxes say (empty: the default), or None
+        after one notification that lists every box with a value that cannot be used."""
+
+        def read(box: str, kind: type, default: object) -> object:
+            text = self.query_one(box, Input).value.strip()
+            try:
+                return kind(text) if text else default
+            except ValueError:
+                return text
+
+        default_max = smp.sample_settings(self.found).get("max_new_tokens", DEFAULT_MAX_NEW_TOKENS) \
+            if self.found is not None else DEFAULT_MAX_NEW_TOKENS
+        temperature = read("#ckpt-temperature", float, 0.0)
+        max_new_tokens = read("#ckpt-max-new-tokens", int, default_max)
+        seed = read("#ckpt-seed", int, 0)
+        # The sampler's own checks (the CLI's too), in the words of the boxes.
+        problems = [p.removeprefix("--").replace("max-new-tokens", "max new tokens", 1)
+                    for p in smp.request_problems(max_new_tokens=max_new_tokens, temperature=temperature, prompts=[])]
+        if not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
+            problems.append(f"seed {str(seed)[:40]}: give a whole number from 0 to {MAX_SEED:,}")
+        if problems:
+            self.app.notify("\n".join(problems), title="sampling settings", severity="error", markup=False)
+            return None
+        return {"temperature": temperature, "max_new_tokens": max_new_tokens, "seed": seed}
+
+    def _request_for(self, kind: str, choices: list[smp.Choice], prompts: list[Any],
+                     settings: dict[str, Any]) -> smp.SampleRequest | None:
+        """The request, with the boxes' `settings` and run.yaml's `cockpit.sample` device and memory
+        cap; None (and one line said) when they are wrong."""
         try:
-            return smp.sample_request(self.found, choices, prompts, id=kind, chat=kind == "chat")
+            return smp.sample_request(self.found, choices, prompts, id=kind, chat=kind == "chat", **settings)
         except CockpitError as exc:
             self.app.notify(str(exc), severity="error", markup=False)
             return None
@@ -461,7 +526,8 @@ class CheckpointsPane(Vertical):
         elif isinstance(ev, smp.Done):
             self.busy = False
             self._render_columns()
-            self.set_status(markup("[dim]done · answers kept in samples/ · g again · c chats[/]"))
+            self.set_status(markup("[dim]done ($how) · answers kept in samples/ · r again · c chats[/]",
+                                   how=settings_text(self._request)))
 
     def _answered(self, ev: smp.Answer) -> None:
         """An answer whole: shown in its column, a chat's next turn, and kept in samples/."""

@@ -1,7 +1,8 @@
 """The findings tab: what the run's data says is wrong, one row a finding, and under it the
 highlighted finding's fix and evidence (metric points, the completions that show it, the prompts
-of wasted groups). Enter shows the evidence alone, `g` opens the completions browser at the
-finding's step, `p` the metric panel it is about.
+of wasted groups). Enter shows the evidence alone, `j` jumps to the completions browser at the
+finding's step, `J` to the metric panel it is about (no other tab of the run screen gives these
+letters a meaning of its own: `g` and `p` are the completions tab's).
 
 A live run shows the findings its supervisor wrote (`finding` journal records); a replay also
 asks the judge (`cockpit.findings.report.for_run`, the same code the supervisor runs) in a
@@ -35,9 +36,10 @@ class FindingsTable(DataTable):
     BINDINGS = [
         Binding("enter", "evidence", "Evidence", tooltip="Show the evidence alone (Enter again: back)",
                 id="findings.evidence"),
-        Binding("g", "jump('completions')", "Completions", tooltip="Open the completions at the finding's step",
+        Binding("j", "jump('completions')", "Its completions", tooltip="Jump to the completions at the finding's step",
                 id="findings.completions"),
-        Binding("p", "jump('plot')", "Plot", tooltip="Show the metric the finding is about", id="findings.plot"),
+        Binding("J", "jump('plot')", "Its metric", tooltip="Jump to the panel of the metric the finding is about",
+                id="findings.plot"),
     ]
 
     @dataclass
@@ -161,7 +163,7 @@ class FindingsPane(Vertical):
                 self._focus_list()
             if self.findings:
                 title = f"Findings ({len(self.findings)})" + (" — judging…" if waiting else "")
-                title += " · Enter: evidence · g: completions at the step · p: the metric's panel"
+                title += " · Enter: evidence · j: its completions · J: its metric's panel"
             else:
                 title = "Judging…" if waiting and whole else "No findings"
             self.query_one("#findings-title", Static).update(Text(title))

@@ -5,7 +5,7 @@ shown and keeps a few: a 10,000-step run costs what one step costs. The newest s
 following new ones, until the user moves: `[` `]` older/newer, Home the first, End the newest
 again, `g` a typed step. The filter box (`/`) keeps rows by score (`acc>0.5`, `adv<0`) and text;
 `o` sorts by a score, `p` groups the generations of each prompt, `t` follows the highlighted
-prompt across steps, `c` pins the step beside another. Enter shows one completion whole.
+prompt across steps, `b` pins the step and shows another beside it. Enter shows one completion whole.
 
 The keys are the run screen's (`RunView`), live while this tab is shown wherever the focus is;
 they call `act`.
@@ -60,7 +60,7 @@ class CompletionsPane(Vertical):
         self.step: int | None = None
         """The step shown; None follows the newest."""
         self.pinned: int | None = None
-        """The step shown beside it (`c`), or None."""
+        """The step shown beside it (`b`), or None."""
         self.search = Query()
         """The filter box's words, parsed."""
         self.sort: str | None = None
@@ -213,7 +213,7 @@ class CompletionsPane(Vertical):
             n = len(shown.group_sizes)
             parts.append(f"{n} prompt{'s' if n != 1 else ''}")
         if not parts:
-            return markup("[dim]o sort  p group  t one prompt  c compare[/]")
+            return markup("[dim]o sort  p group  t one prompt  b side by side[/]")
         return markup(" · ".join(parts), **values)
 
     def _show_detail(self, table: StepTable) -> None:
