@@ -63,7 +63,7 @@ async def test_an_output_dir_another_process_writes_is_followed_live(tmp_path):
 
 
 def test_attach_takes_an_output_dir_written_elsewhere(tmp_path):
-    from cockpit.ui.screens.replay import written_elsewhere
+    from cockpit.metrics.follow import written_elsewhere
 
     out = tmp_path / "output"
     _state(out, 10)

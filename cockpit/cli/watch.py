@@ -10,12 +10,13 @@ import sys
 import time
 from typing import TextIO
 
+from cockpit.errors import CockpitError
 from cockpit.formats import fmt_duration
 from cockpit.metrics.completions import CompletionsLibrary
+from cockpit.metrics.follow import RunFollower
 from cockpit.run import journal
 from cockpit.run.folder import LIVE_STATES, RunFolder
 from cockpit.run.summaries import effective_state, fmt_value
-from cockpit.run.tailer import Tailer
 from cockpit.text import one_line
 
 # Shown first when present; then whatever else the trainer logged, up to a few.
@@ -85,22 +86,26 @@ def watch(run: RunFolder, out: TextIO = sys.stdout, *, poll_s: float = 0.25,
           follow: bool = True, from_attempt: int = 1) -> str:
     """Print the run until its newest attempt ends; returns that attempt's final state.
 
-    A resumed run's journal holds several attempts, each closed by a `run_ended` line; anything
-    after a `run_ended` belongs to the next attempt. The watch ends at a `run_ended` only when it
-    closes the attempt status.json counts as the current one, so a resumed run is followed to
-    its own end. Attempts before `from_attempt` are read (to count them) but not printed:
-    `cockpit resume --wait` shows the attempt it started.
+    The journal comes through the one follower (`metrics.follow.RunFollower`), polled every
+    `poll_s`. A resumed run's journal holds several attempts, each closed by a `run_ended`
+    line; anything after a `run_ended` belongs to the next attempt. The watch ends at a
+    `run_ended` only when it closes the attempt status.json counts as the current one, so a
+    resumed run is followed to its own end. Attempts before `from_attempt` are read (to count
+    them) but not printed: `cockpit resume --wait` shows the attempt it started.
     """
-    tailer = Tailer(run.events)
+    follower = RunFollower(run, poll_s=poll_s)
+    tailer = follower.tailer
     library: CompletionsLibrary | None = None
     last_progress = 0.0
     ended: str | None = None  # the newest attempt in the journal ended so
     ends_seen = 0
     idle_since = time.monotonic()
     said: set[str] = set()
-    while True:
-        before = tailer.offset
-        records = tailer.poll()
+    before = follower.offsets()
+    for update in follower.updates(lambda: False, idle=True):
+        if update.problem:  # status.json cannot be read: said as `cockpit` says any CockpitError
+            raise CockpitError(update.problem)
+        records = update.records
         for problem in tailer.problems():
             key = problem.split(" ", 1)[-1] if problem[:1].isdigit() else problem  # say each kind once
             if key not in said:
@@ -136,17 +141,20 @@ def watch(run: RunFolder, out: TextIO = sys.stdout, *, poll_s: float = 0.25,
                 ended = str(rec.data.get("state"))
         if records:
             idle_since = time.monotonic()
-        if tailer.offset != before:  # more may be there already (one poll reads at most 64 MB): read on first
+        caught_up = follower.caught_up(before)
+        before = follower.offsets()
+        if not caught_up:  # more may be there already (one poll reads at most 64 MB): read on first
             continue
         # status.json's attempt counter is raised by `resume` before the new supervisor starts,
         # so an end line for an older attempt never reads as the end of the run.
         if ended is not None and ends_seen >= run.read_status().attempt:
             return ended
-        state, reason = effective_state(run)
+        state = follower.state or effective_state(run)[0]
         if not follow:
             return state
         if state not in LIVE_STATES and time.monotonic() - idle_since > 2.0:
             # The newest attempt ended without a run_ended line (its supervisor was killed).
+            reason = effective_state(run)[1]
             print(one_line(f"ended: {state} — {reason or 'no final journal line'}"), file=out, flush=True)
             return state
-        time.sleep(poll_s)
+    raise AssertionError("the follower stops only when asked")

@@ -1,9 +1,8 @@
 """A run folder followed live (or a finished one shown from its first line).
 
-A thread worker reads the whole journal once (building the RunData off the UI
-thread), then polls the journal and stdout.log every 0.02 s (a poll that finds
-nothing is one open + fstat) and status.json every second, and posts one message per
-poll with whatever was new.
+The follower (`metrics.follow.RunFollower`) runs in a thread worker: it reads the whole journal
+once (building the RunData off the UI thread), then the journal and stdout.log as they grow and
+the run's state, and the screen gets one message per poll that found something.
 
 Alerts: the run's rules (`cockpit.alerts.board`: the files the supervisor reads, re-read when
 they change) and every `alert` record fill the alerts tab and the alert bar; a firing seen while
@@ -14,9 +13,7 @@ control/mute.json.
 
 from __future__ import annotations
 
-import re
-import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
@@ -29,54 +26,19 @@ from textual.worker import get_current_worker
 
 from cockpit.alerts import board as alert_board
 from cockpit.errors import CockpitError
-from cockpit.metrics.rundata import RunData, load_journal
+from cockpit.metrics.follow import OUTPUT_MAX_LINES, POLL_S, Opened, RunFollower, Update
+from cockpit.metrics.rundata import RunData
 from cockpit.run.folder import LIVE_STATES, Request, RunFolder
-from cockpit.run.journal import Record
-from cockpit.run.tailer import LineTailer
 from cockpit.trainers.knowledge import SCRIPT_TRAINER
 from cockpit.ui.screens.confirm import ConfirmScreen
 from cockpit.ui.screens.run_view import RunView
-from cockpit.ui.text import printable
 from cockpit.ui.widgets.run.alert_bar import AlertBar
 from cockpit.ui.widgets.run.alerts_list import AlertsList, RulesTable
 from cockpit.ui.widgets.run.output_log import OutputLog
 from cockpit.ui.widgets.run.plot_grid import PlotGrid
 
-OUTPUT_TAIL_BYTES = 256 * 1024
-OUTPUT_MAX_LINES = 2000
-STATUS_EVERY_S = 1.0
 RING_S = 4.0
 """How long the bar and a plot stay marked after an alert fired."""
-
-
-_CSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
-"""Terminal control sequences (tqdm's cursor-up between nested bars, colours): not text."""
-_PROGRESS_END = re.compile(r"\[\d+:\d\d(?::\d\d)?(?:<[^\]]*)?(?:,[^\]]*)?\]")
-"""Where a tqdm state ends: its `[00:01<00:04, 23.69it/s]` (or `[00:00, 64 examples/s]`)."""
-
-
-def _output_lines(raw: list[bytes]) -> list[str]:
-    """stdout.log lines for the Log widget. A line redrawn with \\r (a progress bar) shows its
-    last state, on its own line: text written before the first \\r (the end of a table) keeps
-    its own line, and text another writer put right after the bar (rich starts a table there)
-    goes to the next one. A bar cleared at the end leaves nothing."""
-    out = []
-    for line in raw:
-        text = _CSI.sub("", line.decode("utf-8", errors="replace").rstrip("\r"))
-        if "\r" not in text:
-            out.append(printable(text))
-            continue
-        parts = text.split("\r")
-        first, last = parts[0], parts[-1]
-        if first.strip() and not _PROGRESS_END.search(first):
-            out.append(printable(first))
-        end = _PROGRESS_END.search(last)
-        if end and last[end.end():].strip():
-            out.append(printable(last[:end.end()]))
-            out.append(printable(last[end.end():]))
-        elif last.strip():
-            out.append(printable(last))
-    return out
 
 
 class LiveRunScreen(RunView):
@@ -94,45 +56,21 @@ class LiveRunScreen(RunView):
 
     @dataclass
     class Loaded(Message):
-        """The whole journal so far, read by the worker."""
+        """The whole journal so far, the end of stdout.log, the state and the alert rules: the
+        follower's first read."""
 
-        data: RunData
-        """The run as its journal tells it so far."""
-        output: list[str]
-        """The tail of stdout.log, as lines for the output tab."""
-        state: str | None
-        """The run's state (status.json, corrected when the supervisor is gone)."""
-        resumable: bool = False
-        """Ended, not finished, with a complete checkpoint to go on from."""
-        rules: alert_board.RuleSources | None = None
-        """The alert rules the supervisor reads."""
-        alerts: list[Record] = field(default_factory=list)
-        """The journal's `alert` records so far (history: no bell)."""
+        opened: Opened
+        """What the follower read first."""
 
     @dataclass
     class Polled(Message):
-        """What one poll found: new records, new output lines, the status if it changed (and
-        then whether the run can be resumed), the alert rules if their files changed."""
+        """What one poll found: new records, new output lines, the state (and then whether the
+        run can be resumed) and the alert rules when they changed."""
 
-        records: list[Record]
-        """Journal records appended since the last poll."""
-        output: list[str]
-        """stdout.log lines appended since the last poll."""
-        state: str | None
-        """The new state, or None when it did not change."""
-        resumable: bool = False
-        """With a new state: whether `u` can resume the run."""
-        rules: alert_board.RuleSources | None = None
-        """The alert rules, when one of their files changed."""
+        update: Update
+        """What changed since the last poll."""
 
-    @dataclass
-    class Failed(Message):
-        """Reading the run folder failed (e.g. written by a newer cockpit)."""
-
-        message: str
-        """What went wrong, with the fix."""
-
-    def __init__(self, run_path: str | Path, *, poll_interval: float = 0.02) -> None:
+    def __init__(self, run_path: str | Path, *, poll_interval: float = POLL_S) -> None:
         super().__init__()
         self.run = RunFolder(Path(run_path))
         self.poll_interval = poll_interval
@@ -185,114 +123,68 @@ class LiveRunScreen(RunView):
 
     @work(thread=True, exclusive=True, group="tail", exit_on_error=False)
     def follow(self) -> None:
-        from cockpit.run.summaries import effective_state
-
         worker = get_current_worker()
-        run = self.run
+        follower = RunFollower(self.run, output=True, rules=True, journal_errors=True,
+                               resumable=self._can_resume, poll_s=self.poll_interval)
+        self.post_message(self.Loaded(follower.open()))
+        for update in follower.updates(lambda: worker.is_cancelled):
+            self.post_message(self.Polled(update))
 
-        def read_state() -> str | None:
-            try:
-                return effective_state(run)[0]
-            except CockpitError as exc:
-                self.post_message(self.Failed(str(exc)))
-                return None
+    def _can_resume(self, state: str | None) -> bool:
+        """(In the follower's thread) Ended, not finished, with a checkpoint where `cockpit
+        resume` looks."""
+        from cockpit.launch.plan import resume_checkpoint
 
-        def can_resume(state: str | None) -> bool:
-            from cockpit.launch.plan import resume_checkpoint
+        if state is None or state in LIVE_STATES or state == "finished":
+            return False
+        return resume_checkpoint(self.run) is not None
 
-            if state is None or state in LIVE_STATES or state == "finished":
-                return False
-            return resume_checkpoint(run) is not None  # where `cockpit resume` looks
-
-        data, tailer = load_journal(run.events, run.name)
-        out = LineTailer(run.stdout_log)
-        try:
-            size = run.stdout_log.stat().st_size
-        except OSError:
-            size = 0
-        skip_first = size > OUTPUT_TAIL_BYTES
-        out.offset = max(0, size - OUTPUT_TAIL_BYTES)
-        first = out.poll()
-        if skip_first and first:
-            first = first[1:]  # the first line was cut in the middle
-        state = read_state()
-        rules_stamp = alert_board.sources_stamp(run)
-        self.post_message(self.Loaded(data, _output_lines(first[-OUTPUT_MAX_LINES:]), state,
-                                      can_resume(state), alert_board.read_sources(run),
-                                      alert_board.alert_records(run.events)))
-        last_status = time.monotonic()
-        said_trouble: str | None = None
-
-        def journal_trouble() -> None:
-            """status.json's journal_error, said once each time it changes (the supervisor sets it
-            while events.jsonl cannot be written: what this screen shows is then behind)."""
-            nonlocal said_trouble
-            try:
-                trouble = run.read_status().journal_error or None
-            except CockpitError:
-                return
-            if trouble != said_trouble:
-                said_trouble = trouble
-                if trouble:
-                    self.app.call_from_thread(
-                        self.notify, f"the journal cannot be written ({' '.join(trouble.split())[:200]}) — "
+    def _said(self, journal_error: str | None, problem: str | None) -> None:
+        """status.json's journal_error (what is shown is then behind), and a state that cannot be
+        read, each said when it changes."""
+        if journal_error:
+            self.notify(f"the journal cannot be written ({' '.join(journal_error.split())[:200]}) — "
                         "what is shown is behind the training until it can be", severity="warning",
                         timeout=30, markup=False)
-
-        journal_trouble()
-        while not worker.is_cancelled:
-            time.sleep(self.poll_interval)
-            records = tailer.poll()
-            lines = _output_lines(out.poll())
-            new_state = rules = None
-            if time.monotonic() - last_status >= STATUS_EVERY_S:
-                last_status = time.monotonic()
-                current = read_state()
-                if current != state:
-                    state = new_state = current
-                journal_trouble()
-                stamp = alert_board.sources_stamp(run)
-                if stamp != rules_stamp:
-                    rules_stamp, rules = stamp, alert_board.read_sources(run)
-            if records or lines or new_state is not None or rules is not None:
-                resumable = can_resume(new_state) if new_state is not None else False
-                self.post_message(self.Polled(records, lines, new_state, resumable, rules))
+        if problem:
+            self.notify(problem, severity="error", timeout=10)
 
     def on_live_run_screen_loaded(self, message: Loaded) -> None:
-        self.sources = [message.data]
-        self.state = message.state or message.data.state
-        self.resumable = message.resumable
+        opened = message.opened
+        self.sources = [opened.data]
+        self.state = opened.state or opened.data.state
+        self.resumable = opened.resumable
         self.refresh_bindings()
-        if message.rules is not None:
-            self.board.set_sources(message.rules)
-        self.board.feed(message.alerts)
-        if message.output:
-            self.query_one("#output-log", OutputLog).add_lines(message.output)
-        for note in message.data.notes:
+        if opened.rules is not None:
+            self.board.set_sources(opened.rules)
+        self.board.feed(opened.alerts)
+        if opened.output:
+            self.query_one("#output-log", OutputLog).add_lines(opened.output)
+        for note in opened.data.notes:
             self.notify(note, severity="warning")
+        self._said(opened.journal_error, opened.problem)
         self.request_redraw()
 
     def on_live_run_screen_polled(self, message: Polled) -> None:
         if not self.sources:
             return
-        self.sources[0].apply(message.records)
-        if message.rules is not None:
-            self.board.set_sources(message.rules)
+        update = message.update
+        self.sources[0].apply(update.records)
+        self._said(update.journal_error, update.problem)
+        if update.rules is not None:
+            self.board.set_sources(update.rules)
             self.request_redraw()
-        fired = self.board.feed(message.records)
+        fired = self.board.feed(update.records)
         if fired:
             self._ring(fired)
-        if message.state is not None:
-            self.state = message.state
-            self.resumable = message.resumable
+        if update.state is not None:
+            self.state = update.state
+            self.resumable = update.resumable
             self.refresh_bindings()
-        if message.output:
-            self.query_one("#output-log", OutputLog).add_lines(message.output)
-        if message.records:
+        if update.output:
+            self.query_one("#output-log", OutputLog).add_lines(update.output)
+        if update.records:
             self.request_redraw()
-
-    def on_live_run_screen_failed(self, message: Failed) -> None:
-        self.notify(message.message, severity="error", timeout=10)
 
     # -- alerts ----------------------------------------------------------------------------------
 

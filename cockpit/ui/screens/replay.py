@@ -13,12 +13,15 @@ An output dir that belongs to no cockpit run (a training started elsewhere) is
 followed as files: each new checkpoint's trainer_state.json, and each new
 completions/*.parquet, is read as it lands, and the header says so with the time
 of the last update.
+
+What a path is, and its following, are `metrics.follow`'s (`open_path`): the screen runs it in
+a worker per path and gets messages.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import KW_ONLY, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 from textual import work
@@ -27,61 +30,10 @@ from textual.message import Message
 from textual.worker import get_current_worker
 
 from cockpit.errors import CockpitError, failure
+from cockpit.metrics.follow import Opened, Update
 from cockpit.metrics.rundata import RunData, relabel
-from cockpit.run.folder import LIVE_STATES, RunFolder
-from cockpit.run.journal import Record
 from cockpit.ui.screens.path_prompt import PathPrompt
 from cockpit.ui.screens.run_view import RunView
-
-FOLLOW_POLL_S = 0.5
-STATUS_EVERY_S = 2.0
-FILES_POLL_S = 1.0
-
-
-def written_elsewhere(path: str) -> Path | None:
-    """The output dir to follow as files, when `path` is one that no cockpit run folder holds."""
-    p = Path(path).absolute()
-    if not p.is_dir() or p.name.startswith("checkpoint-") \
-            or any((c / "status.json").is_file() for c in (p, *list(p.parents)[:3])):
-        return None  # a checkpoint never changes; a cockpit run's journal is followed instead
-    if (p / "trainer_state.json").is_file() or any(p.glob("checkpoint-*")) or (p / "completions").is_dir():
-        return p
-    return None
-
-
-def files_signature(folder: Path) -> tuple:
-    """What changes when a trainer writes a checkpoint or a completions file."""
-    sig = []
-    for f in (folder / "trainer_state.json", *folder.glob("checkpoint-*/trainer_state.json")):
-        try:
-            st = f.stat()
-        except OSError:
-            continue
-        sig.append((str(f), st.st_mtime_ns, st.st_size))
-    comp = folder / "completions"
-    count = sum(1 for _ in comp.glob("completions_*.parquet")) if comp.is_dir() else 0
-    return (tuple(sorted(sig)), count)
-
-
-def _live_run(path: str) -> tuple[RunFolder | None, bool]:
-    """(the live run a path belongs to, whether the path is that run's journal); (None, False)
-    when it belongs to no run, or to one that has ended."""
-    from cockpit.run.summaries import effective_state
-
-    p = Path(path).absolute()
-    whole = (p.is_dir() and (p / "events.jsonl").is_file()) or p.name == "events.jsonl"
-    folder = p if p.is_dir() else p.parent
-    for candidate in (folder, *list(folder.parents)[:3]):
-        if (candidate / "status.json").is_file() and (candidate / "events.jsonl").is_file():
-            run = RunFolder(candidate)
-            try:
-                live = effective_state(run)[0] in LIVE_STATES
-            except (CockpitError, OSError):
-                return None, False
-            if not live:
-                return None, False
-            return run, whole and (p == candidate or p == candidate / "events.jsonl")
-    return None, False
 
 
 class ReplayScreen(RunView):
@@ -101,35 +53,18 @@ class ReplayScreen(RunView):
 
         slot: int
         """Which of the screen's paths it is."""
-        data: RunData
-        """The source, as read."""
-        _: KW_ONLY
-        following: bool = False
-        """The source is a live run's journal, tailed from now on."""
-        snapshot_of: str | None = None
-        """The live run this path is a fixed part of (a checkpoint, its output dir)."""
+        opened: Opened
+        """The source as read, and whether it is followed live or a snapshot of a live run."""
 
     @dataclass
     class Polled(Message):
-        """New journal lines of a followed source, and its state when that changed."""
+        """What following a source found: new journal lines and the run's state when it changed
+        (a live run), or the source read again (an output dir written elsewhere)."""
 
         slot: int
         """Which source."""
-        records: list[Record]
-        """Journal records appended since the last poll."""
-        state: str | None
-        """The run's new state, or None when it did not change."""
-
-    @dataclass
-    class Replaced(Message):
-        """A followed output dir changed: the source read again."""
-
-        slot: int
-        """Which source."""
-        data: RunData | None
-        """The source read again; None on the first message, which only starts the clock."""
-        at: float
-        """When (time.time()) the change was seen."""
+        update: Update
+        """What changed."""
 
     @dataclass
     class Failed(Message):
@@ -183,105 +118,55 @@ class ReplayScreen(RunView):
 
     @work(thread=True, group="load", exit_on_error=False)
     def load(self, slot: int, path: str) -> None:
-        from cockpit.metrics.replay_loader import load_replay
-        from cockpit.metrics.rundata import load_journal
+        from cockpit.metrics.follow import open_path
 
+        worker = get_current_worker()
         try:
-            data = load_replay(path)
-            run, whole = _live_run(path)
-            if run is not None and whole:
-                # Read it again here, keeping the tailer where this read ended: lines written
-                # after the loader's pass must be neither lost nor counted twice.
-                fresh, tailer = load_journal(run.events, data.label)
-                fresh.name, fresh.notes = data.name, data.notes
-                self.post_message(self.Loaded(slot, fresh, following=True))
-                self._follow(slot, run, tailer)
-                return
+            opened, follower = open_path(path)
         except CockpitError as exc:
             self.post_message(self.Failed(path, str(exc)))
             return
         except Exception as exc:  # noqa: BLE001 - an unexpected file must not take the app down
             self.post_message(self.Failed(path, f"{path}: cannot read it ({failure(exc)})"))
             return
-        self.post_message(self.Loaded(slot, data, snapshot_of=run.name if run else None))
-        folder = written_elsewhere(path)
-        if folder is not None:
-            self._follow_files(slot, path, folder)
-
-    def _follow_files(self, slot: int, path: str, folder: Path) -> None:
-        """Read the output dir again whenever a checkpoint or a completions file lands in it."""
-        from cockpit.metrics.replay_loader import load_replay
-
-        worker = get_current_worker()
-        seen = files_signature(folder)
-        self.post_message(self.Replaced(slot, None, time.time()))
-        while not worker.is_cancelled:
-            time.sleep(FILES_POLL_S)
-            now = files_signature(folder)
-            if now == seen:
-                continue
-            time.sleep(0.2)  # transformers writes trainer_state.json without a rename: let it finish
-            try:
-                data = load_replay(path)
-            except Exception:  # noqa: BLE001 - a half-written file: try again at the next change
-                continue
-            seen = now
-            self.post_message(self.Replaced(slot, data, time.time()))
-
-    def _follow(self, slot: int, run: RunFolder, tailer) -> None:
-        """Tail a live run's journal (in the load worker's thread) until it ends or the screen
-        goes; one message per poll that found something."""
-        from cockpit.run.summaries import effective_state
-
-        worker = get_current_worker()
-        last_status = time.monotonic()
-        while not worker.is_cancelled:
-            time.sleep(FOLLOW_POLL_S)
-            records = tailer.poll()
-            state = None
-            if time.monotonic() - last_status >= STATUS_EVERY_S:
-                last_status = time.monotonic()
-                try:
-                    state = effective_state(run)[0]
-                except (CockpitError, OSError):
-                    state = None
-            if records or state is not None:
-                self.post_message(self.Polled(slot, records, state))
-            if state is not None and state not in LIVE_STATES:
-                return
+        self.post_message(self.Loaded(slot, opened))
+        if follower is not None:
+            for update in follower.updates(lambda: worker.is_cancelled):
+                self.post_message(self.Polled(slot, update))
 
     def on_replay_screen_loaded(self, message: Loaded) -> None:
-        self._slots[message.slot] = message.data
+        opened = message.opened
+        self._slots[message.slot] = opened.data
         self.sources = [s for s in self._slots if s is not None]
         relabel(self.sources)
-        if message.following:
-            self._live[message.slot] = message.data.state or "running"
-            self.notify(f"{message.data.label} is still training: following it live")
-        elif message.snapshot_of:
+        if opened.following:
+            self._live[message.slot] = opened.state or opened.data.state or "running"
+            self.notify(f"{opened.data.label} is still training: following it live")
+        elif opened.snapshot_of:
             # Named by its path: alone, a checkpoint's label is just its run's name.
-            self.notify(f"{self.paths[message.slot]} is a snapshot: run {message.snapshot_of} "
+            self.notify(f"{self.paths[message.slot]} is a snapshot: run {opened.snapshot_of} "
                         "is still training and this will not change. Add the run folder to "
                         "follow it.", timeout=8)
-        for note in message.data.notes:
-            self.notify(f"{message.data.label}: {note}", severity="warning")
+        for note in opened.data.notes:
+            self.notify(f"{opened.data.label}: {note}", severity="warning")
         self.request_redraw()
 
     def on_replay_screen_polled(self, message: Polled) -> None:
+        update = message.update
+        if update.data is not None:
+            # Labelled afresh: the newest checkpoint read (`out/checkpoint-20`), not the first.
+            self._slots[message.slot] = update.data
+            self.sources = [s for s in self._slots if s is not None]
+            relabel(self.sources)
         data = self._slots[message.slot]
         if data is None:
             return
-        data.apply(message.records)
-        if message.state is not None:
-            self._live[message.slot] = message.state  # an ended one keeps its final state
-        self.request_redraw()
-
-    def on_replay_screen_replaced(self, message: Replaced) -> None:
-        if message.data is not None:
-            # Labelled afresh: the newest checkpoint read (`out/checkpoint-20`), not the first.
-            self._slots[message.slot] = message.data
-            self.sources = [s for s in self._slots if s is not None]
-            relabel(self.sources)
-        self._files[message.slot] = message.at
+        if update.records:
+            data.apply(update.records)
+        if update.state is not None:
+            self._live[message.slot] = update.state  # an ended one keeps its final state
+        if update.at is not None:
+            self._files[message.slot] = update.at
         self.request_redraw()
 
     def on_replay_screen_failed(self, message: Failed) -> None:
