@@ -225,8 +225,8 @@ async def test_the_live_screen_warns_once_while_the_journal_cannot_be_written(tm
     while the error stays, and a screen opened after the file is writable again says nothing."""
     if shutil.which("chattr") is None:
         pytest.skip("no chattr on this machine")
-    from test_ui_app import app_for, notifications
-    from test_ui_app import wait_for as wait_pilot
+    from ui_helpers import app_for, notifications
+    from ui_helpers import app_wait as wait_pilot
 
     from cockpit.ui.screens.live import STATUS_EVERY_S, LiveRunScreen
 

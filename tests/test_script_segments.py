@@ -187,7 +187,7 @@ async def test_the_checkpoints_tab_lists_every_trainers_checkpoints_under_its_tr
     """Issue 31: the Checkpoints tab listed only the last Trainer's output folder. Each Trainer's
     checkpoints are listed under a row naming it; an earlier Trainer's checkpoint is picked and
     sampled from its own folder, labelled with its Trainer."""
-    from test_ui_app import app_for, wait_for
+    from ui_helpers import app_for, app_wait
     from textual.widgets import DataTable
 
     from cockpit.ui.widgets.run.checkpoints_pane import CheckpointsPane
@@ -195,11 +195,11 @@ async def test_the_checkpoints_tab_lists_every_trainers_checkpoints_under_its_tr
     run = _two_trainer_run(tmp_path, runs_dir)
     app = app_for(tmp_path, mode="replay", paths=[str(run.path)])
     async with app.run_test(size=(140, 36)) as pilot:
-        await wait_for(pilot, lambda: app.screen.query(CheckpointsPane), "the replay", limit=60)
+        await app_wait(pilot, lambda: app.screen.query(CheckpointsPane), "the replay", limit=60)
         await pilot.press("8")
         pane = app.screen.query_one(CheckpointsPane)
         table = pane.query_one(DataTable)
-        await wait_for(pilot, lambda: table.row_count >= 7, "both Trainers' checkpoints", limit=60)
+        await app_wait(pilot, lambda: table.row_count >= 7, "both Trainers' checkpoints", limit=60)
         rows = [str(table.get_row_at(i)[1]) for i in range(table.row_count)]
         assert rows == ["Trainer 1 of 2", "checkpoint-8", "checkpoint-16", "checkpoint-24",
                         "Trainer 2 of 2", "checkpoint-8", "checkpoint-16"], rows
