@@ -225,10 +225,9 @@ async def test_the_live_screen_warns_once_while_the_journal_cannot_be_written(tm
     while the error stays, and a screen opened after the file is writable again says nothing."""
     if shutil.which("chattr") is None:
         pytest.skip("no chattr on this machine")
+    from cockpit.ui.screens.live import STATUS_EVERY_S, LiveRunScreen
     from ui_helpers import app_for, notifications
     from ui_helpers import app_wait as wait_pilot
-
-    from cockpit.ui.screens.live import STATUS_EVERY_S, LiveRunScreen
 
     script = tmp_path / "wait.py"
     script.write_text("import time\nfor _ in range(600):\n    time.sleep(0.1)\n", encoding="utf-8")

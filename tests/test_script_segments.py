@@ -187,10 +187,10 @@ async def test_the_checkpoints_tab_lists_every_trainers_checkpoints_under_its_tr
     """Issue 31: the Checkpoints tab listed only the last Trainer's output folder. Each Trainer's
     checkpoints are listed under a row naming it; an earlier Trainer's checkpoint is picked and
     sampled from its own folder, labelled with its Trainer."""
-    from ui_helpers import app_for, app_wait
     from textual.widgets import DataTable
 
     from cockpit.ui.widgets.run.checkpoints_pane import CheckpointsPane
+    from ui_helpers import app_for, app_wait
 
     run = _two_trainer_run(tmp_path, runs_dir)
     app = app_for(tmp_path, mode="replay", paths=[str(run.path)])
