@@ -153,12 +153,20 @@ def test_findings_of_a_two_trainer_script_count_every_trainers_own(tmp_path, run
     """Issue 31: `cockpit findings` showed 17 of the journal's 31 findings — judged as one run, the
     second Trainer's step 1 rewound the first's points, and a finding of one Trainer hid the other's
     of the same kind at the same steps. Each Trainer is judged on its own, live and after."""
+    import time
+
     from cockpit.supervisor.findings import FindingsWatcher
+    from cockpit.supervisor.watch import Beat
 
     run = _two_trainer_run(tmp_path, runs_dir)
-    # Live: the supervisor's judge says the NaN steps of each Trainer, not the first's alone.
+    # Live: the supervisor's judge (fed by its one tail) says the NaN steps of each Trainer, not the
+    # first's alone.
+    records = journal.read_all(run.events)[0]
+    beat = Beat(pid=None, started_at=time.time(), live=False)
     with journal.JournalWriter(run.events) as jw:
-        FindingsWatcher(run, jw, "script").poll(final=True)
+        watcher = FindingsWatcher(run, jw, "script")
+        watcher.poll(records, beat)
+        watcher.ended(records[-1], beat)
     records = journal.read_all(run.events)[0]
     said = [(r.data["kind"], r.data["steps"]) for r in records
             if r.kind == journal.FINDING and r.data["kind"] == "nonfinite_values"]
