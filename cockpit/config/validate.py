@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import difflib
 import math
-import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -29,7 +28,7 @@ from cockpit.config.rewards import RewardNeeds, cockpit_reward_names, needed_col
 from cockpit.errors import CockpitError
 from cockpit.run.folder import list_checkpoints
 from cockpit.trainers.knowledge import MODEL_ROLES
-from cockpit.trainers.registry import Registry, TrainerSpec, known_config_keys, load_registry, suggest_key
+from cockpit.trainers.registry import ConfigField, Registry, TrainerSpec, known_config_keys, load_registry, suggest_key
 
 # Keys the TRL CLI scripts take beyond the config dataclasses (DatasetMixtureConfig and the
 # GRPO/RLOO script arguments); TRL's own parser accepts them in a `--config` YAML.
@@ -116,28 +115,46 @@ class Plan:
     warnings: list[str] = field(default_factory=list)
 
 
-def _type_problem(name: str, type_str: str, value: Any) -> str | None:
-    """A value that cannot be what the field's type says, or None."""
+def _kinds(f: ConfigField) -> tuple[str, ...]:
+    """The JSON kinds a field takes, in the order its type names them: as discovery read them from
+    the real type, else (an annotation TRL left a string) read from the readable type."""
+    if f.kinds is not None:
+        return f.kinds
+    t = f.type.replace(" ", "")
+    names = {"bool": "bool", "int": "int", "float": "float", "str": "str", "None": "null"}
+    return tuple(names.get(part.split("[")[0], part) for part in t.split("|")) if t else ()
+
+
+def _int_written_as_float(f: ConfigField, value: Any) -> bool:
+    """1e3 for an integer field: YAML 1.2 writes a thousand so, and the trainer gets 1000."""
+    kinds = _kinds(f)
+    return isinstance(value, float) and value.is_integer() and bool(kinds) and kinds[0] == "int" \
+        and "float" not in kinds
+
+
+def _type_problem(name: str, f: ConfigField, value: Any) -> str | None:
+    """A value that cannot be what the field's type says (its first kind decides: a bool, an int
+    or a number), or None."""
     if value is None:
         return None  # null means "TRL's default" for every field
-    t = type_str.replace(" ", "")
-    base = re.split(r"[|\[]", t)[0]
+    kinds = _kinds(f)
+    base = kinds[0] if kinds else None
     if base == "bool" and not isinstance(value, bool):
         return f"{name} must be true or false (got {_shown(value)})"
     if base == "int" and isinstance(value, int) and not isinstance(value, bool) and abs(value) > INT_LIMIT:
         return f"{name} must be an integer of at most {INT_LIMIT:,} (got {_shown(value)})"
     if base == "int" and (isinstance(value, bool) or not isinstance(value, int)):
-        if isinstance(value, float) and value.is_integer() and "float" not in t:
+        if _int_written_as_float(f, value):
             if abs(value) > INT_LIMIT:  # 1e30 is a whole number no trainer can count to
                 return f"{name} must be an integer of at most {INT_LIMIT:,} (got {_shown(value)})"
             return None
-        if "float" in t and isinstance(value, float):
+        if "float" in kinds and isinstance(value, float):
             return None
-        if "str" in t and isinstance(value, str):
+        if "str" in kinds and isinstance(value, str):
             return None
         return f"{name} must be an integer (got {_shown(value)})"
     if base == "float" and (isinstance(value, bool) or not isinstance(value, (int, float))):
-        if "str" in t and isinstance(value, str):
+        if "str" in kinds and isinstance(value, str):
             return None
         return f"{name} must be a number (got {_shown(value)})"
     return None
@@ -245,13 +262,12 @@ def _check_trl_keys(preset: Preset, spec: TrainerSpec, problems: _Problems) -> N
             continue
         known_field = fields_by_name.get(key)
         if known_field is not None:
-            wrong = _type_problem(key, known_field.type, value) or _check_choices(key, known_field.choices, value) \
+            wrong = _type_problem(key, known_field, value) or _check_choices(key, known_field.choices, value) \
                 or _range_problem(key, value)
             if wrong:
                 problems.add(key, f"{wrong} — fix it in the preset or with --set {key}=...")
-            elif isinstance(value, float) and re.split(r"[|\[]", known_field.type.replace(" ", ""))[0] == "int" \
-                    and "float" not in known_field.type:
-                preset.trl[key] = int(value)  # 1e3 is how YAML 1.2 writes a thousand: the trainer gets 1000
+            elif _int_written_as_float(known_field, value):
+                preset.trl[key] = int(value)
     if project_only:
         where = preset.source or "the config"
         problems.add(project_only[0], f"unknown config key{'s' if len(project_only) > 1 else ''} "
