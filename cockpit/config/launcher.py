@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, BeforeValidator, ConfigDict, ModelWrapValidatorHandler, ValidationError, model_validator
+from pydantic_core import PydanticCustomError
 
 from cockpit.errors import CockpitError
 
@@ -25,30 +27,147 @@ DEFAULT_PORT = 29500
 
 
 
+def _fix(message: str) -> PydanticCustomError:
+    """A check's own line, said as it is (the line names the key and the fix)."""
+    return PydanticCustomError("launcher", message)
+
+
+def _whole(value: Any, least: int) -> bool:
+    return not isinstance(value, bool) and isinstance(value, int) and value >= least
+
+
+def _count(key: str, least: int) -> Callable[[Any], Any]:
+    def check(value: Any) -> Any:
+        if not _whole(value, least):
+            raise _fix(f"cockpit.launcher.{key} must be a whole number ≥ {least} (got {value!r})")
+        return value
+    return check
+
+
+def _kind(value: Any) -> Any:
+    if value not in KINDS:
+        raise _fix(f"cockpit.launcher.kind must be one of {', '.join(KINDS)} (got {value!r})")
+    return value
+
+
+def _args(value: Any) -> tuple[str, ...]:
+    value = value or []
+    if not isinstance(value, list) or not all(isinstance(a, (str, int, float)) for a in value):
+        raise _fix("cockpit.launcher.args must be a list of extra `accelerate launch` flags")
+    return tuple(str(a) for a in value)
+
+
+def _config_file(ref: Any) -> str | None:
+    """`config` (a TRL config name or a path) or `config_file` (a path), resolved to the file."""
+    if not ref:
+        return None
+    shipped = trl_accelerate_configs()
+    if str(ref) in shipped:
+        return str(shipped[str(ref)])
+    path = Path(str(ref)).expanduser()
+    if not path.is_file():
+        names = ", ".join(shipped) or "none found: is trl installed?"
+        raise _fix(f"cockpit.launcher.config {ref}: no such file and not a config TRL ships ({names}) — "
+                   "name one of those or give an accelerate config made with `accelerate config`")
+    return str(path)
+
+
+def _text(key: str) -> Callable[[Any], str | None]:
+    def check(value: Any) -> str | None:
+        if value is not None and not isinstance(value, (str, int)):
+            raise _fix(f"cockpit.launcher.{key} must be a string (got {value!r})")
+        return None if value is None else str(value)
+    return check
+
+
+def _sbatch(value: Any) -> tuple[str, ...]:
+    value = value or []
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
+        raise _fix("cockpit.launcher.sbatch must be a list of extra #SBATCH options, e.g. ['--qos=high']")
+    return tuple(x.removeprefix("#SBATCH").strip() for x in value)
+
+
+def _setup(value: Any) -> str:
+    value = value or ""
+    if not isinstance(value, str):
+        raise _fix("cockpit.launcher.setup must be a block of shell lines (module loads, venv activation)")
+    return value
+
+
+_SAID = ("num_processes", "kind", "config_file", "args", "nodes", "gpus_per_node", "cpus_per_task", "port",
+         "partition", "time", "account", "sbatch", "setup")
+"""The order a launcher's problems are said in: the count, the kind, then as a preset reads."""
+
+
 class LauncherSpec(BaseModel):
     """`cockpit.launcher`, checked, with every default filled in: what `check` returns and every
-    launching site reads (never the raw mapping). The Slurm fields keep their defaults on other kinds."""
+    launching site reads (never the raw mapping). The one place that says what a valid launcher is:
+    each field's check says its own line with the fix, and `model_validate` of the mapping a preset
+    holds names every problem at once. The Slurm fields keep their defaults on other kinds (where
+    they are unknown keys)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    kind: Literal["python", "torchrun", "accelerate", "slurm"] = "python"
-    num_processes: int = 1
+    kind: Annotated[Literal["python", "torchrun", "accelerate", "slurm"], BeforeValidator(_kind)] = "python"
+    num_processes: Annotated[int, BeforeValidator(_count("num_processes", 1))] = 1
     """Processes in all (per node on Slurm)."""
-    config_file: str | None = None
+    config_file: Annotated[str | None, BeforeValidator(_config_file)] = None
     """The accelerate config: a file TRL ships (named by `config`) or the user's own, resolved."""
-    args: tuple[str, ...] = ()
+    args: Annotated[tuple[str, ...], BeforeValidator(_args)] = ()
     """Extra flags for `accelerate launch` / torchrun."""
-    nodes: int = 1
-    gpus_per_node: int = 0
-    cpus_per_task: int | None = None
-    port: int = DEFAULT_PORT
-    partition: str | None = None
-    time: str | None = None
-    account: str | None = None
-    sbatch: tuple[str, ...] = ()
+    nodes: Annotated[int, BeforeValidator(_count("nodes", 1))] = 1
+    gpus_per_node: Annotated[int, BeforeValidator(_count("gpus_per_node", 0))] = 0
+    cpus_per_task: Annotated[int | None, BeforeValidator(lambda v: v if v is None else _count("cpus_per_task", 0)(v))] \
+        = None
+    port: Annotated[int, BeforeValidator(_count("port", 1))] = DEFAULT_PORT
+    partition: Annotated[str | None, BeforeValidator(_text("partition"))] = None
+    time: Annotated[str | None, BeforeValidator(_text("time"))] = None
+    account: Annotated[str | None, BeforeValidator(_text("account"))] = None
+    sbatch: Annotated[tuple[str, ...], BeforeValidator(_sbatch)] = ()
     """Extra `#SBATCH` options, without the prefix."""
-    setup: str = ""
+    setup: Annotated[str, BeforeValidator(_setup)] = ""
     """Shell lines run on each node before the launcher (module loads, venv activation)."""
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _every_problem(cls, data: Any, handler: ModelWrapValidatorHandler[LauncherSpec]) -> LauncherSpec:
+        """A preset's mapping: keys the kind does not take, the kind (when not given: accelerate
+        for several processes or a config, else python), and what only the fields together say;
+        every problem at once, in the order a preset reads, as one error of one line each."""
+        if not isinstance(data, dict):
+            return handler(data)
+        raw = dict(data)
+        allowed = set(SLURM_KEYS) | {"config"} if raw.get("kind") == "slurm" else set(LOCAL_KEYS)
+        problems = [f"cockpit.launcher.{k}: unknown key — use {', '.join(sorted(allowed))}"
+                    for k in sorted(set(raw) - allowed, key=str)]
+        n = raw.get("num_processes", 1)
+        n = n if _whole(n, 1) else 1
+        given = {k: v for k, v in raw.items() if k in allowed and k != "config"}
+        given["kind"] = raw.get("kind") or ("accelerate" if n > 1 or raw.get("config") or raw.get("config_file")
+                                            else "python")
+        ref = raw.get("config") or raw.get("config_file")
+        if ref or "config_file" in given:
+            given["config_file"] = ref
+        together = ["cockpit.launcher.num_processes > 1 needs kind: torchrun or accelerate"] \
+            if given["kind"] == "python" and n > 1 else []
+        try:
+            spec = handler(given)
+        except ValidationError as exc:
+            lines = sorted(((_SAID.index(str(e["loc"][0])) if e["loc"] and e["loc"][0] in _SAID else len(_SAID),
+                             e["msg"] if e["type"] == "launcher" else
+                             f"cockpit.launcher.{'.'.join(map(str, e['loc']))}: {e['msg']}") for e in exc.errors()),
+                           key=lambda line: line[0])
+            first = [m for at, m in lines if at <= _SAID.index("kind")]
+            rest = [m for at, m in lines if at > _SAID.index("kind")]
+            raise _fix("\n".join(problems + first + together + rest)) from None
+        if problems or together:
+            raise _fix("\n".join(problems + together))
+        if spec.kind == "slurm" and "num_processes" not in raw and spec.gpus_per_node:
+            # on Slurm num_processes is per node: unless given, one process for each GPU it asks for
+            spec = spec.model_copy(update={"num_processes": spec.gpus_per_node})
+        return spec
 
 
 _LAUNCHERS = {"python", "python3", "accelerate", "torchrun", "deepspeed", "trl", "uv", "srun"}
@@ -64,22 +183,6 @@ def trl_accelerate_configs() -> dict[str, Path]:
     if folder is None or not folder.is_dir():
         return {}
     return {p.stem: p for p in sorted(folder.glob("*.yaml"))}
-
-
-def _config_path(launcher: dict[str, Any]) -> Path | None:
-    """`config` (a TRL config name or a path) or `config_file` (a path), checked."""
-    ref = launcher.get("config") or launcher.get("config_file")
-    if not ref:
-        return None
-    shipped = trl_accelerate_configs()
-    if str(ref) in shipped:
-        return shipped[str(ref)]
-    path = Path(str(ref)).expanduser()
-    if not path.is_file():
-        names = ", ".join(shipped) or "none found: is trl installed?"
-        raise CockpitError(f"cockpit.launcher.config {ref}: no such file and not a config TRL ships ({names}) — "
-                           "name one of those or give an accelerate config made with `accelerate config`")
-    return path
 
 
 def accelerate_settings(path: Path) -> dict[str, Any]:
@@ -137,86 +240,23 @@ def slurm_problem(spec: LauncherSpec) -> str | None:
 
 
 def check(launcher: Any) -> LauncherSpec:
-    """The `cockpit.launcher` section, checked; returns it with defaults filled in. Every problem
-    is named at once, one line each. A spec already checked is returned as it is."""
+    """The `cockpit.launcher` section, checked against `LauncherSpec`; returns it with defaults
+    filled in. Every problem is named at once, one line each, then what this machine lacks for
+    it. A spec already checked is returned as it is."""
     if isinstance(launcher, LauncherSpec):
         return launcher
     if launcher is None:
         launcher = {}
     if not isinstance(launcher, dict):
         raise CockpitError("cockpit.launcher must be a mapping like {kind: accelerate, num_processes: 2}")
-    allowed = set(SLURM_KEYS) | {"config"} if launcher.get("kind") == "slurm" else set(LOCAL_KEYS)
-    problems = [f"cockpit.launcher.{k}: unknown key — use {', '.join(sorted(allowed))}"
-                for k in sorted(set(launcher) - allowed)]
-    n = launcher.get("num_processes", 1)
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        problems.append(f"cockpit.launcher.num_processes must be a whole number ≥ 1 (got {n!r})")
-        n = 1
-    has_config = bool(launcher.get("config") or launcher.get("config_file"))
-    kind = launcher.get("kind") or ("accelerate" if n > 1 or has_config else "python")
-    if kind not in KINDS:
-        problems.append(f"cockpit.launcher.kind must be one of {', '.join(KINDS)} (got {kind!r})")
-    if kind == "python" and n > 1:
-        problems.append("cockpit.launcher.num_processes > 1 needs kind: torchrun or accelerate")
-    cfg = None
     try:
-        cfg = _config_path(launcher)
-    except CockpitError as exc:
-        problems.append(str(exc))
-    extra = launcher.get("args") or []
-    if not isinstance(extra, list) or not all(isinstance(a, (str, int, float)) for a in extra):
-        problems.append("cockpit.launcher.args must be a list of extra `accelerate launch` flags")
-        extra = []
-    fields: dict[str, Any] = {"num_processes": n, "config_file": str(cfg) if cfg else None,
-                              "args": tuple(str(a) for a in extra)}
-    if kind == "slurm":
-        try:
-            fields.update(check_slurm(launcher))
-        except CockpitError as exc:
-            problems.extend(str(exc).splitlines())
-        else:  # on Slurm num_processes is per node: unless given, one process for each GPU it asks for
-            if "num_processes" not in launcher and fields["gpus_per_node"]:
-                fields["num_processes"] = fields["gpus_per_node"]
-    if problems:
-        raise CockpitError("\n".join(problems))
-    spec = LauncherSpec.model_validate({"kind": kind, **fields})
-    problems = machine_problems(spec) if kind != "slurm" else []
+        spec = LauncherSpec.model_validate(launcher)
+    except ValidationError as exc:
+        raise CockpitError("\n".join(e["msg"] for e in exc.errors())) from None
+    problems = machine_problems(spec) if spec.kind != "slurm" else []
     if problems:
         raise CockpitError("\n".join(problems))
     return spec
-
-
-def check_slurm(launcher: dict[str, Any]) -> dict[str, Any]:
-    """The slurm fields of `cockpit.launcher`, checked, with defaults; every problem at once."""
-    problems = []
-    out: dict[str, Any] = {}
-    for key, default in (("nodes", 1), ("gpus_per_node", 0), ("cpus_per_task", None), ("port", DEFAULT_PORT)):
-        value = launcher.get(key, default)
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0
-                                  or (key in ("nodes", "port") and value < 1)):
-            problems.append(f"cockpit.launcher.{key} must be a whole number ≥ {1 if key in ('nodes', 'port') else 0}"
-                            f" (got {value!r})")
-        out[key] = value
-    for key in ("partition", "time", "account"):
-        value = launcher.get(key)
-        if value is not None and not isinstance(value, (str, int)):
-            problems.append(f"cockpit.launcher.{key} must be a string (got {value!r})")
-        out[key] = None if value is None else str(value)
-    extra = launcher.get("sbatch") or []
-    if isinstance(extra, str):
-        extra = [extra]
-    if not isinstance(extra, list) or not all(isinstance(x, str) for x in extra):
-        problems.append("cockpit.launcher.sbatch must be a list of extra #SBATCH options, e.g. ['--qos=high']")
-        extra = []
-    out["sbatch"] = tuple(x.removeprefix("#SBATCH").strip() for x in extra)
-    setup = launcher.get("setup") or ""
-    if not isinstance(setup, str):
-        problems.append("cockpit.launcher.setup must be a block of shell lines (module loads, venv activation)")
-        setup = ""
-    out["setup"] = setup
-    if problems:
-        raise CockpitError("\n".join(problems))
-    return out
 
 
 def gpu_count() -> int:

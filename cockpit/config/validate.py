@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import difflib
 import math
-import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -29,7 +28,7 @@ from cockpit.config.rewards import RewardNeeds, cockpit_reward_names, needed_col
 from cockpit.errors import CockpitError
 from cockpit.run.folder import list_checkpoints
 from cockpit.trainers.knowledge import MODEL_ROLES
-from cockpit.trainers.registry import Registry, TrainerSpec, known_config_keys, load_registry, suggest_key
+from cockpit.trainers.registry import ConfigField, Registry, TrainerSpec, known_config_keys, load_registry, suggest_key
 
 # Keys the TRL CLI scripts take beyond the config dataclasses (DatasetMixtureConfig and the
 # GRPO/RLOO script arguments); TRL's own parser accepts them in a `--config` YAML.
@@ -37,6 +36,7 @@ SCRIPT_EXTRA_KEYS = {"datasets", "streaming", "test_split_size", "reward_model_n
                      "reward_funcs"}
 
 INT_LIMIT = 2**63 - 1
+"""The largest integer a TRL/transformers integer field can hold (they end up in int64 tensors)."""
 SHOWN_CHARS = 60
 """How much of a refused value a message quotes: a 120 KB --set value is named, not echoed."""
 NON_NEGATIVE = frozenset({"learning_rate", "warmup_steps", "warmup_ratio", "weight_decay", "num_train_epochs",
@@ -66,7 +66,6 @@ def _range_problem(name: str, value: Any) -> str | None:
             and not 1 <= value <= MAX_ROWS_AT_ONCE:
         return f"{name} must be a whole number from 1 to {MAX_ROWS_AT_ONCE:,} (got {_shown(value)})"
     return None
-"""The largest integer a TRL/transformers integer field can hold (they end up in int64 tensors)."""
 
 _BUILTIN_REWARDS_HINT = "a TRL reward name, a dotted import path or path/file.py:function"
 
@@ -116,28 +115,46 @@ class Plan:
     warnings: list[str] = field(default_factory=list)
 
 
-def _type_problem(name: str, type_str: str, value: Any) -> str | None:
-    """A value that cannot be what the field's type says, or None."""
+def _kinds(f: ConfigField) -> tuple[str, ...]:
+    """The JSON kinds a field takes, in the order its type names them: as discovery read them from
+    the real type, else (an annotation TRL left a string) read from the readable type."""
+    if f.kinds is not None:
+        return f.kinds
+    t = f.type.replace(" ", "")
+    names = {"bool": "bool", "int": "int", "float": "float", "str": "str", "None": "null"}
+    return tuple(names.get(part.split("[")[0], part) for part in t.split("|")) if t else ()
+
+
+def _int_written_as_float(f: ConfigField, value: Any) -> bool:
+    """1e3 for an integer field: YAML 1.2 writes a thousand so, and the trainer gets 1000."""
+    kinds = _kinds(f)
+    return isinstance(value, float) and value.is_integer() and bool(kinds) and kinds[0] == "int" \
+        and "float" not in kinds
+
+
+def _type_problem(name: str, f: ConfigField, value: Any) -> str | None:
+    """A value that cannot be what the field's type says (its first kind decides: a bool, an int
+    or a number), or None."""
     if value is None:
         return None  # null means "TRL's default" for every field
-    t = type_str.replace(" ", "")
-    base = re.split(r"[|\[]", t)[0]
+    kinds = _kinds(f)
+    base = kinds[0] if kinds else None
     if base == "bool" and not isinstance(value, bool):
         return f"{name} must be true or false (got {_shown(value)})"
     if base == "int" and isinstance(value, int) and not isinstance(value, bool) and abs(value) > INT_LIMIT:
         return f"{name} must be an integer of at most {INT_LIMIT:,} (got {_shown(value)})"
     if base == "int" and (isinstance(value, bool) or not isinstance(value, int)):
-        if isinstance(value, float) and value.is_integer() and "float" not in t:
+        if _int_written_as_float(f, value):
             if abs(value) > INT_LIMIT:  # 1e30 is a whole number no trainer can count to
                 return f"{name} must be an integer of at most {INT_LIMIT:,} (got {_shown(value)})"
             return None
-        if "float" in t and isinstance(value, float):
+        if "float" in kinds and isinstance(value, float):
             return None
-        if "str" in t and isinstance(value, str):
+        if "str" in kinds and isinstance(value, str):
             return None
         return f"{name} must be an integer (got {_shown(value)})"
     if base == "float" and (isinstance(value, bool) or not isinstance(value, (int, float))):
-        if "str" in t and isinstance(value, str):
+        if "str" in kinds and isinstance(value, str):
             return None
         return f"{name} must be a number (got {_shown(value)})"
     return None
@@ -150,6 +167,32 @@ def _check_choices(name: str, choices: Any, value: Any) -> str | None:
     if str(value) not in allowed:
         return f"{name} must be one of {', '.join(allowed)} (got {_shown(value)})"
     return None
+
+
+@dataclass(frozen=True)
+class DemoAssets:
+    """A preset whose `demo:` references are paths now, and what the runner builds later."""
+
+    preset: Preset
+    built_later: tuple[str, ...] = ()
+    """Folders the runner builds on first use (the demo models): a model path under one may not
+    exist yet, and is not checked."""
+
+    def model_checked(self, ref: str) -> bool:
+        return not ref.startswith(self.built_later or ("\0",))
+
+
+def demo_assets(preset: Preset, demo_root: Path | None = None) -> DemoAssets:
+    """The preset's `demo:` references resolved under the demo folder (`demo_root`, else the cache's),
+    the demo datasets written there so the data check can read them; a preset that uses no demo
+    asset comes back as a copy, untouched."""
+    if not uses_demo_assets(preset):
+        return DemoAssets(preset.copy())
+    from cockpit import demo
+
+    root = demo_root or demo.demo_dir()
+    demo.ensure_datasets(root)
+    return DemoAssets(resolve_demo_refs(preset, root), (str(root / "models"),))
 
 
 def validate(preset: Preset, registry: Registry | None = None, *,
@@ -168,26 +211,30 @@ def validate(preset: Preset, registry: Registry | None = None, *,
     lacking = trainer_unavailable(spec, has_gpu())
     if lacking:
         problems.add("trainer", f"trainer '{spec.name}' {lacking} — run it on a GPU box or pick another trainer")
-
-    built_later: tuple[str, ...] = ()
     given_data = str(preset.trl.get("dataset_name") or "")
-    if uses_demo_assets(preset):
-        from cockpit import demo
+    assets = demo_assets(preset, demo_root)
+    preset = assets.preset
+    _check_trl_keys(preset, spec, problems)
+    _check_cockpit_keys(preset, problems)
+    with problems.check("chat_template_path"):
+        _resolve_template(preset)
+    models = _check_models(preset, spec, assets, problems, warnings)
+    reward_columns = _check_rewards(preset, spec, registry, models, problems, warnings) \
+        if "reward_funcs" in spec.extra_models else {}
+    _check_cockpit_config(preset, problems, warnings)
+    with problems.check("dataset_name"):
+        _check_data(preset, spec, reward_columns, shown_as=given_data)
+    if not resuming:
+        _check_output_dir(preset, problems)
+    if problems.found:
+        raise ValidationError(problems.found)
+    return Plan(preset=preset, spec=spec, warnings=warnings)
 
-        root = demo_root or demo.demo_dir()
-        demo.ensure_datasets(root)
-        preset = resolve_demo_refs(preset, root)
-        # The runner builds the demo models on first use; their folders may not exist yet.
-        built_later = (str(root / "models"),)
-    else:
-        preset = preset.copy()
 
-    def _check_model_ref(what: str, ref: str) -> None:
-        if not ref.startswith(built_later or ("\0",)):
-            with problems.check(what):
-                _check_model_path(what, ref)
-
-    # -- keys and types --------------------------------------------------------------------
+def _check_trl_keys(preset: Preset, spec: TrainerSpec, problems: _Problems) -> None:
+    """Each TRL key: known to the trainer (or a rename said with what it became, or a close match
+    said), its value of the field's type, one of its choices, in range. A whole number written as
+    a float (1e3) becomes an int in the preset."""
     known = known_config_keys(spec) | SCRIPT_EXTRA_KEYS
     fields_by_name = {f.name: f for f in spec.fields}
     for group in (spec.model_config, spec.script_args):
@@ -215,13 +262,12 @@ def validate(preset: Preset, registry: Registry | None = None, *,
             continue
         known_field = fields_by_name.get(key)
         if known_field is not None:
-            wrong = _type_problem(key, known_field.type, value) or _check_choices(key, known_field.choices, value) \
+            wrong = _type_problem(key, known_field, value) or _check_choices(key, known_field.choices, value) \
                 or _range_problem(key, value)
             if wrong:
                 problems.add(key, f"{wrong} — fix it in the preset or with --set {key}=...")
-            elif isinstance(value, float) and re.split(r"[|\[]", known_field.type.replace(" ", ""))[0] == "int" \
-                    and "float" not in known_field.type:
-                preset.trl[key] = int(value)  # 1e3 is how YAML 1.2 writes a thousand: the trainer gets 1000
+            elif _int_written_as_float(known_field, value):
+                preset.trl[key] = int(value)
     if project_only:
         where = preset.source or "the config"
         problems.add(project_only[0], f"unknown config key{'s' if len(project_only) > 1 else ''} "
@@ -229,6 +275,9 @@ def validate(preset: Preset, registry: Registry | None = None, *,
                      f"{spec.config_class}, the script arguments or the model config (`cockpit fields {spec.name}` "
                      f"lists them); if this config belongs to a project's own script, run that script under "
                      f"the cockpit: cockpit run -- python YOUR_SCRIPT.py --config {where}")
+
+
+def _check_cockpit_keys(preset: Preset, problems: _Problems) -> None:
     for key in preset.cockpit:
         if key not in COCKPIT_KEYS:
             near = difflib.get_close_matches(str(key), COCKPIT_KEYS, n=1)
@@ -236,19 +285,25 @@ def validate(preset: Preset, registry: Registry | None = None, *,
                 f" — known: {', '.join(COCKPIT_KEYS)}"
             problems.add(f"cockpit.{key}", f"unknown key 'cockpit.{key}'{hint}")
 
-    with problems.check("chat_template_path"):
-        _resolve_template(preset)
 
-    # -- model -----------------------------------------------------------------------------
+def _check_models(preset: Preset, spec: TrainerSpec, assets: DemoAssets, problems: _Problems,
+                  warnings: list[str]) -> dict[str, Any]:
+    """The model, the extra models by role (`cockpit.models`), the teacher and the reward model a
+    trainer needs: each one there (a folder with a config, or a hub id in the cache). Returns
+    `cockpit.models` ({} when it is not a mapping, which is said)."""
+    def check_ref(what: str, ref: str) -> None:
+        if assets.model_checked(ref):
+            with problems.check(what):
+                _check_model_path(what, ref)
+
     model = preset.trl.get("model_name_or_path")
     if not model:
         problems.add("model_name_or_path", "no model: set model_name_or_path (a local folder or "
                      "hub id) — e.g. --set model_name_or_path=Qwen/Qwen2.5-0.5B-Instruct")
     else:
-        _check_model_ref("model_name_or_path", str(model))
+        check_ref("model_name_or_path", str(model))
     if preset.trl.get("trust_remote_code"):
         warnings.append("trust_remote_code is on: the model's own Python code will run")
-
     models = preset.cockpit.get("models") or {}
     if not isinstance(models, dict):
         problems.add("cockpit.models", "cockpit.models must be a mapping like {reward_model: path}")
@@ -258,47 +313,59 @@ def validate(preset: Preset, registry: Registry | None = None, *,
             problems.add(f"cockpit.models.{key}", f"cockpit.models.{key}: unknown model role — use "
                          f"{', '.join(MODEL_ROLES[:-1])} or {MODEL_ROLES[-1]}")
         elif ref:
-            _check_model_ref(f"cockpit.models.{key}", str(ref))
+            check_ref(f"cockpit.models.{key}", str(ref))
     if "teacher_model" in spec.extra_models:
         teacher = preset.trl.get("teacher_model_name_or_path") or models.get("teacher_model")
         if not teacher:
             problems.add("teacher_model_name_or_path", f"{spec.name} needs a teacher model — set "
                          "teacher_model_name_or_path (or cockpit.models.teacher_model)")
         else:
-            _check_model_ref("teacher model", str(teacher))
+            check_ref("teacher model", str(teacher))
     has_scorer = models.get("reward_model") or preset.trl.get("reward_model_path")
     if "value_model" in spec.extra_models and not has_scorer:
         problems.add("cockpit.models.reward_model", f"{spec.name} needs a reward model — set "
                      "cockpit.models.reward_model (a sequence-classification model); the value "
                      "model defaults to it")
-    reward_columns: dict[str, list[str]] = {}
-    if "reward_funcs" in spec.extra_models:
-        funcs: list[Any] = []
-        with problems.check("reward_funcs"):
-            funcs = _reward_funcs(preset)
-            if not funcs and not preset.trl.get("reward_model_name_or_path") \
-                    and not models.get("reward_model"):
-                raise CockpitError(f"{spec.name} needs rewards — set reward_funcs, "
-                                   f"cockpit.reward_funcs ({_BUILTIN_REWARDS_HINT}) or "
-                                   "reward_model_name_or_path")
-        for fn in funcs:
-            file_ref = reward_file_ref(str(fn))
-            if file_ref is not None:
-                if not file_ref[0].is_file():
-                    problems.add("reward_funcs", f"reward function {fn}: no file {file_ref[0]} — "
-                                 "give path/file.py:function")
-                    continue
-                warnings.append(f"reward function code will run from {fn}")
-            needs = reward_needs(str(fn), registry.rewards)
-            if needs is None:
-                continue
-            if not needs.found:
-                problems.add("reward_funcs", _unknown_reward(str(fn), needs, registry))
-            elif needs.factory:
-                problems.add("reward_funcs", f"reward function {fn} builds a reward function (it takes no "
-                             "completions) — call it in a file of yours and name that: path/file.py:function")
-        reward_columns = needed_columns(funcs, registry.rewards)
+    return models
 
+
+def _check_rewards(preset: Preset, spec: TrainerSpec, registry: Registry, models: dict[str, Any],
+                   problems: _Problems, warnings: list[str]) -> dict[str, list[str]]:
+    """The reward functions of a trainer that takes them: given (or a reward model), each one
+    found, its file there; returns the dataset columns they read."""
+    funcs: list[Any] = []
+    with problems.check("reward_funcs"):
+        funcs = _reward_funcs(preset)
+        if not funcs and not preset.trl.get("reward_model_name_or_path") \
+                and not models.get("reward_model"):
+            raise CockpitError(f"{spec.name} needs rewards — set reward_funcs, "
+                               f"cockpit.reward_funcs ({_BUILTIN_REWARDS_HINT}) or "
+                               "reward_model_name_or_path")
+    for fn in funcs:
+        file_ref = reward_file_ref(str(fn))
+        if file_ref is not None:
+            if not file_ref[0].is_file():
+                problems.add("reward_funcs", f"reward function {fn}: no file {file_ref[0]} — "
+                             "give path/file.py:function")
+                continue
+            warnings.append(f"reward function code will run from {fn}")
+        needs = reward_needs(str(fn), registry.rewards)
+        if needs is None:
+            continue
+        if not needs.found:
+            problems.add("reward_funcs", _unknown_reward(str(fn), needs, registry))
+        elif needs.factory:
+            problems.add("reward_funcs", f"reward function {fn} builds a reward function (it takes no "
+                         "completions) — call it in a file of yours and name that: path/file.py:function")
+    return needed_columns(funcs, registry.rewards)
+
+
+def _check_cockpit_config(preset: Preset, problems: _Problems, warnings: list[str]) -> None:
+    """The cockpit's own config, through its typed models: the launcher (and Slurm being there for
+    one), the alert rules and notify targets; a broken ~/.config/cockpit/alerts.yaml is a warning."""
+    from cockpit.alerts.alerter import user_alerts
+    from cockpit.alerts.notify import parse_notify
+    from cockpit.alerts.rules import parse_rules
     from cockpit.config.launcher import check as check_launcher
     from cockpit.config.launcher import slurm_problem
 
@@ -306,31 +373,21 @@ def validate(preset: Preset, registry: Registry | None = None, *,
         no_slurm = slurm_problem(check_launcher(preset.cockpit.get("launcher")))
         if no_slurm:
             raise CockpitError(no_slurm)
-    from cockpit.alerts.notify import parse_notify
-    from cockpit.alerts.rules import parse_rules
-
     with problems.check("cockpit.alerts"):
         parse_rules(preset.cockpit.get("alerts"))
     with problems.check("cockpit.notify"):
         parse_notify(preset.cockpit.get("notify"))
-    from cockpit.alerts.alerter import user_alerts
-
     user_alerts(warnings)  # a broken ~/.config/cockpit/alerts.yaml is named, not ignored
 
-    # -- data ------------------------------------------------------------------------------
-    with problems.check("dataset_name"):
-        _check_data(preset, spec, reward_columns, shown_as=given_data)
 
-    # -- output ----------------------------------------------------------------------------
+def _check_output_dir(preset: Preset, problems: _Problems) -> None:
     out = preset.trl.get("output_dir")
-    if out and not resuming:
-        out_path = Path(str(out)).expanduser()
-        if list_checkpoints(out_path):
-            problems.add("output_dir", f"output_dir {out_path} already holds checkpoints — "
-                         "continue it with `cockpit resume RUN`, or pick a new output_dir")
-    if problems.found:
-        raise ValidationError(problems.found)
-    return Plan(preset=preset, spec=spec, warnings=warnings)
+    if not out:
+        return
+    out_path = Path(str(out)).expanduser()
+    if list_checkpoints(out_path):
+        problems.add("output_dir", f"output_dir {out_path} already holds checkpoints — "
+                     "continue it with `cockpit resume RUN`, or pick a new output_dir")
 
 
 TEMPLATE_SUFFIXES = (".jinja", ".jinja2", ".j2", ".txt", ".tmpl")

@@ -58,6 +58,45 @@ def _type_name(tp: Any) -> str:
     return str(tp).replace("typing.", "")
 
 
+_JSON_KINDS = {bool: "bool", int: "int", float: "float", str: "str", type(None): "null", list: "list",
+               tuple: "list", set: "list", frozenset: "list", dict: "dict"}
+
+
+def _kinds(tp: Any) -> list[str] | None:
+    """The JSON kinds a value of this type may be written as (bool, int, float, str, list, dict,
+    null), in the order the type names them; None when that cannot be told (an annotation left a
+    string, Any, a class of its own). Validation checks a preset's values against these."""
+    if tp is None or tp is type(None):
+        return ["null"]
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+    if origin is typing.Union or origin is types.UnionType:
+        out: list[str] = []
+        for arg in sorted(args, key=lambda a: a is type(None)):  # None last, as the readable type says it
+            kinds = _kinds(arg)
+            if kinds is None:
+                return None
+            out += [k for k in kinds if k not in out]
+        return out
+    if origin is typing.Literal:
+        found = [_JSON_KINDS.get(type(a)) for a in args]
+        return None if None in found else list(dict.fromkeys(k for k in found if k))
+    if origin is typing.Annotated:
+        return _kinds(args[0])
+    if origin is not None:
+        if isinstance(origin, type) and issubclass(origin, collections.abc.Mapping):
+            return ["dict"]
+        if isinstance(origin, type) and issubclass(origin, (list, tuple, set, frozenset, collections.abc.Sequence)):
+            return ["list"]
+        return None
+    if isinstance(tp, type) and issubclass(tp, enum.Enum):
+        found = [_JSON_KINDS.get(type(m.value)) for m in tp]
+        return None if not found or None in found else list(dict.fromkeys(k for k in found if k))
+    if isinstance(tp, type) and tp in _JSON_KINDS:
+        return [_JSON_KINDS[tp]]
+    return None
+
+
 def _enum_values(tp: Any) -> list[Any] | None:
     """Choices implied by a Literal or Enum type (also inside `X | None` / `Enum | str`)."""
     if isinstance(tp, str):
@@ -153,6 +192,7 @@ def describe_fields(cls: type, training_arg_names: frozenset[str], group: str | 
             {
                 "name": f.name,
                 "type": _type_name(tp),
+                "kinds": _kinds(tp),
                 "default": default,
                 "default_factory": has_factory,
                 "required": required,

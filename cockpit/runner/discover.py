@@ -33,7 +33,7 @@ from cockpit.errors import failure
 from cockpit.runner.config_fields import describe_fields
 from cockpit.trainers import camel_words
 
-SCHEMA = 2
+SCHEMA = 3
 
 # Experimental submodules that are known not to hold trainers are still imported (a new TRL may
 # add a trainer there); a module simply contributes nothing when it has no Trainer class.

@@ -20,7 +20,7 @@ from cockpit.errors import CockpitError
 from cockpit.paths import cache_dir
 from cockpit.trainers import versions
 
-SCHEMA = 2
+SCHEMA = 3
 DISCOVER_MODULE = "cockpit.runner.discover"
 DISCOVER_TIMEOUT_S = 180.0
 

@@ -57,10 +57,15 @@ class ConfigField:
     """"TrainingArguments" for fields transformers defines, else the dataclass that adds them."""
     default_factory: bool = False
     required: bool = False
+    kinds: tuple[str, ...] | None = None
+    """The JSON kinds a value may be written as (bool, int, float, str, list, dict, null), in the
+    order the type names them, as discovery read them from the real type; None when it could not
+    tell (an annotation TRL left a string), and then validation reads `type`."""
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> ConfigField:
         choices = data.get("choices")
+        kinds = data.get("kinds")
         return cls(
             name=str(data["name"]),
             type=str(data.get("type", "")),
@@ -70,10 +75,12 @@ class ConfigField:
             group=str(data.get("group") or ""),
             default_factory=bool(data.get("default_factory", False)),
             required=bool(data.get("required", False)),
+            kinds=tuple(str(k) for k in kinds) if isinstance(kinds, list) else None,
         )
 
     def to_json(self) -> dict[str, Any]:
-        return {**dataclasses.asdict(self), "choices": list(self.choices) if self.choices is not None else None}
+        return {**dataclasses.asdict(self), "choices": list(self.choices) if self.choices is not None else None,
+                "kinds": list(self.kinds) if self.kinds is not None else None}
 
 
 @dataclass(frozen=True)
