@@ -95,6 +95,15 @@ def test_two_trainers_in_one_script_resume_and_export_as_two_segments(tmp_path, 
     assert listed.returncode == 0, listed.stderr
     assert f"# Trainer 1 of 2: {tmp_path / 'out' / 'first'}" in listed.stdout
     assert f"# Trainer 2 of 2: {second}" in listed.stdout
+    # The second Trainer starts from the first's checkpoint, named relative to the script's folder:
+    # the doctor compares its weights with that folder, not with one the supervisor's folder does not hold.
+    moved = [r.data for r in records if r.kind == journal.FINDING and r.data["kind"] == "weight_change"
+             and "second" in json.dumps(r.data["evidence"])]
+    start = str(tmp_path / "out" / "first" / "checkpoint-2")
+    assert moved and all(any(e.get("path") == start for e in f["evidence"]) for f in moved), moved
+    assert not [r for r in records if r.kind == journal.FINDING and r.data["kind"] == "model_unchanged"]
+    judged = json.loads(_cli("findings", run.name, "--json", "--runs-dir", str(runs_dir)).stdout)
+    assert {f["trainer"] for f in judged["findings"] if f["kind"] == "weight_change"} == {1, 2}
     state = json.loads((second / "checkpoint-8" / "trainer_state.json").read_text())
     assert (state["global_step"], state["max_steps"]) == (8, 8)
     assert run.read_status().state == "finished"
