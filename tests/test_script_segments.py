@@ -169,9 +169,10 @@ def test_findings_of_a_two_trainer_script_count_every_trainers_own(tmp_path, run
     with journal.JournalWriter(run.events) as jw:
         FindingsWatcher(run, jw, "script").poll(final=True)
     records = journal.read_all(run.events)[0]
-    said = [(r.data["kind"], r.data["steps"]) for r in records
+    said = [(r.data["kind"], r.data["steps"], r.data.get("segment")) for r in records
             if r.kind == journal.FINDING and r.data["kind"] == "nonfinite_values"]
-    assert said == [("nonfinite_values", [13, 14]), ("nonfinite_values", [13, 14])], said
+    # written after both Trainers ran, each names its Trainer (readers place it by that, not by position)
+    assert said == [("nonfinite_values", [13, 14], 0), ("nonfinite_values", [13, 14], 1)], said
 
     done = _cli("findings", run.name, "--json", "--runs-dir", str(runs_dir))
     assert done.returncode == 0, done.stderr
@@ -223,3 +224,28 @@ async def test_the_checkpoints_tab_lists_every_trainers_checkpoints_under_its_tr
             "Trainer 1: checkpoint-16", str(tmp_path / "work" / "out" / "first" / "checkpoint-16"))
         assert (second.label, second.spec["path"]) == (
             "checkpoint-16", str(tmp_path / "work" / "out" / "second" / "checkpoint-16"))
+
+
+@pytest.mark.anyio
+async def test_the_findings_tab_of_a_two_trainer_script_shows_every_trainers_findings(tmp_path, runs_dir):
+    """The Findings tab of the same run replayed: each Trainer's findings, said whose they are; the
+    judge's (the newest Trainer's, whose points the store holds) merged with that Trainer's only."""
+    from test_ui_app import app_for, wait_for
+
+    from cockpit.supervisor.findings import FindingsWatcher
+    from cockpit.ui.widgets.run.findings_pane import FindingsPane
+
+    run = _two_trainer_run(tmp_path, runs_dir)
+    with journal.JournalWriter(run.events) as jw:  # what the supervisor records, Trainer by Trainer
+        FindingsWatcher(run, jw, "script").poll(final=True)
+    app = app_for(tmp_path, mode="replay", paths=[str(run.path)])
+    async with app.run_test(size=(140, 36)) as pilot:
+        await wait_for(pilot, lambda: app.screen.sources, "the run loaded", limit=60)
+        await pilot.press("7")
+        pane = app.screen.query_one(FindingsPane)
+        await wait_for(pilot, lambda: pane.checked is not None and "judging" not in
+                       str(app.screen.query_one("#findings-title").render()), "the judge", limit=60)
+        shown = sorted((f.summary.split(":")[0], f.kind) for f in pane.findings)
+        assert shown == [("Trainer 1", "nonfinite_values"), ("Trainer 1", "weight_change"),
+                         ("Trainer 2", "nonfinite_values"), ("Trainer 2", "weight_change")], shown
+        assert str(app.screen.query_one("#findings-title").render()).startswith("Findings (4)")
