@@ -92,6 +92,50 @@ def test_sample_killed_by_a_signal_takes_its_sampler_down(tmp_path, sig):
                 stream.close()
 
 
+
+def test_a_sampler_whose_parent_is_sigkilled_ends_even_while_it_is_blocked_loading(tmp_path):
+    """A real `cockpit sample` SIGKILLed (no handler of its runs) while its sampler is blocked loading
+    the model, and so writes no line that would find the pipe closed: the sampler sees that its
+    parent is gone and ends within seconds (it lived on before, holding the model's memory). The
+    load that never ends is a stand-in `transformers` on the sampler's PYTHONPATH (after the
+    sampler's own folder, as a user's PYTHONPATH is) whose import blocks: the training stack is not
+    what this is about."""
+    ckpt = tmp_path / "out" / "checkpoint-1"
+    ckpt.mkdir(parents=True)
+    (ckpt / "config.json").write_text("{}")
+    (ckpt / "model.safetensors").write_bytes(b"\x02" + b"\0" * 7 + b"{}")  # a real (empty) safetensors file
+    (ckpt / "trainer_state.json").write_text(json.dumps({"global_step": 1, "max_steps": 1, "log_history": []}))
+    blocked = tmp_path / "loading"
+    stand_in = tmp_path / "site" / "transformers"
+    stand_in.mkdir(parents=True)
+    (stand_in / "__init__.py").write_text(f"import pathlib, time\npathlib.Path({str(blocked)!r}).touch()\n"
+                                          "time.sleep(600)\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([os.environ.get("PYTHONPATH", ""), str(tmp_path / "site")])}
+    proc = subprocess.Popen(cockpit_cmd("sample", str(tmp_path / "out"), "--prompt", "hello", "--no-keep"),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
+                            start_new_session=True, env=env)
+    sampler: list[psutil.Process] = []
+    try:
+        sampler = wait_for(lambda: _sampler_children(proc.pid), timeout=120)
+        wait_for(blocked.exists, timeout=120)  # the sampler is in its load, and stays there
+        time.sleep(1)
+        assert all(p.is_running() for p in sampler)
+        proc.kill()
+        proc.wait(timeout=30)
+        started = time.monotonic()
+        _gone, alive = psutil.wait_procs(sampler, timeout=15)
+        assert not alive, f"the sampler outlived its SIGKILLed parent: {alive}"
+        assert time.monotonic() - started < 5
+    finally:
+        for p in sampler:
+            try:
+                p.kill()
+            except psutil.Error:
+                pass
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
 # -- F1: serve's TUI processes ---------------------------------------------------------------------
 
 

@@ -350,3 +350,31 @@ def test_a_training_script_whose_folder_is_moved_mid_run_ends_finished_where_it_
     finally:
         _close(proc)
         _cleanup(moved)
+
+
+@pytest.mark.slow
+def test_stop_and_save_works_on_a_run_folder_moved_mid_run(tmp_path, runs_dir):
+    """`mv RUN RUN-moved` mid-run, then `cockpit stop RUN-moved` (stop and save): the request is left
+    in the moved folder, where the trainer's callback finds it through the folder it holds open (it
+    looked where the folder was, and trained on to its end). The run saves at the next step and ends
+    `stopped`, its checkpoint saved at that step."""
+    run, proc = _pipeline(tmp_path, runs_dir, max_steps=60, sleep=0.3)
+    moved = RunFolder(run.path.with_name(run.path.name + "-moved"))
+    try:
+        proc.wait(timeout=60)
+        wait_for(lambda: _steps(run), timeout=300)
+        run.path.rename(moved.path)
+        wait_for(lambda: len(_steps(moved)) >= 3, timeout=120)
+        stopped = _cli("stop", moved.name, "--runs-dir", str(runs_dir))
+        assert stopped.returncode == 0, stopped.stderr
+        wait_for(lambda: not moved.read_status().live, timeout=120)
+        status = moved.read_status()
+        assert status.state == "stopped" and status.reason == "stopped and saved on request", status
+        records, _ = journal.read_all(moved.events)
+        [asked] = [r.step for r in records if r.kind == journal.STOP_REQUESTED]
+        assert max(_steps(moved)) == asked < 60
+        assert (tmp_path / "out" / f"checkpoint-{asked}" / "trainer_state.json").is_file()
+        assert not run.path.exists()
+    finally:
+        _close(proc)
+        _cleanup(moved)

@@ -95,6 +95,15 @@ def test_two_trainers_in_one_script_resume_and_export_as_two_segments(tmp_path, 
     assert listed.returncode == 0, listed.stderr
     assert f"# Trainer 1 of 2: {tmp_path / 'out' / 'first'}" in listed.stdout
     assert f"# Trainer 2 of 2: {second}" in listed.stdout
+    # The second Trainer starts from the first's checkpoint, named relative to the script's folder:
+    # the doctor compares its weights with that folder, not with one the supervisor's folder does not hold.
+    moved = [r.data for r in records if r.kind == journal.FINDING and r.data["kind"] == "weight_change"
+             and "second" in json.dumps(r.data["evidence"])]
+    start = str(tmp_path / "out" / "first" / "checkpoint-2")
+    assert moved and all(any(e.get("path") == start for e in f["evidence"]) for f in moved), moved
+    assert not [r for r in records if r.kind == journal.FINDING and r.data["kind"] == "model_unchanged"]
+    judged = json.loads(_cli("findings", run.name, "--json", "--runs-dir", str(runs_dir)).stdout)
+    assert {f["trainer"] for f in judged["findings"] if f["kind"] == "weight_change"} == {1, 2}
     state = json.loads((second / "checkpoint-8" / "trainer_state.json").read_text())
     assert (state["global_step"], state["max_steps"]) == (8, 8)
     assert run.read_status().state == "finished"
@@ -168,9 +177,10 @@ def test_findings_of_a_two_trainer_script_count_every_trainers_own(tmp_path, run
         watcher.poll(records, beat)
         watcher.ended(records[-1], beat)
     records = journal.read_all(run.events)[0]
-    said = [(r.data["kind"], r.data["steps"]) for r in records
+    said = [(r.data["kind"], r.data["steps"], r.data.get("segment")) for r in records
             if r.kind == journal.FINDING and r.data["kind"] == "nonfinite_values"]
-    assert said == [("nonfinite_values", [13, 14]), ("nonfinite_values", [13, 14])], said
+    # written after both Trainers ran, each names its Trainer (readers place it by that, not by position)
+    assert said == [("nonfinite_values", [13, 14], 0), ("nonfinite_values", [13, 14], 1)], said
 
     done = _cli("findings", run.name, "--json", "--runs-dir", str(runs_dir))
     assert done.returncode == 0, done.stderr
@@ -222,3 +232,28 @@ async def test_the_checkpoints_tab_lists_every_trainers_checkpoints_under_its_tr
             "Trainer 1: checkpoint-16", str(tmp_path / "work" / "out" / "first" / "checkpoint-16"))
         assert (second.label, second.spec["path"]) == (
             "checkpoint-16", str(tmp_path / "work" / "out" / "second" / "checkpoint-16"))
+
+
+@pytest.mark.anyio
+async def test_the_findings_tab_of_a_two_trainer_script_shows_every_trainers_findings(tmp_path, runs_dir):
+    """The Findings tab of the same run replayed: each Trainer's findings, said whose they are; the
+    judge's (the newest Trainer's, whose points the store holds) merged with that Trainer's only."""
+    from test_ui_app import app_for, wait_for
+
+    from cockpit.supervisor.findings import FindingsWatcher
+    from cockpit.ui.widgets.run.findings_pane import FindingsPane
+
+    run = _two_trainer_run(tmp_path, runs_dir)
+    with journal.JournalWriter(run.events) as jw:  # what the supervisor records, Trainer by Trainer
+        FindingsWatcher(run, jw, "script").poll(final=True)
+    app = app_for(tmp_path, mode="replay", paths=[str(run.path)])
+    async with app.run_test(size=(140, 36)) as pilot:
+        await wait_for(pilot, lambda: app.screen.sources, "the run loaded", limit=60)
+        await pilot.press("7")
+        pane = app.screen.query_one(FindingsPane)
+        await wait_for(pilot, lambda: pane.checked is not None and "judging" not in
+                       str(app.screen.query_one("#findings-title").render()), "the judge", limit=60)
+        shown = sorted((f.summary.split(":")[0], f.kind) for f in pane.findings)
+        assert shown == [("Trainer 1", "nonfinite_values"), ("Trainer 1", "weight_change"),
+                         ("Trainer 2", "nonfinite_values"), ("Trainer 2", "weight_change")], shown
+        assert str(app.screen.query_one("#findings-title").render()).startswith("Findings (4)")

@@ -163,3 +163,39 @@ def test_a_script_run_on_slurm_stops_and_saves_then_a_force_stop_leaves_nothing(
     assert slurm.queue_state(final.job_id) is None
     leftover = subprocess.run(["pgrep", "-f", str(PIPELINE)], capture_output=True, text=True)
     assert leftover.stdout.strip() == ""
+
+
+@pytest.mark.usefixtures("cluster")
+def test_a_script_run_on_slurm_gets_its_secrets_and_its_run_folder_holds_none(runs_dir, tmp_path):
+    """`--env HF_TOKEN=hf_… --env WANDB_API_KEY=…` and a tokened notify target, sent to Slurm: the
+    job's process gets the values (through sbatch's environment), and no file of the run folder —
+    run.yaml, command.txt, slurm.sbatch, the logs, the journal — holds one; run.yaml keeps the
+    references (`cockpit/run/secrets.py`)."""
+    import json
+
+    token, key, hook = "hf_" + "a1B2c3D4" * 4, "wandb-" + "9z8y7x6w" * 4, "s3cr3tT0ken" * 3
+    seen = tmp_path / "seen.json"  # outside the run folder: what the job's process was given
+    script = tmp_path / "show.py"
+    script.write_text("import json, os, sys\n"
+                      "names = ('HF_TOKEN', 'WANDB_API_KEY', 'PLAIN')\n"
+                      "json.dump({n: os.environ.get(n) for n in names}, open(sys.argv[1], 'w'))\n"
+                      "print('the job ran')\n", encoding="utf-8")
+    run = prepare_script([sys.executable, str(script), str(seen)], cwd=tmp_path, runs_dir=runs_dir,
+                         env={"HF_TOKEN": token, "WANDB_API_KEY": key, "PLAIN": "not-a-secret"},
+                         launcher={"kind": "slurm", "partition": "debug"},
+                         alerts={"notify": {"webhook": f"https://hooks.example.invalid/{hook}"}})
+    start_supervisor(run)
+    wait_for(lambda: _ended(run), timeout=300)
+    status = run.read_status()
+    assert status.job_id and (run.path / "slurm.sbatch").is_file()
+    assert json.loads(seen.read_text()) == {"HF_TOKEN": token, "WANDB_API_KEY": key, "PLAIN": "not-a-secret"}, \
+        (status, run.stdout_log.read_text()[-2000:])
+    assert "the job ran" in run.stdout_log.read_text()
+    held = [p.relative_to(run.path) for p in run.path.rglob("*") if p.is_file()
+            and any(s.encode() in p.read_bytes() for s in (token, key, hook))]
+    assert held == [], held
+    env = run.cockpit_section()["env"]
+    assert env["HF_TOKEN"].startswith("secret:") and env["WANDB_API_KEY"].startswith("secret:")
+    assert env["PLAIN"] == "not-a-secret" and run.cockpit_section()["notify"]["webhook"].startswith("secret:")
+    assert "export PLAIN=not-a-secret" in (run.path / "slurm.sbatch").read_text()
+    assert "HF_TOKEN" not in (run.path / "slurm.sbatch").read_text()

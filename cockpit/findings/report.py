@@ -21,7 +21,43 @@ from cockpit.text import one_line
 
 
 def recorded(data: RunData) -> list[Finding]:
-    return once_per_run([Finding.from_record(rec) for rec in data.findings])
+    return [f for found in by_trainer(data).values() for f in found]
+
+
+def by_trainer(data: RunData) -> dict[int, list[Finding]]:
+    """The recorded findings, Trainer by Trainer (a script's segments; {0: ...} for one): a kind
+    said at every checkpoint is one finding a Trainer, and where there are several each finding
+    says whose it is ("Trainer 2: ...")."""
+    segments = data.finding_segments if len(data.finding_segments) == len(data.findings) else \
+        [0] * len(data.findings)
+    groups: dict[int, list[Finding]] = {}
+    for seg, rec in zip(segments, data.findings, strict=True):
+        groups.setdefault(seg, []).append(Finding.from_record(rec))
+    several = _several(data, groups)
+    return {seg: [_whose(f, seg) if several else f for f in once_per_run(found)]
+            for seg, found in sorted(groups.items())}
+
+
+def _several(data: RunData, groups: dict[int, list[Finding]]) -> bool:
+    """A script that built more than one Trainer (one past the first trained, or said something)."""
+    return max([data.segment, *groups]) > 0
+
+
+def _whose(f: Finding, segment: int) -> Finding:
+    return replace(f, summary=f"Trainer {segment + 1}: {f.summary}")
+
+
+def merged_run(data: RunData, judged: list[Finding]) -> list[Finding]:
+    """`merged` Trainer by Trainer: what the judge finds in the data now is the newest Trainer's
+    (a script's second Trainer rewinds the store over the first's points), so it is merged with
+    that Trainer's recorded findings only; no Trainer's finding hides another's."""
+    groups = by_trainer(data)
+    if not _several(data, groups):
+        return merged(groups.get(0, []), judged)
+    judged = [_whose(f, data.segment) for f in judged]
+    found = [f for seg, fs in groups.items() if seg != data.segment for f in new_findings(fs, [])]
+    found += merged(groups.get(data.segment, []), judged)
+    return sorted(found, key=lambda f: (f.steps[0] if f.steps else -1, f.kind))
 
 
 def for_run(data: RunData) -> list[Finding]:
@@ -34,7 +70,7 @@ def for_run(data: RunData) -> list[Finding]:
 def judged_run(data: RunData) -> Judgement:
     """`for_run`'s findings, with what the judge checked to find them."""
     found = judge_run(data.store, data.library, data.trainer)
-    return replace(found, findings=merged(recorded(data), found.findings))
+    return replace(found, findings=merged_run(data, found.findings))
 
 
 def merged(recorded: list[Finding], judged: list[Finding]) -> list[Finding]:
@@ -102,6 +138,7 @@ def load_trainers(path: str | os.PathLike[str]) -> list[RunData]:
         data = RunData(f"{source.label}{TRAINER_OF}{n} of {len(parts)}", name=source.name,
                        run_dir=source.path.parent)
         data.apply(parts[seg])
+        data.segment, data.finding_segments = 0, [0] * len(data.findings)  # one Trainer: its label says which
         data.notes.extend(str(w) for w in source.warnings)
         out.append(data)
     return out

@@ -54,7 +54,9 @@ def metric_rows(store: MetricStore) -> tuple[list[str], list[dict[str, Any]]]:
 def journal_segments(records: list[Any]) -> dict[int, list[Any]]:
     """A script run's journal split by Trainer: each `run_started` names its segment (the n-th
     Trainer the script built; 0 when it does not say) and the records after it are that segment's.
-    What comes before the first `run_started` (phases, warnings) belongs to every segment."""
+    What comes before the first `run_started` (phases, warnings) belongs to every segment. A
+    finding that names its segment (the live judge's, written after the next Trainer began) goes
+    to that one."""
     from cockpit.run import journal
 
     parts: dict[int, list[Any]] = {}
@@ -65,7 +67,10 @@ def journal_segments(records: list[Any]) -> dict[int, list[Any]]:
             seg = rec.data.get("segment", 0)
             current = seg if isinstance(seg, int) and not isinstance(seg, bool) else 0
             parts.setdefault(current, list(head))
-        if current is None:
+        said = rec.data.get("segment") if rec.kind == journal.FINDING else None
+        if isinstance(said, int) and said in parts:
+            parts[said].append(rec)
+        elif current is None:
             head.append(rec)
         else:
             parts[current].append(rec)

@@ -76,6 +76,10 @@ class RunData:
     findings: list[journal.Record] = field(default_factory=list)
     """The run's `finding` records, as the journal holds them (the findings tab and
     `cockpit.findings.report` read them; a replay adds what the judge finds)."""
+    segment: int = 0
+    """Which Trainer of a script the newest `run_started` was (its `segment`; 0 for one)."""
+    finding_segments: list[int] = field(default_factory=list)
+    """The Trainer each of `findings` was said of (the segment training when it was written)."""
 
     def apply(self, records: Iterable[journal.Record]) -> int:
         """Take a batch of journal records; returns how many there were."""
@@ -135,6 +139,8 @@ class RunData:
             self.eta_s = d.get("eta_s")
             self.eta_at = rec.t or None
         elif kind == journal.RUN_STARTED:
+            seg = d.get("segment", 0)
+            self.segment = seg if isinstance(seg, int) and not isinstance(seg, bool) and seg >= 0 else 0
             self.trainer = d.get("trainer") or self.trainer
             if d.get("max_steps"):
                 self.max_steps = int(d["max_steps"])
@@ -162,6 +168,8 @@ class RunData:
             self.state = "stopping"
         elif kind == journal.FINDING:
             self.findings.append(rec)
+            said = d.get("segment")  # the live judge names the Trainer when it wrote after the next began
+            self.finding_segments.append(said if isinstance(said, int) and said >= 0 else self.segment)
         elif kind == journal.CHECKPOINT:
             self.checkpoints.append((rec.step, str(d.get("path"))))
         elif kind == journal.RUN_ENDED:

@@ -242,7 +242,7 @@ _SHAPES: dict[str, dict[str, frozenset[type]]] = {
     COMPLETIONS_REF: {"count": _I, "source": _S},
     WARNING: {"code": _S, "message": _S, "fix": _S},
     ALERT: {"rule": _S, "message": _S, "key": _S, "actions": _L, "builtin": frozenset({bool, _N})},
-    FINDING: {"kind": _S, "steps": _L, "severity": _S, "summary": _S, "fix": _S, "evidence": _L},
+    FINDING: {"kind": _S, "steps": _L, "severity": _S, "summary": _S, "fix": _S, "evidence": _L, "segment": _I},
     RUN_ENDED: {"state": _S, "exit_code": _I, "signal": _I, "reason": _S, "fix": _S},
 }
 """Each known kind's fields and the exact types each may hold (JSON gives no subclasses; a bool is

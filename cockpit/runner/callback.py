@@ -32,6 +32,17 @@ PROGRESS_EVERY_S = 2.0
 ETA would otherwise count down to 0 long before the next log."""
 
 
+def _folder_fd(path: Any) -> int | None:
+    """A descriptor of the run folder (it follows the folder when it is moved), or None where one
+    cannot be had (no such folder; a system whose os.stat takes no dir_fd)."""
+    if os.stat not in os.supports_dir_fd:
+        return None
+    try:
+        return os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return None
+
+
 def _number(v: Any) -> Any:
     """Metrics as numbers; TRL sometimes hands tensors or numpy scalars."""
     if isinstance(v, (int, float)) and not isinstance(v, bool):
@@ -95,6 +106,10 @@ class CockpitCallback(TrainerCallback):
         self._last_completions_step = -1
         self._last_completions_key: Any = None
         self._stop_file = os.fspath(run.control / Request.STOP_SAVE)
+        self._stop_in_folder = os.path.join(run.control.name, Request.STOP_SAVE)
+        self._run_fd = _folder_fd(run.path)
+        """The run folder held open: a stop request is found through it after the folder was moved
+        (`mv RUN RUN-moved` mid-run), by every rank, where the path would still name the old place."""
         self.stop_requested = False
         self._saved_steps: set[int] = set()
         self.health = HealthMonitor()
@@ -125,8 +140,19 @@ class CockpitCallback(TrainerCallback):
             self.writer.write(journal.phase("training"))
             self.writer.write(self._progress(state))
 
+    def _stop_asked(self) -> bool:
+        if os.path.exists(self._stop_file):
+            return True
+        if self._run_fd is None:
+            return False
+        try:  # the folder where it is now, moved or not: the open descriptor follows it
+            os.stat(self._stop_in_folder, dir_fd=self._run_fd)
+        except (OSError, NotImplementedError):
+            return False
+        return True
+
     def on_step_end(self, args, state, control, **kwargs):  # noqa: ARG002 - TrainerCallback's signature
-        if os.path.exists(self._stop_file) and not self.stop_requested:
+        if not self.stop_requested and self._stop_asked():
             self.stop_requested = True
             control.should_save = True
             control.should_training_stop = True

@@ -83,14 +83,19 @@ class FindingsWatcher:
             store, known = self.segments[seg]
             for f in new_findings(detect(store, self.trainer, views=True), known):
                 f = add_evidence(f, self.library)
-                self.jw.write(f.to_record())
+                rec = f.to_record()
+                if len(self.segments) > 1:  # said of this Trainer, though written after the next one began
+                    rec.data["segment"] = seg
+                self.jw.write(rec)
                 known.append(f)
 
     def _take(self, records: Sequence[journal.Record]) -> None:
         metrics: list[journal.Record] = []
         for rec in records:
             if rec.kind == journal.FINDING:
-                self.segments[self.segment][1].append(Finding.from_record(rec))
+                said = rec.data.get("segment")
+                seg = said if isinstance(said, int) and said in self.segments else self.segment
+                self.segments[seg][1].append(Finding.from_record(rec))
             elif rec.kind in (journal.METRICS, journal.EVAL, journal.PROGRESS):
                 metrics.append(rec)  # progress: max_steps, which says whether a warm-up can still end
             elif rec.kind == journal.RUN_STARTED:

@@ -144,7 +144,6 @@ class FindingsPane(Vertical):
         key = (id(data), len(data.findings), data.store.version, whole)
         if key != self._key:
             self._key = key
-            recorded = report.recorded(data)
             waiting = self._judged is None or self._judged[0] != key
             if waiting:
                 self._judge(data, key, whole)
@@ -152,8 +151,8 @@ class FindingsPane(Vertical):
                 assert self._judged is not None
                 self.checked = self._judged[1]
             judged = self.checked.findings if self.checked is not None and whole and not waiting else []
-            self.findings = report.merged(recorded, judged) if judged else \
-                sorted(recorded, key=lambda f: (f.steps[0] if f.steps else -1, f.kind))
+            self.findings = report.merged_run(data, judged) if judged else \
+                sorted(report.recorded(data), key=lambda f: (f.steps[0] if f.steps else -1, f.kind))
             table = self.query_one(FindingsTable)
             table.show(self.findings)
             had_focus = table.has_focus or self.query_one("#findings-detail-scroll").has_focus
