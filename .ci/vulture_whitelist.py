@@ -14,6 +14,8 @@ _.max_height  # Styles.max_height
 _.get_default_screen  # App.get_default_screen
 _.handle_bindings_clash  # App.handle_bindings_clash
 _.get_suggestion  # Suggester.get_suggestion
+_.bubble  # Message.bubble: whether a message goes on to the parent
+_.can_replace  # Message.can_replace: a queued message a newer one makes redundant
 _.is_headless  # bench/frame_driver.py: Driver.is_headless
 _._get_terminal_size  # bench/frame_driver.py: the driver's size
 _.bytes_written  # bench/frame_driver.py: what the driver wrote, read by the bench

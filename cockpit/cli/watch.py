@@ -13,7 +13,7 @@ from typing import TextIO
 from cockpit.errors import CockpitError
 from cockpit.formats import fmt_duration
 from cockpit.metrics.completions import CompletionsLibrary
-from cockpit.metrics.follow import RunFollower
+from cockpit.metrics.follow import POLL_S, RunFollower
 from cockpit.run import journal
 from cockpit.run.folder import LIVE_STATES, RunFolder
 from cockpit.run.summaries import effective_state, fmt_value
@@ -82,7 +82,7 @@ def _describe(rec: journal.Record, max_keys: int) -> str | None:
     return None
 
 
-def watch(run: RunFolder, out: TextIO = sys.stdout, *, poll_s: float = 0.25,
+def watch(run: RunFolder, out: TextIO = sys.stdout, *, poll_s: float = POLL_S,
           follow: bool = True, from_attempt: int = 1) -> str:
     """Print the run until its newest attempt ends; returns that attempt's final state.
 

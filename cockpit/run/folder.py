@@ -146,6 +146,9 @@ def _status_value_ok(key: str, value: Any) -> bool:
     if isinstance(value, bool):  # a bool is an int to isinstance; never a pid, a time or a count
         return False
     return isinstance(value, types[0])
+SCRIPT_TRAINER = "script"
+"""run.yaml's (and status.json's) trainer for a script run: the user's own command, whatever
+Trainer it builds (`cockpit.script` holds the command)."""
 _CONFIGS: dict[str, tuple[tuple[int, int, int], dict[str, Any]]] = {}
 """run.yaml path -> (its stat stamp, its parsed content): `RunFolder.config`'s cache."""
 _CONFIGS_KEPT = 256
@@ -578,3 +581,17 @@ def script_section(run: RunFolder) -> dict[str, Any] | None:
     """run.yaml's `cockpit.script` for a script run, else None."""
     section = run.cockpit_section().get("script")
     return section if isinstance(section, dict) and section.get("command") else None
+
+
+def script_command(run: RunFolder) -> list[str] | None:
+    """A script run's command (run.yaml's `cockpit.script.command`), or None. Only the run.yaml
+    of a run whose status.json names the trainer SCRIPT_TRAINER is read: a list of a thousand
+    preset runs parses none of their YAML."""
+    try:
+        if run.read_status().trainer != SCRIPT_TRAINER:
+            return None
+    except CockpitError:
+        return None
+    section = script_section(run)
+    command = section.get("command") if section is not None else None
+    return [str(w) for w in command] if isinstance(command, list) and command else None

@@ -14,7 +14,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 # The trainer name of a script run (`cockpit run -- CMD`): whatever Trainer the script builds.
-SCRIPT_TRAINER = "script"
+# The run folder's contract names it; it is said here too, for the table's readers.
+from cockpit.run.folder import SCRIPT_TRAINER as SCRIPT_TRAINER
 
 MODEL_ROLES = ("ref_model", "reward_model", "value_model", "teacher_model")
 """The extra models a preset may name in `cockpit.models`."""

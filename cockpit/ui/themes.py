@@ -17,6 +17,7 @@ from typing import Any
 from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
+from cockpit.files import safe_load
 from cockpit.paths import config_dir, shipped_dir
 
 DEFAULT_THEME = "cockpit-night"
@@ -77,10 +78,8 @@ def load_theme_file(path: Path) -> Theme:
     try:
         if path.suffix == ".toml":
             obj = tomllib.loads(raw.decode("utf-8-sig"))
-        else:
-            import yaml
-
-            obj = yaml.safe_load(raw.decode("utf-8-sig"))
+        else:  # the one YAML dialect the cockpit reads (YAML 1.2 scalars, bounded aliases)
+            obj = safe_load(raw.decode("utf-8-sig"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError, ValueError) as exc:
         raise ThemeFileError(f"{path.name}: not valid {path.suffix[1:].upper()} "
                              f"({str(exc).splitlines()[0][:80]})") from None

@@ -95,7 +95,7 @@ class HomeScreen(Screen):
         """A refresh is under way: another one asked for meanwhile would read the same files
         again at the same time (mounting home asks twice: mount and resume)."""
         self._commands: dict[str, tuple[object, str | None]] = {}
-        """Run path -> (run.yaml stamp, its script command or None): run.yaml is read once."""
+        """Run path -> (run.yaml and status.json stamps, its script command or None): read once."""
 
     def compose(self) -> ComposeResult:
         yield Header(icon="")  # Textual's ⭘ is double-width in many fonts
@@ -159,20 +159,26 @@ class HomeScreen(Screen):
 
     def _script_commands(self, rows: list) -> dict[str, str]:
         """The command of each script run (run.yaml's `cockpit.script`), read once per run."""
-        from cockpit.ui.widgets.home.runs_table import script_command
+        from cockpit.run.folder import RunFolder, script_command
+        from cockpit.ui.widgets.home.runs_table import command_line
 
         out: dict[str, str] = {}
         known: dict[str, tuple[object, str | None]] = {}
         for row in rows:
-            path = Path(row.path) / "run.yaml"
-            try:
-                st = path.stat()
-                stamp: object = (st.st_mtime_ns, st.st_size)
-            except OSError:
-                stamp = None
+            run = RunFolder(Path(row.path))
+            stamp: list[object] = []
+            for path in (run.run_yaml, run.status_json):  # what script_command reads
+                try:
+                    st = path.stat()
+                    stamp.append((st.st_mtime_ns, st.st_size))
+                except OSError:
+                    stamp.append(None)
             cached = self._commands.get(row.path)
-            command = cached[1] if cached is not None and cached[0] == stamp else \
-                script_command(path)
+            if cached is not None and cached[0] == stamp:
+                command = cached[1]
+            else:
+                words = script_command(run)
+                command = command_line(words) if words else None
             known[row.path] = (stamp, command)
             if command:
                 out[row.path] = command

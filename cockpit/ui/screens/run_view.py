@@ -3,23 +3,22 @@
 Subclasses fill `self.sources` (one RunData for a live run, several for an
 overlay). A 4 Hz timer redraws what changed; plots only when a store's
 version, the view settings, the size or the theme changed. New data asks for a
-redraw at once (`request_redraw`), so a new step shows without waiting for the tick
-(bench: latency_p95_ms); data that lands while a redraw is held back joins it, and the
-pause is counted from the end of the last data-driven redraw (MIN_REDRAW_S), so however
-long a redraw takes the UI thread keeps time for keys.
+redraw at once (`request_redraw`: a `RedrawAsked` message), so a new step shows without
+waiting for the tick (bench: latency_p95_ms); the asks that queue up while a redraw runs are
+one redraw (`Message.can_replace`), so a burst of polls is drawn once.
 """
 
 from __future__ import annotations
 
 import asyncio
-import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
+from textual.message import Message
 from textual.reactive import var
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Static, TabbedContent, TabPane, TextArea
@@ -60,9 +59,6 @@ WAITING = {"starting": "starting…", "importing": "importing TRL…", "loading_
            "saving": "saving…"}
 """What a live run is doing before its first logged step, by its phase."""
 REDRAW_HZ = 4
-MIN_REDRAW_S = 0.025
-"""The pause between the end of one data-driven redraw and the next: however fast lines arrive
-(and however long a redraw takes: a 1M-point run's ~25 ms), the UI thread keeps time for keys."""
 
 
 class RunView(Screen):
@@ -152,9 +148,6 @@ class RunView(Screen):
         """Where in SMOOTHING_STEPS `e` turns smoothing on (kept while it is off)."""
         self._keys_seen: tuple[str, ...] = ()
         self._tabs_found: TabbedContent | None = None
-        self._redraw_pending = False
-        self._next_data_redraw = 0.0
-        """monotonic time before which a data-driven redraw waits (MIN_REDRAW_S after the last)."""
         self._reveal_asked = False
         self._revealing: asyncio.Event | None = None
         self.panes_revealed = False
@@ -339,24 +332,22 @@ class RunView(Screen):
         if self.detail is not None and findings:
             findings.first().show(self.detail)
 
-    def request_redraw(self) -> None:
-        """New data: redraw now, or once MIN_REDRAW_S has passed since the last data-driven
-        redraw ended; one pending at a time, so a burst of polls is drawn once."""
-        if self._redraw_pending:
-            return
-        self._redraw_pending = True
-        wait = self._next_data_redraw - time.monotonic()
-        if wait <= 0:
-            self.call_later(self._data_redraw)
-        else:
-            self.set_timer(wait, self._data_redraw)
+    @dataclass
+    class RedrawAsked(Message):
+        """New data or a new view setting: the plots and the shown tab redrawn. Those that queue
+        up while a redraw runs are one (`can_replace`)."""
 
-    async def _data_redraw(self) -> None:
-        self._redraw_pending = False
-        try:
-            await self.refresh_view()
-        finally:
-            self._next_data_redraw = time.monotonic() + MIN_REDRAW_S
+        bubble = False
+
+        def can_replace(self, message: Message) -> bool:
+            return isinstance(message, RunView.RedrawAsked)
+
+    def request_redraw(self) -> None:
+        """New data: a redraw as soon as the screen gets to it; one for a burst of asks."""
+        self.post_message(self.RedrawAsked())
+
+    async def on_run_view_redraw_asked(self) -> None:
+        await self.refresh_view()
 
     @on(TabbedContent.TabActivated)
     async def _tab_changed(self) -> None:
@@ -394,8 +385,9 @@ class RunView(Screen):
     def action_follow(self) -> None:
         self.query_one(CompletionsPane).action_follow()
 
-    def action_completions(self, verb: str) -> None:
-        self.query_one(CompletionsPane).act(verb)
+    async def action_completions(self, verb: str) -> None:
+        """A completions key: the pane's action of that name (`sort` → `action_sort`)."""
+        await self.query_one(CompletionsPane).run_action(verb)
 
     @on(FindingsTable.Jumped)
     async def _finding_jump(self, event: FindingsTable.Jumped) -> None:
@@ -403,7 +395,7 @@ class RunView(Screen):
         if event.target == "completions":
             await self.action_tab("completions")
             pane = self.query_one(CompletionsPane)
-            pane.step = event.step
+            pane.show_step(event.step)
             pane.show(self.detail)
             return
         await self.action_tab("plots")

@@ -1,7 +1,7 @@
-"""The setup screen, in three modules: `screen` (the screen over the Textual-free
-`cockpit.config.draft.Draft`: layout, validation, the trainer picker), `form` (the editors built
-from the field catalogue and the draft's values, and the data check) and `flows` (save, launch,
-leave). Its styles: setup.tcss, next to `screen`."""
+"""The setup screen (`screen`): it composes the setup widgets (`cockpit.ui.widgets.setup`: the
+trainer picker, the form, the data preview, the preview, the verdict, the buttons) over the
+Textual-free `cockpit.config.draft.Draft`, and validates. Its styles: setup.tcss, next to
+`screen`."""
 
 from cockpit.ui.screens.setup.screen import SetupScreen
 

@@ -5,9 +5,13 @@ command lines previewed live, validated as you type, saved as a preset or launch
 The form is generated from the registry (TRL's own config dataclasses, read by the discovery
 subprocess and cached), so a field TRL adds shows up without a code change. What the form adds up
 to is a `cockpit.config.draft.Draft` (no Textual: values, dirty tracking, which field each
-validation problem is about); this screen only shows it. Everything that touches the disk — the
-registry, the data preview, validation, launching — runs in a worker; the screen is dismissed
-with the launched `RunFolder` (or None when the user goes back). Its styles: setup.tcss.
+validation problem is about); this screen composes the widgets that show it and act on it —
+the trainer picker, the form (`widgets/setup/form.SetupForm`, which posts each field's change),
+the data preview (which checks the data it is asked about), the preview and verdict, the buttons
+(`widgets/setup/actions.SetupActions`: saving and launching) — and runs validation. Everything
+that touches the disk — the registry, the data preview, validation, launching — runs in a worker;
+the screen is dismissed with the launched `RunFolder` (or None when the user goes back). Its
+styles: setup.tcss.
 """
 
 from __future__ import annotations
@@ -24,25 +28,26 @@ from textual.content import Content
 from textual.message import Message
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import Button, Footer, Header, Static
+from textual.widgets import Footer, Header, Static
 
 from cockpit.config.draft import COMMAND, Draft
 from cockpit.config.presets import Preset
 from cockpit.config.validate import Problem
 from cockpit.errors import CockpitError
 from cockpit.trainers.registry import Registry, TrainerSpec, known_config_keys
-from cockpit.ui.screens.setup.flows import SaveAndLaunch
-from cockpit.ui.screens.setup.form import DataCheck, FormBuilder
+from cockpit.ui.screens.confirm import ConfirmScreen
+from cockpit.ui.widgets.setup.actions import SetupActions
 from cockpit.ui.widgets.setup.catalogue import DATA_KEYS, script_extra_keys
 from cockpit.ui.widgets.setup.data_preview import DataPreview
 from cockpit.ui.widgets.setup.field_editor import FieldEditor, editor_id
 from cockpit.ui.widgets.setup.field_search import FieldSearch
+from cockpit.ui.widgets.setup.form import SetupForm
 from cockpit.ui.widgets.setup.preset_preview import CommandPreview, PresetPreview, script_lines
+from cockpit.ui.widgets.setup.save_prompt import SavePresetPrompt
 from cockpit.ui.widgets.setup.suggest import CandidateSuggester, find_datasets, find_models
 from cockpit.ui.widgets.setup.trainer_picker import TrainerPicker, unavailable_reason
 from cockpit.ui.widgets.setup.values import for_the_form
 from cockpit.ui.widgets.setup.verdict import Verdict
-from cockpit.ui.widgets.waiting import Waiting
 
 if TYPE_CHECKING:
     from cockpit.run.folder import RunFolder  # noqa: F401 - the screen's result type
@@ -53,7 +58,7 @@ VALIDATE_DELAY_S = 0.35
 """Validation (and the data check) waits this long after the last keystroke."""
 
 
-class SetupScreen(SaveAndLaunch, DataCheck, Screen["RunFolder | None"]):
+class SetupScreen(Screen["RunFolder | None"]):
     HELP_TITLE = "New run form"
     CSS_PATH = "setup.tcss"
 
@@ -113,14 +118,31 @@ class SetupScreen(SaveAndLaunch, DataCheck, Screen["RunFolder | None"]):
         self.spec: TrainerSpec | None = None
         self.gpu = False
         self.accelerate_configs: list[str] = []
-        self.launching = False
         self.model_suggester = CandidateSuggester()
         self.data_suggester = CandidateSuggester()
-        self.form = FormBuilder(self)
         self._timer: Timer | None = None
-        self._data_key: tuple | None = None
 
-    # -- what tests and flows read (source, dirty, can_launch and current_preset: SetupBase) -----
+    # -- what tests read -----------------------------------------------------------------------
+
+    @property
+    def source(self) -> Path | None:
+        return self.draft.source
+
+    @property
+    def dirty(self) -> bool:
+        return self.draft.dirty
+
+    @property
+    def can_launch(self) -> bool:
+        return self.query_one(SetupActions).can_launch
+
+    def current_preset(self) -> Preset | None:
+        """The preset the form adds up to (None until a trainer is picked, or for a command)."""
+        return self.draft.preset()
+
+    @property
+    def form(self) -> SetupForm:
+        return self.query_one(SetupForm)
 
     # -- layout --------------------------------------------------------------------------------
 
@@ -131,36 +153,15 @@ class SetupScreen(SaveAndLaunch, DataCheck, Screen["RunFolder | None"]):
                 yield Static("[b]Trainer[/b]  [dim]Enter picks[/]", classes="pane-title")
                 yield TrainerPicker(id="trainer-picker")
             with Horizontal(id="setup-main"):
-                with VerticalScroll(id="setup-form", can_focus=False):
-                    yield Waiting("", id="trainer-info")
-                    with Vertical(id="trainer-form"):
-                        yield Static("Model", classes="setup-section")
-                        yield Vertical(id="model-fields", classes="setup-group")
-                        yield Static("⚠ trust_remote_code is on: the model's own Python code will run "
-                                     "on this machine — only for models you trust.", id="trust-warning")
-                        yield Vertical(id="extra-models", classes="setup-group")
-                        yield Static("Data", classes="setup-section")
-                        yield Vertical(id="data-fields", classes="setup-group")
-                        yield DataPreview(id="data-preview")
-                        yield Static("Training arguments", classes="setup-section")
-                        yield Vertical(id="common-fields", classes="setup-group")
-                        yield Vertical(id="more-fields", classes="setup-group")
-                        yield FieldSearch(id="field-search")
-                    with Vertical(id="command-form"):
-                        yield Static("Command", classes="setup-section")
-                        yield Vertical(id="command-fields", classes="setup-group")
-                    yield Static("Launch", classes="setup-section")
-                    yield Vertical(id="launch-fields", classes="setup-group")
+                yield SetupForm(self.draft, model_suggester=self.model_suggester,
+                                data_suggester=self.data_suggester, id="setup-form")
                 with Vertical(id="setup-side"):
                     yield Static("[b]Preview[/b]  [dim]what will run[/]", classes="pane-title")
                     yield Verdict("", id="validation")
                     with VerticalScroll(id="preview-scroll", can_focus=False):
                         yield PresetPreview(id="preset-preview")
                     yield CommandPreview(id="command-preview")
-                    with Horizontal(id="setup-buttons"):
-                        yield Button("Save preset ^s", id="save-button", compact=True)
-                        yield Button("Launch ^l", id="launch-button", variant="success",
-                                     disabled=True, compact=True)
+                    yield SetupActions(self.draft, self.runs_dir, id="setup-buttons")
         yield Footer()
 
     def on_resize(self) -> None:
@@ -190,11 +191,9 @@ class SetupScreen(SaveAndLaunch, DataCheck, Screen["RunFolder | None"]):
     def on_mount(self) -> None:
         self.sub_title = f"new run · {self.runs_dir}" if self.preset_in is None else \
             f"preset {self.preset_in.name} · {self.runs_dir}"
-        self.query_one("#field-search").display = False
         self.query_one(TrainerPicker).focus()
         self._refresh_preview()
-        self.query_one("#trainer-info", Waiting).wait("loading the trainers of the installed TRL",
-                                                      "the first time imports TRL")
+        self.form.wait("loading the trainers of the installed TRL", "the first time imports TRL")
         self._load_registry()
         self._find_candidates()
 
@@ -227,10 +226,10 @@ class SetupScreen(SaveAndLaunch, DataCheck, Screen["RunFolder | None"]):
         self.data_suggester.set_candidates(message.datasets)
 
     async def on_setup_screen_registry_loaded(self, message: RegistryLoaded) -> None:
-        info = self.query_one("#trainer-info", Static)
+        info = self.form.show_info
         if message.registry is None:
-            info.update(Content.from_markup("[b $text-error]✗ cannot read the TRL trainers:[/] $err",
-                                            err=message.error or "?"))
+            info(Content.from_markup("[b $text-error]✗ cannot read the TRL trainers:[/] $err",
+                                     err=message.error or "?"))
             self.notify(message.error or "cannot read the TRL trainers", severity="error",
                         title="setup")
             return
@@ -240,7 +239,7 @@ class SetupScreen(SaveAndLaunch, DataCheck, Screen["RunFolder | None"]):
         picker = self.query_one(TrainerPicker)
         picker.show(self.registry.all_known(), gpu=self.gpu, current=wanted)
         if wanted is None:
-            info.update(Content.from_markup(
+            info(Content.from_markup(
                 "[b]← Pick a trainer[/b] (arrows, Enter), or [b]command[/b] for your own "
                 "training script. [dim]$n trainers of TRL $v; greyed ones cannot run here, "
                 "with the reason.[/]", n=str(len(self.registry.trainers)), v=self.registry.trl_version))
@@ -248,13 +247,13 @@ class SetupScreen(SaveAndLaunch, DataCheck, Screen["RunFolder | None"]):
         try:
             spec = self.registry.get(wanted)
         except CockpitError as exc:
-            info.update(Content.from_markup(
+            info(Content.from_markup(
                 "[b $text-error]✗ $err[/]\n[dim]Pick another trainer on the left; the preset's "
                 "values are kept.[/]", err=str(exc)))
             return
         reason = unavailable_reason(spec, self.gpu)
         if reason:
-            info.update(Content.from_markup("[b $text-error]✗ $t: $r[/]", t=spec.name, r=reason))
+            info(Content.from_markup("[b $text-error]✗ $t: $r[/]", t=spec.name, r=reason))
             return
         await self.pick_trainer(spec, keep_unknown=True)
 
@@ -269,7 +268,7 @@ class SetupScreen(SaveAndLaunch, DataCheck, Screen["RunFolder | None"]):
             return
         reason = picker.reasons.get(spec.name)
         registry = self.registry
-        self.query_one("#trainer-info", Static).update(Content.from_markup(
+        self.form.show_info(Content.from_markup(
             "[b]$name[/b]  [i]$title[/]\n$summary\n" + ("[b $text-error]✗ $reason[/]\n" if reason else "")
             + "[dim]← arrows choose, Enter picks, [b]command[/b] runs your own script. $n trainers of "
               "TRL $v; greyed ones cannot run here, with the reason.[/]",
@@ -296,11 +295,11 @@ class SetupScreen(SaveAndLaunch, DataCheck, Screen["RunFolder | None"]):
             self.notify(f"{spec.name} does not take {', '.join(dropped)} — left out", severity="warning")
         self.spec = spec
         self.remove_class("-command")
-        self.query_one("#save-button", Button).disabled = False
+        self.query_one(SetupActions).refresh_buttons(saveable=True)
         picker = self.query_one(TrainerPicker)
         picker.highlighted = picker.get_option_index(spec.name)
         self.form.show_trainer_info(spec)
-        await self.form.build_trainer(spec)
+        await self.form.build_trainer(spec, self.registry, self.accelerate_configs)
         self._changed(data=True)
 
     async def pick_command(self) -> None:
@@ -308,9 +307,9 @@ class SetupScreen(SaveAndLaunch, DataCheck, Screen["RunFolder | None"]):
         self.draft.use_command()
         self.spec = None
         self.add_class("-command")
-        self.query_one("#save-button", Button).disabled = True  # a preset holds a trainer's settings
+        self.query_one(SetupActions).refresh_buttons(saveable=False)  # a preset holds a trainer's settings
         self.form.show_command_info()
-        await self.form.build_command()
+        await self.form.build_command(self.accelerate_configs)
         self._changed()
 
     def _focus_field(self, name: str) -> None:
@@ -337,7 +336,7 @@ class SetupScreen(SaveAndLaunch, DataCheck, Screen["RunFolder | None"]):
         self.draft.valid_key = None
         self._show_verdict(pending=True)
         if data:
-            self._data_key = None
+            self.query_one(DataPreview).forget()
         if self._timer is not None:
             self._timer.stop()
         self._timer = self.set_timer(VALIDATE_DELAY_S, self._check_now)
@@ -366,8 +365,9 @@ class SetupScreen(SaveAndLaunch, DataCheck, Screen["RunFolder | None"]):
         key = self.draft.key()
         if key is None or (self.registry is None and self.draft.mode != COMMAND):
             return
-        if self.draft.mode != COMMAND and self._data_key is None:
-            self._inspect_data_now()
+        preview = self.query_one(DataPreview)
+        if self.draft.mode != COMMAND and preview.key is None:
+            preview.check(self.draft, self.spec, self.registry)
         if self.draft.input_errors:
             self._show_verdict()
             return
@@ -409,7 +409,7 @@ class SetupScreen(SaveAndLaunch, DataCheck, Screen["RunFolder | None"]):
         for name, editor in editors.items():
             editor.set_problem(marked.get(name))
         self.query_one(Verdict).show(draft, pending=pending)
-        self.query_one("#launch-button", Button).disabled = not self.can_launch
+        self.query_one(SetupActions).refresh_buttons()
 
     # -- the field search ----------------------------------------------------------------------
 
@@ -446,3 +446,67 @@ class SetupScreen(SaveAndLaunch, DataCheck, Screen["RunFolder | None"]):
     def action_focus_trainers(self) -> None:
         self.remove_class("-compact")
         self.query_one(TrainerPicker).focus()
+
+    # -- save, launch, back ----------------------------------------------------------------------
+
+    def action_save(self) -> None:
+        """Ask for the preset's name (and before an overwrite); the buttons write it."""
+        from cockpit.paths import user_presets_dir
+
+        if self.draft.mode == COMMAND:
+            self.notify("a command is launched as it is — presets hold a trainer's settings",
+                        severity="warning")
+            return
+        preset = self.current_preset()
+        if preset is None:
+            self.notify("pick a trainer first", severity="warning")
+            return
+        name = self.source.stem if self.source is not None else f"my-{preset.trainer}"
+        self.app.push_screen(SavePresetPrompt(str(user_presets_dir()), name), self._save_named)
+
+    def _save_named(self, file_name: str | None) -> None:
+        from cockpit.paths import user_presets_dir
+
+        if not file_name:
+            return
+        path = user_presets_dir() / file_name
+        actions = self.query_one(SetupActions)
+        if path.exists():
+            def answered(yes: bool | None) -> None:
+                if yes:
+                    actions.write_preset(path)
+
+            self.app.push_screen(ConfirmScreen(f"{path} exists — overwrite it?", yes="Overwrite",
+                                               danger=True), answered)
+            return
+        actions.write_preset(path)
+
+    def on_setup_actions_save_asked(self) -> None:
+        self.action_save()
+
+    def on_setup_actions_saved(self) -> None:
+        self._refresh_preview()
+
+    def action_launch(self) -> None:
+        self.query_one(SetupActions).launch()
+
+    def on_setup_actions_launched(self, message: SetupActions.Launched) -> None:
+        self.dismiss(message.run)
+
+    def action_back(self) -> None:
+        """Leave; a form with changes not saved to a preset asks first."""
+        if not self.dirty or self.draft.key() is None:
+            self.dismiss(None)
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.dismiss(None)
+
+        if self.draft.mode == COMMAND:
+            question = "Discard this command? It has not been launched."
+        else:
+            what = "this new run" if self.source is None else self.source.name
+            question = (f"Discard the changes to {what}? They are not saved "
+                        "(ctrl+s saves them as a preset).")
+        self.app.push_screen(ConfirmScreen(question, yes="Discard", danger=True), answered)

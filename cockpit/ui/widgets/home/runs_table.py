@@ -3,7 +3,6 @@ command it runs (`$ python train.py --lr 1e-5`), its trainer the one its journal
 
 from __future__ import annotations
 
-import re
 import shlex
 import time
 from collections.abc import Mapping, Sequence
@@ -15,9 +14,7 @@ from rich.text import Text
 from textual.message import Message
 from textual.widgets import DataTable
 
-from cockpit.files import read_text_regular
 from cockpit.formats import short_duration
-from cockpit.run.folder import RunFolder, script_section
 from cockpit.run.summaries import RunSummary, age_of
 from cockpit.ui.colors import STATE_STYLES, rich_style
 from cockpit.ui.text import printable
@@ -31,23 +28,12 @@ _BOLD_STATES = ("running", "failed")
 _COLUMNS = ("name", "state", "trainer", "step", "metric", "eta", "age", "note")
 NOTE_WIDTH = 60
 COMMAND_WIDTH = 100
-_SCRIPT_RUN = re.compile(r"^trainer:\s*['\"]?script['\"]?\s*$", re.M)
 
 
-def script_command(run_yaml: Path) -> str | None:
-    """The command line of a script run as a person would type it (the program by its name, not
-    the interpreter's full path), or None for a preset run or an unreadable run.yaml."""
-    try:
-        text = read_text_regular(run_yaml)
-    except (OSError, UnicodeDecodeError):
-        return None
-    if not _SCRIPT_RUN.search(text):  # a preset run's YAML is not parsed at all
-        return None
-    section = script_section(RunFolder(run_yaml.parent))
-    command = section.get("command") if section is not None else None
-    if not isinstance(command, list) or not command:
-        return None
-    words = [str(w) for w in command]
+def command_line(words: list[str]) -> str:
+    """A script run's command as a person would type it: the program by its name, not the
+    interpreter's full path."""
+    words = list(words)
     words[0] = Path(words[0]).name or words[0]
     return shlex.join(words)
 

@@ -1,7 +1,8 @@
 """The first rows of a local dataset and whether its columns fit the chosen trainer.
 
-`inspect_data` reads the disk (and may write the demo datasets on first use), so the setup
-screen calls it in a worker and hands the `DataReport` to `DataPreview.show`.
+`inspect_data` reads the disk (and may write the demo datasets on first use), so
+`DataPreview.check` runs it in a worker and shows the `DataReport` only if the form still names
+that data when it comes back.
 """
 
 from __future__ import annotations
@@ -13,12 +14,17 @@ from typing import Any
 
 from rich.table import Table
 from rich.text import Text
+from textual import work
+from textual.message import Message
 from textual.widgets import Static
 
 from cockpit.config import datasets as ds
+from cockpit.config.draft import Draft
 from cockpit.errors import CockpitError
-from cockpit.trainers.registry import TrainerSpec
+from cockpit.trainers.registry import Registry, TrainerSpec
 from cockpit.ui.text import fold
+from cockpit.ui.widgets.setup.catalogue import COLUMNS_FIELD, REWARDS_FIELD, SPLIT_FIELD
+from cockpit.ui.widgets.setup.values import UNSET
 
 PREVIEW_ROWS = 3
 CELL_WIDTH = 60
@@ -91,6 +97,62 @@ class DataPreview(Static):
         color: $text-error;
     }
     """
+
+    @dataclass
+    class Inspected(Message):
+        """Columns, first rows and the column check of the dataset the form named."""
+
+        key: tuple
+        """What the form named when the check started (a newer one makes it stale)."""
+        report: DataReport
+        """What was found."""
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__("", id=id)
+        self.key: tuple | None = None
+        """What the last check was asked about; None when the form's data changed since."""
+
+    def forget(self) -> None:
+        """The form's data changed: the next `check` is needed."""
+        self.key = None
+
+    def check(self, draft: Draft, spec: TrainerSpec | None, registry: Registry | None) -> None:
+        """Check the dataset the draft names (in a worker), as validation sees it: its split,
+        renames, config, the trainer's formats and the columns its reward functions read."""
+        name = draft.get("dataset_name")
+        split = draft.get(SPLIT_FIELD.name)
+        if split is UNSET:
+            split = draft.trl.get("dataset_train_split", "train")
+        renames = draft.get(COLUMNS_FIELD.name)
+        renames = renames if isinstance(renames, dict) else {}
+        config = draft.trl.get("dataset_config")
+        rewards: list[str] = []
+        if spec is not None and "reward_funcs" in spec.extra_models:
+            for source in (draft.get("reward_funcs"), draft.get(REWARDS_FIELD.name)):
+                if isinstance(source, (list, str)):
+                    rewards += [str(r) for r in ([source] if isinstance(source, str) else source)]
+        key = (name, split, tuple(renames.items()), config, spec.name if spec else None, tuple(rewards))
+        self.key = key
+        self._inspect(key, "" if name is UNSET else str(name), str(split), renames, spec, config, rewards,
+                      registry.rewards if registry else {})
+
+    @work(thread=True, exclusive=True, group="setup-data", exit_on_error=False)
+    def _inspect(self, key: tuple, name: str, split: str, renames: dict[str, str],
+                 spec: TrainerSpec | None, config: str | None, rewards: list[str],
+                 known_rewards: dict[str, Any]) -> None:
+        try:
+            from cockpit.config.rewards import needed_columns
+
+            needs = needed_columns(rewards, known_rewards)
+            report = inspect_data(name, split, renames, spec, config, needs=needs)
+        except Exception as exc:  # noqa: BLE001 - a preview problem is shown, never a crash
+            report = DataReport(where=name, fits=None, message=f"cannot preview {name}: {exc}")
+        self.post_message(self.Inspected(key, report))
+
+    def on_data_preview_inspected(self, message: Inspected) -> None:
+        message.stop()
+        if message.key == self.key:
+            self.show(message.report)
 
     def show(self, report: DataReport) -> None:
         self.set_class(report.fits is False, "-bad")

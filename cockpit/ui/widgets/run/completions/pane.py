@@ -8,19 +8,21 @@ again, `g` a typed step. The filter box (`/`) keeps rows by score (`acc>0.5`, `a
 prompt across steps, `b` pins the step and shows another beside it. Enter shows one completion whole.
 
 The keys are the run screen's (`RunView`), live while this tab is shown wherever the focus is;
-they call `act`.
+each runs one of this pane's actions (`completions('sort')` → `action_sort`). Where the browser
+stands is one `Browse` in a reactive: an action makes a new one, and its watcher redraws.
 """
 
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
+from textual.reactive import var
 from textual.widgets import DataTable, Input, Static
 from textual.worker import get_current_worker
 
@@ -30,7 +32,7 @@ from cockpit.ui.text import fold_tail, markup
 from cockpit.ui.widgets.run.completions.bar import DetailScroll, StepInput
 from cockpit.ui.widgets.run.completions.detail import detail
 from cockpit.ui.widgets.run.completions.table import StepTable
-from cockpit.ui.widgets.run.completions.view import Query, arrange, filter_hint, sortable
+from cockpit.ui.widgets.run.completions.view import Browse, Query, arrange, filter_hint, sortable
 
 EMPTY = ("no completions yet — GRPO-family trainers log them, others when "
          "`cockpit.completions` asks for samples")
@@ -54,28 +56,45 @@ class CompletionsPane(Vertical):
         prompt: str | None
         """The prompt searched for."""
 
+    browse: var[Browse] = var(Browse(), init=False)
+    """Where the browser stands (step, pinned step, filter, order, grouping, followed prompt)."""
+
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.data: RunData | None = None
-        self.step: int | None = None
-        """The step shown; None follows the newest."""
-        self.pinned: int | None = None
-        """The step shown beside it (`b`), or None."""
-        self.search = Query()
-        """The filter box's words, parsed."""
-        self.sort: str | None = None
-        """The column rows are sorted by, or None for the order they were logged in."""
-        self.descending = True
-        self.grouped = False
-        """The generations of each prompt together."""
-        self.prompt: str | None = None
-        """The prompt followed across steps (`t`), or None."""
-        self.seeking: int = 0
-        self.paused = False
-        """Following stopped by a zoom (not a scrub): the title says so, End resumes."""
-        """-1/1 while a worker looks for the followed prompt in older/newer steps."""
         self._shown: tuple = ()
         self._rows: list[dict] = []
+
+    def watch_browse(self) -> None:
+        self.show(self.data)
+
+    def _set(self, **changes: Any) -> None:
+        self.browse = replace(self.browse, **changes)
+
+    # What the browser stands on, read (tests, the run screen); changed only through `browse`.
+    @property
+    def step(self) -> int | None:
+        return self.browse.step
+
+    @property
+    def pinned(self) -> int | None:
+        return self.browse.pinned
+
+    @property
+    def sort(self) -> str | None:
+        return self.browse.sort
+
+    @property
+    def grouped(self) -> bool:
+        return self.browse.grouped
+
+    @property
+    def prompt(self) -> str | None:
+        return self.browse.prompt
+
+    @property
+    def paused(self) -> bool:
+        return self.browse.paused
 
     def compose(self) -> ComposeResult:
         yield Static(EMPTY, classes="pane-title", id="completions-title")
@@ -111,7 +130,8 @@ class CompletionsPane(Vertical):
         steps = self.steps()
         if not steps:
             return None
-        return self.step if self.step is not None and _has(steps, self.step) else steps[-1]
+        step = self.browse.step
+        return step if step is not None and _has(steps, step) else steps[-1]
 
     def show(self, data: RunData | None, *, force: bool = False) -> None:
         """Draw what changed. The tables are rebuilt when what they show changed (a step,
@@ -123,12 +143,15 @@ class CompletionsPane(Vertical):
         lib = self.library
         steps = self.steps()
         step = self.shown_step()
-        if self.pinned is not None and not _has(steps, self.pinned):
-            self.pinned = None  # another source's details, with other steps
+        b = self.browse
+        if b.pinned is not None and not _has(steps, b.pinned):
+            # Another source's details, with other steps (no redraw of its own: this is one).
+            b = replace(b, pinned=None)
+            self.set_reactive(CompletionsPane.browse, b)
         width = self.size.width or 120
-        view = (id(data), step, self.pinned, self.search.text, self.sort, self.descending,
-                self.grouped, self.prompt, width, lib.version if self.step is None and lib else None)
-        key = (view, len(steps), self.seeking)
+        view = (id(data), step, b.pinned, b.search.text, b.sort, b.descending,
+                b.grouped, b.prompt, width, lib.version if b.step is None and lib else None)
+        key = (view, len(steps), b.seeking)
         if key == self._shown and not force:
             return
         redraw = force or not self._shown or view != self._shown[0]
@@ -151,17 +174,18 @@ class CompletionsPane(Vertical):
 
     def _redraw(self, lib: Any, step: int, width: int) -> None:
         main = self.query_one("#completions-table", StepTable)
-        comparing = self.pinned is not None
+        pinned = self.browse.pinned
+        comparing = pinned is not None
         self.set_class(comparing, "-comparing")
         side = width // 2 - 1 if comparing else width
         shown = self._arrange(lib.rows(step))
         self._draw(main, step, shown, side)
         self._rows = shown.rows
-        if self.pinned is not None:
+        if pinned is not None:
             other = self.query_one("#completions-compare", StepTable)
-            self._draw(other, self.pinned, self._arrange(lib.rows(self.pinned)), side)
+            self._draw(other, pinned, self._arrange(lib.rows(pinned)), side)
             self.query_one("#completions-label-pinned", Static).update(markup(
-                "[b]step $step[/b] [dim]pinned · c unpins[/]", step=self.pinned))
+                "[b]step $step[/b] [dim]pinned · b unpins[/]", step=pinned))
             self.query_one("#completions-label-main", Static).update(markup(
                 "[b]step $step[/b] [dim]moves with [ ] Home End[/]", step=step))
         self.query_one("#completions-step", Input).placeholder = str(step)
@@ -170,46 +194,50 @@ class CompletionsPane(Vertical):
         self._show_detail(self._detail_table())
 
     def _arrange(self, rows: list[dict]):
-        return arrange(rows, query=self.search, sort=self.sort, descending=self.descending,
-                       grouped=self.grouped, prompt=self.prompt)
+        b = self.browse
+        return arrange(rows, query=b.search, sort=b.sort, descending=b.descending,
+                       grouped=b.grouped, prompt=b.prompt)
 
     def _draw(self, table: StepTable, step: int, shown, width: int) -> None:
-        table.show_step(step, shown, width=width, grouped=self.grouped, sort=self.sort,
-                        descending=self.descending, prompts=self.prompt is None)
+        b = self.browse
+        table.show_step(step, shown, width=width, grouped=b.grouped, sort=b.sort,
+                        descending=b.descending, prompts=b.prompt is None)
 
     def _title(self, step: int, n_rows: int, steps: list[int]):
         """`step 291 · 4 samples · 7 steps kept · following newest`: what is shown, how much
         history there is to move through, and whether new steps will replace it."""
         samples = f"{n_rows} sample{'s' if n_rows != 1 else ''}"
         kept = f"{len(steps)} step{'s' if len(steps) != 1 else ''} kept"
-        if self.step is None:
+        b = self.browse
+        if b.step is None:
             where, keys = "following newest", "[ older  Home first"
-        elif self.paused:
+        elif b.paused:
             where, keys = f"[$warning]paused at step {step}[/]", "End resumes following"
         else:
             where = f"[$warning]{bisect.bisect_left(steps, step) + 1} of {len(steps)}[/], scrubbed back"
             keys = "[ older  ] newer  End newest  Home first"
-        if self.seeking:
+        if b.seeking:
             where += " · [$warning]looking for that prompt in $dir steps…[/]"
         return markup(f"[b]step {step}[/b] · {samples} · {kept} · {where} · [dim]$keys[/]",
-                      keys=keys, dir="older" if self.seeking < 0 else "newer")
+                      keys=keys, dir="older" if b.seeking < 0 else "newer")
 
     def _state(self, shown) -> Any:
         """What narrows or orders the rows, so a short table never looks like missing data."""
         parts: list[str] = []
         values: dict[str, object] = {}
-        if self.prompt is not None:
+        b = self.browse
+        if b.prompt is not None:
             parts.append("[$accent]one prompt[/] $prompt")
-            values["prompt"] = fold_tail(self.prompt, 24)
-        if self.search or self.prompt is not None:
+            values["prompt"] = fold_tail(b.prompt, 24)
+        if b.search or b.prompt is not None:
             parts.append(f"{len(shown.rows)} of {shown.total} shown")
         if shown.problems:
             parts.append("[$error]$problem[/]")
             values["problem"] = shown.problems[0]
-        if self.sort is not None:
-            parts.append("by $sort " + ("↓" if self.descending else "↑"))
-            values["sort"] = self.sort
-        if self.grouped:
+        if b.sort is not None:
+            parts.append("by $sort " + ("↓" if b.descending else "↑"))
+            values["sort"] = b.sort
+        if b.grouped:
             n = len(shown.group_sizes)
             parts.append(f"{n} prompt{'s' if n != 1 else ''}")
         if not parts:
@@ -224,13 +252,13 @@ class CompletionsPane(Vertical):
             return
         row, group = got
         assert table.shown is not None
-        text.update(detail(row, table.shown.columns, group=group if self.grouped else None,
+        text.update(detail(row, table.shown.columns, group=group if self.browse.grouped else None,
                            group_size=table.shown.group_sizes.get(group)))
 
     def _detail_table(self) -> StepTable:
         """The table whose highlighted row the detail shows: the focused one, else the main."""
         focused = self.screen.focused if self.is_mounted else None
-        if isinstance(focused, StepTable) and self.pinned is not None:
+        if isinstance(focused, StepTable) and self.browse.pinned is not None:
             return focused
         return self.query_one("#completions-table", StepTable)
 
@@ -247,7 +275,7 @@ class CompletionsPane(Vertical):
         """Enter on a row: the completion whole, the tables out of the way; Enter or Escape
         brings them back."""
         event.stop()
-        self.act("zoom")
+        self.action_zoom()
 
     def on_data_table_header_selected(self, event: DataTable.HeaderSelected) -> None:
         """A click on a score's header sorts by it; a second click turns the order round."""
@@ -255,19 +283,17 @@ class CompletionsPane(Vertical):
         key = str(event.column_key.value or "")
         if key.startswith("col:"):
             name = key[4:]
-            if self.sort == name:
-                self.descending = not self.descending
+            if self.browse.sort == name:
+                self._set(descending=not self.browse.descending)
             else:
-                self.sort, self.descending = name, True
-            self.show(self.data)
+                self._set(sort=name, descending=True)
 
     # -- the inputs ----------------------------------------------------------------------------
 
     @on(Input.Changed, "#completions-query")
     def _query_changed(self, event: Input.Changed) -> None:
         event.stop()
-        self.search = Query.parse(event.value)
-        self.show(self.data)
+        self._set(search=Query.parse(event.value))
 
     @on(Input.Submitted, "#completions-query")
     def _query_done(self, event: Input.Submitted) -> None:
@@ -295,7 +321,7 @@ class CompletionsPane(Vertical):
     @on(DetailScroll.Unzoomed)
     def _unzoom(self, event: DetailScroll.Unzoomed) -> None:
         event.stop()
-        self.act("zoom")
+        self.action_zoom()
 
     @on(StepInput.Left)
     def _input_left(self, event: StepInput.Left) -> None:
@@ -321,60 +347,67 @@ class CompletionsPane(Vertical):
         """Escape on this tab: the zoomed completion, then the pinned step, then the followed
         prompt are left one at a time (the run screen asks; True: one was left)."""
         if self.has_class("-zoomed"):
-            self.act("zoom")
-        elif self.pinned is not None:
-            self.act("compare")
-        elif self.prompt is not None:
-            self.act("track")
+            self.action_zoom()
+        elif self.browse.pinned is not None:
+            self.action_compare()
+        elif self.browse.prompt is not None:
+            self.action_track()
         else:
             return False
         return True
 
-    def act(self, verb: str) -> None:
-        """One of the tab's keys: first, goto, filter, sort, reverse, group, track, compare, zoom."""
+    def action_filter(self) -> None:
+        self._open_input("#completions-query")
+
+    def action_goto(self) -> None:
+        self._open_input("#completions-step", str(self.shown_step() or ""))
+
+    def action_first(self) -> None:
         steps = self.steps()
-        if verb == "filter":
-            self._open_input("#completions-query")
-        elif verb == "goto":
-            self._open_input("#completions-step", str(self.shown_step() or ""))
-        elif verb == "first":
-            if self.prompt is not None and steps:
-                self._seek(steps[0], 1)
-            elif steps:
-                self._go(0, steps)
-        elif verb == "sort":
-            names = sortable(self._columns())
-            order: list[str | None] = [None, *names]
-            at = order.index(self.sort) if self.sort in order else 0
-            self.sort, self.descending = order[(at + 1) % len(order)], True
-            if not names:
-                self.notify("nothing to sort by: this step has no scores", timeout=2)
-        elif verb == "reverse":
-            self.descending = not self.descending
-        elif verb == "group":
-            self.grouped = not self.grouped
-        elif verb == "track":
-            self._track()
-        elif verb == "compare":
-            self.pinned = None if self.pinned is not None else self.shown_step()
-        elif verb == "zoom":
-            self.toggle_class("-zoomed")
-            if self.has_class("-zoomed") and self.step is None:
-                # Reading one completion pauses following: the next step must not swap it out.
-                self.step, self.paused = self.shown_step(), True
-            if self.has_class("-zoomed"):
-                self.query_one(DetailScroll).focus()
-            else:
-                self.query_one("#completions-table", StepTable).focus()
+        if self.browse.prompt is not None and steps:
+            self._seek(steps[0], 1)
+        elif steps:
+            self._go(0, steps)
+
+    def action_sort(self) -> None:
+        """The next score column to sort by (then the order the rows were logged in)."""
+        names = sortable(self._columns())
+        order: list[str | None] = [None, *names]
+        at = order.index(self.browse.sort) if self.browse.sort in order else 0
+        self._set(sort=order[(at + 1) % len(order)], descending=True)
+        if not names:
+            self.notify("nothing to sort by: this step has no scores", timeout=2)
+
+    def action_reverse(self) -> None:
+        self._set(descending=not self.browse.descending)
+
+    def action_group(self) -> None:
+        self._set(grouped=not self.browse.grouped)
+
+    def action_compare(self) -> None:
+        self._set(pinned=None if self.browse.pinned is not None else self.shown_step())
+
+    def action_zoom(self) -> None:
+        """One completion whole, the tables out of the way (and back)."""
+        self.toggle_class("-zoomed")
+        zoomed = self.has_class("-zoomed")
+        if zoomed and self.browse.step is None:
+            # Reading one completion pauses following: the next step must not swap it out.
+            self._set(step=self.shown_step(), paused=True)
+        if zoomed:
+            self.query_one(DetailScroll).focus()
+        else:
+            self.query_one("#completions-table", StepTable).focus()
         self.show(self.data)
 
     def _columns(self):
         table = self.query_one("#completions-table", StepTable)
         return table.shown.columns if table.shown is not None else []
 
-    def _track(self) -> None:
-        if self.prompt is not None:
-            self.prompt = None
+    def action_track(self) -> None:
+        """Follow the highlighted row's prompt across steps (or stop following it)."""
+        if self.browse.prompt is not None:
+            self._set(prompt=None)
             return
         focused = self.screen.focused
         table = focused if isinstance(focused, StepTable) and focused.display else \
@@ -383,16 +416,20 @@ class CompletionsPane(Vertical):
         if got is None:
             self.notify("no row to follow: pick a row first", timeout=2)
             return
-        self.prompt = got[0]["prompt"]
         if table.id == "completions-table":
             steps = self.steps()
-            self.step = table.step if table.step != (steps[-1] if steps else None) else None
+            step = table.step if table.step != (steps[-1] if steps else None) else None
+            self._set(prompt=got[0]["prompt"], step=step)
+        else:
+            self._set(prompt=got[0]["prompt"])
+
+    def show_step(self, step: int | None) -> None:
+        """Show `step` (None: follow the newest)."""
+        self._set(step=step, paused=False)
 
     def _go(self, index: int, steps: list[int]) -> None:
         """Show steps[index]; the newest means following new steps again."""
-        self.paused = False
-        self.step = None if index == len(steps) - 1 else steps[index]
-        self.show(self.data)
+        self.show_step(None if index == len(steps) - 1 else steps[index])
 
     def action_scrub(self, delta: int) -> None:
         steps = self.steps()
@@ -401,7 +438,7 @@ class CompletionsPane(Vertical):
         current = self.shown_step()
         assert current is not None
         i = bisect.bisect_left(steps, current)
-        if self.prompt is not None:
+        if self.browse.prompt is not None:
             j = i + delta
             if 0 <= j < len(steps):
                 self._seek(steps[j], delta)
@@ -409,13 +446,12 @@ class CompletionsPane(Vertical):
         self._go(max(0, min(len(steps) - 1, i + delta)), steps)
 
     def action_follow(self) -> None:
-        self.paused = False
         steps = self.steps()
-        if self.prompt is not None and steps:
+        if self.browse.prompt is not None and steps:
+            self._set(paused=False)
             self._seek(steps[-1], -1)
             return
-        self.step = None
-        self.show(self.data)
+        self.show_step(None)
 
     # -- following one prompt ------------------------------------------------------------------
 
@@ -423,9 +459,8 @@ class CompletionsPane(Vertical):
         """Look for the next step (from `start`, in `direction`) where the followed prompt was
         sampled, a step at a time in a worker; the UI thread keeps answering keys."""
         steps = list(self.steps())
-        self.seeking = direction
-        self.show(self.data)
-        self._seek_worker(steps, start, direction, self.prompt)
+        self._set(seeking=direction)
+        self._seek_worker(steps, start, direction, self.browse.prompt)
 
     @work(thread=True, exclusive=True, group="completions-seek", exit_on_error=False)
     def _seek_worker(self, steps: list[int], start: int, direction: int, prompt: str | None) -> None:
@@ -446,9 +481,8 @@ class CompletionsPane(Vertical):
                 self.post_message(self.PromptFound(found, direction, prompt))
 
     def on_completions_pane_prompt_found(self, message: PromptFound) -> None:
-        self.seeking = 0
-        if message.prompt != self.prompt:  # stopped following (t) while it looked
-            self.show(self.data)
+        self._set(seeking=0)
+        if message.prompt != self.browse.prompt:  # stopped following (t) while it looked
             return
         if message.step is None:
             self.notify(f"that prompt was not sampled in any {'older' if message.direction < 0 else 'newer'} step",
@@ -456,7 +490,6 @@ class CompletionsPane(Vertical):
         else:
             steps = self.steps()
             self._go(bisect.bisect_left(steps, message.step), steps)
-        self.show(self.data)
 
 
 def _has(steps: list[int], step: int) -> bool:

@@ -174,6 +174,30 @@ def _find(columns: Sequence[Column], name: str) -> Column | None:
     return starting[0] if len(starting) == 1 else None
 
 
+@dataclass(frozen=True)
+class Browse:
+    """Where the completions browser stands: what the user chose, nothing drawn. The pane holds
+    one in a reactive; a change is a new one (`dataclasses.replace`), and redraws what it changes."""
+
+    step: int | None = None
+    """The step shown; None follows the newest."""
+    pinned: int | None = None
+    """The step shown beside it, or None."""
+    search: Query = field(default_factory=Query)
+    """The filter box's words, parsed."""
+    sort: str | None = None
+    """The column rows are sorted by, or None for the order they were logged in."""
+    descending: bool = True
+    grouped: bool = False
+    """The generations of each prompt together."""
+    prompt: str | None = None
+    """The prompt followed across steps, or None."""
+    seeking: int = 0
+    """-1/1 while a worker looks for the followed prompt in older/newer steps."""
+    paused: bool = False
+    """Following stopped by a zoom (not a scrub): the title says so, End resumes."""
+
+
 @dataclass
 class Shown:
     """One step as the table shows it: rows in order, each with its group (prompt) number."""
