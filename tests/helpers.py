@@ -4,6 +4,8 @@
   training-stack versions, so a session does not rediscover TRL or rebuild the demo. It lives in
   the user cache folder (`cockpit-tests/`), or where `COCKPIT_TEST_CACHE` says
   (`COCKPIT_TEST_CACHE=tmp`: a fresh one per session, as a clean machine has).
+- One sampler process a module (`SharedSampler`): `cockpit sample` and the Checkpoints tab start a
+  sampler (the training stack's import) for each request; a module's tests share one instead.
 - The run farm trains each canonical run shape once, through the real supervisor, and keeps it
   next to the test cache, keyed by the cockpit's code and the stack versions: a change to
   `cockpit/` or `presets/` trains it again. Tests that only read a run take a copy
@@ -14,9 +16,11 @@ docs/testing.md says how to add a shape and when a test should train its own run
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import importlib.metadata
+import io
 import json
 import os
 import shutil
@@ -91,6 +95,7 @@ class Shape:
     overrides: tuple[str, ...]
     about: str
     stop_after: int | None = None  # stop with a save (`cockpit stop`) once this many steps are logged
+    cli: bool = False  # trained by `cockpit run PRESET --wait --set ...` in an empty folder (`farm_cli`)
 
 
 # Each shape is trained at most once per code_key; docs/testing.md lists them.
@@ -102,6 +107,9 @@ SHAPES: dict[str, Shape] = {
                       "its LoRA twin (adapter checkpoints)"),
     "stopped": Shape("demo-sft", ("max_steps=24", "save_steps=1000", "eval_strategy=no", "cockpit.completions={}"),
                      "demo-sft of 24 steps stopped with a save by `cockpit stop` after 5 or more", stop_after=5),
+    "grpo": Shape("demo-grpo", ("max_steps=18",),
+                  "demo-grpo of 18 steps (its two rewards, completions every step), by `cockpit run demo-grpo "
+                  "--wait` in an empty folder", cli=True),
 }
 
 
@@ -123,8 +131,21 @@ def _wait_ended(run, timeout: float = 600.0) -> str:
 def _train(shape: Shape, runs_dir: Path):
     from cockpit.config.presets import apply_overrides, load_preset
     from cockpit.launch.plan import launch
+    from cockpit.run.folder import RunFolder
 
-    return launch(apply_overrides(load_preset(shape.preset), list(shape.overrides)), runs_dir)
+    if not shape.cli:
+        return launch(apply_overrides(load_preset(shape.preset), list(shape.overrides)), runs_dir)
+    work = runs_dir.parent / "work"  # the empty folder it is run in: the run lands in work/runs
+    work.mkdir(parents=True)
+    sets = [a for kv in shape.overrides for a in ("--set", kv)]
+    argv = [sys.executable, "-m", "cockpit.cli", "run", shape.preset, "--wait", *sets]
+    done = subprocess.run(argv, cwd=work, capture_output=True, text=True, timeout=900, stdin=subprocess.DEVNULL)
+    (runs_dir.parent / "cli.json").write_text(json.dumps({"argv": argv[1:], "cwd": str(work), "returncode":
+                                                          done.returncode, "stdout": done.stdout,
+                                                          "stderr": done.stderr}))
+    if done.returncode != 0 or not done.stdout.strip():
+        raise AssertionError(f"farm: {' '.join(argv[3:])} exited {done.returncode}:\n{done.stderr[-3000:]}")
+    return RunFolder(Path(done.stdout.splitlines()[0]))
 
 
 def farm_original(cache: Path, name: str) -> Path:
@@ -192,6 +213,16 @@ def copy_run(src: Path, runs_dir: Path):
 def farm_copy(shape: str, runs_dir: Path):
     """A copy of the farm's run of `shape` in `runs_dir` (the session's cache decides the farm)."""
     return copy_run(farm_original(Path(os.environ["COCKPIT_CACHE_DIR"]), shape), runs_dir)
+
+
+def farm_cli(shape: str) -> tuple[Path, subprocess.CompletedProcess]:
+    """How the farm's run of a `cli` shape was trained: the folder `cockpit run` ran in, and what the
+    command said (its exit code, stdout, stderr), for a test of that command to read."""
+    cache = Path(os.environ["COCKPIT_CACHE_DIR"])
+    farm_original(cache, shape)
+    said = json.loads((farm_dir(cache) / shape / "cli.json").read_text())
+    return Path(said["cwd"]), subprocess.CompletedProcess(said["argv"], said["returncode"], said["stdout"],
+                                                          said["stderr"])
 
 
 # -- the fake trainer ----------------------------------------------------------------------------
@@ -327,3 +358,94 @@ def fill_disk(path: Path) -> None:
                 fh.write(b"\0" * 2**16)
         except OSError:
             pass
+# -- one sampler a module ------------------------------------------------------------------------
+
+
+class SharedSampler:
+    """One real sampler process (`cockpit.launch.sampler.Sampler`, the training stack imported once)
+    for a module's tests: `use()` hands it to whatever would start its own — `cockpit sample`
+    (`cli(...)`, run in this process) or the Checkpoints tab — and their close() leaves it running
+    for the next test. The sampler keeps each model it loaded (as a chat's turns do), and seeds
+    every answer itself, so what a test gets is what a fresh sampler answers. A model's memory check
+    runs when it is loaded: a test of that check starts its own sampler. `close()` ends it."""
+
+    def __init__(self, log: Path) -> None:
+        from cockpit.launch.sampler import Sampler
+
+        self.log = log
+        self._start = Sampler  # the real one: use() puts a stand-in in its place
+        self._real = None
+        self._in_flight = False
+
+    def _sampler(self):
+        if self._real is None or self._real.proc.poll() is not None:
+            self._real = self._start(sys.executable, self.log)
+        return self._real
+
+    @contextlib.contextmanager
+    def use(self) -> Iterator[None]:
+        """While in this block, every sampler the cockpit starts (`Sampler(python, log)` or
+        `Sampler.for_run(found)`) is this one."""
+        import pytest
+
+        from cockpit.launch import sampler as smp
+
+        shared = self
+
+        class Start:  # stands in for smp.Sampler
+            def __new__(cls, python: str, *_log: object) -> _Handle:  # type: ignore[misc]
+                assert python == sys.executable, f"a sampler for another Python ({python}) cannot be shared"
+                return _Handle(shared)
+
+            @classmethod
+            def for_run(cls, found: object) -> _Handle:
+                return cls(smp.sampler_python(found))  # type: ignore[arg-type]
+
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(smp, "Sampler", Start)
+            yield
+
+    def cli(self, *args: str) -> subprocess.CompletedProcess:
+        """`cockpit ARGS` run in this process (its exit code, stdout, stderr), its sampler this one."""
+        from cockpit.cli import main
+
+        out, err = io.StringIO(), io.StringIO()
+        with self.use(), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(list(args))
+        return subprocess.CompletedProcess(["cockpit", *args], code, out.getvalue(), err.getvalue())
+
+    def close(self) -> None:
+        if self._real is not None:
+            self._real.close()
+            self._real = None
+
+
+class _Handle:
+    """What `Sampler(...)` returns under `SharedSampler.use()`: the shared process, which its
+    close() leaves running. A kill() before a request's last event ends it (the next use starts
+    another): a half-read answer never reaches the next test."""
+
+    def __init__(self, shared: SharedSampler) -> None:
+        self._shared = shared
+        self._real = shared._sampler()
+        self.proc = self._real.proc
+        self.log_path = self._real.log_path
+
+    def ask(self, request) -> Iterator:
+        """The shared sampler's events for the request, until its `Done` or `Failed`."""
+        from cockpit.launch import sampler as smp
+
+        self._shared._in_flight = True
+        for event in self._real.ask(request):
+            if isinstance(event, (smp.Done, smp.Failed)):
+                self._shared._in_flight = False
+            yield event
+
+    def close(self, timeout: float = 10.0) -> None:
+        """Nothing: the module's fixture ends the process."""
+
+    def kill(self) -> None:
+        if self._shared._in_flight:
+            self._real.kill()
+            self._shared._real = None
+            self._shared._in_flight = False

@@ -2,7 +2,12 @@
 with a LoRA adapter and one full-weight: `cockpit checkpoints` lists them with their steps and
 losses, `cockpit sample` answers from a checkpoint and the base side by side (the same seed, the
 same text), `cockpit merge` writes a full model whose logits are base + adapter's, and each kind
-of bad input is one line naming the fix."""
+of bad input is one line naming the fix.
+
+The module's sampling goes through one sampler process (`helpers.SharedSampler`, the `sampler`
+fixture: `cockpit sample` run in this process, its sampler the shared one), so the training stack
+is imported once for all of it; the memory check, which a sampler makes when it loads a model, and
+`cockpit merge` (its own process by design) run as the user runs them."""
 
 from __future__ import annotations
 
@@ -16,7 +21,7 @@ import pytest
 
 from cockpit.run.folder import RunFolder
 from conftest import cockpit_cmd
-from helpers import farm_copy
+from helpers import SharedSampler, farm_copy
 
 pytestmark = pytest.mark.slow
 
@@ -26,6 +31,21 @@ def runs(tmp_path_factory) -> dict[str, RunFolder]:
     (tests/helpers.py: trained once through the real supervisor, 4 steps, checkpoints 2 and 4)."""
     runs_dir = tmp_path_factory.mktemp("ckpt") / "runs"
     return {"lora": farm_copy("sft-lora", runs_dir), "full": farm_copy("sft", runs_dir)}
+
+
+@pytest.fixture(scope="module")
+def sampler(tmp_path_factory):
+    """The module's one sampler process (its log in the module's temp folder)."""
+    shared = SharedSampler(tmp_path_factory.mktemp("sampler") / "sampler.log")
+    yield shared
+    shared.close()
+
+
+@pytest.fixture
+def sample(sampler, monkeypatch):
+    """`sample("sample", ...)`: `cockpit sample ...` (in this process, the shared sampler) as `cli` gives it."""
+    monkeypatch.setenv("COLUMNS", "120")
+    return sampler.cli
 
 
 def cli(*args: str, env: dict[str, str] | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
@@ -89,11 +109,11 @@ def test_checkpoints_of_an_output_dir_trained_elsewhere(runs, tmp_path):
 
 
 @pytest.mark.parametrize("name", ["lora", "full"])
-def test_sample_latest_vs_base_prints_both_answers_side_by_side_and_keeps_them(runs, name):
+def test_sample_latest_vs_base_prints_both_answers_side_by_side_and_keeps_them(runs, name, sample):
     run = runs[name]
     args = ("sample", str(run.path), "--checkpoint", "latest", "--vs", "base", "--prompt", "2+2=",
             "--max-new-tokens", "8", "--temperature", "1.0", "--seed", "3")
-    first = cli(*args)
+    first = sample(*args)
     assert first.returncode == 0, first.stderr
     lines = first.stdout.splitlines()
     assert lines[0] == "── prompt 1: 2+2="
@@ -105,14 +125,14 @@ def test_sample_latest_vs_base_prints_both_answers_side_by_side_and_keeps_them(r
     assert {(k["checkpoint"], k["step"], k["prompt"]) for k in kept[-2:]} == {("checkpoint-4", 4, "2+2="),
                                                                              ("base", None, "2+2=")}
     if name == "lora":
-        second = cli(*args)
+        second = sample(*args)
         assert second.returncode == 0, second.stderr
         assert second.stdout == first.stdout  # the same seed, the same text
 
 
-def test_sample_without_prompts_uses_the_runs_own_sample_prompts(runs):
+def test_sample_without_prompts_uses_the_runs_own_sample_prompts(runs, sample):
     run = runs["full"]
-    done = cli("sample", str(run.path), "--checkpoint", "2", "--max-new-tokens", "4", "--no-keep")
+    done = sample("sample", str(run.path), "--checkpoint", "2", "--max-new-tokens", "4", "--no-keep")
     assert done.returncode == 0, done.stderr
     from cockpit.metrics.completions import CompletionsLibrary
 
@@ -158,7 +178,7 @@ def test_a_missing_base_model_for_an_adapter_is_one_line_naming_the_fix(runs, tm
     assert "not there any more" in line
 
 
-def test_a_tokenizer_without_a_chat_template_is_one_line_naming_the_fix(runs, tmp_path):
+def test_a_tokenizer_without_a_chat_template_is_one_line_naming_the_fix(runs, tmp_path, sample):
     out = tmp_path / "out"
     ckpt = out / "checkpoint-4"
     shutil.copytree(runs["full"].output / "checkpoint-4", ckpt)
@@ -166,9 +186,9 @@ def test_a_tokenizer_without_a_chat_template_is_one_line_naming_the_fix(runs, tm
     tok_cfg = json.loads((ckpt / "tokenizer_config.json").read_text())
     tok_cfg.pop("chat_template", None)
     (ckpt / "tokenizer_config.json").write_text(json.dumps(tok_cfg))
-    line = problem_line(cli("sample", str(out), "--chat", "--prompt", "hello", "--max-new-tokens", "2"))
+    line = problem_line(sample("sample", str(out), "--chat", "--prompt", "hello", "--max-new-tokens", "2"))
     assert "no chat template" in line and "no --chat" in line
-    plain = cli("sample", str(out), "--prompt", "hello", "--max-new-tokens", "2")  # plain text needs none
+    plain = sample("sample", str(out), "--prompt", "hello", "--max-new-tokens", "2")  # plain text needs none
     assert plain.returncode == 0, plain.stderr
 
 
@@ -216,10 +236,10 @@ def test_merge_refuses_a_full_weight_checkpoint(runs, tmp_path):
     assert "holds a full model, not a LoRA adapter" in line
 
 
-def test_export_completions_includes_the_kept_samples(runs, tmp_path):
+def test_export_completions_includes_the_kept_samples(runs, tmp_path, sample):
     run = runs["lora"]
     if not list(run.samples.glob("*.jsonl")):
-        assert cli("sample", str(run.path), "--prompt", "2+2=", "--max-new-tokens", "4").returncode == 0
+        assert sample("sample", str(run.path), "--prompt", "2+2=", "--max-new-tokens", "4").returncode == 0
     out = tmp_path / "completions.jsonl"
     done = cli("export", str(run.path), "--completions", str(out))
     assert done.returncode == 0, done.stderr
@@ -248,7 +268,7 @@ def test_a_script_run_is_sampled_with_the_python_its_script_ran_with(tmp_path):
 
 
 @pytest.mark.anyio
-async def test_chat_mode_keeps_the_turns_with_one_checkpoint_and_keeps_the_answers(runs):
+async def test_chat_mode_keeps_the_turns_with_one_checkpoint_and_keeps_the_answers(runs, sampler):
     from textual.widgets import DataTable, Input
 
     from cockpit.metrics import samples
@@ -257,26 +277,27 @@ async def test_chat_mode_keeps_the_turns_with_one_checkpoint_and_keeps_the_answe
 
     run = runs["lora"]
     app = app_for(run.path.parent.parent, mode="replay", paths=[str(run.path)])
-    async with app.run_test(size=(100, 30)) as pilot:
-        await app_wait(pilot, lambda: app.screen.query(CheckpointsPane), "the run view", limit=60)
-        await pilot.press("8")
-        pane = app.screen.query_one(CheckpointsPane)
-        table = pane.query_one(DataTable)
-        await app_wait(pilot, lambda: table.row_count == 3, "base and two checkpoints", limit=60)
-        table.focus()
-        table.move_cursor(row=2)
-        await pilot.press("c")
-        assert pane.query_one(Input).has_focus
-        for turn in ("What is 2+2?", "And 3+3?"):
-            pane.query_one(Input).value = turn
-            await pilot.press("enter")
-            # the sampler at work, or already done: a warm machine answers between two polls
-            await app_wait(pilot, lambda: pane.busy or pane.chat_turns[-1]["role"] == "assistant",
-                         "the sampler at work", limit=10)
-            await app_wait(pilot, lambda: not pane.busy, "the answer", limit=300)
-        assert [t["role"] for t in pane.chat_turns] == ["user", "assistant", "user", "assistant"]
-        assert "What is 2+2?" in pane.last_prompt and "And 3+3?" in pane.last_prompt  # both turns sent
-        assert pane.last_prompt.count("<|im_start|>assistant") == 2  # the run's chat template
+    with sampler.use():  # the tab's sampler is the module's
+        async with app.run_test(size=(100, 30)) as pilot:
+            await app_wait(pilot, lambda: app.screen.query(CheckpointsPane), "the run view", limit=60)
+            await pilot.press("8")
+            pane = app.screen.query_one(CheckpointsPane)
+            table = pane.query_one(DataTable)
+            await app_wait(pilot, lambda: table.row_count == 3, "base and two checkpoints", limit=60)
+            table.focus()
+            table.move_cursor(row=2)
+            await pilot.press("c")
+            assert pane.query_one(Input).has_focus
+            for turn in ("What is 2+2?", "And 3+3?"):
+                pane.query_one(Input).value = turn
+                await pilot.press("enter")
+                # the sampler at work, or already done: a warm machine answers between two polls
+                await app_wait(pilot, lambda: pane.busy or pane.chat_turns[-1]["role"] == "assistant",
+                             "the sampler at work", limit=10)
+                await app_wait(pilot, lambda: not pane.busy, "the answer", limit=300)
+            assert [t["role"] for t in pane.chat_turns] == ["user", "assistant", "user", "assistant"]
+            assert "What is 2+2?" in pane.last_prompt and "And 3+3?" in pane.last_prompt  # both turns sent
+            assert pane.last_prompt.count("<|im_start|>assistant") == 2  # the run's chat template
     kept = [r for r in samples.read(run) if r.get("mode") == "chat"]
     assert [(r["checkpoint"], r["turn"], r["prompt"]) for r in kept[-2:]] == [
         ("checkpoint-4", 1, "What is 2+2?"), ("checkpoint-4", 2, "And 3+3?")]

@@ -140,27 +140,23 @@ def test_export_writes_every_step_as_jsonl_csv_or_parquet_within_a_step_range(tm
 
 
 @pytest.mark.slow
-def test_a_grpo_demo_run_exports_one_entry_per_logged_step(tmp_path):
+def test_a_grpo_demo_run_exports_one_entry_per_logged_step(farm_run, tmp_path):
+    """The farm's `grpo` run (tests/helpers.py: demo-grpo, 18 steps, its completions logged every step)."""
     import json
     import subprocess
 
     from conftest import cockpit_cmd
 
-    runs = tmp_path / "runs"
-    proc = subprocess.run(cockpit_cmd("run", "demo-grpo", "--wait", "--runs-dir", str(runs), "--set", "max_steps=5",
-                                      "--set", "logging_steps=1"), cwd=tmp_path, capture_output=True, text=True,
-                          timeout=600, stdin=subprocess.DEVNULL)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    run = proc.stdout.splitlines()[0]
+    run = str(farm_run("grpo").path)
     out = tmp_path / "comp.jsonl"
     proc = subprocess.run(cockpit_cmd("export", run, "--completions", str(out)), cwd=tmp_path,
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     rows = [json.loads(x) for x in out.read_text().splitlines()]
-    assert sorted({r["step"] for r in rows}) == [1, 2, 3, 4, 5]
+    assert sorted({r["step"] for r in rows}) == list(range(1, 19))
     for r in rows:
         assert r["prompt"] and r["completion"] is not None and r["rewards"] and r["advantage"] is not None
     # The journal itself holds pointers only.
     records, _ = journal.read_all(f"{run}/events.jsonl")
     assert not [r for r in records if r.kind == journal.COMPLETIONS]
-    assert len([r for r in records if r.kind == journal.COMPLETIONS_REF]) == 5
+    assert len([r for r in records if r.kind == journal.COMPLETIONS_REF]) == 18

@@ -333,16 +333,13 @@ def test_a_grpo_run_paid_for_short_answers_gets_reward_hacking_naming_the_window
 
 
 @pytest.mark.slow
-def test_the_honest_demo_grpo_run_gets_no_reward_hacking(runs_dir):
-    """The shipped demo preset (arithmetic + length rewards, lr 1e-4): no reward hacking. Its
-    completions are cut at 16 tokens nearly always, and that `clipping` finding is true."""
-    from cockpit.config.presets import apply_overrides, load_preset
-    from cockpit.launch.plan import launch
-    from conftest import wait_for
-
-    run = launch(apply_overrides(load_preset("demo-grpo"), ["max_steps=18"]), runs_dir)
-    wait_for(lambda: not run.read_status().live, timeout=1500)
+def test_the_honest_demo_grpo_run_gets_no_reward_hacking(farm_run):
+    """The shipped demo preset (arithmetic + length rewards, lr 1e-4), 18 steps: no reward hacking. Its
+    completions are cut at 16 tokens nearly always, and that `clipping` finding is true. (The run is
+    the farm's `grpo`, judged by its supervisor as it trained: tests/helpers.py.)"""
+    run = farm_run("grpo")
     assert run.read_status().state == "finished"
+    assert "max_steps: 18" in run.run_yaml.read_text()
     records, _ = journal.read_all(run.events)
     kinds = sorted(r.data["kind"] for r in records if r.kind == journal.FINDING)
     # clipping is true there (its completions hit 16 tokens); weight_change is the doctor's info line

@@ -17,7 +17,7 @@ from cockpit.launch.plan import launch, resume, stop
 from cockpit.run import journal
 from cockpit.run.folder import RunFolder
 from conftest import cockpit_cmd, stored_completions, wait_for
-from helpers import fake_argv, fake_run
+from helpers import fake_argv, fake_run, farm_cli
 
 
 def _metric_steps(run: RunFolder) -> list[int]:
@@ -40,17 +40,18 @@ def _group_alive(pgid: int) -> bool:
 
 
 @pytest.mark.slow
-def test_demo_grpo_wait_in_an_empty_directory(tmp_path):
-    """The run model's 'done when': reward metrics, completions and a final run_ended."""
-    work = tmp_path / "empty"
-    work.mkdir()
-    proc = subprocess.run(cockpit_cmd("run", "demo-grpo", "--wait", "--set", "max_steps=6",
-                                      "--set", "save_steps=3"),
-                          cwd=work, capture_output=True, text=True, timeout=600,
-                          stdin=subprocess.DEVNULL)
+def test_demo_grpo_wait_in_an_empty_directory(farm_run):
+    """The run model's 'done when': reward metrics, completions and a final run_ended. The run is the
+    farm's `grpo` (tests/helpers.py), trained by `cockpit run demo-grpo --wait --set max_steps=18` in an
+    empty folder: what that command said is read here, its run folder from a copy."""
+    work, proc = farm_cli("grpo")
+    assert proc.args[:4] == ["-m", "cockpit.cli", "run", "demo-grpo"] and "--wait" in proc.args
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
-    run = RunFolder(Path(proc.stdout.splitlines()[0]))
-    assert run.path.parent == work / "runs"
+    made = Path(proc.stdout.splitlines()[0])
+    assert made.parent == work / "runs"
+    assert "ended: finished" in proc.stdout
+    run = farm_run("grpo")
+    assert run.name == made.name
     records, skipped = journal.read_all(run.events)
     assert skipped == 0
     metrics = [r for r in records if r.kind == "metrics"]
@@ -58,7 +59,6 @@ def test_demo_grpo_wait_in_an_empty_directory(tmp_path):
     assert any(r.data["rows"] for r in stored_completions(run))
     assert records[-1].kind == "run_ended" and records[-1].data["state"] == "finished"
     assert run.read_status().state == "finished"
-    assert "ended: finished" in proc.stdout
     # The run folder holds a config TRL's own CLI takes, and the command lines to reproduce it.
     assert "trl grpo --config" in run.command_txt.read_text()
     assert run.trl_yaml.is_file() and (run.output / "trainer_state.json").is_file()

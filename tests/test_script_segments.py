@@ -158,24 +158,29 @@ def _two_trainer_run(tmp_path: Path, runs_dir: Path) -> RunFolder:
     return run
 
 
-def test_findings_of_a_two_trainer_script_count_every_trainers_own(tmp_path, runs_dir):
-    """Issue 31: `cockpit findings` showed 17 of the journal's 31 findings — judged as one run, the
-    second Trainer's step 1 rewound the first's points, and a finding of one Trainer hid the other's
-    of the same kind at the same steps. Each Trainer is judged on its own, live and after."""
+def _judge_as_the_supervisor(run: RunFolder) -> None:
+    """The supervisor's live judge over the whole journal, fed as its one tail feeds it, then told
+    the trainer ended (its last word)."""
     import time
 
     from cockpit.supervisor.findings import FindingsWatcher
     from cockpit.supervisor.watch import Beat
 
-    run = _two_trainer_run(tmp_path, runs_dir)
-    # Live: the supervisor's judge (fed by its one tail) says the NaN steps of each Trainer, not the
-    # first's alone.
     records = journal.read_all(run.events)[0]
     beat = Beat(pid=None, started_at=time.time(), live=False)
     with journal.JournalWriter(run.events) as jw:
         watcher = FindingsWatcher(run, jw, "script")
         watcher.poll(records, beat)
         watcher.ended(records[-1], beat)
+
+
+def test_findings_of_a_two_trainer_script_count_every_trainers_own(tmp_path, runs_dir):
+    """Issue 31: `cockpit findings` showed 17 of the journal's 31 findings — judged as one run, the
+    second Trainer's step 1 rewound the first's points, and a finding of one Trainer hid the other's
+    of the same kind at the same steps. Each Trainer is judged on its own, live and after."""
+    run = _two_trainer_run(tmp_path, runs_dir)
+    # Live: the supervisor's judge says the NaN steps of each Trainer, not the first's alone.
+    _judge_as_the_supervisor(run)
     records = journal.read_all(run.events)[0]
     said = [(r.data["kind"], r.data["steps"], r.data.get("segment")) for r in records
             if r.kind == journal.FINDING and r.data["kind"] == "nonfinite_values"]
@@ -238,20 +243,17 @@ async def test_the_checkpoints_tab_lists_every_trainers_checkpoints_under_its_tr
 async def test_the_findings_tab_of_a_two_trainer_script_shows_every_trainers_findings(tmp_path, runs_dir):
     """The Findings tab of the same run replayed: each Trainer's findings, said whose they are; the
     judge's (the newest Trainer's, whose points the store holds) merged with that Trainer's only."""
-    from test_ui_app import app_for, wait_for
-
-    from cockpit.supervisor.findings import FindingsWatcher
     from cockpit.ui.widgets.run.findings_pane import FindingsPane
+    from ui_helpers import app_for, app_wait
 
     run = _two_trainer_run(tmp_path, runs_dir)
-    with journal.JournalWriter(run.events) as jw:  # what the supervisor records, Trainer by Trainer
-        FindingsWatcher(run, jw, "script").poll(final=True)
+    _judge_as_the_supervisor(run)  # what the supervisor records, Trainer by Trainer
     app = app_for(tmp_path, mode="replay", paths=[str(run.path)])
     async with app.run_test(size=(140, 36)) as pilot:
-        await wait_for(pilot, lambda: app.screen.sources, "the run loaded", limit=60)
+        await app_wait(pilot, lambda: app.screen.sources, "the run loaded", limit=60)
         await pilot.press("7")
         pane = app.screen.query_one(FindingsPane)
-        await wait_for(pilot, lambda: pane.checked is not None and "judging" not in
+        await app_wait(pilot, lambda: pane.checked is not None and "judging" not in
                        str(app.screen.query_one("#findings-title").render()), "the judge", limit=60)
         shown = sorted((f.summary.split(":")[0], f.kind) for f in pane.findings)
         assert shown == [("Trainer 1", "nonfinite_values"), ("Trainer 1", "weight_change"),
