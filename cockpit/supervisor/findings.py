@@ -42,7 +42,7 @@ class FindingsWatcher:
         self.changed = False
         self.off = False
 
-    def history(self, records: Sequence[journal.Record]) -> None:
+    def history(self, records: list[journal.Record]) -> None:
         self._guard(lambda: self._take(records))
 
     def poll(self, records: Sequence[journal.Record], beat: Beat) -> None:  # noqa: ARG002 - Watcher's signature
