@@ -157,10 +157,9 @@ class _Supervised:
     def __init__(self, run, watcher) -> None:
         from cockpit.supervisor.watch import Beat, JournalFeed
 
-        self.feed = JournalFeed(run.events)
+        self.feed = JournalFeed(run.events, history=watcher.history)
         self.watcher = watcher
         self.beat = Beat(pid=None, started_at=time.time(), live=False)
-        watcher.history(self.feed.history())
 
     def ended(self) -> None:
         self.feed.pump(self.beat, [self.watcher])

@@ -37,6 +37,8 @@ END_WAIT_S = 8.0
 """How long the end of a run waits for the checks still queued (the last checkpoint's weights, the
 SFT data probe): run_ended and the final status wait for them, and a resume waits for this
 supervisor to let go of the run, so what is not done by then is dropped (the probe is killed)."""
+KILLED_WAIT_S = 2.0
+"""How long the end waits for the SFT data thread to say its probe was stopped."""
 
 
 class Doctor:
@@ -102,6 +104,7 @@ class Doctor:
             self._sft.join(max(0.0, deadline - time.monotonic()))
             if self._sft.is_alive() and self._probe is not None:
                 self._probe.kill()  # ours (not the run's group): the run is over, so is its measuring
+                self._sft.join(KILLED_WAIT_S)  # its one line says so before run_ended, not after it
 
     def close(self) -> None:
         pass

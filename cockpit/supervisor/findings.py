@@ -50,7 +50,7 @@ class FindingsWatcher:
         """The metric store of the Trainer training now."""
         return self.segments[self.segment][0]
 
-    def history(self, records: Sequence[journal.Record]) -> None:
+    def history(self, records: list[journal.Record]) -> None:
         self._guard(lambda: self._take(records))
 
     def poll(self, records: Sequence[journal.Record], beat: Beat) -> None:  # noqa: ARG002 - Watcher's signature

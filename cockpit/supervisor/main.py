@@ -145,10 +145,9 @@ class Supervision:
         status.marker = str(run.path)
         status.started = time.time()
         _save_status(run, status)  # at once: readers prove this process by its start time
-        self.feed = JournalFeed(run.events)
         self.alerts = start_alerts(run, self.jw, status.trainer)
         findings = findings_watcher(run, self.jw, status.trainer)
-        findings.history(self.feed.history())
+        self.feed = JournalFeed(run.events, history=findings.history)
         self.watchers: list[Watcher] = [findings, self.alerts]  # each ends after those before it
         signal.signal(signal.SIGHUP, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, self._on_term)

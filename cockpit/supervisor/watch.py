@@ -12,7 +12,7 @@ journal, and that watcher is off.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -50,24 +50,21 @@ class Watcher(Protocol):
 
 class JournalFeed:
     """The supervisor's one tail of the run's journal. What the journal held when the feed was
-    made is an earlier attempt's (`history`); everything appended afterwards goes to every
-    watcher (`pump`)."""
+    made is the earlier attempts' (`history`: handed once, at the first pump, to the one watcher
+    that reads it, so the trainer starts without waiting on a long journal); everything appended
+    afterwards goes to every watcher (`pump`)."""
 
-    def __init__(self, events: Path) -> None:
+    def __init__(self, events: Path, *, history: Callable[[list[journal.Record]], None] | None = None) -> None:
         self._tailer = Tailer(events)
         try:
             self._start = os.stat(events).st_size
         except OSError:
             self._start = 0
+        self._history = history
         self._history_read = False
 
-    def history(self) -> list[journal.Record]:
-        """The records of the earlier attempts (the journal up to where it stood when the feed was
-        made), once; later calls return nothing."""
+    def _history_records(self) -> list[journal.Record]:
         records: list[journal.Record] = []
-        if self._history_read:
-            return records
-        self._history_read = True
         while self._tailer.offset < self._start:  # one poll reads a bounded chunk
             before = self._tailer.offset
             records.extend(self._tailer.poll(upto=self._start))
@@ -78,7 +75,10 @@ class JournalFeed:
     def pump(self, beat: Beat, watchers: Sequence[Watcher]) -> None:
         """Read what the journal gained since the last pump, and hand it to each watcher."""
         if not self._history_read:
-            self.history()  # no watcher asked for it: skip it
+            self._history_read = True
+            history = self._history_records()
+            if self._history is not None:
+                self._history(history)
         records: list[journal.Record] = []
         while True:  # one poll reads a bounded chunk: read to the end
             before = self._tailer.offset
