@@ -1,0 +1,70 @@
+"""The one follower (`metrics/follow.py`): what the live screen, a replay's followed sources and
+`cockpit watch` take their updates from. Real files, written while it follows them."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from cockpit.metrics.follow import RunFollower
+from cockpit.run import journal
+from cockpit.run.folder import Status, create_run_folder
+from cockpit.run.trainer_output import readable_lines
+
+
+def _run(tmp_path, state: str = "running"):
+    run = create_run_folder(tmp_path / "runs", "followed")
+    run.run_yaml.write_text("trainer: sft\n", encoding="utf-8")
+    run.write_status(Status(state=state, name=run.name, trainer="sft", started=time.time()))
+    with journal.JournalWriter(run.events) as jw:
+        jw.write_all([journal.run_started("sft", max_steps=10), journal.metrics(1, {"loss": 2.0})])
+    return run
+
+
+def test_a_run_is_read_whole_then_followed_until_it_ends(tmp_path):
+    run = _run(tmp_path)
+    run.stdout_log.write_bytes(b"cut line\nfirst\n")
+    follower = RunFollower(run, output=True, until_ended=True, poll_s=0.01, status_s=0.05)
+    opened = follower.open()
+    assert opened.data.store.last_step == 1 and opened.state == "running" and opened.following
+    assert opened.output == ["cut line", "first"]
+
+    def train() -> None:  # another process's writes, as the trainer and the supervisor make them
+        time.sleep(0.1)
+        with journal.JournalWriter(run.events) as jw:
+            jw.write_all([journal.metrics(2, {"loss": 1.5}), journal.metrics(3, {"loss": 1.2})])
+        with run.stdout_log.open("ab") as fh:
+            fh.write(b"Training:  50%|#####     | 5/10 [00:01<00:01, 4.0it/s]\r"
+                     b"Training: 100%|##########| 10/10 [00:02<00:00, 4.1it/s]\n")
+        time.sleep(0.1)
+        run.write_status(Status(state="finished", name=run.name, trainer="sft", started=time.time()))
+
+    writer = threading.Thread(target=train)
+    writer.start()
+    deadline = time.monotonic() + 30
+    records, output, states = [], [], []
+    for update in follower.updates(lambda: time.monotonic() > deadline):
+        records += update.records
+        output += update.output
+        if update.state is not None:
+            states.append(update.state)
+    writer.join()
+    assert [r.step for r in records if r.kind == journal.METRICS] == [2, 3]
+    assert output == ["Training: 100%|##########| 10/10 [00:02<00:00, 4.1it/s]"]  # the bar's last state
+    assert states == ["finished"] and follower.ended  # it stopped on its own once the run ended
+
+
+def test_a_followed_run_whose_status_is_damaged_says_so_once(tmp_path):
+    run = _run(tmp_path)
+    follower = RunFollower(run, poll_s=0.01, status_s=0.0)
+    follower.open()
+    run.status_json.write_text("{not json", encoding="utf-8")
+    problems = [u.problem for u in (follower.poll() for _ in range(5)) if u.problem]
+    assert len(problems) == 1 and "status.json" in problems[0]
+
+
+def test_stdout_lines_read_as_a_person_reads_them():
+    raw = [b"\x1b[32mplain\x1b[0m", b"header\r 10%|#  | 1/10 [00:00<00:09]\r 20%|## | 2/10 [00:01<00:08]",
+           b"bar [00:00]\rbar done [00:01, 5.0it/s]table starts", b"\x07bell"]
+    assert readable_lines(raw) == ["plain", "header", " 20%|## | 2/10 [00:01<00:08]",
+                                   "bar done [00:01, 5.0it/s]", "table starts", "·bell"]
