@@ -16,6 +16,9 @@ class ConfirmScreen(ModalScreen[bool]):
         Binding("y", "answer(True)", "Yes", id="confirm.yes"),
         Binding("n,escape", "answer(False)", "No", id="confirm.no"),
     ]
+    AUTO_FOCUS = "#no"
+    """The safe answer has the focus (Textual focuses it once the screen is mounted: a question
+    answered before its buttons mount finds no button to focus, and raises nothing)."""
 
     def __init__(self, question: str, *, yes: str = "Yes", danger: bool = False,
                  detail: str = "") -> None:
@@ -35,9 +38,6 @@ class ConfirmScreen(ModalScreen[bool]):
                 yield Button(f"{self.yes_label} (y)", id="yes",
                              variant="error" if self.danger else "primary")
                 yield Button("No (n)", id="no")
-
-    def on_mount(self) -> None:
-        self.query_one("#no", Button).focus()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.dismiss(event.button.id == "yes")
