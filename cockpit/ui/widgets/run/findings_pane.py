@@ -134,7 +134,9 @@ class FindingsPane(Vertical):
         """The table when there is a finding, else the scrollable list of what was checked (so
         the footer offers no key for rows that do not exist)."""
         table = self.query_one(FindingsTable)
-        (table if self.findings else self.query_one("#findings-detail-scroll")).focus()
+        # At once, not `focus()` (applied later): findings that arrive before a deferred focus
+        # lands would see no focus here, and the focus would then stay on the scroll box.
+        self.screen.set_focus(table if self.findings else self.query_one("#findings-detail-scroll"))
 
     def show(self, data: RunData | None) -> None:
         if data is None:
@@ -155,7 +157,8 @@ class FindingsPane(Vertical):
                 sorted(report.recorded(data), key=lambda f: (f.steps[0] if f.steps else -1, f.kind))
             table = self.query_one(FindingsTable)
             table.show(self.findings)
-            had_focus = table.has_focus or self.query_one("#findings-detail-scroll").has_focus
+            # The screen's focus, not `has_focus` (that follows a Focus event, handled later).
+            had_focus = self.screen.focused in (table, self.query_one("#findings-detail-scroll"))
             self.set_class(not self.findings, "-empty")
             table.can_focus = bool(self.findings)  # no row keys without rows
             if had_focus and self.is_on_screen:

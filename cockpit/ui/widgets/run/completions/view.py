@@ -62,7 +62,7 @@ them with the default reward_weights), first when a step has two reward function
 def columns_of(rows: Sequence[dict[str, Any]]) -> list[Column]:
     """With two reward functions or more, their sum first (what the run is after); the reward
     columns in the order the rows name them, the advantage when any row has one, then whatever
-    else reward functions logged (`extra`): new columns show up by themselves."""
+    else reward functions logged (`extra`, numbers before texts): new columns show up by themselves."""
     rewards = dict.fromkeys(n for r in rows for n in r["rewards"])
     out = [Column(SUM, "sum")] if len(rewards) > 1 and SUM not in rewards else []
     out += [Column(n, "reward") for n in rewards]
@@ -75,7 +75,10 @@ def columns_of(rows: Sequence[dict[str, Any]]) -> list[Column]:
                 continue
             number = isinstance(v, (int, float)) or v is None
             extras[k] = extras.get(k, True) and number
-    out += [Column(k, "extra", numeric) for k, numeric in extras.items()]
+    # Numbers before texts: a DPO sample's margin and log-probs before its chosen/rejected texts,
+    # so a narrow table shows the scores (the texts are in the detail).
+    out += [Column(k, "extra", True) for k, numeric in extras.items() if numeric]
+    out += [Column(k, "extra", False) for k, numeric in extras.items() if not numeric]
     return out
 
 
