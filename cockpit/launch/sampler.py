@@ -233,7 +233,7 @@ def run_prompts(found: CheckpointSet, n: int | None = None) -> list[Any]:
 
 PRIVATE = "_cockpit_sampler"
 """The sampler's private package name (`cockpit.bundle`): the copy of `cockpit.runner.sample` and
-`.merge`, and the one module they import (`cockpit.errors`)."""
+`.merge`, and the modules they import (`cockpit.errors`, `cockpit.runner.parent`)."""
 ROOTS = ("cockpit.runner.sample", "cockpit.runner.merge")
 
 
