@@ -91,6 +91,16 @@ def test_two_trainers_in_one_script_resume_and_export_as_two_segments(tmp_path, 
     # The resume check compares the second Trainer with its own checkpoint, never with the first's losses.
     checks = [r for r in records if r.kind == journal.FINDING and r.data["kind"] == "resume_check"]
     assert all(r.data["severity"] != "warning" for r in checks), [r.data["summary"] for r in checks]
+    # The doctor's findings name the Trainer they are about, as the live judge's do: a weight check ends
+    # on its worker thread, maybe after the next Trainer began, where its place in the journal would
+    # give it to that one.
+    assert checks and all(r.data.get("segment") == 1 for r in checks), [r.data for r in checks]
+    weighed = [r.data for r in records if r.kind == journal.FINDING
+               and r.data["kind"] in ("weight_change", "model_unchanged", "one_layer_change")]
+    assert weighed
+    for f in weighed:
+        [ckpt] = [e["path"] for e in f["evidence"] if e.get("what") == "the checkpoint"]
+        assert f.get("segment") == (0 if "first" in Path(ckpt).parts else 1), f
     listed = _cli("checkpoints", run.name, "--runs-dir", str(runs_dir))
     assert listed.returncode == 0, listed.stderr
     heads = [line for line in listed.stdout.splitlines() if line.startswith("# ")]
