@@ -259,6 +259,42 @@ def test_the_cli_names_and_picks_an_earlier_trainers_checkpoint_by_its_key(tmp_p
     assert str(first / "checkpoint-24") in full.stderr
 
 
+def test_a_doctor_check_written_after_the_next_trainer_began_names_its_own(tmp_path, runs_dir):
+    """The supervisor's doctor weighs a checkpoint on its worker thread: the first Trainer's last
+    checkpoint is often judged after the script began its second. The finding names the Trainer that
+    saved it (`segment`), so `cockpit findings` gives it to that one, not to the Trainer its place
+    in the journal falls in."""
+    from cockpit.run.folder import Status
+    from cockpit.supervisor.doctor import Doctor
+    from cockpit.supervisor.watch import Beat
+    from helpers import safetensors_file
+
+    work = tmp_path / "work"
+    (work / "base").mkdir(parents=True)
+    safetensors_file(work / "base" / "model.safetensors")
+    ckpt = work / "out" / "first" / "checkpoint-2"
+    ckpt.mkdir(parents=True)
+    safetensors_file(ckpt / "model.safetensors")  # the same weights: the model did not move
+    (ckpt / "trainer_state.json").write_text(json.dumps({"global_step": 2, "log_history": []}))
+    run = RunFolder(runs_dir / "two-20250101-000000")
+    run.path.mkdir(parents=True)
+    run.run_yaml.write_text(f"trainer: script\ncockpit:\n  script: {{command: [python, t.py], cwd: {work}}}\n")
+    run.write_status(Status(state="running", name=run.name, trainer="script"))
+    records = [journal.run_started("sft", model=str(work / "base"), output_dir="out/first", segment=0),
+               journal.checkpoint(2, "out/first/checkpoint-2"),
+               journal.run_started("sft", model="out/first", output_dir="out/second", segment=1)]
+    with journal.JournalWriter(run.events) as jw:
+        jw.write_all(records)
+        doctor = Doctor(run, jw)
+        doctor.poll(records, Beat(pid=None, started_at=0.0, live=True))  # the check is queued, then Trainer 2 begins
+        doctor.ended(records[-1], Beat(pid=None, started_at=0.0, live=False))  # waits for the queued checks
+    written = [r for r in journal.read_all(run.events)[0] if r.kind == journal.FINDING]
+    assert [(r.data["kind"], r.data.get("segment")) for r in written] == [("model_unchanged", 0)]
+    done = _cli("findings", run.name, "--json", "--runs-dir", str(runs_dir))
+    assert done.returncode == 0, done.stderr
+    assert [(f["kind"], f["trainer"]) for f in json.loads(done.stdout)["findings"]] == [("model_unchanged", 1)]
+
+
 @pytest.mark.anyio
 async def test_the_checkpoints_tab_lists_every_trainers_checkpoints_under_its_trainer(tmp_path, runs_dir):
     """Issue 31: the Checkpoints tab listed only the last Trainer's output folder. Each Trainer's
