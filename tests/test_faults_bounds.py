@@ -42,10 +42,10 @@ def test_sample_refuses_unusable_numbers_and_a_one_megabyte_prompt_each_in_one_l
             f"cockpit: --temperature {float(temperature)}: give a number from 0 (greedy) to 100"]
 
 
-def _sampler_children(pid: int) -> list[psutil.Process]:
+def _sampler_children(pid: int, what: str = "sample") -> list[psutil.Process]:
     from cockpit.launch.sampler import PRIVATE
 
-    module = f"{PRIVATE}.runner.sample"  # the sampler runs from its private bundle: `python -m <module>`
+    module = f"{PRIVATE}.runner.{what}"  # the sampler (merger) runs from its private bundle: `python -m <module>`
     try:
         return [c for c in psutil.Process(pid).children(recursive=True) if module in c.cmdline()]
     except psutil.Error:
@@ -128,6 +128,119 @@ def test_a_sampler_whose_parent_is_sigkilled_ends_even_while_it_is_blocked_loadi
         assert time.monotonic() - started < 5
     finally:
         for p in sampler:
+            try:
+                p.kill()
+            except psutil.Error:
+                pass
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+
+# What the merger imports, standing in for peft and transformers: the model loads at once, and its
+# save writes part of a weights file into the folder beside OUT, then never ends.
+_STAND_IN_TRANSFORMERS = """
+class _Embeddings:
+    num_embeddings = 10**6
+
+
+class _Model:
+    def get_input_embeddings(self):
+        return _Embeddings()
+
+
+class AutoModelForCausalLM:
+    @staticmethod
+    def from_pretrained(path):
+        return _Model()
+
+
+class _Tokenizer:
+    pad_token = "<pad>"
+
+    def __len__(self):
+        return 8
+
+    def save_pretrained(self, path):
+        pass
+
+
+class AutoTokenizer:
+    @staticmethod
+    def from_pretrained(path):
+        return _Tokenizer()
+"""
+_STAND_IN_PEFT = """
+import pathlib, time
+
+
+class _Merged:
+    def save_pretrained(self, path, safe_serialization=True):
+        (pathlib.Path(path) / "model.safetensors").write_bytes(b"half a model")
+        pathlib.Path({flag!r}).touch()
+        time.sleep(600)
+
+
+class _Adapter:
+    def merge_and_unload(self):
+        return _Merged()
+
+
+class PeftModel:
+    @staticmethod
+    def from_pretrained(base, adapter):
+        return _Adapter()
+"""
+
+
+def test_a_merger_whose_parent_is_sigkilled_ends_and_leaves_no_half_written_folder(tmp_path):
+    """A real `cockpit merge` SIGKILLed while its merger writes the merged model: the merger sees that
+    its parent is gone (the sampler's watch, `runner/parent.py`), removes the folder it was writing
+    beside OUT, says so in its log and ends within seconds (it merged on, holding the model's memory,
+    before). peft and transformers are stand-ins on the merger's PYTHONPATH whose save never ends:
+    the training stack is not what this is about."""
+    from cockpit.launch.sampler import sampler_log
+    from cockpit.metrics.checkpoints import list_run_checkpoints
+
+    out = tmp_path / "out"
+    ckpt = out / "checkpoint-1"
+    ckpt.mkdir(parents=True)
+    (ckpt / "adapter_config.json").write_text(json.dumps({"base_model_name_or_path": "org/base-model"}))
+    (ckpt / "adapter_model.safetensors").write_bytes(b"\x02" + b"\0" * 7 + b"{}")  # a real (empty) safetensors file
+    (ckpt / "trainer_state.json").write_text(json.dumps({"global_step": 1, "max_steps": 1, "log_history": []}))
+    saving = tmp_path / "saving"
+    site = tmp_path / "site"
+    for name, text in (("transformers", _STAND_IN_TRANSFORMERS), ("peft", _STAND_IN_PEFT.format(flag=str(saving)))):
+        (site / name).mkdir(parents=True)
+        (site / name / "__init__.py").write_text(text)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([os.environ.get("PYTHONPATH", ""), str(site)])}
+    merged = tmp_path / "merged"
+    log = sampler_log(list_run_checkpoints(out), "merge.log")
+    start = log.stat().st_size if log.exists() else 0
+    proc = subprocess.Popen(cockpit_cmd("merge", str(out), "-o", str(merged)),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
+                            start_new_session=True, env=env)
+    merger: list[psutil.Process] = []
+    try:
+        merger = wait_for(lambda: _sampler_children(proc.pid, "merge"), timeout=120)
+        wait_for(saving.exists, timeout=120)  # the merger is in its save, and stays there
+        assert [p.name for p in tmp_path.glob(".merged.partial-*")], "the save writes beside OUT"
+        time.sleep(1)
+        assert all(p.is_running() for p in merger)
+        proc.kill()
+        proc.wait(timeout=30)
+        started = time.monotonic()
+        _gone, alive = psutil.wait_procs(merger, timeout=15)
+        assert not alive, f"the merger outlived its SIGKILLed parent: {alive}"
+        assert time.monotonic() - started < 5
+        assert not list(tmp_path.glob(".merged.partial-*")) and not merged.exists()
+        with open(log, "rb") as f:
+            f.seek(start)
+            said = f.read().decode("utf-8", "replace")
+        assert "cockpit merger: the process that started it is gone — ending" in said, said
+    finally:
+        for p in merger:
             try:
                 p.kill()
             except psutil.Error:

@@ -231,7 +231,8 @@ def test_the_samplers_folder_holds_its_modules_and_names_no_cockpit(tmp_path):
     assert shared.cached(sampler.ROOTS, sampler.PRIVATE, tmp_path / "cache") == folder  # built once
     files = {p.relative_to(folder).as_posix() for p in folder.rglob("*.py")}
     assert files == {f"{sampler.PRIVATE}/{f}" for f in ("__init__.py", "errors.py", "runner/__init__.py",
-                                                         "runner/sample.py", "runner/merge.py")}
+                                                         "runner/sample.py", "runner/merge.py",
+                                                         "runner/parent.py")}
     for f in folder.rglob("*.py"):
         for node in ast.walk(ast.parse(f.read_text(encoding="utf-8"))):
             if isinstance(node, (ast.Import, ast.ImportFrom)):
@@ -259,6 +260,8 @@ def test_the_samplers_folder_imports_on_the_oldest_python_a_supported_trl_line_r
         import sys
         from {sampler.PRIVATE}.runner import merge, sample
         from {sampler.PRIVATE}.errors import describe
+        from {sampler.PRIVATE}.runner.parent import end_with_parent
+        end_with_parent("probe")  # the parent watch, on this Python too
         print(sys.version_info[:2], sample.GENERATE_INPUTS, describe(ImportError("\\n\\nthe real reason")))
         print("outside:", sorted(m for m in ("numpy", "yaml", "torch", "cockpit") if m in sys.modules))
     """)

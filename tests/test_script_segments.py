@@ -91,10 +91,31 @@ def test_two_trainers_in_one_script_resume_and_export_as_two_segments(tmp_path, 
     # The resume check compares the second Trainer with its own checkpoint, never with the first's losses.
     checks = [r for r in records if r.kind == journal.FINDING and r.data["kind"] == "resume_check"]
     assert all(r.data["severity"] != "warning" for r in checks), [r.data["summary"] for r in checks]
+    # The doctor's findings name the Trainer they are about, as the live judge's do: a weight check ends
+    # on its worker thread, maybe after the next Trainer began, where its place in the journal would
+    # give it to that one.
+    assert checks and all(r.data.get("segment") == 1 for r in checks), [r.data for r in checks]
+    weighed = [r.data for r in records if r.kind == journal.FINDING
+               and r.data["kind"] in ("weight_change", "model_unchanged", "one_layer_change")]
+    assert weighed
+    for f in weighed:
+        [ckpt] = [e["path"] for e in f["evidence"] if e.get("what") == "the checkpoint"]
+        assert f.get("segment") == (0 if "first" in Path(ckpt).parts else 1), f
     listed = _cli("checkpoints", run.name, "--runs-dir", str(runs_dir))
     assert listed.returncode == 0, listed.stderr
-    assert f"# Trainer 1 of 2: {tmp_path / 'out' / 'first'}" in listed.stdout
-    assert f"# Trainer 2 of 2: {second}" in listed.stdout
+    heads = [line for line in listed.stdout.splitlines() if line.startswith("# ")]
+    assert [(h.split("  (")[0], h.split("  ")[-1]) for h in heads] == [  # (base: …) between, when known
+        (f"# Trainer 1 of 2: {tmp_path / 'out' / 'first'}", "(--checkpoint t1:STEP)"),
+        (f"# Trainer 2 of 2: {second}", "(--checkpoint STEP)")], heads
+    # The first Trainer's checkpoint, answered by the real sampler beside the second's of the same step,
+    # each labelled with its Trainer where the key named one; the kept rows say which.
+    sampled = _cli("sample", run.name, "--checkpoint", "t1:checkpoint-2", "--vs", "2", "--prompt", "hello",
+                   "--max-new-tokens", "2", "--runs-dir", str(runs_dir))
+    assert sampled.returncode == 0, sampled.stderr[-2000:]
+    assert "Trainer 1: checkpoint-2" in sampled.stdout and "│ checkpoint-2" in sampled.stdout, sampled.stdout
+    kept = [json.loads(line) for f in sorted(run.samples.glob("*.jsonl")) for line in f.read_text().splitlines()]
+    assert sorted((k["checkpoint"], k["step"]) for k in kept) == [("Trainer 1: checkpoint-2", 2),
+                                                                  ("checkpoint-2", 2)], kept
     # The second Trainer starts from the first's checkpoint, named relative to the script's folder:
     # the doctor compares its weights with that folder, not with one the supervisor's folder does not hold.
     moved = [r.data for r in records if r.kind == journal.FINDING and r.data["kind"] == "weight_change"
@@ -205,6 +226,75 @@ def test_findings_of_a_two_trainer_script_count_every_trainers_own(tmp_path, run
     assert f"{run.name} · Trainer 2 of 2: 2 findings" in text.stdout
 
 
+def test_the_cli_names_and_picks_an_earlier_trainers_checkpoint_by_its_key(tmp_path, runs_dir):
+    """`cockpit checkpoints` says how `--checkpoint` names each Trainer's checkpoints (`t1:STEP` for
+    an earlier one, as the Checkpoints tab keys its rows), `--json` gives each its key, and `sample`
+    and `merge` take the key: a Trainer or a step that is not there is one line naming what is."""
+    from helpers import no_traceback
+
+    run = _two_trainer_run(tmp_path, runs_dir)
+    listed = _cli("checkpoints", run.name, "--runs-dir", str(runs_dir))
+    assert listed.returncode == 0, listed.stderr
+    first, second = tmp_path / "work" / "out" / "first", tmp_path / "work" / "out" / "second"
+    assert f"# Trainer 1 of 2: {first}  (--checkpoint t1:STEP)" in listed.stdout.splitlines()
+    assert f"# Trainer 2 of 2: {second}  (--checkpoint STEP)" in listed.stdout.splitlines()
+    listed = json.loads(_cli("checkpoints", run.name, "--json", "--runs-dir", str(runs_dir)).stdout)
+    [earlier] = listed["earlier_trainers"]
+    assert [(c["key"], c["path"]) for c in earlier["checkpoints"]] == [
+        (f"t1:checkpoint-{n}", str(first / f"checkpoint-{n}")) for n in (8, 16, 24)]
+
+    for cmd in (("sample", run.name, "--prompt", "x"), ("merge", run.name, "-o", str(tmp_path / "merged"))):
+        wrong = _cli(*cmd, "--checkpoint", "t3:checkpoint-8", "--runs-dir", str(runs_dir))
+        no_traceback(wrong)
+        assert (wrong.returncode, wrong.stderr.strip()) == (2, (
+            f"cockpit: t3:checkpoint-8: there is no Trainer 3 — {run.name} built 2 Trainers; give "
+            "t1:checkpoint-8 or t2:checkpoint-8 (`cockpit checkpoints` lists each one's)"))
+    missing = _cli("sample", run.name, "--checkpoint", "t1:20", "--prompt", "x", "--runs-dir", str(runs_dir))
+    no_traceback(missing)
+    assert missing.returncode == 2
+    assert missing.stderr.strip().endswith("no checkpoint at step 20 — there are: 8, 16, 24"), missing.stderr
+    full = _cli("merge", run.name, "--checkpoint", "t1:24", "-o", str(tmp_path / "merged"), "--runs-dir", str(runs_dir))
+    assert full.returncode == 2 and full.stderr.strip().startswith(
+        "cockpit: Trainer 1: checkpoint-24 holds a full model, not a LoRA adapter"), full.stderr
+    assert str(first / "checkpoint-24") in full.stderr
+
+
+def test_a_doctor_check_written_after_the_next_trainer_began_names_its_own(tmp_path, runs_dir):
+    """The supervisor's doctor weighs a checkpoint on its worker thread: the first Trainer's last
+    checkpoint is often judged after the script began its second. The finding names the Trainer that
+    saved it (`segment`), so `cockpit findings` gives it to that one, not to the Trainer its place
+    in the journal falls in."""
+    from cockpit.run.folder import Status
+    from cockpit.supervisor.doctor import Doctor
+    from cockpit.supervisor.watch import Beat
+    from helpers import safetensors_file
+
+    work = tmp_path / "work"
+    (work / "base").mkdir(parents=True)
+    safetensors_file(work / "base" / "model.safetensors")
+    ckpt = work / "out" / "first" / "checkpoint-2"
+    ckpt.mkdir(parents=True)
+    safetensors_file(ckpt / "model.safetensors")  # the same weights: the model did not move
+    (ckpt / "trainer_state.json").write_text(json.dumps({"global_step": 2, "log_history": []}))
+    run = RunFolder(runs_dir / "two-20250101-000000")
+    run.path.mkdir(parents=True)
+    run.run_yaml.write_text(f"trainer: script\ncockpit:\n  script: {{command: [python, t.py], cwd: {work}}}\n")
+    run.write_status(Status(state="running", name=run.name, trainer="script"))
+    records = [journal.run_started("sft", model=str(work / "base"), output_dir="out/first", segment=0),
+               journal.checkpoint(2, "out/first/checkpoint-2"),
+               journal.run_started("sft", model="out/first", output_dir="out/second", segment=1)]
+    with journal.JournalWriter(run.events) as jw:
+        jw.write_all(records)
+        doctor = Doctor(run, jw)
+        doctor.poll(records, Beat(pid=None, started_at=0.0, live=True))  # the check is queued, then Trainer 2 begins
+        doctor.ended(records[-1], Beat(pid=None, started_at=0.0, live=False))  # waits for the queued checks
+    written = [r for r in journal.read_all(run.events)[0] if r.kind == journal.FINDING]
+    assert [(r.data["kind"], r.data.get("segment")) for r in written] == [("model_unchanged", 0)]
+    done = _cli("findings", run.name, "--json", "--runs-dir", str(runs_dir))
+    assert done.returncode == 0, done.stderr
+    assert [(f["kind"], f["trainer"]) for f in json.loads(done.stdout)["findings"]] == [("model_unchanged", 1)]
+
+
 @pytest.mark.anyio
 async def test_the_checkpoints_tab_lists_every_trainers_checkpoints_under_its_trainer(tmp_path, runs_dir):
     """Issue 31: the Checkpoints tab listed only the last Trainer's output folder. Each Trainer's
@@ -231,7 +321,7 @@ async def test_the_checkpoints_tab_lists_every_trainers_checkpoints_under_its_tr
         for row in (0, 2, 6):  # a Trainer's row is not a checkpoint: not picked
             table.move_cursor(row=row)
             await pilot.press("space")
-        assert pane.picked == ["t0:checkpoint-16", "checkpoint-16"]
+        assert pane.picked == ["t1:checkpoint-16", "checkpoint-16"]
         first, second = pane._choices(2)
         assert (first.label, first.spec["path"]) == (
             "Trainer 1: checkpoint-16", str(tmp_path / "work" / "out" / "first" / "checkpoint-16"))

@@ -27,18 +27,27 @@ def _found(args: argparse.Namespace):
 
 
 def cmd_checkpoints(args: argparse.Namespace) -> int:
+    from cockpit.launch import sampler as smp
     from cockpit.launch.script import earlier_trainers
     from cockpit.metrics.checkpoints import table
 
     found = _found(args)
     earlier = earlier_trainers(found)
     if args.json:
-        print(json.dumps({**found.to_dict(), "earlier_trainers": [e.to_dict() for e in earlier]}, indent=2))
+        listed = []
+        for i, one in enumerate(earlier):  # each checkpoint with the key that picks it: `t1:checkpoint-24`
+            d = one.to_dict()
+            d["checkpoints"] = [{**c.to_dict(), "key": smp.trainer_key(i + 1, c.name)} for c in one.checkpoints]
+            listed.append(d)
+        print(json.dumps({**found.to_dict(), "earlier_trainers": listed}, indent=2))
         return 0
     for i, one in enumerate([*earlier, found]):
         base = f"  (base: {one.base_model})" if one.base_model else ""
         if earlier:
-            print(one_line(f"# Trainer {i + 1} of {len(earlier) + 1}: {one.output_dir}{base}"))
+            # how --checkpoint names one of them: an earlier Trainer's by its tN: key, the last one's by its step
+            pick = smp.trainer_key(i + 1, "STEP") if i < len(earlier) else "STEP"
+            print(one_line(f"# Trainer {i + 1} of {len(earlier) + 1}: {one.output_dir}{base}  "
+                           f"(--checkpoint {pick})"))
         else:
             print(one_line(f"# {one.output_dir}{base}"))
         for line in table(one):
@@ -65,6 +74,7 @@ def side_by_side(left: tuple[str, str], right: tuple[str, str], width: int) -> l
 
 def cmd_sample(args: argparse.Namespace) -> int:
     from cockpit.launch import sampler as smp
+    from cockpit.launch.script import earlier_trainers
     from cockpit.metrics import samples as kept
 
     if args.prompts and args.prompt:
@@ -74,9 +84,10 @@ def cmd_sample(args: argparse.Namespace) -> int:
     if early:  # numbers and prompts given by the user are checked before any run is read
         raise CockpitError("\n".join(early))
     found = _found(args)
-    choices = [smp.choose(found, args.checkpoint, "a")]
+    earlier = earlier_trainers(found)  # a script's several Trainers: `--checkpoint t1:STEP` picks the first's
+    choices = [smp.choose(found, args.checkpoint, "a", earlier)]
     if args.vs is not None:
-        choices.append(smp.choose(found, args.vs, "b"))
+        choices.append(smp.choose(found, args.vs, "b", earlier))
     if not prompts:
         prompts = smp.run_prompts(found)
         if not prompts:
@@ -141,9 +152,10 @@ def _print_answers(prompt: Any, index: int, labels: list[str], answers: dict[str
 
 def cmd_merge(args: argparse.Namespace) -> int:
     from cockpit.launch import sampler as smp
+    from cockpit.launch.script import earlier_trainers
 
     found = _found(args)
-    choice = smp.choose(found, args.checkpoint, "a")
+    choice = smp.choose(found, args.checkpoint, "a", earlier_trainers(found))
     if choice.spec["kind"] != "lora":
         raise CockpitError(f"{choice.label} holds a full model, not a LoRA adapter — nothing to merge; load it "
                            f"as it is: from_pretrained({choice.spec['path']!r})")
@@ -202,7 +214,8 @@ def add_parsers(sub: Any) -> None:
 
     s = sub.add_parser("sample", help="answers from a checkpoint (or two side by side) on prompts")
     s.add_argument("run", help="run folder, name or prefix, or a training's output_dir")
-    s.add_argument("--checkpoint", default="latest", metavar="STEP|latest|base")
+    s.add_argument("--checkpoint", default="latest", metavar="STEP|latest|base",
+                   help="a script's earlier Trainer's: tN:STEP (as `cockpit checkpoints` says)")
     s.add_argument("--vs", metavar="STEP|latest|base", help="a second model, side by side, same seed")
     s.add_argument("--prompt", action="append", metavar="TEXT", help="a prompt (repeatable); default: the run's own")
     s.add_argument("--prompts", metavar="FILE", help="prompts: one a line, a JSON list, or JSON lines")
@@ -218,7 +231,8 @@ def add_parsers(sub: Any) -> None:
 
     m = sub.add_parser("merge", help="a LoRA checkpoint merged into its base, saved as a full model")
     m.add_argument("run", help="run folder, name or prefix, or a training's output_dir")
-    m.add_argument("--checkpoint", default="latest", metavar="STEP|latest")
+    m.add_argument("--checkpoint", default="latest", metavar="STEP|latest",
+                   help="a script's earlier Trainer's: tN:STEP (as `cockpit checkpoints` says)")
     m.add_argument("-o", "--output", required=True, metavar="DIR")
     m.add_argument("--push", metavar="REPO", help="then upload it to the Hugging Face Hub")
     m.add_argument("--runs-dir", dest="runs_dir", default=argparse.SUPPRESS)

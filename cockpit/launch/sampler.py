@@ -12,7 +12,7 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -49,8 +49,49 @@ def run_tokenizer(found: CheckpointSet) -> str | None:
     return None
 
 
-def choose(found: CheckpointSet, which: str, slot: str) -> Choice:
-    """`base`, `latest` or a step → the sampler's model spec, or one line naming the fix."""
+_TRAINER_KEY = re.compile(r"^t(\d+):(.*)$", re.DOTALL)
+
+
+def trainer_key(trainer: int, which: str) -> str:
+    """A checkpoint of the `trainer`th Trainer (from 1) of a script that built several:
+    `t1:checkpoint-24` (`t1:24`, `t1:latest` and `t1:base` too). `cockpit checkpoints` prints it,
+    `--checkpoint`/`--vs` take it and the Checkpoints tab keys its rows by it."""
+    return f"t{trainer}:{which}"
+
+
+def resolve_key(found: CheckpointSet, earlier: Sequence[CheckpointSet], which: str,
+                ) -> tuple[CheckpointSet, str, int | None]:
+    """A checkpoint key → (the CheckpointSet of the Trainer it names, the checkpoint within it, that
+    Trainer from 1 when the key named one). `tN:WHICH` is the Nth Trainer's (`earlier` are the
+    Trainers before the last, `launch.script.earlier_trainers`; the last is `found`); any other key
+    is the last Trainer's. The one rule for `cockpit sample`/`merge` and the Checkpoints tab."""
+    m = _TRAINER_KEY.match(str(which))
+    if m is None:
+        return found, str(which), None
+    n, rest = int(m.group(1)), m.group(2) or "latest"
+    trainers = [*earlier, found]
+    if not 1 <= n <= len(trainers):
+        where = found.run.name if found.run else str(found.output_dir)
+        keys = " or ".join(trainer_key(i, rest) for i in range(1, len(trainers) + 1))
+        built = f"built {len(trainers)} Trainers" if len(trainers) > 1 else "built one Trainer"
+        raise CockpitError(f"{which}: there is no Trainer {n} — {where} {built}; give {keys} "
+                           "(`cockpit checkpoints` lists each one's)")
+    return trainers[n - 1], rest, n
+
+
+def choose(found: CheckpointSet, which: str, slot: str, earlier: Sequence[CheckpointSet] = ()) -> Choice:
+    """`base`, `latest`, a step or an earlier Trainer's `tN:` key (`resolve_key`) → the sampler's
+    model spec, or one line naming the fix. A model of a script's several Trainers is labelled with
+    its Trainer when the key named one (two Trainers both have a checkpoint-2)."""
+    found, which, trainer = resolve_key(found, earlier, which)
+    choice = _choose(found, which, slot)
+    if trainer is None or not earlier:
+        return choice
+    label = f"Trainer {trainer}: {choice.label}"
+    return Choice(label, choice.step, {**choice.spec, "label": label})
+
+
+def _choose(found: CheckpointSet, which: str, slot: str) -> Choice:
     where = found.run.name if found.run else str(found.output_dir)
     if str(which) == "base":
         base = found.base_model
@@ -192,7 +233,7 @@ def run_prompts(found: CheckpointSet, n: int | None = None) -> list[Any]:
 
 PRIVATE = "_cockpit_sampler"
 """The sampler's private package name (`cockpit.bundle`): the copy of `cockpit.runner.sample` and
-`.merge`, and the one module they import (`cockpit.errors`)."""
+`.merge`, and the modules they import (`cockpit.errors`, `cockpit.runner.parent`)."""
 ROOTS = ("cockpit.runner.sample", "cockpit.runner.merge")
 
 

@@ -22,9 +22,19 @@ import traceback
 from pathlib import Path
 
 from cockpit.errors import CockpitError, describe, one_line
+from cockpit.runner.parent import end_with_parent
 
 OFFLINE_LINE = ("{out} is saved, but the Hugging Face Hub cannot be reached (offline) — push it later: "
                 "hf upload {repo} {out}")
+
+
+_partial: list[Path] = []
+"""The folder being written beside OUT, while it is: removed if the merger must end midway."""
+
+
+def _drop_partial() -> None:
+    for tmp in _partial:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def merge(adapter: str, base: str, out: Path, tokenizer: str | None = None) -> Path:
@@ -48,6 +58,7 @@ def merge(adapter: str, base: str, out: Path, tokenizer: str | None = None) -> P
     # no half-written model folder where a model is expected.
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.partial-"))
+    _partial.append(tmp)
     try:
         model.save_pretrained(tmp, safe_serialization=True)
         tok.save_pretrained(tmp)  # tokenizer files and its chat template
@@ -57,6 +68,8 @@ def merge(adapter: str, base: str, out: Path, tokenizer: str | None = None) -> P
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+    finally:
+        _partial.remove(tmp)
     return out
 
 
@@ -86,6 +99,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--tokenizer")
     p.add_argument("--push", metavar="REPO")
     args = p.parse_args(argv)
+    # A SIGKILLed `cockpit merge` (or one whose terminal went): not left loading and writing a model
+    # for minutes, nor a half-written folder beside OUT.
+    end_with_parent("merger", on_end=_drop_partial)
     try:
         out = merge(args.adapter, args.base, Path(args.out), args.tokenizer)
         print(f"merged {args.adapter} into {args.base}: {out}")

@@ -22,6 +22,7 @@ import traceback
 from typing import Any
 
 from cockpit.errors import CockpitError, describe, one_line
+from cockpit.runner.parent import end_with_parent
 
 MEMORY_HEADROOM = 1.25
 """A model needs about its weights' bytes to load, plus activations and the generation cache."""
@@ -281,43 +282,12 @@ def serve(stdin=None) -> int:
     return 0
 
 
-PARENT_POLL_S = 0.5
-"""How often the sampler looks whether the process that started it is still there."""
-
-
-def end_with_parent(every: float = PARENT_POLL_S) -> None:
-    """End this process soon after the one that started it (`cockpit sample`, the TUI) is gone,
-    whatever it is doing then: a SIGKILLed parent closes the pipes, but a sampler loading a model or
-    blocked on a read would only notice at its next line, minutes later, holding the model's memory.
-
-    A daemon thread polls the parent's pid (os.getppid changes when the parent dies and the process
-    is handed to init or a subreaper); not PR_SET_PDEATHSIG, which fires when the parent's *thread*
-    ends, and the TUI starts the sampler from a worker thread that ends while the sampler must live
-    on for a chat's next turn. Standard library only: this runs on the user's Python."""
-    import threading
-    import time
-
-    parent = os.getppid()
-
-    def watch() -> None:
-        while os.getppid() == parent:
-            time.sleep(every)
-        try:
-            sys.stderr.write("cockpit sampler: the process that started it is gone — ending\n")
-            sys.stderr.flush()
-        finally:
-            os._exit(1)
-
-    if parent > 1:  # a parent already gone (handed to init) is caught by the pipes' end, as before
-        threading.Thread(target=watch, name="cockpit-sampler-parent", daemon=True).start()
-
-
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv:
         print("usage: python -m cockpit.runner.sample  (JSON-line requests on stdin)", file=sys.stderr)
         return 2
-    end_with_parent()
+    end_with_parent("sampler")  # a SIGKILLed `cockpit sample` or TUI: not left loading a model
     global _OUT
     _OUT = os.fdopen(os.dup(1), "w", encoding="utf-8")  # events only; stray prints go to stderr
     os.dup2(2, 1)

@@ -60,6 +60,10 @@ class Doctor:
         """The step of the hang already reported (one finding a hang, not one a poll)."""
         self.model: str | None = None
         self.output_dir: Path | None = None
+        self.segment: int | None = None
+        """The Trainer training now, as its run_started names it (a script's; None for a preset run)."""
+        self._after_segment: int | None = None
+        """The Trainer whose steps `after` holds: the one the resume check is about."""
         self.checked: set[str] = set()
         self._said: set[str] | None = None
         self._resumed_here = True
@@ -140,9 +144,17 @@ class Doctor:
         except Exception:  # noqa: BLE001 - a closed or full journal: nothing more to say
             pass
 
-    def _write(self, findings: list[Finding]) -> None:
+    def _write(self, findings: list[Finding], segment: int | None = None) -> None:
+        """Each finding a record; one about a script's Trainer names it (`segment`, as the live
+        judge's do): a check done on the worker thread may be written after the next Trainer began,
+        and a reader that placed it by its position in the journal would give it to that one. Named
+        whenever the Trainer's run_started named it: the doctor cannot know, when it writes, whether
+        the script has already begun its next Trainer."""
         for f in findings:
-            self.jw.write(f.to_record())
+            rec = f.to_record()
+            if segment is not None:
+                rec.data["segment"] = segment
+            self.jw.write(rec)
 
     def _poll(self, pid: int | None) -> None:
         if not self.resume_done and len(self.after) >= resume.WANT_POINTS:
@@ -158,6 +170,8 @@ class Doctor:
         kind = rec.kind
         if kind == journal.RUN_STARTED:
             self.model = str(rec.data.get("model") or "") or None
+            seg = rec.data.get("segment")
+            self.segment = seg if isinstance(seg, int) and not isinstance(seg, bool) and seg >= 0 else None
             self._check_world_size(rec)
             # A script's Trainers are segments of their own: the resume check compares only the
             # steps of the one resumed from this attempt's checkpoint (another's losses are another
@@ -179,6 +193,8 @@ class Doctor:
                 self.hung_at = None
             if kind == journal.METRICS and not rec.data.get("summary") and not self.resume_done \
                     and self._resumed_here:
+                if not self.after:
+                    self._after_segment = self.segment
                 self.after.append({"step": rec.step, **rec.data})
         elif kind == journal.CHECKPOINT and rec.step is not None and rec.data.get("path"):
             self._queue_weights(self._path(str(rec.data["path"])), rec.step)
@@ -245,11 +261,12 @@ class Doctor:
         self.hung_at = step if step is not None else -1
         median = self.clock.median_step_s()
         pids = _python_pids(pid)
+        segment = self.segment
 
         def job() -> None:
             stacks, waits, errors = hang.record_stacks(self.run.path, pids, step, on_start=self._spying)
             self._write([hang.hang_finding(step=step, silent_s=silent, limit_s=limit, median_s=median,
-                                           stacks=stacks, waits=waits, errors=errors)])
+                                           stacks=stacks, waits=waits, errors=errors)], segment)
         self._jobs.put(job)
 
     # -- resume --------------------------------------------------------------------------------
@@ -281,7 +298,7 @@ class Doctor:
             return
         found = resume.check(Path(self.resume_from), self.after)
         if found is not None:
-            self._write([found])
+            self._write([found], self._after_segment)
 
     # -- weights -------------------------------------------------------------------------------
     def _queue_weights(self, folder: Path, step: int) -> None:
@@ -289,6 +306,7 @@ class Doctor:
             return
         self.checked.add(str(folder))
         base = self._base()
+        segment = self.segment  # the Trainer that saved it, though the check may end after the next began
 
         def job() -> None:
             from cockpit.findings import weights  # numpy: loaded when the first checkpoint comes
@@ -298,7 +316,7 @@ class Doctor:
             first = ckpts[0] if ckpts else None
             found = weights.check_checkpoint(folder, step=step, base=base, first=first,
                                              script=script_section(self.run) is not None)
-            self._write([f for f in found if self._first_time(f)])
+            self._write([f for f in found if self._first_time(f)], segment)
         self._jobs.put(job)
 
     ONCE_A_RUN = frozenset({"model_unchanged"})

@@ -51,15 +51,8 @@ LOADING_ROW = "loading"
 """The table's one row, not a checkpoint: until the first listing arrives, or when it found none."""
 TRAINER_ROW = "trainer:"
 """A script with several Trainers: the row that heads each one's checkpoints (`trainer:N`), not a
-checkpoint. An earlier Trainer's checkpoint rows are keyed `tN:checkpoint-S` (N from 0)."""
-
-
-def trainer_key(key: str) -> tuple[int, str] | None:
-    """An earlier Trainer's row key → (which Trainer, from 0; the checkpoint's name), else None."""
-    head, sep, name = key.partition(":")
-    if sep and head.startswith("t") and head[1:].isdigit():
-        return int(head[1:]), name
-    return None
+checkpoint. An earlier Trainer's checkpoint rows are keyed as `--checkpoint` takes them
+(`launch.sampler.trainer_key`: `t1:checkpoint-8`, N from 1)."""
 
 
 def pickable(key: str) -> bool:
@@ -282,13 +275,13 @@ class CheckpointsPane(Vertical):
         trainers = len(self.earlier) + 1
         for i, one in enumerate(self.earlier):
             self._trainer_row(i, trainers, one)
-            self._checkpoint_rows(one, f"t{i}:")
+            self._checkpoint_rows(one, i + 1)
         if self.earlier:
             self._trainer_row(trainers - 1, trainers, found)
         if found.base_model:
             table.add_row(self._mark("base"), "base model", "", "", "", "",
                           Text(fold_tail(f"what training started from: {found.base_model}", 60)), key="base")
-        self._checkpoint_rows(found, "")
+        self._checkpoint_rows(found, None)
         if not table.row_count:  # an empty state that says where it looked, not a blank table
             where = fold_tail(str(found.output_dir), 60)
             table.add_row("", Text(f"no checkpoints {'yet ' if found.live else ''}in {where}", style="dim italic"),
@@ -301,7 +294,9 @@ class CheckpointsPane(Vertical):
             "", Text(f"Trainer {i + 1} of {trainers}", style="bold"), "", "", "", "",
             Text(fold_tail(f"its output folder: {one.output_dir}", 60), style="dim"), key=f"{TRAINER_ROW}{i}")
 
-    def _checkpoint_rows(self, found: Any, prefix: str) -> None:
+    def _checkpoint_rows(self, found: Any, trainer: int | None) -> None:
+        """One Trainer's rows: the last one's keyed by the checkpoint's name, an earlier one's by its
+        `tN:` key."""
         from cockpit.formats import fmt_size
 
         table = self.query_one(DataTable)
@@ -309,7 +304,7 @@ class CheckpointsPane(Vertical):
             state = "complete" if c.complete else ("being written" if c.being_written else "incomplete")
             kind = {"lora": f"LoRA adapter on {c.base or 'the base model'}", "full": "full model"}.get(
                 c.kind, "unknown (no config.json)")
-            key = prefix + c.name
+            key = c.name if trainer is None else smp.trainer_key(trainer, c.name)
             # Text, not str: a DataTable reads a str cell as markup, and paths are data
             table.add_row(self._mark(key), Text(printable(c.name)), num(c.key_value), num(c.eval_value),
                           fmt_size(c.size), state, Text(fold_tail(kind, 60)), key=key)
@@ -347,16 +342,8 @@ class CheckpointsPane(Vertical):
 
     def _choose(self, key: str, slot: str) -> smp.Choice:
         """The sampler's model for a row: the last Trainer's by its name, an earlier one's by its
-        `tN:` key, labelled with its Trainer (two Trainers both have a checkpoint-2)."""
-        from dataclasses import replace
-
-        earlier = trainer_key(key)
-        if earlier is None or earlier[0] >= len(self.earlier):
-            return smp.choose(self.found, key, slot)
-        i, name = earlier
-        choice = smp.choose(self.earlier[i], name, slot)
-        label = f"Trainer {i + 1}: {choice.label}"
-        return replace(choice, label=label, spec={**choice.spec, "label": label})
+        `tN:` key, labelled with its Trainer (`launch.sampler.choose`, as `cockpit sample` does)."""
+        return smp.choose(self.found, key, slot, earlier=self.earlier)
 
     def action_sample(self) -> None:
         if self.found is None or self.busy:
