@@ -5,7 +5,7 @@ periodic samples carry them (`runner/samples.py`; the real run is in test_demo_s
 from __future__ import annotations
 
 import pytest
-from test_ui_app import app_for, make_run, wait_for
+from ui_helpers import app_for, app_wait, make_run
 
 from cockpit.run import journal
 
@@ -33,10 +33,10 @@ async def test_a_dpo_sample_shows_the_pair_its_logps_and_the_margin_first(tmp_pa
     run = make_run(tmp_path / "runs", "dpo-pairs", records, trainer="dpo", state="finished")
     app = app_for(tmp_path, "replay", [str(run.path)])
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_for(pilot, lambda: app.screen.sources, "the run loaded")
+        await app_wait(pilot, lambda: app.screen.sources, "the run loaded")
         await pilot.press("2")
         pane = app.screen.query_one(CompletionsPane)
-        await wait_for(pilot, lambda: pane._rows, "the samples shown")
+        await app_wait(pilot, lambda: pane._rows, "the samples shown")
         table = pane.query_one("#completions-table")
         labels = [str(c.label).split(" ")[0] for c in table.columns.values()]
         assert labels.index("margin") < labels.index("logps/chosen") < labels.index("logps/rejected")
