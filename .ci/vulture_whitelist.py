@@ -16,7 +16,7 @@ _.handle_bindings_clash  # App.handle_bindings_clash
 _.get_suggestion  # Suggester.get_suggestion
 _.bubble  # Message.bubble: whether a message goes on to the parent
 _.can_replace  # Message.can_replace: a queued message a newer one makes redundant
-AUTO_FOCUS  # Screen.AUTO_FOCUS: the selector Textual focuses when the screen mounts
+_.AUTO_FOCUS  # Screen.AUTO_FOCUS: the selector Textual focuses when the screen mounts
 _.is_headless  # bench/frame_driver.py: Driver.is_headless
 _._get_terminal_size  # bench/frame_driver.py: the driver's size
 _.bytes_written  # bench/frame_driver.py: what the driver wrote, read by the bench
