@@ -310,7 +310,7 @@ def test_launching_where_the_runs_dir_cannot_be_written_is_one_line(tiny_mount, 
     if fault == "read-only":
         runs = tiny_mount("ro,size=1m")
     elif fault == "full":
-        runs = tiny_mount("size=256k")
+        runs = tiny_mount("size=256k,nr_inodes=1024")  # so its inodes run out in a second, not a minute
         _fill(runs)
     else:
         runs = tiny_mount("size=16m,nr_inodes=64")
