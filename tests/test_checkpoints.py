@@ -285,7 +285,7 @@ async def test_chat_mode_keeps_the_turns_with_one_checkpoint_and_keeps_the_answe
             table = pane.query_one(DataTable)
             await app_wait(pilot, lambda: table.row_count == 3, "base and two checkpoints", limit=60)
             table.focus()
-            table.move_cursor(row=2)
+            table.move_cursor(row=1)  # checkpoint-2: no other test loads it, so the tab shows it loading
             await pilot.press("c")
             assert pane.query_one(Input).has_focus
             for turn in ("What is 2+2?", "And 3+3?"):
@@ -300,5 +300,5 @@ async def test_chat_mode_keeps_the_turns_with_one_checkpoint_and_keeps_the_answe
             assert pane.last_prompt.count("<|im_start|>assistant") == 2  # the run's chat template
     kept = [r for r in samples.read(run) if r.get("mode") == "chat"]
     assert [(r["checkpoint"], r["turn"], r["prompt"]) for r in kept[-2:]] == [
-        ("checkpoint-4", 1, "What is 2+2?"), ("checkpoint-4", 2, "And 3+3?")]
+        ("checkpoint-2", 1, "What is 2+2?"), ("checkpoint-2", 2, "And 3+3?")]
     assert [r["completion"] for r in kept[-2:]] == [t["content"] for t in pane.chat_turns[1::2]]

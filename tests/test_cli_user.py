@@ -68,15 +68,36 @@ def finished(tmp_path_factory) -> RunFolder:
 # -- 2, 3: following a resumed run -----------------------------------------------------------
 
 
-@pytest.mark.slow
-def test_resume_wait_follows_the_new_attempt_and_exits_0_when_it_finishes(tmp_path):
-    runs = tmp_path / "runs"
+@pytest.fixture(scope="module")
+def resumed(tmp_path_factory):
+    """The stopped run resumed once, the way a user does it, for both tests below: `cockpit resume
+    --wait` starts the new attempt and waits for it, and `cockpit watch`, started once that attempt
+    is under way, follows the same run. Each test reads its own command's output (one training)."""
+    runs = tmp_path_factory.mktemp("resumed") / "runs"
     run, last = _stopped_run(runs)
-
     started = time.monotonic()
-    proc = cockpit("resume", run.name, "--runs-dir", str(runs), "--wait")
+    waiting = subprocess.Popen(cockpit_cmd("resume", run.name, "--runs-dir", str(runs), "--wait"),
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+    try:
+        wait_for(lambda: (run.read_status().attempt == 2 and run.read_status().live) or waiting.poll() is not None)
+        watch = cockpit("watch", run.name, "--runs-dir", str(runs), timeout=600)
+        live_after_watch = run.read_status().live
+        out, err = waiting.communicate(timeout=600)
+        waited = time.monotonic() - started
+    finally:
+        if waiting.poll() is None:
+            waiting.kill()
+            waiting.communicate()
+    resume = subprocess.CompletedProcess(waiting.args, waiting.returncode, out, err)
+    return {"run": run, "last": last, "resume": resume, "waited": waited, "watch": watch,
+            "live_after_watch": live_after_watch}
+
+
+@pytest.mark.slow
+def test_resume_wait_follows_the_new_attempt_and_exits_0_when_it_finishes(resumed):
+    run, last, proc = resumed["run"], resumed["last"], resumed["resume"]
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
-    assert time.monotonic() - started > 2  # it waited for the training, not the old outcome
+    assert resumed["waited"] > 2  # it waited for the training, not the old outcome
     # It followed the attempt it started, to that attempt's own end.
     assert re.search(rf"resumed from \S*/checkpoint-{last}\b", proc.stdout), proc.stdout
     assert proc.stdout.rstrip().splitlines()[-1].startswith("ended: finished")
@@ -84,22 +105,17 @@ def test_resume_wait_follows_the_new_attempt_and_exits_0_when_it_finishes(tmp_pa
     assert run.read_status().state == "finished" and run.read_status().attempt == 2
     # The journal shows the steps continuing from the checkpoint to max_steps.
     steps = _metric_steps(run)
-    resumed = steps[steps.index(last) + 1:]
-    assert resumed[0] == last + 1 and resumed[-1] == 24
+    resumed_steps = steps[steps.index(last) + 1:]
+    assert resumed_steps[0] == last + 1 and resumed_steps[-1] == 24
     assert [e.data["state"] for e in _ends(run)] == ["stopped", "finished"]
 
 
 @pytest.mark.slow
-def test_watch_follows_a_resumed_run_to_the_end_of_its_newest_attempt(tmp_path):
-    runs = tmp_path / "runs"
-    run, last = _stopped_run(runs)
-    proc = cockpit("resume", run.name, "--runs-dir", str(runs))
-    assert proc.returncode == 0, proc.stderr
-
-    watch = cockpit("watch", run.name, "--runs-dir", str(runs))
+def test_watch_follows_a_resumed_run_to_the_end_of_its_newest_attempt(resumed):
+    last, watch = resumed["last"], resumed["watch"]
     assert watch.returncode == 0, watch.stdout[-2000:] + watch.stderr[-2000:]
     # Only the newest attempt's end stops the watch: by then the run is over.
-    assert not run.read_status().live
+    assert not resumed["live_after_watch"]
     lines = watch.stdout.rstrip().splitlines()
     assert lines[-1].startswith("ended: finished"), lines[-5:]
     ended = [line for line in lines if line.startswith("ended:")]

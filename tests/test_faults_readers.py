@@ -262,7 +262,7 @@ def test_launching_where_the_runs_dir_cannot_be_written_is_one_line(tiny_mount, 
     if fault == "read-only":
         runs = tiny_mount("ro,size=1m")
     elif fault == "full":
-        runs = tiny_mount("size=256k")
+        runs = tiny_mount("size=256k,nr_inodes=1024")  # so its inodes run out in a second, not a minute
         _fill(runs)
     else:
         runs = tiny_mount("size=16m,nr_inodes=64")
@@ -397,26 +397,20 @@ def test_a_120_kb_value_is_named_not_echoed(tmp_path):
 
 
 @pytest.mark.slow
-def test_resume_skips_a_checkpoint_with_truncated_weights_to_the_newest_good_one_and_names_it(tmp_path):
-    from cockpit.config.presets import apply_overrides, load_preset
-    from cockpit.launch.plan import launch
-    from conftest import wait_for
-
-    run = launch(apply_overrides(load_preset("demo-sft"), ["max_steps=6", "save_steps=2", "eval_strategy=no",
-                                                           "cockpit.name=cut"]), tmp_path / "runs")
-    wait_for(lambda: not run.read_status().live, timeout=600)
-    assert run.read_status().state == "finished", run.stdout_log.read_text()[-3000:]
-    weights = run.output / "checkpoint-6" / "model.safetensors"
+def test_resume_skips_a_checkpoint_with_truncated_weights_to_the_newest_good_one_and_names_it(farm_run):
+    run = farm_run("sft")  # the run farm's: 4 demo-sft steps, checkpoints 2 and 4 (tests/helpers.py)
+    assert run.read_status().state == "finished"
+    weights = run.output / "checkpoint-4" / "model.safetensors"
     os.truncate(weights, weights.stat().st_size // 2)  # the disk filled while it was written
 
-    proc = cli("resume", str(run.path), "--set", "max_steps=8", "--wait", timeout=600)
+    proc = cli("resume", str(run.path), "--set", "max_steps=6", "--wait", timeout=600)
     no_traceback(proc)
     assert proc.returncode == 0, proc.stderr + run.stdout_log.read_text()[-3000:]
     said = [line for line in proc.stderr.splitlines() if "skipped" in line]
-    assert len(said) == 1 and "checkpoint-6 (model.safetensors: cut short" in said[0] \
-        and "resuming from checkpoint-4" in said[0], proc.stderr
+    assert len(said) == 1 and "checkpoint-4 (model.safetensors: cut short" in said[0] \
+        and "resuming from checkpoint-2" in said[0], proc.stderr
     started = [r for r in journal.read_all(run.events)[0] if r.kind == journal.RUN_STARTED]
-    assert str(started[-1].data.get("resumed_from")).endswith("checkpoint-4")
+    assert str(started[-1].data.get("resumed_from")).endswith("checkpoint-2")
     assert run.read_status().state == "finished"
 
 
