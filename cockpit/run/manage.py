@@ -64,6 +64,8 @@ def archive_run(run: RunFolder) -> RunFolder:
     back)."""
     if run.path.parent.name == ARCHIVE:
         raise CockpitError(f"{run.name} is already archived")
+    _check_run(run, "moved")
+    _refuse_live(run, "archive it")  # before .archive is made for it
     target = archive_dir(run.path.parent)
     try:
         target.mkdir(mode=0o700, exist_ok=True)

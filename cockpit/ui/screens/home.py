@@ -16,6 +16,7 @@ from textual.widgets import Footer, Header, Static
 
 from cockpit.errors import CockpitError
 from cockpit.ui.screens.confirm import ConfirmScreen
+from cockpit.ui.screens.name_prompt import NamePrompt
 from cockpit.ui.screens.path_prompt import PathPrompt
 from cockpit.ui.text import markup
 from cockpit.ui.widgets.home.preset_list import PresetList
@@ -43,6 +44,10 @@ class HomeScreen(Screen):
         Binding("space", "mark", "Mark", tooltip="Mark a run to compare (space again unmarks)", id="home.mark"),
         Binding("D", "delete_run", "Delete run", tooltip="Delete the highlighted run's folder (asks first)",
                 id="home.delete"),
+        Binding("R", "rename_run", "Rename run", tooltip="Give the highlighted run a new name (never a live run)",
+                id="home.rename"),
+        Binding("A", "archive_runs", "Archive", tooltip="Move the marked runs, or the highlighted one, out of the "
+                "list into RUNS/.archive (asks first; `cockpit archive --undo` brings them back)", id="home.archive"),
         Binding("p", "focus_presets", "Presets", id="home.presets"),
         Binding("l", "focus_runs", "Runs", id="home.runs"),
         Binding("f5,ctrl+r", "refresh", "Refresh", show=False, id="home.refresh"),
@@ -315,7 +320,8 @@ class HomeScreen(Screen):
                                         "or run folder"), chosen)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:  # noqa: ARG002
-        if action in ("mark", "delete_run"):  # keys of the runs list: space on a preset launches it
+        # Keys of the runs list (space on a preset launches it).
+        if action in ("mark", "delete_run", "rename_run", "archive_runs"):
             return isinstance(self.focused, RunsTable)
         return True
 
@@ -324,14 +330,8 @@ class HomeScreen(Screen):
 
     def action_delete_run(self) -> None:
         """D: the highlighted run's folder deleted, after a yes; a live run is refused."""
-        table = self.query_one(RunsTable)
-        path = table.highlighted_path()
-        summary = next((r for r in table.summaries if r.path == path), None)
+        summary = self._highlighted("delete")
         if summary is None:
-            return
-        if summary.live:
-            self.notify(f"{summary.name} is {summary.state} — stop it first, then delete it",
-                        title="cannot delete", severity="warning")
             return
 
         def answered(yes: bool | None) -> None:
@@ -355,6 +355,100 @@ class HomeScreen(Screen):
                                       timeout=10)
             return
         self.app.call_from_thread(self.notify, f"deleted {Path(path).name}")
+        self.app.call_from_thread(self.action_refresh)
+
+    def _highlighted(self, verb: str) -> RunSummary | None:
+        """The highlighted run, or None with one line saying why it cannot be `verb`ed (live)."""
+        table = self.query_one(RunsTable)
+        path = table.highlighted_path()
+        summary = next((r for r in table.summaries if r.path == path), None)
+        if summary is not None and summary.live:
+            self.notify(f"{summary.name} is {summary.state} — stop it first, then {verb} it",
+                        title=f"cannot {verb}", severity="warning")
+            return None
+        return summary
+
+    def action_rename_run(self) -> None:
+        """R: the highlighted run under a new name, typed in a prompt; the cursor stays on it."""
+        from cockpit.run.manage import name_problem
+
+        summary = self._highlighted("rename")
+        if summary is None:
+            return
+
+        def named(name: str | None) -> None:
+            if name:
+                self._rename(summary.path, name)
+
+        self.app.push_screen(NamePrompt(f"Rename {summary.name} to", summary.name, name_problem), named)
+
+    @work(thread=True, group="home-delete", exit_on_error=False)
+    def _rename(self, path: str, name: str) -> None:
+        from cockpit.run.folder import RunFolder
+        from cockpit.run.manage import rename_run
+
+        try:
+            run = rename_run(RunFolder(Path(path)), name)
+        except CockpitError as exc:
+            self.app.call_from_thread(self.notify, str(exc), title="cannot rename", severity="error",
+                                      timeout=10)
+            return
+
+        def done() -> None:
+            self.query_one(RunsTable).wanted = str(run.path)
+            self.notify(f"renamed {Path(path).name} to {run.name}")
+            self.action_refresh()
+
+        self.app.call_from_thread(done)
+
+    def action_archive_runs(self) -> None:
+        """A: the marked runs (or the highlighted one) moved into RUNS/.archive, after a yes."""
+        table = self.query_one(RunsTable)
+        if table.marked:
+            chosen = [r for r in table.summaries if r.path in table.marked]
+            live = [r.name for r in chosen if r.live]
+            if live:
+                self.notify(f"{', '.join(live)}: live — stop {'them' if len(live) > 1 else 'it'} first, "
+                            "then archive", title="cannot archive", severity="warning")
+                return
+        else:
+            one = self._highlighted("archive")
+            if one is None:
+                return
+            chosen = [one]
+        if not chosen:
+            return
+        from cockpit.run.manage import archive_dir
+
+        names = ", ".join(r.name for r in chosen[:5]) + (f" and {len(chosen) - 5} more" if len(chosen) > 5 else "")
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self._archive([r.path for r in chosen])
+
+        self.app.push_screen(ConfirmScreen(
+            f"Archive {names}?", yes="Archive",
+            detail=f"Moved into {archive_dir(self.runs_dir)}, out of this list.\n"
+                   "`cockpit runs --archived` lists them; `cockpit archive --undo NAME` brings one back."),
+            answered)
+
+    @work(thread=True, group="home-delete", exit_on_error=False)
+    def _archive(self, paths: list[str]) -> None:
+        from cockpit.run.folder import RunFolder
+        from cockpit.run.manage import archive_run
+
+        problems, done = [], 0
+        for path in paths:
+            try:
+                archive_run(RunFolder(Path(path)))
+                done += 1
+            except CockpitError as exc:
+                problems.append(str(exc))
+        if problems:
+            self.app.call_from_thread(self.notify, "\n".join(problems), title="cannot archive", severity="error",
+                                      timeout=10)
+        if done:
+            self.app.call_from_thread(self.notify, f"archived {done} run{'s' if done > 1 else ''}")
         self.app.call_from_thread(self.action_refresh)
 
     def action_compare(self) -> None:
