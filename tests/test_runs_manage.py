@@ -109,11 +109,22 @@ def test_archive_hides_runs_from_the_list_and_undo_brings_them_back(runs_dir):
     archived = cli("runs", "--archived", "--runs-dir", str(runs_dir)).stdout
     assert "old-a" in archived and "old-b" in archived and "kept" not in archived
     # An archived run is still read where it is (its paths moved with it).
-    assert RunFolder(runs_dir / ".archive" / "old-a").output_dir() == (runs_dir / ".archive" / "old-a" / "output").resolve()
+    archived_a = RunFolder(runs_dir / ".archive" / "old-a")
+    assert archived_a.output_dir() == archived_a.output.resolve()
     back = cli("archive", "--undo", "old-a", "--runs-dir", str(runs_dir))
     assert back.returncode == 0, back.stderr
     assert "old-a" in cli("runs", "--runs-dir", str(runs_dir)).stdout
     assert RunFolder(runs_dir / "old-a").output_dir() == (runs_dir / "old-a" / "output").resolve()
+
+
+def test_a_run_with_a_broken_run_yaml_is_renamed_all_the_same(runs_dir):
+    run = finished_run(runs_dir, "broken")
+    run.run_yaml.write_text("trainer: [sft\n", encoding="utf-8")
+    said = cli("rename", "broken", "mended", "--runs-dir", str(runs_dir))
+    assert said.returncode == 0, said.stderr
+    moved = runs_dir / "mended"
+    assert (moved / "run.yaml").read_text() == "trainer: [sft\n"  # left as it was, for the user to fix
+    assert str(moved.resolve()) in (moved / "trl.yaml").read_text()
 
 
 def test_a_rename_whose_path_rewrite_fails_is_undone(runs_dir, monkeypatch):
@@ -126,7 +137,7 @@ def test_a_rename_whose_path_rewrite_fails_is_undone(runs_dir, monkeypatch):
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(manage, "write_atomic", no_room)
-    with pytest.raises(CockpitError, match="cannot rewrite its paths .* nothing moved"):
+    with pytest.raises(CockpitError, match=r"cannot rewrite its paths .* nothing moved"):
         manage.rename_run(run, "halfway")
     assert run.exists() and not (runs_dir / "halfway").exists()
     assert str(run.path.resolve()) in run.run_yaml.read_text()

@@ -163,7 +163,10 @@ def _repath(run: RunFolder, olds: set[str], new: str) -> None:
         if path.is_symlink() or not path.is_file():
             continue  # a link is never followed; a missing file names nothing
         text = read_text_regular(path, RUN_YAML_MAX_BYTES)
-        data = safe_load(text)
+        try:
+            data = safe_load(text)
+        except Exception:  # noqa: BLE001 - a broken file names no path to map: the runner reports it
+            continue
         mapped = remap(data)
         if mapped != data:
             write_atomic(path, dump_yaml(mapped))
