@@ -145,7 +145,7 @@ def test_a_rename_whose_path_rewrite_fails_is_undone(runs_dir, monkeypatch):
 
 
 @pytest.mark.anyio
-async def test_home_renames_the_highlighted_run_keeps_the_cursor_on_it_and_archives_the_marked_ones(tmp_path):
+async def test_home_renames_a_run_keeps_the_cursor_on_it_archives_the_marked_ones_and_brings_one_back(tmp_path):
     from cockpit.ui.screens.confirm import ConfirmScreen
     from cockpit.ui.screens.name_prompt import NamePrompt
     from cockpit.ui.widgets.home.runs_table import RunsTable
@@ -189,3 +189,19 @@ async def test_home_renames_the_highlighted_run_keeps_the_cursor_on_it_and_archi
         await app_wait(pilot, lambda: table.row_count == 1, "archived out of the list")
         assert sorted(p.name for p in (runs / ".archive").iterdir()) == ["best-run", second.path.name]
         assert busy.path.is_dir()
+        # v: the archived runs; U brings the highlighted one back; v again: the runs, with it.
+        await pilot.press("v")
+        title = app.screen.query_one("#runs-title")
+        await app_wait(pilot, lambda: table.row_count == 2 and "Archived runs" in str(title.render()),
+                       "the archived runs listed")
+        back = str(runs / ".archive" / "best-run")
+        table.move_cursor(row=row_of(back))
+        await pilot.press("A")  # archiving has no meaning here
+        await pilot.pause(0.2)
+        assert not isinstance(app.screen, ConfirmScreen)
+        await pilot.press("U")
+        await app_wait(pilot, lambda: table.row_count == 1, "brought back out of the archive")
+        assert (runs / "best-run").is_dir()
+        await pilot.press("v")
+        await app_wait(pilot, lambda: {Path(r.path).name for r in table.summaries} == {"best-run", busy.path.name},
+                       "the runs again, with it")

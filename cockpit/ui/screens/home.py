@@ -48,6 +48,10 @@ class HomeScreen(Screen):
                 id="home.rename"),
         Binding("A", "archive_runs", "Archive", tooltip="Move the marked runs, or the highlighted one, out of the "
                 "list into RUNS/.archive (asks first; `cockpit archive --undo` brings them back)", id="home.archive"),
+        Binding("U", "unarchive_runs", "Unarchive", tooltip="Bring the marked archived runs, or the highlighted one, "
+                "back into the runs list", id="home.unarchive"),
+        Binding("v", "archived_view", "Archived", tooltip="Show the archived runs (v again: the runs)",
+                id="home.archived_view"),
         Binding("p", "focus_presets", "Presets", id="home.presets"),
         Binding("l", "focus_runs", "Runs", id="home.runs"),
         Binding("f5,ctrl+r", "refresh", "Refresh", show=False, id="home.refresh"),
@@ -65,6 +69,8 @@ class HomeScreen(Screen):
         """One summary per run, live ones first."""
         commands: dict[str, str] = field(default_factory=dict)
         """Run path -> the command a script run runs (`python train.py --lr 1e-5`)."""
+        archived: bool = False
+        """Read from the archived runs (a list read before `v` switched views is dropped)."""
 
     @dataclass
     class PresetsLoaded(Message):
@@ -94,8 +100,10 @@ class HomeScreen(Screen):
         """Put the focus where it helps once the runs are (re)loaded: the runs list when
         there are runs, else the presets (a fresh folder's hint says pick a preset)."""
         self._left_for_a_screen = False
-        self._runs: RunsIndex | None = None
-        """Each refresh re-reads only the runs that changed."""
+        self._runs: dict[bool, RunsIndex] = {}
+        """The runs and the archived runs: each refresh re-reads only the runs that changed."""
+        self.archived = False
+        """The list shows the archived runs (`v`)."""
         self._loading = False
         """A refresh is under way: another one asked for meanwhile would read the same files
         again at the same time (mounting home asks twice: mount and resume)."""
@@ -151,16 +159,19 @@ class HomeScreen(Screen):
 
     @work(thread=True, exclusive=True, group="home-runs", exit_on_error=False)
     def load_runs(self) -> None:
+        from cockpit.run.manage import archive_dir
         from cockpit.run.summaries import RunsIndex
 
-        if self._runs is None:
-            self._runs = RunsIndex(self.runs_dir)
+        archived = self.archived
+        index = self._runs.get(archived)
+        if index is None:
+            index = self._runs[archived] = RunsIndex(archive_dir(self.runs_dir) if archived else self.runs_dir)
         try:
-            rows = self._runs.summaries()
+            rows = index.summaries()
         except (OSError, CockpitError) as exc:
             self.app.call_from_thread(self._load_failed, f"{self.runs_dir}: {exc}")
             return
-        self.post_message(self.RunsLoaded(rows, self._script_commands(rows)))
+        self.post_message(self.RunsLoaded(rows, self._script_commands(rows), archived))
 
     def _script_commands(self, rows: list) -> dict[str, str]:
         """The command of each script run (run.yaml's `cockpit.script`), read once per run."""
@@ -220,12 +231,20 @@ class HomeScreen(Screen):
 
     def on_home_screen_runs_loaded(self, message: RunsLoaded) -> None:
         self._loading = False
+        if message.archived != self.archived:  # read before v switched views
+            self._refresh_runs()
+            return
         table = self.query_one(RunsTable)
         table.show(message.rows, message.commands)
         if self._place_focus:
             self._place_focus = False
             (table if message.rows else self.query_one(PresetList)).focus()
         live = sum(1 for r in message.rows if r.live)
+        if self.archived:
+            self.query_one("#runs-title", Static).update(markup(
+                f"[b]Archived runs[/b]  {len(message.rows)}  [dim]U brings one back · v: the runs[/]"
+                if message.rows else "[b]Archived runs[/b]  [dim]none — A archives a run · v: the runs[/]"))
+            return
         self.query_one("#runs-title", Static).update(markup(
             f"[b]Runs[/b]  {len(message.rows)} ({live} live)  [dim]$dir  · Enter opens[/]"
             if message.rows else
@@ -321,7 +340,9 @@ class HomeScreen(Screen):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:  # noqa: ARG002
         # Keys of the runs list (space on a preset launches it).
-        if action in ("mark", "delete_run", "rename_run", "archive_runs"):
+        if action == ("unarchive_runs" if not self.archived else "archive_runs"):
+            return False  # A in the runs, U in the archived runs
+        if action in ("mark", "delete_run", "rename_run", "archive_runs", "unarchive_runs"):
             return isinstance(self.focused, RunsTable)
         return True
 
@@ -449,6 +470,43 @@ class HomeScreen(Screen):
                                       timeout=10)
         if done:
             self.app.call_from_thread(self.notify, f"archived {done} run{'s' if done > 1 else ''}")
+        self.app.call_from_thread(self.action_refresh)
+
+    def action_archived_view(self) -> None:
+        """v: the archived runs in the list, or the runs again."""
+        self.archived = not self.archived
+        table = self.query_one(RunsTable)
+        table.marked = []
+        table.show([])
+        table.focus()
+        self.refresh_bindings()
+        self._loading = False  # a read of the other view still under way is dropped when it lands
+        self._refresh_runs()
+
+    def action_unarchive_runs(self) -> None:
+        """U: the marked archived runs (or the highlighted one) back in the runs list."""
+        table = self.query_one(RunsTable)
+        paths = list(table.marked) or [p for p in (table.highlighted_path(),) if p]
+        if paths:
+            self._unarchive(paths)
+
+    @work(thread=True, group="home-delete", exit_on_error=False)
+    def _unarchive(self, paths: list[str]) -> None:
+        from cockpit.run.folder import RunFolder
+        from cockpit.run.manage import unarchive_run
+
+        problems, done = [], 0
+        for path in paths:
+            try:
+                unarchive_run(RunFolder(Path(path)))
+                done += 1
+            except CockpitError as exc:
+                problems.append(str(exc))
+        if problems:
+            self.app.call_from_thread(self.notify, "\n".join(problems), title="cannot unarchive", severity="error",
+                                      timeout=10)
+        if done:
+            self.app.call_from_thread(self.notify, f"{done} run{'s' if done > 1 else ''} back in the runs list")
         self.app.call_from_thread(self.action_refresh)
 
     def action_compare(self) -> None:
