@@ -44,6 +44,11 @@ class HomeScreen(Screen):
         Binding("space", "mark", "Mark", tooltip="Mark a run to compare (space again unmarks)", id="home.mark"),
         Binding("D", "delete_run", "Delete run", tooltip="Delete the highlighted run's folder (asks first)",
                 id="home.delete"),
+        Binding("p", "focus_presets", "Presets", id="home.presets"),
+        Binding("l", "focus_runs", "Runs", id="home.runs"),
+        Binding("f5,ctrl+r", "refresh", "Refresh", show=False, id="home.refresh"),
+        Binding("q", "app.quit", "Quit", id="home.quit"),
+        # Managing runs: after the everyday keys, so a narrow footer keeps those (and Quit).
         Binding("R", "rename_run", "Rename run", tooltip="Give the highlighted run a new name (never a live run)",
                 id="home.rename"),
         Binding("A", "archive_runs", "Archive", tooltip="Move the marked runs, or the highlighted one, out of the "
@@ -52,10 +57,6 @@ class HomeScreen(Screen):
                 "back into the runs list", id="home.unarchive"),
         Binding("v", "archived_view", "Archived", tooltip="Show the archived runs (v again: the runs)",
                 id="home.archived_view"),
-        Binding("p", "focus_presets", "Presets", id="home.presets"),
-        Binding("l", "focus_runs", "Runs", id="home.runs"),
-        Binding("f5,ctrl+r", "refresh", "Refresh", show=False, id="home.refresh"),
-        Binding("q", "app.quit", "Quit", id="home.quit"),
     ]
 
     if TYPE_CHECKING:  # `self.app` as a type checker sees it (runtime: Textual's own property)
