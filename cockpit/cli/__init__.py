@@ -10,7 +10,16 @@ import sys
 from cockpit.cli.checkpoints import add_parsers as add_checkpoint_parsers
 from cockpit.cli.findings import cmd_findings
 from cockpit.cli.lossmask import cmd_lossmask
-from cockpit.cli.runs import cmd_migrate, cmd_resume, cmd_run, cmd_runs, cmd_stop, cmd_watch
+from cockpit.cli.runs import (
+    cmd_archive,
+    cmd_migrate,
+    cmd_rename,
+    cmd_resume,
+    cmd_run,
+    cmd_runs,
+    cmd_stop,
+    cmd_watch,
+)
 from cockpit.cli.schema import add_parsers as add_schema_parsers
 from cockpit.cli.serve import MAX_SESSIONS
 from cockpit.cli.trainers import cmd_fields, cmd_trainers
@@ -66,8 +75,22 @@ def build_parser() -> argparse.ArgumentParser:
 
     rs = sub.add_parser("runs", help="list runs")
     rs.add_argument("--json", action="store_true")
+    rs.add_argument("--archived", action="store_true", help="list the archived runs instead")
     rs.add_argument("--runs-dir", dest="runs_dir", default=argparse.SUPPRESS)
     rs.set_defaults(func=cmd_runs)
+
+    rn = sub.add_parser("rename", help="give a run that is not live a new name (its folder moves)")
+    rn.add_argument("run", help="run folder, name or name prefix")
+    rn.add_argument("new_name", help="the new name: letters, digits, '.', '_' and '-'")
+    rn.add_argument("--runs-dir", dest="runs_dir", default=argparse.SUPPRESS)
+    rn.set_defaults(func=cmd_rename)
+
+    ar = sub.add_parser("archive", help="move runs that are not live out of the lists (into RUNS/.archive)")
+    ar.add_argument("runs", nargs="+", metavar="run", help="run folders, names or name prefixes")
+    ar.add_argument("--undo", action="store_true", help="bring archived runs back (`cockpit runs --archived` "
+                    "lists them)")
+    ar.add_argument("--runs-dir", dest="runs_dir", default=argparse.SUPPRESS)
+    ar.set_defaults(func=cmd_archive)
 
     w = sub.add_parser("watch", help="follow a run in a plain terminal")
     w.add_argument("run", help="run folder or name")

@@ -1,5 +1,5 @@
 """Commands that start, follow, stop and resume runs: run (preset, TRL config or -- COMMAND), migrate,
-runs, watch, stop, resume."""
+runs, rename, archive, watch, stop, resume."""
 
 from __future__ import annotations
 
@@ -226,15 +226,17 @@ def cmd_migrate(args: argparse.Namespace) -> int:
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
+    from cockpit.run.manage import archive_dir
     from cockpit.run.summaries import age_of, run_summaries
     from cockpit.text import one_line
 
-    rows = run_summaries(_runs_dir(args))
+    where = archive_dir(_runs_dir(args)) if args.archived else _runs_dir(args)
+    rows = run_summaries(where)
     if args.json:
         print(json.dumps([r.to_dict() for r in rows], indent=2))
         return 0
     if not rows:
-        print(f"no runs in {_runs_dir(args)}")
+        print(f"no {'archived ' if args.archived else ''}runs in {_runs_dir(args)}")
         return 0
     width = max(9, *(len(r.state_label) for r in rows))
     print(f"{'name':40} {'state':{width}} {'trainer':12} {'step':>11} {'age':>7}")
@@ -247,6 +249,40 @@ def cmd_runs(args: argparse.Namespace) -> int:
         if r.journal_note:
             print(f"  ! {one_line(r.journal_note)}")
     return 0
+
+
+def cmd_rename(args: argparse.Namespace) -> int:
+    """`cockpit rename RUN NEW_NAME`: a finished run under a new name, its paths moved with it."""
+    from cockpit.run.manage import rename_run
+    from cockpit.run.summaries import resolve_run
+    from cockpit.text import one_line
+
+    run = rename_run(resolve_run(args.run, _runs_dir(args)), args.new_name)
+    print(one_line(run.path))
+    return 0
+
+
+def cmd_archive(args: argparse.Namespace) -> int:
+    """`cockpit archive RUN...` (out of every list, into the runs folder's .archive/), and with
+    --undo back. Each run that cannot go is named on its own line; the others go."""
+    from cockpit.run.manage import archive_dir, archive_run, unarchive_run
+    from cockpit.run.summaries import resolve_run
+    from cockpit.text import one_line
+
+    runs_dir = _runs_dir(args)
+    failed = 0
+    for ref in args.runs:
+        try:
+            if args.undo:
+                run = unarchive_run(resolve_run(ref, archive_dir(runs_dir)))
+            else:
+                run = archive_run(resolve_run(ref, runs_dir))
+        except CockpitError as exc:
+            print(f"cockpit: {one_line(str(exc))}", file=sys.stderr)
+            failed += 1
+            continue
+        print(one_line(run.path))
+    return 1 if failed else 0
 
 
 def cmd_watch(args: argparse.Namespace) -> int:

@@ -561,13 +561,16 @@ def create_run_folder(runs_dir: Path, base_name: str) -> RunFolder:
 
 
 def list_runs(runs_dir: Path) -> list[RunFolder]:
-    """Run folders in a runs dir, newest first."""
+    """Run folders in a runs dir, newest first. Hidden names are not runs (`.archive` holds the
+    archived ones: `run/manage.py`)."""
     try:
         children = list(runs_dir.iterdir())
     except OSError:  # missing, not a folder, unreadable
         return []
     found = []
     for p in children:
+        if p.name.startswith("."):
+            continue
         try:
             if p.is_dir():
                 found.append((p.joinpath("run.yaml").stat().st_mtime, RunFolder(p)))

@@ -16,6 +16,7 @@ from textual.widgets import Footer, Header, Static
 
 from cockpit.errors import CockpitError
 from cockpit.ui.screens.confirm import ConfirmScreen
+from cockpit.ui.screens.name_prompt import NamePrompt
 from cockpit.ui.screens.path_prompt import PathPrompt
 from cockpit.ui.text import markup
 from cockpit.ui.widgets.home.preset_list import PresetList
@@ -47,6 +48,15 @@ class HomeScreen(Screen):
         Binding("l", "focus_runs", "Runs", id="home.runs"),
         Binding("f5,ctrl+r", "refresh", "Refresh", show=False, id="home.refresh"),
         Binding("q", "app.quit", "Quit", id="home.quit"),
+        # Managing runs: after the everyday keys, so a narrow footer keeps those (and Quit).
+        Binding("R", "rename_run", "Rename run", tooltip="Give the highlighted run a new name (never a live run)",
+                id="home.rename"),
+        Binding("A", "archive_runs", "Archive", tooltip="Move the marked runs, or the highlighted one, out of the "
+                "list into RUNS/.archive (asks first; `cockpit archive --undo` brings them back)", id="home.archive"),
+        Binding("U", "unarchive_runs", "Unarchive", tooltip="Bring the marked archived runs, or the highlighted one, "
+                "back into the runs list", id="home.unarchive"),
+        Binding("v", "archived_view", "Archived", tooltip="Show the archived runs (v again: the runs)",
+                id="home.archived_view"),
     ]
 
     if TYPE_CHECKING:  # `self.app` as a type checker sees it (runtime: Textual's own property)
@@ -60,6 +70,8 @@ class HomeScreen(Screen):
         """One summary per run, live ones first."""
         commands: dict[str, str] = field(default_factory=dict)
         """Run path -> the command a script run runs (`python train.py --lr 1e-5`)."""
+        archived: bool = False
+        """Read from the archived runs (a list read before `v` switched views is dropped)."""
 
     @dataclass
     class PresetsLoaded(Message):
@@ -89,8 +101,10 @@ class HomeScreen(Screen):
         """Put the focus where it helps once the runs are (re)loaded: the runs list when
         there are runs, else the presets (a fresh folder's hint says pick a preset)."""
         self._left_for_a_screen = False
-        self._runs: RunsIndex | None = None
-        """Each refresh re-reads only the runs that changed."""
+        self._runs: dict[bool, RunsIndex] = {}
+        """The runs and the archived runs: each refresh re-reads only the runs that changed."""
+        self.archived = False
+        """The list shows the archived runs (`v`)."""
         self._loading = False
         """A refresh is under way: another one asked for meanwhile would read the same files
         again at the same time (mounting home asks twice: mount and resume)."""
@@ -146,16 +160,19 @@ class HomeScreen(Screen):
 
     @work(thread=True, exclusive=True, group="home-runs", exit_on_error=False)
     def load_runs(self) -> None:
+        from cockpit.run.manage import archive_dir
         from cockpit.run.summaries import RunsIndex
 
-        if self._runs is None:
-            self._runs = RunsIndex(self.runs_dir)
+        archived = self.archived
+        index = self._runs.get(archived)
+        if index is None:
+            index = self._runs[archived] = RunsIndex(archive_dir(self.runs_dir) if archived else self.runs_dir)
         try:
-            rows = self._runs.summaries()
+            rows = index.summaries()
         except (OSError, CockpitError) as exc:
             self.app.call_from_thread(self._load_failed, f"{self.runs_dir}: {exc}")
             return
-        self.post_message(self.RunsLoaded(rows, self._script_commands(rows)))
+        self.post_message(self.RunsLoaded(rows, self._script_commands(rows), archived))
 
     def _script_commands(self, rows: list) -> dict[str, str]:
         """The command of each script run (run.yaml's `cockpit.script`), read once per run."""
@@ -215,12 +232,20 @@ class HomeScreen(Screen):
 
     def on_home_screen_runs_loaded(self, message: RunsLoaded) -> None:
         self._loading = False
+        if message.archived != self.archived:  # read before v switched views
+            self._refresh_runs()
+            return
         table = self.query_one(RunsTable)
         table.show(message.rows, message.commands)
         if self._place_focus:
             self._place_focus = False
             (table if message.rows else self.query_one(PresetList)).focus()
         live = sum(1 for r in message.rows if r.live)
+        if self.archived:
+            self.query_one("#runs-title", Static).update(markup(
+                f"[b]Archived runs[/b]  {len(message.rows)}  [dim]U brings one back · v: the runs[/]"
+                if message.rows else "[b]Archived runs[/b]  [dim]none — A archives a run · v: the runs[/]"))
+            return
         self.query_one("#runs-title", Static).update(markup(
             f"[b]Runs[/b]  {len(message.rows)} ({live} live)  [dim]$dir  · Enter opens[/]"
             if message.rows else
@@ -315,7 +340,10 @@ class HomeScreen(Screen):
                                         "or run folder"), chosen)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:  # noqa: ARG002
-        if action in ("mark", "delete_run"):  # keys of the runs list: space on a preset launches it
+        # Keys of the runs list (space on a preset launches it).
+        if action == ("unarchive_runs" if not self.archived else "archive_runs"):
+            return False  # A in the runs, U in the archived runs
+        if action in ("mark", "delete_run", "rename_run", "archive_runs", "unarchive_runs"):
             return isinstance(self.focused, RunsTable)
         return True
 
@@ -324,14 +352,8 @@ class HomeScreen(Screen):
 
     def action_delete_run(self) -> None:
         """D: the highlighted run's folder deleted, after a yes; a live run is refused."""
-        table = self.query_one(RunsTable)
-        path = table.highlighted_path()
-        summary = next((r for r in table.summaries if r.path == path), None)
+        summary = self._highlighted("delete")
         if summary is None:
-            return
-        if summary.live:
-            self.notify(f"{summary.name} is {summary.state} — stop it first, then delete it",
-                        title="cannot delete", severity="warning")
             return
 
         def answered(yes: bool | None) -> None:
@@ -355,6 +377,137 @@ class HomeScreen(Screen):
                                       timeout=10)
             return
         self.app.call_from_thread(self.notify, f"deleted {Path(path).name}")
+        self.app.call_from_thread(self.action_refresh)
+
+    def _highlighted(self, verb: str) -> RunSummary | None:
+        """The highlighted run, or None with one line saying why it cannot be `verb`ed (live)."""
+        table = self.query_one(RunsTable)
+        path = table.highlighted_path()
+        summary = next((r for r in table.summaries if r.path == path), None)
+        if summary is not None and summary.live:
+            self.notify(f"{summary.name} is {summary.state} — stop it first, then {verb} it",
+                        title=f"cannot {verb}", severity="warning")
+            return None
+        return summary
+
+    def action_rename_run(self) -> None:
+        """R: the highlighted run under a new name, typed in a prompt; the cursor stays on it."""
+        from cockpit.run.manage import name_problem
+
+        summary = self._highlighted("rename")
+        if summary is None:
+            return
+
+        def named(name: str | None) -> None:
+            if name:
+                self._rename(summary.path, name)
+
+        self.app.push_screen(NamePrompt(f"Rename {summary.name} to", summary.name, name_problem), named)
+
+    @work(thread=True, group="home-delete", exit_on_error=False)
+    def _rename(self, path: str, name: str) -> None:
+        from cockpit.run.folder import RunFolder
+        from cockpit.run.manage import rename_run
+
+        try:
+            run = rename_run(RunFolder(Path(path)), name)
+        except CockpitError as exc:
+            self.app.call_from_thread(self.notify, str(exc), title="cannot rename", severity="error",
+                                      timeout=10)
+            return
+
+        def done() -> None:
+            self.query_one(RunsTable).wanted = str(run.path)
+            self.notify(f"renamed {Path(path).name} to {run.name}")
+            self.action_refresh()
+
+        self.app.call_from_thread(done)
+
+    def action_archive_runs(self) -> None:
+        """A: the marked runs (or the highlighted one) moved into RUNS/.archive, after a yes."""
+        table = self.query_one(RunsTable)
+        if table.marked:
+            chosen = [r for r in table.summaries if r.path in table.marked]
+            live = [r.name for r in chosen if r.live]
+            if live:
+                self.notify(f"{', '.join(live)}: live — stop {'them' if len(live) > 1 else 'it'} first, "
+                            "then archive", title="cannot archive", severity="warning")
+                return
+        else:
+            one = self._highlighted("archive")
+            if one is None:
+                return
+            chosen = [one]
+        if not chosen:
+            return
+        from cockpit.run.manage import archive_dir
+
+        names = ", ".join(r.name for r in chosen[:5]) + (f" and {len(chosen) - 5} more" if len(chosen) > 5 else "")
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self._archive([r.path for r in chosen])
+
+        self.app.push_screen(ConfirmScreen(
+            f"Archive {names}?", yes="Archive",
+            detail=f"Moved into {archive_dir(self.runs_dir)}, out of this list.\n"
+                   "`cockpit runs --archived` lists them; `cockpit archive --undo NAME` brings one back."),
+            answered)
+
+    @work(thread=True, group="home-delete", exit_on_error=False)
+    def _archive(self, paths: list[str]) -> None:
+        from cockpit.run.folder import RunFolder
+        from cockpit.run.manage import archive_run
+
+        problems, done = [], 0
+        for path in paths:
+            try:
+                archive_run(RunFolder(Path(path)))
+                done += 1
+            except CockpitError as exc:
+                problems.append(str(exc))
+        if problems:
+            self.app.call_from_thread(self.notify, "\n".join(problems), title="cannot archive", severity="error",
+                                      timeout=10)
+        if done:
+            self.app.call_from_thread(self.notify, f"archived {done} run{'s' if done > 1 else ''}")
+        self.app.call_from_thread(self.action_refresh)
+
+    def action_archived_view(self) -> None:
+        """v: the archived runs in the list, or the runs again."""
+        self.archived = not self.archived
+        table = self.query_one(RunsTable)
+        table.marked = []
+        table.show([])
+        table.focus()
+        self.refresh_bindings()
+        self._loading = False  # a read of the other view still under way is dropped when it lands
+        self._refresh_runs()
+
+    def action_unarchive_runs(self) -> None:
+        """U: the marked archived runs (or the highlighted one) back in the runs list."""
+        table = self.query_one(RunsTable)
+        paths = list(table.marked) or [p for p in (table.highlighted_path(),) if p]
+        if paths:
+            self._unarchive(paths)
+
+    @work(thread=True, group="home-delete", exit_on_error=False)
+    def _unarchive(self, paths: list[str]) -> None:
+        from cockpit.run.folder import RunFolder
+        from cockpit.run.manage import unarchive_run
+
+        problems, done = [], 0
+        for path in paths:
+            try:
+                unarchive_run(RunFolder(Path(path)))
+                done += 1
+            except CockpitError as exc:
+                problems.append(str(exc))
+        if problems:
+            self.app.call_from_thread(self.notify, "\n".join(problems), title="cannot unarchive", severity="error",
+                                      timeout=10)
+        if done:
+            self.app.call_from_thread(self.notify, f"{done} run{'s' if done > 1 else ''} back in the runs list")
         self.app.call_from_thread(self.action_refresh)
 
     def action_compare(self) -> None:

@@ -59,7 +59,8 @@ class RunsTable(DataTable):
         """(row key, cell texts) of what is on screen, in order."""
         self._name_width: int | None = None
         self.wanted: str | None = None
-        """A run path the cursor goes to at the next `show` (the run just left with Esc)."""
+        """A run path the cursor goes to at the next `show` that lists it (the run just left with
+        Esc, or just renamed)."""
         self.cells_updated = 0
         """Cells rewritten by the last `show` (all of them when it rebuilt the table)."""
         self._state_styles: dict[str, Style] = {}
@@ -104,8 +105,8 @@ class RunsTable(DataTable):
         current = None
         if self.row_count and 0 <= self.cursor_row < self.row_count:
             current = self.ordered_rows[self.cursor_row].key.value
-        if self.wanted is not None:  # the run the user just came back from
-            current, self.wanted = self.wanted, None
+        if self.wanted is not None and any(r.path == self.wanted for r in rows):
+            current, self.wanted = self.wanted, None  # the run the user just came back from, or renamed
         self.summaries = list(rows)
         self.marked = [p for p in self.marked if any(r.path == p for r in rows)]  # deleted ones go
         now = time.time()
