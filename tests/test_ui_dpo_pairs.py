@@ -5,9 +5,9 @@ periodic samples carry them (`runner/samples.py`; the real run is in test_demo_s
 from __future__ import annotations
 
 import pytest
-from ui_helpers import app_for, app_wait, make_run
 
 from cockpit.run import journal
+from ui_helpers import app_for, app_wait, make_run
 
 pytestmark = pytest.mark.anyio
 
