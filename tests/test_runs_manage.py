@@ -133,14 +133,22 @@ def test_a_rename_whose_path_rewrite_fails_is_undone(runs_dir, monkeypatch):
 
     run = finished_run(runs_dir, "whole")
 
-    def no_room(*_args, **_kw):
-        raise OSError(28, "No space left on device")
+    real_write, writes = manage.write_atomic, []
 
-    monkeypatch.setattr(manage, "write_atomic", no_room)
+    def room_for_one(path, data):  # the disk fills after run.yaml is rewritten
+        writes.append(path.name)
+        if len(writes) == 2:
+            raise OSError(28, "No space left on device")
+        real_write(path, data)
+
+    monkeypatch.setattr(manage, "write_atomic", room_for_one)
     with pytest.raises(CockpitError, match=r"cannot rewrite its paths .* nothing moved"):
         manage.rename_run(run, "halfway")
     assert run.exists() and not (runs_dir / "halfway").exists()
-    assert str(run.path.resolve()) in run.run_yaml.read_text()
+    assert writes[:2] == ["run.yaml", "trl.yaml"]
+    for name in ("run.yaml", "trl.yaml", "command.txt"):  # the one rewritten is named back
+        text = (run.path / name).read_text()
+        assert str(run.path.resolve()) in text and "halfway" not in text, name
 
 
 

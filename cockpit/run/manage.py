@@ -130,14 +130,19 @@ def _move(run: RunFolder, target: Path, then: str) -> RunFolder:
             target.rmdir()
             raise CockpitError(f"{run.name}: cannot move it to {target} ({exc.strerror or exc})") from None
         moved = RunFolder(target)
+        new_real = target.resolve()
         try:
-            _repath(moved, {str(old), str(old_real)}, str(target.resolve()))
+            _repath(moved, {str(old), str(old_real)}, str(new_real))
         except (OSError, ValueError) as exc:
             try:
                 os.rename(target, old)
             except OSError:
                 raise CockpitError(f"{run.name}: moved to {target}, but its files still name {old} "
                                    f"({exc}) — move it back by hand: mv {target} {old}") from None
+            try:  # a file rewritten before the one that failed names the old place again
+                _repath(run, {str(new_real)}, str(old_real))
+            except (OSError, ValueError):
+                pass
             raise CockpitError(f"{run.name}: cannot rewrite its paths ({exc}) — nothing moved") from None
         return moved
     finally:
