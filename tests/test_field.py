@@ -225,7 +225,8 @@ async def test_the_live_screen_warns_once_while_the_journal_cannot_be_written(tm
     while the error stays, and a screen opened after the file is writable again says nothing."""
     if shutil.which("chattr") is None:
         pytest.skip("no chattr on this machine")
-    from cockpit.ui.screens.live import STATUS_EVERY_S, LiveRunScreen
+    from cockpit.metrics.follow import STATUS_S as STATUS_EVERY_S
+    from cockpit.ui.screens.live import LiveRunScreen
     from ui_helpers import app_for, notifications
     from ui_helpers import app_wait as wait_pilot
 

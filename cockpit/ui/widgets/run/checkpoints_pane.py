@@ -183,7 +183,10 @@ class CheckpointsPane(Vertical):
         yield Input(placeholder="your turn — Enter sends it to the first picked checkpoint", id="ckpt-chat")
 
     def on_mount(self) -> None:
-        table = self.query_one(DataTable)
+        tables = self.query(DataTable)
+        if not tables:
+            return  # mounted as the app closes (a deferred tab): its children never came
+        table = tables.first()
         self._set_columns(None, None)
         table.add_row("", Text("reading the checkpoints…", style="dim italic"), key=LOADING_ROW)
         self.query_one("#ckpt-prompts", TextArea).border_title = f"prompts (a line of {PROMPT_SEPARATOR} between two)"
