@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -454,23 +455,31 @@ class HomeScreen(Screen):
                    "`cockpit runs --archived` lists them; `cockpit archive --undo NAME` brings one back."),
             answered)
 
-    @work(thread=True, group="home-delete", exit_on_error=False)
     def _archive(self, paths: list[str]) -> None:
-        from cockpit.run.folder import RunFolder
         from cockpit.run.manage import archive_run
+
+        self._move_runs(paths, archive_run, "cannot archive",
+                        lambda n: f"archived {n} run{'s' if n > 1 else ''}")
+
+    @work(thread=True, group="home-delete", exit_on_error=False)
+    def _move_runs(self, paths: list[str], move: Callable[[Any], object], refused: str,
+                   said: Callable[[int], str]) -> None:
+        """Archive or bring back each run (`move`), then one line for what was refused (all of it)
+        and one for what was done."""
+        from cockpit.run.folder import RunFolder
 
         problems, done = [], 0
         for path in paths:
             try:
-                archive_run(RunFolder(Path(path)))
+                move(RunFolder(Path(path)))
                 done += 1
             except CockpitError as exc:
                 problems.append(str(exc))
         if problems:
-            self.app.call_from_thread(self.notify, "\n".join(problems), title="cannot archive", severity="error",
+            self.app.call_from_thread(self.notify, "\n".join(problems), title=refused, severity="error",
                                       timeout=10)
         if done:
-            self.app.call_from_thread(self.notify, f"archived {done} run{'s' if done > 1 else ''}")
+            self.app.call_from_thread(self.notify, said(done))
         self.app.call_from_thread(self.action_refresh)
 
     def action_archived_view(self) -> None:
@@ -491,24 +500,11 @@ class HomeScreen(Screen):
         if paths:
             self._unarchive(paths)
 
-    @work(thread=True, group="home-delete", exit_on_error=False)
     def _unarchive(self, paths: list[str]) -> None:
-        from cockpit.run.folder import RunFolder
         from cockpit.run.manage import unarchive_run
 
-        problems, done = [], 0
-        for path in paths:
-            try:
-                unarchive_run(RunFolder(Path(path)))
-                done += 1
-            except CockpitError as exc:
-                problems.append(str(exc))
-        if problems:
-            self.app.call_from_thread(self.notify, "\n".join(problems), title="cannot unarchive", severity="error",
-                                      timeout=10)
-        if done:
-            self.app.call_from_thread(self.notify, f"{done} run{'s' if done > 1 else ''} back in the runs list")
-        self.app.call_from_thread(self.action_refresh)
+        self._move_runs(paths, unarchive_run, "cannot unarchive",
+                        lambda n: f"{n} run{'s' if n > 1 else ''} back in the runs list")
 
     def action_compare(self) -> None:
         table = self.query_one(RunsTable)

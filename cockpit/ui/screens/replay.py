@@ -20,7 +20,9 @@ a worker per path and gets messages.
 
 from __future__ import annotations
 
+import threading
 import time
+from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,10 +32,26 @@ from textual.message import Message
 from textual.worker import get_current_worker
 
 from cockpit.errors import CockpitError, failure
-from cockpit.metrics.follow import Opened, Update
+from cockpit.metrics.follow import Follower, Opened, Update, open_path
 from cockpit.metrics.rundata import RunData, relabel
 from cockpit.ui.screens.path_prompt import PathPrompt
 from cockpit.ui.screens.run_view import RunView
+
+
+def _open_early(path: str) -> Future[tuple[Opened, Follower | None]]:
+    """`open_path(path)` started now, on a daemon thread (quitting never waits for it)."""
+    fut: Future[tuple[Opened, Follower | None]] = Future()
+
+    def read() -> None:
+        if not fut.set_running_or_notify_cancel():
+            return
+        try:
+            fut.set_result(open_path(path))
+        except BaseException as exc:  # noqa: BLE001 - handed to the load worker, which says it
+            fut.set_exception(exc)
+
+    threading.Thread(target=read, name="replay-open", daemon=True).start()
+    return fut
 
 
 class ReplayScreen(RunView):
@@ -84,8 +102,11 @@ class ReplayScreen(RunView):
         """Slots followed live, with the run's state (its last one once it ended)."""
         self._files: dict[int, float] = {}
         """Slots followed as files (an output dir written elsewhere), with the last update's time."""
+        self._early: dict[int, Future[tuple[Opened, Follower | None]]] = {}
+        """The files named at the start, already being read while the screen composes (the read
+        runs in its own process: composing and reading overlap on two cores)."""
         for p in paths:
-            self._queue(p)
+            self._early[self._queue(p)] = _open_early(p)
 
     def checkpoints_source(self) -> tuple[str | None, bool]:
         return (self.paths[0] if self.paths else None), False
@@ -118,11 +139,10 @@ class ReplayScreen(RunView):
 
     @work(thread=True, group="load", exit_on_error=False)
     def load(self, slot: int, path: str) -> None:
-        from cockpit.metrics.follow import open_path
-
         worker = get_current_worker()
+        early = self._early.pop(slot, None)
         try:
-            opened, follower = open_path(path)
+            opened, follower = early.result() if early is not None else open_path(path)
         except CockpitError as exc:
             self.post_message(self.Failed(path, str(exc)))
             return
