@@ -42,6 +42,18 @@ def test_sample_refuses_unusable_numbers_and_a_one_megabyte_prompt_each_in_one_l
             f"cockpit: --temperature {float(temperature)}: give a number from 0 (greedy) to 100"]
 
 
+def _end(proc: subprocess.Popen, children: list[psutil.Process]) -> None:
+    """A test's end: its children killed if still there, then the CLI it started."""
+    for p in children:
+        try:
+            p.kill()
+        except psutil.Error:
+            pass
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
+
+
 def _sampler_children(pid: int, what: str = "sample") -> list[psutil.Process]:
     from cockpit.launch.sampler import PRIVATE
 
@@ -79,14 +91,7 @@ def test_sample_killed_by_a_signal_takes_its_sampler_down(tmp_path, sig):
         _gone, alive = psutil.wait_procs(sampler, timeout=15)
         assert not alive, f"the sampler outlived `cockpit sample`: {alive}"
     finally:
-        for p in sampler:
-            try:
-                p.kill()
-            except psutil.Error:
-                pass
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        _end(proc, sampler)
         for stream in (proc.stdout, proc.stderr):
             if stream is not None:
                 stream.close()
@@ -127,14 +132,7 @@ def test_a_sampler_whose_parent_is_sigkilled_ends_even_while_it_is_blocked_loadi
         assert not alive, f"the sampler outlived its SIGKILLed parent: {alive}"
         assert time.monotonic() - started < 5
     finally:
-        for p in sampler:
-            try:
-                p.kill()
-            except psutil.Error:
-                pass
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        _end(proc, sampler)
 
 
 
@@ -240,14 +238,7 @@ def test_a_merger_whose_parent_is_sigkilled_ends_and_leaves_no_half_written_fold
             said = f.read().decode("utf-8", "replace")
         assert "cockpit merger: the process that started it is gone — ending" in said, said
     finally:
-        for p in merger:
-            try:
-                p.kill()
-            except psutil.Error:
-                pass
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        _end(proc, merger)
 
 # -- F1: serve's TUI processes ---------------------------------------------------------------------
 
