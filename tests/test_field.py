@@ -181,16 +181,22 @@ def test_a_copy_migrated_for_its_script_and_run_as_a_trl_config_is_told_the_comm
 
 # -- 11. a journal that cannot be written is said where runs are listed --------------------------
 
+def _waiting_script_run(tmp_path, runs_dir):
+    """A supervised script run that waits a minute doing nothing (no training stack)."""
+    script = tmp_path / "wait.py"
+    script.write_text("import time\nfor _ in range(600):\n    time.sleep(0.1)\n", encoding="utf-8")
+    run = prepare_script([sys.executable, str(script)], cwd=tmp_path, runs_dir=runs_dir)
+    start_supervisor(run)
+    return run
+
+
 def test_a_journal_that_cannot_be_written_is_shown_by_runs(tmp_path, runs_dir):
     """`chattr +i` on events.jsonl (the supervisor's writes fail with EPERM, even as root): status.json
     says so (journal_error), and `cockpit runs` and the home screen's note show it; it clears once
     the file can be written again."""
     if shutil.which("chattr") is None:
         pytest.skip("no chattr on this machine")
-    script = tmp_path / "wait.py"
-    script.write_text("import time\nfor _ in range(600):\n    time.sleep(0.1)\n", encoding="utf-8")
-    run = prepare_script([sys.executable, str(script)], cwd=tmp_path, runs_dir=runs_dir)
-    start_supervisor(run)
+    run = _waiting_script_run(tmp_path, runs_dir)
     locked = False
     try:
         wait_for(lambda: run.read_status().state == "running" and run.events.is_file(), timeout=120)
@@ -230,10 +236,7 @@ async def test_the_live_screen_warns_once_while_the_journal_cannot_be_written(tm
     from ui_helpers import app_for, notifications
     from ui_helpers import app_wait as wait_pilot
 
-    script = tmp_path / "wait.py"
-    script.write_text("import time\nfor _ in range(600):\n    time.sleep(0.1)\n", encoding="utf-8")
-    run = prepare_script([sys.executable, str(script)], cwd=tmp_path, runs_dir=runs_dir)
-    start_supervisor(run)
+    run = _waiting_script_run(tmp_path, runs_dir)
     locked = False
 
     def said() -> list[str]:
