@@ -344,8 +344,10 @@ class Training:
     def __init__(self, work: Path, gpu: bool = False) -> None:
         self.work = work
         self.gpu = gpu
-        """The plain script on the GPU too (the runner takes one by itself when there is one)."""
+        """On the GPU both sides train there in bf16 (the runner takes a GPU by itself when there
+        is one; the plain script is told to)."""
         self.runs = work / ("train-runs-gpu" if gpu else "train-runs")
+        self.overrides = [*self.OVERRIDES, *(["bf16=true"] if gpu else [])]
         self._ready = False
 
     def ready(self) -> None:
@@ -363,7 +365,7 @@ class Training:
         from cockpit.config.presets import apply_overrides, load_preset
 
         return apply_overrides(load_preset(REPO / "presets" / "demo-sft.yaml"),
-                               [f"max_steps={steps}", *self.OVERRIDES])
+                               [f"max_steps={steps}", *self.overrides])
 
     def plain(self, steps: int) -> tuple[float, dict[int, float]]:
         """(spawn time, {step: on_log time}) of the plain TRL script."""
@@ -373,7 +375,7 @@ class Training:
         plan = validate(self.preset(steps))
         trl = dict(plan.preset.trl)
         d = Path(tempfile.mkdtemp(prefix="plain-", dir=self.work))
-        trl.update(output_dir=str(d / "out"), use_cpu=not self.gpu, bf16=False,
+        trl.update(output_dir=str(d / "out"), use_cpu=not self.gpu, bf16=self.gpu,
                    report_to="none")
         spec = {"model": trl.pop("model_name_or_path"), "data": trl.pop("dataset_name"),
                 "config": trl}
@@ -410,7 +412,7 @@ class Training:
 
         cmd = [*_cockpit_cmd(), "run", str(REPO / "presets" / "demo-sft.yaml"),
                "--runs-dir", str(self.runs), "--name", "bench-cli",
-               "--set", f"max_steps={steps}", *[a for o in self.OVERRIDES for a in ("--set", o)]]
+               "--set", f"max_steps={steps}", *[a for o in self.overrides for a in ("--set", o)]]
         t0 = time.time()
         proc = subprocess.run(cmd, env=_env(), capture_output=True, check=True, timeout=120)
         run = RunFolder(Path(proc.stdout.decode().strip().splitlines()[-1]))
@@ -465,7 +467,9 @@ def measure_throughput(quick: bool, work: Path, gpu: bool = False) -> dict[str, 
     """Plain script (A) and cockpit's runner (B), interleaved A/B/A/B; steps/s from per-step
     on_log times after the warm-up steps; the median of the per-pair ratios B/A."""
     tr = _train(work, gpu)
-    steps, pairs, warmup = (40, 1, 5) if quick else (600, 5, 20)
+    # On a GPU a step of the tiny model takes milliseconds: 300 steps a run, three pairs, fit a lent
+    # machine's few minutes.
+    steps, pairs, warmup = (40, 1, 5) if quick else (300, 3, 20) if gpu else (600, 5, 20)
     log("warm-up: one short run of each")
     tr.plain(3)
     tr.runner(3)
@@ -493,7 +497,7 @@ def measure_first_step(quick: bool, work: Path, gpu: bool = False) -> dict[str, 
     """`cockpit run` (detached) to the journal's step-1 line, minus plain-script start to its
     first step; interleaved, the median of the per-pair differences."""
     tr = _train(work, gpu)
-    pairs = 1 if quick else 3
+    pairs = 1 if quick else 2 if gpu else 3
     if "throughput_ratio" not in _done:
         log("warm-up: one short run of each")
         tr.plain(2)
@@ -867,13 +871,17 @@ def main(argv: list[str] | None = None) -> int:
                          "bench/.venv-peers from the `bench` extra)")
     ap.add_argument("--gpu", action="store_true",
                     help="also the training figures on a CUDA GPU (skipped, with the reason, without one)")
+    ap.add_argument("--gpu-only", action="store_true", help="only the training figures on a CUDA GPU")
     args = ap.parse_args(argv)
+    args.gpu = args.gpu or args.gpu_only
     wanted = [k for k in MEASURES if args.peers or k not in PEER_FIGURES]
     if args.only:
         wanted = [w.strip() for w in args.only.split(",") if w.strip()]
         unknown = [w for w in wanted if w not in MEASURES]
         if unknown:
             ap.error(f"unknown figure(s): {', '.join(unknown)} — pick from {', '.join(MEASURES)}")
+    if args.gpu_only:
+        wanted = []
     sys.path.insert(0, str(BENCH))
     if args.prototype:
         os.environ["COCKPIT_BENCH_PROTOTYPE"] = "1"
