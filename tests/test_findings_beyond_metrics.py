@@ -292,3 +292,26 @@ def test_one_layer_that_takes_all_the_change_is_named_from_bf16_safetensors(tmp_
     assert rows["model.layers.0"] == rows["model.layers.2"] == rows["model.embed_tokens"] == 0.0
     same = weights.check_checkpoint(tmp_path / "base", step=0, base=tmp_path / "base", first=None)
     assert [f.kind for f in same] == ["model_unchanged"]
+
+
+@pytest.mark.slow
+def test_the_data_check_beside_a_first_demo_run_builds_the_demo_it_measures(tmp_path, monkeypatch):
+    """On a fresh machine the doctor's SFT data check starts beside the trainer, before the trainer
+    has built the demo assets (seen on a GPU box: `Repo id must be in the form ...` for the
+    tokenizer's folder): it builds them under the same lock first, and measures."""
+    import shutil
+
+    from cockpit.config.presets import load_preset
+    from cockpit.config.validate import validate
+    from cockpit.demo import demo_dir
+    from cockpit.demo.datasets import assets_complete
+    from cockpit.launch.plan import prepare
+
+    cache = tmp_path / "cache"
+    shutil.copytree(Path(os.environ["COCKPIT_CACHE_DIR"]) / "schemas", cache / "schemas")  # TRL read once
+    monkeypatch.setenv("COCKPIT_CACHE_DIR", str(cache))
+    run = prepare(validate(load_preset("demo-sft")), tmp_path / "runs", "fresh")
+    assert not assets_complete(demo_dir())
+    probe = sft_data.probe(run_dir=run.path)
+    assert probe.truncation.get("rows"), probe
+    assert assets_complete(demo_dir())

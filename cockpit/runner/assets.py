@@ -264,6 +264,15 @@ def ensure_all(root: Path | None = None) -> Path:
     return root
 
 
+def ensure_for_run(run_yaml: Path) -> None:
+    """A run whose config names the offline demo assets builds them on first use, under the lock:
+    the trainer and the data check the doctor starts beside it (`runner/lossmask.py`) both call
+    this, so whichever comes first builds and the other waits for it."""
+    root = demo_dir()
+    if str(root) in run_yaml.read_text(encoding="utf-8"):
+        ensure_all(root)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m cockpit.runner.assets",

@@ -145,9 +145,12 @@ def _mask_rows(prepared, tokenizer, config, n: int) -> list[dict[str, Any]]:
 
 def _request_from_run(run_dir: str, rows: int) -> dict[str, Any]:
     from cockpit.run.folder import RunFolder
+    from cockpit.runner.assets import ensure_for_run
     from cockpit.runner.build import read_run
 
-    flat, cockpit, info = read_run(RunFolder(Path(os.path.abspath(run_dir))))
+    run = RunFolder(Path(os.path.abspath(run_dir)))
+    ensure_for_run(run.run_yaml)  # started beside the trainer: on a fresh machine the demo may not be built yet
+    flat, cockpit, info = read_run(run)
     return {"trl": flat, "cockpit": cockpit, "info": info, "rows": rows}
 
 

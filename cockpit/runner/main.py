@@ -35,17 +35,6 @@ def _write_outcome(run: RunFolder, jw: journal.JournalWriter, **outcome: object)
     write_atomic(run.outcome_json, json.dumps(outcome))
 
 
-def _ensure_demo_assets(run: RunFolder) -> None:
-    """A run that names the offline demo assets builds them on first use (under a lock)."""
-    from cockpit.demo import demo_dir
-
-    root = demo_dir()
-    if str(root) in run.run_yaml.read_text(encoding="utf-8"):
-        from cockpit.runner.assets import ensure_all
-
-        ensure_all(root)
-
-
 def train(run: RunFolder, jw: journal.JournalWriter, resume_from: str | None) -> str:
     jw.write(journal.phase("importing", "torch, transformers, trl"))
     import torch
@@ -55,7 +44,9 @@ def train(run: RunFolder, jw: journal.JournalWriter, resume_from: str | None) ->
     from cockpit.runner.callback import CockpitCallback
     from cockpit.runner.samples import make_sampler
 
-    _ensure_demo_assets(run)
+    from cockpit.runner.assets import ensure_for_run
+
+    ensure_for_run(run.run_yaml)
     cuda = torch.cuda.is_available()
     state = PartialState()
     writer = jw
