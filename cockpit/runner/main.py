@@ -40,11 +40,10 @@ def train(run: RunFolder, jw: journal.JournalWriter, resume_from: str | None) ->
     import torch
     from accelerate import PartialState
 
+    from cockpit.runner.assets import ensure_for_run
     from cockpit.runner.build import build, read_run
     from cockpit.runner.callback import CockpitCallback
     from cockpit.runner.samples import make_sampler
-
-    from cockpit.runner.assets import ensure_for_run
 
     ensure_for_run(run.run_yaml)
     cuda = torch.cuda.is_available()
