@@ -448,6 +448,18 @@ def _rate(stamps: dict[int, float], warmup: int) -> float:
     return 1.0 / statistics.median(gaps)
 
 
+def _gaps(stamps: dict[int, float], warmup: int) -> dict[str, Any]:
+    """The time between logged steps after the warm-up: median, p99 and the longest, in ms, and the
+    steps that ended the three longest (where a run's mean rate falls behind its median one)."""
+    steps = sorted(s for s in stamps if s >= warmup)
+    gaps = sorted(((stamps[b] - stamps[a]) / (b - a), b) for a, b in itertools.pairwise(steps))
+    if not gaps:
+        return {}
+    ms = [g * 1000 for g, _ in gaps]
+    return {"median_ms": round(statistics.median(ms), 1), "p99_ms": round(ms[int(0.99 * (len(ms) - 1))], 1),
+            "max_ms": round(ms[-1], 1), "longest_at_steps": [b for _, b in gaps[-3:]]}
+
+
 def _mean_rate(stamps: dict[int, float], warmup: int) -> float:
     steps = sorted(s for s in stamps if s >= warmup)
     return (steps[-1] - steps[0]) / (stamps[steps[-1]] - stamps[steps[0]])
@@ -470,10 +482,13 @@ def measure_throughput(quick: bool, work: Path, gpu: bool = False) -> dict[str, 
     # On a GPU a step of the tiny model takes milliseconds: 300 steps a run, three pairs, fit a lent
     # machine's few minutes.
     steps, pairs, warmup = (40, 1, 5) if quick else (300, 3, 20) if gpu else (600, 5, 20)
+    pairs = int(os.environ.get("COCKPIT_BENCH_PAIRS") or pairs)
     log("warm-up: one short run of each")
     tr.plain(3)
     tr.runner(3)
     ratios, rates_a, rates_b, mean_ratios = [], [], [], []
+    gaps_a: list[dict[str, Any]] = []
+    gaps_b: list[dict[str, Any]] = []
     for i in range(pairs):
         log(f"throughput pair {i + 1}/{pairs}: plain TRL")
         _, a = tr.plain(steps)
@@ -484,13 +499,16 @@ def measure_throughput(quick: bool, work: Path, gpu: bool = False) -> dict[str, 
         rates_b.append(rb)
         ratios.append(rb / ra)
         mean_ratios.append(_mean_rate(b, warmup) / _mean_rate(a, warmup))
+        gaps_a.append(_gaps(a, warmup))
+        gaps_b.append(_gaps(b, warmup))
         log(f"  plain {ra:.2f} steps/s, cockpit {rb:.2f} steps/s, ratio {rb / ra:.3f}")
     return {"throughput_ratio": statistics.median(ratios),
             "_detail": {"ratios": [round(r, 3) for r in ratios],
                         "ratios_of_mean_rates": [round(r, 3) for r in mean_ratios],
                         "plain_steps_per_s": [round(r, 2) for r in rates_a],
                         "cockpit_steps_per_s": [round(r, 2) for r in rates_b],
-                        "steps": steps, "warmup_steps": warmup}}
+                        "steps": steps, "warmup_steps": warmup,
+                        "plain_gaps": gaps_a, "cockpit_gaps": gaps_b}}
 
 
 def measure_first_step(quick: bool, work: Path, gpu: bool = False) -> dict[str, Any]:
@@ -871,9 +889,14 @@ def main(argv: list[str] | None = None) -> int:
                          "bench/.venv-peers from the `bench` extra)")
     ap.add_argument("--gpu", action="store_true",
                     help="also the training figures on a CUDA GPU (skipped, with the reason, without one)")
-    ap.add_argument("--gpu-only", action="store_true", help="only the training figures on a CUDA GPU")
+    ap.add_argument("--gpu-only", nargs="?", const="throughput_ratio,first_step_overhead_s", default=None,
+                    metavar="FIGURES", help="only the training figures on a CUDA GPU (default: both)")
+    ap.add_argument("--pairs", type=int, help="plain/cockpit pairs of the throughput figure")
     args = ap.parse_args(argv)
-    args.gpu = args.gpu or args.gpu_only
+    args.gpu = args.gpu or bool(args.gpu_only)
+    gpu_figures = (args.gpu_only or "throughput_ratio,first_step_overhead_s").split(",")
+    if args.pairs:
+        os.environ["COCKPIT_BENCH_PAIRS"] = str(args.pairs)
     wanted = [k for k in MEASURES if args.peers or k not in PEER_FIGURES]
     if args.only:
         wanted = [w.strip() for w in args.only.split(",") if w.strip()]
@@ -916,6 +939,8 @@ def main(argv: list[str] | None = None) -> int:
             if why is None:
                 for key, fn in (("throughput_ratio", measure_throughput),
                                 ("first_step_overhead_s", measure_first_step)):
+                    if key not in gpu_figures:
+                        continue
                     out = fn(args.quick, work, gpu=True)  # type: ignore[call-arg]
                     details[f"gpu_{key}"] = {**out.pop("_detail", {}), "value": out[key]}
             else:
