@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import atexit
 import gc
+import json
 import os
 import pickle
 import subprocess
 import sys
 import tempfile
 import time
-from pathlib import Path
 
 from cockpit.errors import CockpitError
 from cockpit.metrics.rundata import RunData
@@ -75,22 +75,15 @@ def _load_in_child(path: str) -> RunData | None:
 
 _FRESH_S = 30.0
 
-_CHILD_CODE = "from cockpit.metrics.replay_loader import _child_main; _child_main()"
-"""What the child runs: a fresh interpreter that imports the loader and nothing else (not the
-parent's main module, as a multiprocessing child would: `cockpit.cli`, or a test runner)."""
-
-
-def _child_env() -> dict[str, str]:
-    """The parent's environment, with this cockpit's folder first on the path: the child
-    imports the same code as the parent (a checkout run from its folder, not an installed copy)."""
-    env = dict(os.environ)
-    root = str(Path(__file__).resolve().parents[2])
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
-    return env
+_CHILD_CODE = ("import json, sys; sys.path[:] = json.loads(sys.argv.pop()); "
+               "from cockpit.metrics.replay_loader import _child_main; _child_main()")
+"""What the child runs: a fresh interpreter with the parent's sys.path (so it imports the same
+cockpit, as a multiprocessing child would) that imports the loader and nothing else (not the
+parent's main module, as a multiprocessing child does: `cockpit.cli`, a test runner)."""
 
 
 def _child_main() -> None:
-    """The child: `python -c _CHILD_CODE PATH OUT PARENT_PID` parses PATH and pickles ("ok",
+    """The child: `python -c _CHILD_CODE PATH OUT PARENT_PID SYS_PATH` parses PATH and pickles ("ok",
     RunData) or ("error", message) into OUT, which the parent made and removes. A parent that
     is gone by then (killed) cannot remove it: the child does."""
     # No garbage collection: the parse makes no cycles, and the child frees everything by leaving.
@@ -135,9 +128,10 @@ class _Child:
             return None
         os.close(fd)
         try:
-            proc = subprocess.Popen([sys.executable, "-c", _CHILD_CODE, path, name, str(os.getpid())],
+            proc = subprocess.Popen([sys.executable, "-c", _CHILD_CODE, path, name, str(os.getpid()),
+                                     json.dumps(sys.path)],
                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                    stderr=subprocess.DEVNULL, env=_child_env())
+                                    stderr=subprocess.DEVNULL)
         except (OSError, ValueError):  # no child: the caller parses in-process
             _unlink(name)
             return None
