@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cockpit.metrics.buffers import CompletionsBuffer, LogRows
-from cockpit.metrics.plotmath import downsample, ema
+from cockpit.metrics.plotmath import downsample, ema, quantiles
 from cockpit.metrics.store import MetricStore
 from cockpit.run import journal
 
@@ -263,6 +263,15 @@ def test_ema_over_long_series_matches_tensorboard():
     values[rng.integers(0, 20_000, 100)] = np.nan
     for w in (0.3, 0.95, 0.9995):
         np.testing.assert_allclose(ema(values, w), reference_ema(values.tolist(), w), rtol=1e-8, atol=1e-9)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.floats(-1e12, 1e12), min_size=1, max_size=400),
+       st.lists(st.floats(0.0, 1.0), min_size=1, max_size=4))
+def test_quantiles_are_numpy_s_floats(values, qs):
+    """The plots' robust range takes its percentiles from `quantiles` (np.quantile's first call
+    imports numpy.ma on the UI thread): the same floats as np.quantile's linear method."""
+    np.testing.assert_array_equal(quantiles(np.array(values), qs), np.quantile(np.array(values), qs))
 
 
 # -- completions and log rows ------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Replay files are parsed in a child process (from a fork server); what comes back equals parsing in-process."""
+"""Replay files are parsed in a child process (a fresh interpreter); what comes back equals parsing in-process."""
 
 from __future__ import annotations
 
@@ -74,7 +74,33 @@ def test_a_prefetch_nobody_collects_leaves_nothing_behind():
         c.discard()  # what exit does
     replay_loader._pending.clear()
     assert _replay_files() == before
-    assert not psutil.pid_exists(child.pid)  # reaped (by the fork server), not a zombie
+    assert not psutil.pid_exists(child.pid)  # reaped, not a zombie
+
+
+@pytest.mark.anyio
+async def test_a_replay_opened_in_the_running_app_is_parsed_in_a_child(tmp_path, monkeypatch):
+    """Issue 33: inside a running Textual app sys.stderr is Textual's capture (its fileno() is
+    -1), where a multiprocessing fork server could not start (its resource tracker passes
+    stderr's fd on), and the parse fell back to the app's own process, sharing the GIL with
+    the screen composing. Opened from the app (as Home does), the file is parsed in a child."""
+    from cockpit.ui.widgets.run.metric_plot import MetricPlot
+    from ui_helpers import SIZE, app_for, app_wait
+
+    real = replay_loader.from_source
+    in_app: list[str] = []
+    def from_source(source):  # the loader's in-process fallback, in this (the app's) process
+        in_app.append(str(source.path))
+        return real(source)
+
+    monkeypatch.setattr(replay_loader, "from_source", from_source)
+    before = _replay_files()
+    app = app_for(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        app.open_replay([str(FIXTURES / "trl_sft_token_accuracy.json")])
+        plots = lambda: list(app.screen.query(MetricPlot))  # noqa: E731
+        await app_wait(pilot, lambda: plots() and all(p.points_drawn for p in plots()), "the plots drawn")
+    assert in_app == []
+    assert not replay_loader._pending and _replay_files() == before
 
 
 @pytest.mark.anyio

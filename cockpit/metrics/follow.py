@@ -22,8 +22,8 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from cockpit.alerts import board as alert_board
 from cockpit.errors import CockpitError
 from cockpit.metrics.rundata import RunData, load_journal
 from cockpit.run.folder import LIVE_STATES, RunFolder
@@ -31,6 +31,11 @@ from cockpit.run.journal import Record
 from cockpit.run.summaries import effective_state
 from cockpit.run.tailer import Tailer
 from cockpit.run.trainer_output import OutputTail
+
+if TYPE_CHECKING:
+    # The alert rules (pydantic models) are read only where a follower is asked for them (the live
+    # screen): a replay's screen does not import them on its way to the first frame (issue 33).
+    from cockpit.alerts import board as alert_board
 
 POLL_S = 0.02
 """How often the journal (and stdout.log) are polled: a new step shows within this."""
@@ -126,7 +131,11 @@ class RunFollower:
         self._rules = rules
         self._journal_errors = journal_errors
         self._resumable = resumable
-        self._rules_stamp: tuple | None = alert_board.sources_stamp(run) if rules else None
+        self._rules_stamp: tuple | None = None
+        if rules:
+            from cockpit.alerts import board as alert_board
+
+            self._rules_stamp = alert_board.sources_stamp(run)
         self._status_due = 0.0
         self._trouble: str | None = None
         self._problem: str | None = None
@@ -134,6 +143,8 @@ class RunFollower:
     def open(self, label: str | None = None) -> Opened:
         """The whole journal so far (the tailer left at its end), the end of stdout.log, the
         state, the alert rules and records: what a screen shows first."""
+        from cockpit.alerts import board as alert_board
+
         data, self.tailer = load_journal(self.run.events, label or self.run.name)
         first = Update()
         self._status(first, force=True)
@@ -198,6 +209,8 @@ class RunFollower:
                 self._trouble = trouble
                 update.journal_error = trouble
         if self._rules and not force:
+            from cockpit.alerts import board as alert_board
+
             stamp = alert_board.sources_stamp(self.run)
             if stamp != self._rules_stamp:
                 self._rules_stamp, update.rules = stamp, alert_board.read_sources(self.run)

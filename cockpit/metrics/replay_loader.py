@@ -1,7 +1,7 @@
 """Turn a replay path (trainer_state.json, checkpoint, output dir, run folder) into a RunData.
 
 Called from a worker thread (parsing a big trainer_state.json takes time), and parsed in a
-child process (from a fork server) where the platform allows; `prefetch` starts that child before the screen that
+child process where the platform allows; `prefetch` starts that child before the screen that
 will ask for it exists. Which file a path means is `cockpit.metrics.sources.open_source`'s
 business; every problem the user can cause comes back as a CockpitError naming the path.
 """
@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import atexit
 import gc
-import multiprocessing
-import multiprocessing.context
-import multiprocessing.process
+import json
 import os
 import pickle
+import subprocess
+import sys
 import tempfile
-import threading
 import time
 
 from cockpit.errors import CockpitError
@@ -65,7 +64,7 @@ def load_replay(path: str) -> RunData:
 
 
 def _child_allowed() -> bool:
-    return "forkserver" in multiprocessing.get_all_start_methods() and not os.environ.get("COCKPIT_REPLAY_IN_PROCESS")
+    return not os.environ.get("COCKPIT_REPLAY_IN_PROCESS")
 
 
 def _load_in_child(path: str) -> RunData | None:
@@ -76,71 +75,57 @@ def _load_in_child(path: str) -> RunData | None:
 
 _FRESH_S = 30.0
 
-
-def _context() -> multiprocessing.context.ForkServerContext:
-    """Children come from a fork server, never from `os.fork()` of this process: the app has
-    threads (Textual's, the worker's), and a child forked beside them may inherit a lock one of
-    them held and deadlock (Python 3.12 warns). The server is a fresh interpreter with this module
-    already imported, so a child starts parsing at once."""
-    ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload([__name__])
-    return ctx
+_CHILD_CODE = ("import json, sys; sys.path[:] = json.loads(sys.argv.pop()); "
+               "from cockpit.metrics.replay_loader import _child_main; _child_main()")
+"""What the child runs: a fresh interpreter with the parent's sys.path (so it imports the same
+cockpit, as a multiprocessing child would) that imports the loader and nothing else (not the
+parent's main module, as a multiprocessing child does: `cockpit.cli`, a test runner)."""
 
 
-def _parse_into(path: str, name: str) -> None:
-    """The child: parse `path` and pickle ("ok", RunData) or ("error", message) into `name`."""
+_CHILD_ENV = {"OPENBLAS_NUM_THREADS": "1"}
+"""The child does no linear algebra: numpy's import starts no BLAS thread pool (~60 ms of its
+~120 ms import on two cores)."""
+
+
+def _child_main() -> None:
+    """The child: `python -c _CHILD_CODE PATH OUT PARENT_PID SYS_PATH` parses PATH and pickles ("ok",
+    RunData) or ("error", message) into OUT, which the parent made and removes. A parent that
+    is gone by then (killed) cannot remove it: the child does."""
     # No garbage collection: the parse makes no cycles, and the child frees everything by leaving.
     gc.disable()
-    # Nothing the parse might print may reach the terminal the TUI draws on.
-    quiet = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(quiet, 1)
-    os.dup2(quiet, 2)
+    path, name, parent = sys.argv[1], sys.argv[2], int(sys.argv[3])
     try:
         payload: tuple[str, object] = ("ok", from_source(open_source(path)))
     except CockpitError as exc:
         payload = ("error", str(exc))
     with open(name, "wb") as fh:
         pickle.dump(payload, fh, protocol=pickle.HIGHEST_PROTOCOL)
+    gone = os.getppid() != parent
+    if gone:
+        _unlink(name)
+    # Out at once: tearing down the interpreter would free every object of the parse first
+    # (~30 ms on 100,000 entries) while the parent waits for the exit.
+    os._exit(1 if gone else 0)
 
 
 class _Child:
-    """The parse of one path in a child process: it pickles ("ok", RunData) or ("error", message)
-    into a file in RAM (/dev/shm where there is one: a pipe moves tens of MB 64 KB at a time) and
-    exits 0 once it is written. The parent made the file, so it removes it whatever the child did.
+    """The parse of one path in a child process: a fresh interpreter (`subprocess`, no shell)
+    that pickles ("ok", RunData) or ("error", message) into a file in RAM (/dev/shm where there
+    is one: a pipe moves tens of MB 64 KB at a time) and exits 0 once it is written. The parent
+    made the file, so it removes it whatever the child did.
 
-    The child is asked of the fork server from a thread of its own: the server's first start
-    (a fresh interpreter importing the loader) then overlaps with whatever the caller does next —
-    `cockpit replay` importing Textual and composing the screen — as the parse itself does."""
+    Not `multiprocessing`: inside a running Textual app, sys.stderr is Textual's capture, whose
+    fileno() is -1, and starting a fork server (its resource tracker passes stderr's fd on)
+    fails there — the parse then ran in the app, sharing its GIL (issue 33). Nor `os.fork()` of
+    the app, whose threads could leave a lock held in the child. The child's stdin, stdout and
+    stderr are /dev/null: nothing it says reaches the terminal the TUI draws on."""
 
-    def __init__(self, path: str, name: str) -> None:
+    def __init__(self, proc: subprocess.Popen[bytes], name: str) -> None:
         self.name = name
         self.started = time.monotonic()
-        self._proc: multiprocessing.process.BaseProcess | None = None
-        self._pid: int | None = None
-        self._starting = threading.Thread(target=self._start, args=(path,), daemon=True,
-                                          name="cockpit-replay-start")
-        self._starting.start()
+        self.proc = proc
+        self.pid = proc.pid
         atexit.register(self.discard)
-
-    def _start(self, path: str) -> None:
-        try:
-            proc = _context().Process(target=_parse_into, args=(path, self.name), daemon=True,
-                                      name="cockpit-replay")
-            proc.start()
-        except (OSError, ValueError):  # no child: the caller parses in-process
-            return
-        self._proc, self._pid = proc, proc.pid
-
-    @property
-    def proc(self) -> multiprocessing.process.BaseProcess | None:
-        """The child, once it is started (None when it could not be)."""
-        self._starting.join()
-        return self._proc
-
-    @property
-    def pid(self) -> int | None:
-        self._starting.join()
-        return self._pid
 
     @classmethod
     def start(cls, path: str) -> _Child | None:
@@ -150,25 +135,27 @@ class _Child:
         except OSError:
             return None
         os.close(fd)
-        return cls(path, name)
+        try:
+            proc = subprocess.Popen([sys.executable, "-c", _CHILD_CODE, path, name, str(os.getpid()),
+                                     json.dumps(sys.path)],
+                                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.DEVNULL, env=dict(os.environ) | _CHILD_ENV)
+        except (OSError, ValueError):  # no child: the caller parses in-process
+            _unlink(name)
+            return None
+        return cls(proc, name)
 
     def result(self) -> RunData | None:
         """Wait for the child; its RunData, None when it died (then parse in-process)."""
         atexit.unregister(self.discard)
-        proc = self.proc
         try:
-            if proc is None:
-                return None
-            proc.join()  # blocks in the kernel, the GIL released
-            if proc.exitcode != 0:
+            if self.proc.wait() != 0:  # blocks in the kernel, the GIL released
                 return None
             with open(self.name, "rb") as fh:
                 kind, value = pickle.load(fh)
         except Exception:  # noqa: BLE001 - a child that died mid-write: parse in-process
             return None
         finally:
-            if proc is not None:
-                proc.close()
             _unlink(self.name)
         if kind == "error":
             raise CockpitError(str(value))
@@ -176,13 +163,10 @@ class _Child:
 
     def discard(self) -> None:
         atexit.unregister(self.discard)
-        proc = self.proc
         try:
-            if proc is not None:
-                proc.kill()
-                proc.join()
-                proc.close()
-        except (OSError, ValueError):
+            self.proc.kill()
+            self.proc.wait()
+        except OSError:
             pass
         _unlink(self.name)
 

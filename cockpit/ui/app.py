@@ -92,6 +92,11 @@ class CockpitApp(App):
             self.notify(problem, severity="warning")
 
     def get_default_screen(self) -> Screen:
+        if self.mode != "home" and self.paths:
+            # A run or a replay opens over a blank screen: Home (its compose, the runs listing,
+            # the presets) is built when the user goes there (`switch_to_home`), not while the
+            # run's screen composes and reads its files beside it (issue 33).
+            return Screen(id="base")
         return HomeScreen(self.runs_dir)
 
     def on_mount(self) -> None:
@@ -130,6 +135,7 @@ class CockpitApp(App):
                 continue
             usable.append(path)
         if not usable:
+            self.switch_to_home()
             return
         paths = usable
         for path in paths:  # the parse runs while the screen is imported and composed
@@ -174,8 +180,12 @@ class CockpitApp(App):
                         timeout=10)
 
     def switch_to_home(self) -> None:
-        while len(self.screen_stack) > 1:
+        """Back to Home, building it the first time (a run or a replay opened from the command
+        line starts over a blank screen: `get_default_screen`)."""
+        while len(self.screen_stack) > 1 and not isinstance(self.screen, HomeScreen):
             self.pop_screen()
+        if not isinstance(self.screen, HomeScreen):  # over the blank one: Textual keeps its default
+            self.push_screen(HomeScreen(self.runs_dir))
 
     # -- help and the command palette ----------------------------------------------------------
 

@@ -88,13 +88,7 @@ class MetricStore:
             self.epoch = parsed.epoch
         if parsed.best_metric is not None and parsed.best_global_step is not None:
             self.best = (float(parsed.best_metric), int(parsed.best_global_step))
-        prev = None
-        for entry, step in zip(parsed.entries, parsed.steps.tolist(), strict=False):
-            epoch = entry.get("epoch")
-            if type(epoch) is float or type(epoch) is int:
-                if prev is not None and epoch < prev - 0.5:
-                    self.epoch_falls.append((step, prev, float(epoch)))
-                prev = epoch
+        self.epoch_falls.extend(_epoch_falls(parsed))
         series: list[EntryBlock] = []
         summary: list[EntryBlock] = []
         for block in parsed.blocks:
@@ -407,6 +401,32 @@ class MetricStore:
 
     def __repr__(self) -> str:
         return f"MetricStore({len(self)} keys, last_step={self.last_step}, version={self.version})"
+
+
+def _epoch_falls(parsed: ParsedState) -> list[tuple[int, float, float]]:
+    """(step, epoch before, epoch) wherever a log entry's epoch is more than half an epoch below
+    the last entry's that had one (a number, not text or a bool): read from each block's epoch
+    column at once, not entry by entry (100,000 entries: ~35 ms in Python)."""
+    n = len(parsed.entries)
+    epochs = np.full(n, np.nan)
+    has = np.zeros(n, dtype=bool)
+    for block in parsed.blocks:
+        if "epoch" not in block.keys:
+            continue
+        rows = block.rows.tolist()
+        values = [parsed.entries[i]["epoch"] for i in rows]
+        if block.table is not None and set(map(type, values)) <= {float, int}:
+            epochs[block.rows] = block.table[:, block.keys.index("epoch")]  # the same floats
+            has[block.rows] = True
+            continue
+        for i, v in zip(rows, values, strict=True):
+            if type(v) is float or type(v) is int:
+                epochs[i], has[i] = v, True
+    at = np.flatnonzero(has)
+    e = epochs[at]
+    fell = np.flatnonzero(e[1:] < e[:-1] - 0.5)
+    steps = parsed.steps[at]
+    return [(int(steps[j + 1]), float(e[j]), float(e[j + 1])) for j in fell.tolist()]
 
 
 def _step_of(record: journal.Record) -> int | None:

@@ -126,6 +126,8 @@ class HomeScreen(Screen):
 
     def on_mount(self) -> None:
         self.sub_title = str(self.runs_dir)
+        # Built on the way back from a run opened from the command line: the cursor on that run.
+        self.query_one(RunsTable).wanted = getattr(self.app, "last_opened", None)
         self.action_refresh()
         self.set_interval(REFRESH_S, self._tick)
         self.query_one(RunsTable).focus()  # until the runs are read (then _place_focus)

@@ -6,12 +6,16 @@ firing (the live screen's `board`) shows here when it is newer than the latest w
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual.content import Content
 from textual.widgets import Static
 
-from cockpit.alerts.board import AlertBoard
 from cockpit.metrics.rundata import RunData
 from cockpit.ui.text import fix_for_screen, markup
+
+if TYPE_CHECKING:  # a replay's screen does not import the alert rules (pydantic) for its first frame
+    from cockpit.alerts.board import AlertBoard
 
 
 class AlertBar(Static):

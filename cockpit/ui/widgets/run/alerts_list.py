@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -21,9 +22,11 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import DataTable, Static
 
-from cockpit.alerts.board import AlertBoard, RuleEntry
 from cockpit.metrics.rundata import RunData
 from cockpit.ui.text import fix_for_screen, markup, num, printable
+
+if TYPE_CHECKING:  # a replay's screen does not import the alert rules (pydantic) for its first frame
+    from cockpit.alerts.board import AlertBoard, RuleEntry
 
 SOURCE_LABEL = {"user": "yours", "preset": "preset", "added": "added", "built-in": "built-in",
                 "fired": "(gone)"}

@@ -393,7 +393,7 @@ def robust_range(ys: Sequence[np.ndarray]) -> tuple[float, float, bool, bool]:
     lo, hi = float(values.min()), float(values.max())
     if len(values) < 10:
         return lo, hi, False, False
-    q_lo, q_hi = (float(v) for v in np.quantile(values, [0.05, 0.95]))
+    q_lo, q_hi = (float(v) for v in plotmath.quantiles(values, (0.05, 0.95)))
     span = q_hi - q_lo
     if span <= 0:
         return lo, hi, False, False
