@@ -18,6 +18,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
+from textual.css.query import NoMatches
 from textual.message import Message
 from textual.reactive import var
 from textual.screen import Screen
@@ -374,7 +375,11 @@ class RunView(Screen):
             # End and Home go before the focused widget: in a text box they move its cursor.
             return not (isinstance(self.focused, Input) and (action == "follow" or parameters == ("first",)))
         if action == "tab" and tabs is not None:  # a replay has no trainer output tab
-            return bool(tabs.query(f"TabPane#{parameters[0]}"))
+            try:  # a look-up among the tabs' panes: a query walked every widget of every tab
+                tabs.get_pane(str(parameters[0]))
+            except NoMatches:
+                return False
+            return True
         if action in PLOT_ACTIONS:  # only where the plots are: the footer keeps room for the rest
             return tabs is None or tabs.active == "plots"
         return True

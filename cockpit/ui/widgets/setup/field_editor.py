@@ -151,6 +151,8 @@ class FieldEditor(Vertical):
         self.input_error: str | None = None
         """Why the typed text is not a value of the field's type, or None."""
         self._problem: str | None = None
+        self._shown = ""
+        """What the error line under the field says."""
 
     # -- building ------------------------------------------------------------------------------
 
@@ -253,10 +255,15 @@ class FieldEditor(Vertical):
 
     def set_problem(self, message: str | None) -> None:
         """Mark the field with a problem the preset validator found (None clears it)."""
+        if message == self._problem:
+            return  # every change of the form asks every field: most have nothing new to say
         self._problem = message
         self._show_problem()
 
     def _show_problem(self) -> None:
         message = self.input_error or self._problem
+        text = f"✗ {message}" if message else ""
         self.set_class(message is not None, "-invalid")
-        self.query_one(".field-error", Static).update(f"✗ {message}" if message else "")
+        if text != self._shown:  # an update lays the screen out again: only when it says more
+            self._shown = text
+            self.query_one(".field-error", Static).update(text)

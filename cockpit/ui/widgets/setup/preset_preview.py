@@ -81,7 +81,23 @@ def script_lines(words: list[str], cwd: str, name: str, launcher: dict[str, Any]
     return lines
 
 
-class PresetPreview(Static):
+class _Preview(Static):
+    """Shown again on every change of the form (each keystroke): updated only when what it says
+    changed, and the screen laid out again only when that changed its height."""
+
+    _text: str | None = None
+
+    def _put(self, text: str, content: Content) -> None:
+        if text == self._text:
+            return
+        self._text = text
+        width, height = self.content_size  # 0 × 0 until laid out (or while hidden)
+        self.update(content, layout=False)
+        if not width or self.visual.get_height(self.styles, width) != height:
+            self.refresh(layout=True)
+
+
+class PresetPreview(_Preview):
     """Updated on every change of the form (it is cheap: a dict to YAML)."""
 
     DEFAULT_CSS = """
@@ -93,15 +109,16 @@ class PresetPreview(Static):
 
     def show(self, preset: Preset | None) -> None:
         if preset is None:
-            self.update(Content.from_markup("[dim]pick a trainer (or a command) to start[/]"))
+            self._put("\0", Content.from_markup("[dim]pick a trainer (or a command) to start[/]"))  # no YAML has a NUL
             return
-        self.update(yaml_content(preset.to_yaml().rstrip()))
+        self.show_yaml(preset.to_yaml())
 
     def show_yaml(self, text: str) -> None:
-        self.update(yaml_content(text.rstrip()))
+        text = text.rstrip()
+        self._put(text, yaml_content(text))
 
 
-class CommandPreview(Static):
+class CommandPreview(_Preview):
     DEFAULT_CSS = """
     CommandPreview {
         height: auto;
@@ -113,10 +130,11 @@ class CommandPreview(Static):
     def show(self, preset: Preset | None, cli_command: str | None = None,
              saved_as: str | None = None) -> None:
         if preset is None:
-            self.update("")
+            self.show_lines([])
             return
         # Literal: commands hold whatever was typed into the form.
-        self.update(Content("\n".join(command_lines(preset, cli_command, saved_as))))
+        self.show_lines(command_lines(preset, cli_command, saved_as))
 
     def show_lines(self, lines: list[str]) -> None:
-        self.update(Content("\n".join(lines)))
+        text = "\n".join(lines)
+        self._put(text, Content(text))

@@ -13,10 +13,12 @@ SHOWN_PROBLEMS = 4
 
 
 class Verdict(Static):
+    _said: tuple[str, str] | None = None
+    """The text and level shown."""
+
     def show(self, draft: Draft, *, pending: bool = False) -> None:
         if draft.key() is None:
-            self.update("")
-            self.set_classes("")
+            self._say("", "")
             return
         lines = [line for _, line in draft.lines()] if draft.checked else []
         if draft.input_errors:
@@ -38,5 +40,8 @@ class Verdict(Static):
             self._say("\n".join(["✓ valid — ctrl+l launches"] + [f"⚠ {w}" for w in draft.warnings]), "-ok")
 
     def _say(self, text: str, level: str) -> None:
+        if (text, level) == self._said:
+            return  # each keystroke says "checking" again: the screen is laid out only for news
+        self._said = (text, level)
         self.update(Content(text))  # literal: problems quote what was typed
         self.set_classes(level)
