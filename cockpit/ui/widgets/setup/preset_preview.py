@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import shlex
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from textual.content import Content
+from textual.css.styles import RulesMap
 from textual.widgets import Static
 
 from cockpit.config.presets import Preset
@@ -93,7 +94,7 @@ class _Preview(Static):
         self._text = text
         width, height = self.content_size  # 0 × 0 until laid out (or while hidden)
         self.update(content, layout=False)
-        if not width or self.visual.get_height(self.styles, width) != height:
+        if not width or self.visual.get_height(cast(RulesMap, self.styles), width) != height:
             self.refresh(layout=True)
 
 
