@@ -242,6 +242,29 @@ async def test_bad_replay_path_is_a_notification_and_the_app_keeps_running(tmp_p
         assert not any("Traceback" in m for m in notifications(app))
 
 
+async def test_a_replay_named_on_the_command_line_builds_home_only_when_the_user_goes_there(tmp_path):
+    """Issue 33: Home (its compose, the runs listing, the presets) is not built beside a replay
+    that was named on the command line; `q` builds it, with its runs; a command line whose only
+    path cannot be read lands on Home, the error said."""
+    from cockpit.ui.screens.home import HomeScreen
+    from cockpit.ui.screens.replay import ReplayScreen
+    from cockpit.ui.widgets.home.runs_table import RunsTable
+
+    make_run(tmp_path / "runs", "listed", sft_records(range(1, 4)), state="finished")
+    app = app_for(tmp_path, "replay", [str(FIXTURES / "trl_sft_token_accuracy.json")])
+    async with app.run_test(size=SIZE) as pilot:
+        await app_wait(pilot, lambda: isinstance(app.screen, ReplayScreen) and app.screen.sources, "replay")
+        assert not any(isinstance(s, HomeScreen) for s in app.screen_stack)
+        await pilot.press("q")
+        await app_wait(pilot, lambda: isinstance(app.screen, HomeScreen), "home")
+        table = app.screen.query_one(RunsTable)
+        await app_wait(pilot, lambda: table.row_count == 1, "home's runs listed")
+    app = app_for(tmp_path, "replay", [str(tmp_path / "nope.json")])
+    async with app.run_test(size=SIZE) as pilot:
+        await app_wait(pilot, lambda: isinstance(app.screen, HomeScreen), "home")
+        assert any("no such file" in m for m in notifications(app))
+
+
 # -- themes and help --------------------------------------------------------------------------
 
 

@@ -135,7 +135,8 @@ class CockpitApp(App):
                 continue
             usable.append(path)
         if not usable:
-            self.switch_to_home()
+            if len(self.screen_stack) == 1:  # named on the command line: Home, not the blank base
+                self.switch_to_home()
             return
         paths = usable
         for path in paths:  # the parse runs while the screen is imported and composed

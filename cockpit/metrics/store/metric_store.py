@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -403,6 +404,9 @@ class MetricStore:
         return f"MetricStore({len(self)} keys, last_step={self.last_step}, version={self.version})"
 
 
+_EPOCH = operator.itemgetter("epoch")
+
+
 def _epoch_falls(parsed: ParsedState) -> list[tuple[int, float, float]]:
     """(step, epoch before, epoch) wherever a log entry's epoch is more than half an epoch below
     the last entry's that had one (a number, not text or a bool): read from each block's epoch
@@ -413,13 +417,13 @@ def _epoch_falls(parsed: ParsedState) -> list[tuple[int, float, float]]:
     for block in parsed.blocks:
         if "epoch" not in block.keys:
             continue
-        rows = block.rows.tolist()
-        values = [parsed.entries[i]["epoch"] for i in rows]
-        if block.table is not None and set(map(type, values)) <= {float, int}:
-            epochs[block.rows] = block.table[:, block.keys.index("epoch")]  # the same floats
-            has[block.rows] = True
+        rows = block.rows  # sorted: a block of every entry is all of them, in order
+        dicts = parsed.entries if len(rows) == n else [parsed.entries[i] for i in rows.tolist()]
+        if block.table is not None and set(map(type, map(_EPOCH, dicts))) <= {float, int}:
+            epochs[rows] = block.table[:, block.keys.index("epoch")]  # the same floats
+            has[rows] = True
             continue
-        for i, v in zip(rows, values, strict=True):
+        for i, v in zip(rows.tolist(), map(_EPOCH, dicts), strict=True):
             if type(v) is float or type(v) is int:
                 epochs[i], has[i] = v, True
     at = np.flatnonzero(has)
