@@ -81,6 +81,14 @@ def farm_dir(cache: Path) -> Path:
     return Path(f"{cache}-farm") / code_key()
 
 
+NO_SFT_CHECK = "cockpit.doctor.sft_data=false"
+"""The override for a real SFT run through the supervisor whose test is not about the SFT data
+check: that check is a subprocess importing TRL beside the training (at nice 19), and the
+supervisor waits for it (up to 8 s) before it writes the run's end — ~4 s and a TRL import's CPU
+a test. It runs for real in the farm's SFT runs and in test_findings_beyond_metrics, which
+asserts its finding."""
+
+
 # -- the run farm --------------------------------------------------------------------------------
 
 TINY_SFT = ["max_steps=4", "save_steps=2", "eval_steps=2", "cockpit.completions.every_steps=2",

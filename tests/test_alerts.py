@@ -22,7 +22,7 @@ from cockpit.run import journal
 from cockpit.run.folder import RunFolder
 from cockpit.run.summaries import supervisor_alive
 from conftest import REPO, cockpit_cmd, wait_for
-from helpers import fake_argv
+from helpers import NO_SFT_CHECK, fake_argv
 
 PIPELINE = REPO / "tests" / "fixtures" / "scripts" / "pipeline.py"
 
@@ -133,7 +133,7 @@ def _records(run: RunFolder) -> list[journal.Record]:
 def test_a_preset_rule_notifies_a_local_webhook_with_nobody_attached(runs_dir, receiver, monkeypatch):
     url, got = receiver
     monkeypatch.setenv("COCKPIT_TEST_HOOK", url + "/hook")
-    preset = apply_overrides(load_preset("demo-sft"), ["max_steps=4", "logging_steps=1"])
+    preset = apply_overrides(load_preset("demo-sft"), ["max_steps=4", "logging_steps=1", NO_SFT_CHECK])
     preset.cockpit["notify"] = {"webhook": "env:COCKPIT_TEST_HOOK", "ntfy": url + "/topic-with-token"}
     preset.cockpit["alerts"] = [{"metric": "loss", "above": 0.0, "do": ["notify"]},
                                 {"event": "run_ended", "do": ["notify"]}]
@@ -159,7 +159,8 @@ def test_a_preset_rule_notifies_a_local_webhook_with_nobody_attached(runs_dir, r
 
 @pytest.mark.slow
 def test_a_stop_save_rule_early_stops_a_real_run_with_a_checkpoint(runs_dir):
-    preset = apply_overrides(load_preset("demo-sft"), ["max_steps=400", "logging_steps=1", "save_steps=1000"])
+    preset = apply_overrides(load_preset("demo-sft"), ["max_steps=400", "logging_steps=1", "save_steps=1000",
+                                                             NO_SFT_CHECK])
     preset.cockpit["alerts"] = [{"metric": "loss", "below": 1000.0, "for": 3, "do": ["stop_save"]}]
     run = launch(preset, runs_dir)
     wait_for(lambda: not run.read_status().live, timeout=300)

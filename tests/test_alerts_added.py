@@ -10,6 +10,7 @@ from cockpit.config.presets import apply_overrides, load_preset
 from cockpit.launch.plan import launch, stop
 from cockpit.run import journal
 from conftest import wait_for
+from helpers import NO_SFT_CHECK
 
 pytestmark = pytest.mark.slow
 
@@ -24,7 +25,8 @@ def _first_step(run) -> int | None:
 
 
 def test_a_rule_added_to_a_running_run_fires_and_a_bad_one_is_a_warning(runs_dir):
-    preset = apply_overrides(load_preset("demo-sft"), ["max_steps=400", "logging_steps=1", "save_steps=1000"])
+    preset = apply_overrides(load_preset("demo-sft"), ["max_steps=400", "logging_steps=1", "save_steps=1000",
+                                                             NO_SFT_CHECK])
     preset.cockpit["builtin_alerts"] = False
     run = launch(preset, runs_dir)
     try:

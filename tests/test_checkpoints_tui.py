@@ -13,6 +13,7 @@ from cockpit.launch.plan import launch, stop
 from cockpit.run import journal
 from cockpit.run.folder import complete_checkpoint, list_checkpoints
 from conftest import wait_for as wait_until
+from helpers import NO_SFT_CHECK
 from ui_helpers import app_for, app_wait
 
 pytestmark = pytest.mark.anyio
@@ -38,7 +39,7 @@ async def test_two_checkpoints_answer_the_same_prompts_side_by_side_while_the_ru
 
     preset = apply_overrides(load_preset("demo-sft"), [
         "max_steps=5000", "save_steps=4", "eval_strategy=no", "cockpit.completions.every_steps=4",
-        "cockpit.completions.num_prompts=2", "cockpit.sample.max_new_tokens=8"])
+        "cockpit.completions.num_prompts=2", "cockpit.sample.max_new_tokens=8", NO_SFT_CHECK])
     run = launch(preset, tmp_path / "runs")
     try:
         wait_until(lambda: sum(map(complete_checkpoint, list_checkpoints(run.output))) >= 2, timeout=600)

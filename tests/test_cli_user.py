@@ -23,7 +23,7 @@ from cockpit.config.validate import ValidationError, validate
 from cockpit.run import journal
 from cockpit.run.folder import RunFolder
 from conftest import cockpit_cmd, wait_for
-from helpers import farm_copy
+from helpers import NO_SFT_CHECK, farm_copy
 
 
 def cockpit(*args: str, columns: int | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
@@ -146,7 +146,7 @@ def test_the_fix_for_a_finished_run_trains_it_further(tmp_path):
     """`resume --set max_steps=N`, as the refusal says, continues from the last checkpoint."""
     run = farm_copy("sft", tmp_path / "runs")  # a finished 4-step run, this test's own copy
     proc = cockpit("resume", run.name, "--runs-dir", str(run.path.parent), "--wait",
-                   "--set", "max_steps=6")
+                   "--set", "max_steps=6", "--set", NO_SFT_CHECK)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert _metric_steps(run) == [1, 2, 3, 4, 5, 6]
     assert "max_steps: 6" in run.run_yaml.read_text()

@@ -7,13 +7,14 @@ import pytest
 from cockpit.config.presets import apply_overrides, load_preset
 from cockpit.launch.plan import launch
 from conftest import wait_for
+from helpers import NO_SFT_CHECK
 
 
 @pytest.mark.slow
 def test_the_sft_demo_samples_show_text_after_training_starts(tmp_path):
     preset = apply_overrides(load_preset("demo-sft"), [
         "max_steps=40", "save_steps=1000", "eval_strategy=no",
-        "cockpit.completions.every_steps=20"])
+        "cockpit.completions.every_steps=20", NO_SFT_CHECK])
     run = launch(preset, tmp_path / "runs")
     wait_for(lambda: run.read_status().state in ("finished", "failed", "killed"), timeout=300)
     assert run.read_status().state == "finished", run.stdout_log.read_text()[-2000:]

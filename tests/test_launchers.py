@@ -12,6 +12,7 @@ from cockpit.config.launcher import LauncherSpec, check, machine_problems, trl_a
 from cockpit.errors import CockpitError
 from cockpit.launch.launchers import resolved_accelerate_config
 from conftest import cockpit_cmd
+from helpers import NO_SFT_CHECK
 
 
 def test_every_accelerate_config_trl_ships_is_offered_by_name():
@@ -52,7 +53,8 @@ def test_the_resolved_copy_fills_in_processes_machines_and_precision():
 def test_a_preset_launched_with_a_trl_config_keeps_the_resolved_copy_and_runs(tmp_path):
     runs = tmp_path / "runs"
     proc = subprocess.run(cockpit_cmd("run", "demo-sft", "--set", "cockpit.launcher.config=single_gpu",
-                                      "--set", "max_steps=2", "--runs-dir", str(runs), "--wait"),
+                                      "--set", "max_steps=2", "--set", NO_SFT_CHECK, "--runs-dir", str(runs),
+                                      "--wait"),
                           cwd=tmp_path, capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL)
     assert proc.returncode == 0, proc.stderr[-2000:]
     run = Path(proc.stdout.splitlines()[0])

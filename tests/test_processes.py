@@ -17,7 +17,7 @@ from cockpit.launch.plan import launch, resume, stop
 from cockpit.run import journal
 from cockpit.run.folder import RunFolder
 from conftest import cockpit_cmd, stored_completions, wait_for
-from helpers import fake_argv, fake_run, farm_cli
+from helpers import NO_SFT_CHECK, fake_argv, fake_run, farm_cli
 
 
 def _metric_steps(run: RunFolder) -> list[int]:
@@ -146,7 +146,7 @@ def test_a_failing_run_ends_failed_with_a_reason(tmp_path):
     data = tmp_path / "broken.jsonl"
     data.write_text('{"prompt": "2 + 2 =", "completion": " 4"}\n' * 20 + '{"prompt": "3 + 3 =", "completion": \n',
                     encoding="utf-8")
-    preset = apply_overrides(load_preset("demo-sft"), [f"dataset_name={data}"])
+    preset = apply_overrides(load_preset("demo-sft"), [f"dataset_name={data}", NO_SFT_CHECK])
     run = launch(preset, tmp_path / "runs")
     end = wait_for(lambda: _ended(run))
     assert end.data["state"] == "failed"
@@ -170,7 +170,7 @@ def test_two_processes_write_one_journal(tmp_path):
     writes the journal, one metrics line per step."""
     preset = apply_overrides(load_preset("demo-sft"), [
         "max_steps=6", "eval_strategy=no", "cockpit.completions={}",
-        "cockpit.launcher.num_processes=2"])
+        "cockpit.launcher.num_processes=2", NO_SFT_CHECK])
     run = launch(preset, tmp_path / "runs")
     end = wait_for(lambda: _ended(run))
     assert end.data["state"] == "finished", end.data
@@ -185,7 +185,8 @@ def test_two_processes_write_one_journal(tmp_path):
 def test_a_relative_runs_dir_works(tmp_path):
     """`--runs-dir runs` from the shell: the supervisor, which runs inside the run folder, still
     finds its journal."""
-    proc = subprocess.run(cockpit_cmd("run", "demo-sft", "--wait", "--runs-dir", "runs", "--set", "max_steps=2"),
+    proc = subprocess.run(cockpit_cmd("run", "demo-sft", "--wait", "--runs-dir", "runs", "--set", "max_steps=2",
+                                      "--set", NO_SFT_CHECK),
                           cwd=tmp_path, capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     run = RunFolder(Path(proc.stdout.splitlines()[0]))

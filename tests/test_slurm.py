@@ -20,6 +20,7 @@ from cockpit.launch.script import prepare_script
 from cockpit.run import journal
 from cockpit.run.folder import RunFolder
 from conftest import REPO, wait_for
+from helpers import NO_SFT_CHECK
 
 PIPELINE = REPO / "tests" / "fixtures" / "scripts" / "pipeline.py"
 
@@ -108,7 +109,8 @@ def _ended(run: RunFolder) -> bool:
 @pytest.mark.slow
 @pytest.mark.usefixtures("cluster")
 def test_a_preset_on_slurm_goes_queued_running_finished_with_two_processes(runs_dir):
-    preset = apply_overrides(load_preset("demo-sft"), ["max_steps=4", "save_steps=2", "logging_steps=1"])
+    preset = apply_overrides(load_preset("demo-sft"), ["max_steps=4", "save_steps=2", "logging_steps=1",
+                                                             NO_SFT_CHECK])
     preset.cockpit["launcher"] = {"kind": "slurm", "num_processes": 2, "partition": "debug", "time": "00:10:00"}
     run = launch(preset, runs_dir)
     seen = set()

@@ -41,6 +41,12 @@ def plain(widget) -> str:
     return getattr(visual, "plain", None) or str(visual)
 
 
+def shown_in(screen, selector: str) -> str:
+    """What the widget `selector` shows ("" until its tab has built it)."""
+    found = screen.query(selector)
+    return plain(found.first()) if found else ""
+
+
 def folder_name(text: str) -> str:
     """`text` as a directory name (what a file system accepts), keeping its markup-ish parts."""
     name = "".join(ch for ch in text if ch not in "/\x00")[:60].strip() or "run"
@@ -119,13 +125,11 @@ async def visit_everything(app, pilot, run: RunFolder, prompt: str, completion: 
         assert printable(prompt) in log.raw_lines
 
     await pilot.press("5")
-    await pilot.pause(0.3)
-    assert printable(key) in plain(screen.query_one("#system-pane"))
+    await app_wait(pilot, lambda: printable(key) in shown_in(screen, "#system-pane"), "the system tab")
 
     await pilot.press("6")
-    await pilot.pause(0.3)
-    alerts = plain(screen.query_one("#alerts-list"))
-    assert printable(warning) in alerts and printable(completion) in alerts
+    await app_wait(pilot, lambda: printable(warning) in shown_in(screen, "#alerts-list")
+                   and printable(completion) in shown_in(screen, "#alerts-list"), "the alerts tab")
 
     await pilot.press("1", "m")  # the metric picker lists the key as it is
     await app_wait(pilot, lambda: isinstance(app.screen, MetricPicker), "the metric picker")

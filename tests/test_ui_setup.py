@@ -9,7 +9,18 @@ from textual.widgets import Input, OptionList, Static
 
 from cockpit.trainers.registry import ConfigField
 from cockpit.ui.widgets.setup.values import UNSET, parse_text, same_as_default
-from ui_helpers import SETUP_SIZE, Host, app_wait, control, launch_button, pick, preview_text, setup_screen, type_into
+from ui_helpers import (
+    SETUP_SIZE,
+    Host,
+    app_wait,
+    control,
+    launch_button,
+    pick,
+    preview_text,
+    setup_screen,
+    type_into,
+    type_keys,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -30,7 +41,7 @@ async def test_sft_form_previews_the_yaml_and_launches_a_run(runs_dir):
         # Picking a trainer moves the focus to the model; type it like a person.
         await app_wait(pilot, lambda: app.focused is control(app, "model_name_or_path"),
                        "focus on the model input")
-        await pilot.press(*"demo:models/tiny-lm")
+        await type_keys(pilot, "demo:models/tiny-lm")
         await type_into(pilot, app, "dataset_name", "demo:data/prompt_completion")
         await type_into(pilot, app, "max_steps", "2")
         await app_wait(pilot, lambda: not launch_button(app).disabled, "the preset validated")

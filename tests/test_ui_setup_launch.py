@@ -10,7 +10,18 @@ import pytest
 import yaml
 from textual.widgets import Select, Static
 
-from ui_helpers import SETUP_SIZE, Host, app_wait, control, launch_button, pick, preview_text, setup_screen, type_into
+from ui_helpers import (
+    SETUP_SIZE,
+    Host,
+    app_wait,
+    control,
+    launch_button,
+    pick,
+    preview_text,
+    setup_screen,
+    type_into,
+    type_keys,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -107,7 +118,7 @@ async def test_a_command_is_launched_from_setup_and_runs_under_the_supervisor(ru
         await app_wait(pilot, lambda: screen.query("#field-command"), "the command form")
         assert app.focused is control(app, "command")
         assert not screen.query_one("#trainer-form").display
-        await pilot.press(*"nosuchprogram-xyz --lr 1")
+        await type_keys(pilot, "nosuchprogram-xyz --lr 1")
         command = editor(app, "command")
         await app_wait(pilot, lambda: command.has_class("-invalid"), "an unknown program marked")
         assert "no such program" in str(command.query_one(".field-error", Static).content)

@@ -13,7 +13,18 @@ import pytest
 
 from conftest import cockpit_cmd
 from helpers import hub_cache_env
-from ui_helpers import Host, app_for, app_wait, control, launch_button, notifications, pick, setup_screen, type_into
+from ui_helpers import (
+    Host,
+    app_for,
+    app_wait,
+    control,
+    launch_button,
+    notifications,
+    pick,
+    setup_screen,
+    type_into,
+    type_keys,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -55,7 +66,7 @@ async def test_setup_says_a_half_typed_demo_data_folder_is_not_valid(runs_dir):
         await app_wait(pilot, lambda: "✗" in _verdict(app), "the verdict")
         assert "demo:data/: a folder of" in _verdict(app) and "e.g. demo:data/messages" in _verdict(app)
         assert launch_button(app).disabled
-        await pilot.press(*"prompt_completion")
+        await type_keys(pilot, "prompt_completion")
         await app_wait(pilot, lambda: "✓ valid" in _verdict(app), "valid once one dataset is named")
 
 
