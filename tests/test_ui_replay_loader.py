@@ -41,30 +41,43 @@ def test_in_process_parsing_can_be_asked_for(monkeypatch):
     assert "loss" in data.store.keys()
 
 
-def _replay_files() -> set[str]:
+def _started(monkeypatch) -> list[str]:
+    """The result files of the children the loader starts from now on (other tests' replays may
+    run beside this one in another worker: /dev/shm as a whole is not this test's)."""
+    names: list[str] = []
+    real = replay_loader._Child.start.__func__
+
+    def start(cls, path):
+        child = real(cls, path)
+        if child is not None:
+            names.append(child.name)
+        return child
+
+    monkeypatch.setattr(replay_loader._Child, "start", classmethod(start))
+    return names
+
+
+def _left(names: list[str]) -> list[str]:
     import os
-    import tempfile
 
-    d = "/dev/shm" if os.path.isdir("/dev/shm") else tempfile.gettempdir()
-    return {f for f in os.listdir(d) if f.startswith("cockpit-replay-")}
+    return [n for n in names if os.path.exists(n)]
 
 
-def test_a_prefetched_parse_is_what_load_replay_returns():
+def test_a_prefetched_parse_is_what_load_replay_returns(monkeypatch):
     path = str(FIXTURES / "trl_grpo_modern_multireward.json")
-    before = _replay_files()
+    started = _started(monkeypatch)
     replay_loader.prefetch(path)
     assert len(replay_loader._pending) == 1
     data = replay_loader.load_replay(path)
-    assert not replay_loader._pending and _replay_files() == before
+    assert len(started) == 1 and not replay_loader._pending and not _left(started)
     local = replay_loader.from_source(replay_loader.open_source(path))
     assert data.store.keys() == local.store.keys()
     for key in local.store.keys():
         np.testing.assert_array_equal(data.store.series(key)[1], local.store.series(key)[1])
 
 
-def test_a_prefetch_nobody_collects_leaves_nothing_behind():
-
-    before = _replay_files()
+def test_a_prefetch_nobody_collects_leaves_nothing_behind(monkeypatch):
+    started = _started(monkeypatch)
     replay_loader.prefetch(str(FIXTURES / "trl_sft_token_accuracy.json"))
     child = next(iter(replay_loader._pending.values()))
     # Asked again while it runs (the CLI starts it, then the app's open_replay asks): the same one.
@@ -73,7 +86,7 @@ def test_a_prefetch_nobody_collects_leaves_nothing_behind():
     for c in list(replay_loader._pending.values()):
         c.discard()  # what exit does
     replay_loader._pending.clear()
-    assert _replay_files() == before
+    assert len(started) == 1 and not _left(started)
     assert not psutil.pid_exists(child.pid)  # reaped, not a zombie
 
 
@@ -93,14 +106,14 @@ async def test_a_replay_opened_in_the_running_app_is_parsed_in_a_child(tmp_path,
         return real(source)
 
     monkeypatch.setattr(replay_loader, "from_source", from_source)
-    before = _replay_files()
+    started = _started(monkeypatch)
     app = app_for(tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         app.open_replay([str(FIXTURES / "trl_sft_token_accuracy.json")])
         plots = lambda: list(app.screen.query(MetricPlot))  # noqa: E731
         await app_wait(pilot, lambda: plots() and all(p.points_drawn for p in plots()), "the plots drawn")
     assert in_app == []
-    assert not replay_loader._pending and _replay_files() == before
+    assert started and not replay_loader._pending and not _left(started)
 
 
 @pytest.mark.anyio
