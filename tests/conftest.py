@@ -53,7 +53,15 @@ def pytest_collection_modifyitems(items):
                for d in defs):
             item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
     if os.environ.get("PYTEST_XDIST_WORKER"):  # on every worker alike: the long ones first, no worker ends on one
-        items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+        items.sort(key=lambda item: (item.get_closest_marker("slow") is None, not _many_examples(item)))
+
+
+def _many_examples(item) -> bool:
+    """A property test (Hypothesis): its examples add up (the literal-text ones ~100 s each), so it
+    goes before the other in-process tests, not among the last."""
+    from hypothesis import is_hypothesis_test
+
+    return is_hypothesis_test(getattr(item, "obj", None))
 
 
 @pytest.fixture

@@ -20,6 +20,7 @@ from cockpit.launch.script import prepare_script
 from cockpit.run import journal
 from cockpit.run.folder import RunFolder
 from conftest import REPO, wait_for
+from helpers import NO_SFT_CHECK
 
 PIPELINE = REPO / "tests" / "fixtures" / "scripts" / "pipeline.py"
 
@@ -98,7 +99,7 @@ def _tiny_sft(runs_dir: Path, *overrides: str) -> RunFolder:
 
 @pytest.mark.slow
 def test_a_run_with_learning_rate_0_is_named_the_model_did_not_change(runs_dir):
-    run = _tiny_sft(runs_dir, "learning_rate=0")
+    run = _tiny_sft(runs_dir, "learning_rate=0", NO_SFT_CHECK)  # the weights are the subject
     unchanged = _findings(run, "model_unchanged")
     assert unchanged, [f.summary for f in _findings(run)]
     assert unchanged[0].summary.startswith("the model did not change")
@@ -125,7 +126,7 @@ def test_a_normal_run_moves_its_weights_and_is_not_named_unchanged(runs_dir):
 
 @pytest.mark.slow
 def test_a_lora_run_with_learning_rate_0_has_every_adapter_update_still_zero(runs_dir):
-    run = _tiny_sft(runs_dir, "learning_rate=0", "use_peft=true")
+    run = _tiny_sft(runs_dir, "learning_rate=0", "use_peft=true", NO_SFT_CHECK)
     unchanged = _findings(run, "model_unchanged")
     assert unchanged and unchanged[0].summary.startswith("the model did not change: every LoRA update")
     layers = next(e for e in unchanged[0].evidence if e["type"] == "layers")

@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import shlex
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from textual.content import Content
-from textual.css.styles import RulesMap
 from textual.widgets import Static
 
 from cockpit.config.presets import Preset
@@ -92,9 +91,9 @@ class _Preview(Static):
         if text == self._text:
             return
         self._text = text
-        width, height = self.content_size  # 0 × 0 until laid out (or while hidden)
+        size = self.content_size  # 0 × 0 until laid out (or while hidden)
         self.update(content, layout=False)
-        if not width or self.visual.get_height(cast(RulesMap, self.styles), width) != height:
+        if not size.width or self.get_content_height(size, self.app.size, size.width) != size.height:
             self.refresh(layout=True)
 
 
