@@ -376,7 +376,13 @@ async def test_home_shows_the_eta_of_live_runs_in_full(tmp_path, size):
     async with app.run_test(size=size) as pilot:
         table = app.screen.query_one(RunsTable)
         await app_wait(pilot, lambda: table.row_count == 2, "two runs listed")
-        await pilot.pause(0.3)
+
+        def both_drawn() -> bool:
+            lines = screen_lines(app)
+            return any("291/1500" in ln and "running" in ln for ln in lines) and \
+                any("291/1500" in ln and "stopped" in ln for ln in lines)
+
+        await app_wait(pilot, both_drawn, "both rows drawn")  # not a fixed pause: a loaded machine draws later
         lines = screen_lines(app)
         live = next(line for line in lines if "291/1500" in line and "running" in line)
         assert "2m03s" in live
