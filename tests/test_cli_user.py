@@ -76,7 +76,8 @@ def resumed(tmp_path_factory):
     runs = tmp_path_factory.mktemp("resumed") / "runs"
     run, last = _stopped_run(runs)
     started = time.monotonic()
-    waiting = subprocess.Popen(cockpit_cmd("resume", run.name, "--runs-dir", str(runs), "--wait"),
+    waiting = subprocess.Popen(cockpit_cmd("resume", run.name, "--runs-dir", str(runs), "--wait",
+                                           "--set", NO_SFT_CHECK),
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
     try:
         wait_for(lambda: (run.read_status().attempt == 2 and run.read_status().live) or waiting.poll() is not None)

@@ -83,7 +83,7 @@ def test_stop_and_save_then_resume_continues_the_same_journal(farm_run):
 
     # Resume: a new attempt in the same folder, steps continue after the checkpoint.
     run.update_status()  # status file readable and not live
-    resume(run, ["max_steps=400"])  # room to be force-stopped mid-way
+    resume(run, ["max_steps=400", NO_SFT_CHECK])  # room to be force-stopped mid-way
     wait_for(lambda: len(_metric_steps(run)) > len(steps_before) + 2)
     stop(run, save=False, grace_s=5)
     end = wait_for(lambda: _ended(run) if _ended(run).data["state"] != "stopped" else None)

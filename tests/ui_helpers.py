@@ -183,18 +183,22 @@ async def type_into(pilot, app, name: str, text: str) -> None:
     assert isinstance(widget, Input)
     widget.focus()
     widget.value = ""
-    await type_keys(pilot, text)
+    await type_keys(pilot, text, into=widget)
 
 
-async def type_keys(pilot, text: str) -> None:
+async def type_keys(pilot, text: str, into: Input | None = None) -> None:
     """`text` typed the way a quick typist types it: one real key event a character, each sent
     without waiting for the app to go idle after the one before (`Pilot.press` waits ~60 ms a
-    key), then the app settles."""
+    key), then the app settles. `into`: the box the keys go to (the focused one when not given)."""
     from textual import events
     from textual.keys import _character_to_key  # the name Pilot.press gives a character's key
 
+    box = into or pilot.app.focused  # a focus() just asked for is applied before the keys
+    before = box.value if isinstance(box, Input) else None
     for char in text:
         pilot.app.post_message(events.Key(_character_to_key(char), char))
+    if before is not None:  # every key handled (a starved process can look idle between two)
+        await app_wait(pilot, lambda: box.value == before + text, f"{text!r} typed")
     await pilot.pause()
 
 
