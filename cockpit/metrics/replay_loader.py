@@ -9,6 +9,7 @@ business; every problem the user can cause comes back as a CockpitError naming t
 from __future__ import annotations
 
 import atexit
+import functools
 import gc
 import json
 import os
@@ -97,6 +98,37 @@ _CHILD_ENV = {"OPENBLAS_NUM_THREADS": "1"}
 """The child does no linear algebra: numpy's import starts no BLAS thread pool (~60 ms of its
 ~120 ms import on two cores)."""
 
+_THP = "/sys/kernel/mm/transparent_hugepage/enabled"
+
+
+def _child_env() -> dict[str, str]:
+    """The child's environment: the parent's, `_CHILD_ENV`, and where glibc can ask for
+    transparent huge pages (Linux with THP on "always" or "madvise", glibc 2.35 or later) its
+    objects in glibc's malloc with that asked for (`PYTHONMALLOC=malloc`, the tunable
+    `glibc.malloc.hugetlb=1`). A 100,000-entry parse builds ~170 MB of objects in fresh
+    memory: in Python's own 1 MB arenas that is ~45,000 page faults (~175 MB touched), ~60 ms
+    of the child's ~0.32 s; in huge pages ~4,000. A PYTHONMALLOC the user set is kept."""
+    env = dict(os.environ) | _CHILD_ENV
+    if _huge_pages() and "PYTHONMALLOC" not in env:
+        env["PYTHONMALLOC"] = "malloc"
+        env["GLIBC_TUNABLES"] = ":".join(filter(None, (env.get("GLIBC_TUNABLES"), "glibc.malloc.hugetlb=1")))
+    return env
+
+
+@functools.cache
+def _huge_pages() -> bool:
+    try:
+        libc = os.confstr("CS_GNU_LIBC_VERSION") or ""
+        with open(_THP) as fh:
+            mode = fh.read()
+    except (OSError, ValueError):  # not Linux, or no THP
+        return False
+    name, _, version = libc.partition(" ")
+    parts = version.split(".")
+    if name != "glibc" or len(parts) < 2 or not all(p.isdigit() for p in parts[:2]):
+        return False
+    return (int(parts[0]), int(parts[1])) >= (2, 35) and ("[always]" in mode or "[madvise]" in mode)
+
 
 def _child_main() -> None:
     """The child: `python -c _CHILD_CODE PATH OUT PARENT_PID SYS_PATH` parses PATH and pickles ("ok",
@@ -157,7 +189,7 @@ class _Child:
             proc = subprocess.Popen([sys.executable, *_CHILD_FLAGS, "-c", _CHILD_CODE, path, name,
                                      str(os.getpid()), json.dumps(_child_path())],
                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                    stderr=subprocess.DEVNULL, env=dict(os.environ) | _CHILD_ENV)
+                                    stderr=subprocess.DEVNULL, env=_child_env())
         except (OSError, ValueError):  # no child: the caller parses in-process
             _unlink(name)
             return None
