@@ -131,7 +131,7 @@ def _huge_pages() -> bool:
 
 
 def _child_main() -> None:
-    """The child: `python -c _CHILD_CODE PATH OUT PARENT_PID SYS_PATH` parses PATH and pickles ("ok",
+    """The child: `python -S -c _CHILD_CODE PATH OUT PARENT_PID SYS_PATH` parses PATH and pickles ("ok",
     RunData) or ("error", message) into OUT, which the parent made and removes. A parent that
     is gone by then (killed) cannot remove it: the child does."""
     # No garbage collection: the parse makes no cycles, and the child frees everything by leaving.
