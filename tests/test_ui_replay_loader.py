@@ -24,6 +24,32 @@ def test_child_parse_matches_in_process_parse():
     assert len(forked.log_rows.rows()) == len(local.log_rows.rows())
 
 
+def test_the_child_asks_for_huge_pages_where_glibc_can_and_keeps_the_users_settings(monkeypatch):
+    monkeypatch.setattr(replay_loader, "_huge_pages", lambda: True)
+    monkeypatch.delenv("PYTHONMALLOC", raising=False)
+    monkeypatch.setenv("GLIBC_TUNABLES", "glibc.malloc.arena_max=2")
+    env = replay_loader._child_env()
+    assert env["PYTHONMALLOC"] == "malloc"
+    assert env["GLIBC_TUNABLES"] == "glibc.malloc.arena_max=2:glibc.malloc.hugetlb=1"
+    monkeypatch.setenv("PYTHONMALLOC", "pymalloc_debug")
+    env = replay_loader._child_env()
+    assert env["PYTHONMALLOC"] == "pymalloc_debug" and "hugetlb" not in env["GLIBC_TUNABLES"]
+    monkeypatch.setattr(replay_loader, "_huge_pages", lambda: False)
+    monkeypatch.delenv("PYTHONMALLOC")
+    assert "PYTHONMALLOC" not in replay_loader._child_env()
+
+
+def test_the_child_parses_the_same_with_pythons_own_allocator(monkeypatch):
+    monkeypatch.setattr(replay_loader, "_huge_pages", lambda: False)
+    path = str(FIXTURES / "trl_dpo_nan_gradnorm_midrun.json")
+    child = replay_loader._load_in_child(path)
+    assert child is not None
+    local = replay_loader.from_source(replay_loader.open_source(path))
+    assert child.store.keys() == local.store.keys()
+    for key in local.store.keys():
+        np.testing.assert_array_equal(child.store.series(key)[1], local.store.series(key)[1])
+
+
 def test_child_errors_come_back_as_one_line(tmp_path):
     bad = tmp_path / "trainer_state.json"
     bad.write_text('{"log_history": [{"loss": 1, "st')
