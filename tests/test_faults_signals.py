@@ -313,6 +313,32 @@ def test_force_stop_ends_a_helper_the_script_started_in_a_session_of_its_own(tmp
         _cleanup(run, *([(helper, helper_started)] if helper else []))
 
 
+def test_the_sweep_looks_again_for_a_process_its_first_look_could_not_read(tmp_path, monkeypatch):
+    """A notify command's `setsid sleep`, caught mid-exec as the command exits, shows no environment to
+    read: the end's first look missed it once under load and it outlived the run. The sweep looks
+    again until a look finds nothing new."""
+    from cockpit.run.folder import create_run_folder
+    from cockpit.supervisor import main as supervisor
+
+    run = create_run_folder(tmp_path / "runs", "sweep")
+    left = subprocess.Popen(["sleep", "300"], env={**os.environ, "COCKPIT_RUN_DIR": str(run.path)})
+    real, looks = owner.marked_processes, []
+
+    def blind_at_first(*args, **kwargs):
+        looks.append(1)
+        return [] if len(looks) == 1 else real(*args, **kwargs)
+
+    monkeypatch.setattr(supervisor.owner, "marked_processes", blind_at_first)
+    try:
+        supervisor._sweep(run, None)
+        left.wait(timeout=15)  # ended (the sweep's psutil reaps it, so its code is not ours to read)
+        assert len(looks) == 3  # blind, found it, found nothing new
+    finally:
+        if left.poll() is None:
+            left.kill()
+            left.wait()
+
+
 def test_the_end_of_a_run_ends_its_escaped_helpers_and_a_notify_commands_setsid_child(tmp_path, runs_dir):
     pid_file = tmp_path / "helper.pid"
     notify_pid = tmp_path / "notify.pid"

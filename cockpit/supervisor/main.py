@@ -419,19 +419,33 @@ def _follow(run: RunFolder, jw: journal.JournalWriter, status: Status) -> None:
         _save_status(run, status)
 
 
+SWEEP_PASSES = 3
+SWEEP_AGAIN_S = 0.1
+
+
 def _sweep(run: RunFolder, marker: str | None) -> None:
     """The run is over: whatever still carries its marker (a helper the script started in a session
-    of its own, a notify command's `setsid` child) goes too, named in supervisor.log."""
+    of its own, a notify command's `setsid` child) goes too, named in supervisor.log.
+
+    Looked for again after a moment, until a look finds nothing new: a process caught in the
+    middle of its exec (a notify command's `setsid sleep`, started as the command itself exits)
+    shows no environment to read, so one look can miss it (seen under load)."""
+    ended: dict[int, str] = {}
     try:
-        left = owner.marked_processes(run.path, marker=marker)
-        if not left:
-            return
-        names = sorted({_name(p) for p in left})
-        owner.end_processes(left, 2.0)
+        for n in range(SWEEP_PASSES):
+            left = [p for p in owner.marked_processes(run.path, marker=marker) if p.pid not in ended]
+            if not left and n > 0:
+                break
+            for p in left:
+                ended[p.pid] = _name(p)
+            owner.end_processes(left, 2.0)
+            time.sleep(SWEEP_AGAIN_S)
     except Exception as exc:  # noqa: BLE001 - the sweep never keeps the run's end from being written
         say(f"cockpit: could not end the run's leftover processes: {type(exc).__name__}: {exc}")
         return
-    say(f"cockpit: ended {len(left)} process(es) of the run still running after it: {', '.join(names)}")
+    if ended:
+        say(f"cockpit: ended {len(ended)} process(es) of the run still running after it: "
+            f"{', '.join(sorted(ended.values()))}")
 
 
 def _name(proc: psutil.Process) -> str:
