@@ -104,8 +104,12 @@ async def test_q_leaves_a_run_screen_and_quits_at_home(tmp_path):
     app = app_for(tmp_path, "live", [str(run.path)])
     async with app.run_test(size=WIDE) as pilot:
         await app_wait(pilot, lambda: isinstance(app.screen, LiveRunScreen) and app.screen.sources, "live")
-        footer = " ".join(str(w.render()) for w in app.screen.query("FooterKey"))
-        assert "Back" in footer
+
+        def footer() -> str:
+            return " ".join(str(w.render()) for w in app.screen.query("FooterKey"))
+
+        await app_wait(pilot, lambda: footer(), "the footer drawn")  # it may come a frame after the data
+        assert "Back" in footer()
         await pilot.press("3")  # from any tab, q leaves the screen at once
         await pilot.press("q")
         await app_wait(pilot, lambda: isinstance(app.screen, HomeScreen), "home")
