@@ -11,17 +11,20 @@ from cockpit.metrics import replay_loader
 from conftest import FIXTURES
 
 
-def test_child_parse_matches_in_process_parse():
-    path = str(FIXTURES / "trl_dpo_nan_gradnorm_midrun.json")
-    forked = replay_loader._load_in_child(path)
-    assert forked is not None
+def _child_parses_as_in_process(path: str) -> None:
+    child = replay_loader._load_in_child(path)
+    assert child is not None
     local = replay_loader.from_source(replay_loader.open_source(path))
-    assert forked.store.keys() == local.store.keys()
+    assert child.store.keys() == local.store.keys()
     for key in local.store.keys():
-        fx, fy = forked.store.series(key)
+        cx, cy = child.store.series(key)
         lx, ly = local.store.series(key)
-        assert np.array_equal(fx, lx) and np.array_equal(fy, ly, equal_nan=True)
-    assert len(forked.log_rows.rows()) == len(local.log_rows.rows())
+        assert np.array_equal(cx, lx) and np.array_equal(cy, ly, equal_nan=True)
+    assert len(child.log_rows.rows()) == len(local.log_rows.rows())
+
+
+def test_child_parse_matches_in_process_parse():
+    _child_parses_as_in_process(str(FIXTURES / "trl_dpo_nan_gradnorm_midrun.json"))
 
 
 def test_the_child_asks_for_huge_pages_where_glibc_can_and_keeps_the_users_settings(monkeypatch):
@@ -41,13 +44,7 @@ def test_the_child_asks_for_huge_pages_where_glibc_can_and_keeps_the_users_setti
 
 def test_the_child_parses_the_same_with_pythons_own_allocator(monkeypatch):
     monkeypatch.setattr(replay_loader, "_huge_pages", lambda: False)
-    path = str(FIXTURES / "trl_dpo_nan_gradnorm_midrun.json")
-    child = replay_loader._load_in_child(path)
-    assert child is not None
-    local = replay_loader.from_source(replay_loader.open_source(path))
-    assert child.store.keys() == local.store.keys()
-    for key in local.store.keys():
-        np.testing.assert_array_equal(child.store.series(key)[1], local.store.series(key)[1])
+    _child_parses_as_in_process(str(FIXTURES / "trl_dpo_nan_gradnorm_midrun.json"))
 
 
 def test_child_errors_come_back_as_one_line(tmp_path):
