@@ -33,6 +33,8 @@ async def test_search_key_in_the_footer_works_from_a_text_field_and_slash_types_
         screen = setup_screen(app)
         model = control(app, "model_name_or_path")
         await app_wait(pilot, lambda: app.focused is model, "the model field focused")
+        # the footer is recomposed a frame after the focus moves: wait for it, then read it
+        await app_wait(pilot, lambda: "Search fields" in footer_bindings(app), "the footer's search key")
         shown = footer_bindings(app)["Search fields"]
         assert "f" in shown.lower() and "/" not in shown  # the key that works everywhere
         await pilot.press("slash")  # in a text field `/` is a character (model ids have one)
