@@ -29,13 +29,13 @@ from cockpit.trainers import versions
 _EVAL_PREFIX = "eval_"
 COMPLETIONS_ROWS = 16
 PROGRESS_EVERY_S = 2.0
+"""Between logs, a progress line at most this often: with logging_steps 10 and slow steps the
+ETA would otherwise count down to 0 long before the next log."""
 RATE_WINDOW_S = 60.0
 """Steps/s and the ETA are reckoned over the last minute of steps, counted from the end of the
 segment's first step: the first step carries the start (CUDA set-up, the first batch), which on a
 GPU can be as long as the next hundred steps, and an early slow stretch must not hold the ETA for
 the whole run (seen on an H100: 2.7 steps/s and 3m35s left at step 30 of a run going at 22)."""
-"""Between logs, a progress line at most this often: with logging_steps 10 and slow steps the
-ETA would otherwise count down to 0 long before the next log."""
 
 
 def _folder_fd(path: Any) -> int | None:
