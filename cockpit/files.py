@@ -19,16 +19,23 @@ RESERVE_BYTES = 16 * 2**10
 
 
 def spare_of(path: Path) -> Path:
-    """The reserved file beside `path` (`reserve`)."""
+    """The reserved file beside `path` that the next write on a full disk goes into (`reserve`)."""
     return path.with_name(f".{path.name}.spare")
 
 
+def resting_of(path: Path) -> Path:
+    """The reserved file that was `path` one write on a full disk ago, resting before it is the
+    spare again: a reader that opened it then may still be reading it (`_write_reserved`)."""
+    return path.with_name(f".{path.name}.rest")
+
+
 def reserve(path: Path, size: int = RESERVE_BYTES) -> None:
-    """Keep `size` bytes of disk beside `path` while there is room, for `write_atomic(...,
-    reserved=True)` on a full disk. Raises OSError when it cannot be made."""
-    spare = spare_of(path)
-    if not spare.is_file():
-        write_atomic(spare, b" " * size)
+    """Keep `size` bytes of disk twice beside `path` while there is room (the spare and the resting
+    file), for `write_atomic(..., reserved=True)` on a full disk. Raises OSError when it cannot be
+    made."""
+    for kept in (spare_of(path), resting_of(path)):
+        if not kept.is_file():
+            write_atomic(kept, b" " * size)
 
 
 def write_atomic(path: Path, data: str | bytes, *, reserved: bool = False) -> None:
@@ -37,7 +44,7 @@ def write_atomic(path: Path, data: str | bytes, *, reserved: bool = False) -> No
 
     `reserved`: on a full disk (ENOSPC, EDQUOT) the new content goes into the file `reserve` kept,
     whose blocks are already the file's, and that file is renamed over `path` — still whole or not
-    at all for a reader; the old file is kept (a hard link, no data) as the next spare."""
+    at all for a reader; the old file's blocks are kept (a hard link, no data) for a later write."""
     payload = data.encode("utf-8") if isinstance(data, str) else data
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
@@ -60,8 +67,14 @@ def write_atomic(path: Path, data: str | bytes, *, reserved: bool = False) -> No
 def _write_reserved(path: Path, payload: bytes) -> bool:
     """`payload` into the spare (never past what its blocks hold: no new block), padded with spaces
     to its size (JSON and YAML read them as nothing), then renamed over `path`. False when there is
-    no spare that holds it."""
-    spare = spare_of(path)
+    no spare that holds it.
+
+    The replaced file is not the next spare at once: it rests for one write (`resting_of`) and the
+    one resting before it becomes the spare. A reader that opened `path` just before this write may
+    still be between two reads of it; were its blocks written again by the very next write (the
+    supervisor writes the run's end and a journal problem a few milliseconds apart), that reader
+    would read the old text's head and the new one's tail."""
+    spare, resting = spare_of(path), resting_of(path)
     try:
         fd = os.open(spare, os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError:
@@ -80,15 +93,17 @@ def _write_reserved(path: Path, payload: bytes) -> bool:
     kept = path.with_name(f".{path.name}.kept")
     try:
         kept.unlink(missing_ok=True)
-        os.link(path, kept)  # the old file's blocks: the next spare
+        os.link(path, kept)  # the old file's blocks, for a later write
     except OSError:
-        kept = None  # type: ignore[assignment]
+        kept.unlink(missing_ok=True)
     os.replace(spare, path)
-    if kept is not None:
-        try:
-            os.replace(kept, spare)
-        except OSError:
-            pass
+    try:
+        if resting.is_file():
+            os.replace(resting, spare)  # it rested one write: no reader opened it since
+        if kept.is_file():
+            os.replace(kept, resting if spare.is_file() else spare)
+    except OSError:
+        pass
     return True
 
 

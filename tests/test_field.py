@@ -304,7 +304,7 @@ def test_on_a_full_disk_the_supervisor_writes_the_runs_end_whole(small_disk, tmp
             try:
                 json.loads(text)
             except ValueError:
-                torn.append(text[:200])
+                torn.append(text[:2000])
 
     reader = threading.Thread(target=poll, daemon=True)
     try:
@@ -332,6 +332,29 @@ def test_on_a_full_disk_the_supervisor_writes_the_runs_end_whole(small_disk, tmp
             _cli("stop", "--force", run.name, "--runs-dir", str(runs))
             wait_for(lambda: not run.read_status().live, timeout=60)
     assert not torn, torn[:3]
+
+
+def test_on_a_full_disk_a_reader_of_the_old_status_is_not_written_under_by_the_next_two_writes(small_disk):
+    """A reader that opened status.json just before a write on a full disk may still be reading it
+    when the next write comes (the supervisor writes the run's end and a journal problem
+    milliseconds apart): the file it holds is not written again by the next two writes. (It was
+    the very next write's spare: the reader got the old text's head and the new one's tail.)"""
+    from cockpit.run.folder import Status
+
+    run = RunFolder(small_disk / "run")
+    run.path.mkdir()
+    run.write_status(Status(state="running", name="run", trainer="sft"))
+    run.reserve_status()
+    fill_disk(small_disk / "filler")
+    before = run.status_json.read_bytes()
+    with open(run.status_json, "rb") as held:  # opened before the writes, read after them
+        for state in ("stopping", "killed"):
+            run.update_status(state=state, reason="a reason longer than the running status had " * 2)
+        assert held.read() == before
+    assert run.read_status().state == "killed"
+    assert shutil.disk_usage(small_disk).free < 2**16  # both writes on a full disk
+    run.update_status(state="failed")  # and a third: the room goes round
+    assert run.read_status().state == "failed"
 
 
 def test_a_scripts_own_cockpit_callback_on_a_full_disk_ends_without_a_traceback(small_disk, tmp_path):

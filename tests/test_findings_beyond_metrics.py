@@ -111,7 +111,9 @@ def test_a_run_with_learning_rate_0_is_named_the_model_did_not_change(runs_dir):
 
 @pytest.mark.slow
 def test_a_normal_run_moves_its_weights_and_is_not_named_unchanged(runs_dir):
-    run = _tiny_sft(runs_dir)
+    # The run's end waits for the SFT data check (8 s by default: on a loaded test machine the
+    # niced probe's imports can take longer than the 2-step run and those 8 s).
+    run = _tiny_sft(runs_dir, "cockpit.doctor={end_wait_s: 120}")
     assert not _findings(run, "model_unchanged") and not _findings(run, "one_layer_change")
     # The SFT data check ran at the start, beside the training: demo-sft's max_length 128 cuts nothing.
     cut = _findings(run, "truncation")

@@ -50,13 +50,18 @@ class HangLimits:
         out = {}
         for key, default in (("factor", DEFAULT_FACTOR), ("floor_s", DEFAULT_FLOOR_S),
                              ("first_step_s", DEFAULT_FIRST_STEP_S)):
-            raw = env.get(f"COCKPIT_HANG_{key.upper()}", section.get(key, default))
-            try:
-                value = float(raw)
-            except (TypeError, ValueError):
-                value = default
-            out[key] = value if value > 0 else default
+            out[key] = positive(env.get(f"COCKPIT_HANG_{key.upper()}", section.get(key, default)), default)
         return cls(**out)
+
+
+def positive(raw: Any, default: float) -> float:
+    """A setting of the doctor's that must be a positive number of seconds (or a factor): `raw` as a
+    float, or `default` when it is not one."""
+    try:
+        value = float(raw)
+    except (TypeError, ValueError):
+        return default
+    return value if value > 0 else default
 
 
 class StepClock:

@@ -36,7 +36,8 @@ SAVING_SLACK = 5.0
 END_WAIT_S = 8.0
 """How long the end of a run waits for the checks still queued (the last checkpoint's weights, the
 SFT data probe): run_ended and the final status wait for them, and a resume waits for this
-supervisor to let go of the run, so what is not done by then is dropped (the probe is killed)."""
+supervisor to let go of the run, so what is not done by then is dropped (the probe is killed).
+`cockpit.doctor.end_wait_s` in the preset sets another (a busy machine's probe may need longer)."""
 KILLED_WAIT_S = 2.0
 """How long the end waits for the SFT data thread to say its probe was stopped."""
 
@@ -53,6 +54,7 @@ class Doctor:
         extra = run.cockpit_section().get("env")  # `cockpit run --env COCKPIT_HANG_FLOOR_S=30 -- ...`
         env = {**os.environ, **({str(k): str(v) for k, v in extra.items()} if isinstance(extra, dict) else {})}
         self.clock = hang.StepClock(hang.HangLimits.from_settings(self.settings.get("hang"), env))
+        self.end_wait_s = hang.positive(self.settings.get("end_wait_s"), END_WAIT_S)
         self.resume_from = resume_from
         self.after: list[dict[str, Any]] = []
         self.resume_done = resume_from is None
@@ -100,8 +102,8 @@ class Doctor:
             self._guard(self._end)
         self._jobs.put(None)
         self._stop_spying()  # the trainer is gone: a py-spy still dumping it would only hold the end up
-        deadline = time.monotonic() + END_WAIT_S
-        self._worker.join(END_WAIT_S)
+        deadline = time.monotonic() + self.end_wait_s
+        self._worker.join(self.end_wait_s)
         if self._sft is not None:
             if self._sft.is_alive() and self._probe is not None:
                 _renice(self._probe.pid)  # the training is over: the measuring may have the CPU now
