@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 import yaml
-from textual.widgets import Input, OptionList, Static
+from textual.widgets import Input, OptionList, Select, Static
 
 from cockpit.trainers.registry import ConfigField
 from cockpit.ui.widgets.setup.values import UNSET, parse_text, same_as_default
@@ -202,6 +202,9 @@ async def test_opening_a_preset_fills_the_form(runs_dir):
         screen = setup_screen(app)
         await app_wait(pilot, lambda: screen.spec is not None and screen.query("#field-dataset_name"),
                        "the form filled from the preset")
+        # A Select takes its value once its options are mounted, a moment after the field.
+        await app_wait(pilot, lambda: control(app, "eval_strategy").value is not Select.NULL,
+                       "the choice fields set")
         assert screen.spec.name == "sft"
         assert control(app, "model_name_or_path").value == "demo:models/tiny-lm"
         assert control(app, "learning_rate").value == "0.001"
