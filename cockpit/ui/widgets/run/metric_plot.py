@@ -115,6 +115,8 @@ class MetricPlot(Widget, can_focus=True):
         """The rows of the last `build_lines` (None: build them at the next render)."""
         self._lines_key: object = None
         self._wanted: tuple | None = None
+        self._hidden_titles: tuple[str, str] | None = None
+        """The titles set while the panel had no size (a hidden tab): not set again each tick."""
         """What the grid last asked this panel to show (sources, versions, settings)."""
 
     def want(self, sources: Sequence[RunData], *, versions: tuple, x_mode: XMode,
@@ -126,8 +128,12 @@ class MetricPlot(Widget, can_focus=True):
         if not self.size.width:
             # The border is drawn before the rows: name the panel and its axis now.
             # A Text, never markup: a panel's title is a metric key from the run.
-            self.border_title = Text(self._title())
-            self.border_subtitle = _axis_name(x_mode, _x_used(sources, x_mode))
+            titles = (self._title(), _axis_name(x_mode, _x_used(sources, x_mode)))
+            if self.drawn_signature is None and titles == self._hidden_titles:
+                return False  # hidden, and named so already: nothing to set at every tick
+            self._hidden_titles = titles
+            self.border_title = Text(titles[0])
+            self.border_subtitle = titles[1]
             # No size: a hidden tab (or not laid out yet). The title just lost its legend, so
             # the next render with a size draws again, even at the size of the last draw.
             self.drawn_signature = None
