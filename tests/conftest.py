@@ -5,9 +5,18 @@ import time
 from pathlib import Path
 
 import pytest
+import textual.constants
 
 import helpers
 from helpers import cockpit_cmd as cockpit_cmd  # the tests import it from here too
+
+# Textual's animations (a tab's underline sliding over, smooth scrolling) are not what any test is
+# about, and every key a Pilot sends waits for them to end (~0.25 s a tab switch of the ~0.45 s).
+# Off for every process the tests start (the environment), and for the apps made here: Textual
+# read the variable when a pytest plugin imported it, before this file; an App takes its level
+# from that constant when it is made.
+os.environ.setdefault("TEXTUAL_ANIMATIONS", "none")
+textual.constants.TEXTUAL_ANIMATIONS = os.environ["TEXTUAL_ANIMATIONS"]  # type: ignore[misc]
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "tests" / "fixtures" / "trainer_states"  # real public run logs: see PROVENANCE.md there
