@@ -11,6 +11,7 @@ the tag).
 
 from __future__ import annotations
 
+import functools
 import re
 
 from textual.content import Content
@@ -41,7 +42,21 @@ def fold_tail(text: str, width: int) -> str:
 def markup(template: str, **values: object) -> Content:
     """Cockpit's own `template` markup with each `$name` filled in literally by `values`
     (control characters shown as `·`), e.g. `markup("[b]$name[/b]", name=run_name)`."""
-    return Content.from_markup(template, **{k: printable(str(v)) for k, v in values.items()})
+    filled = tuple((k, printable(str(v))) for k, v in values.items())
+    if sum(len(v) for _, v in filled) > _CACHED_UP_TO:
+        return Content.from_markup(template, **dict(filled))
+    return _markup(template, filled)
+
+
+_CACHED_UP_TO = 400
+"""Values longer than this (a folded completion, a long path) are parsed each time, not kept."""
+
+
+@functools.lru_cache(maxsize=1024)
+def _markup(template: str, values: tuple[tuple[str, str], ...]) -> Content:
+    """Parsed once for each template and values: the live header asks for the same dozen pieces
+    at every redraw (a Content is immutable, so one can be handed out again)."""
+    return Content.from_markup(template, **dict(values))
 
 
 def literal(text: object) -> Content:
