@@ -260,9 +260,9 @@ def _replay(kind: str, quick: bool, work: Path) -> dict[str, Any]:
         log(f"writing a {entries}-entry {kind} trainer_state.json")
         write_trainer_state(path, kind, entries)
     # The first probe warms the file cache and the modules' pages, as ui_first_frame's first run
-    # does: this machine's kernel pages out file pages left untouched for about a minute (DAMON's
-    # proactive reclaim), so a first probe reads the 28 MB file and the libraries from disk again.
-    # It is kept as `cold_s`: what a file nobody opened lately costs.
+    # does: this machine's kernel pages out pages left untouched for about a minute (DAMON's
+    # proactive reclaim), so a first probe after a pause reads the libraries' pages from disk again.
+    # It is kept as `cold_s`.
     cold = None if quick else _probe(["replay", str(path)], timeout=120)["open_to_drawn_s"]
     runs = [_probe(["replay", str(path)], timeout=120) for _ in range(1 if quick else 3)]
     opens = [r["open_to_drawn_s"] for r in runs]
