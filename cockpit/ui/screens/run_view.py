@@ -22,7 +22,7 @@ from textual.css.query import NoMatches
 from textual.message import Message
 from textual.reactive import var
 from textual.screen import Screen
-from textual.widgets import Footer, Input, Static, TabbedContent, TabPane, TextArea
+from textual.widgets import Input, Static, TabbedContent, TabPane, TextArea
 
 from cockpit.metrics.panels import Panel, default_panels, guess_trainer, panel_for_key
 from cockpit.metrics.rundata import RunData
@@ -32,6 +32,7 @@ from cockpit.ui.colors import series_colors
 from cockpit.ui.screens.glossary import GlossaryScreen
 from cockpit.ui.screens.metric_picker import MetricPicker
 from cockpit.ui.text import fold_tail, literal
+from cockpit.ui.widgets.footer import CockpitFooter
 from cockpit.ui.widgets.run.alert_bar import AlertBar
 from cockpit.ui.widgets.run.alerts_list import AlertsList
 from cockpit.ui.widgets.run.checkpoints_pane import CheckpointsPane
@@ -183,7 +184,7 @@ class RunView(Screen):
                 yield Deferred(FindingsPane(judge=self.judges_findings, id="findings-pane"))
             with TabPane("Checkpoints ⁸", id="checkpoints"):
                 yield Deferred(CheckpointsPane(id="checkpoints-pane"))
-        yield Footer(compact=True, show_command_palette=False)
+        yield CockpitFooter(compact=True, show_command_palette=False)
 
     def checkpoints_source(self) -> tuple[str | None, bool]:
         """(the run or output dir the Checkpoints tab lists, whether it is still training)."""

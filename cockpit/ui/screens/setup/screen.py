@@ -28,7 +28,7 @@ from textual.content import Content
 from textual.message import Message
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import Footer, Header, Static
+from textual.widgets import Header, Static
 
 from cockpit.config.draft import COMMAND, Draft
 from cockpit.config.presets import Preset
@@ -36,6 +36,7 @@ from cockpit.config.validate import Problem
 from cockpit.errors import CockpitError
 from cockpit.trainers.registry import Registry, TrainerSpec, known_config_keys
 from cockpit.ui.screens.confirm import ConfirmScreen
+from cockpit.ui.widgets.footer import CockpitFooter
 from cockpit.ui.widgets.setup.actions import SetupActions
 from cockpit.ui.widgets.setup.catalogue import DATA_KEYS, script_extra_keys
 from cockpit.ui.widgets.setup.data_preview import DataPreview
@@ -162,7 +163,7 @@ class SetupScreen(Screen["RunFolder | None"]):
                         yield PresetPreview(id="preset-preview")
                     yield CommandPreview(id="command-preview")
                     yield SetupActions(self.draft, self.runs_dir, id="setup-buttons")
-        yield Footer()
+        yield CockpitFooter()
 
     def on_resize(self) -> None:
         self._fit_layout()
