@@ -21,6 +21,7 @@ _.is_headless  # bench/frame_driver.py: Driver.is_headless
 _._get_terminal_size  # bench/frame_driver.py: the driver's size
 _.bytes_written  # bench/frame_driver.py: what the driver wrote, read by the bench
 _.TEXTUAL_ANIMATIONS  # textual.constants.TEXTUAL_ANIMATIONS: App.__init__ reads it (tests/conftest.py sets it)
+_.dont_write_bytecode  # sys.dont_write_bytecode: the import system and pytest's rewrite read it (tests/conftest.py sets it)
 
 # numpy, tokenizers, transformers and TRL read these.
 _.writeable  # ndarray.flags.writeable
