@@ -318,3 +318,25 @@ def test_the_data_check_beside_a_first_demo_run_builds_the_demo_it_measures(tmp_
     probe = sft_data.probe(run_dir=run.path)
     assert probe.truncation.get("rows"), probe
     assert assets_complete(demo_dir())
+
+
+@pytest.mark.parametrize(("given", "waits"), [("30", 30.0), ("2.5", 2.5), ("soon", 8.0), ("-1", 8.0), (None, 8.0)])
+def test_the_run_s_end_waits_for_the_checks_as_long_as_cockpit_doctor_end_wait_s_says(tmp_path, given, waits):
+    """`cockpit.doctor.end_wait_s`: how long the run's end waits for the checks still running (a
+    busy machine's SFT data check may need more than the 8 s default); a value that is not a
+    positive number keeps the default."""
+    from cockpit.run.folder import Status
+    from cockpit.supervisor.doctor import END_WAIT_S, Doctor
+    from cockpit.supervisor.watch import Beat
+
+    run = RunFolder(tmp_path / "run")
+    run.path.mkdir()
+    doctor_yaml = "" if given is None else f"\n  doctor: {{end_wait_s: {given}}}"
+    run.run_yaml.write_text(f"trainer: script\ncockpit:\n  script: {{command: [python, t.py]}}{doctor_yaml}\n",
+                            encoding="utf-8")
+    run.write_status(Status(state="running", name=run.name, trainer="script"))
+    with journal.JournalWriter(run.events) as jw:
+        doctor = Doctor(run, jw)
+        assert doctor.end_wait_s == waits
+        assert END_WAIT_S == 8.0
+        doctor.ended(journal.run_ended("finished"), Beat(pid=None, started_at=0.0, live=False))  # its thread ends

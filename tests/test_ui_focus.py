@@ -365,3 +365,29 @@ async def test_completions_keys_work_and_show_wherever_the_focus_is(tmp_path):
         await pilot.pause(0.2)
         assert pane.step == 4
         assert "Older" not in footer_keys(app)
+
+
+async def test_the_footer_is_rebuilt_only_when_the_keys_it_shows_change(tmp_path):
+    """Textual rebuilt every footer key at each bindings signal (a focus move, `refresh_bindings`);
+    the cockpit's footer keeps its keys while what they show is the same, and shows another tab's
+    keys when the tab changes."""
+    from textual.widgets import Footer
+    from textual.widgets._footer import FooterKey
+
+    from cockpit.ui.screens.live import LiveRunScreen
+
+    run = make_run(tmp_path / "runs", "footer", sft_records(range(1, 6)))
+    app = app_for(tmp_path, "live", [str(run.path)])
+    async with app.run_test(size=WIDE) as pilot:
+        await app_wait(pilot, lambda: isinstance(app.screen, LiveRunScreen) and app.screen.sources
+                       and footer_keys(app), "the run and its footer")
+        footer = app.screen.query_one(Footer)
+        before = list(footer.query(FooterKey))
+        shown = footer_keys(app)
+        app.screen.refresh_bindings()  # the same keys: nothing to rebuild
+        await pilot.pause()
+        await pilot.pause()
+        assert list(footer.query(FooterKey)) == before and footer_keys(app) == shown
+        await pilot.press("3")  # the log history tab has keys of its own
+        await app_wait(pilot, lambda: footer_keys(app) != shown, "the tab's keys")
+        assert all(key not in before for key in footer.query(FooterKey))
