@@ -376,13 +376,22 @@ async def test_the_footer_is_rebuilt_only_when_the_keys_it_shows_change(tmp_path
 
     from cockpit.ui.screens.live import LiveRunScreen
 
-    run = make_run(tmp_path / "runs", "footer", sft_records(range(1, 6)))
+    # A finished run: a running one without a supervisor is found gone a moment later, and its
+    # keys change then (resume) — a rebuild this test must not mistake.
+    run = make_run(tmp_path / "runs", "footer", sft_records(range(1, 6)), state="finished")
     app = app_for(tmp_path, "live", [str(run.path)])
     async with app.run_test(size=WIDE) as pilot:
         await app_wait(pilot, lambda: isinstance(app.screen, LiveRunScreen) and app.screen.sources
                        and footer_keys(app), "the run and its footer")
         footer = app.screen.query_one(Footer)
-        before = list(footer.query(FooterKey))
+        before: list = []
+
+        def settled() -> bool:  # the same key widgets at two looks in a row
+            nonlocal before
+            now, before = before, list(footer.query(FooterKey))
+            return now == before
+
+        await app_wait(pilot, settled, "the footer settled")
         shown = footer_keys(app)
         app.screen.refresh_bindings()  # the same keys: nothing to rebuild
         await pilot.pause()
