@@ -94,13 +94,14 @@ def _write_reserved(path: Path, payload: bytes) -> bool:
     try:
         kept.unlink(missing_ok=True)
         os.link(path, kept)  # the old file's blocks, for a later write
+        linked = True
     except OSError:
-        kept.unlink(missing_ok=True)
+        linked = False
     os.replace(spare, path)
     try:
         if resting.is_file():
             os.replace(resting, spare)  # it rested one write: no reader opened it since
-        if kept.is_file():
+        if linked:
             os.replace(kept, resting if spare.is_file() else spare)
     except OSError:
         pass

@@ -115,9 +115,9 @@ class MetricPlot(Widget, can_focus=True):
         """The rows of the last `build_lines` (None: build them at the next render)."""
         self._lines_key: object = None
         self._wanted: tuple | None = None
+        """What the grid last asked this panel to show (sources, versions, settings)."""
         self._hidden_titles: tuple[str, str] | None = None
         """The titles set while the panel had no size (a hidden tab): not set again each tick."""
-        """What the grid last asked this panel to show (sources, versions, settings)."""
 
     def want(self, sources: Sequence[RunData], *, versions: tuple, x_mode: XMode,
              smoothing: float, colors: Sequence[tuple[int, int, int]], theme: str,
