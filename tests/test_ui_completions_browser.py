@@ -421,8 +421,17 @@ async def test_at_100_columns_prompts_show_the_part_that_differs_and_scores_are_
         assert len(set(prompts)) == 3 and all("+" in p for p in prompts), prompts
         assert completions_header(pane)[-1] == "advantage"
         table = pane.query_one("#completions-table")
-        right = sum(c.get_render_width(table) for c in table.columns.values())
-        assert right <= table.size.width  # every column on screen, none cut at the edge
+
+        def fits() -> bool:  # every column on screen, none cut at the edge
+            return 0 < sum(c.get_render_width(table) for c in table.columns.values()) <= table.size.width
+
+        # The table is laid out for the pane's width once the pane has one (a table drawn before
+        # the first layout has no width to fit: it is drawn again when the pane is sized).
+        await app_wait(pilot, fits, "the columns fitted to 100 columns")
+        # A finished run brings no new data that would redraw it: the resize does. (Under 90
+        # columns the completion keeps close to half the width and the scores scroll instead.)
+        await pilot.resize_terminal(92, 30)
+        await app_wait(pilot, lambda: table.size.width <= 92 and fits(), "the columns fitted to 92 columns")
 
 
 # -- completions title and columns ---------------------------------------------------------------

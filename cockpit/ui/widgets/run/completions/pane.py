@@ -68,6 +68,12 @@ class CompletionsPane(Vertical):
     def watch_browse(self) -> None:
         self.show(self.data)
 
+    def on_resize(self) -> None:
+        """The tables are cut to the pane's width: a new width draws them again at once (a
+        finished run brings no new data that would, and a pane drawn before its first layout
+        had no width yet)."""
+        self.show(self.data)
+
     def _set(self, **changes: Any) -> None:
         self.browse = replace(self.browse, **changes)
 
