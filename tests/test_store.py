@@ -265,6 +265,35 @@ def test_ema_over_long_series_matches_tensorboard():
         np.testing.assert_allclose(ema(values, w), reference_ema(values.tolist(), w), rtol=1e-8, atol=1e-9)
 
 
+@pytest.mark.parametrize("w", [1e-9, 0.1, 0.5, 0.6, 0.9, 0.99, 0.9995, 0.999999])
+def test_the_debias_factors_are_the_floats_of_every_power(w):
+    """`_debias` raises w only to the powers whose 1 - w^k is not 1.0 exactly: the same floats
+    as raising every one, from any start."""
+    from cockpit.metrics.plotmath import _debias
+
+    for done, n in ((0, 5000), (0, 1), (37, 300), (4096, 2000), (200_000, 10)):
+        want = 1.0 - w ** np.arange(done + 1, done + n + 1, dtype=np.float64)
+        np.testing.assert_array_equal(_debias(w, done, n), want)
+
+
+@pytest.mark.parametrize("w", [0.1, 0.6, 0.9, 0.99, 0.9995])
+def test_the_ema_of_whole_blocks_at_once_is_the_floats_of_one_block_at_a_time(w):
+    """`_ema_run` does the whole blocks in one numpy pass: the same floats as `_ema_blocks`,
+    from any carried value, with a remainder or without, and with values that overflow the
+    scaling (done plainly)."""
+    from cockpit.metrics.plotmath import _ema_block, _ema_blocks, _ema_run
+
+    rng = np.random.default_rng(7)
+    block = _ema_block(w)
+    for n in (block, 2 * block, 5 * block, 5 * block + 3, 40_000):
+        f = rng.normal(size=n) * 10.0 ** rng.integers(-3, 4, size=n)
+        for last in (0.0, 1.5):
+            np.testing.assert_array_equal(_ema_run(f, w, last), _ema_blocks(f, w, last))
+    huge = rng.normal(size=5 * block)
+    huge[3 * block + 1] = 1e300
+    np.testing.assert_array_equal(_ema_run(huge, w, 0.0), _ema_blocks(huge, w, 0.0))
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.floats(-1e12, 1e12), min_size=1, max_size=400),
        st.lists(st.floats(0.0, 1.0), min_size=1, max_size=4))

@@ -94,8 +94,19 @@ def _ema_block(w: float) -> int:
 
 
 def _debias(w: float, done: int, n: int) -> np.ndarray:
-    """1 - w^k for the finite values done+1 .. done+n."""
-    return 1.0 - w ** np.arange(done + 1, done + n + 1, dtype=np.float64)
+    """1 - w^k for the finite values done+1 .. done+n.
+
+    Once w^k < 2^-60, 1 - w^k is 1.0 exactly in float64: only the k before that are raised to
+    a power (w = 0.6: the first 82), the rest are ones — the same floats, without a power of
+    each of 100,000 points at a replay's first smoothed draw (~8 ms a series)."""
+    out = np.ones(n, dtype=np.float64)
+    if w <= 0.0:
+        return out  # 0^k = 0 for every k >= 1
+    last = math.ceil(60 * math.log(2) / -math.log(w)) + 1  # w^k < 2^-60 for every k > last
+    m = max(0, min(n, last - done))
+    if m:
+        out[:m] = 1.0 - w ** np.arange(done + 1, done + m + 1, dtype=np.float64)
+    return out
 
 
 def _ema_run(f: np.ndarray, w: float, last: float) -> np.ndarray:
@@ -104,7 +115,41 @@ def _ema_run(f: np.ndarray, w: float, last: float) -> np.ndarray:
     Inside one block the recurrence is a scaled cumulative sum, so no Python loop per
     point. Blocks start at f[0]: continuing from the value at the end of a block (a count
     of finite values that is a multiple of `_ema_block(w)`) gives the same floats as one
-    run over everything — what lets `PlotSummary` smooth only the new points."""
+    run over everything — what lets `PlotSummary` smooth only the new points.
+
+    The whole blocks go through numpy at once (one cumulative sum along the rows, and only
+    each block's carry in Python: 513 blocks for 100,000 points at w = 0.6, ~5 ms one by
+    one); the floats are `_ema_blocks`' (the same operations in the same order). Huge values
+    that overflow the scaling take `_ema_blocks`, which does those blocks plainly."""
+    n = len(f)
+    block = _ema_block(w)
+    whole = n // block * block
+    if whole < 2 * block:
+        return _ema_blocks(f, w, last)
+    pw = w ** np.arange(block, dtype=np.float64)
+    a, b = w * pw, (1.0 - w) * pw  # a block's value j: a[j]·(carry in) + b[j]·(scaled sum to j)
+    acc = np.cumsum(f[:whole].reshape(-1, block) * (1.0 / pw), axis=1)
+    ends = (b[-1] * acc[:, -1]).tolist()
+    a_end = float(a[-1])
+    carries = np.empty(len(ends), dtype=np.float64)
+    cur = last
+    for i, end in enumerate(ends):
+        carries[i] = cur
+        cur = a_end * cur + end
+    seg = a * carries[:, None] + b * acc
+    if not np.all(np.isfinite(seg)):
+        return _ema_blocks(f, w, last)
+    if whole == n:
+        return seg.ravel()
+    out = np.empty(n, dtype=np.float64)
+    out[:whole] = seg.ravel()
+    out[whole:] = _ema_blocks(f[whole:], w, cur)
+    return out
+
+
+def _ema_blocks(f: np.ndarray, w: float, last: float) -> np.ndarray:
+    """`_ema_run` one block at a time (a short series, or one whose values overflow the
+    scaling: such a block is done plainly, point by point)."""
     n = len(f)
     out = np.empty(n, dtype=np.float64)
     block = _ema_block(w)
