@@ -86,7 +86,7 @@ NO_SFT_CHECK = "cockpit.doctor.sft_data=false"
 check: that check is a subprocess importing TRL beside the training (at nice 19), and the
 supervisor waits for it (up to 8 s) before it writes the run's end — ~4 s and a TRL import's CPU
 a test. It runs for real in the farm's SFT runs and in test_findings_beyond_metrics, which
-asserts its finding."""
+asserts its finding. `cockpit run --dry-run` honours it too (its `# data:` line says so)."""
 
 
 # -- the run farm --------------------------------------------------------------------------------

@@ -23,6 +23,7 @@ from cockpit.metrics.completions import CompletionsLibrary
 from cockpit.run import journal
 from cockpit.run.completions_store import INDEX, STORE, CompletionsWriter
 from conftest import FIXTURES, cockpit_cmd
+from helpers import NO_SFT_CHECK
 
 DEMO_SFT = "trainer: sft\nmodel_name_or_path: demo:models/tiny-lm\ndataset_name: demo:data/prompt_completion\n"
 
@@ -124,7 +125,7 @@ def test_an_integer_field_refuses_a_float_that_is_not_a_usable_integer(tmp_path,
 
 @pytest.mark.proc
 def test_a_whole_float_for_an_integer_field_reaches_the_trainer_as_an_integer(tmp_path):
-    proc = _cli("run", "demo-sft", "--dry-run", "--set", "max_steps=1e3", cwd=tmp_path)
+    proc = _cli("run", "demo-sft", "--dry-run", "--set", "max_steps=1e3", "--set", NO_SFT_CHECK, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "\nmax_steps: 1000\n" in proc.stdout
 
@@ -138,7 +139,7 @@ def test_a_broken_user_alerts_file_is_named_at_launch_and_in_the_runs_journal(tm
     config.mkdir()
     (config / "alerts.yaml").write_text("alerts: [ {metric: loss, above: 5\n", encoding="utf-8")
     env = {**os.environ, "COCKPIT_CONFIG_DIR": str(config)}
-    proc = _cli("run", "demo-sft", "--dry-run", cwd=tmp_path, env=env)
+    proc = _cli("run", "demo-sft", "--dry-run", "--set", NO_SFT_CHECK, cwd=tmp_path, env=env)
     assert proc.returncode == 0, proc.stderr
     assert f"# warning: {config / 'alerts.yaml'}: not valid YAML (line 2)" in proc.stdout
 

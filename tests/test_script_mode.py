@@ -16,7 +16,7 @@ from cockpit.launch.script import default_name, prepare_script
 from cockpit.run import journal
 from cockpit.run.folder import RunFolder
 from conftest import REPO, stored_completions, wait_for
-from helpers import hub_cache_env
+from helpers import NO_SFT_CHECK, hub_cache_env
 
 PIPELINE = REPO / "tests" / "fixtures" / "scripts" / "pipeline.py"
 
@@ -223,10 +223,16 @@ def test_a_trl_cli_config_runs_with_its_trainer_named_on_the_command_line(tmp_pa
     config = tmp_path / "sft.yaml"
     config.write_text(f"model_name_or_path: {demo / 'models' / 'tiny-lm'}\n"
                       f"dataset_name: {demo / 'data' / 'prompt_completion'}\nmax_steps: 2\n", encoding="utf-8")
-    for args in (["sft", str(config)], [str(config), "--trainer", "sft"], [str(config), "--set", "trainer=sft"]):
+    # The subject is how the trainer is named: the SFT data check (a TRL import, ~5 s of CPU a
+    # dry run) is off for the last two, and says so.
+    for args in (["sft", str(config)], [str(config), "--trainer", "sft", "--set", NO_SFT_CHECK],
+                 [str(config), "--set", "trainer=sft", "--set", NO_SFT_CHECK]):
         proc = _cli("run", *args, "--dry-run", cwd=tmp_path)
         assert proc.returncode == 0, (args, proc.stderr)
         assert "trainer: sft" in proc.stdout
+        measured = NO_SFT_CHECK not in args
+        assert ("# data: not measured (the preset's cockpit.doctor.sft_data is false)" in proc.stdout) != measured
+        assert ("# data: max_length" in proc.stdout) == measured, proc.stdout
     proc = _cli("run", str(config), "--dry-run", cwd=tmp_path)
     assert proc.returncode == 2 and "cockpit run sft" in proc.stderr
 

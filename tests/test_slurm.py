@@ -62,7 +62,7 @@ def test_gpus_per_node_starts_one_process_per_gpu_unless_num_processes_is_given(
     def srun_line(*sets: str) -> str:
         args = [a for kv in sets for a in ("--set", f"cockpit.launcher.{kv}")]
         proc = subprocess.run(cockpit_cmd("run", "demo-sft", "--runs-dir", str(tmp_path / "runs"), "--dry-run",
-                                          "--set", "cockpit.launcher.kind=slurm", *args),
+                                          "--set", "cockpit.launcher.kind=slurm", "--set", NO_SFT_CHECK, *args),
                               capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
         assert proc.returncode == 0, proc.stderr
         return next(ln for ln in proc.stdout.splitlines() if ln.startswith("srun "))

@@ -102,6 +102,9 @@ def _sft_data_lines(plan) -> None:
 
     if not sft_data.is_sft(plan.spec.name):
         return
+    if sft_data.turned_off(plan.preset.cockpit):
+        print("# data: not measured (the preset's cockpit.doctor.sft_data is false)")
+        return
     try:
         probe = sft_data.probe(sft_data.request_for(plan.preset.trl, plan.preset.cockpit,
                                                     plan.spec.to_json(with_fields=False)))

@@ -38,8 +38,8 @@ COCKPIT_KEYS = {
     "builtin_alerts": "false turns the built-in rules (NaN loss, stalls, disk, trainer family) off",
     "stop_grace_s": "seconds between SIGTERM and SIGKILL on a forced stop",
     "env": "environment variables for the trainer process",
-    "doctor": "the supervisor's checks: hang (factor, floor_s, first_step_s), weights: false, sft_data: false, "
-              "end_wait_s (how long the run's end waits for them, 8 s)",
+    "doctor": "the supervisor's checks: hang (factor, floor_s, first_step_s), weights: false, sft_data: false "
+              "(off in --dry-run too), end_wait_s (how long the run's end waits for them, 8 s)",
     "sample": "cockpit sample and the Checkpoints tab: device (cpu, the default; cuda:N; auto: a GPU no training "
               "uses), max_memory (e.g. 8GB), max_new_tokens",
 }

@@ -43,6 +43,13 @@ def is_sft(trainer: str | None) -> bool:
     return bool(trainer) and traits(str(trainer)).family == "sft"
 
 
+def turned_off(cockpit: dict[str, Any]) -> bool:
+    """Whether the preset's cockpit section turns the SFT data check off (`doctor: {sft_data:
+    false}`): then neither the supervisor runs it beside the run nor `--dry-run` before it."""
+    doctor = cockpit.get("doctor") if isinstance(cockpit, dict) else None
+    return isinstance(doctor, dict) and doctor.get("sft_data") is False
+
+
 def request_for(trl: dict[str, Any], cockpit: dict[str, Any], info: dict[str, Any], *, rows: int = 0) -> dict:
     return {"trl": trl, "cockpit": cockpit, "info": info, "rows": rows}
 
