@@ -15,6 +15,7 @@ import pytest
 from cockpit.run import journal
 from cockpit.run.folder import list_runs
 from conftest import wait_for
+from helpers import NO_SFT_CHECK
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")]
@@ -40,7 +41,7 @@ def test_killing_the_tui_leaves_the_run_alone_and_attach_shows_it_all(tmp_path):
     max_steps = 60
     s1 = _session([sys.executable, "-m", "cockpit.cli", "--runs-dir", str(runs), "demo",
                    "--set", f"max_steps={max_steps}", "--set", "eval_strategy=no",
-                   "--set", "save_steps=1000"], env)
+                   "--set", "save_steps=1000", "--set", NO_SFT_CHECK], env)
     try:
         run = wait_for(lambda: (list_runs(runs) or [None])[0])
 
