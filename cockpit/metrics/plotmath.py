@@ -97,7 +97,7 @@ def _debias(w: float, done: int, n: int) -> np.ndarray:
     """1 - w^k for the finite values done+1 .. done+n.
 
     Once w^k < 2^-60, 1 - w^k is 1.0 exactly in float64: only the k before that are raised to
-    a power (w = 0.6: the first 82), the rest are ones — the same floats, without a power of
+    a power (w = 0.6: the first 83), the rest are ones — the same floats, without a power of
     each of 100,000 points at a replay's first smoothed draw (~8 ms a series)."""
     out = np.ones(n, dtype=np.float64)
     if w <= 0.0:
