@@ -71,8 +71,9 @@ class CompletionsPane(Vertical):
     def on_resize(self) -> None:
         """The tables are cut to the pane's width: a new width draws them again at once (a
         finished run brings no new data that would, and a pane drawn before its first layout
-        had no width yet)."""
-        self.show(self.data)
+        had no width yet). A pane hidden with its tab has no width: it is drawn when shown."""
+        if self.size.width:
+            self.show(self.data)
 
     def _set(self, **changes: Any) -> None:
         self.browse = replace(self.browse, **changes)
