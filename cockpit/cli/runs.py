@@ -102,7 +102,7 @@ def _sft_data_lines(plan) -> None:
 
     if not sft_data.is_sft(plan.spec.name):
         return
-    if sft_data.turned_off(plan.preset.cockpit):
+    if sft_data.turned_off(plan.preset.cockpit.get("doctor")):
         print("# data: not measured (the preset's cockpit.doctor.sft_data is false)")
         return
     try:

@@ -43,10 +43,9 @@ def is_sft(trainer: str | None) -> bool:
     return bool(trainer) and traits(str(trainer)).family == "sft"
 
 
-def turned_off(cockpit: dict[str, Any]) -> bool:
-    """Whether the preset's cockpit section turns the SFT data check off (`doctor: {sft_data:
-    false}`): then neither the supervisor runs it beside the run nor `--dry-run` before it."""
-    doctor = cockpit.get("doctor") if isinstance(cockpit, dict) else None
+def turned_off(doctor: Any) -> bool:
+    """Whether a preset's `cockpit.doctor` section turns the SFT data check off (`sft_data:
+    false`): then neither the supervisor runs it beside the run nor `--dry-run` before it."""
     return isinstance(doctor, dict) and doctor.get("sft_data") is False
 
 

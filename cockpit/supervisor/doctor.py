@@ -80,7 +80,7 @@ class Doctor:
         self._probe: subprocess.Popen | None = None
         self._sft = None
         if not script_section(run) and sft_data.is_sft(run.read_status().trainer) \
-                and not sft_data.turned_off(run.cockpit_section()):
+                and not sft_data.turned_off(self.settings):
             self._sft = threading.Thread(target=self._sft_data, name="cockpit-doctor-sft", daemon=True)
             self._sft.start()
 
