@@ -149,7 +149,8 @@ async def test_the_prompt_box_takes_keys_as_text_and_two_picks_at_most(tmp_path)
         table.focus()
         await pilot.press("r")
         assert not pane.busy and pane.sampler is None
-        assert any("no prompts" in n.message for n in app._notifications)
+        await app_wait(pilot, lambda: any("no prompts" in n.message for n in app._notifications),
+                       "the notification")  # notify() reaches the app on its next turn
 
 
 # -- a sampler that fails: one line in the tab, the app goes on ------------------------------------
@@ -299,6 +300,8 @@ async def test_the_chat_shows_its_sampling_settings_takes_new_ones_and_sends_the
         assert not boxes["seed"].has_focus and pane.has_class("-chat")
         chat.focus()
         await pilot.press(*"hello", "enter")
+        await app_wait(pilot, lambda: any(n.title == "sampling settings" for n in app._notifications),
+                       "the notification")
         told = [n for n in app._notifications if n.title == "sampling settings"]
         assert len(told) == 1 and told[0].message.splitlines() == [
             "max new tokens 0: give a whole number from 1 to 32,768",

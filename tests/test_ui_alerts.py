@@ -81,7 +81,9 @@ async def test_an_alert_fired_while_attached_rings_and_shows_in_the_bar_and_its_
         assert bar.display and bar.has_class("-ring")
         loss_plots = [p for p in grid.plots() if "loss" in p.panel.keys]
         assert loss_plots and all(p.has_class("-alerting") for p in loss_plots)
-        assert any("loss = 2 at step 6" in n.message for n in app._notifications)
+        # notify() posts a message to the app: the notification arrives on its next turn
+        await app_wait(pilot, lambda: any("loss = 2 at step 6" in n.message for n in app._notifications),
+                       "the notification")
 
 
 async def test_a_rule_added_from_a_focused_plot_reaches_control_alerts_yaml(tmp_path):

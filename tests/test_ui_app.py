@@ -262,7 +262,7 @@ async def test_a_replay_named_on_the_command_line_builds_home_only_when_the_user
     app = app_for(tmp_path, "replay", [str(tmp_path / "nope.json")])
     async with app.run_test(size=SIZE) as pilot:
         await app_wait(pilot, lambda: isinstance(app.screen, HomeScreen), "home")
-        assert any("no such file" in m for m in notifications(app))
+        await app_wait(pilot, lambda: any("no such file" in m for m in notifications(app)), "the error said")
 
 
 # -- themes and help --------------------------------------------------------------------------
@@ -297,7 +297,8 @@ async def test_bad_user_theme_files_are_reported_once_and_skipped(tmp_path):
     (user / "mine.yaml").write_text("name: mine\nprimary: '#ff0000'\ndark: true\n", encoding="utf-8")
     app = app_for(tmp_path, theme_dirs=[shipped_themes_dir(), user])
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await app_wait(pilot, lambda: any("broken.toml" in m or "nocolour" in m for m in notifications(app)),
+                       "the themes' notification")  # notify() reaches the app on its next turn
         theme_notes = [m for m in notifications(app) if "broken.toml" in m or "nocolour" in m]
         assert len(theme_notes) == 1
         assert "broken.toml" in theme_notes[0] and "nocolour.yaml" in theme_notes[0]

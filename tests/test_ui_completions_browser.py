@@ -64,7 +64,8 @@ async def test_a_typed_step_that_was_not_logged_shows_the_nearest(tmp_path):
         pane = await open_completions_tab(app, pilot)
         await pilot.press("g", "2", "4", "enter")
         await app_wait(pilot, lambda: pane.shown_step() == 20, "step 20, the nearest to 24")
-        assert any("showing step 20" in n.message for n in app._notifications)
+        await app_wait(pilot, lambda: any("showing step 20" in n.message for n in app._notifications),
+                       "the notification")  # notify() reaches the app on its next turn
         step_box = pane.query_one("#completions-step")
         assert not step_box.can_focus and app.focused is pane.query_one("#completions-table")
         await pilot.press("3")  # out of the box, digits switch tabs again

@@ -21,6 +21,11 @@ def keymap(tmp_path: Path, text: str) -> Path:
     return path
 
 
+def keymap_notes(app) -> list:
+    """The notifications about keymap.toml (notify() reaches the app on its next turn: wait for them)."""
+    return [n for n in app._notifications if n.title.startswith("keymap.toml")]
+
+
 def open_live(tmp_path: Path, keymap_file: Path):
     from cockpit.ui.screens.live import LiveRunScreen
 
@@ -71,6 +76,7 @@ async def test_a_bad_entry_is_one_line_naming_it_and_the_fix_and_the_rest_applie
     _run, app, live = open_live(tmp_path, path)
     async with app.run_test(size=SIZE) as pilot:
         await app_wait(pilot, live, "live screen with a state")
+        await app_wait(pilot, lambda: keymap_notes(app), "the keymap's notification")
         told = [n for n in app._notifications if n.title.startswith("keymap.toml")]
         assert len(told) == 1
         assert told[0].message == "live.stop_sav: no such key binding — did you mean live.stop_save?"
@@ -100,7 +106,7 @@ async def test_a_broken_file_leaves_the_default_keys_and_says_where_it_broke(tmp
 
     app = app_for(tmp_path, keymap_file=keymap(tmp_path, '"home.new_run" = \n'))
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await app_wait(pilot, lambda: keymap_notes(app), "the keymap's notification")
         told = [n.message for n in app._notifications if n.title.startswith("keymap.toml")]
         assert len(told) == 1 and "not valid TOML" in told[0] and "line 1" in told[0]
         await pilot.press("n")
@@ -113,6 +119,7 @@ async def test_a_key_taken_from_another_binding_of_the_screen_is_said(tmp_path):
     _run, app, live = open_live(tmp_path, keymap(tmp_path, '"live.stop_save" = "K"\n'))
     async with app.run_test(size=SIZE) as pilot:
         await app_wait(pilot, live, "live screen with a state")
+        await app_wait(pilot, lambda: keymap_notes(app), "the keymap's notification")
         told = [n.message for n in app._notifications if n.title.startswith("keymap.toml")]
         assert told == ["live.stop_save = 'K': Force stop (live.force_stop) had K and loses it — "
                         "give live.force_stop another key if you want it"]
@@ -148,6 +155,7 @@ async def test_a_nonsense_key_in_the_keymap_is_refused_and_the_default_key_keeps
     keymap.write_text('"home.new_run" = "ctrl+shift+banana"\n', encoding="utf-8")
     app = app_for(tmp_path, keymap_file=keymap)
     async with app.run_test(size=(100, 30)) as pilot:
+        await app_wait(pilot, lambda: keymap_notes(app), "the keymap's notification")
         told = [n for n in app._notifications if n.title.startswith("keymap.toml")]
         assert len(told) == 1 and "'banana' is not a key name" in told[0].message
         def keys():
