@@ -85,14 +85,16 @@ NO_SFT_CHECK = "cockpit.doctor.sft_data=false"
 """The override for a real SFT run through the supervisor whose test is not about the SFT data
 check: that check is a subprocess importing TRL beside the training (at nice 19), and the
 supervisor waits for it (up to 8 s) before it writes the run's end — ~4 s and a TRL import's CPU
-a test. It runs for real in the farm's SFT runs and in test_findings_beyond_metrics, which
-asserts its finding. `cockpit run --dry-run` honours it too (its `# data:` line says so)."""
+a test. The farm's SFT shapes pass it too (no test of theirs reads the data check's findings, and
+the farm is trained while other tests wait for it); the check runs for real beside a run in
+test_findings_beyond_metrics, which asserts its finding, and test_migrate's chat-template launch.
+`cockpit run --dry-run` honours it too (its `# data:` line says so)."""
 
 
 # -- the run farm --------------------------------------------------------------------------------
 
 TINY_SFT = ["max_steps=4", "save_steps=2", "eval_steps=2", "cockpit.completions.every_steps=2",
-            "cockpit.completions.num_prompts=2"]
+            "cockpit.completions.num_prompts=2", NO_SFT_CHECK]
 
 
 @dataclass(frozen=True)
@@ -113,7 +115,8 @@ SHAPES: dict[str, Shape] = {
     "sft-lora": Shape("demo-sft", (*TINY_SFT, "use_peft=true", "lora_r=4", "lora_target_modules=all-linear",
                                    "cockpit.name=lora"),
                       "its LoRA twin (adapter checkpoints)"),
-    "stopped": Shape("demo-sft", ("max_steps=24", "save_steps=1000", "eval_strategy=no", "cockpit.completions={}"),
+    "stopped": Shape("demo-sft", ("max_steps=24", "save_steps=1000", "eval_strategy=no", "cockpit.completions={}",
+                                  NO_SFT_CHECK),
                      "demo-sft of 24 steps stopped with a save by `cockpit stop` after 5 or more", stop_after=5),
     "grpo": Shape("demo-grpo", ("max_steps=18",),
                   "demo-grpo of 18 steps (its two rewards, completions every step), by `cockpit run demo-grpo "

@@ -92,7 +92,7 @@ def _close(proc: subprocess.Popen) -> None:
 
 @pytest.mark.slow
 def test_a_script_that_trains_to_the_end_after_its_supervisor_was_killed_reads_finished(tmp_path, runs_dir):
-    run, proc = _pipeline(tmp_path, runs_dir, max_steps=25, sleep=0.2)
+    run, proc = _pipeline(tmp_path, runs_dir, max_steps=10, sleep=0.5)  # long in time, few steps
     try:
         proc.wait(timeout=60)
         wait_for(lambda: _steps(run), timeout=300)
@@ -126,7 +126,7 @@ def test_a_script_that_exits_0_mid_training_is_not_finished(tmp_path, runs_dir):
 
 @pytest.mark.slow
 def test_a_journal_emptied_mid_run_does_not_turn_a_trained_script_into_one_that_never_trained(tmp_path, runs_dir):
-    run, proc = _pipeline(tmp_path, runs_dir, max_steps=40, sleep=0.1)
+    run, proc = _pipeline(tmp_path, runs_dir, max_steps=10, sleep=0.4)  # long in time, few steps
     try:
         proc.wait(timeout=60)
         wait_for(lambda: _steps(run), timeout=300)

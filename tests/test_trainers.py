@@ -1,7 +1,8 @@
-"""Every CPU-capable trainer of the installed TRL, through the real runner, on the tiny assets.
+"""Every CPU-capable trainer of the installed TRL, through the real runner, on the tiny assets,
+and the demo presets' periodic samples.
 
 The runs share one process (TRL's import costs ~9 s; a tiny run 1-4 s), started once for the
-module; each test then checks one trainer's run folder.
+module; each test then checks one run folder.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import sys
 import pytest
 from trainer_matrix import tiny_preset
 
+from cockpit.config.presets import apply_overrides, load_preset
 from cockpit.config.validate import validate
 from cockpit.launch.plan import prepare
 from cockpit.run import journal
@@ -78,6 +80,17 @@ def matrix(registry, tmp_path_factory):
         plan = validate(preset, registry)
         assert any("reward function code will run" in w for w in plan.warnings)
         folders["grpo-file-reward"] = prepare(plan, runs)
+    # The demo presets' periodic samples (written by the runner, so they share this process, first):
+    # demo-sft trained long enough to write text, and demo-dpo's training pairs.
+    demos = {}
+    if "sft" in folders:
+        demos["demo-sft"] = prepare(validate(apply_overrides(load_preset("demo-sft"), [
+            "max_steps=40", "save_steps=1000", "eval_strategy=no", "cockpit.completions.every_steps=20"]),
+            registry), runs)
+    if "dpo" in folders:
+        demos["demo-dpo"] = prepare(validate(apply_overrides(load_preset("demo-dpo"), [
+            "max_steps=4", "save_steps=1000", "cockpit.completions.every_steps=2"]), registry), runs)
+    folders = {**demos, **folders}
     code = ("import sys\nfrom cockpit.runner.main import main\n"
             "codes = [main([d]) for d in sys.argv[1:]]\nprint('CODES', codes)\n")
     proc = subprocess.run([sys.executable, "-c", code, *[str(r.path) for r in folders.values()]],
@@ -194,3 +207,60 @@ def test_a_reward_function_from_a_named_file_is_used(matrix):
     assert any("rewards/brevity/mean" in r.data for r in metrics)
     comps = stored_completions(run)
     assert "brevity" in comps[-1].data["rows"][0]["rewards"]
+
+
+# -- the demo presets' periodic samples ----------------------------------------------------------
+
+
+def test_the_sft_demo_samples_show_text_after_training_starts(matrix):
+    """The demo's periodic samples show text, not only end-of-text tokens (40 steps of demo-sft)."""
+    folders, proc = matrix
+    if "demo-sft" not in folders:
+        pytest.skip("sft not in this matrix")
+    run = folders["demo-sft"]
+    assert _outcome(run)["state"] == "finished", proc.stderr[-3000:]
+    from cockpit.metrics.rundata import load_journal
+
+    data, _ = load_journal(run.events, run.name)  # as the completions tab reads them
+    samples = {step: [row["completion"] for row in data.completions.rows(step)]
+               for step in data.completions.steps()}
+    assert 40 in samples, samples
+    for step, completions in samples.items():
+        for text in completions:
+            visible = text.replace("<|endoftext|>", "").replace("<|pad|>", "").strip()
+            assert visible, f"step {step}: {completions}"
+
+
+def test_the_dpo_demo_samples_carry_the_pair_its_loss_is_computed_on(matrix):
+    """Issue 30: TRL's DPO trainer logs batch means only. The periodic samples of a preference
+    trainer carry the training pair of their prompt as the trainer tokenized it: chosen and
+    rejected, their log-probs under the policy and the frozen reference, and the margin."""
+    import math
+
+    import yaml
+
+    folders, proc = matrix
+    if "demo-dpo" not in folders:
+        pytest.skip("dpo not in this matrix")
+    run = folders["demo-dpo"]
+    assert _outcome(run)["state"] == "finished", proc.stderr[-3000:]
+    from cockpit.metrics.rundata import load_journal
+
+    data, _ = load_journal(run.events, run.name)
+    assert data.library is not None  # what the completions tab reads
+    steps = data.library.steps()
+    assert steps[-2:] == [2, 4], steps
+    beta = float(yaml.safe_load(run.run_yaml.read_text(encoding="utf-8")).get("beta", 0.1))
+    refs = set()
+    for step in (2, 4):
+        rows = data.library.rows(step)
+        assert len(rows) == 3
+        for row in rows:
+            pair = row["extra"]  # the tab's columns
+            assert pair["chosen"].strip() and pair["rejected"].strip() and pair["chosen"] != pair["rejected"]
+            c, r = pair["logps/chosen"], pair["logps/rejected"]
+            rc, rr = pair["ref logps/chosen"], pair["ref logps/rejected"]
+            assert all(math.isfinite(v) and v < 0 for v in (c, r, rc, rr))
+            assert pair["margin"] == pytest.approx(beta * ((c - rc) - (r - rr)), rel=1e-6)
+            refs.add((row["prompt"], rc, rr))
+    assert len(refs) == 3, "the reference is frozen: the same log-probs at every step"

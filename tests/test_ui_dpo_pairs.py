@@ -1,6 +1,6 @@
 """Issue 30: the completions tab of a DPO run shows the pair its loss is computed on — chosen and
 rejected, their log-probs under the policy and the reference, the margin — as the runner's
-periodic samples carry them (`runner/samples.py`; the real run is in test_demo_samples.py)."""
+periodic samples carry them (`runner/samples.py`; the real run is in test_trainers.py, beside the trainer matrix)."""
 
 from __future__ import annotations
 
