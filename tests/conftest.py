@@ -112,6 +112,19 @@ def wait_for(pred, timeout: float = 240.0, every: float = 0.2):
     raise AssertionError(f"timed out after {timeout:.0f}s waiting")
 
 
+def wait_journal_end(run, timeout: float = 60.0) -> list:
+    """The run's journal once its end is in it. The supervisor writes the final status first and
+    `run_ended` right after it (a reader that sees `run_ended` finds the status final), so a test
+    that waited for the status reads the journal after this: one `run_ended` an attempt."""
+    from cockpit.run import journal
+
+    def ended():
+        records = journal.read_all(run.events)[0]
+        ends = sum(r.kind == journal.RUN_ENDED for r in records)
+        return records if ends >= (run.read_status().attempt or 1) else None
+    return wait_for(ended, timeout=timeout, every=0.1)
+
+
 def stored_completions(run) -> list:
     """A run's completions as one `completions` record a step, read from its completions store;
     each journal pointer (`completions_ref`) must have its rows there."""

@@ -15,7 +15,7 @@ from cockpit.launch.plan import start_supervisor
 from cockpit.launch.script import default_name, prepare_script
 from cockpit.run import journal
 from cockpit.run.folder import RunFolder
-from conftest import REPO, stored_completions, wait_for
+from conftest import REPO, stored_completions, wait_for, wait_journal_end
 from helpers import NO_SFT_CHECK, hub_cache_env
 
 PIPELINE = REPO / "tests" / "fixtures" / "scripts" / "pipeline.py"
@@ -37,6 +37,7 @@ def _run_to_end(command: list[str], cwd: Path, runs_dir: Path, **kw) -> RunFolde
     run = prepare_script(command, cwd=cwd, runs_dir=runs_dir, **kw)
     start_supervisor(run)
     wait_for(lambda: run.read_status().state not in ("starting", "running", "stopping"), timeout=300)
+    wait_journal_end(run)
     return run
 
 

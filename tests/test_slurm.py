@@ -19,7 +19,7 @@ from cockpit.launch.plan import launch, start_supervisor, stop
 from cockpit.launch.script import prepare_script
 from cockpit.run import journal
 from cockpit.run.folder import RunFolder
-from conftest import REPO, wait_for
+from conftest import REPO, wait_for, wait_journal_end
 from helpers import NO_SFT_CHECK
 
 PIPELINE = REPO / "tests" / "fixtures" / "scripts" / "pipeline.py"
@@ -124,7 +124,7 @@ def test_a_preset_on_slurm_goes_queued_running_finished_with_two_processes(runs_
     assert status.state == "finished", (status, run.stdout_log.read_text()[-3000:])
     assert status.job_id and (run.path / "slurm.sbatch").is_file()
     assert "queued" in seen or "running" in seen
-    records = _records(run)
+    records = wait_journal_end(run)
     started = [r for r in records if r.kind == journal.RUN_STARTED]
     assert len(started) == 1 and started[0].data["world_size"] == 2
     assert [r.step for r in records if r.kind == journal.METRICS and not r.data.get("summary")] == [1, 2, 3, 4]

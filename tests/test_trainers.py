@@ -107,6 +107,16 @@ def _outcome(run):
     return json.loads((run.control / "outcome.json").read_text())
 
 
+def _finished(matrix, key: str, trainer: str):
+    """The matrix's run `key`, trained to its end (skipped where `trainer` is not in the matrix)."""
+    folders, proc = matrix
+    if key not in folders:
+        pytest.skip(f"{trainer} not in this matrix")
+    run = folders[key]
+    assert _outcome(run)["state"] == "finished", f"{key}: {_outcome(run)}\n{proc.stderr[-3000:]}"
+    return run
+
+
 @pytest.mark.parametrize("name", ["sft", "dpo", "kto", "reward", "grpo", "rloo", "distillation",
                                   "cpo", "orpo", "online_dpo", "gkd", "gold", "gmpo", "a2po", "tpo",
                                   "sdft", "sdpo", "iw_opd", "bema_for_ref_model", "ppo"])
@@ -156,11 +166,7 @@ def test_cpu_only_machine_turns_bf16_off_with_a_warning(matrix):
 
 @pytest.mark.parametrize("name", ["sft-nopad", "grpo-nopad"])
 def test_a_tokenizer_without_pad_token_gets_one_and_trains(matrix, name):
-    folders, proc = matrix
-    if name not in folders:
-        pytest.skip("trainer not in this matrix")
-    run = folders[name]
-    assert _outcome(run)["state"] == "finished", proc.stderr[-3000:]
+    run = _finished(matrix, name, name.split("-")[0])
     records, _ = journal.read_all(run.events)
     pad = [r for r in records if r.kind == "warning" and r.data.get("code") == "pad_token"]
     assert pad and "no pad token" in pad[0].data["message"]
@@ -197,11 +203,7 @@ def test_trl_yaml_is_accepted_by_trls_own_cli_parser(matrix, registry):
 
 
 def test_a_reward_function_from_a_named_file_is_used(matrix):
-    folders, proc = matrix
-    if "grpo-file-reward" not in folders:
-        pytest.skip("grpo not in this matrix")
-    run = folders["grpo-file-reward"]
-    assert _outcome(run)["state"] == "finished", proc.stderr[-3000:]
+    run = _finished(matrix, "grpo-file-reward", "grpo")
     records, _ = journal.read_all(run.events)
     metrics = [r for r in records if r.kind == "metrics" and not r.data.get("summary")]
     assert any("rewards/brevity/mean" in r.data for r in metrics)
@@ -214,11 +216,7 @@ def test_a_reward_function_from_a_named_file_is_used(matrix):
 
 def test_the_sft_demo_samples_show_text_after_training_starts(matrix):
     """The demo's periodic samples show text, not only end-of-text tokens (40 steps of demo-sft)."""
-    folders, proc = matrix
-    if "demo-sft" not in folders:
-        pytest.skip("sft not in this matrix")
-    run = folders["demo-sft"]
-    assert _outcome(run)["state"] == "finished", proc.stderr[-3000:]
+    run = _finished(matrix, "demo-sft", "sft")
     from cockpit.metrics.rundata import load_journal
 
     data, _ = load_journal(run.events, run.name)  # as the completions tab reads them
@@ -239,11 +237,7 @@ def test_the_dpo_demo_samples_carry_the_pair_its_loss_is_computed_on(matrix):
 
     import yaml
 
-    folders, proc = matrix
-    if "demo-dpo" not in folders:
-        pytest.skip("dpo not in this matrix")
-    run = folders["demo-dpo"]
-    assert _outcome(run)["state"] == "finished", proc.stderr[-3000:]
+    run = _finished(matrix, "demo-dpo", "dpo")
     from cockpit.metrics.rundata import load_journal
 
     data, _ = load_journal(run.events, run.name)
