@@ -16,7 +16,7 @@ from cockpit.launch.plan import launch_prepared
 from cockpit.launch.script import prepare_script, script_segments
 from cockpit.run import journal
 from cockpit.run.folder import RunFolder
-from conftest import REPO, cockpit_cmd, wait_for
+from conftest import REPO, cockpit_cmd, wait_for, wait_journal_end
 
 TWO = REPO / "tests" / "fixtures" / "scripts" / "two_trainers.py"
 
@@ -38,7 +38,7 @@ def test_a_script_that_builds_no_trainer_ends_saying_so(tmp_path, runs_dir):
     assert status.state == "finished" and status.exit_code == 0
     assert status.reason.startswith("no Trainer was built")
     assert "training finished" not in status.reason
-    end = [r for r in journal.read_all(run.events)[0] if r.kind == journal.RUN_ENDED][-1]
+    end = [r for r in wait_journal_end(run) if r.kind == journal.RUN_ENDED][-1]
     assert end.data["reason"] == status.reason and "builds a transformers or TRL Trainer" in end.data["fix"]
     rows = json.loads(_cli("runs", "--json", "--runs-dir", str(runs_dir)).stdout)
     assert [r["reason"] for r in rows if r["name"] == run.name] == [status.reason]
