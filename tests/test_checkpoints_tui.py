@@ -14,7 +14,7 @@ from cockpit.run import journal
 from cockpit.run.folder import complete_checkpoint, list_checkpoints
 from conftest import wait_for as wait_until
 from helpers import NO_SFT_CHECK
-from ui_helpers import app_for, app_wait
+from ui_helpers import app_for, app_wait, notifications
 
 pytestmark = pytest.mark.anyio
 
@@ -149,7 +149,7 @@ async def test_the_prompt_box_takes_keys_as_text_and_two_picks_at_most(tmp_path)
         table.focus()
         await pilot.press("r")
         assert not pane.busy and pane.sampler is None
-        await app_wait(pilot, lambda: any("no prompts" in n.message for n in app._notifications),
+        await app_wait(pilot, lambda: any("no prompts" in m for m in notifications(app)),
                        "the notification")  # notify() reaches the app on its next turn
 
 

@@ -82,7 +82,7 @@ async def test_an_alert_fired_while_attached_rings_and_shows_in_the_bar_and_its_
         loss_plots = [p for p in grid.plots() if "loss" in p.panel.keys]
         assert loss_plots and all(p.has_class("-alerting") for p in loss_plots)
         # notify() posts a message to the app: the notification arrives on its next turn
-        await app_wait(pilot, lambda: any("loss = 2 at step 6" in n.message for n in app._notifications),
+        await app_wait(pilot, lambda: any("loss = 2 at step 6" in m for m in notifications(app)),
                        "the notification")
 
 

@@ -20,6 +20,7 @@ from ui_helpers import (
     completions_header,
     grpo_rows,
     make_run,
+    notifications,
     open_completions_tab,
     sft_records,
     stored_run,
@@ -64,7 +65,7 @@ async def test_a_typed_step_that_was_not_logged_shows_the_nearest(tmp_path):
         pane = await open_completions_tab(app, pilot)
         await pilot.press("g", "2", "4", "enter")
         await app_wait(pilot, lambda: pane.shown_step() == 20, "step 20, the nearest to 24")
-        await app_wait(pilot, lambda: any("showing step 20" in n.message for n in app._notifications),
+        await app_wait(pilot, lambda: any("showing step 20" in m for m in notifications(app)),
                        "the notification")  # notify() reaches the app on its next turn
         step_box = pane.query_one("#completions-step")
         assert not step_box.can_focus and app.focused is pane.query_one("#completions-table")

@@ -77,7 +77,7 @@ async def test_a_bad_entry_is_one_line_naming_it_and_the_fix_and_the_rest_applie
     async with app.run_test(size=SIZE) as pilot:
         await app_wait(pilot, live, "live screen with a state")
         await app_wait(pilot, lambda: keymap_notes(app), "the keymap's notification")
-        told = [n for n in app._notifications if n.title.startswith("keymap.toml")]
+        told = keymap_notes(app)
         assert len(told) == 1
         assert told[0].message == "live.stop_sav: no such key binding — did you mean live.stop_save?"
         await pilot.press("ctrl+s")
@@ -107,7 +107,7 @@ async def test_a_broken_file_leaves_the_default_keys_and_says_where_it_broke(tmp
     app = app_for(tmp_path, keymap_file=keymap(tmp_path, '"home.new_run" = \n'))
     async with app.run_test(size=SIZE) as pilot:
         await app_wait(pilot, lambda: keymap_notes(app), "the keymap's notification")
-        told = [n.message for n in app._notifications if n.title.startswith("keymap.toml")]
+        told = [n.message for n in keymap_notes(app)]
         assert len(told) == 1 and "not valid TOML" in told[0] and "line 1" in told[0]
         await pilot.press("n")
         await app_wait(pilot, lambda: isinstance(app.screen, SetupScreen), "n still opens the form")
@@ -120,7 +120,7 @@ async def test_a_key_taken_from_another_binding_of_the_screen_is_said(tmp_path):
     async with app.run_test(size=SIZE) as pilot:
         await app_wait(pilot, live, "live screen with a state")
         await app_wait(pilot, lambda: keymap_notes(app), "the keymap's notification")
-        told = [n.message for n in app._notifications if n.title.startswith("keymap.toml")]
+        told = [n.message for n in keymap_notes(app)]
         assert told == ["live.stop_save = 'K': Force stop (live.force_stop) had K and loses it — "
                         "give live.force_stop another key if you want it"]
         await pilot.press("K")
@@ -156,7 +156,7 @@ async def test_a_nonsense_key_in_the_keymap_is_refused_and_the_default_key_keeps
     app = app_for(tmp_path, keymap_file=keymap)
     async with app.run_test(size=(100, 30)) as pilot:
         await app_wait(pilot, lambda: keymap_notes(app), "the keymap's notification")
-        told = [n for n in app._notifications if n.title.startswith("keymap.toml")]
+        told = keymap_notes(app)
         assert len(told) == 1 and "'banana' is not a key name" in told[0].message
         def keys():
             return list(app.screen.query_one(Footer).query("FooterKey"))
