@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from cockpit.errors import failure
+from cockpit.runner import startup
 
 DEFAULT_LIMIT = 20_000
 """Rows measured for truncation; a larger set is sampled evenly (and the answer says so)."""
@@ -163,10 +164,11 @@ def main(argv: list[str] | None = None) -> int:
             request = _request_from_run(args[1], 0)
         else:
             request = json.loads(sys.stdin.read())
-        from datasets.utils.logging import disable_progress_bar
+        with startup.heavy_start():  # the whole check is the training stack's start and one measure
+            from datasets.utils.logging import disable_progress_bar
 
-        disable_progress_bar()
-        answer = measure(request)
+            disable_progress_bar()
+            answer = measure(request)
     except Exception as exc:  # noqa: BLE001 - the caller gets one line, never a traceback
         answer = {"error": failure(exc)}
     sys.stdout.write(json.dumps(answer) + "\n")

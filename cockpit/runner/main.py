@@ -16,6 +16,7 @@ import traceback
 from cockpit.errors import CockpitError, failure
 from cockpit.run import diagnose, journal
 from cockpit.run.folder import RunFolder, parse_run_argv, write_atomic
+from cockpit.runner import startup
 from cockpit.trainers import versions
 
 
@@ -37,20 +38,21 @@ def _write_outcome(run: RunFolder, jw: journal.JournalWriter, **outcome: object)
 
 def train(run: RunFolder, jw: journal.JournalWriter, resume_from: str | None) -> str:
     jw.write(journal.phase("importing", "torch, transformers, trl"))
-    import torch
-    from accelerate import PartialState
+    with startup.heavy_start():
+        import torch
+        from accelerate import PartialState
 
-    from cockpit.runner.assets import ensure_for_run
-    from cockpit.runner.build import build, read_run
-    from cockpit.runner.callback import CockpitCallback
-    from cockpit.runner.samples import make_sampler
+        from cockpit.runner.assets import ensure_for_run
+        from cockpit.runner.build import build, read_run
+        from cockpit.runner.callback import CockpitCallback
+        from cockpit.runner.samples import make_sampler
 
-    ensure_for_run(run.run_yaml)
-    cuda = torch.cuda.is_available()
-    state = PartialState()
-    writer = jw
+        ensure_for_run(run.run_yaml)
+        cuda = torch.cuda.is_available()
+        state = PartialState()
+        writer = jw
 
-    built = build(run, writer, cuda=cuda)
+        built = build(run, writer, cuda=cuda)
     trainer = built.trainer
     _, cockpit, info = read_run(run)
     for w in built.warnings:
