@@ -234,7 +234,7 @@ def test_the_samplers_folder_holds_its_modules_and_names_no_cockpit(tmp_path):
     files = {p.relative_to(folder).as_posix() for p in folder.rglob("*.py")}
     assert files == {f"{sampler.PRIVATE}/{f}" for f in ("__init__.py", "errors.py", "runner/__init__.py",
                                                          "runner/sample.py", "runner/merge.py",
-                                                         "runner/parent.py")}
+                                                         "runner/parent.py", "runner/startup.py")}
     for f in folder.rglob("*.py"):
         for node in ast.walk(ast.parse(f.read_text(encoding="utf-8"))):
             if isinstance(node, (ast.Import, ast.ImportFrom)):

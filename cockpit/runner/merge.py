@@ -22,6 +22,7 @@ import traceback
 from pathlib import Path
 
 from cockpit.errors import CockpitError, describe, one_line
+from cockpit.runner import startup
 from cockpit.runner.parent import end_with_parent
 
 OFFLINE_LINE = ("{out} is saved, but the Hugging Face Hub cannot be reached (offline) — push it later: "
@@ -103,7 +104,8 @@ def main(argv: list[str] | None = None) -> int:
     # for minutes, nor a half-written folder beside OUT.
     end_with_parent("merger", on_end=_drop_partial)
     try:
-        out = merge(args.adapter, args.base, Path(args.out), args.tokenizer)
+        with startup.heavy_start():
+            out = merge(args.adapter, args.base, Path(args.out), args.tokenizer)
         print(f"merged {args.adapter} into {args.base}: {out}")
         if args.push:
             print(f"pushed to {push(out, args.push)}")

@@ -22,6 +22,7 @@ import traceback
 from typing import Any
 
 from cockpit.errors import CockpitError, describe, one_line
+from cockpit.runner import startup
 from cockpit.runner.parent import end_with_parent
 
 MEMORY_HEADROOM = 1.25
@@ -260,7 +261,8 @@ def serve(stdin=None) -> int:
                 key = (spec["kind"], spec["path"], spec.get("base") or "", spec.get("tokenizer") or "")
                 if key not in loaded:
                     emit("loading", slot=spec["slot"], label=spec.get("label"))
-                    loaded[key] = load_model(spec, device, int(cap) if cap else None)
+                    with startup.heavy_start():
+                        loaded[key] = load_model(spec, device, int(cap) if cap else None)
                     emit("loaded", slot=spec["slot"], label=spec.get("label"), device=device)
                 models.append((spec, *loaded[key]))
             chat = bool(req.get("chat"))
