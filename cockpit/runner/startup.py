@@ -6,9 +6,9 @@ collection while they pile up: ~1.1 s of the 5–6 s of CPU an import of the sta
 EPYC (1,215 collections, 7 of them full; ~0.3 s in this window). While `heavy_start()` is open the
 young generations are still collected, every 50,000 allocations instead of 700 (young cyclic
 garbage — a dataset's rows, a model's construction — is freed as before), and full collections
-wait; when it ends, `gc.freeze()` moves
-what exists into the permanent generation, which no later collection walks (training's own full
-collections get cheaper too), and the thresholds are put back. Garbage that outlived two young
+wait; when it ends, `gc.freeze()` moves what exists into the permanent generation, which no later
+collection walks (training's own full collections get cheaper too), and the thresholds are put
+back. Garbage that outlived two young
 collections inside the window is frozen with the rest: a few thousand objects after an import.
 Standard library only: the runner, the loss-mask check, the merger and the sampler use it, the
 last two from their bundle on the user's Python (3.9+). A user's own script is left as it is.
