@@ -8,8 +8,8 @@ young generations are still collected, every 50,000 allocations instead of 700 (
 garbage — a dataset's rows, a model's construction — is freed as before), and full collections
 wait; when it ends, `gc.freeze()` moves what exists into the permanent generation, which no later
 collection walks (training's own full collections get cheaper too), and the thresholds are put
-back. Garbage that outlived two young
-collections inside the window is frozen with the rest: a few thousand objects after an import.
+back. Garbage that outlived two young collections inside the window is frozen with the rest: a few
+thousand objects after an import.
 Standard library only: the runner, the loss-mask check, the merger and the sampler use it, the
 last two from their bundle on the user's Python (3.9+). A user's own script is left as it is.
 """
