@@ -147,6 +147,9 @@ def test_a_command_in_another_env_sees_none_of_the_cockpits_packages(tmp_path, r
     # (and the user's Python's compiled copy of sitecustomize.py, where it keeps them)
     assert sorted(p.name for p in (run.path / "hook").iterdir() if p.name != "__pycache__") == \
         [bundle.PRIVATE, "sitecustomize.py"]
+    # The hook's modules leave no bytecode there: written where the run folder was when the process
+    # started, it would make a run folder moved meanwhile again, in part, where it was.
+    assert not list((run.path / "hook" / bundle.PRIVATE).rglob("*.pyc"))
 
 
 @pytest.mark.proc
