@@ -28,6 +28,14 @@ textual.constants.TEXTUAL_ANIMATIONS = os.environ["TEXTUAL_ANIMATIONS"]  # type:
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 sys.dont_write_bytecode = False
 
+# One intra-op thread for torch in every process the suite starts (runners, scripts, samplers, the
+# merger, the workers themselves). Three workers and their children share two cores, and each torch
+# process otherwise starts a thread a core whose OpenMP workers spin between the tiny models' ops:
+# three GRPO scripts at once took 49-53 s of CPU over 26-28 s with torch's default, 21-23 s over
+# 12-13 s with one thread each (2-core EPYC). What a test trains is the same either way. A
+# developer's own setting wins.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
 REPO = Path(__file__).resolve().parents[1]
 
 # The workers' cyclic garbage collector. A worker runs hundreds of Textual apps one after another, and

@@ -412,7 +412,9 @@ def test_a_resumed_script_carries_on_from_the_checkpoint_command_txt_names_whate
     from its step; a checkpoint the script chose itself is kept, said, and named by command.txt."""
     how = tmp_path / "resume-as"
     cmd = [sys.executable, str(PIPELINE), str(demo / "models" / "tiny-lm"), str(demo / "data"), "out", "--stage",
-           "sft", "--max-steps", "14", "--save-steps", "2", "--sleep", "0.5", "--resume-as-file", str(how)]
+           "sft", "--max-steps", "20", "--save-steps", "2", "--sleep", "0.5", "--resume-as-file", str(how)]
+    # 20 steps: each stop comes a few steps after the attempt is seen training (later under load), and
+    # the third attempt must still be short of the end when its stop lands (14 once was not: 4 workers)
     run = prepare_script(cmd, cwd=tmp_path, runs_dir=runs_dir, name="resumes")
     out = tmp_path / "out"
 
@@ -477,7 +479,7 @@ def test_a_resumed_script_carries_on_from_the_checkpoint_command_txt_names_whate
                                                           "out/checkpoint-2, not "), said()
         wait_for(lambda: not run.read_status().live, timeout=300)
         assert run.read_status().state == "finished", run.stdout_log.read_text()[-3000:]
-        assert steps()[-1] == 14
+        assert steps()[-1] == 20
     finally:
         if run.read_status().live:
             _cli("stop", run.name, "--force", "--grace", "1", "--runs-dir", str(runs_dir))
