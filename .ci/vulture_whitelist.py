@@ -22,6 +22,7 @@ _._get_terminal_size  # bench/frame_driver.py: the driver's size
 _.bytes_written  # bench/frame_driver.py: what the driver wrote, read by the bench
 _.TEXTUAL_ANIMATIONS  # textual.constants.TEXTUAL_ANIMATIONS: App.__init__ reads it (tests/conftest.py sets it)
 _.dont_write_bytecode  # sys.dont_write_bytecode: the import system and pytest's rewrite read it (tests/conftest.py sets it)
+_.set_data  # importlib's SourceFileLoader.set_data: the import system calls it to cache bytecode (the hook's sitecustomize overrides it)
 
 # numpy, tokenizers, transformers and TRL read these.
 _.writeable  # ndarray.flags.writeable
