@@ -23,7 +23,7 @@ from cockpit.config.validate import ValidationError, validate
 from cockpit.run import journal
 from cockpit.run.folder import RunFolder
 from conftest import cockpit_cmd, wait_for
-from helpers import NO_SFT_CHECK, farm_copy
+from helpers import NO_SFT_CHECK, STOPPED_STEPS, farm_copy
 
 
 def cockpit(*args: str, columns: int | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
@@ -48,13 +48,13 @@ def _ends(run: RunFolder) -> list[journal.Record]:
 
 def _stopped_run(runs: Path) -> tuple[RunFolder, int]:
     """A run stopped with a checkpoint a few steps in, the way a user does it: `cockpit stop` (a copy of
-    the run farm's `stopped` run: 24 steps, stopped by `cockpit stop` after 5 or more, tests/helpers.py)."""
+    the run farm's `stopped` run: STOPPED_STEPS steps, stopped with a save after 5 or more, tests/helpers.py)."""
     run = farm_copy("stopped", runs)
     end = wait_for(lambda: (_ends(run) or [None])[-1])
     assert end.data["state"] == "stopped", end.data
     wait_for(lambda: not run.read_status().live)
     last = _metric_steps(run)[-1]
-    assert last < 24 and run.checkpoints()[-1].name == f"checkpoint-{last}"
+    assert last < STOPPED_STEPS and run.checkpoints()[-1].name == f"checkpoint-{last}"
     return run, last
 
 
@@ -107,7 +107,7 @@ def test_resume_wait_follows_the_new_attempt_and_exits_0_when_it_finishes(resume
     # The journal shows the steps continuing from the checkpoint to max_steps.
     steps = _metric_steps(run)
     resumed_steps = steps[steps.index(last) + 1:]
-    assert resumed_steps[0] == last + 1 and resumed_steps[-1] == 24
+    assert resumed_steps[0] == last + 1 and resumed_steps[-1] == STOPPED_STEPS
     assert [e.data["state"] for e in _ends(run)] == ["stopped", "finished"]
 
 
@@ -121,7 +121,7 @@ def test_watch_follows_a_resumed_run_to_the_end_of_its_newest_attempt(resumed):
     assert lines[-1].startswith("ended: finished"), lines[-5:]
     ended = [line for line in lines if line.startswith("ended:")]
     assert [e.split()[1] for e in ended] == ["stopped", "finished"]
-    assert f"step {last + 1}:" in watch.stdout and "step 24:" in watch.stdout
+    assert f"step {last + 1}:" in watch.stdout and f"step {STOPPED_STEPS}:" in watch.stdout
 
 
 # -- 4: a finished run is not resumed past its end -------------------------------------------

@@ -141,7 +141,7 @@ def test_a_stopped_and_resumed_run_gets_a_resume_check_with_both_segments(farm_r
     from cockpit.errors import CockpitError
     from cockpit.launch.plan import resume, stop
 
-    run = farm_run("stopped")  # the run farm's: 24 demo-sft steps, `cockpit stop` with a save after 5 or more
+    run = farm_run("stopped")  # the run farm's: STOPPED_STEPS demo-sft steps, stopped with a save after 5 or more
     try:
         assert run.read_status().state == "stopped"
         last = _metric_steps(run)[-1]
@@ -153,7 +153,7 @@ def test_a_stopped_and_resumed_run_gets_a_resume_check_with_both_segments(farm_r
         try:
             stop(run, save=False, grace_s=5)
         except CockpitError:
-            pass  # the resumed attempt reached its step 24 and ended by itself
+            pass  # the resumed attempt reached its last step and ended by itself
         wait_for(lambda: not run.read_status().live, timeout=60)
     assert found.severity == "info", found.summary
     assert found.summary.startswith(f"the resume from checkpoint-{last} carries on: step {last + 1} follows {last}")

@@ -17,7 +17,7 @@ from cockpit.launch.plan import launch, resume, stop
 from cockpit.run import journal
 from cockpit.run.folder import RunFolder
 from conftest import cockpit_cmd, stored_completions, wait_for
-from helpers import NO_SFT_CHECK, fake_argv, fake_run, farm_cli
+from helpers import NO_SFT_CHECK, STOPPED_STEPS, fake_argv, fake_run, farm_cli
 
 
 def _metric_steps(run: RunFolder) -> list[int]:
@@ -66,8 +66,8 @@ def test_demo_grpo_wait_in_an_empty_directory(farm_run):
 
 @pytest.mark.slow
 def test_stop_and_save_then_resume_continues_the_same_journal(farm_run):
-    """The stop with a save is the run farm's `stopped` run (tests/helpers.py: 24 demo-sft steps,
-    `cockpit stop` after 5 or more), a copy of it; the resume, more steps and the force stop are here."""
+    """The stop with a save is the run farm's `stopped` run (tests/helpers.py: STOPPED_STEPS demo-sft steps,
+    stopped with a save after 5 or more), a copy of it; the resume, more steps and the force stop are here."""
     run = farm_run("stopped")
     end = wait_for(lambda: _ended(run))
     assert end.data["state"] == "stopped", end.data
@@ -75,7 +75,7 @@ def test_stop_and_save_then_resume_continues_the_same_journal(farm_run):
     assert status.state == "stopped" and status.exit_code == 0
     steps_before = _metric_steps(run)
     last = steps_before[-1]
-    assert last < 24
+    assert last < STOPPED_STEPS
     ckpts = run.checkpoints()
     assert ckpts and ckpts[-1].name == f"checkpoint-{last}"
     records, _ = journal.read_all(run.events)
