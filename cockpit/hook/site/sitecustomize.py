@@ -37,6 +37,7 @@ except Exception as exc:  # noqa: BLE001
     # user's own sitecustomize has run, nor when the hook's own import is what failed (below).
     print(f"cockpit: your sitecustomize failed: {type(exc).__name__}: {exc}", file=sys.stderr)
 
+
 class _SourceOnly(importlib.machinery.SourceFileLoader):
     """Loads a module of the hook's without caching its bytecode: Python would write it under the
     path the run folder had when this process started, making again whatever of that path is
