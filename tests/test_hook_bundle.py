@@ -116,6 +116,37 @@ def test_the_hook_folder_imports_on_the_oldest_python_a_supported_trl_line_runs_
     assert compiled.returncode == 0, compiled.stdout + compiled.stderr
 
 
+def test_the_hooks_own_modules_are_loaded_without_writing_their_bytecode(tmp_path, monkeypatch):
+    """The bootstrap's finder (in the user's process, first on sys.meta_path): the hook's package and
+    its modules are found where Python finds them and compiled without a `.pyc` written beside them
+    (under the path the run folder had at the start, which a move makes wrong); every other name is
+    left to Python."""
+    import importlib.util
+
+    built = bundle.build(tmp_path / "hook")
+    source = Path(bundle.__file__).parent / "site" / "sitecustomize.py"
+    spec = importlib.util.spec_from_file_location("cockpit_bootstrap_under_test", source)
+    assert spec is not None and spec.loader is not None
+    site = importlib.util.module_from_spec(spec)
+    monkeypatch.delenv("COCKPIT_RUN_DIR", raising=False)  # not watching: only the classes are made
+    monkeypatch.setattr(sys, "path", [str(source.parent)])  # and no user's sitecustomize to chain to
+    spec.loader.exec_module(site)
+    monkeypatch.undo()
+
+    finder = site._OwnModules(str(built))
+    assert finder.own == {bundle.PRIVATE}
+    assert finder.find_spec("json") is None and finder.find_spec("sitecustomize") is None
+    package = finder.find_spec(bundle.PRIVATE, [str(built)])
+    module = finder.find_spec(f"{bundle.PRIVATE}.files", [str(built / bundle.PRIVATE)])
+    assert package is not None and module is not None
+    assert isinstance(package.loader, site._SourceOnly) and isinstance(module.loader, site._SourceOnly)
+    assert sys.dont_write_bytecode is False  # (tests/conftest.py): Python would write them here
+    compile_and_run = importlib.util.module_from_spec(package)
+    package.loader.exec_module(compile_and_run)
+    assert module.loader.get_code(module.name) is not None
+    assert not list(built.rglob("*.pyc"))
+
+
 @pytest.fixture(scope="module")
 def bare_venv(tmp_path_factory) -> Path:
     """A Python env of its own: no cockpit, no numpy, no transformers."""
