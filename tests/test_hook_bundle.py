@@ -124,7 +124,7 @@ def test_the_hooks_own_modules_are_loaded_without_writing_their_bytecode(tmp_pat
     import importlib.util
 
     built = bundle.build(tmp_path / "hook")
-    source = Path(bundle.__file__).parent / "site" / "sitecustomize.py"
+    source = bundle._SITECUSTOMIZE  # the bootstrap the bundle copies
     spec = importlib.util.spec_from_file_location("cockpit_bootstrap_under_test", source)
     assert spec is not None and spec.loader is not None
     site = importlib.util.module_from_spec(spec)
