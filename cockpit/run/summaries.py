@@ -110,9 +110,11 @@ def _effective(st: Status, run: RunFolder | None = None) -> tuple[str, str | Non
         return "failed", "the supervisor process is gone (machine restarted or it was killed)"
     from cockpit.run import owner
 
-    if st.job_id is None and owner.run_processes(run.path, st.pgid, st.pid_started, exclude=(st.supervisor_pid,),
-                                                 marker=st.marker):
-        return "running", (f"{SUPERVISOR_GONE} — the trainer is still running (pid {st.pid}); "
+    alive = [] if st.job_id is not None else owner.run_processes(
+        run.path, st.pgid, st.pid_started, exclude=(st.supervisor_pid,), marker=st.marker, trainer_only=True)
+    if alive:  # the pids named are the ones alive now: the recorded leader may have died before its children
+        pids = ", ".join(str(p.pid) for p in sorted(alive, key=lambda p: p.pid != st.pid)[:4])
+        return "running", (f"{SUPERVISOR_GONE} — the trainer is still running (pid {pids}); "
                            "`cockpit stop --force` ends it, `cockpit stop` saves and stops it")
     return _ended_unsupervised(run)
 

@@ -29,7 +29,7 @@ from cockpit.files import write_atomic
 from cockpit.hook.bundle import child_env
 from cockpit.launch import launchers as launcher
 from cockpit.launch import slurm
-from cockpit.run import RUN_DIR_ENV, diagnose, journal, owner, secrets
+from cockpit.run import HELPER_ENV, RUN_DIR_ENV, diagnose, journal, owner, secrets
 from cockpit.run.folder import LIVE_STATES, Request, RunFolder, Status, parse_run_argv, read_tail, script_section
 from cockpit.run.summaries import tail_records
 from cockpit.supervisor.doctor import start_doctor
@@ -51,6 +51,7 @@ def _read_env(run: RunFolder) -> dict[str, str]:
     env.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     env.update(secrets.resolve_env(run.cockpit_section().get("env")))
     env[RUN_DIR_ENV] = str(run.path)
+    env.pop(HELPER_ENV, None)  # the trainer is the run's own, never one of the supervisor's helpers
     return env
 
 
@@ -140,6 +141,7 @@ class Supervision:
         # included), so `stop --force` and the sweep at the end find them (`run/owner.py`); set after
         # the start, it is not in this process's own /proc environ: the supervisor is never "marked".
         os.environ[owner.RUN_DIR_ENV] = str(run.path)
+        os.environ[HELPER_ENV] = "1"  # ... as a helper: the trainer's own environment leaves it out (`_read_env`)
         status.supervisor_pid = os.getpid()
         status.supervisor_started = owner.start_time(os.getpid())
         status.marker = str(run.path)
