@@ -318,8 +318,11 @@ class Supervision:
         status.signal = signum
         status.reason = diag.reason
         status.fix = diag.fix or None
-        _save_status(run, status)  # first: a reader that sees run_ended finds the status final too
+        unsaved = _save_status(run, status)  # first: a reader that sees run_ended finds the status final too
         jw.write(ended)  # when training ended, not when the notifications are done
+        if unsaved:  # even the reserved room failed: the journal's run_ended is the run's end (`runs` reads it)
+            jw.write(journal.warning(f"status.json could not be written at the run's end: {unsaved} — "
+                                     "the run's end is this journal's run_ended line", code="status_unwritten"))
         for done in Request:
             run.clear_request(done)
         for watcher in self.watchers:
@@ -465,16 +468,19 @@ def _open_log(path: Path) -> BinaryIO:
     return os.fdopen(open_own(path, os.O_WRONLY | os.O_APPEND), "ab")
 
 
-def _save_status(run: RunFolder, status: Status) -> None:
-    """status.json, whatever the disk says: the atomic write needs a free block; on a full disk it
-    goes through the room reserved beside it (`RunFolder.reserve_status`), renamed in whole — a
-    reader never sees half a status; when even that fails, one line on stderr, and the supervisor
-    and the run go on."""
+def _save_status(run: RunFolder, status: Status) -> str | None:
+    """status.json, whatever the disk says: the atomic write needs a free block and a free inode;
+    on a full disk, or one out of inodes, it goes through the room reserved beside it
+    (`RunFolder.reserve_status`), renamed in whole — a reader never sees half a status; when even
+    that fails, one line on stderr naming why (out of inodes said as such), returned, and the
+    supervisor and the run go on."""
     try:
         run.write_status(status)
     except OSError as exc:
-        say(f"cockpit: cannot write {run.status_json}: {exc}")
-
+        why = diagnose.write_failure(exc, run.path)
+        say(f"cockpit: cannot write {run.status_json}: {why}")
+        return why
+    return None
 
 
 def main(argv: list[str] | None = None) -> int:
