@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import stat
 import subprocess
@@ -196,7 +197,35 @@ def test_the_hang_finding_quotes_py_spys_own_error_line_not_its_backtrace(tmp_pa
     monkeypatch.setattr(hang, "py_spy", lambda: _fake_py_spy(tmp_path, f"cat >&2 <<'EOF'\n{refused}EOF\nexit 1"))
     dump = hang.dump_stack(os.getpid(), timeout_s=10)
     assert "9: main" not in dump.error and "Operation not permitted" in dump.error
-    assert ("yama" in dump.error) == hang.YAMA.exists()  # the sysctl is suggested only where it is there
+    assert dump.error.startswith(f"py-spy may not read pid {os.getpid()}: ")
+    assert ("ptrace_scope" in dump.error) == ((hang._yama_scope() or 0) > 0)  # Yama named only where it refuses
+    caused = ("Error: Failed to open process\n\nCaused by:\n    0: Operation not permitted (os error 1)\n\n"
+              "Stack backtrace:\n   9: main\n")
+    monkeypatch.setattr(hang, "py_spy", lambda: _fake_py_spy(tmp_path, f"cat >&2 <<'EOF'\n{caused}EOF\nexit 1"))
+    dump = hang.dump_stack(os.getpid(), timeout_s=10)
+    assert "(Caused by: Operation not permitted (os error 1))" in dump.error and "(Caused by:)" not in dump.error
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"), reason="needs root and setpriv")
+def test_py_spy_refused_as_root_without_cap_sys_ptrace_says_so_with_the_containers_fix():
+    """The real refusal: root with CAP_SYS_PTRACE dropped (as a container runs) may not trace
+    another user's process; the line says root without the capability, and the fix, not
+    "ptrace refused" nor an empty "(Caused by:)"."""
+    target = subprocess.Popen(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                               sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        time.sleep(0.5)
+        code = ("import sys\nfrom cockpit.findings import hang\n"
+                f"print(hang._has_cap_sys_ptrace()); print(hang.dump_stack({target.pid}, timeout_s=30).error)")
+        done = subprocess.run(["setpriv", "--bounding-set=-sys_ptrace", "--inh-caps=-sys_ptrace",
+                               sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+        cap, error = done.stdout.strip().split("\n", 1)
+        assert cap == "False", done.stderr
+        assert error.startswith(f"py-spy may not read pid {target.pid}: running as root without CAP_SYS_PTRACE")
+        assert "--cap-add SYS_PTRACE" in error and "(Caused by:)" not in error and "ptrace refused" not in error
+    finally:
+        target.kill()
+        target.wait()
 
 
 # -- B6: out of inodes is not out of space ------------------------------------------------------
