@@ -407,3 +407,50 @@ def test_stop_and_save_works_on_a_run_folder_moved_mid_run(tmp_path, runs_dir):
     finally:
         _close(proc)
         _cleanup(moved)
+
+
+# -- a wall clock set two days forward --------------------------------------------------------------
+
+TWO_DAYS = 2 * 86400.0
+
+
+def test_a_wall_clock_jump_makes_no_hang_finding_and_no_stall_alert(tmp_path, monkeypatch):
+    """The doctor and the alert engine measure every "how long since" on the monotonic clock: a run
+    that steps every few hundredths of a second, then sees the wall clock (and the trainer's record
+    times) jump two days forward, is neither "stuck at step 6: 172800 s without a step" nor stalled."""
+    from cockpit.alerts.engine import AlertEngine
+    from cockpit.alerts.rules import parse_rules
+    from cockpit.run.folder import Status
+    from cockpit.supervisor.doctor import Doctor
+    from cockpit.supervisor.watch import Beat
+
+    run = RunFolder(tmp_path / "run")
+    run.path.mkdir()
+    run.run_yaml.write_text("trainer: script\ncockpit:\n  script: {command: [python, t.py]}\n", encoding="utf-8")
+    run.write_status(Status(state="running", name=run.name, trainer="script"))
+    engine = AlertEngine(parse_rules([{"stalled_minutes": 30, "do": ["journal"]}]))  # its own default clock ...
+    assert engine.clock is time.monotonic  # ... the monotonic one (a default bound at import: no patch reaches it)
+    beat = Beat(pid=os.getpid(), started_at=time.monotonic(), live=True)
+    real_time = time.time
+    with journal.JournalWriter(run.events) as jw:
+        doctor = Doctor(run, jw)
+        for step in range(1, 7):
+            recs = [journal.phase("training")] if step == 1 else []
+            rec = journal.metrics(step, {"loss": 1.0 / step})
+            rec.t = time.time()
+            recs.append(rec)
+            doctor.next_poll = 0.0
+            doctor.poll(recs, beat)
+            engine.feed(recs)
+            time.sleep(0.05)
+        monkeypatch.setattr(time, "time", lambda: real_time() + TWO_DAYS)  # the wall clock, and only it
+        for _ in range(3):
+            doctor.next_poll = 0.0
+            doctor.poll([], beat)
+            assert engine.tick(started_at=beat.started_at, live=True) == []
+        doctor.ended(journal.run_ended("finished"), Beat(pid=None, started_at=beat.started_at, live=False))
+    monkeypatch.setattr(time, "time", real_time)
+    records, _ = journal.read_all(run.events)
+    found = [r for r in records if r.kind == journal.FINDING]
+    assert not [f for f in found if "hang" in str(f.data.get("kind"))], found
+    assert not (run.path / "hangs").exists()

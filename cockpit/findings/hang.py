@@ -66,7 +66,9 @@ def positive(raw: Any, default: float) -> float:
 
 
 class StepClock:
-    """When steps arrived; says how long a silence means a hang."""
+    """When steps arrived; says how long a silence means a hang. Its times are one process's
+    `time.monotonic()` when it saw each step, never a wall clock: a clock set two days forward
+    (NTP, a VM resumed) is no 172,800 s silence."""
 
     def __init__(self, limits: HangLimits) -> None:
         self.limits = limits

@@ -129,6 +129,8 @@ class Supervision:
         self.jw = journal.JournalWriter(run.events, on_trouble=self._journal_trouble)
         self.child: subprocess.Popen[bytes] | None = None
         self.stopped_by_signal = False
+        self.started_mono = time.monotonic()
+        """When this attempt started, on the monotonic clock (`Beat.started_at`)."""
         """SIGTERM or SIGINT reached the supervisor itself: the run ends as a forced stop does."""
 
     def _journal_trouble(self, why: str | None) -> None:  # a journal that cannot be written is a flag in status
@@ -146,6 +148,7 @@ class Supervision:
         status.supervisor_started = owner.start_time(os.getpid())
         status.marker = str(run.path)
         status.started = time.time()
+        self.started_mono = time.monotonic()
         _save_status(run, status)  # at once: readers prove this process by its start time
         self.alerts = start_alerts(run, self.jw, status.trainer)
         findings = findings_watcher(run, self.jw, status.trainer)
@@ -295,7 +298,7 @@ class Supervision:
                 pass
 
     def beat(self, pid: int | None) -> Beat:
-        return Beat(pid=pid, started_at=self.status.started or time.time(),
+        return Beat(pid=pid, started_at=self.started_mono,
                     live=self.status.state in LIVE_STATES)
 
     def finish(self, state: str, exit_code: int | None, signum: int | None, diag: diagnose.Diagnosis) -> int:
