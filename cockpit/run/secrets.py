@@ -1,16 +1,21 @@
 """What a run needs but its folder must not hold: tokens, and the environment it was launched with.
 
 A run folder is copied, shared, attached to an issue; what is in it is read by whoever gets it.
-So the values of `--env HF_TOKEN=…` (a name that says token, key, secret, password, …) and
-literal notify targets (URLs with tokens in them) are kept in a user-only file in the config dir
+So the values of `--env HF_TOKEN=…` (a name that says token, key, secret, password, …), of any
+`--env` whose value gives it away (a URL with a password, a Slack or Discord webhook URL, a known
+token prefix, a long random string: `why_secret`), and literal notify targets (URLs with tokens in
+them) are kept in a user-only file in the config dir
 (`~/.config/cockpit/run-secrets/<id>.json`, mode 0600 in a 0700 folder), and run.yaml and
 command.txt keep the name and a reference, `secret:<id>/<name>`. The supervisor resolves the
 references when it starts the command; a copy of the folder on another account resolves none.
 
 A script run's launch environment is kept there too (`<id>.env.json`): `cockpit resume` from
 another shell starts the command with the environment it was launched with, not that shell's.
+Where the config folder cannot be written (a read-only HOME), a run that keeps no secret goes on
+with one warning line, and one that must keep some is refused: both name the folder and
+`COCKPIT_CONFIG_DIR`, which moves it.
 
-The standard library only (the ground floor: `cockpit.paths`)."""
+The standard library only (the ground floor: `cockpit.errors`, `cockpit.paths`)."""
 
 from __future__ import annotations
 
@@ -116,10 +121,6 @@ def _read(path: Path) -> dict[str, Any]:
     except (OSError, ValueError):
         return {}
     return obj if isinstance(obj, dict) else {}
-
-
-def is_secret(name: str, value: str) -> bool:
-    return why_secret(name, value) is not None
 
 
 def keep(run_id: str, values: dict[str, str]) -> dict[str, str]:
