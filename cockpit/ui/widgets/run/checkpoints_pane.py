@@ -158,6 +158,8 @@ class CheckpointsPane(Vertical):
         self._metric_labels: tuple[str, str] | None = None
         self._request: smp.SampleRequest | None = None
         self._chat_choice: smp.Choice | None = None
+        self._chat_column: Column | None = None
+        """The chat's turns as shown, kept while the chat is left (Escape, a side-by-side run)."""
         self.last_prompt = ""
         """The text the model saw last (a chat: every turn so far, through the chat template)."""
 
@@ -376,13 +378,21 @@ class CheckpointsPane(Vertical):
         if self.found is None:
             return
         try:
-            self._chat_choice = self._choices(1)[0]
+            choice = self._choices(1)[0]
         except CockpitError as exc:
             self.app.notify(str(exc), severity="error", markup=False)
             return
         self.add_class("-chat")
-        self.chat_turns = []
-        self.columns = {"a": Column(f"chat with {self._chat_choice.label}", chat=True)}
+        # `c` again on the same checkpoint goes on with the chat left with Escape (its turns are
+        # shown again and sent with the next one); another checkpoint starts a new chat.
+        same = self._chat_choice is not None and self._chat_column is not None and \
+            (choice.label, choice.spec) == (self._chat_choice.label, self._chat_choice.spec)
+        self._chat_choice = choice
+        if not same:
+            self.chat_turns = []
+            self._chat_column = Column(f"chat with {choice.label}", chat=True)
+        assert self._chat_column is not None
+        self.columns = {"a": self._chat_column}
         self._render_columns()
         self.set_status(markup("[dim]Enter sends your turn · temperature, max tokens and seed (shift+tab) apply to "
                                "each turn · Escape leaves the chat[/]"))
