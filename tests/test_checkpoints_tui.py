@@ -360,3 +360,38 @@ async def test_escape_out_of_a_chat_and_c_again_goes_on_with_the_earlier_turns(t
         await app_wait(pilot, lambda: len(pane.chat_turns) == 4 and not pane.busy, "the second answer")
         sent = [json.loads(line) for line in fake.with_suffix(".requests").read_text(encoding="utf-8").splitlines()]
         assert [t["content"] for t in sent[-1]["prompts"][0]] == ["hello", "t=0.0 n=64 s=0", "again"]
+
+
+LOADING_SAMPLER = """#!/bin/sh
+# A stand-in for the sampler process that is still loading its model: it says so, then waits.
+read request
+echo '{"event": "loading", "slot": "a", "label": "checkpoint-2"}'
+exec cat > /dev/null
+"""
+
+
+@pytest.mark.proc  # the sampler's stand-in is a real process, on real pipes
+async def test_while_the_model_loads_the_answer_pane_says_so_not_an_empty_answer(tmp_path):
+    from textual.widgets import DataTable, TextArea
+
+    from cockpit.ui.widgets.run.checkpoints_pane import CheckpointsPane
+
+    run = _run_sampled_by(tmp_path, LOADING_SAMPLER, 0o755)
+    app = app_for(tmp_path, mode="live", paths=[str(run.path)])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app_wait(pilot, lambda: app.screen.query("#checkpoints-pane"), "the run view", limit=60)
+        await pilot.press("8")
+        await app_wait(pilot, lambda: app.screen.query(CheckpointsPane), "the Checkpoints tab")
+        pane = app.screen.query_one(CheckpointsPane)
+        table = pane.query_one(DataTable)
+        await app_wait(pilot, lambda: table.row_count == 1 and str(table.get_row_at(0)[1]) == "checkpoint-2",
+                       "the checkpoint listed")
+        pane.query_one(TextArea).text = "hello"
+        table.focus()
+        await pilot.press("r")
+        answer = pane.query_one("#ckpt-answer-a")
+        await app_wait(pilot, lambda: "loading checkpoint-2" in _status(pane), "the sampler loading")
+        await pilot.pause()
+        shown = str(answer.render())
+        assert "empty answer" not in shown and "loading the model" in shown, shown
+        pane.stop_sampler()
