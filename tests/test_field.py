@@ -601,3 +601,47 @@ def test_a_finished_script_run_trains_further_with_resume_set_max_steps(tmp_path
     assert changed == ["cockpit resume --set: Trainer 1 of the script trains with max_steps 2 → 4"], changed
     assert marker.read_text() == "train() returned at step 4\n"
     assert run.read_status().state == "finished"
+
+
+def _bare_venv(where: Path) -> Path:
+    """A venv with no packages at all: a Python that cannot import transformers or torch."""
+    import venv
+
+    venv.EnvBuilder(with_pip=False, symlinks=True).create(where)
+    return where / "bin" / "python"
+
+
+@pytest.mark.slow
+def test_sample_and_merge_take_python_for_a_model_trained_elsewhere(tmp_path):
+    """An output folder trained outside the cockpit, in another env: `sample --python PY` loads it
+    with that env's Python; a Python that lacks transformers is named, with the fix."""
+    from helpers import farm_copy
+
+    run = farm_copy("sft", tmp_path / "runs")
+    out = run.output_dir()
+    bare = _bare_venv(tmp_path / "bare")
+    ask = ("--prompt", "hi", "--max-new-tokens", "2", "--no-keep")
+
+    done = _cli("sample", str(out), *ask, "--python", sys.executable)
+    assert done.returncode == 0 and "── prompt 1: hi" in done.stdout, done.stderr
+
+    lacks = _cli("sample", str(out), *ask, "--python", str(bare))
+    line = lacks.stderr.strip().splitlines()[-1]
+    assert lacks.returncode != 0 and "No module named" in line and f"it ran on {bare} (given with --python)" in line
+
+    # a run that recorded a Python without transformers (the env it trained in is gone, or other):
+    # the line names the Python it tried and says to give --python
+    with journal.JournalWriter(run.events) as jw:
+        jw.write(journal.run_started("sft", output_dir=str(out), python=str(bare)))
+    tried = _cli("sample", run.name, *ask, "--runs-dir", str(run.path.parent))
+    line = tried.stderr.strip().splitlines()[-1]
+    assert tried.returncode != 0 and "No module named" in line, tried.stderr
+    assert f"it ran on {bare} (the Python the run's script trained with); give the Python of the env the model " \
+           "was trained in: --python " in line, line
+    assert _cli("sample", run.name, *ask, "--python", sys.executable,
+                "--runs-dir", str(run.path.parent)).returncode == 0
+
+    merged = _cli("merge", str(out), "-o", str(tmp_path / "merged"), "--python", "/no/such/python")
+    assert merged.returncode == 2 and merged.stderr.strip() == (
+        "cockpit: --python /no/such/python: no such program — give the python of the env the model was trained in, "
+        "e.g. /path/to/venv/bin/python"), merged.stderr
