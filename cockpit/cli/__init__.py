@@ -126,6 +126,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("run")
     s.add_argument("--save", action="store_true", default=True,
                    help="save a checkpoint at the next step, then stop (default)")
+    s.add_argument("--finish-script", action="store_true",
+                   help="a script run: after the checkpoint, let the script go on past train() to its own "
+                        "ending (its final save, evaluate, push_to_hub); by default it ends at the checkpoint")
     s.add_argument("--force", action="store_true", help="SIGTERM the run's process group, then SIGKILL")
     s.add_argument("--grace", type=float, default=None, help="seconds before SIGKILL (default 10)")
     s.add_argument("--runs-dir", dest="runs_dir", default=argparse.SUPPRESS)
