@@ -194,7 +194,8 @@ END_WORD_WAIT_S = 15.0
 """How long a force stop waits for the run's supervisor to write the run's end once its processes are gone."""
 
 
-def stop(run: RunFolder, *, save: bool, grace_s: float | None = None, wait: bool = True) -> Status:
+def stop(run: RunFolder, *, save: bool, grace_s: float | None = None, wait: bool = True,
+         by: str | None = None) -> Status:
     """save=True: the runner saves a checkpoint at the next step and ends `stopped`.
     save=False: SIGTERM to the run's processes, SIGKILL after `grace_s`; ends `killed`.
 
@@ -202,7 +203,8 @@ def stop(run: RunFolder, *, save: bool, grace_s: float | None = None, wait: bool
     and the run's marker in their environment), one by one: a pid that was reused is left alone,
     and a helper that left the group (`start_new_session`) is found by its marker all the same. A
     trainer whose supervisor died is stopped all the same, and its end is written here; with the
-    supervisor alive, `stop` waits (bounded) for it to write the end, so it returns the final state."""
+    supervisor alive, `stop` waits (bounded) for it to write the end, so it returns the final state.
+    `by` says who asked, in the request file (`cockpit mcp`'s actions: "agent")."""
     from cockpit.run.summaries import effective_state, supervisor_alive
 
     status = run.read_status()
@@ -212,7 +214,7 @@ def stop(run: RunFolder, *, save: bool, grace_s: float | None = None, wait: bool
         raise CockpitError(f"{run.name} is not running (state: {state}{why}) — nothing to stop")
     orphan = status.live and not supervisor_alive(status) and status.host == os.uname().nodename
     if save:
-        run.request(Request.STOP_SAVE)
+        run.request(Request.STOP_SAVE, **({"by": by} if by else {}))
         return status
     try:
         run.request(Request.STOP_FORCE)
