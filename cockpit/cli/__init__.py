@@ -7,6 +7,7 @@ import argparse
 import os
 import sys
 
+from cockpit.cli.agent import add_parsers as add_agent_parsers
 from cockpit.cli.checkpoints import add_parsers as add_checkpoint_parsers
 from cockpit.cli.findings import cmd_findings
 from cockpit.cli.lossmask import cmd_lossmask
@@ -180,6 +181,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_checkpoint_parsers(sub)
     add_schema_parsers(sub)
+    add_agent_parsers(sub)
     return p
 
 
