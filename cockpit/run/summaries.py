@@ -30,6 +30,7 @@ class RunSummary:
     max_steps: int | None
     eta_s: float | None
     created: float
+    """When the run's newest attempt started (status.json; run.yaml's time for a run without one)."""
     phase: str | None
     reason: str | None
     error: str | None = None
@@ -247,10 +248,14 @@ def summarize(run: RunFolder) -> RunSummary:
     f = tail_facts(run.events)
     trainer = f.trainer or st.trainer
     max_steps = f.max_steps
-    try:
-        created = run.run_yaml.stat().st_mtime
-    except OSError:
-        created = 0.0
+    # When its newest attempt started (status.json), not a file's time: a rename, an archive or
+    # an unarchive rewrites run.yaml, and a run renamed today is not a run started today.
+    created = st.started if isinstance(st.started, (int, float)) and st.started > 0 else None
+    if created is None:
+        try:
+            created = run.run_yaml.stat().st_mtime
+        except OSError:
+            created = 0.0
     if max_steps is not None and max_steps < 0:
         max_steps = None
     return RunSummary(run.name, str(run.path), state, trainer or "?", f.step, max_steps,
