@@ -7,6 +7,7 @@ import argparse
 import os
 import sys
 
+from cockpit.cli.agent import add_parsers as add_agent_parsers
 from cockpit.cli.checkpoints import add_parsers as add_checkpoint_parsers
 from cockpit.cli.findings import cmd_findings
 from cockpit.cli.lossmask import cmd_lossmask
@@ -126,6 +127,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("run")
     s.add_argument("--save", action="store_true", default=True,
                    help="save a checkpoint at the next step, then stop (default)")
+    s.add_argument("--finish-script", action="store_true",
+                   help="a script run: after the checkpoint, let the script go on past train() to its own "
+                        "ending (its final save, evaluate, push_to_hub); by default it ends at the checkpoint")
     s.add_argument("--force", action="store_true", help="SIGTERM the run's process group, then SIGKILL")
     s.add_argument("--grace", type=float, default=None, help="seconds before SIGKILL (default 10)")
     s.add_argument("--runs-dir", dest="runs_dir", default=argparse.SUPPRESS)
@@ -177,6 +181,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_checkpoint_parsers(sub)
     add_schema_parsers(sub)
+    add_agent_parsers(sub)
     return p
 
 

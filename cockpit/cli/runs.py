@@ -302,13 +302,23 @@ def cmd_stop(args: argparse.Namespace) -> int:
     from cockpit.run.summaries import resolve_run
     from cockpit.text import one_line
 
+    if args.force and getattr(args, "finish_script", False):
+        raise CockpitError("--finish-script goes with a stop that saves, not with --force — drop one")
     run = resolve_run(args.run, _runs_dir(args))
     if args.force:
         status = stop(run, save=False, grace_s=args.grace)
         print(f"{one_line(run.name)}: {status.state}")
     else:
-        stop(run, save=True)
-        print(f"{one_line(run.name)}: asked to save a checkpoint and stop at the next step")
+        from cockpit.run.folder import script_section
+
+        finish = bool(getattr(args, "finish_script", False))
+        stop(run, save=True, finish_script=finish)
+        said = f"{one_line(run.name)}: asked to save a checkpoint and stop at the next step"
+        if script_section(run) is not None:
+            said += ("; the script then goes on past train() to its own ending" if finish else
+                     "; the script ends there: nothing after its train() runs (no final save, evaluate or "
+                     "push_to_hub) — `cockpit resume` runs it to its end; --finish-script lets it go on instead")
+        print(said)
     return 0
 
 

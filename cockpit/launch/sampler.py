@@ -164,13 +164,37 @@ def live_note(found: CheckpointSet, device: str) -> str | None:
     return None
 
 
-def sampler_python(found: CheckpointSet) -> str:
-    """A script run's own Python (recorded in run_started), so the model classes match; else ours."""
+def sampler_python(found: CheckpointSet, given: str | None = None) -> str:
+    """The Python the sampler (and merger) runs on: `--python` when given; else a script run's own
+    (recorded in run_started), so the model classes match; else this cockpit's."""
+    return python_and_why(found, given)[0]
+
+
+def python_and_why(found: CheckpointSet, given: str | None = None) -> tuple[str, str]:
+    """(the sampler's Python, how it was chosen, in words); a `--python` that is no program is one line."""
+    if given:
+        path = Path(given).expanduser()
+        if not path.is_file() or not os.access(path, os.X_OK):
+            raise CockpitError(f"--python {given}: no such program — give the python of the env the model was "
+                               "trained in, e.g. /path/to/venv/bin/python")
+        return str(path), "given with --python"
     if found.run is not None:
         recorded = run_started_data(found.run).get("python")
         if recorded and Path(str(recorded)).is_file():
-            return str(recorded)
-    return sys.executable
+            return str(recorded), "the Python the run's script trained with"
+    return sys.executable, "this cockpit's own Python"
+
+
+def missing_module_hint(message: str, python: str, why: str) -> str:
+    """A sampler or merger that could not import what it needs (ModuleNotFoundError: transformers,
+    peft, torch): the line names the Python it ran on and how to give another; others unchanged."""
+    if "No module named" not in message:
+        return message
+    if why.startswith("given"):
+        return f"{message} — it ran on {python} ({why}), which lacks it: give the Python of the env the model " \
+            "was trained in"
+    return (f"{message} — it ran on {python} ({why}); give the Python of the env the model was trained "
+            "in: --python /path/to/venv/bin/python")
 
 
 def read_prompts_file(path: str) -> list[Any]:
@@ -434,10 +458,10 @@ class Sampler:
     chat's turns reuse the loaded model; it is its own session, never in a run's process group."""
 
     @classmethod
-    def for_run(cls, found: CheckpointSet) -> Sampler:
-        """The sampler for a run's checkpoints: through the run's own Python, its stderr in the
-        run's samples/ folder."""
-        return cls(sampler_python(found), sampler_log(found))
+    def for_run(cls, found: CheckpointSet, python: str | None = None) -> Sampler:
+        """The sampler for a run's checkpoints: through the run's own Python (or `python`, from
+        --python), its stderr in the run's samples/ folder."""
+        return cls(sampler_python(found, python), sampler_log(found))
 
     def __init__(self, python: str, log: Path | None = None) -> None:
         env = sampler_env()
