@@ -382,3 +382,18 @@ async def test_output_tab_puts_a_progress_bar_and_the_table_glued_to_it_on_their
             " 33%|███       | 2/6 [00:01<00:02,  2.00it/s]",
             "{'eval_loss': '4.868'}",
         ]
+
+
+def test_the_end_of_a_resumed_run_says_how_long_every_attempt_took_together(tmp_path):
+    from cockpit.runner.main import took
+
+    first = [journal.phase("importing"), *sft_records(range(1, 4)), journal.run_ended("stopped")]
+    for i, rec in enumerate(first):
+        rec.t = 1000.0 + 50 * i / (len(first) - 1)  # 50 s from its first record to its end
+    second = [journal.phase("importing"), *sft_records(range(4, 6))]
+    for rec in second:
+        rec.t = 2000.0
+    run = make_run(tmp_path / "runs", "resumed", [*first, *second])
+    assert took(run, 6.0) == "56s over 2 attempts, the last 6s"  # not "finished in 6s"
+    fresh = make_run(tmp_path / "runs", "fresh", second)
+    assert took(fresh, 6.0) == "6s"
