@@ -24,6 +24,7 @@ async def test_an_eta_past_its_countdown_mid_run_is_not_shown_as_0_s(tmp_path):
     from cockpit.ui.widgets.run.run_header import RunHeader
 
     records = sft_records(range(1, 21), max_steps=40)
+    records[0].t = time.time() - 600  # training started 10 minutes ago: the ETA is not rough
     stale = journal.progress(20, 40, steps_per_s=2.0, eta_s=5.0)
     stale.t = time.time() - 12  # written 12 s ago with 5 s to go: the next step is slow
     run = make_run(tmp_path / "runs", "slow-steps", [*records, stale])
@@ -36,6 +37,19 @@ async def test_an_eta_past_its_countdown_mid_run_is_not_shown_as_0_s(tmp_path):
         with journal.JournalWriter(run.events) as jw:
             jw.write(journal.progress(21, 40, steps_per_s=0.1, eta_s=190.0))
         await app_wait(pilot, lambda: "ETA 3m" in str(header.render()), "a fresh ETA")
+
+
+async def test_the_eta_of_the_first_minutes_is_said_to_be_rough(tmp_path):
+    from cockpit.ui.widgets.run.run_header import RunHeader
+
+    records = sft_records(range(1, 11), max_steps=1000)  # training started now, 1 % trained
+    run = make_run(tmp_path / "runs", "young", records)
+    app = app_for(tmp_path, "live", [str(run.path)])
+    async with app.run_test(size=(160, 48)) as pilot:
+        header = app.screen.query_one(RunHeader)
+        await app_wait(pilot, lambda: "step 10/1000" in str(header.render()), "the header")
+        text = str(header.render())
+        assert "ETA ~" in text and "(rough)" in text, text
 
 
 # -- attach to an output dir keeps its header current -------------------------------------------

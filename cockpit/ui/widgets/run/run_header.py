@@ -21,6 +21,20 @@ BAR_MAX = 20
 BAR_MIN = 6
 
 
+ROUGH_FOR_S = 120.0
+"""The ETA is said to be rough for this long after training starts: the first minutes' rate
+leaves out what comes later (the first eval, the first save, warm-up's end)."""
+ROUGH_BEFORE = 0.05
+"""...and before this part of the steps is trained."""
+
+
+def eta_is_rough(data: RunData, now: float) -> bool:
+    """Whether the ETA rests on too little of the run to be taken at its word (seen: 3x short)."""
+    if data.started is not None and now - data.started < ROUGH_FOR_S:
+        return True
+    return bool(isinstance(data.step, int) and data.max_steps and data.step < ROUGH_BEFORE * data.max_steps)
+
+
 class RunHeader(Static):
     """Two lines: name, trainer, state, phase; then step/max, epoch, speed, ETA and view settings.
 
@@ -78,9 +92,13 @@ class RunHeader(Static):
         if isinstance(data.steps_per_s, (int, float)):
             fact("steps/s", f"{data.steps_per_s:.2f}")
         if state in LIVE_STATES and not training_over:  # no countdown for a run that is ending
-            eta = data.eta_now(time.time())
+            now = time.time()
+            eta = data.eta_now(now)
             # Past its countdown before the last step: say so until the next progress line.
-            fact("ETA", fmt_duration(eta) if eta is not None else "…" if data.eta_s is not None else "-")
+            shown = fmt_duration(eta) if eta is not None else "…" if data.eta_s is not None else "-"
+            if eta is not None and eta_is_rough(data, now):
+                shown = f"~{shown} (rough)"
+            fact("ETA", shown)
         tail = markup("  [dim]│ $v[/]", v=extra) if extra else Content("")
         # The progress bar gets the room the facts leave.
         used = sum(f.cell_length for f in facts) + SEP.cell_length * (len(facts) - 1) + tail.cell_length
