@@ -157,9 +157,9 @@ def test_summary_says_progress_config_and_best_eval_without_env_values(shared):
 
 def test_metrics_keys_and_a_downsampled_series_keep_the_spike_and_name_the_nan(shared):
     _, client = shared
-    err, doc = client.call("metrics", run="hand-made")
+    _err, doc = client.call("metrics", run="hand-made")
     assert {k["key"] for k in doc["keys"]} == {"loss", "learning_rate", "odd[31mkey", "eval_loss"}  # no ESC
-    err, doc = client.call("metrics", run="hand-made", keys=["loss"], points=50)
+    _err, doc = client.call("metrics", run="hand-made", keys=["loss"], points=50)
     loss = doc["series"]["loss"]
     assert loss["count"] == 3000 and len(loss["points"]) <= 50 and loss["downsampled"] is True
     assert loss["max"] == 50.0 and [1500, 50.0] in loss["points"]  # the spike survives MinMaxLTTB
