@@ -88,11 +88,6 @@ class Reader:
                                "trainer_state.json path")
         return check_path(resolve_run_or_path(ref.strip(), self.runs_dir)).resolve()
 
-    def run_folder(self, ref: str) -> RunFolder | None:
-        p = self.path_of(ref)
-        run = RunFolder(p)
-        return run if p.is_dir() and run.exists() else None
-
     def data(self, ref: str) -> tuple[Path, RunData]:
         """The run's RunData as it is now: a run folder's journal followed (only what it gained since
         the last call is read), any other path read again when its files changed."""
