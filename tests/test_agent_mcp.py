@@ -330,3 +330,24 @@ def test_streamable_http_wants_the_token(tmp_path):
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+@pytest.mark.parametrize("chunk", [7, 64, 4 << 20])
+def test_newest_record_is_the_last_of_its_kind_read_backwards_in_chunks(tmp_path, chunk):
+    """What `checkpoints` reads of a 100k-step journal (the newest run_started): the same record
+    a read of every line finds, whatever the chunk cuts through."""
+    from cockpit.run.summaries import newest_record
+
+    path = tmp_path / "events.jsonl"
+    records = [journal.run_started("sft", max_steps=9, output_dir="/first"),
+               *(journal.metrics(s, {"loss": 1.0, "note_run_started": 0.0}) for s in range(1, 40)),
+               journal.run_started("sft", max_steps=9, output_dir="/second", resumed_from="/x/checkpoint-20"),
+               *(journal.metrics(s, {"loss": 1.0}) for s in range(40, 50))]
+    with journal.JournalWriter(path) as jw:
+        jw.write_all(records)
+    with open(path, "ab") as fh:
+        fh.write(b'{"v":1,"kind":"run_started","data":{"trainer":"cut')  # a torn last line: not a record
+    found = newest_record(path, journal.RUN_STARTED, chunk=chunk)
+    assert found is not None and found.data["output_dir"] == "/second"
+    assert newest_record(path, journal.STOP_REQUESTED, chunk=chunk) is None
+    assert newest_record(tmp_path / "none.jsonl", journal.RUN_STARTED) is None

@@ -195,6 +195,45 @@ def _newest(data: bytes, lo: int, hi: int, kind: str) -> Iterator[tuple[journal.
         end = start
 
 
+NEWEST_CHUNK = 4 << 20
+"""How much of a journal `newest_record` reads at a time, from the end backwards."""
+
+
+def newest_record(path: Path, kind: str, chunk: int = NEWEST_CHUNK) -> journal.Record | None:
+    """The newest record of `kind` in the whole journal, without decoding every line: the file is
+    read from its end backwards a chunk at a time, and only the lines holding the
+    `"kind":"..."` marker are decoded (`_newest`). A 100,000-step journal's `run_started` is on
+    its first line: found in ~0.1 s where decoding all 200,000 lines took seconds. A journal not
+    written by cockpit's codec (no marker anywhere) is read record by record."""
+    from cockpit.files import open_regular
+
+    codec = b'"kind":"'
+    try:
+        fh = open_regular(path)
+    except OSError:
+        return None
+    with fh:
+        end = os.fstat(fh.fileno()).st_size
+        carry = b""  # the head of a line the previous chunk began inside
+        seen_codec = False
+        while end > 0:
+            start = max(0, end - chunk)
+            fh.seek(start)
+            block = fh.read(end - start) + carry
+            lo = block.find(b"\n") + 1 if start > 0 else 0
+            if lo == 0 and start > 0:  # a line longer than the chunk: read on with all of it
+                carry, end = block, start
+                continue
+            seen_codec = seen_codec or block.find(codec) >= 0
+            for rec, _ in _newest(block, lo, len(block), kind):
+                return rec
+            carry, end = block[:lo], start
+    if seen_codec:
+        return None
+    found = [r for r in journal.read_all(path)[0] if r.kind == kind]
+    return found[-1] if found else None
+
+
 def tail_facts(path: Path, nbytes: int = TAIL_BYTES) -> _TailFacts:
     """The same facts as `_facts_from_records(tail_records(path))`, without decoding every line:
     a 1,000-run folder's journals hold ~1M lines in their last 256 KB, and the list needs about
