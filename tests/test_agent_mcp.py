@@ -351,3 +351,12 @@ def test_newest_record_is_the_last_of_its_kind_read_backwards_in_chunks(tmp_path
     assert found is not None and found.data["output_dir"] == "/second"
     assert newest_record(path, journal.STOP_REQUESTED, chunk=chunk) is None
     assert newest_record(tmp_path / "none.jsonl", journal.RUN_STARTED) is None
+    with open(path, "ab") as fh:  # the torn line written whole, and a later one: read from where it stopped
+        fh.write(b'"}}\n')
+    with journal.JournalWriter(path) as jw:
+        jw.write(journal.run_started("sft", max_steps=9, output_dir="/third"))
+    assert newest_record(path, journal.RUN_STARTED, chunk=chunk).data["output_dir"] == "/third"
+    path.unlink()  # replaced: read from the start again
+    with journal.JournalWriter(path) as jw:
+        jw.write_all(records[:3])
+    assert newest_record(path, journal.RUN_STARTED, chunk=chunk).data["output_dir"] == "/first"
