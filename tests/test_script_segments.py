@@ -264,7 +264,8 @@ def test_the_cli_names_and_picks_an_earlier_trainers_checkpoint_by_its_key(tmp_p
     missing = _cli("sample", run.name, "--checkpoint", "t1:20", "--prompt", "x", "--runs-dir", str(runs_dir))
     no_traceback(missing)
     assert missing.returncode == 2
-    assert missing.stderr.strip().endswith("no checkpoint at step 20 — there are: 8, 16, 24"), missing.stderr
+    assert missing.stderr.strip() == (f"cockpit: {run.name}: no checkpoint at step 20 of Trainer 1 — there are: "
+                                      "t1:8, t1:16, t1:24, 8, 16 (and base)"), missing.stderr
     full = _cli("merge", run.name, "--checkpoint", "t1:24", "-o", str(tmp_path / "merged"), "--runs-dir", str(runs_dir))
     assert full.returncode == 2 and full.stderr.strip().startswith(
         "cockpit: Trainer 1: checkpoint-24 holds a full model, not a LoRA adapter"), full.stderr

@@ -88,7 +88,7 @@ def choose(found: CheckpointSet, which: str, slot: str, earlier: Sequence[Checkp
     found, which, trainer = resolve_key(found, earlier, which)
     step = str(which).removeprefix("checkpoint-")
     if step.isdigit() and found.checkpoints and all(c.step != int(step) for c in found.checkpoints):
-        where = found.run.name if found.run else str(found.output_dir)
+        where = whole.run.name if whole.run else str(whole.output_dir)
         mine = f" of Trainer {trainer}" if trainer is not None and earlier else ""
         raise CockpitError(f"{where}: no checkpoint at step {int(step)}{mine} — there are: "
                            f"{', '.join(all_keys(whole, earlier))} (and base)")
