@@ -96,6 +96,29 @@ async def test_before_the_first_step_the_plots_say_what_the_run_is_doing_and_the
         await app_wait(pilot, lambda: not waiting.display, "the plots once there is a metric")
 
 
+async def test_steps_trained_before_the_first_log_are_said_with_the_step_of_the_first_log_and_a_spinner(tmp_path):
+    from cockpit.metrics.rundata import RunData
+    from cockpit.ui.screens.run_view import steps_before_first_log
+    from cockpit.ui.widgets.waiting import Waiting
+
+    records = [journal.run_started("sft", max_steps=40, logging_steps=10), journal.phase("training"),
+               journal.progress(3, 40, steps_per_s=1.0, eta_s=1.0)]
+    run = make_run(tmp_path / "runs", "quiet", records)
+    app = app_for(tmp_path, "live", [str(run.path)])
+    async with app.run_test(size=(100, 30)) as pilot:
+        waiting = app.screen.query_one("#plots-waiting", Waiting)
+        await app_wait(pilot, lambda: waiting.display and "step 3" in str(waiting.render()), "the step said")
+        shown = str(waiting.render())
+        assert "first step" not in shown, shown  # three steps are trained: not "waiting for the first step"
+        assert "step 3/40 trained" in shown and "first metrics are logged at step 10" in shown, shown
+        assert waiting.waiting  # a spinner: the wait is alive
+    data = RunData("short")
+    data.apply([journal.run_started("sft", max_steps=4, logging_steps=10), journal.progress(3, 4)])
+    data.state = "running"
+    assert steps_before_first_log(data) == (
+        "step 3/4 trained · logging_steps 10 is more than the run's 4 steps: it logs only its summary at the end")
+
+
 # -- compare of a live run ---------------------------------------------------------------------
 
 

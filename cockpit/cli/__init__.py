@@ -7,6 +7,7 @@ import argparse
 import os
 import sys
 
+from cockpit.cli.agent import add_parsers as add_agent_parsers
 from cockpit.cli.checkpoints import add_parsers as add_checkpoint_parsers
 from cockpit.cli.common import JSON_HELP, RUNS_DIR_HELP
 from cockpit.cli.findings import cmd_findings
@@ -185,6 +186,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_checkpoint_parsers(sub)
     add_schema_parsers(sub)
+    add_agent_parsers(sub)
     return p
 
 

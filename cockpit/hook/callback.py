@@ -81,7 +81,8 @@ class ScriptCallback(CockpitCallback):
                 max_steps=int(state.max_steps) if state.max_steps else None, versions=versions.installed(),
                 device=device, resumed_from=str(self.resumed_from) if self.resumed_from else None,
                 output_dir=str(args.output_dir), trainer_class=self.trainer_class, model=model,
-                script=True, segment=self.segment, python=sys.executable))
+                script=True, segment=self.segment, python=sys.executable,
+                logging_steps=getattr(args, "logging_steps", None)))
             self._check_alone(args)
         self.training = "started"
         _outcome_now()

@@ -196,17 +196,18 @@ END_WORD_WAIT_S = 15.0
 
 
 def stop(run: RunFolder, *, save: bool, grace_s: float | None = None, wait: bool = True,
-         finish_script: bool = False) -> Status:
+         finish_script: bool = False, by: str | None = None) -> Status:
     """save=True: the runner saves a checkpoint at the next step and ends `stopped`; a script ends
     there too (the hook: nothing after its train() runs), unless `finish_script` lets it run its
-    own ending (its final save, evaluate, push_to_hub).
+    own ending (its final save, evaluate, push_to_hub). `by` names who asked (an agent), for the journal.
     save=False: SIGTERM to the run's processes, SIGKILL after `grace_s`; ends `killed`.
 
     Signals go only to processes proved to be the run's (`run/owner.py`: the recorded start time
     and the run's marker in their environment), one by one: a pid that was reused is left alone,
     and a helper that left the group (`start_new_session`) is found by its marker all the same. A
     trainer whose supervisor died is stopped all the same, and its end is written here; with the
-    supervisor alive, `stop` waits (bounded) for it to write the end, so it returns the final state."""
+    supervisor alive, `stop` waits (bounded) for it to write the end, so it returns the final state.
+    `by` says who asked, in the request file (`cockpit mcp`'s actions: "agent")."""
     from cockpit.run.summaries import effective_state, supervisor_alive
 
     status = run.read_status()
@@ -218,10 +219,10 @@ def stop(run: RunFolder, *, save: bool, grace_s: float | None = None, wait: bool
         raise CockpitError(f"{run.name} is not running (state: {state}{why}) — nothing to stop")
     orphan = status.live and not supervisor_alive(status) and status.host == os.uname().nodename
     if save:
-        if finish_script:
-            run.request(Request.STOP_SAVE, finish_script=True)
-        else:
-            run.request(Request.STOP_SAVE)
+        extra: dict[str, object] = {"finish_script": True} if finish_script else {}
+        if by:
+            extra["by"] = by
+        run.request(Request.STOP_SAVE, **extra)
         return status
     try:
         run.request(Request.STOP_FORCE)

@@ -68,7 +68,8 @@ def train(run: RunFolder, jw: journal.JournalWriter, resume_from: str | None) ->
     writer.write(journal.run_started(
         info["name"], world_size=state.num_processes, max_steps=getattr(args, "max_steps", None),
         versions=versions.installed(), device=device, resumed_from=resume_from,
-        output_dir=str(getattr(args, "output_dir", "")), model=built.model.name_or_path))
+        output_dir=str(getattr(args, "output_dir", "")), model=built.model.name_or_path,
+        logging_steps=getattr(args, "logging_steps", None)))
     import inspect
 
     if "resume_from_checkpoint" in inspect.signature(trainer.train).parameters:

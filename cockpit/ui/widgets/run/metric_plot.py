@@ -202,7 +202,8 @@ class MetricPlot(Widget, can_focus=True):
             sx = (smooth[0] / unit, smooth[1]) if smooth is not None else None
             lines.append((x / unit, y, y, sx, key))
         if view.log_y and any(not np.isfinite(y).all() for _, y, _, _, _ in lines):
-            log_note = " · log: ≤0 left out"
+            log_note = " · log y: values ≤0 left out" if any(np.isfinite(y).any() for _, y, _, _, _ in lines) \
+                else " · log y: no value >0 to draw (l: linear)"
         # Raw series of smoothed lines first, faint: the smoothed lines are drawn over them.
         for (x, y, _, smooth, _), c in zip(lines, line_colors, strict=True):
             if smooth is not None:
