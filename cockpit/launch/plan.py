@@ -213,6 +213,8 @@ def stop(run: RunFolder, *, save: bool, grace_s: float | None = None, wait: bool
     status = run.read_status()
     state, reason = effective_state(run)
     if state not in LIVE_STATES:
+        status, state, reason = _starting_now(run, status, state, reason)
+    if state not in LIVE_STATES:
         why = f": {reason}" if reason and state != status.state else ""
         raise CockpitError(f"{run.name} is not running (state: {state}{why}) — nothing to stop")
     orphan = status.live and not supervisor_alive(status) and status.host == os.uname().nodename
@@ -249,6 +251,38 @@ def stop(run: RunFolder, *, save: bool, grace_s: float | None = None, wait: bool
     while time.monotonic() < deadline and run.read_status().live and supervisor_alive(run.read_status()):
         time.sleep(0.1)
     return run.read_status()
+
+
+def _starting_now(run: RunFolder, status: Status, state: str, reason: str | None
+                  ) -> tuple[Status, str, str | None]:
+    """A stop that finds the run ended may meet a resume (or launch) starting it this instant: the
+    starter holds the run's lock before its status says `starting`. Holding the lock here for the
+    moment of the look settles it: free, the run is truly not running (a resume that comes after
+    this is a later one); held, the stop waits (bounded) for the new attempt to say it is live and
+    stops that, or says why it cannot — never "nothing to stop" while a run starts."""
+    from cockpit.run.summaries import effective_state, supervisor_alive
+
+    try:
+        lock = owner.acquire(run.path, run.name)
+    except CockpitError as exc:
+        if "already has an owner" not in str(exc) or supervisor_alive(status):
+            # the lock cannot be opened at all, or the run's own supervisor holds it a moment more
+            # while it exits after writing the end: the status is the word
+            return status, state, reason
+        deadline = time.monotonic() + ENDING_WAIT_S
+        while time.monotonic() < deadline:
+            state, reason = effective_state(run)
+            if state in LIVE_STATES:
+                return run.read_status(), state, reason
+            time.sleep(0.1)
+        raise CockpitError(f"{run.name} is being started or ended by another cockpit command (it holds the run's "
+                           f"lock) and is not running yet — run `cockpit stop {run.name}` again in a moment") from None
+    try:  # nobody can start it while this is held: what the status says now is the answer
+        status = run.read_status()
+        state, reason = effective_state(run)
+    finally:
+        os.close(lock)
+    return status, state, reason
 
 
 def _stop_in_code(run: RunFolder, status: Status, grace_s: float) -> Status:

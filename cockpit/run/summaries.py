@@ -411,6 +411,7 @@ def resolve_run(ref: str, runs_dir: Path) -> RunFolder:
     near miss gets the same "did you mean".
     """
     p = Path(ref).expanduser()
+    _refuse_both(ref, p, runs_dir)
     if p.is_dir():
         run = RunFolder(p)
         if not run.exists():
@@ -427,6 +428,7 @@ def resolve_run_or_path(ref: str, runs_dir: Path) -> Path:
     """For commands that also read files and folders outside the runs dir (replay, export): an
     existing path as given, else the run of that name or prefix."""
     p = Path(ref).expanduser()
+    _refuse_both(ref, p, runs_dir)
     if p.exists() or os.sep in ref or p.suffix in (".json", ".jsonl"):
         return p  # a path: the source reader names what is wrong with it
     found = _find_by_name(ref, runs_dir)
@@ -434,6 +436,22 @@ def resolve_run_or_path(ref: str, runs_dir: Path) -> Path:
         raise CockpitError(f"{ref}: no such file, folder or run in {runs_dir} — "
                            f"{_did_you_mean(ref, runs_dir) or 'give a path, or a run name from `cockpit runs`'}")
     return found.path
+
+
+def _refuse_both(ref: str, p: Path, runs_dir: Path) -> None:
+    """A bare word that is both a file or folder here and a run's name (or unique prefix) in the
+    runs folder: one line naming both and how to give each (with a slash, neither is a name)."""
+    if not ref or os.sep in ref or ref.startswith("~") or ref in (".", "..") or not p.exists():
+        return
+    try:
+        run = _find_by_name(ref, runs_dir)
+    except CockpitError:  # a prefix of several runs names no one run: the path is what was meant
+        return
+    if run is None or run.path.resolve() == p.resolve():
+        return
+    what = "folder" if p.is_dir() else "file"
+    raise CockpitError(f"{ref}: both a {what} here and the run {run.name} in {runs_dir} — give ./{ref} for the "
+                       f"{what}, or {run.path} for the run")
 
 
 def _run_names(runs_dir: Path) -> list[str]:
