@@ -12,6 +12,7 @@ import pytest
 
 from cockpit.run import owner
 from cockpit.run.folder import RunFolder
+from cockpit.run.section import output_dir
 from helpers import checkpoint_folder, cli, make_run_folder, no_traceback
 from ui_helpers import app_for, app_wait, make_run, notifications, sft_records
 
@@ -45,7 +46,7 @@ def test_a_renamed_run_is_read_where_it_now_is_by_checkpoints_export_resume_and_
     for name in ("run.yaml", "trl.yaml", "command.txt"):  # nothing names the old folder any more
         text = (moved.path / name).read_text(encoding="utf-8")
         assert str(old) not in text and str(moved.path.resolve()) in text, name
-    assert moved.output_dir() == moved.output.resolve()
+    assert output_dir(moved) == moved.output.resolve()
     listed = cli("runs", "--runs-dir", str(runs_dir))
     assert "lr-sweep-a" in listed.stdout and "sft-2026" not in listed.stdout
     ckpts = cli("checkpoints", "lr-sweep-a", "--runs-dir", str(runs_dir))
@@ -110,11 +111,11 @@ def test_archive_hides_runs_from_the_list_and_undo_brings_them_back(runs_dir):
     assert "old-a" in archived and "old-b" in archived and "kept" not in archived
     # An archived run is still read where it is (its paths moved with it).
     archived_a = RunFolder(runs_dir / ".archive" / "old-a")
-    assert archived_a.output_dir() == archived_a.output.resolve()
+    assert output_dir(archived_a) == archived_a.output.resolve()
     back = cli("archive", "--undo", "old-a", "--runs-dir", str(runs_dir))
     assert back.returncode == 0, back.stderr
     assert "old-a" in cli("runs", "--runs-dir", str(runs_dir)).stdout
-    assert RunFolder(runs_dir / "old-a").output_dir() == (runs_dir / "old-a" / "output").resolve()
+    assert output_dir(RunFolder(runs_dir / "old-a")) == (runs_dir / "old-a" / "output").resolve()
 
 
 def test_a_run_with_a_broken_run_yaml_is_renamed_all_the_same(runs_dir):

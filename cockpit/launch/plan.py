@@ -33,17 +33,15 @@ from cockpit.run.folder import (  # checkpoint_problem: resume uses the run fold
     checkpoint_problem,
     create_run_folder,
     newest_complete_checkpoint,
-    script_section,
 )
+from cockpit.run.section import cockpit_section, output_dir, script_section
 from cockpit.trainers.discovery import require_training_stack
-
-DEFAULT_GRACE_S = 10.0
 
 
 def runner_argv(run: RunFolder, resume_from: Path | None = None) -> list[str]:
     from cockpit.launch.launchers import runner_argv as argv_for
 
-    return argv_for(run.path, run.cockpit_section().get("launcher"), resume_from)
+    return argv_for(run.path, cockpit_section(run).launcher, resume_from)
 
 
 def prepare(plan: Plan, runs_dir: Path, name: str | None = None) -> RunFolder:
@@ -219,7 +217,7 @@ def stop(run: RunFolder, *, save: bool, grace_s: float | None = None, wait: bool
     except OSError:  # the request cannot be left (a full disk): the signals below stop the run all the same
         pass
     if grace_s is None:
-        grace_s = float(run.cockpit_section().get("stop_grace_s", DEFAULT_GRACE_S))
+        grace_s = cockpit_section(run).stop_grace_s
     pgid = status.pgid
     if pgid is None:
         # The runner has not started yet: the supervisor sees the request and does not start it.
@@ -293,8 +291,8 @@ def resume_checkpoint(run: RunFolder) -> Path | None:
     import yaml
 
     try:
-        output_dir = run.output_dir()
-        return newest_complete_checkpoint(output_dir) if output_dir is not None else None
+        out = output_dir(run)
+        return newest_complete_checkpoint(out) if out is not None else None
     except (OSError, ValueError, CockpitError, yaml.YAMLError):
         return None
 

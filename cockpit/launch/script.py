@@ -31,7 +31,8 @@ from cockpit.config.launcher import check_command, check_command_python, default
 from cockpit.errors import CockpitError
 from cockpit.files import dump_yaml, write_atomic
 from cockpit.run import journal, secrets
-from cockpit.run.folder import RunFolder, Status, checkpoint_step, create_run_folder, script_section
+from cockpit.run.folder import RunFolder, Status, checkpoint_step, create_run_folder
+from cockpit.run.section import cockpit_section, script_section
 from cockpit.trainers.knowledge import SCRIPT_TRAINER
 
 if TYPE_CHECKING:
@@ -107,12 +108,12 @@ def write_script_command(run: RunFolder, resume_from: Path | None = None, *, scr
     """command.txt: what the supervisor runs, and the checkpoint a resume continues from (the hook
     hands it to Trainer.train; `scripts_own`: the script passed train() one of its own choosing,
     which the supervisor names here once the trainer said so)."""
-    section = script_section(run) or {}
-    env = run.cockpit_section().get("env") or {}
+    section = cockpit_section(run)
+    script = section.script
     lines = ["# what cockpit runs (inside a detached supervisor), unchanged, in its working folder:",
-             f"cd {shlex.quote(str(section.get('cwd', '.')))}",
-             " ".join([*(f"{k}={shlex.quote(secrets.shown(v))}" for k, v in env.items()),
-                       shlex.join(section.get("command", []))])]
+             f"cd {shlex.quote(script.cwd if script else '.')}",
+             " ".join([*(f"{k}={shlex.quote(secrets.shown(v))}" for k, v in section.env.items()),
+                       shlex.join(script.command if script else [])])]
     if resume_from is not None:
         how = "the script's own choice, which it passed to Trainer.train" if scripts_own else \
             "given to Trainer.train by cockpit's hook"
@@ -136,8 +137,8 @@ def script_segments(run: RunFolder) -> list[Segment]:
     """The script's Trainers from the journal, in the order the script builds them: each
     `run_started` names its segment (older journals: 0) and output_dir; the checkpoints reported
     after it are that segment's."""
-    section = script_section(run) or {}
-    cwd = Path(str(section.get("cwd", ".")))
+    script = script_section(run)
+    cwd = Path(script.cwd if script else ".")
     found: dict[int, Segment] = {}
     current: Segment | None = None
     records, _ = journal.read_all(run.events)

@@ -30,7 +30,6 @@ from typing import Any
 
 from cockpit.errors import CockpitError
 from cockpit.files import open_regular, read_regular, read_text_regular, reserve, safe_load, write_atomic
-from cockpit.run import journal
 
 if sys.version_info >= (3, 11):  # noqa: UP036 - the hook imports this module on Python 3.9+
     from enum import StrEnum
@@ -250,27 +249,6 @@ class RunFolder:
                 raise CockpitError(f"{self.run_yaml}: cannot read it ({exc}) — not a cockpit run folder?") from None
             return {}
         return copy.deepcopy(hit[1])
-
-    def output_dir(self) -> Path | None:
-        """Where the trainer writes its checkpoints, the one answer: a preset run's `output_dir`
-        (run.yaml; the run's output/ when it names none); a script run's as its trainer reported it
-        (the newest `run_started` naming one, relative to the script's folder), None until then."""
-        section = script_section(self)
-        if section is None:
-            found = self.config().get("output_dir")
-            return Path(str(found)) if found else self.output
-        reported = None
-        for rec in journal.read_all(self.events)[0]:
-            if rec.kind == journal.RUN_STARTED and rec.data.get("output_dir"):
-                reported = Path(str(rec.data["output_dir"]))
-        if reported is None or reported.is_absolute():
-            return reported
-        return Path(str(section.get("cwd", "."))) / reported
-
-    def cockpit_section(self) -> dict[str, Any]:
-        """run.yaml's `cockpit:` section; {} when the file is missing or broken."""
-        section = self.config().get("cockpit")
-        return section if isinstance(section, dict) else {}
 
     # -- status ----------------------------------------------------------------------------
     def read_status(self) -> Status:
@@ -578,23 +556,3 @@ def list_runs(runs_dir: Path) -> list[RunFolder]:
             continue
     found.sort(key=lambda r: r[0], reverse=True)
     return [r for _, r in found]
-
-
-def script_section(run: RunFolder) -> dict[str, Any] | None:
-    """run.yaml's `cockpit.script` for a script run, else None."""
-    section = run.cockpit_section().get("script")
-    return section if isinstance(section, dict) and section.get("command") else None
-
-
-def script_command(run: RunFolder) -> list[str] | None:
-    """A script run's command (run.yaml's `cockpit.script.command`), or None. Only the run.yaml
-    of a run whose status.json names the trainer SCRIPT_TRAINER is read: a list of a thousand
-    preset runs parses none of their YAML."""
-    try:
-        if run.read_status().trainer != SCRIPT_TRAINER:
-            return None
-    except CockpitError:
-        return None
-    section = script_section(run)
-    command = section.get("command") if section is not None else None
-    return [str(w) for w in command] if isinstance(command, list) and command else None
