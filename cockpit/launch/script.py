@@ -32,7 +32,7 @@ from cockpit.errors import CockpitError
 from cockpit.files import dump_yaml, write_atomic
 from cockpit.run import journal, secrets
 from cockpit.run.folder import RunFolder, Status, checkpoint_step, create_run_folder
-from cockpit.run.section import cockpit_section, script_section
+from cockpit.run.section import cockpit_section, reported_path, script_section
 from cockpit.trainers.knowledge import SCRIPT_TRAINER
 
 if TYPE_CHECKING:
@@ -92,7 +92,7 @@ def prepare_script(command: list[str], *, cwd: Path, runs_dir: Path, name: str |
                     cockpit[key] = alerts[key]
             if alerts.get("notify"):
                 cockpit["notify"] = keep_secrets(parse_notify(alerts["notify"]), run_id)
-        run.run_yaml.write_text(dump_yaml({"trainer": SCRIPT_TRAINER, "cockpit": cockpit}), encoding="utf-8")
+        write_atomic(run.run_yaml, dump_yaml({"trainer": SCRIPT_TRAINER, "cockpit": cockpit}))
         write_script_command(run)
         run.write_status(Status(state="starting", name=run.name, trainer=SCRIPT_TRAINER, host=os.uname().nodename))
         journal.JournalWriter(run.events).close()
@@ -138,7 +138,6 @@ def script_segments(run: RunFolder) -> list[Segment]:
     `run_started` names its segment (older journals: 0) and output_dir; the checkpoints reported
     after it are that segment's."""
     script = script_section(run)
-    cwd = Path(script.cwd if script else ".")
     found: dict[int, Segment] = {}
     current: Segment | None = None
     records, _ = journal.read_all(run.events)
@@ -149,11 +148,9 @@ def script_segments(run: RunFolder) -> list[Segment]:
             current = found.setdefault(index, Segment(index))
             out = rec.data.get("output_dir")
             if out:
-                path = Path(str(out))
-                current.output_dir = path if path.is_absolute() else cwd / path
+                current.output_dir = reported_path(run, script, str(out))
         elif rec.kind == journal.CHECKPOINT and current is not None and rec.data.get("path"):
-            path = Path(str(rec.data["path"]))
-            ckpt = path if path.is_absolute() else cwd / path
+            ckpt = reported_path(run, script, str(rec.data["path"]))
             if ckpt not in current.checkpoints:
                 current.checkpoints.append(ckpt)
     segments = [found[i] for i in sorted(found)]

@@ -58,6 +58,12 @@ STATUS_VERSION = 1
 STATUS_MAX_BYTES = 1 << 20
 """status.json is a few hundred bytes; a longer one is damaged, and is not read whole."""
 RUN_YAML_MAX_BYTES = 16 << 20
+OUTPUT = "output"
+"""The trainer's output_dir when the preset names none: the run folder's own output/."""
+ACCELERATE_YAML = "accelerate.yaml"
+"""The accelerate config an accelerate launch with a config starts from, resolved, in the run folder."""
+LAUNCH_OWN = (OUTPUT, ACCELERATE_YAML)
+"""What launch puts in every run folder it names in run.yaml (`RunFolder.own_path` finds them after a move)."""
 
 
 def read_tail(path: Path, nbytes: int) -> tuple[bytes, int]:
@@ -215,13 +221,52 @@ class RunFolder:
 
     @property
     def output(self) -> Path:
-        return self.path / "output"
+        return self.path / OUTPUT
 
     @property
     def samples(self) -> Path:
         """Answers sampled from the run's checkpoints after the fact (one JSON-lines file a
         session), so a replay shows them and `export --completions` includes them."""
         return self.path / "samples"
+
+    def own_path(self, stored: str | os.PathLike[str]) -> Path:
+        """A path run.yaml keeps, where it is now. One inside the run folder is kept relative to it
+        (`relative`), so a folder renamed, archived or moved by hand reads its own files where it
+        is, and nothing is rewritten. An absolute one that no longer exists but lay in the folder's
+        old place is read in the folder as it is now: an older run.yaml, written with absolute
+        paths, needs no migration. The old place is the run's marker (status.json: where its
+        processes were told it was), else the parent of a file launch puts in every run folder."""
+        path = Path(stored).expanduser()
+        if not path.is_absolute():
+            return self.path / path
+        if path.exists():
+            return path
+        olds: list[Path] = []
+        try:
+            marker = self.read_status().marker
+        except CockpitError:
+            marker = None
+        if marker:
+            olds.append(Path(marker))
+        if path.name in LAUNCH_OWN:
+            olds.append(path.parent)
+        for old in olds:
+            if old != self.path and path.is_relative_to(old):
+                moved = self.path / path.relative_to(old)
+                if moved.exists():
+                    return moved
+        return path
+
+    def relative(self, path: str | os.PathLike[str]) -> str:
+        """How run.yaml keeps a path: relative to the run folder when it lies inside it, else as given
+        (a relative one already is the run folder's: the runner runs there)."""
+        given = Path(path).expanduser()
+        if not given.is_absolute():
+            return str(path)
+        try:
+            return given.absolute().relative_to(self.path.absolute()).as_posix() or "."
+        except ValueError:
+            return str(path)
 
     def exists(self) -> bool:
         return self.run_yaml.is_file() or self.status_json.is_file() or self.events.is_file()

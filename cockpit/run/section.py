@@ -110,10 +110,15 @@ class CockpitSection(BaseModel):
         "training uses), max_memory (e.g. 8GB), max_new_tokens")
     script: ScriptSection | None = Field(
         default=None, description="a script run's command, its folder and launch environment (`cockpit run` writes it)")
+    in_code: bool = Field(
+        default=False, description="a run `CockpitCallback()` made in a plain `python train.py`: the script is its "
+        "own owner (`hook/public.py` writes it)")
 
 
-PRESET_KEYS = {k: f.description or "" for k, f in CockpitSection.model_fields.items() if k != "script"}
-"""The keys a preset's `cockpit:` section may hold, each with what it is for (`script` is the cockpit's own)."""
+COCKPIT_OWN = ("script", "in_code")
+"""The keys only the cockpit writes (a script run's), never a preset."""
+PRESET_KEYS = {k: f.description or "" for k, f in CockpitSection.model_fields.items() if k not in COCKPIT_OWN}
+"""The keys a preset's `cockpit:` section may hold, each with what it is for."""
 
 
 def section_problems(raw: Any, *, keys: dict[str, str] | None = None) -> list[tuple[str, str]]:
@@ -180,16 +185,24 @@ def script_command(run: RunFolder) -> list[str] | None:
 
 def output_dir(run: RunFolder, section: CockpitSection | None = None) -> Path | None:
     """Where the trainer writes its checkpoints, the one answer: a preset run's `output_dir`
-    (run.yaml; the run's output/ when it names none); a script run's as its trainer reported it
-    (the newest `run_started` naming one, relative to the script's folder), None until then."""
+    (run.yaml, relative to the run folder, where the runner runs; the run's output/ when it names
+    none), read where the folder is now (`RunFolder.own_path`); a script run's as its trainer
+    reported it (the newest `run_started` naming one, `reported_path`), None until then."""
     script = (section or cockpit_section(run)).script
     if script is None:
         found = run.config().get("output_dir")
-        return Path(str(found)) if found else run.output
+        return run.own_path(str(found)) if found else run.output
     reported = None
     for rec in journal.read_all(run.events)[0]:
         if rec.kind == journal.RUN_STARTED and rec.data.get("output_dir"):
-            reported = Path(str(rec.data["output_dir"]))
-    if reported is None or reported.is_absolute():
-        return reported
-    return Path(script.cwd) / reported
+            reported = str(rec.data["output_dir"])
+    return None if reported is None else reported_path(run, script, reported)
+
+
+def reported_path(run: RunFolder, script: ScriptSection | None, reported: str) -> Path:
+    """A path the trainer reported (an output_dir, a checkpoint): a relative one is from where it
+    ran — a script's folder, or the run folder for a preset run (the runner runs there)."""
+    path = Path(reported)
+    if path.is_absolute():
+        return path
+    return Path(script.cwd) / path if script is not None else run.path / path

@@ -28,7 +28,7 @@ from cockpit.findings import hang, resume, sft_data
 from cockpit.findings.model import Finding
 from cockpit.run import journal
 from cockpit.run.folder import RunFolder, list_checkpoints
-from cockpit.run.section import cockpit_section
+from cockpit.run.section import cockpit_section, reported_path
 from cockpit.supervisor.watch import Beat
 
 POLL_EVERY_S = 1.0
@@ -225,11 +225,7 @@ class Doctor:
             pass
 
     def _path(self, p: str) -> Path:
-        path = Path(p)
-        if not path.is_absolute():
-            script = self.section.script
-            path = Path(script.cwd) / path if script else self.run.path / path
-        return path
+        return reported_path(self.run, self.section.script, p)
 
     # -- SFT data -----------------------------------------------------------------------------
     def _sft_data(self) -> None:

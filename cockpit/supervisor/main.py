@@ -22,8 +22,7 @@ from typing import BinaryIO
 
 import psutil
 
-from cockpit.config.launcher import LauncherSpec
-from cockpit.config.launcher import check as check_launcher
+from cockpit.config.launcher import LauncherSpec, run_launcher
 from cockpit.errors import CockpitError, say
 from cockpit.files import write_atomic
 from cockpit.hook.bundle import child_env
@@ -194,7 +193,7 @@ class Supervision:
         """The launcher, the command line, where it runs and its environment: CockpitError for a
         bad launcher, OSError when a script's hook folder cannot be written."""
         cwd = str(self.run.path)
-        spec = check_launcher(section.launcher)
+        spec = run_launcher(self.run, section.launcher)
         script = section.script
         if script is not None:  # script mode: the user's command, unchanged, where it was given
             argv = list(script.command)
