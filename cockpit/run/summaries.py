@@ -16,7 +16,8 @@ from typing import Any
 from cockpit.errors import CockpitError
 from cockpit.formats import fmt_duration
 from cockpit.run import journal
-from cockpit.run.folder import LIVE_STATES, RunFolder, Status, list_runs, read_tail, script_section
+from cockpit.run.folder import LIVE_STATES, RunFolder, Status, list_runs, read_tail
+from cockpit.run.section import script_section
 
 TAIL_BYTES = 256 * 1024
 
