@@ -60,6 +60,7 @@ _.falls_pct  # RuleSpec.falls_pct
 _.stalled_minutes  # RuleSpec.stalled_minutes
 _.disk_free_gb_below  # RuleSpec.disk_free_gb_below
 _.not_improved_evals  # RuleSpec.not_improved_evals
+_.in_code  # CockpitSection.in_code: written by hook/public.py, read as data
 _.dataset  # CockpitSection.dataset: validation reads the preset's mapping, the schema documents it
 
 # Run by name in a child interpreter (`python -c`, replay_loader._CHILD_CODE).

@@ -1,3 +1,4 @@
+# Shipped by the hook (cockpit.hook.bundle): runs in the user's Python 3.9+, stdlib only (+ their transformers).
 """The hook: cockpit inside a training process it did not build (script mode).
 
 `cockpit run -- python train.py ...` starts the user's command unchanged, with

@@ -22,13 +22,14 @@ from pathlib import Path
 from typing import Any
 
 from cockpit.paths import config_dir
+from cockpit.run import RUN_DIR_ENV
 
 REF_PREFIX = "secret:"
 SECRET_NAME = re.compile(r"TOKEN|KEY|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE|SESSION", re.I)
 """An environment variable whose name says it holds a secret (HF_TOKEN, WANDB_API_KEY, ...)."""
 SECRET_VALUE = re.compile(r"^(hf_|sk-|ghp_|gho_|github_pat_|xox[abp]-|glpat-)[A-Za-z0-9_\-]{8,}")
 """A value that looks like a token whatever its name (Hugging Face, OpenAI, GitHub, Slack, GitLab)."""
-NOT_KEPT = ("COCKPIT_OWNER_FD", "COCKPIT_RUN_DIR", "COCKPIT_RESUME_FROM")
+NOT_KEPT = ("COCKPIT_OWNER_FD", RUN_DIR_ENV, "COCKPIT_RESUME_FROM")
 """Launch-environment variables that belong to one process, never carried to a resume."""
 
 
