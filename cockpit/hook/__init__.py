@@ -113,9 +113,10 @@ def patch_trainer(trainer_cls: Any) -> None:
 
 
 def _step_of(path: Any) -> int | None:
-    name = Path(str(path)).name
-    number = name[len("checkpoint-"):] if name.startswith("checkpoint-") else ""
-    return int(number) if number.isdigit() else None
+    """N of a checkpoint-N path, by the run folder's one rule for checkpoint names."""
+    from cockpit.run.folder import checkpoint_step
+
+    return checkpoint_step(Path(str(path)).name)
 
 
 def _cockpits_resume(given: Any, resume: str, callback: Any) -> bool:

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from cockpit.errors import CockpitError
 from cockpit.metrics.rundata import RunData, load_journal
-from cockpit.run.folder import LIVE_STATES, RunFolder
+from cockpit.run.folder import LIVE_STATES, RunFolder, checkpoint_step
 from cockpit.run.journal import Record
 from cockpit.run.summaries import effective_state
 from cockpit.run.tailer import Tailer
@@ -269,7 +269,7 @@ def open_path(path: str) -> tuple[Opened, Follower | None]:
 def written_elsewhere(path: str) -> Path | None:
     """The output dir to follow as files, when `path` is one that no cockpit run folder holds."""
     p = Path(path).absolute()
-    if not p.is_dir() or p.name.startswith("checkpoint-") \
+    if not p.is_dir() or checkpoint_step(p.name) is not None \
             or any((c / "status.json").is_file() for c in (p, *list(p.parents)[:3])):
         return None  # a checkpoint never changes; a cockpit run's journal is followed instead
     if (p / "trainer_state.json").is_file() or any(p.glob("checkpoint-*")) or (p / "completions").is_dir():

@@ -27,7 +27,7 @@ from cockpit.errors import CockpitError, failure
 from cockpit.findings import hang, resume, sft_data
 from cockpit.findings.model import Finding
 from cockpit.run import journal
-from cockpit.run.folder import RunFolder, list_checkpoints
+from cockpit.run.folder import RunFolder, checkpoint_step, list_checkpoints
 from cockpit.run.section import cockpit_section, reported_path
 from cockpit.supervisor.watch import Beat
 
@@ -309,7 +309,7 @@ class Doctor:
             from cockpit.findings import weights  # numpy: loaded when the first checkpoint comes
 
             # The run's first checkpoint: the start when the base model is not a local folder.
-            ckpts = list_checkpoints(folder.parent if folder.name.startswith("checkpoint-") else folder)
+            ckpts = list_checkpoints(folder.parent if checkpoint_step(folder.name) is not None else folder)
             first = ckpts[0] if ckpts else None
             found = weights.check_checkpoint(folder, step=step, base=base, first=first,
                                              script=self.section.script is not None)
