@@ -208,3 +208,56 @@ async def test_home_renames_a_run_keeps_the_cursor_on_it_archives_the_marked_one
         await pilot.press("v")
         await app_wait(pilot, lambda: {Path(r.path).name for r in table.summaries} == {"best-run", busy.path.name},
                        "the runs again, with it")
+
+
+@pytest.mark.anyio
+async def test_compare_clears_the_marks_and_archive_then_takes_the_highlighted_run(tmp_path):
+    from cockpit.ui.screens.confirm import ConfirmScreen
+    from cockpit.ui.screens.replay import ReplayScreen
+    from cockpit.ui.widgets.home.runs_table import RunsTable
+
+    runs = tmp_path / "runs"
+    a = make_run(runs, "a", sft_records(range(1, 6)), state="finished")
+    b = make_run(runs, "b", sft_records(range(1, 6)), state="finished")
+    c = make_run(runs, "c", sft_records(range(1, 6)), state="finished")
+    app = app_for(tmp_path)
+    async with app.run_test(size=(160, 48)) as pilot:
+        table = app.screen.query_one(RunsTable)
+        await app_wait(pilot, lambda: table.row_count == 3 and app.focused is table, "the runs listed")
+
+        def row_of(path) -> int:
+            return [r.key.value for r in table.ordered_rows].index(str(path))
+
+        for run in (a, b):
+            table.move_cursor(row=row_of(run.path))
+            await pilot.press("space")
+        await pilot.press("c")
+        await app_wait(pilot, lambda: isinstance(app.screen, ReplayScreen), "the compare")
+        await pilot.press("escape")
+        await app_wait(pilot, lambda: not isinstance(app.screen, ReplayScreen), "home again")
+        table = app.screen.query_one(RunsTable)
+        assert table.marked == []
+        assert not any(str(table.get_row_at(i)[0]).startswith("✓") for i in range(table.row_count))
+        table.move_cursor(row=row_of(c.path))
+        await pilot.press("A")
+        await app_wait(pilot, lambda: isinstance(app.screen, ConfirmScreen), "asked first")
+        await pilot.press("y")
+        await app_wait(pilot, lambda: table.row_count == 2, "archived out of the list")
+        assert [p.name for p in (runs / ".archive").iterdir()] == [c.path.name]  # the highlighted run
+
+
+def test_a_runs_age_counts_from_its_start_not_from_a_rename_or_an_unarchive(runs_dir):
+    import time
+
+    from cockpit.run.folder import Status
+    from cockpit.run.manage import archive_run, rename_run, unarchive_run
+    from cockpit.run.summaries import run_summaries
+
+    run = make_run(runs_dir, "old", sft_records(range(1, 4)), state="finished")
+    three_days = time.time() - 3 * 86400
+    run.write_status(Status(state="finished", name=run.name, trainer="sft", started=three_days,
+                            ended=three_days + 60))
+    run = rename_run(run, "renamed")
+    run = unarchive_run(archive_run(run))
+    [row] = run_summaries(runs_dir)
+    assert row.name == "renamed" and abs(row.created - three_days) < 1

@@ -192,7 +192,9 @@ class Alerter:
         for action in f.rule.do:
             if action == "stop_save":
                 try:
-                    self.run.request(Request.STOP_SAVE)
+                    # an early stop ends the training, not the script: its own ending (final save,
+                    # evaluate, push_to_hub) runs, as after transformers' EarlyStoppingCallback
+                    self.run.request(Request.STOP_SAVE, finish_script=True)
                     results.append({"action": "stop_save", "ok": True, "detail": "asked the trainer to save and stop"})
                 except OSError as exc:
                     results.append({"action": "stop_save", "ok": False,

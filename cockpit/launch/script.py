@@ -131,6 +131,11 @@ class Segment:
     """Checkpoints it reported, oldest first (a resumed attempt's after the earlier ones')."""
     owns_output_dir: bool = True
     """No other segment wrote to the same output_dir (its checkpoints are all this one's)."""
+    trainer: str = ""
+    """Its trainer's name as run_started said it (sft, dpo, grpo, ...)."""
+    step: int | None = None
+    """The furthest step it logged."""
+    max_steps: int | None = None
 
 
 def script_segments(run: RunFolder) -> list[Segment]:
@@ -146,9 +151,16 @@ def script_segments(run: RunFolder) -> list[Segment]:
             raw = rec.data.get("segment", 0)
             index = raw if isinstance(raw, int) and not isinstance(raw, bool) and raw >= 0 else 0
             current = found.setdefault(index, Segment(index))
+            current.trainer = str(rec.data.get("trainer") or current.trainer)
+            if isinstance(rec.data.get("max_steps"), int):
+                current.max_steps = rec.data["max_steps"]
             out = rec.data.get("output_dir")
             if out:
                 current.output_dir = reported_path(run, script, str(out))
+        elif rec.kind in (journal.METRICS, journal.PROGRESS) and current is not None and isinstance(rec.step, int):
+            current.step = rec.step if current.step is None else max(current.step, rec.step)
+            if rec.kind == journal.PROGRESS and isinstance(rec.data.get("max_steps"), int):
+                current.max_steps = rec.data["max_steps"]
         elif rec.kind == journal.CHECKPOINT and current is not None and rec.data.get("path"):
             ckpt = reported_path(run, script, str(rec.data["path"]))
             if ckpt not in current.checkpoints:

@@ -223,13 +223,12 @@ def describe(path: Path, step: int, *, live: bool = False, newest: bool = False)
 
 def run_started_data(run: RunFolder) -> dict[str, Any]:
     """What the newest `run_started` said: output_dir, model, and for a script run the Python
-    it ran with (`python`), so a sampler loads the model classes the script used."""
-    records, _ = journal.read_all(run.events)
-    found: dict[str, Any] = {}
-    for rec in records:
-        if rec.kind == journal.RUN_STARTED:
-            found = rec.data
-    return found
+    it ran with (`python`), so a sampler loads the model classes the script used. Found with a
+    byte search from the journal's end (`summaries.newest_record`), not by decoding every line."""
+    from cockpit.run.summaries import newest_record
+
+    rec = newest_record(run.events, journal.RUN_STARTED)
+    return dict(rec.data) if rec is not None else {}
 
 
 def _run_config(run: RunFolder) -> dict[str, Any]:
