@@ -619,7 +619,9 @@ def test_sample_and_merge_take_python_for_a_model_trained_elsewhere(tmp_path):
     from helpers import farm_copy
 
     run = farm_copy("sft", tmp_path / "runs")
-    out = run.output_dir()
+    from cockpit.run.section import output_dir
+
+    out = output_dir(run)
     bare = _bare_venv(tmp_path / "bare")
     ask = ("--prompt", "hi", "--max-new-tokens", "2", "--no-keep")
 

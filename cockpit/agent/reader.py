@@ -27,6 +27,7 @@ from cockpit.errors import CockpitError
 from cockpit.metrics.rundata import RunData
 from cockpit.run import journal
 from cockpit.run.folder import RunFolder
+from cockpit.run.section import cockpit_section
 
 MAX_RUNS = 100
 MAX_KEYS = 300
@@ -251,17 +252,13 @@ class Reader:
         for key in CONFIG_KEYS:
             if key in cfg:
                 out[key] = _no_secret(cfg[key])
-        found = cfg.get("cockpit")
-        section: dict[str, Any] = found if isinstance(found, dict) else {}
-        script = section.get("script") if isinstance(section.get("script"), dict) else None
-        if script:
-            out["script"] = {"command": _no_secret(script.get("command")), "cwd": script.get("cwd")}
-        env = section.get("env")
-        if isinstance(env, dict) and env:
-            out["env_names"] = sorted(str(k) for k in env)  # the names only: values never leave
-        launcher = section.get("launcher")
-        if isinstance(launcher, dict) and launcher.get("kind"):
-            out["launcher"] = launcher.get("kind")
+        section = cockpit_section(run)
+        if section.script is not None:
+            out["script"] = {"command": _no_secret(list(section.script.command)), "cwd": section.script.cwd}
+        if section.env:
+            out["env_names"] = sorted(section.env)  # the names only: values never leave
+        if section.launcher and section.launcher.get("kind"):
+            out["launcher"] = section.launcher.get("kind")
         return out
 
     # -- metrics -----------------------------------------------------------------------------------
