@@ -39,7 +39,8 @@ def _records(run: RunFolder) -> list[journal.Record]:
 
 
 def _metric_steps(run: RunFolder) -> list[int]:
-    return [r.step for r in _records(run) if r.kind == journal.METRICS and not r.data.get("summary")]
+    return [r.step for r in _records(run)
+            if r.kind == journal.METRICS and not r.data.get("summary") and r.step is not None]
 
 
 def _ends(run: RunFolder) -> list[journal.Record]:
@@ -50,7 +51,7 @@ def _stopped_run(runs: Path) -> tuple[RunFolder, int]:
     """A run stopped with a checkpoint a few steps in, the way a user does it: `cockpit stop` (a copy of
     the run farm's `stopped` run: STOPPED_STEPS steps, stopped with a save after 5 or more, tests/helpers.py)."""
     run = farm_copy("stopped", runs)
-    end = wait_for(lambda: (_ends(run) or [None])[-1])
+    end = wait_for(lambda: _ends(run)[-1] if _ends(run) else None)
     assert end.data["state"] == "stopped", end.data
     wait_for(lambda: not run.read_status().live)
     last = _metric_steps(run)[-1]

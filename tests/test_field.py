@@ -425,7 +425,8 @@ def test_a_resumed_script_carries_on_from_the_checkpoint_command_txt_names_whate
         return records[starts[-1]:] if starts else []
 
     def steps() -> list[int]:
-        return [r.step for r in attempt() if r.kind == journal.METRICS and not r.data.get("summary")]
+        return [r.step for r in attempt()
+                if r.kind == journal.METRICS and not r.data.get("summary") and r.step is not None]
 
     def said() -> list[str]:  # the hook's word, written before the Trainer's run_started
         return [r.data["message"] for r in _records(run) if r.kind == journal.WARNING
@@ -529,7 +530,8 @@ def test_stop_and_save_ends_the_script_at_its_checkpoint_and_resume_runs_it_to_i
     run = prepare_script(cmd, cwd=tmp_path, runs_dir=runs_dir, name="ends")
 
     def steps() -> list[int]:
-        return [r.step for r in _records(run) if r.kind == journal.METRICS and not r.data.get("summary")]
+        return [r.step for r in _records(run)
+                if r.kind == journal.METRICS and not r.data.get("summary") and r.step is not None]
 
     def stop_after(n: int, *extra: str) -> str:
         wait_for(lambda: len(steps()) >= n, timeout=300)
