@@ -45,13 +45,15 @@ class Built:
 
 def read_run(run: RunFolder) -> tuple[dict[str, Any], CockpitSection, dict[str, Any]]:
     """(flat TRL keys, the cockpit section typed, trainer info) from the run folder; output_dir
-    where the folder is now (`run.section.output_dir`), whatever an older run.yaml wrote."""
+    where the folder is now (`run.section.output_dir`), whatever an older run.yaml wrote, as an
+    absolute path: the runner need not run in the run folder (the trainer matrix runs many in one
+    process)."""
     cfg = run.config(strict=True)
     info = json.loads(run.trainer_json.read_text(encoding="utf-8"))
     cockpit = cockpit_section(run, strict=True)
     cfg.pop("cockpit", None)
     cfg.pop("trainer", None)
-    cfg["output_dir"] = run.relative(output_dir(run) or run.output)
+    cfg["output_dir"] = str((output_dir(run) or run.output).absolute())
     return cfg, cockpit, info
 
 
