@@ -276,6 +276,7 @@ def test_actions_only_with_the_flag_each_in_the_journal_and_rate_limited(tmp_pat
             records, _ = journal.read_all(live.events)
             said_by = [r for r in records if r.kind == journal.WARNING and r.data.get("code") == "agent"]
             assert len(said_by) == 1 and "stop" in said_by[0].data["message"]
+            assert "through `cockpit mcp`" in said_by[0].data["message"]
             err, said = client.call("stop_and_save", run=live.name)
             assert err and "try again in" in said
             err, said = client.call("resume", run="grpo-wasted-groups")

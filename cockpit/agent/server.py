@@ -9,6 +9,9 @@ time (a sampling request does not hold it).
 Over stdio (what local agents start) or streamable HTTP bound to loopback, where every request
 must carry the token (`Authorization: Bearer TOKEN`), compared in constant time, as
 `cockpit serve` locks its server.
+
+This is the one module that imports the SDK (at its top: the tools' annotations name its types);
+`cockpit mcp` imports it only once it has found the SDK installed.
 """
 
 from __future__ import annotations
@@ -21,6 +24,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from cockpit.agent.answers import bound, dumps, text
@@ -42,8 +48,6 @@ PathRef = Annotated[str, Field(description="a run's name or prefix, a run folder
 
 
 def _answer(fn: Callable[[], dict[str, Any]], lock: threading.Lock | None) -> str:
-    from mcp.server.mcpserver.exceptions import ToolError
-
     try:
         if lock is None:
             doc = fn()
@@ -59,11 +63,8 @@ def _answer(fn: Callable[[], dict[str, Any]], lock: threading.Lock | None) -> st
     return dumps(bound(doc)).decode()
 
 
-def make_server(runs_dir: Path, *, allow_actions: bool = False) -> Any:
+def make_server(runs_dir: Path, *, allow_actions: bool = False) -> MCPServer:
     """The MCPServer with the read-only tools, and the actions when allowed."""
-    from mcp.server.mcpserver import MCPServer
-    from mcp.types import ToolAnnotations
-
     from cockpit import __version__
 
     reader = Reader(runs_dir)
@@ -148,9 +149,16 @@ def make_server(runs_dir: Path, *, allow_actions: bool = False) -> Any:
     return server
 
 
-def _add_actions(server: Any, runs_dir: Path) -> None:
-    from mcp.types import ToolAnnotations
+def _client(ctx: Any) -> str:
+    """The client's name as it said it at initialize (`clientInfo`), for the journal's line."""
+    try:
+        info = ctx.session.client_params.client_info
+        return text(f"{info.name} {info.version}".strip(), 80) or "an MCP client"
+    except AttributeError:
+        return "an MCP client"
 
+
+def _add_actions(server: MCPServer, runs_dir: Path) -> None:
     from cockpit.agent.actions import Actions
 
     acts = Actions(runs_dir)
@@ -158,19 +166,19 @@ def _add_actions(server: Any, runs_dir: Path) -> None:
                               open_world_hint=False)
 
     @server.tool(annotations=changes, structured_output=False)
-    def stop_and_save(run: RunRef) -> str:
+    def stop_and_save(run: RunRef, ctx: Context) -> str:
         """Ask a live run to save a checkpoint at the end of its current step and stop (ends
         `stopped`; `resume` carries on from it). Written in the run's journal as an agent's."""
-        return _answer(lambda: acts.stop_and_save(run), None)
+        return _answer(lambda: acts.stop_and_save(run, client=_client(ctx)), None)
 
     @server.tool(annotations=changes, structured_output=False)
     def resume(run: RunRef,
                max_steps: Annotated[int | None, Field(description="train further: a new max_steps (a finished run "
-                                                                  "needs one higher than it reached)", ge=1)] = None
-               ) -> str:
+                                                                  "needs one higher than it reached)", ge=1)] = None,
+               ctx: Context = None) -> str:  # type: ignore[assignment] # the SDK gives it
         """Start a new attempt of a stopped, failed or finished run from its newest complete
         checkpoint. Written in the run's journal as an agent's."""
-        return _answer(lambda: acts.resume(run, max_steps), None)
+        return _answer(lambda: acts.resume(run, max_steps, client=_client(ctx)), None)
 
     @server.tool(annotations=changes, structured_output=False)
     def sample(run: PathRef,
@@ -183,12 +191,13 @@ def _add_actions(server: Any, runs_dir: Path) -> None:
                                                                        "setting, else 64)", ge=1, le=4096)] = None,
                temperature: Annotated[float, Field(description="0: greedy", ge=0.0, le=5.0)] = 0.0,
                chat: Annotated[bool, Field(description="wrap each prompt as a user turn in the chat template")]
-               = False) -> str:
+               = False, ctx: Context = None) -> str:  # type: ignore[assignment] # the SDK gives it
         """Generate answers from a checkpoint (and a second one, side by side, same seed) on
         prompts, in a sampler process of the run's own Python (CPU by default). Slow: it loads the
         models. Kept in the run's samples/, and written in its journal as an agent's."""
         return _answer(lambda: acts.sample(run, checkpoint=checkpoint, vs=vs, prompts=prompts,
-                                           max_new_tokens=max_new_tokens, temperature=temperature, chat=chat), None)
+                                           max_new_tokens=max_new_tokens, temperature=temperature, chat=chat,
+                                           client=_client(ctx)), None)
 
 
 def serve_stdio(runs_dir: Path, *, allow_actions: bool = False) -> int:
