@@ -361,3 +361,22 @@ def test_newest_record_is_the_last_of_its_kind_read_backwards_in_chunks(tmp_path
     with journal.JournalWriter(path) as jw:
         jw.write_all(records[:3])
     assert newest_record(path, journal.RUN_STARTED, chunk=chunk).data["output_dir"] == "/first"
+
+
+def test_without_the_sdk_one_line_names_the_extra(monkeypatch, capsys):
+    from cockpit.cli import main
+
+    monkeypatch.setitem(sys.modules, "mcp.server.mcpserver", None)  # what a light install finds
+    assert main(["mcp"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "pip install 'cockpit[mcp]'" in err
+
+
+def test_skills_prints_the_guide(capsys):
+    from cockpit.cli import main
+
+    assert main(["mcp", "--skills"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("---\nname: cockpit-trl-runs\n")
+    for tool in READ_TOOLS | ACTION_TOOLS:
+        assert f"`{tool}(" in out, tool
