@@ -380,3 +380,17 @@ def test_skills_prints_the_guide(capsys):
     assert out.startswith("---\nname: cockpit-trl-runs\n")
     for tool in READ_TOOLS | ACTION_TOOLS:
         assert f"`{tool}(" in out, tool
+
+
+def test_a_reader_keeps_the_runs_asked_last_and_follows_a_growing_one(runs_dir):
+    from cockpit.agent.reader import KEPT_RUNS, Reader
+
+    for i in range(KEPT_RUNS + 2):
+        helpers.make_run_folder(runs_dir, f"r{i}")
+    reader = Reader(runs_dir)
+    for i in range(KEPT_RUNS + 2):
+        assert reader.summary(f"r{i}")["progress"]["step"] == 3
+    assert len(reader._followed) == KEPT_RUNS and "r0" not in {Path(k).name for k in reader._followed}
+    with journal.JournalWriter(runs_dir / "r9" / "events.jsonl") as jw:
+        jw.write(journal.metrics(4, {"loss": 0.25}))
+    assert reader.metrics("r9", ["loss"])["series"]["loss"]["last"] == 0.25  # what it gained, read

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,9 @@ SCAN_STEPS = 400
 SCAN_S = 0.15
 """…and for at most this long: an answer comes back, saying how far it looked."""
 LAST_VALUES = 8
+KEPT_RUNS = 8
+"""Runs whose RunData a reader keeps between calls, the most recently asked (a 100k-step run's is
+tens of MB): one asked after it fell out is read again."""
 JUDGE_EVERY_S = 5.0
 """A growing run is judged again at most this often (the supervisor's live judge: every 5 s)."""
 
@@ -73,9 +77,9 @@ class Reader:
 
         self.runs_dir = Path(runs_dir)
         self._index = RunsIndex(self.runs_dir)
-        self._followed: dict[str, _Followed] = {}
-        self._files: dict[str, tuple[tuple, RunData]] = {}
-        self._judged: dict[str, tuple[RunData, tuple, float, Any]] = {}
+        self._followed: OrderedDict[str, _Followed] = OrderedDict()
+        self._files: OrderedDict[str, tuple[tuple, RunData]] = OrderedDict()
+        self._judged: OrderedDict[str, tuple[RunData, tuple, float, Any]] = OrderedDict()
         self._finding_counts: dict[str, tuple[int, int, int]] = {}
 
     # -- finding what was asked for ------------------------------------------------------------
@@ -114,7 +118,9 @@ class Reader:
 
             data, tailer = load_journal(events, p.name)
             self._followed[key] = got = _Followed(data, tailer, stamp)
+            _keep_newest(self._followed)
             return data
+        self._followed.move_to_end(key)
         while True:
             before = got.tailer.offset
             batch = got.tailer.poll()
@@ -130,9 +136,11 @@ class Reader:
         stamp = _tree_stamp(p)
         got = self._files.get(str(p))
         if got is not None and got[0] == stamp:
+            self._files.move_to_end(str(p))
             return got[1]
         data = load(p)
         self._files[str(p)] = (stamp, data)
+        _keep_newest(self._files)
         return data
 
     # -- runs ------------------------------------------------------------------------------------
@@ -356,9 +364,11 @@ class Reader:
         got = self._judged.get(key)
         now = time.monotonic()
         if got is not None and got[0] is data and (got[1] == stamp or now - got[2] < JUDGE_EVERY_S):
+            self._judged.move_to_end(key)
             return got[3]
         judged = report.judged_run(data)
         self._judged[key] = (data, stamp, now, judged)
+        _keep_newest(self._judged)
         return judged
 
     # -- completions -------------------------------------------------------------------------------
@@ -516,6 +526,12 @@ class Reader:
 
 
 # -- helpers ----------------------------------------------------------------------------------------
+
+
+def _keep_newest(cache: OrderedDict[str, Any]) -> None:
+    """The KEPT_RUNS most recent entries of a cache kept in the order asked (newest last)."""
+    while len(cache) > KEPT_RUNS:
+        cache.popitem(last=False)
 
 
 def _tree_stamp(p: Path) -> tuple:
