@@ -258,31 +258,33 @@ def test_bound_halves_the_biggest_list_and_says_so():
 
 @pytest.mark.proc
 def test_actions_only_with_the_flag_each_in_the_journal_and_rate_limited(tmp_path):
-    from cockpit.launch.plan import stop
+    """The actions' own path, on a run that reads live: its status names this test's process as its
+    supervisor (what a stop-and-save does to the trainer is test_processes' subject)."""
+    from cockpit.run import owner
 
     runs = tmp_path / "runs"
     shutil.copytree(FIXTURES / "findings" / "grpo-wasted-groups", runs / "grpo-wasted-groups")
-    live = helpers.fake_run(runs, "--steps", "0", "--every", "0.05", name="live")
-    try:
-        conftest_wait = __import__("conftest").wait_for
-        conftest_wait(lambda: live.read_status().state == "running", timeout=60)
-        with _serve(runs, "--allow-actions") as client:
-            assert {t.name for t in client.tools()} == READ_TOOLS | ACTION_TOOLS
-            err, said = client.call("stop_and_save", run="grpo-wasted-groups")
-            assert err and "not running" in said
-            err, doc = client.call("stop_and_save", run=live.name)
-            assert not err and doc["asked"] == "stop_and_save"
-            assert json.loads((live.control / "stop_save").read_text())["by"] == "agent"
-            records, _ = journal.read_all(live.events)
-            said_by = [r for r in records if r.kind == journal.WARNING and r.data.get("code") == "agent"]
-            assert len(said_by) == 1 and "stop" in said_by[0].data["message"]
-            assert "through `cockpit mcp`" in said_by[0].data["message"]
-            err, said = client.call("stop_and_save", run=live.name)
-            assert err and "try again in" in said
-            err, said = client.call("resume", run="grpo-wasted-groups")
-            assert err and "no complete checkpoint" in said  # the CLI's own refusal, in one line
-    finally:
-        stop(live, save=False, grace_s=2)
+    live = helpers.make_run_folder(runs, "live", state="running")
+    live.update_status(supervisor_pid=os.getpid(), supervisor_started=owner.start_time(os.getpid()))
+    with _serve(runs, "--allow-actions") as client:
+        assert {t.name for t in client.tools()} == READ_TOOLS | ACTION_TOOLS
+        err, said = client.call("stop_and_save", run="grpo-wasted-groups")
+        assert err and "not running" in said
+        err, doc = client.call("stop_and_save", run="live")
+        assert not err and doc["asked"] == "stop_and_save"
+        assert json.loads((live.control / "stop_save").read_text())["by"] == "agent"
+        records, _ = journal.read_all(live.events)
+        said_by = [r for r in records if r.kind == journal.WARNING and r.data.get("code") == "agent"]
+        assert len(said_by) == 1 and "stop" in said_by[0].data["message"]
+        assert "through `cockpit mcp`" in said_by[0].data["message"]
+        err, said = client.call("stop_and_save", run="live")
+        assert err and "try again in" in said
+        err, said = client.call("resume", run="grpo-wasted-groups")
+        assert err and "no complete checkpoint" in said  # the CLI's own refusal, in one line
+        err, said = client.call("sample", run="grpo-wasted-groups", prompts=["a"] * 9)
+        assert err and "at most 8" in said
+        err, said = client.call("sample", run="grpo-wasted-groups", checkpoint="latest")
+        assert err and "no checkpoints yet" in said  # `cockpit sample`'s line: no sampler started
 
 
 @pytest.mark.proc

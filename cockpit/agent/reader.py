@@ -252,24 +252,23 @@ class Reader:
 
     @staticmethod
     def _config(run: RunFolder) -> dict[str, Any]:
-        """The config that matters, read through run.yaml's one door; secrets stay references and
-        environment values never leave (their names do)."""
+        """The config that matters, read through run.yaml's one door (and the typed `cockpit:`
+        section's, `run/section`); secrets stay references and environment values never leave
+        (their names do)."""
+        from cockpit.run.section import cockpit_section
+
         cfg = run.config()
         out: dict[str, Any] = {"trainer": cfg.get("trainer")}
         for key in CONFIG_KEYS:
             if key in cfg:
                 out[key] = _no_secret(cfg[key])
-        found = cfg.get("cockpit")
-        section: dict[str, Any] = found if isinstance(found, dict) else {}
-        script = section.get("script") if isinstance(section.get("script"), dict) else None
-        if script:
-            out["script"] = {"command": _no_secret(script.get("command")), "cwd": script.get("cwd")}
-        env = section.get("env")
-        if isinstance(env, dict) and env:
-            out["env_names"] = sorted(str(k) for k in env)  # the names only: values never leave
-        launcher = section.get("launcher")
-        if isinstance(launcher, dict) and launcher.get("kind"):
-            out["launcher"] = launcher.get("kind")
+        section = cockpit_section(run)
+        if section.script is not None:
+            out["script"] = {"command": _no_secret(list(section.script.command)), "cwd": section.script.cwd}
+        if section.env:
+            out["env_names"] = sorted(section.env)  # the names only: values never leave
+        if section.launcher and section.launcher.get("kind"):
+            out["launcher"] = section.launcher.get("kind")
         return out
 
     # -- metrics -----------------------------------------------------------------------------------
