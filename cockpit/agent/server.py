@@ -17,6 +17,7 @@ This is the one module that imports the SDK (at its top: the tools' annotations 
 from __future__ import annotations
 
 import hmac
+import re
 import secrets
 import sys
 import threading
@@ -26,7 +27,7 @@ from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import ToolAnnotations
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
 from cockpit.agent.answers import bound, dumps, text
@@ -42,9 +43,9 @@ that step (best/worst by reward, search); `metrics` gives a series downsampled w
 Answers are JSON; a `cut` list says what was left out to keep them small."""
 
 RunRef = Annotated[str, Field(description="a run's name or unique name prefix (the `runs` tool lists them), or a "
-                                          "run folder's path")]
+                                          "run folder's path", min_length=1, max_length=4096)]
 PathRef = Annotated[str, Field(description="a run's name or prefix, a run folder, an output_dir, a checkpoint-N "
-                                           "folder or a trainer_state.json path")]
+                                           "folder or a trainer_state.json path", min_length=1, max_length=4096)]
 
 
 def _answer(fn: Callable[[], dict[str, Any]], lock: threading.Lock | None) -> str:
@@ -63,13 +64,52 @@ def _answer(fn: Callable[[], dict[str, Any]], lock: threading.Lock | None) -> st
     return dumps(bound(doc)).decode()
 
 
+_PYDANTIC_TAIL = re.compile(r" *\[type=.*$")
+
+
+def one_line_error(said: str) -> str:
+    """An error the SDK said over several lines (pydantic's, for arguments outside their schema:
+    "1 validation error for runsArguments / limit / Input should be ≤ 100 [type=…] / For further
+    information visit …") as one line: "…: limit: Input should be less than or equal to 100"."""
+    lines = said.splitlines()
+    if len(lines) < 2:
+        return said
+    out, field = [lines[0].strip()], ""
+    for line in lines[1:]:
+        if not line.strip() or line.strip().startswith("For further information"):
+            continue
+        if line[:1].isspace():
+            said_there = _PYDANTIC_TAIL.sub("", line.strip())
+            out.append(f"{field}: {said_there}" if field else said_there)
+        else:
+            field = line.strip()
+    return text(one_line(" — ".join(out), 1000))
+
+
+async def _one_line_errors(ctx: Any, call_next: Any) -> Any:
+    """Middleware: every tool error the client gets is one line (`one_line_error`)."""
+    result = await call_next(ctx)
+    if getattr(ctx, "method", None) != "tools/call":
+        return result
+    if isinstance(result, CallToolResult) and result.is_error:
+        for block in result.content:
+            if isinstance(block, TextContent) and "\n" in block.text:
+                block.text = one_line_error(block.text)
+    elif isinstance(result, dict) and result.get("isError"):  # the result as the runner serialized it
+        for block in result.get("content") or []:
+            if isinstance(block, dict) and isinstance(block.get("text"), str) and "\n" in block["text"]:
+                block["text"] = one_line_error(block["text"])
+    return result
+
+
 def make_server(runs_dir: Path, *, allow_actions: bool = False) -> MCPServer:
     """The MCPServer with the read-only tools, and the actions when allowed."""
     from cockpit import __version__
 
     reader = Reader(runs_dir)
     lock = threading.Lock()
-    server = MCPServer("cockpit", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
+    server = MCPServer("cockpit", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING",
+                       middleware=[_one_line_errors])
     read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
     @server.tool(annotations=read_only, structured_output=False)
@@ -89,7 +129,8 @@ def make_server(runs_dir: Path, *, allow_actions: bool = False) -> MCPServer:
     @server.tool(annotations=read_only, structured_output=False)
     def metrics(run: PathRef,
                 keys: Annotated[list[str] | None, Field(description="metric keys to return as series (at most 8); "
-                                                                    "leave out for the list of keys")] = None,
+                                                                    "leave out for the list of keys",
+                                                        max_length=8)] = None,
                 first: Annotated[int | None, Field(description="first step (inclusive)", ge=0)] = None,
                 last: Annotated[int | None, Field(description="last step (inclusive)", ge=0)] = None,
                 points: Annotated[int, Field(description="most points a series (3-1000), downsampled with "
@@ -114,13 +155,14 @@ def make_server(runs_dir: Path, *, allow_actions: bool = False) -> MCPServer:
                     step: Annotated[int | None, Field(description="one logged step (default: the newest)",
                                                       ge=0)] = None,
                     steps: Annotated[str | None, Field(description="a step range A:B, A: or :B (inclusive) "
-                                                                   "to read, newest first")] = None,
+                                                                   "to read, newest first", max_length=40)] = None,
                     order: Annotated[str, Field(description="logged (as logged), best or worst (by reward)")]
                     = "logged",
                     reward: Annotated[str | None, Field(description="rank by this reward function (default: the "
                                                                     "sum of all)")] = None,
                     search: Annotated[str | None, Field(description="only rows whose prompt or completion holds "
-                                                                    "this text (case-insensitive)")] = None,
+                                                                    "this text (case-insensitive)",
+                                                        min_length=1, max_length=500)] = None,
                     limit: Annotated[int, Field(description="most rows (1-50)", ge=1, le=50)] = 6,
                     chars: Annotated[int, Field(description="most characters of each prompt and completion",
                                                 ge=40, le=4000)] = 600) -> str:
@@ -137,9 +179,11 @@ def make_server(runs_dir: Path, *, allow_actions: bool = False) -> MCPServer:
         return _answer(lambda: reader.checkpoints(run), lock)
 
     @server.tool(annotations=read_only, structured_output=False)
-    def compare(runs: Annotated[list[str], Field(description="two to six runs (names, prefixes or paths)")],
-                keys: Annotated[list[str] | None, Field(description="metric keys to compare (default: the key "
-                                                                    "metrics they share)")] = None) -> str:
+    def compare(runs: Annotated[list[str], Field(description="two to six runs (names, prefixes or paths)",
+                                                 min_length=2, max_length=6)],
+                keys: Annotated[list[str] | None, Field(description="metric keys to compare (default: the "
+                                                                    "key metrics they share)", max_length=12)] = None
+                ) -> str:
         """Runs side by side: each one's last, min, max and best value of the shared key metrics and
         its value at the last step all reached, and the config keys whose values differ."""
         return _answer(lambda: reader.compare(runs, keys), lock)
@@ -186,7 +230,7 @@ def _add_actions(server: MCPServer, runs_dir: Path) -> None:
                vs: Annotated[str | None, Field(description="a second model to compare, side by side: a step, "
                                                            "`latest` or `base`")] = None,
                prompts: Annotated[list[str] | None, Field(description="at most 8 prompts (default: the run's own "
-                                                                      "sample prompts)")] = None,
+                                                                      "sample prompts)", max_length=8)] = None,
                max_new_tokens: Annotated[int | None, Field(description="tokens per answer (default: the run's "
                                                                        "setting, else 64)", ge=1, le=4096)] = None,
                temperature: Annotated[float, Field(description="0: greedy", ge=0.0, le=5.0)] = 0.0,
