@@ -295,9 +295,13 @@ def test_streamable_http_wants_the_token(tmp_path):
     import urllib.request
 
     port = helpers.free_port()
+    env = {k: v for k, v in os.environ.items() if k != "COCKPIT_MCP_TOKEN"}
+    short = subprocess.run(helpers.cockpit_cmd("mcp", "--http", "--runs-dir", str(tmp_path)), capture_output=True,
+                           text=True, env={**env, "PYTHONPATH": str(REPO), "COCKPIT_MCP_TOKEN": "abc"}, timeout=60)
+    assert short.returncode == 2 and "give at least 16" in short.stderr and short.stderr.count("\n") == 1
     proc = subprocess.Popen(helpers.cockpit_cmd("mcp", "--http", "--port", str(port), "--runs-dir", str(tmp_path)),
                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "PYTHONPATH": str(REPO)})
+                            env={**env, "PYTHONPATH": str(REPO)})
     try:
         token = ""
         deadline = time.monotonic() + 60

@@ -271,19 +271,30 @@ def _token_guard(app: Any, token: str) -> Any:
     return guarded
 
 
-def serve_http(runs_dir: Path, *, port: int, host: str = "127.0.0.1", allow_actions: bool = False,
-               token: str | None = None) -> int:
+TOKEN_ENV = "COCKPIT_MCP_TOKEN"
+"""A token of the user's own for --http (an agent's config keeps it between starts); else a new one
+each start, printed."""
+
+
+def serve_http(runs_dir: Path, *, port: int, host: str = "127.0.0.1", allow_actions: bool = False) -> int:
     """Streamable HTTP at http://HOST:PORT/mcp, loopback only, every request with the token."""
+    import os
+
     import uvicorn
 
     if host not in LOOPBACK:
         raise CockpitError(f"--host {host}: the MCP server binds to loopback only (127.0.0.1, localhost or ::1) — "
                            "reach it from elsewhere through an SSH tunnel")
-    token = token or secrets.token_urlsafe(32)
+    given = os.environ.get(TOKEN_ENV, "")
+    if given and len(given) < 16:
+        raise CockpitError(f"${TOKEN_ENV} is {len(given)} characters — give at least 16 (e.g. the output of "
+                           "`python -c 'import secrets; print(secrets.token_urlsafe(32))'`), or unset it")
+    token = given or secrets.token_urlsafe(32)
     server = make_server(runs_dir, allow_actions=allow_actions)
     app = _token_guard(server.streamable_http_app(host=host), token)
     shown = f"[{host}]" if ":" in host else host
     print(f"cockpit: MCP over streamable HTTP at http://{shown}:{port}/mcp", file=sys.stderr, flush=True)
-    print(f"cockpit: header: Authorization: Bearer {token}", file=sys.stderr, flush=True)
+    said = f"${TOKEN_ENV}" if given else token  # a token the user chose is not printed
+    print(f"cockpit: header: Authorization: Bearer {said}", file=sys.stderr, flush=True)
     uvicorn.run(app, host=host, port=port, log_level="warning", lifespan="on")
     return 0
