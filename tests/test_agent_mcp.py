@@ -134,7 +134,7 @@ def test_runs_lists_every_run_with_numbers(shared):
     assert wasted["state"] == "killed" and wasted["trainer"] == "grpo"
     assert wasted["step"] == 19 and wasted["max_steps"] == 30 and isinstance(wasted["progress"], float)
     assert isinstance(wasted["last"]["reward"], float) and wasted["last"]["step"] == 19
-    assert isinstance(wasted["findings"], int)
+    assert isinstance(wasted["findings"], int) and isinstance(wasted["journal_quiet_s"], float)
     err, doc = client.call("runs", limit=1)
     assert len(doc["runs"]) == 1 and doc["cut"] == [f"runs: 1 of {doc['count']} kept"]
 

@@ -162,13 +162,15 @@ class Reader:
                 "step": r.step, "max_steps": r.max_steps,
                 "progress": round(r.step / r.max_steps, 4) if r.step is not None and r.max_steps else None,
                 "age_s": _age(r.created, now), "eta_s": r.eta_s, "phase": r.phase,
+                "journal_quiet_s": _quiet(events, now),
                 "last": _last_values(events), "findings": self._count_findings(events),
                 **({"error": r.error} if r.error else {}),
                 **({"journal": r.journal_note} if r.journal_note else {}),
             })
         return {"runs_dir": str(where), "count": len(rows), "runs": out,
                 "note": "live runs first, then newest first; `findings` counts what the live judge recorded "
-                        "(the findings tool judges the data now)", "cut": cut}
+                        "(the findings tool judges the data now); journal_quiet_s: seconds since the run last "
+                        "wrote its journal", "cut": cut}
 
     def _count_findings(self, events: Path) -> int | None:
         """`finding` records in a journal, counted with a byte search, only over what it gained
@@ -235,7 +237,7 @@ class Reader:
         recorded = [rec.data.get("kind") for rec in data.findings]
         return {
             "run": data.label, "path": str(p), "trainer": data.trainer, "state": state, "reason": reason,
-            "phase": data.phase,
+            "phase": data.phase, "journal_quiet_s": _quiet(p / "events.jsonl", now) if run is not None else None,
             "progress": {"step": step, "max_steps": max_steps,
                          "fraction": round(step / max_steps, 4) if step is not None and max_steps else None,
                          "epoch": data.epoch, "steps_per_s": data.steps_per_s,
@@ -531,6 +533,15 @@ def _keep_newest(cache: OrderedDict[str, Any]) -> None:
     """The KEPT_RUNS most recent entries of a cache kept in the order asked (newest last)."""
     while len(cache) > KEPT_RUNS:
         cache.popitem(last=False)
+
+
+def _quiet(events: Path, now: float) -> float | None:
+    """Seconds since the journal was last written: a live run quiet for long may be stuck (the
+    findings tool says whether the supervisor's doctor saw a hang)."""
+    try:
+        return _age(events.stat().st_mtime, now)
+    except OSError:
+        return None
 
 
 def _tree_stamp(p: Path) -> tuple:
