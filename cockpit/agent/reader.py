@@ -158,7 +158,8 @@ class Reader:
         for r in limited(rows, limit, "runs", cut):
             events = Path(r.path) / "events.jsonl"
             out.append({
-                "name": r.name, "state": r.state_label, "reason": r.reason, "trainer": r.trainer,
+                "name": r.name, **({"path": r.path} if archived else {}), "state": r.state_label,
+                "reason": r.reason, "trainer": r.trainer,
                 "step": r.step, "max_steps": r.max_steps,
                 "progress": round(r.step / r.max_steps, 4) if r.step is not None and r.max_steps else None,
                 "age_s": _age(r.created, now), "eta_s": r.eta_s, "phase": r.phase,
@@ -170,7 +171,8 @@ class Reader:
         return {"runs_dir": str(where), "count": len(rows), "runs": out,
                 "note": "live runs first, then newest first; `findings` counts what the live judge recorded "
                         "(the findings tool judges the data now); journal_quiet_s: seconds since the run last "
-                        "wrote its journal", "cut": cut}
+                        "wrote its journal" + ("; an archived run is asked for by its path" if archived else ""),
+                "cut": cut}
 
     def _count_findings(self, events: Path) -> int | None:
         """`finding` records in a journal, counted with a byte search, only over what it gained
