@@ -168,6 +168,10 @@ class Reader:
                 **({"error": r.error} if r.error else {}),
                 **({"journal": r.journal_note} if r.journal_note else {}),
             })
+        if not where.is_dir():
+            return {"runs_dir": str(where), "count": 0, "runs": [],
+                    "note": f"no runs folder at {where} — the server was started with another --runs-dir in mind "
+                            "(or $COCKPIT_RUNS_DIR); runs can still be read by their folder's path"}
         return {"runs_dir": str(where), "count": len(rows), "runs": out,
                 "note": "live runs first, then newest first; `findings` counts what the live judge recorded "
                         "(the findings tool judges the data now); journal_quiet_s: seconds since the run last "
