@@ -170,8 +170,8 @@ class Reader:
             })
         if not where.is_dir():
             return {"runs_dir": str(where), "count": 0, "runs": [],
-                    "note": f"no runs folder at {where} — the server was started with another --runs-dir in mind "
-                            "(or $COCKPIT_RUNS_DIR); runs can still be read by their folder's path"}
+                    "note": f"no runs folder at {where} — give `cockpit mcp` the right --runs-dir (or "
+                            "$COCKPIT_RUNS_DIR) in the agent's config; a run can still be read by its folder's path"}
         return {"runs_dir": str(where), "count": len(rows), "runs": out,
                 "note": "live runs first, then newest first; `findings` counts what the live judge recorded "
                         "(the findings tool judges the data now); journal_quiet_s: seconds since the run last "
