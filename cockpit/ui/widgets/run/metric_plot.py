@@ -199,7 +199,8 @@ class MetricPlot(Widget, can_focus=True):
             samples = logged
         title_parts = self._title_parts(sources[0] if sources else None)
         if not drawn:
-            title_parts = (title_parts[0], "— no data yet", "")
+            held = any(src.store.count(k) for src in sources for k in self.panel.resolve(src.store.keys()))
+            notes.append("no finite value to draw" if held else "no data yet")
         title = _fit_title(title_parts, width - 4)
         # A lone series needs no legend (the title names it), unless it is one run of several.
         legend = Legend()
