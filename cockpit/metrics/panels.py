@@ -190,8 +190,9 @@ SCHEDULE_KEYS = ("learning_rate", "lr", "epoch", "num_tokens", "num_input_tokens
 SPARSE_POINTS = 50
 """A series with fewer points than this (an eval every few hundred steps) is not smoothed: an
 EMA over 10 points lags by several of them."""
-EVAL_NOT_PLOTTED = ("_runtime", "_samples_per_second", "_steps_per_second")
-"""Eval bookkeeping, not a metric: never a default panel."""
+EVAL_NOT_PLOTTED = ("_runtime", "_samples_per_second", "_steps_per_second", "_num_tokens")
+"""Eval bookkeeping, not a metric: never a default panel (`eval_num_tokens` is a counter of the
+tokens trained on, and goes back at a resume: a zig-zag that means nothing)."""
 _HIGHER_IS_BETTER = ("reward", "accuracy", "acc", "f1", "bleu", "rouge", "margin", "score",
                      "precision", "recall", "exact_match", "em", "auc", "pass")
 _LOWER_IS_BETTER = ("loss", "wer", "cer", "perplexity", "ppl", "error", "nll")
