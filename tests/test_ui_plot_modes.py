@@ -107,3 +107,15 @@ def test_legend_labels_cut_to_fit_stay_apart_and_run_names_are_cut_after_a_word(
     legend = place_legend(legend_names(pairs, multi=True), legend_names(pairs, multi=True, short=True),
                           [(1, 2, 3)] * 4, width=24, max_rows=2, border_room=0)
     assert len(set(legend.shown)) == len(legend.shown), legend.shown
+
+
+async def test_seven_panels_at_100x30_keep_the_reward_legend(tmp_path):
+    """A GRPO run with evals: seven panels (its eval clip ratios and lengths are no panels of their
+    own: thirteen left a row of canvas each), and the reward panel still names its series."""
+    wordle = FIXTURES.parent / "real_runs" / "grpo_wordle_kl_one_from_step_1_reward_flat.json"
+    app = app_for(tmp_path, "replay", [str(wordle)])
+    async with app.run_test(size=SMALL) as pilot:
+        await all_drawn(pilot, app)
+        assert len(plots(app)) == 7
+        reward = next(p for p in plots(app) if p.panel.title == "reward")
+        assert len(reward.labels_drawn) > 1 and reward.legend_shown, reward.labels_drawn

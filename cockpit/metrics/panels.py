@@ -160,8 +160,13 @@ def default_panels(trainer: str | None, keys: list[str], limit: int = MAX_PANELS
     # per metric name.
     used = {k for p in chosen for k in p.covers(keys)}
     groups: dict[str, list[str]] = {}
+    present = set(keys)
     for key in keys:
-        if is_eval(key) and key not in used and not key.endswith(EVAL_NOT_PLOTTED):
+        # An eval series of a namespaced train diagnostic that has no default panel (GRPO's
+        # eval clip ratios beside its train ones) is not one either: thirteen panels left one
+        # row of canvas each.
+        if is_eval(key) and key not in used and not key.endswith(EVAL_NOT_PLOTTED) \
+                and not ("/" in key and key[len("eval_"):] in present):
             groups.setdefault(key.rsplit("_", 1)[-1], []).append(key)
     for name, group in groups.items():
         chosen.append(Panel(group[0], (group[0],)) if len(group) == 1 else Panel(f"eval {name}", tuple(group)))

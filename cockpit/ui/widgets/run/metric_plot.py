@@ -224,7 +224,8 @@ class MetricPlot(Widget, can_focus=True):
             legend = place_legend(
                 legend_names(pairs, multi=multi), legend_names(pairs, multi=multi, short=True),
                 line_colors, dotted=[is_eval(key) and len(series) > 1 for _, _, key, *_ in series], width=width,
-                max_rows=max(1, min(height - self.MIN_PLOT_ROWS, max(2, height // 3))),
+                # A small panel keeps one legend row (the reward legend vanished at 100x30).
+                max_rows=max(1 if height >= 6 else 0, min(height - self.MIN_PLOT_ROWS, max(2, height // 3))),
                 border_room=width - 6 - cell_len(title))
         self.legend, self.legend_shown = legend.rows, legend.shown
         plot_rows = max(1, height - len(self.legend))
