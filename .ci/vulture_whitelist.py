@@ -9,6 +9,7 @@ _.sub_title  # Screen.sub_title, shown in the header
 _.tooltip  # Widget.tooltip
 _.cursor_position  # Input.cursor_position (a test puts the cursor at the start)
 _.grid_size_columns  # Styles.grid_size_columns
+_.column_span  # Styles.column_span (plot_grid: the last panel widens over a short row)
 _.max_width  # Styles.max_width
 _.max_height  # Styles.max_height
 _.get_default_screen  # App.get_default_screen
