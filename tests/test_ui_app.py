@@ -349,6 +349,7 @@ async def test_quitting_while_a_watched_run_trains_says_it_trains_on_and_how_to_
         await app_wait(pilot, lambda: app.screen.sources, "the run shown")
         app.open_live(str(done.path))
         await pilot.press("q")
-    assert trains_on(app.watched) == [f"{run.name} trains on (running) — come back to it with: cockpit attach {run.name}"]
+    assert trains_on(app.watched) == [
+        f"{run.name} trains on (running) — come back to it with: cockpit attach {run.name}"]
     run.write_status(Status(state="finished", name=run.name, trainer="sft"))
     assert trains_on(app.watched) == []
