@@ -268,7 +268,7 @@ async def test_the_chat_shows_its_sampling_settings_takes_new_ones_and_sends_the
     fake = tmp_path / "fake-python"
     fake.write_text(f"#!{sys.executable}\n{SETTINGS_SAMPLER}", encoding="utf-8")
     fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
-    monkeypatch.setattr(smp, "sampler_python", lambda _found: str(fake))
+    monkeypatch.setattr(smp, "sampler_python", lambda _found, _given=None: str(fake))
     requests = fake.with_suffix(".requests")
 
     out = _output_dir_with_checkpoints(tmp_path)
@@ -333,7 +333,7 @@ async def test_escape_out_of_a_chat_and_c_again_goes_on_with_the_earlier_turns(t
     fake = tmp_path / "fake-python"
     fake.write_text(f"#!{sys.executable}\n{SETTINGS_SAMPLER}", encoding="utf-8")
     fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
-    monkeypatch.setattr(smp, "sampler_python", lambda _found: str(fake))
+    monkeypatch.setattr(smp, "sampler_python", lambda _found, _given=None: str(fake))
     out = _output_dir_with_checkpoints(tmp_path)
     app = app_for(tmp_path, mode="replay", paths=[str(out)])
     async with app.run_test(size=(100, 30)) as pilot:
@@ -395,3 +395,34 @@ async def test_while_the_model_loads_the_answer_pane_says_so_not_an_empty_answer
         shown = str(answer.render())
         assert "empty answer" not in shown and "loading the model" in shown, shown
         pane.stop_sampler()
+
+
+async def test_the_checkpoint_list_spins_while_it_is_read(tmp_path, monkeypatch):
+    import threading
+
+    from textual.widgets import DataTable
+
+    from cockpit.metrics import checkpoints
+    from cockpit.ui.widgets.run.checkpoints_pane import CheckpointsPane
+    from cockpit.ui.widgets.waiting import Waiting
+
+    real, slow_disk = checkpoints.list_run_checkpoints, threading.Event()
+
+    def listed_once_the_disk_answers(path):  # a slow disk, not what the test is about
+        slow_disk.wait(20)
+        return real(path)
+
+    monkeypatch.setattr(checkpoints, "list_run_checkpoints", listed_once_the_disk_answers)
+    out = _output_dir_with_checkpoints(tmp_path)
+    app = app_for(tmp_path, mode="replay", paths=[str(out)])
+    async with app.run_test(size=(100, 30)) as pilot:
+        await app_wait(pilot, lambda: app.screen.query(CheckpointsPane), "the replay", limit=60)
+        await pilot.press("8")
+        pane = app.screen.query_one(CheckpointsPane)
+        status = pane.query_one("#ckpt-status", Waiting)
+        await app_wait(pilot, lambda: status.waiting, "a spinner")
+        assert "reading the checkpoints" in str(status.render())
+        slow_disk.set()
+        table = pane.query_one(DataTable)
+        await app_wait(pilot, lambda: table.row_count == 3 and not status.waiting, "listed, the spinner gone")
+        assert "space picks" in str(status.render())

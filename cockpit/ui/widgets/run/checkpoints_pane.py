@@ -212,6 +212,8 @@ class CheckpointsPane(Vertical):
         if path is None or path == self.path:
             return
         self.path = path
+        if not self._listed_once:
+            self.query_one("#ckpt-status", Waiting).wait("reading the checkpoints")
         self.action_reload()
         if live:
             self.set_interval(5.0, self._reload_if_shown)
@@ -252,6 +254,8 @@ class CheckpointsPane(Vertical):
         first = not self._listed_once
         self._listed_once = True
         self.found = message.found
+        if first and not self.busy:
+            self.set_status(markup("[dim]space picks one or two · r runs the prompts on them · c chats with the first[/]"))
         self.earlier = list(message.earlier or [])
         if first:
             box = self.query_one("#ckpt-max-new-tokens", Input)
