@@ -26,6 +26,7 @@ from cockpit.launch import sampler as smp
 from cockpit.ui.text import fold_tail, literal, markup, num, printable
 from cockpit.ui.widgets.waiting import Waiting
 
+HINT = "[dim]space picks one or two · r runs the prompts on them · c chats with the first[/]"
 PROMPT_SEPARATOR = "---"
 """A line holding only this separates two prompts in the prompt box (prompts may hold newlines)."""
 
@@ -195,7 +196,7 @@ class CheckpointsPane(Vertical):
         self._set_columns(None, None)
         table.add_row("", Text("reading the checkpoints…", style="dim italic"), key=LOADING_ROW)
         self.query_one("#ckpt-prompts", TextArea).border_title = f"prompts (a line of {PROMPT_SEPARATOR} between two)"
-        self.set_status(markup("[dim]space picks one or two · r runs the prompts on them · c chats with the first[/]"))
+        self.set_status(markup(HINT))
         source = getattr(self.screen, "checkpoints_source", None)
         if callable(source):
             path, live = source()
@@ -255,7 +256,7 @@ class CheckpointsPane(Vertical):
         self._listed_once = True
         self.found = message.found
         if first and not self.busy:
-            self.set_status(markup("[dim]space picks one or two · r runs the prompts on them · c chats with the first[/]"))
+            self.set_status(markup(HINT))
         self.earlier = list(message.earlier or [])
         if first:
             box = self.query_one("#ckpt-max-new-tokens", Input)
