@@ -426,3 +426,37 @@ async def test_the_checkpoint_list_spins_while_it_is_read(tmp_path, monkeypatch)
         table = pane.query_one(DataTable)
         await app_wait(pilot, lambda: table.row_count == 3 and not status.waiting, "listed, the spinner gone")
         assert "space picks" in str(status.render())
+
+
+LOADING_THEN_ANSWERING = '''
+import json, sys
+req = json.loads(sys.stdin.readline())
+for spec in req["models"]:
+    print(json.dumps({"event": "loading", "slot": spec["slot"], "label": "checkpoint-30"}), flush=True)
+    print(json.dumps({"event": "loaded", "slot": spec["slot"], "label": "checkpoint-30", "device": "cpu"}), flush=True)
+    for i, prompt in enumerate(req["prompts"]):
+        print(json.dumps({"event": "answer", "slot": spec["slot"], "index": i, "text": "4", "prompt": prompt}),
+              flush=True)
+print(json.dumps({"event": "done", "id": req.get("id")}), flush=True)
+'''
+"""The sampler process without a model (the model is not what the test is about)."""
+
+
+@pytest.mark.proc  # the real CLI, and the sampler's stand-in a real process
+def test_cockpit_sample_says_on_stderr_what_it_waits_for_while_the_model_loads(tmp_path):
+    import stat
+    import sys
+
+    from helpers import cli
+
+    fake = tmp_path / "fake-python"
+    fake.write_text(f"#!{sys.executable}\n{LOADING_THEN_ANSWERING}", encoding="utf-8")
+    fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
+    out = _output_dir_with_checkpoints(tmp_path)
+    done = cli("sample", str(out), "--prompt", "2+2=", "--python", str(fake), "--no-keep")
+    assert done.returncode == 0, done.stderr
+    said = done.stderr.splitlines()
+    assert said[0].startswith(f"cockpit: starting the sampler ({fake}: given with --python)"), said
+    assert "cockpit: loading checkpoint-30…" in said
+    assert any(line.startswith("cockpit: checkpoint-30 loaded on cpu in ") for line in said), said
+    assert "4" in done.stdout and "loading" not in done.stdout  # stdout: the answers alone
