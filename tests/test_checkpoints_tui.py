@@ -460,3 +460,27 @@ def test_cockpit_sample_says_on_stderr_what_it_waits_for_while_the_model_loads(t
     assert "cockpit: loading checkpoint-30…" in said
     assert any(line.startswith("cockpit: checkpoint-30 loaded on cpu in ") for line in said), said
     assert "4" in done.stdout and "loading" not in done.stdout  # stdout: the answers alone
+
+
+async def test_a_lora_checkpoint_says_lora_first_whatever_the_length_of_its_base_path(tmp_path):
+    import json
+
+    from textual.widgets import DataTable
+
+    from cockpit.ui.widgets.run.checkpoints_pane import CheckpointsPane
+
+    out = _output_dir_with_checkpoints(tmp_path, steps=(10,))
+    ckpt = out / "checkpoint-10"
+    (ckpt / "config.json").unlink()
+    base = "/home/someone/models/cache/huggingface/hub/models--Qwen--Qwen2.5-0.5B-Instruct/snapshots/abc123"
+    (ckpt / "adapter_config.json").write_text(json.dumps({"base_model_name_or_path": base}))
+    app = app_for(tmp_path, mode="replay", paths=[str(out)])
+    async with app.run_test(size=(100, 30)) as pilot:
+        await app_wait(pilot, lambda: app.screen.query(CheckpointsPane), "the replay", limit=60)
+        await pilot.press("8")
+        table = app.screen.query_one(CheckpointsPane).query_one(DataTable)
+        await app_wait(pilot, lambda: any(str(table.get_row_at(i)[1]) == "checkpoint-10"
+                                          for i in range(table.row_count)), "listed")
+        row = next(i for i in range(table.row_count) if str(table.get_row_at(i)[1]) == "checkpoint-10")
+        what = str(table.get_row_at(row)[-1])
+        assert what.startswith("LoRA on …") and what.endswith("snapshots/abc123") and len(what) <= 40, what

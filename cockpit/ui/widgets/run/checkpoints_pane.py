@@ -315,8 +315,9 @@ class CheckpointsPane(Vertical):
         table = self.query_one(DataTable)
         for c in found.checkpoints:
             state = "complete" if c.complete else ("being written" if c.being_written else "incomplete")
-            kind = {"lora": f"LoRA adapter on {c.base or 'the base model'}", "full": "full model"}.get(
-                c.kind, "unknown (no config.json)")
+            # The kind first, whole; a long base path gives way from its start (its end names it).
+            kind = {"lora": f"LoRA on {fold_tail(c.base, 28) if c.base else 'the base model'}",
+                    "full": "full model"}.get(c.kind, "unknown (no config.json)")
             key = c.name if trainer is None else smp.trainer_key(trainer, c.name)
             # Text, not str: a DataTable reads a str cell as markup, and paths are data
             table.add_row(self._mark(key), Text(printable(c.name)), num(c.key_value), num(c.eval_value),
