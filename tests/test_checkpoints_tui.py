@@ -484,3 +484,33 @@ async def test_a_lora_checkpoint_says_lora_first_whatever_the_length_of_its_base
         row = next(i for i in range(table.row_count) if str(table.get_row_at(i)[1]) == "checkpoint-10")
         what = str(table.get_row_at(row)[-1])
         assert what.startswith("LoRA on …") and what.endswith("snapshots/abc123") and len(what) <= 40, what
+
+
+async def test_the_prompt_box_takes_the_runs_own_prompts_once_a_live_run_logs_them(tmp_path):
+    import os
+
+    from textual.widgets import DataTable, TextArea
+
+    from cockpit.run import owner
+    from cockpit.run.completions_store import CompletionsWriter
+    from cockpit.ui.widgets.run.checkpoints_pane import CheckpointsPane, split_prompts
+    from ui_helpers import fake_checkpoint, grpo_rows, make_run
+
+    run = make_run(tmp_path / "runs", "young", [journal.run_started("grpo", max_steps=100)], trainer="grpo")
+    run.update_status(state="running", supervisor_pid=os.getpid(), supervisor_started=owner.start_time(os.getpid()))
+    fake_checkpoint(run.output, 2)
+    app = app_for(tmp_path, mode="live", paths=[str(run.path)])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app_wait(pilot, lambda: app.screen.query("#checkpoints-pane"), "the run view", limit=60)
+        await pilot.press("8")
+        await app_wait(pilot, lambda: app.screen.query(CheckpointsPane), "the Checkpoints tab")
+        pane = app.screen.query_one(CheckpointsPane)
+        await app_wait(pilot, lambda: pane.query_one(DataTable).row_count >= 1 and pane.found is not None, "listed")
+        box = pane.query_one("#ckpt-prompts", TextArea)
+        assert box.text == ""  # nothing logged yet
+        writer = CompletionsWriter(run.path)
+        with journal.JournalWriter(run.events) as jw:
+            jw.write(writer.append(1, grpo_rows(1), source="trainer_logs"))
+        writer.close()
+        await app_wait(pilot, lambda: box.text, "the run's prompts, at the next listing", limit=20)
+        assert split_prompts(box.text) == ["Question: 2+2?", "Question: 3+3?"]  # what `cockpit sample` uses

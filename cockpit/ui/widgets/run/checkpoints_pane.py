@@ -162,6 +162,8 @@ class CheckpointsPane(Vertical):
         self._chat_choice: smp.Choice | None = None
         self._chat_column: Column | None = None
         """The chat's turns as shown, kept while the chat is left (Escape, a side-by-side run)."""
+        self._prompts_given = False
+        """The prompt box has had prompts (the run's, or typed): a later listing leaves it alone."""
         self._loading: set[str] = set()
         """The slots whose model the sampler is loading (or, before its first word, will load)."""
         self.last_prompt = ""
@@ -170,7 +172,9 @@ class CheckpointsPane(Vertical):
     def compose(self) -> ComposeResult:
         with Horizontal(id="ckpt-top"):
             yield DataTable(id="ckpt-table", cursor_type="row", zebra_stripes=True)
-            yield TextArea("", id="ckpt-prompts", soft_wrap=True, show_line_numbers=False)
+            yield TextArea("", id="ckpt-prompts", soft_wrap=True, show_line_numbers=False,
+                           placeholder="the run's own sample prompts come here once it logs some; "
+                                       "or write yours (a line of --- between two)")
         yield Waiting("", id="ckpt-status")
         with Horizontal(id="ckpt-answers"):
             for slot in ("a", "b"):
@@ -205,6 +209,10 @@ class CheckpointsPane(Vertical):
     def on_unmount(self) -> None:
         self.stop_sampler()
 
+    def on_text_area_changed(self, event: TextArea.Changed) -> None:
+        if event.text_area.id == "ckpt-prompts" and event.text_area.text.strip():
+            self._prompts_given = True
+
     # -- the listing -------------------------------------------------------------------------
 
     def show_path(self, path: str | None, *, live: bool) -> None:
@@ -225,10 +233,12 @@ class CheckpointsPane(Vertical):
 
     def action_reload(self) -> None:
         if self.path:
-            self._list(self.path, first=not self._listed_once)
+            # The run's own prompts (those `cockpit sample` uses) until the box has some: a live run
+            # logs its first samples after its first listing.
+            self._list(self.path, first=not self._listed_once, prompts=not self._prompts_given)
 
     @work(thread=True, exclusive=True, group="checkpoints-list", exit_on_error=False)
-    def _list(self, path: str, first: bool) -> None:
+    def _list(self, path: str, first: bool, prompts: bool = True) -> None:
         from cockpit.launch.script import earlier_trainers
         from cockpit.metrics import samples as kept
         from cockpit.metrics.checkpoints import list_run_checkpoints
@@ -239,12 +249,12 @@ class CheckpointsPane(Vertical):
                 target = target.parent
             found = list_run_checkpoints(target)
             earlier = earlier_trainers(found)  # a script's several Trainers: every one's are listed
-            prompts = smp.run_prompts(found) if first else None
+            own = smp.run_prompts(found) if prompts else None
             rows = kept.read(found.run) if first and found.run is not None else None
         except (CockpitError, OSError) as exc:
             self.post_message(self.Listed(None, str(exc)))
             return
-        self.post_message(self.Listed(found, None, prompts, rows, earlier))
+        self.post_message(self.Listed(found, None, own, rows, earlier))
 
     def on_checkpoints_pane_listed(self, message: Listed) -> None:
         if message.found is None:
@@ -262,8 +272,10 @@ class CheckpointsPane(Vertical):
             box = self.query_one("#ckpt-max-new-tokens", Input)
             box.value = box.value or str(smp.sample_settings(self.found).get("max_new_tokens", DEFAULT_MAX_NEW_TOKENS))
         self._fill_table()
-        if first and message.prompts:
-            self.query_one("#ckpt-prompts", TextArea).text = f"\n{PROMPT_SEPARATOR}\n".join(
+        prompt_box = self.query_one("#ckpt-prompts", TextArea)
+        if message.prompts and not self._prompts_given and not prompt_box.text.strip():
+            self._prompts_given = True
+            prompt_box.text = f"\n{PROMPT_SEPARATOR}\n".join(
                 p if isinstance(p, str) else str(p) for p in message.prompts)
         if first and message.kept:
             self._show_kept(message.kept)
