@@ -11,6 +11,7 @@ import struct
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -645,3 +646,59 @@ def test_sample_and_merge_take_python_for_a_model_trained_elsewhere(tmp_path):
     assert merged.returncode == 2 and merged.stderr.strip() == (
         "cockpit: --python /no/such/python: no such program — give the python of the env the model was trained in, "
         "e.g. /path/to/venv/bin/python"), merged.stderr
+
+
+@pytest.mark.proc
+def test_a_stop_that_meets_a_resume_starting_stops_the_new_attempt(tmp_path):
+    """Issue 42: `cockpit stop` at the instant a resume starts read the old attempt's end, said
+    "nothing to stop", and the run trained on. The resume holds the run's lock before its status
+    says `starting`: the stop waits for it, and stops the new attempt."""
+    from cockpit.launch import plan
+    from cockpit.run import owner
+    from helpers import fake_run
+
+    runs = tmp_path / "runs"
+    run = fake_run(runs, "--steps", "2")
+    wait_for(lambda: not run.read_status().live, timeout=120)
+    assert run.read_status().state == "finished"
+    assert "nothing to stop" in _cli("stop", run.name, "--runs-dir", str(runs)).stderr  # ended, nobody starting it
+
+    ended = run.read_status()
+    lock = owner.acquire(run.path, run.name)  # what `cockpit resume` holds before it writes `starting`
+    try:
+        stopping = subprocess.Popen(cockpit_cmd("stop", run.name, "--force", "--runs-dir", str(runs)),
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                    stdin=subprocess.DEVNULL)
+        time.sleep(1.5)
+        assert stopping.poll() is None  # waiting for the starter, not "nothing to stop"
+        plan._next_attempt(run, ended, None, lock)  # the rest of the resume: `starting`, then its supervisor
+    finally:
+        os.close(lock)
+    said, err = stopping.communicate(timeout=120)
+    assert stopping.returncode == 0 and "nothing to stop" not in err and said.strip(), err
+    wait_for(lambda: not run.read_status().live, timeout=120)
+    status = run.read_status()
+    assert (status.attempt, status.state) == (ended.attempt + 1, "killed"), status
+
+
+@pytest.mark.proc
+def test_a_word_naming_both_a_run_and_a_folder_here_is_refused_naming_both(tmp_path):
+    """Issue 42: a run named `two-…` and a folder `two` in the working folder: the folder won
+    silently ("no checkpoints yet in two", "not a run folder"). Now one line names both and how to
+    give each; with a slash each is picked."""
+    from helpers import make_run_folder
+
+    runs = tmp_path / "runs"
+    run = make_run_folder(runs, "two-20261128-101010")
+    (tmp_path / "two").mkdir()
+    for args in (("watch", "two", "--no-follow"), ("checkpoints", "two"), ("stop", "two")):
+        done = _cli(*args, "--runs-dir", "runs", cwd=tmp_path)
+        assert done.returncode == 2 and done.stderr.splitlines() == [
+            f"cockpit: two: both a folder here and the run two-20261128-101010 in {runs} — give ./two for the "
+            f"folder, or {run.path} for the run"], (args, done.stderr)
+    picked = _cli("watch", "runs/two-20261128-101010", "--no-follow", "--runs-dir", "runs", cwd=tmp_path)
+    assert picked.returncode == 0, picked.stderr
+    folder = _cli("watch", "./two", "--no-follow", "--runs-dir", "runs", cwd=tmp_path)
+    assert folder.returncode == 2 and "./two: not a run folder" in folder.stderr, folder.stderr
+    # the runs folder itself as the working folder: the name is the run's own folder, nothing to mix up
+    assert _cli("watch", run.name, "--no-follow", "--runs-dir", ".", cwd=runs).returncode == 0

@@ -19,7 +19,9 @@ from pathlib import Path
 from typing import IO, Annotated, Any, Literal
 
 from cockpit.errors import CockpitError
+from cockpit.launch import DEFAULT_NEW_TOKENS
 from cockpit.metrics.checkpoints import CheckpointSet, run_started_data
+from cockpit.run.section import cockpit_section
 
 DEFAULT_PROMPTS = 4
 
@@ -83,12 +85,26 @@ def choose(found: CheckpointSet, which: str, slot: str, earlier: Sequence[Checkp
     """`base`, `latest`, a step or an earlier Trainer's `tN:` key (`resolve_key`) → the sampler's
     model spec, or one line naming the fix. A model of a script's several Trainers is labelled with
     its Trainer when the key named one (two Trainers both have a checkpoint-2)."""
+    whole = found
     found, which, trainer = resolve_key(found, earlier, which)
+    step = str(which).removeprefix("checkpoint-")
+    if step.isdigit() and found.checkpoints and all(c.step != int(step) for c in found.checkpoints):
+        where = whole.run.name if whole.run else str(whole.output_dir)
+        mine = f" of Trainer {trainer}" if trainer is not None and earlier else ""
+        raise CockpitError(f"{where}: no checkpoint at step {int(step)}{mine} — there are: "
+                           f"{', '.join(all_keys(whole, earlier))} (and base)")
     choice = _choose(found, which, slot)
     if trainer is None or not earlier:
         return choice
     label = f"Trainer {trainer}: {choice.label}"
     return Choice(label, choice.step, {**choice.spec, "label": label})
+
+
+def all_keys(found: CheckpointSet, earlier: Sequence[CheckpointSet] = ()) -> list[str]:
+    """Every key `--checkpoint` takes for a run, oldest Trainer first: an earlier Trainer's as
+    `tN:STEP`, the last one's as its step."""
+    keys = [trainer_key(i + 1, str(c.step)) for i, one in enumerate(earlier) for c in one.checkpoints]
+    return keys + [str(c.step) for c in found.checkpoints]
 
 
 def _choose(found: CheckpointSet, which: str, slot: str) -> Choice:
@@ -125,8 +141,7 @@ def sample_settings(found: CheckpointSet) -> dict[str, Any]:
     """run.yaml's `cockpit.sample` (device, max_memory, max_new_tokens)."""
     if found.run is None:
         return {}
-    section = found.run.cockpit_section().get("sample")
-    return section if isinstance(section, dict) else {}
+    return cockpit_section(found.run).sample
 
 
 _SIZE = re.compile(r"^\s*([\d.]+)\s*([kmgt]?i?b?)?\s*$", re.IGNORECASE)
@@ -242,8 +257,7 @@ def run_prompts(found: CheckpointSet, n: int | None = None) -> list[Any]:
     from cockpit.metrics.completions import CompletionsLibrary
 
     if n is None:
-        comp = found.run.cockpit_section().get("completions") or {}
-        n = int(comp.get("num_prompts", DEFAULT_PROMPTS)) if isinstance(comp, dict) else DEFAULT_PROMPTS
+        n = int(cockpit_section(found.run).completions.get("num_prompts", DEFAULT_PROMPTS))
     lib = CompletionsLibrary(found.run.path)
     lib.refresh()
     seen: list[str] = []
@@ -337,7 +351,7 @@ def sample_request(found: CheckpointSet, choices: list[Choice], prompts: list[An
     max_new_tokens; cpu, no cap and 64 tokens when not set there either). CockpitError, every
     problem at once, for numbers or prompts the sampler would refuse or choke on."""
     settings = sample_settings(found)
-    tokens = max_new_tokens or settings.get("max_new_tokens", 64)
+    tokens = max_new_tokens or settings.get("max_new_tokens", DEFAULT_NEW_TOKENS)
     problems = request_problems(max_new_tokens=tokens, temperature=temperature, prompts=prompts)
     if problems:
         raise CockpitError("\n".join(problems))

@@ -16,7 +16,8 @@ from typing import Any
 from cockpit.errors import CockpitError
 from cockpit.formats import fmt_duration
 from cockpit.run import journal
-from cockpit.run.folder import LIVE_STATES, RunFolder, Status, list_runs, read_tail, script_section
+from cockpit.run.folder import LIVE_STATES, RunFolder, Status, list_runs, read_tail
+from cockpit.run.section import script_section
 
 TAIL_BYTES = 256 * 1024
 
@@ -225,6 +226,61 @@ def _newest(data: bytes, lo: int, hi: int, kind: str) -> Iterator[tuple[journal.
         end = start
 
 
+NEWEST_CHUNK = 4 << 20
+"""How much of a journal `newest_record` reads at a time, from the end backwards."""
+_NEWEST: dict[tuple[str, str], tuple[int, int, journal.Record | None]] = {}
+"""(path, kind) -> (inode, bytes scanned: the end of the last whole line, the newest record found):
+a journal only grows, so the next call reads what was appended since."""
+
+
+def newest_record(path: Path, kind: str, chunk: int = NEWEST_CHUNK) -> journal.Record | None:
+    """The newest record of `kind` in the whole journal, without decoding every line: the file is
+    read from its end backwards a chunk at a time, and only the lines holding the
+    `"kind":"..."` marker are decoded (`_newest`); a later call reads only what was appended
+    since. A 100,000-step journal's `run_started` is on its first line: found by reading the
+    file once, where decoding all 200,000 lines took seconds. A journal not written by cockpit's
+    codec (no marker anywhere) is read record by record."""
+    from cockpit.files import open_regular
+
+    codec = b'"kind":"'
+    try:
+        fh = open_regular(path)
+    except OSError:
+        return None
+    with fh:
+        st = os.fstat(fh.fileno())
+        key = (str(path), kind)
+        ino, floor, known = _NEWEST.get(key, (st.st_ino, 0, None))
+        if ino != st.st_ino or floor > st.st_size:  # replaced or truncated: from the start
+            floor, known = 0, None
+        end = st.st_size
+        whole = None  # the end of the file's last whole line
+        carry = b""  # the head of a line the previous chunk began inside
+        seen_codec = floor > 0
+        found = None
+        while end > floor:
+            start = max(floor, end - chunk)
+            fh.seek(start)
+            block = fh.read(end - start) + carry
+            if whole is None:
+                whole = start + block.rfind(b"\n") + 1 if b"\n" in block else None
+            lo = block.find(b"\n") + 1 if start > floor else 0
+            if lo == 0 and start > floor:  # a line longer than the chunk: read on with all of it
+                carry, end = block, start
+                continue
+            seen_codec = seen_codec or block.find(codec) >= 0
+            found = next((rec for rec, _ in _newest(block, lo, len(block), kind)), None)
+            if found is not None:
+                break
+            carry, end = block[:lo], start
+    result = found or known
+    if result is None and not seen_codec and st.st_size:
+        every = [r for r in journal.read_all(path)[0] if r.kind == kind]
+        result = every[-1] if every else None
+    _NEWEST[key] = (st.st_ino, whole if whole is not None else floor, result)
+    return result
+
+
 def tail_facts(path: Path, nbytes: int = TAIL_BYTES) -> _TailFacts:
     """The same facts as `_facts_from_records(tail_records(path))`, without decoding every line:
     a 1,000-run folder's journals hold ~1M lines in their last 256 KB, and the list needs about
@@ -356,6 +412,7 @@ def resolve_run(ref: str, runs_dir: Path) -> RunFolder:
     near miss gets the same "did you mean".
     """
     p = Path(ref).expanduser()
+    _refuse_both(ref, p, runs_dir)
     if p.is_dir():
         run = RunFolder(p)
         if not run.exists():
@@ -372,6 +429,7 @@ def resolve_run_or_path(ref: str, runs_dir: Path) -> Path:
     """For commands that also read files and folders outside the runs dir (replay, export): an
     existing path as given, else the run of that name or prefix."""
     p = Path(ref).expanduser()
+    _refuse_both(ref, p, runs_dir)
     if p.exists() or os.sep in ref or p.suffix in (".json", ".jsonl"):
         return p  # a path: the source reader names what is wrong with it
     found = _find_by_name(ref, runs_dir)
@@ -379,6 +437,22 @@ def resolve_run_or_path(ref: str, runs_dir: Path) -> Path:
         raise CockpitError(f"{ref}: no such file, folder or run in {runs_dir} — "
                            f"{_did_you_mean(ref, runs_dir) or 'give a path, or a run name from `cockpit runs`'}")
     return found.path
+
+
+def _refuse_both(ref: str, p: Path, runs_dir: Path) -> None:
+    """A bare word that is both a file or folder here and a run's name (or unique prefix) in the
+    runs folder: one line naming both and how to give each (with a slash, neither is a name)."""
+    if not ref or os.sep in ref or ref.startswith("~") or ref in (".", "..") or not p.exists():
+        return
+    try:
+        run = _find_by_name(ref, runs_dir)
+    except CockpitError:  # a prefix of several runs names no one run: the path is what was meant
+        return
+    if run is None or run.path.resolve() == p.resolve():
+        return
+    what = "folder" if p.is_dir() else "file"
+    raise CockpitError(f"{ref}: both a {what} here and the run {run.name} in {runs_dir} — give ./{ref} for the "
+                       f"{what}, or {run.path} for the run")
 
 
 def _run_names(runs_dir: Path) -> list[str]:

@@ -180,7 +180,8 @@ class HomeScreen(Screen):
 
     def _script_commands(self, rows: list) -> dict[str, str]:
         """The command of each script run (run.yaml's `cockpit.script`), read once per run."""
-        from cockpit.run.folder import RunFolder, script_command
+        from cockpit.run.folder import RunFolder
+        from cockpit.run.section import script_command
         from cockpit.ui.widgets.home.runs_table import command_line
 
         out: dict[str, str] = {}
