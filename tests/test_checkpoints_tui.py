@@ -514,3 +514,33 @@ async def test_the_prompt_box_takes_the_runs_own_prompts_once_a_live_run_logs_th
         writer.close()
         await app_wait(pilot, lambda: box.text, "the run's prompts, at the next listing", limit=20)
         assert split_prompts(box.text) == ["Question: 2+2?", "Question: 3+3?"]  # what `cockpit sample` uses
+
+
+async def test_from_the_prompt_box_r_is_a_letter_and_ctrl_r_runs_the_prompts(tmp_path, monkeypatch):
+    import stat
+    import sys
+
+    from textual.widgets import DataTable, TextArea
+
+    from cockpit.launch import sampler as smp
+    from cockpit.ui.widgets.run.checkpoints_pane import CheckpointsPane
+
+    fake = tmp_path / "fake-python"
+    fake.write_text(f"#!{sys.executable}\n{SETTINGS_SAMPLER}", encoding="utf-8")
+    fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setattr(smp, "sampler_python", lambda _found, _given=None: str(fake))
+    out = _output_dir_with_checkpoints(tmp_path)
+    app = app_for(tmp_path, mode="replay", paths=[str(out)])
+    async with app.run_test(size=(100, 30)) as pilot:
+        await app_wait(pilot, lambda: app.screen.query(CheckpointsPane), "the replay", limit=60)
+        await pilot.press("8")
+        pane = app.screen.query_one(CheckpointsPane)
+        await app_wait(pilot, lambda: pane.query_one(DataTable).row_count == 3, "the checkpoints listed")
+        box = pane.query_one("#ckpt-prompts", TextArea)
+        assert "ctrl+r" in str(box.border_subtitle)
+        box.focus()
+        await pilot.press(*"run r")
+        assert box.text == "run r" and not pane.busy  # letters
+        await pilot.press("ctrl+r")
+        await app_wait(pilot, lambda: pane.answers("a") and not pane.busy, "the prompts answered")
+        assert pane.answers("a") == ["t=0.0 n=64 s=0"] and box.text == "run r"

@@ -102,10 +102,11 @@ class CheckpointsPane(Vertical):
 
     BINDINGS = [
         Binding("space", "pick", "Pick", tooltip="Pick this checkpoint (two side by side)", id="checkpoints.pick"),
-        Binding("r", "sample", "Run prompts", tooltip="The picked checkpoints answer the prompts",
-                id="checkpoints.sample"),
+        # ctrl+r too: in the prompt box `r` is a letter, and ctrl+r still runs the prompts.
+        Binding("r,ctrl+r", "sample", "Run prompts", tooltip="The picked checkpoints answer the prompts "
+                "(ctrl+r from the prompt box)", id="checkpoints.sample"),
         Binding("c", "chat", "Chat", tooltip="Chat with the first picked checkpoint", id="checkpoints.chat"),
-        Binding("f5,ctrl+r", "reload", "Reload", show=False, tooltip="List the checkpoints again",
+        Binding("f5", "reload", "Reload", show=False, tooltip="List the checkpoints again",
                 id="checkpoints.reload"),
     ]
 
@@ -199,7 +200,9 @@ class CheckpointsPane(Vertical):
         table = tables.first()
         self._set_columns(None, None)
         table.add_row("", Text("reading the checkpoints…", style="dim italic"), key=LOADING_ROW)
-        self.query_one("#ckpt-prompts", TextArea).border_title = f"prompts (a line of {PROMPT_SEPARATOR} between two)"
+        box = self.query_one("#ckpt-prompts", TextArea)
+        box.border_title = f"prompts (a line of {PROMPT_SEPARATOR} between two)"
+        box.border_subtitle = "ctrl+r runs them · Esc leaves the box"
         self.set_status(markup(HINT))
         source = getattr(self.screen, "checkpoints_source", None)
         if callable(source):
