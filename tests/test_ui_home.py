@@ -242,3 +242,21 @@ async def test_at_100_columns_the_home_footer_shows_help_whole(tmp_path):
         for needed in ("New run", "Replay", "Compare", "Quit", "Help"):
             region = keys[needed].region
             assert region.width and region.right <= 100, (needed, region)
+
+
+async def test_at_60_columns_the_presets_go_under_the_runs_and_the_note_is_not_dimmed(tmp_path):
+    from cockpit.ui.widgets.home.runs_table import RunsTable
+
+    make_run(tmp_path / "runs", "one", sft_records(range(1, 4)), state="running")
+    app = app_for(tmp_path)
+    async with app.run_test(size=(60, 20)) as pilot:
+        table = app.screen.query_one(RunsTable)
+        await app_wait(pilot, lambda: table.row_count == 1, "the run listed")
+        await pilot.pause()
+        assert app.screen.query_one("#home-body").has_class("-stacked")
+        assert table.region.width >= 58  # the whole width, not 3/5 of it
+        note = table.get_row_at(0)[-1]
+        assert not note.style.dim and note.style.color is not None  # a colour the cursor row replaces
+    async with app_for(tmp_path).run_test(size=(160, 48)) as pilot:
+        await pilot.pause()
+        assert not pilot.app.screen.query_one("#home-body").has_class("-stacked")

@@ -266,7 +266,8 @@ def _script_trainers(path: Path) -> list[dict] | None:
     """A script run's Trainers, each {trainer, step, max_steps, output_dir}, when it built more than
     one (one Trainer is the run's own row); None otherwise, or when its folder cannot be read."""
     from cockpit.launch.script import script_segments
-    from cockpit.run.folder import RunFolder, script_command
+    from cockpit.run.folder import RunFolder
+    from cockpit.run.section import script_command
 
     try:
         run = RunFolder(path)

@@ -35,6 +35,10 @@ if TYPE_CHECKING:
 REFRESH_S = 2.0
 
 
+STACK_BELOW = 90
+"""Home's width under which the presets go under the runs instead of beside them."""
+
+
 class HomeScreen(Screen):
     HELP_TITLE = "Home: runs and presets"
     BINDINGS = [
@@ -116,6 +120,9 @@ class HomeScreen(Screen):
         again at the same time (mounting home asks twice: mount and resume)."""
         self._commands: dict[str, tuple[object, str | None]] = {}
         """Run path -> (run.yaml and status.json stamps, its script command or None): read once."""
+
+    def on_resize(self) -> None:
+        self.query_one("#home-body").set_class(self.size.width < STACK_BELOW, "-stacked")
 
     def compose(self) -> ComposeResult:
         yield Header(icon="")  # Textual's ⭘ is double-width in many fonts
