@@ -590,12 +590,8 @@ def spikes(r: Reader, kind: FindingKind, *keys: str) -> Outcome:
     scale = noise(resid[skip:: max(1, (n - skip) // 4096)])
     positive = float(np.median(med)) > 0
     floor = float(t.get("floor", 0.0))
-    typical = float(np.median(v[skip:])) if t.get("typical") and skip < n else 0.0
-    if typical > 0:
-        # measured against the run's typical level too: a quiet stretch is no baseline
-        base = np.maximum(base, typical)
-        before = np.maximum(before, typical)
-        resid = v - base
+    # the run's typical level: the median of a few thousand evenly picked points tells it as well
+    typical = float(np.median(v[skip:: max(1, (n - skip) // 4096)])) if t.get("typical") and skip < n else 0.0
     high = resid > t["sigma"] * max(scale, 1e-12)
     if positive:
         high &= (v > t["ratio"] * np.maximum(base, 1e-12)) & (v > t["ratio"] * before)
@@ -603,6 +599,14 @@ def spikes(r: Reader, kind: FindingKind, *keys: str) -> Outcome:
         high &= v > floor
     high[:skip] = False
     idx = np.nonzero(high)[0]
+    if typical > 0 and len(idx):
+        # measured against the run's typical level too (a quiet stretch is no baseline): a higher
+        # level only drops candidates, so only theirs is raised
+        base[idx] = np.maximum(base[idx], typical)
+        resid[idx] = v[idx] - base[idx]
+        keep = (resid[idx] > t["sigma"] * max(scale, 1e-12)) & (v[idx] > t["ratio"] * base[idx]) \
+            & (v[idx] > t["ratio"] * np.maximum(before[idx], typical))
+        idx = idx[keep]
     if not len(idx):
         if skip >= n:
             return Quiet(f"{n} points of {key}")
@@ -614,8 +618,9 @@ def spikes(r: Reader, kind: FindingKind, *keys: str) -> Outcome:
                          f"{fmt(float(resid[top]))} at step {int(steps[top]):,}, under ×{t['ratio']:g} its level")
         if typical > 0:
             big = int(np.argmax(v[skip:])) + skip
+            at = max(float(base[big]), typical)
             return Quiet(f"the largest {key} is {fmt(float(v[big]))} at step {int(steps[big]):,}, "
-                         f"×{v[big] / base[big]:.2g} its level ({fmt(float(base[big]))}; the run's median is "
+                         f"×{v[big] / at:.2g} its level ({fmt(at)}; the run's median is "
                          f"{fmt(typical)}; fires at {t['sigma']:g} σ and ×{t['ratio']:g})")
         ratio = f", ×{v[top] / base[top]:.2g} its level" if positive and base[top] > 0 else ""
         return Quiet(f"the largest {key} excursion is {resid[top] / max(scale, 1e-12):.1f} robust σ "

@@ -347,7 +347,9 @@ KINDS: dict[str, FindingKind] = {k.name: k for k in (
             "fall": 0.7,
             # entropy late below early by this share or more ...
             "below": 0.3,
-            # ... and to a level below this (nats per token)
+            # ... and to a level below this (nats per token) ...
+            "fall_alone": 0.9,
+            # ... or by this share or more, whatever the level (a large vocabulary's 6.6 → 0.4)
         }),
     FindingKind(
         "kl_blowup", "KL blow-up", "grpo", "warning",
