@@ -34,7 +34,8 @@ class MetricStore:
         self._group_of: dict[str, RowGroup] = {}
         """Each key's group, in the order the keys first appeared."""
         self._groups: list[RowGroup] = []
-        self._plots: dict[tuple[str, float], tuple[RowGroup, int, plotmath.PlotSummary]] = {}
+        self._plots: dict[tuple[str, float, tuple[float, float] | None],
+                          tuple[RowGroup, int, plotmath.PlotSummary]] = {}
         self.summary: dict[str, float] = {}
         """The end-of-training summary entry (train_loss, train_runtime, total_flos, ...):
         one value per key, so not a series."""
@@ -337,7 +338,8 @@ class MetricStore:
         return group.seconds(which, self.t0 if self.t0 is not None else 0.0)
 
     def plot_points(self, key: str, x: Literal["step", "time"] = "step", *, n_out: int,
-                    smoothing: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+                    smoothing: float = 0.0,
+                    clip: tuple[float, float] | None = None) -> tuple[np.ndarray, np.ndarray]:
         """At most `n_out` finite points of a series for a plot, smoothed first when asked:
         the picture of `downsample(x, ema(y, smoothing), n_out)` over `series(key, x)`
         (MinMaxLTTB, spikes kept), at a cost that does not grow with the series.
@@ -345,7 +347,8 @@ class MetricStore:
         A `plotmath.PlotSummary` per (key, smoothing) keeps the minimum and maximum of
         blocks of the points already seen, so a redraw reads the blocks and the points
         logged since, not the whole series; a rewind starts it over. Short series (and a
-        time axis that goes back) take the plain path."""
+        time axis that goes back) take the plain path. `clip`: the band smoothed values are
+        held to (`plotmath.ema`)."""
         group = self._group_of.get(key)
         if group is None or not group.n:
             return self.series(key, x, copy=False)
@@ -353,16 +356,18 @@ class MetricStore:
         found = None
         if plotmath.PlotSummary.worth_it(n, n_out) and (
                 x == "step" or (group.times is not None and group.times_sorted)):
-            cache_key = (key, float(smoothing))
+            cache_key = (key, float(smoothing), clip if smoothing > 0 else None)
             cached = self._plots.get(cache_key)
             if cached is None or cached[0] is not group or cached[1] != group.generation:
-                cached = (group, group.generation, plotmath.PlotSummary(smoothing))
+                cached = (group, group.generation, plotmath.PlotSummary(smoothing, cache_key[2]))
+                for other in [k for k in self._plots if k[:2] == cache_key[:2]]:
+                    del self._plots[other]  # one band per (key, smoothing): a moved band replaces it
                 self._plots[cache_key] = cached
             found = cached[2].candidates(group.columns[key][:n], n_out)
         if found is None:
             xs, ys = self.series(key, x, copy=False)
             if smoothing > 0 and len(ys) > 2:
-                ys = plotmath.ema(ys, smoothing)
+                ys = plotmath.ema(ys, smoothing, clip)
             xs, ys = plotmath.downsample(xs, ys, n_out, sorted_x=(x == "step"))
             return (xs.astype(np.int64) if x == "step" else xs), ys
         idx, values = found
