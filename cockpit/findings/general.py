@@ -736,6 +736,31 @@ def loss_level_shift(r: Reader, kind: FindingKind) -> Outcome:
                     [points("loss", steps, v, int(steps[0]), int(steps[-1]), keep=keep)])]
 
 
+def reward_model_at_chance(r: Reader, kind: FindingKind) -> Outcome:
+    """A reward model (TRL's RewardTrainer logs `accuracy` and `margin`) whose pairwise accuracy
+    stays at a coin toss's: the labels, not the optimizer."""
+    t = kind.thresholds
+    if "margin" not in r:
+        return Absent("no reward-model accuracy logged (accuracy and margin)")
+    if isinstance(got := r.pick("accuracy", need=t["min_points"]), str):
+        return got
+    _, s, v = got
+    k = edges(len(v), t["edge"])
+    early, late = float(np.median(v[:k])), float(np.median(v[-k:]))
+    if late > t["chance"]:
+        return Quiet(f"accuracy went {fmt(early)} → {fmt(late)} (the medians of its first and last {k} logged "
+                     f"steps; fires at {t['chance']:g} or below)")
+    first, last = int(s[0]), int(s[-1])
+    summary = (f"the reward model's accuracy stayed at chance over steps {first:,}–{last:,}: the median of its "
+               f"first {k} logged steps was {fmt(early)} and of its last {k} logged steps {fmt(late)} (a coin toss "
+               f"gets half the pairs right)")
+    evidence = [points("accuracy", s, v, first, last)]
+    ms, mv = r.finite("margin")
+    if len(mv):
+        evidence.append(points("margin", ms, mv, int(ms[0]), int(ms[-1])))
+    return [Finding(kind.name, (first, last), kind.severity, summary, kind.fix, evidence)]
+
+
 def loss_spike(r: Reader, kind: FindingKind) -> Outcome:
     if "loss" in r and "kl" in r and "reward" in r:
         # An RL trainer's loss is β·KL plus a term that averages to 0: its spikes are the KL's.
@@ -765,5 +790,6 @@ DETECTORS = {
     "loss_spike": loss_spike,
     "grad_spike": grad_spike,
     "loss_level_shift": loss_level_shift,
+    "reward_model_at_chance": reward_model_at_chance,
     "kl_spike": kl_spike,
 }
