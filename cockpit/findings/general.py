@@ -327,7 +327,7 @@ def _lr_restarts(steps: np.ndarray, lr: np.ndarray, t: dict) -> tuple[str, list[
 
 # -- eval: overfitting, metrics that still improve, the train–eval gap ---------------------------
 
-_NOT_METRICS = ("runtime", "samples_per_second", "steps_per_second", "epoch", "model_preparation_time")
+_NOT_METRICS = ("runtime", "samples_per_second", "steps_per_second", "epoch", "model_preparation_time", "num_tokens")
 _LOWER_BETTER = re.compile(r"loss|wer|cer|perplexity|ppl|error|mse|mae|rmse|nll|bpb|bpc")
 
 
@@ -340,7 +340,7 @@ def eval_loss_keys(keys: list[str]) -> list[str]:
 def eval_metric_keys(keys: list[str]) -> list[str]:
     """The eval metrics that are not losses or timings (accuracy, f1, wer, rouge, ...)."""
     return [k for k in keys if k.startswith("eval_") and not k.endswith("loss")
-            and not any(k.endswith(s) for s in _NOT_METRICS)]
+            and not any(k.endswith(s) for s in (*_NOT_METRICS, "entropy"))]  # an entropy is no score
 
 
 def paired_metrics(loss_key: str, keys: list[str]) -> list[str]:
