@@ -740,24 +740,32 @@ def reward_model_at_chance(r: Reader, kind: FindingKind) -> Outcome:
     """A reward model (TRL's RewardTrainer logs `accuracy` and `margin`) whose pairwise accuracy
     stays at a coin toss's: the labels, not the optimizer."""
     t = kind.thresholds
-    if "margin" not in r:
+    if "margin" not in r and "eval_margin" not in r:
         return Absent("no reward-model accuracy logged (accuracy and margin)")
-    if isinstance(got := r.pick("accuracy", need=t["min_points"]), str):
+    # held-out pairs say it best: a model can learn its training pairs by heart, labels or not
+    if "eval_accuracy" in r and len(r.finite("eval_accuracy")[1]) >= t["min_evals"]:
+        key = "eval_accuracy"
+        s, v = r.finite(key)
+    elif isinstance(got := r.pick("accuracy", need=t["min_points"]), str):
         return got
-    _, s, v = got
-    k = edges(len(v), t["edge"])
+    else:
+        key, s, v = got
+    k = max(3, min(len(v) // 3, round(len(v) * t["edge"]))) if key == "eval_accuracy" else edges(len(v), t["edge"])
     early, late = float(np.median(v[:k])), float(np.median(v[-k:]))
+    what = "evals" if key == "eval_accuracy" else "logged steps"
     if late > t["chance"]:
-        return Quiet(f"accuracy went {fmt(early)} → {fmt(late)} (the medians of its first and last {k} logged "
-                     f"steps; fires at {t['chance']:g} or below)")
+        return Quiet(f"{key} went {fmt(early)} → {fmt(late)} (the medians of its first and last {k} {what}; "
+                     f"fires at {t['chance']:g} or below)")
     first, last = int(s[0]), int(s[-1])
-    summary = (f"the reward model's accuracy stayed at chance over steps {first:,}–{last:,}: the median of its "
-               f"first {k} logged steps was {fmt(early)} and of its last {k} logged steps {fmt(late)} (a coin toss "
-               f"gets half the pairs right)")
-    evidence = [points("accuracy", s, v, first, last)]
-    ms, mv = r.finite("margin")
-    if len(mv):
-        evidence.append(points("margin", ms, mv, int(ms[0]), int(ms[-1])))
+    summary = (f"the reward model's {key} stayed at chance over steps {first:,}–{last:,}: the median of its "
+               f"first {k} {what} was {fmt(early)} and of its last {k} {what} {fmt(late)} (a coin toss gets half "
+               f"the pairs right)")
+    evidence = [points(key, s, v, first, last)]
+    if key == "eval_accuracy" and "accuracy" in r:
+        ts, tv = r.finite("accuracy")
+        if len(tv):
+            summary += f", while the training accuracy went {fmt(float(tv[0]))} → {fmt(float(tv[-1]))}"
+            evidence.append(points("accuracy", ts, tv, int(ts[0]), int(ts[-1])))
     return [Finding(kind.name, (first, last), kind.severity, summary, kind.fix, evidence)]
 
 

@@ -217,6 +217,9 @@ KINDS: dict[str, FindingKind] = {k.name: k for k in (
             # the late level: the median of the last share of the points
             "chance": 0.6,
             # at or below this, a pair is a coin toss (0.5) give or take a batch's noise
+            "min_evals": 5,
+            # with this many evals of eval_accuracy or more, the held-out pairs are judged (the
+            # training pairs can be learnt by heart, labels right or not)
         }),
     FindingKind(
         "loss_level_shift", "Loss moved to a new level", GENERAL, "warning",
