@@ -56,6 +56,22 @@ def pytest_collection_finish():
     gc.set_threshold(GC_YOUNG, 10, 10)
 
 
+_COUNT_SAID: list[int] = []
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node, ids):
+    """Under xdist, `pytest -q` says only "bringing up nodes..." before the dots: the number of tests
+    (what each worker collected, after -k/-m) is said once, as pytest without workers says it."""
+    if _COUNT_SAID:
+        return
+    _COUNT_SAID.append(len(ids))
+    reporter = node.config.pluginmanager.getplugin("terminalreporter")
+    workers = getattr(node.config.option, "numprocesses", None)
+    if reporter is not None:
+        reporter.write_line(f"collected {len(ids)} tests" + (f", run by {workers} workers" if workers else ""))
+
+
 @pytest.fixture(autouse=True)
 def _textual_styles_cache():
     yield

@@ -15,7 +15,7 @@ import json
 import os
 import shutil
 import subprocess
-import sys
+from pathlib import Path
 
 import pytest
 
@@ -249,6 +249,23 @@ def test_export_completions_includes_the_kept_samples(runs, tmp_path, sample):
     assert any(r["source"] != "sampled" for r in rows)  # the training's own samples are there too
 
 
+def _venv_like_this_one(where: Path) -> Path:
+    """A real venv (pyvenv.cfg, its own bin/python) that sees this interpreter's packages: a link to
+    sys.executable alone loses them when the tests themselves run in a venv (a venv's packages are
+    found through the pyvenv.cfg beside its python, not the link's target)."""
+    import site
+    import venv
+
+    venv.EnvBuilder(with_pip=False, symlinks=True).create(where)
+    python = where / "bin" / "python"
+    found = subprocess.run([str(python), "-c", "import site; print(site.getsitepackages()[0])"],
+                           capture_output=True, text=True, check=True, timeout=60).stdout.strip()
+    dirs = [*site.getsitepackages(), *([site.getusersitepackages()] if site.ENABLE_USER_SITE else [])]
+    Path(found, "outer_env.pth").write_text("".join(f"import site; site.addsitedir({d!r})\n" for d in dirs),
+                                            encoding="utf-8")
+    return python
+
+
 def test_a_script_run_is_sampled_with_the_python_its_script_ran_with(tmp_path):
     """The hook writes `python` (sys.executable) into run_started; the sampler is started with it."""
     from cockpit.launch.sampler import sampler_python
@@ -256,9 +273,7 @@ def test_a_script_run_is_sampled_with_the_python_its_script_ran_with(tmp_path):
     from cockpit.metrics.checkpoints import locate
     from cockpit.run import journal
 
-    venv_python = tmp_path / "venv" / "bin" / "python"
-    venv_python.parent.mkdir(parents=True)
-    venv_python.symlink_to(sys.executable)
+    venv_python = _venv_like_this_one(tmp_path / "venv")
     run = prepare_script([str(venv_python), "train.py"], cwd=tmp_path, runs_dir=tmp_path / "runs")
     with journal.JournalWriter(run.events) as jw:
         jw.write(journal.run_started("sft", script=True, output_dir="out", python=str(venv_python)))

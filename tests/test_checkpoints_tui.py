@@ -318,3 +318,80 @@ async def test_the_chat_shows_its_sampling_settings_takes_new_ones_and_sends_the
         assert [(r["temperature"], r["max_new_tokens"], r["seed"], r["chat"]) for r in sent] == [(0.7, 12, 5, True)]
         assert pane.chat_turns[1]["content"] == "t=0.7 n=12 s=5"
         assert "temperature 0.7 · 12 tokens max · seed 5" in str(pane.query_one("#ckpt-status").render())
+
+
+async def test_escape_out_of_a_chat_and_c_again_goes_on_with_the_earlier_turns(tmp_path, monkeypatch):
+    import json
+    import stat
+    import sys
+
+    from textual.widgets import DataTable, Input
+
+    from cockpit.launch import sampler as smp
+    from cockpit.ui.widgets.run.checkpoints_pane import CheckpointsPane
+
+    fake = tmp_path / "fake-python"
+    fake.write_text(f"#!{sys.executable}\n{SETTINGS_SAMPLER}", encoding="utf-8")
+    fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setattr(smp, "sampler_python", lambda _found: str(fake))
+    out = _output_dir_with_checkpoints(tmp_path)
+    app = app_for(tmp_path, mode="replay", paths=[str(out)])
+    async with app.run_test(size=(100, 30)) as pilot:
+        await app_wait(pilot, lambda: app.screen.query(CheckpointsPane), "the replay", limit=60)
+        await pilot.press("8")
+        pane = app.screen.query_one(CheckpointsPane)
+        table = pane.query_one(DataTable)
+        await app_wait(pilot, lambda: table.row_count == 3, "the checkpoints listed")
+        table.focus()
+        table.move_cursor(row=2)
+        await pilot.press("c", *"hello", "enter")
+        await app_wait(pilot, lambda: len(pane.chat_turns) == 2 and not pane.busy, "the first answer")
+        chat = pane.query_one("#ckpt-chat", Input)
+        await pilot.press(*"draft")
+        await pilot.press("escape")  # out of the chat box
+        await pilot.press("escape")  # out of the chat
+        assert not pane.has_class("-chat")
+        await pilot.press("c")
+        assert pane.has_class("-chat") and chat.value == "draft"
+        shown = str(pane.query_one("#ckpt-answer-a").render())
+        assert "hello" in shown and "t=0.0 n=64 s=0" in shown, shown  # the earlier turns, still there
+        chat.value = ""
+        await pilot.press(*"again", "enter")
+        await app_wait(pilot, lambda: len(pane.chat_turns) == 4 and not pane.busy, "the second answer")
+        sent = [json.loads(line) for line in fake.with_suffix(".requests").read_text(encoding="utf-8").splitlines()]
+        assert [t["content"] for t in sent[-1]["prompts"][0]] == ["hello", "t=0.0 n=64 s=0", "again"]
+
+
+LOADING_SAMPLER = """#!/bin/sh
+# A stand-in for the sampler process that is still loading its model: it says so, then waits.
+read request
+echo '{"event": "loading", "slot": "a", "label": "checkpoint-2"}'
+exec cat > /dev/null
+"""
+
+
+@pytest.mark.proc  # the sampler's stand-in is a real process, on real pipes
+async def test_while_the_model_loads_the_answer_pane_says_so_not_an_empty_answer(tmp_path):
+    from textual.widgets import DataTable, TextArea
+
+    from cockpit.ui.widgets.run.checkpoints_pane import CheckpointsPane
+
+    run = _run_sampled_by(tmp_path, LOADING_SAMPLER, 0o755)
+    app = app_for(tmp_path, mode="live", paths=[str(run.path)])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app_wait(pilot, lambda: app.screen.query("#checkpoints-pane"), "the run view", limit=60)
+        await pilot.press("8")
+        await app_wait(pilot, lambda: app.screen.query(CheckpointsPane), "the Checkpoints tab")
+        pane = app.screen.query_one(CheckpointsPane)
+        table = pane.query_one(DataTable)
+        await app_wait(pilot, lambda: table.row_count == 1 and str(table.get_row_at(0)[1]) == "checkpoint-2",
+                       "the checkpoint listed")
+        pane.query_one(TextArea).text = "hello"
+        table.focus()
+        await pilot.press("r")
+        answer = pane.query_one("#ckpt-answer-a")
+        await app_wait(pilot, lambda: "loading checkpoint-2" in _status(pane), "the sampler loading")
+        await pilot.pause()
+        shown = str(answer.render())
+        assert "empty answer" not in shown and "loading the model" in shown, shown
+        pane.stop_sampler()

@@ -325,3 +325,27 @@ def test_trainers_fit_the_terminal_and_cut_descriptions_at_a_word():
             title = spec["title"]
             whole_words = [title] + [title[:i] + "…" for i, ch in enumerate(title) if ch == " "]
             assert any(t in line for t in whole_words), (width, line)
+
+
+# -- 42: every argument says what it is -------------------------------------------------------
+
+
+def test_every_argument_of_every_command_has_help():
+    """Walks the whole parser: a positional or an option without a help line (`migrate FILE`,
+    `stop RUN`, `serve --host` once) shows as a bare name in `--help`."""
+    import argparse
+
+    from cockpit.cli import build_parser
+
+    bare: list[str] = []
+
+    def walk(parser: argparse.ArgumentParser, path: str) -> None:
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, sub in action.choices.items():
+                    walk(sub, f"{path} {name}")
+            elif not isinstance(action, argparse._HelpAction) and (not action.help or action.help == argparse.SUPPRESS):
+                bare.append(f"{path} {'/'.join(action.option_strings) or action.dest}")
+
+    walk(build_parser(), "cockpit")
+    assert bare == [], bare

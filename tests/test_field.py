@@ -11,6 +11,7 @@ import struct
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -511,3 +512,193 @@ def test_two_processes_that_each_think_they_are_rank_zero_are_said(tmp_path, run
     assert codes.count("two_rank_zeros") == 1 and codes.count("world_size") == 1, codes
     said = next(r.data["message"] for r in records if r.kind == journal.WARNING and r.data["code"] == "two_rank_zeros")
     assert said.startswith("the launcher started 2 processes (WORLD_SIZE=2) but this trainer runs alone"), said
+
+
+# -- round three (issue 42): stop means stop, a finished run trains further ---------------------
+
+
+@pytest.mark.slow
+def test_stop_and_save_ends_the_script_at_its_checkpoint_and_resume_runs_it_to_its_end(tmp_path, runs_dir, demo):
+    """open-r1's script went on past train() after a stop-and-save, and saved the cut-short model as
+    its final one. Now nothing after train() runs (the script's `--after-train` file and its final
+    save_model are absent); `stop --finish-script` keeps the script's own ending; the resumed run
+    runs the script to its end."""
+    marker, out = tmp_path / "after-train.txt", tmp_path / "out"
+    cmd = [sys.executable, str(PIPELINE), str(demo / "models" / "tiny-lm"), str(demo / "data"), "out", "--stage",
+           "sft", "--max-steps", "24", "--save-steps", "1000", "--sleep", "0.3", "--after-train", str(marker)]
+    run = prepare_script(cmd, cwd=tmp_path, runs_dir=runs_dir, name="ends")
+
+    def steps() -> list[int]:
+        return [r.step for r in _records(run) if r.kind == journal.METRICS and not r.data.get("summary")]
+
+    def stop_after(n: int, *extra: str) -> str:
+        wait_for(lambda: len(steps()) >= n, timeout=300)
+        stopped = _cli("stop", run.name, *extra, "--runs-dir", str(runs_dir))
+        assert stopped.returncode == 0, stopped.stderr
+        wait_for(lambda: not run.read_status().live, timeout=120)
+        assert run.read_status().state == "stopped", run.stdout_log.read_text()[-3000:]
+        return stopped.stdout
+
+    def resume() -> None:
+        done = _cli("resume", run.name, "--runs-dir", str(runs_dir))
+        assert done.returncode == 0, done.stderr
+
+    try:
+        start_supervisor(run)
+        said = stop_after(2, "--finish-script")
+        assert "the script then goes on past train() to its own ending" in said, said
+        assert marker.is_file() and (out / "model.safetensors").is_file()  # the script's own ending ran
+        assert any(r.data.get("code") == "stop_finish_script" for r in _records(run) if r.kind == journal.WARNING)
+        marker.unlink()
+        (out / "model.safetensors").unlink()
+
+        resume()
+        before = len(steps())
+        said = stop_after(before + 2)
+        assert "the script ends there: nothing after its train() runs" in said, said
+        assert not marker.exists() and not (out / "model.safetensors").exists()  # ended at the checkpoint
+        at = max(steps())
+        assert (out / f"checkpoint-{at}").is_dir()
+        ended = [r for r in _records(run)
+                 if r.kind == journal.WARNING and r.data.get("code") == "stopped_at_checkpoint"]
+        assert len(ended) == 1 and ended[0].data["message"].startswith(f"stopped and saved at step {at}: the script "
+                                                                       "was ended at its checkpoint"), ended
+        assert "nothing after train() ran" in (run.read_status().reason or ""), run.read_status()
+
+        resume()
+        wait_for(lambda: not run.read_status().live and run.read_status().attempt == 3, timeout=300)
+        assert run.read_status().state == "finished", run.stdout_log.read_text()[-3000:]
+        assert marker.read_text() == "train() returned at step 24\n" and (out / "model.safetensors").is_file()
+    finally:
+        if run.read_status().live:
+            _cli("stop", run.name, "--force", "--grace", "1", "--runs-dir", str(runs_dir))
+            wait_for(lambda: not run.read_status().live, timeout=60)
+
+
+@pytest.mark.slow
+def test_a_finished_script_run_trains_further_with_resume_set_max_steps(tmp_path, runs_dir, demo):
+    """`cockpit resume RUN --set max_steps=N` on a finished script run: the hook sets the Trainer's
+    max_steps at train(), says so in the journal, and the script runs to its end again. What the
+    hook cannot change at train() is refused in one line."""
+    marker = tmp_path / "after-train.txt"
+    cmd = [sys.executable, str(PIPELINE), str(demo / "models" / "tiny-lm"), str(demo / "data"), "out", "--stage",
+           "sft", "--max-steps", "2", "--save-steps", "2", "--after-train", str(marker)]
+    run = _run_to_end(cmd, tmp_path, runs_dir, name="further")
+    assert run.read_status().state == "finished", run.stdout_log.read_text()[-3000:]
+    refused = _cli("resume", run.name, "--runs-dir", str(runs_dir))
+    assert refused.returncode == 2 and "--set max_steps=4" in refused.stderr, refused.stderr
+    wrong = _cli("resume", run.name, "--set", "learning_rate=1", "--runs-dir", str(runs_dir))
+    assert wrong.returncode == 2 and len(wrong.stderr.strip().splitlines()) == 1, wrong.stderr
+    assert "--set learning_rate:" in wrong.stderr and "max_steps" in wrong.stderr
+    too_few = _cli("resume", run.name, "--set", "max_steps=2", "--runs-dir", str(runs_dir))
+    assert too_few.returncode == 2 and "already at step 2" in too_few.stderr, too_few.stderr
+
+    done = _cli("resume", run.name, "--set", "max_steps=4", "--wait", "--runs-dir", str(runs_dir))
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "trains with max_steps=4" in done.stderr
+    records = _records(run)
+    assert [r.step for r in records if r.kind == journal.METRICS and not r.data.get("summary")] == [1, 2, 3, 4]
+    changed = [r.data["message"] for r in records if r.kind == journal.WARNING and r.data.get("code") == "train_args"]
+    assert changed == ["cockpit resume --set: Trainer 1 of the script trains with max_steps 2 → 4"], changed
+    assert marker.read_text() == "train() returned at step 4\n"
+    assert run.read_status().state == "finished"
+
+
+def _bare_venv(where: Path) -> Path:
+    """A venv with no packages at all: a Python that cannot import transformers or torch."""
+    import venv
+
+    venv.EnvBuilder(with_pip=False, symlinks=True).create(where)
+    return where / "bin" / "python"
+
+
+@pytest.mark.slow
+def test_sample_and_merge_take_python_for_a_model_trained_elsewhere(tmp_path):
+    """An output folder trained outside the cockpit, in another env: `sample --python PY` loads it
+    with that env's Python; a Python that lacks transformers is named, with the fix."""
+    from helpers import farm_copy
+
+    run = farm_copy("sft", tmp_path / "runs")
+    out = run.output_dir()
+    bare = _bare_venv(tmp_path / "bare")
+    ask = ("--prompt", "hi", "--max-new-tokens", "2", "--no-keep")
+
+    done = _cli("sample", str(out), *ask, "--python", sys.executable)
+    assert done.returncode == 0 and "── prompt 1: hi" in done.stdout, done.stderr
+
+    lacks = _cli("sample", str(out), *ask, "--python", str(bare))
+    line = lacks.stderr.strip().splitlines()[-1]
+    assert lacks.returncode != 0 and "No module named" in line and f"it ran on {bare} (given with --python)" in line
+
+    # a run that recorded a Python without transformers (the env it trained in is gone, or other):
+    # the line names the Python it tried and says to give --python
+    with journal.JournalWriter(run.events) as jw:
+        jw.write(journal.run_started("sft", output_dir=str(out), python=str(bare)))
+    tried = _cli("sample", run.name, *ask, "--runs-dir", str(run.path.parent))
+    line = tried.stderr.strip().splitlines()[-1]
+    assert tried.returncode != 0 and "No module named" in line, tried.stderr
+    assert f"it ran on {bare} (the Python the run's script trained with); give the Python of the env the model " \
+           "was trained in: --python " in line, line
+    assert _cli("sample", run.name, *ask, "--python", sys.executable,
+                "--runs-dir", str(run.path.parent)).returncode == 0
+
+    merged = _cli("merge", str(out), "-o", str(tmp_path / "merged"), "--python", "/no/such/python")
+    assert merged.returncode == 2 and merged.stderr.strip() == (
+        "cockpit: --python /no/such/python: no such program — give the python of the env the model was trained in, "
+        "e.g. /path/to/venv/bin/python"), merged.stderr
+
+
+@pytest.mark.proc
+def test_a_stop_that_meets_a_resume_starting_stops_the_new_attempt(tmp_path):
+    """Issue 42: `cockpit stop` at the instant a resume starts read the old attempt's end, said
+    "nothing to stop", and the run trained on. The resume holds the run's lock before its status
+    says `starting`: the stop waits for it, and stops the new attempt."""
+    from cockpit.launch import plan
+    from cockpit.run import owner
+    from helpers import fake_run
+
+    runs = tmp_path / "runs"
+    run = fake_run(runs, "--steps", "2")
+    wait_for(lambda: not run.read_status().live, timeout=120)
+    assert run.read_status().state == "finished"
+    assert "nothing to stop" in _cli("stop", run.name, "--runs-dir", str(runs)).stderr  # ended, nobody starting it
+
+    ended = run.read_status()
+    lock = owner.acquire(run.path, run.name)  # what `cockpit resume` holds before it writes `starting`
+    try:
+        stopping = subprocess.Popen(cockpit_cmd("stop", run.name, "--force", "--runs-dir", str(runs)),
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                    stdin=subprocess.DEVNULL)
+        time.sleep(1.5)
+        assert stopping.poll() is None  # waiting for the starter, not "nothing to stop"
+        plan._next_attempt(run, ended, None, lock)  # the rest of the resume: `starting`, then its supervisor
+    finally:
+        os.close(lock)
+    said, err = stopping.communicate(timeout=120)
+    assert stopping.returncode == 0 and "nothing to stop" not in err and said.strip(), err
+    wait_for(lambda: not run.read_status().live, timeout=120)
+    status = run.read_status()
+    assert (status.attempt, status.state) == (ended.attempt + 1, "killed"), status
+
+
+@pytest.mark.proc
+def test_a_word_naming_both_a_run_and_a_folder_here_is_refused_naming_both(tmp_path):
+    """Issue 42: a run named `two-…` and a folder `two` in the working folder: the folder won
+    silently ("no checkpoints yet in two", "not a run folder"). Now one line names both and how to
+    give each; with a slash each is picked."""
+    from helpers import make_run_folder
+
+    runs = tmp_path / "runs"
+    run = make_run_folder(runs, "two-20261128-101010")
+    (tmp_path / "two").mkdir()
+    for args in (("watch", "two", "--no-follow"), ("checkpoints", "two"), ("stop", "two")):
+        done = _cli(*args, "--runs-dir", "runs", cwd=tmp_path)
+        assert done.returncode == 2 and done.stderr.splitlines() == [
+            f"cockpit: two: both a folder here and the run two-20261128-101010 in {runs} — give ./two for the "
+            f"folder, or {run.path} for the run"], (args, done.stderr)
+    picked = _cli("watch", "runs/two-20261128-101010", "--no-follow", "--runs-dir", "runs", cwd=tmp_path)
+    assert picked.returncode == 0, picked.stderr
+    folder = _cli("watch", "./two", "--no-follow", "--runs-dir", "runs", cwd=tmp_path)
+    assert folder.returncode == 2 and "./two: not a run folder" in folder.stderr, folder.stderr
+    # the runs folder itself as the working folder: the name is the run's own folder, nothing to mix up
+    assert _cli("watch", run.name, "--no-follow", "--runs-dir", ".", cwd=runs).returncode == 0

@@ -138,6 +138,18 @@ def test_two_trainers_in_one_script_resume_and_export_as_two_segments(tmp_path, 
     assert by_segment["1"] == list(range(1, 9))
     assert by_segment["0"] == [1, 2]  # the first Trainer's points are all there beside the second's
 
+    # `cockpit runs` shows each Trainer, not the last one's steps alone (issue 42)
+    listed = _cli("runs", "--runs-dir", str(runs_dir)).stdout.splitlines()
+    rows = [line.split() for line in listed if line.strip().startswith("Trainer ")]
+    assert [r[:6] for r in rows] == [["Trainer", "1", "of", "2", "sft", "2/2"], ["Trainer", "2", "of", "2", "sft",
+                                                                             "8/8"]], listed
+    as_json = json.loads(_cli("runs", "--json", "--runs-dir", str(runs_dir)).stdout)
+    assert [(t["step"], t["max_steps"]) for t in as_json[0]["trainers"]] == [(2, 2), (8, 8)]
+    # a step there is not: every key there is, the first Trainer's too
+    missing = _cli("sample", run.name, "--checkpoint", "999", "--prompt", "hi", "--runs-dir", str(runs_dir))
+    assert missing.returncode == 2 and missing.stderr.strip().endswith(
+        "no checkpoint at step 999 — there are: t1:2, 2, 4, 6, 8 (and base)"), missing.stderr
+
 
 def test_segments_of_an_old_journal_without_segment_numbers_are_one(tmp_path):
     run = RunFolder(tmp_path)
@@ -252,7 +264,8 @@ def test_the_cli_names_and_picks_an_earlier_trainers_checkpoint_by_its_key(tmp_p
     missing = _cli("sample", run.name, "--checkpoint", "t1:20", "--prompt", "x", "--runs-dir", str(runs_dir))
     no_traceback(missing)
     assert missing.returncode == 2
-    assert missing.stderr.strip().endswith("no checkpoint at step 20 — there are: 8, 16, 24"), missing.stderr
+    assert missing.stderr.strip() == (f"cockpit: {run.name}: no checkpoint at step 20 of Trainer 1 — there are: "
+                                      "t1:8, t1:16, t1:24, 8, 16 (and base)"), missing.stderr
     full = _cli("merge", run.name, "--checkpoint", "t1:24", "-o", str(tmp_path / "merged"), "--runs-dir", str(runs_dir))
     assert full.returncode == 2 and full.stderr.strip().startswith(
         "cockpit: Trainer 1: checkpoint-24 holds a full model, not a LoRA adapter"), full.stderr

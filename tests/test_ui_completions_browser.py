@@ -252,6 +252,30 @@ async def test_a_live_run_is_followed_until_the_user_moves(tmp_path):
         assert pane.shown_step() == 2  # and the view stays where the user put it
 
 
+async def test_moving_the_highlight_with_the_arrows_pauses_following(tmp_path):
+    run = stored_run(tmp_path, (1, 2), state="running")
+    app = app_for(tmp_path, "live", [str(run.path)])
+    async with app.run_test(size=WIDE) as pilot:
+        pane = await open_completions_tab(app, pilot)
+        table = pane.query_one("#completions-table")
+        table.focus()
+        await pilot.press("down", "down")
+        await app_wait(pilot, lambda: table.cursor_row == 2, "the third row highlighted")
+        detail = str(pane.query_one("#completions-text").render())
+        assert "answer 2.2" in detail
+        await app_wait(pilot, lambda: "paused at step 2" in _title(pane), "following paused")
+        writer = CompletionsWriter(run.path)
+        with journal.JournalWriter(run.events) as jw:
+            jw.write(writer.append(3, grpo_rows(3), source="trainer_logs"))
+        writer.close()
+        await app_wait(pilot, lambda: "3 steps kept" in _title(pane), "step 3 counted")
+        assert pane.shown_step() == 2 and table.cursor_row == 2  # the row read stays
+        assert str(pane.query_one("#completions-text").render()) == detail
+        await pilot.press("end")  # End follows again
+        await app_wait(pilot, lambda: pane.shown_step() == 3 and "following newest" in _title(pane),
+                       "following again")
+
+
 async def test_trl_parquet_files_in_an_output_dir_replay(tmp_path):
     import pyarrow as pa
     import pyarrow.parquet as pq

@@ -37,9 +37,10 @@ CORE_PACKAGES = ("run", "launch", "findings", "supervisor", "trainers", "config"
 """Everything that is neither the UI nor training-side code: no Textual, no torch."""
 TRAINING_SIDE = ("runner", "hook")
 """The only packages that may import torch, transformers, trl, peft, datasets or accelerate."""
-FRONT_ENDS = ("ui", "cli")
-"""What users run: the TUI (the first test) and the CLI, which is core-clean at import (the core
-test imports every module of it) and opens the TUI only inside its commands."""
+FRONT_ENDS = ("ui", "cli", "agent")
+"""What users run: the TUI (the first test), the CLI, which is core-clean at import (the core
+test imports every module of it) and opens the TUI only inside its commands, and the MCP server
+for agents (`cockpit mcp`: core-clean too, the `mcp` SDK its only addition)."""
 
 
 def _modules_of(package: str) -> list[str]:
@@ -51,7 +52,7 @@ def _modules_of(package: str) -> list[str]:
 @pytest.mark.proc
 def test_core_imports_neither_textual_nor_torch():
     modules = ["cockpit", "cockpit.errors", "cockpit.paths", "cockpit.files", "cockpit.cli", "cockpit.hook",
-               *_modules_of("cli")]
+               *_modules_of("cli"), "cockpit.agent", *_modules_of("agent")]
     for package in CORE_PACKAGES:
         modules += _modules_of(package)
     assert len(modules) > 30
@@ -101,8 +102,8 @@ def test_training_side_modules_import_the_training_stack_only_inside_functions()
 # The floors, lowest first: a package may import only those on its own floor's left. The ground
 # (errors, paths, files, formats, bundle, text) imports nothing of cockpit's but itself.
 FLOORS = (("errors", "paths", "files", "formats", "bundle", "text"), ("run",), ("trainers", "demo"), ("alerts",),
-          ("config",), ("metrics",), ("findings",), ("launch",), ("runner",), ("hook",), ("supervisor",), ("ui",),
-          ("cli",))
+          ("config",), ("metrics",), ("findings",), ("launch",), ("runner",), ("hook",), ("supervisor",),
+          ("ui", "agent"), ("cli",))
 
 
 def _package_graph() -> dict[str, set[str]]:

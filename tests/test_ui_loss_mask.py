@@ -12,7 +12,7 @@ pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 
 @pytest.mark.usefixtures("registry")
-async def test_ctrl_k_on_an_sft_preset_shows_the_rows_with_the_assistant_replies_marked(runs_dir):
+async def test_ctrl_o_on_an_sft_preset_shows_the_rows_with_the_assistant_replies_marked(runs_dir):
     from textual.widgets import Static
 
     from cockpit.ui.screens.loss_mask import TRAINED_STYLE, LossMaskScreen
@@ -23,12 +23,12 @@ async def test_ctrl_k_on_an_sft_preset_shows_the_rows_with_the_assistant_replies
     async with app.run_test(size=SETUP_SIZE) as pilot:
         await app_wait(pilot, lambda: getattr(app.screen, "registry", None) is not None, "the trainers read")
         await app_wait(pilot, lambda: app.screen.query("#field-learning_rate"), "the form built")
-        field = control(app, "learning_rate")  # from inside a text field: the form's key, not the field's
+        field = control(app, "learning_rate")  # from inside a text field
         field.focus()
         await pilot.pause()
         typed = field.value
         field.cursor_position = 0
-        await pilot.press("ctrl+k")
+        await pilot.press("ctrl+o")
         await app_wait(pilot, lambda: isinstance(app.screen, LossMaskScreen), "the loss-mask view")
         assert field.value == typed  # not "deleted to the end of the line"
         screen = app.screen

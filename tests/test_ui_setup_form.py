@@ -186,3 +186,23 @@ async def test_the_setup_form_counts_its_fields_as_the_field_search_does(runs_di
         below = str(screen.query_one("#field-search-title", Static).render())
         total = re.search(r"All (\d+) fields", below).group(1)
         assert f"{total} fields:" in top and "of GRPOConfig" in top
+
+
+@pytest.mark.usefixtures("registry")
+async def test_ctrl_k_in_a_text_field_deletes_to_the_end_of_the_line_and_the_loss_mask_has_its_own_key(
+        runs_dir):
+    from cockpit.ui.screens.loss_mask import LossMaskScreen
+
+    app = Host(runs_dir)
+    async with app.run_test(size=SETUP_SIZE) as pilot:
+        await pick(pilot, app, "sft")
+        model = control(app, "model_name_or_path")
+        await app_wait(pilot, lambda: app.focused is model, "the model field focused")
+        model.value = "org/model-name"
+        model.cursor_position = 4
+        await pilot.press("ctrl+k")
+        await pilot.pause()
+        assert not isinstance(app.screen, LossMaskScreen)
+        assert model.value == "org/"  # as in every other text field (the rename box too)
+        await app_wait(pilot, lambda: "Loss mask" in footer_bindings(app), "the footer's loss-mask key")
+        assert "k" not in footer_bindings(app)["Loss mask"].lower()

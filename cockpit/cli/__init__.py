@@ -7,7 +7,9 @@ import argparse
 import os
 import sys
 
+from cockpit.cli.agent import add_parsers as add_agent_parsers
 from cockpit.cli.checkpoints import add_parsers as add_checkpoint_parsers
+from cockpit.cli.common import JSON_HELP, RUNS_DIR_HELP
 from cockpit.cli.findings import cmd_findings
 from cockpit.cli.lossmask import cmd_lossmask
 from cockpit.cli.runs import (
@@ -33,7 +35,7 @@ PYTHON_HELP = ("the Python of your project's env (e.g. .venv/bin/python): read i
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="cockpit", description="A terminal cockpit for TRL training.")
-    p.add_argument("--runs-dir", help="folder of runs (default: $COCKPIT_RUNS_DIR or ./runs)")
+    p.add_argument("--runs-dir", help=RUNS_DIR_HELP)
     sub = p.add_subparsers(dest="cmd")
 
     r = sub.add_parser("run", help="launch a run (detached): a preset, a TRL config, or -- ANY COMMAND",
@@ -47,7 +49,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="script mode on Slurm: kind=slurm, partition=, nodes=, gpus_per_node=, time=, ...")
     r.add_argument("--set", action="append", metavar="KEY=VALUE",
                    help="override a key; dotted keys reach nested sections")
-    r.add_argument("--runs-dir", dest="runs_dir", default=argparse.SUPPRESS)
+    r.add_argument("--runs-dir", dest="runs_dir", default=argparse.SUPPRESS,
+                   help="folder the run is made in (default: $COCKPIT_RUNS_DIR or ./runs)")
     r.add_argument("--name", help="run name prefix (default: the preset's name)")
     r.add_argument("--wait", action="store_true", help="follow the run; exit 0 only if it finished")
     r.add_argument("--quiet", action="store_true", help="with --wait: progress to stderr")
@@ -59,11 +62,11 @@ def build_parser() -> argparse.ArgumentParser:
     lm.add_argument("preset", help="a preset file or name")
     lm.add_argument("--rows", type=int, default=3, help="rows to show (default 3)")
     lm.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a key")
-    lm.add_argument("--json", action="store_true")
+    lm.add_argument("--json", action="store_true", help=JSON_HELP)
     lm.set_defaults(func=cmd_lossmask)
 
     mg = sub.add_parser("migrate", help="a copy of a recipe config for the installed TRL")
-    mg.add_argument("file")
+    mg.add_argument("file", help="the recipe config (YAML) to migrate, e.g. open-r1's recipes/.../config.yaml")
     mg.add_argument("-o", "--output", help="where to write (default: FILE.migrated.yaml beside it)")
     mg.add_argument("--trainer", help="the trainer it is for, when the file has no `trainer:` key "
                                       "(else guessed from its keys)")
@@ -74,28 +77,28 @@ def build_parser() -> argparse.ArgumentParser:
     mg.set_defaults(func=cmd_migrate)
 
     rs = sub.add_parser("runs", help="list runs")
-    rs.add_argument("--json", action="store_true")
+    rs.add_argument("--json", action="store_true", help=JSON_HELP)
     rs.add_argument("--archived", action="store_true", help="list the archived runs instead")
-    rs.add_argument("--runs-dir", dest="runs_dir", default=argparse.SUPPRESS)
+    rs.add_argument("--runs-dir", dest="runs_dir", default=argparse.SUPPRESS, help=RUNS_DIR_HELP)
     rs.set_defaults(func=cmd_runs)
 
     rn = sub.add_parser("rename", help="give a run that is not live a new name (its folder moves)")
     rn.add_argument("run", help="run folder, name or name prefix")
     rn.add_argument("new_name", help="the new name: letters, digits, '.', '_' and '-'")
-    rn.add_argument("--runs-dir", dest="runs_dir", default=argparse.SUPPRESS)
+    rn.add_argument("--runs-dir", dest="runs_dir", default=argparse.SUPPRESS, help=RUNS_DIR_HELP)
     rn.set_defaults(func=cmd_rename)
 
     ar = sub.add_parser("archive", help="move runs that are not live out of the lists (into RUNS/.archive)")
     ar.add_argument("runs", nargs="+", metavar="run", help="run folders, names or name prefixes")
     ar.add_argument("--undo", action="store_true", help="bring archived runs back (`cockpit runs --archived` "
                     "lists them)")
-    ar.add_argument("--runs-dir", dest="runs_dir", default=argparse.SUPPRESS)
+    ar.add_argument("--runs-dir", dest="runs_dir", default=argparse.SUPPRESS, help=RUNS_DIR_HELP)
     ar.set_defaults(func=cmd_archive)
 
     w = sub.add_parser("watch", help="follow a run in a plain terminal")
     w.add_argument("run", help="run folder or name")
     w.add_argument("--no-follow", action="store_true", help="print what is there and exit")
-    w.add_argument("--runs-dir", dest="runs_dir", default=argparse.SUPPRESS)
+    w.add_argument("--runs-dir", dest="runs_dir", default=argparse.SUPPRESS, help=RUNS_DIR_HELP)
     w.set_defaults(func=cmd_watch)
 
     fd = sub.add_parser("findings", help="what the run's data says is wrong, with the evidence")
@@ -103,32 +106,35 @@ def build_parser() -> argparse.ArgumentParser:
     fd.add_argument("--json", action="store_true", help="the finding records as JSON")
     fd.add_argument("--export-prompts", metavar="FILE",
                     help="write the prompts whose whole group got one reward (JSON lines), to filter a dataset")
-    fd.add_argument("--runs-dir", dest="runs_dir", default=argparse.SUPPRESS)
+    fd.add_argument("--runs-dir", dest="runs_dir", default=argparse.SUPPRESS, help=RUNS_DIR_HELP)
     fd.set_defaults(func=cmd_findings)
 
     t = sub.add_parser("trainers", help="list the trainers the installed TRL ships")
-    t.add_argument("--json", action="store_true")
+    t.add_argument("--json", action="store_true", help=JSON_HELP)
     t.add_argument("--all", action="store_true", help="also trainers this TRL lacks")
     t.add_argument("--refresh", action="store_true", help="rebuild the schema cache")
     t.add_argument("--python", metavar="PATH", help=PYTHON_HELP)
     t.set_defaults(func=cmd_trainers)
 
     f = sub.add_parser("fields", help="the config keys a trainer takes, with TRL's help")
-    f.add_argument("trainer")
+    f.add_argument("trainer", help="a trainer name, e.g. sft, dpo, grpo (`cockpit trainers` lists them)")
     f.add_argument("field", nargs="?", help="show this one field in full (type, default, "
                    "choices, TRL's whole help)")
     f.add_argument("--search", help="filter by name or help text (name matches first)")
-    f.add_argument("--json", action="store_true")
+    f.add_argument("--json", action="store_true", help=JSON_HELP)
     f.add_argument("--python", metavar="PATH", help=PYTHON_HELP)
     f.set_defaults(func=cmd_fields)
 
     s = sub.add_parser("stop", help="stop a run (default: save a checkpoint first)")
-    s.add_argument("run")
+    s.add_argument("run", help="run folder, name or name prefix")
     s.add_argument("--save", action="store_true", default=True,
-                   help="save a checkpoint at the next step, then stop (default)")
+                   help="save a checkpoint when the step in progress ends, then stop (default)")
+    s.add_argument("--finish-script", action="store_true",
+                   help="a script run: after the checkpoint, let the script go on past train() to its own "
+                        "ending (its final save, evaluate, push_to_hub); by default it ends at the checkpoint")
     s.add_argument("--force", action="store_true", help="SIGTERM the run's process group, then SIGKILL")
     s.add_argument("--grace", type=float, default=None, help="seconds before SIGKILL (default 10)")
-    s.add_argument("--runs-dir", dest="runs_dir", default=argparse.SUPPRESS)
+    s.add_argument("--runs-dir", dest="runs_dir", default=argparse.SUPPRESS, help=RUNS_DIR_HELP)
     s.set_defaults(func=cmd_stop)
 
     rm = sub.add_parser("resume", help="continue a run from its newest complete checkpoint")
@@ -138,24 +144,25 @@ def build_parser() -> argparse.ArgumentParser:
                          "further")
     rm.add_argument("--wait", action="store_true",
                     help="follow the new attempt; exit 0 only if it finished")
-    rm.add_argument("--runs-dir", dest="runs_dir", default=argparse.SUPPRESS)
+    rm.add_argument("--runs-dir", dest="runs_dir", default=argparse.SUPPRESS, help=RUNS_DIR_HELP)
     rm.set_defaults(func=cmd_resume)
 
     d = sub.add_parser("demo", help="launch the offline demo run and open it")
     d.add_argument("--preset", default="demo-sft", help="demo preset (demo-sft, demo-dpo, demo-grpo)")
-    d.add_argument("--set", action="append", metavar="KEY=VALUE")
+    d.add_argument("--set", action="append", metavar="KEY=VALUE",
+                   help="override a key of the demo preset, e.g. --set max_steps=20")
     d.add_argument("--headless", action="store_true", help="no TUI: follow it in plain text")
-    d.add_argument("--runs-dir", dest="runs_dir", default=argparse.SUPPRESS)
+    d.add_argument("--runs-dir", dest="runs_dir", default=argparse.SUPPRESS, help=RUNS_DIR_HELP)
     d.set_defaults(func=cmd_demo)
 
     a = sub.add_parser("attach", help="open a live or finished run in the TUI, or follow an output dir")
     a.add_argument("run", help="a run (folder, name or prefix), or the output_dir of a training started elsewhere")
-    a.add_argument("--runs-dir", dest="runs_dir", default=argparse.SUPPRESS)
+    a.add_argument("--runs-dir", dest="runs_dir", default=argparse.SUPPRESS, help=RUNS_DIR_HELP)
     a.set_defaults(func=cmd_attach)
 
     rp = sub.add_parser("replay", help="open trainer_state.json files, checkpoints, output dirs or runs")
     rp.add_argument("paths", nargs="+", help="paths, or run names / name prefixes in the runs dir")
-    rp.add_argument("--runs-dir", dest="runs_dir", default=argparse.SUPPRESS)
+    rp.add_argument("--runs-dir", dest="runs_dir", default=argparse.SUPPRESS, help=RUNS_DIR_HELP)
     rp.set_defaults(func=cmd_replay)
 
     ex = sub.add_parser("export", help="metrics as CSV (and the default panels as PNG)")
@@ -164,19 +171,22 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("--png", help="PNG file to write")
     ex.add_argument("--completions", metavar="OUT", help="every logged step's completions: .jsonl, .csv or .parquet")
     ex.add_argument("--steps", metavar="A:B", help="with --completions: only these steps")
-    ex.add_argument("--runs-dir", dest="runs_dir", default=argparse.SUPPRESS)
+    ex.add_argument("--runs-dir", dest="runs_dir", default=argparse.SUPPRESS, help=RUNS_DIR_HELP)
     ex.set_defaults(func=cmd_export)
 
     sv = sub.add_parser("serve", help="publish the TUI to a browser (localhost unless told)")
-    sv.add_argument("--host", default="127.0.0.1")
-    sv.add_argument("--port", type=int, default=8000)
+    sv.add_argument("--host", default="127.0.0.1",
+                    help="address to listen on (default 127.0.0.1: this machine only; 0.0.0.0 opens it to the "
+                         "network)")
+    sv.add_argument("--port", type=int, default=8000, help="port to listen on (default 8000)")
     sv.add_argument("--max-sessions", type=int, default=MAX_SESSIONS, metavar="N",
                     help=f"browser tabs served at once, each a cockpit process (default {MAX_SESSIONS})")
-    sv.add_argument("--runs-dir", dest="runs_dir", default=argparse.SUPPRESS)
+    sv.add_argument("--runs-dir", dest="runs_dir", default=argparse.SUPPRESS, help=RUNS_DIR_HELP)
     sv.set_defaults(func=cmd_serve)
 
     add_checkpoint_parsers(sub)
     add_schema_parsers(sub)
+    add_agent_parsers(sub)
     return p
 
 

@@ -14,6 +14,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+from cockpit.cli.common import JSON_HELP, RUNS_DIR_HELP
 from cockpit.cli.common import runs_dir as _runs_dir
 from cockpit.errors import CockpitError
 from cockpit.text import one_line, printable
@@ -84,6 +85,7 @@ def cmd_sample(args: argparse.Namespace) -> int:
     if early:  # numbers and prompts given by the user are checked before any run is read
         raise CockpitError("\n".join(early))
     found = _found(args)
+    python, why = smp.python_and_why(found, args.python)
     earlier = earlier_trainers(found)  # a script's several Trainers: `--checkpoint t1:STEP` picks the first's
     choices = [smp.choose(found, args.checkpoint, "a", earlier)]
     if args.vs is not None:
@@ -99,7 +101,7 @@ def cmd_sample(args: argparse.Namespace) -> int:
     if request.note:
         print(f"cockpit: note: {one_line(request.note)}", file=sys.stderr)
     session = kept.new_session(found.run) if found.run is not None and not args.no_keep else None
-    sampler = smp.Sampler.for_run(found)
+    sampler = smp.Sampler.for_run(found, python)
     answers: dict[int, dict[str, str]] = {}
     width = shutil.get_terminal_size((120, 40)).columns
     failed = None
@@ -133,7 +135,7 @@ def cmd_sample(args: argparse.Namespace) -> int:
             signal.signal(sig, handler)
         sampler.close()  # a second close (after kill) does nothing more
     if failed:
-        raise CockpitError(one_line(failed))
+        raise CockpitError(one_line(smp.missing_module_hint(failed, python, why)))
     return 0
 
 
@@ -155,13 +157,14 @@ def cmd_merge(args: argparse.Namespace) -> int:
     from cockpit.launch.script import earlier_trainers
 
     found = _found(args)
+    python, why = smp.python_and_why(found, args.python)
     choice = smp.choose(found, args.checkpoint, "a", earlier_trainers(found))
     if choice.spec["kind"] != "lora":
         raise CockpitError(f"{choice.label} holds a full model, not a LoRA adapter — nothing to merge; load it "
                            f"as it is: from_pretrained({choice.spec['path']!r})")
     out = Path(args.output).expanduser()
     _check_merge_output(out)
-    argv = smp.sampler_command(smp.sampler_python(found), "merge", choice.spec["path"], choice.spec["base"],
+    argv = smp.sampler_command(python, "merge", choice.spec["path"], choice.spec["base"],
                                str(out), "--tokenizer", choice.spec["tokenizer"])
     if args.push:
         argv += ["--push", args.push]
@@ -176,6 +179,13 @@ def cmd_merge(args: argparse.Namespace) -> int:
         f.seek(start)
         said = [line for line in f.read().decode("utf-8", "replace").splitlines() if line.startswith("cockpit: ")]
     line = said[-1].removeprefix("cockpit: ") if said else f"the merger ended (exit {code})"
+    if not said:  # an import that failed before the merger could say a word: the traceback's last line
+        with open(log, "rb") as f:
+            f.seek(start)
+            tail = [ln for ln in f.read().decode("utf-8", "replace").splitlines() if ln.strip()]
+        if tail and "No module named" in tail[-1]:
+            line = tail[-1].strip()
+    line = smp.missing_module_hint(line, python, why)
     if code == 2 and said:  # a known problem and its fix: exit 2, as the CLI's own
         raise CockpitError(line)
     failed = CockpitError(f"{line} — the traceback is in {log}")
@@ -205,35 +215,51 @@ def _check_merge_output(out: Path) -> None:
                            "give a folder on a writable disk with -o") from None
 
 
+SAMPLER_PYTHON_HELP = ("the Python of the env the model was trained in (e.g. .venv/bin/python), for an output "
+                       "folder trained outside the cockpit; default: the Python a script run trained with, else "
+                       "this cockpit's")
+
+
 def add_parsers(sub: Any) -> None:
+    from cockpit.launch import DEFAULT_NEW_TOKENS
+
     c = sub.add_parser("checkpoints", help="a run's checkpoints: step, loss, eval loss, size, complete, LoRA or full")
     c.add_argument("run", help="run folder, name or prefix, or a training's output_dir")
-    c.add_argument("--json", action="store_true")
-    c.add_argument("--runs-dir", dest="runs_dir", default=argparse.SUPPRESS)
+    c.add_argument("--json", action="store_true", help=JSON_HELP)
+    c.add_argument("--runs-dir", dest="runs_dir", default=argparse.SUPPRESS, help=RUNS_DIR_HELP)
     c.set_defaults(func=cmd_checkpoints)
 
     s = sub.add_parser("sample", help="answers from a checkpoint (or two side by side) on prompts")
     s.add_argument("run", help="run folder, name or prefix, or a training's output_dir")
     s.add_argument("--checkpoint", default="latest", metavar="STEP|latest|base",
-                   help="a script's earlier Trainer's: tN:STEP (as `cockpit checkpoints` says)")
+                   help="which model: a checkpoint's step (24 or checkpoint-24), latest (default), base (the "
+                        "model it started from), or an earlier Trainer's of a script, tN:STEP (as `cockpit "
+                        "checkpoints` lists them)")
     s.add_argument("--vs", metavar="STEP|latest|base", help="a second model, side by side, same seed")
     s.add_argument("--prompt", action="append", metavar="TEXT", help="a prompt (repeatable); default: the run's own")
     s.add_argument("--prompts", metavar="FILE", help="prompts: one a line, a JSON list, or JSON lines")
     s.add_argument("--chat", action="store_true", help="wrap each prompt as a user turn in the chat template")
-    s.add_argument("--max-new-tokens", type=int, default=None, metavar="N")
+    s.add_argument("--max-new-tokens", type=int, default=None, metavar="N",
+                   help="tokens each answer may take (default: the run's cockpit.sample.max_new_tokens, else "
+                        f"{DEFAULT_NEW_TOKENS})")
     s.add_argument("--temperature", type=float, default=0.0, metavar="T", help="0 (default): greedy")
-    s.add_argument("--seed", type=int, default=0, metavar="S")
+    s.add_argument("--seed", type=int, default=0, metavar="S", help="random seed, the same for both models "
+                   "with --vs (default 0)")
     s.add_argument("--device", help="cpu, cuda:N or auto (a free GPU); default cockpit.sample.device or cpu")
     s.add_argument("--max-memory", metavar="SIZE", help="refuse models needing more than this, e.g. 8GB")
     s.add_argument("--no-keep", action="store_true", help="do not keep the answers in the run's samples/")
-    s.add_argument("--runs-dir", dest="runs_dir", default=argparse.SUPPRESS)
+    s.add_argument("--python", metavar="PATH", help=SAMPLER_PYTHON_HELP)
+    s.add_argument("--runs-dir", dest="runs_dir", default=argparse.SUPPRESS, help=RUNS_DIR_HELP)
     s.set_defaults(func=cmd_sample)
 
     m = sub.add_parser("merge", help="a LoRA checkpoint merged into its base, saved as a full model")
     m.add_argument("run", help="run folder, name or prefix, or a training's output_dir")
     m.add_argument("--checkpoint", default="latest", metavar="STEP|latest",
-                   help="a script's earlier Trainer's: tN:STEP (as `cockpit checkpoints` says)")
-    m.add_argument("-o", "--output", required=True, metavar="DIR")
+                   help="which LoRA checkpoint: its step (24 or checkpoint-24), latest (default), or an earlier "
+                        "Trainer's of a script, tN:STEP (as `cockpit checkpoints` lists them)")
+    m.add_argument("-o", "--output", required=True, metavar="DIR", help="a new (or empty) folder for the merged "
+                   "model")
     m.add_argument("--push", metavar="REPO", help="then upload it to the Hugging Face Hub")
-    m.add_argument("--runs-dir", dest="runs_dir", default=argparse.SUPPRESS)
+    m.add_argument("--python", metavar="PATH", help=SAMPLER_PYTHON_HELP)
+    m.add_argument("--runs-dir", dest="runs_dir", default=argparse.SUPPRESS, help=RUNS_DIR_HELP)
     m.set_defaults(func=cmd_merge)

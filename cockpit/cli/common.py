@@ -11,3 +11,7 @@ def runs_dir(args: argparse.Namespace) -> Path:
     from cockpit.paths import runs_dir
 
     return runs_dir(getattr(args, "runs_dir", None))
+
+
+RUNS_DIR_HELP = "folder of runs (default: $COCKPIT_RUNS_DIR or ./runs)"
+JSON_HELP = "print JSON instead of a table"

@@ -235,8 +235,10 @@ def cmd_runs(args: argparse.Namespace) -> int:
 
     where = archive_dir(_runs_dir(args)) if args.archived else _runs_dir(args)
     rows = run_summaries(where)
+    trainers = {r.name: _script_trainers(Path(r.path)) for r in rows if not r.error}
     if args.json:
-        print(json.dumps([r.to_dict() for r in rows], indent=2))
+        print(json.dumps([{**r.to_dict(), **({"trainers": trainers[r.name]} if trainers.get(r.name) else {})}
+                          for r in rows], indent=2))
         return 0
     if not rows:
         print(f"no {'archived ' if args.archived else ''}runs in {_runs_dir(args)}")
@@ -249,9 +251,34 @@ def cmd_runs(args: argparse.Namespace) -> int:
         step = f"{r.step if r.step is not None else '-'}/{r.max_steps or '?'}"
         print(f"{one_line(r.name)[:40]:40} {one_line(r.state_label):{width}} {one_line(r.trainer)[:12]:12} "
               f"{step:>11} {age_of(r.created, time.time()):>7}")
+        segments = trainers.get(r.name) or []
+        for i, seg in enumerate(segments):  # a script's several Trainers, each its own line
+            done = f"{seg['step'] if seg['step'] is not None else '-'}/{seg['max_steps'] or '?'}"
+            label = f"  Trainer {i + 1} of {len(segments)}"
+            print(f"{label:40} {'':{width}} {one_line(seg['trainer'])[:12]:12} {done:>11}"
+                  + (f"  {one_line(seg['output_dir'])}" if seg["output_dir"] else ""))
         if r.journal_note:
             print(f"  ! {one_line(r.journal_note)}")
     return 0
+
+
+def _script_trainers(path: Path) -> list[dict] | None:
+    """A script run's Trainers, each {trainer, step, max_steps, output_dir}, when it built more than
+    one (one Trainer is the run's own row); None otherwise, or when its folder cannot be read."""
+    from cockpit.launch.script import script_segments
+    from cockpit.run.folder import RunFolder, script_command
+
+    try:
+        run = RunFolder(path)
+        if script_command(run) is None:  # a preset run, or not a script's: its status says, no YAML read
+            return None
+        segments = script_segments(run)
+    except (OSError, ValueError, CockpitError):
+        return None
+    if len(segments) < 2:
+        return None
+    return [{"trainer": s.trainer or "?", "step": s.step, "max_steps": s.max_steps,
+             "output_dir": str(s.output_dir) if s.output_dir else None} for s in segments]
 
 
 def cmd_rename(args: argparse.Namespace) -> int:
@@ -302,13 +329,23 @@ def cmd_stop(args: argparse.Namespace) -> int:
     from cockpit.run.summaries import resolve_run
     from cockpit.text import one_line
 
+    if args.force and getattr(args, "finish_script", False):
+        raise CockpitError("--finish-script goes with a stop that saves, not with --force — drop one")
     run = resolve_run(args.run, _runs_dir(args))
     if args.force:
         status = stop(run, save=False, grace_s=args.grace)
         print(f"{one_line(run.name)}: {status.state}")
     else:
-        stop(run, save=True)
-        print(f"{one_line(run.name)}: asked to save a checkpoint and stop at the next step")
+        from cockpit.run.folder import script_section
+
+        finish = bool(getattr(args, "finish_script", False))
+        stop(run, save=True, finish_script=finish)
+        said = f"{one_line(run.name)}: asked to save a checkpoint and stop when the step in progress ends"
+        if script_section(run) is not None:
+            said += ("; the script then goes on past train() to its own ending" if finish else
+                     "; the script ends there: nothing after its train() runs (no final save, evaluate or "
+                     "push_to_hub) — `cockpit resume` runs it to its end; --finish-script lets it go on instead")
+        print(said)
     return 0
 
 

@@ -30,6 +30,9 @@ from cockpit.run import RUN_DIR_ENV
 from cockpit.trainers import camel_words
 
 RESUME_ENV = "COCKPIT_RESUME_FROM"
+TRAIN_ARGS_ENV = "COCKPIT_TRAIN_ARGS"
+"""JSON {"segment": N, "set": {field: value}}: what `cockpit resume RUN --set` changes in the N-th
+Trainer's arguments when its train() is called (`apply_train_args`)."""
 RESUME_SEGMENTS = "resume.json"
 """control/resume.json: {segment: checkpoint} for a resumed script run, one entry per Trainer."""
 
@@ -90,6 +93,10 @@ def patch_trainer(trainer_cls: Any) -> None:
     @functools.wraps(original_train)
     def train(self: Any, *args: Any, **kwargs: Any) -> Any:
         callback = getattr(self, "_cockpit_callback", None)
+        try:
+            apply_train_args(self, callback)
+        except Exception as exc:  # noqa: BLE001 - the script trains as it asked, and is told
+            say(failure(exc, "cockpit: the --set of `cockpit resume` was not applied"))
         resume = resume_for(getattr(callback, "segment", 0))
         given = args[0] if args else kwargs.get("resume_from_checkpoint")
         if resume and _cockpits_resume(given, resume, callback):
@@ -104,11 +111,98 @@ def patch_trainer(trainer_cls: Any) -> None:
             used = args[0] if args else kwargs.get("resume_from_checkpoint")
             # True is transformers' "the newest in output_dir": said as the folder it picks
             callback.resumed_from = _last_checkpoint(self) if used is True else (used or None)
-        return original_train(self, *args, **kwargs)
+        result = original_train(self, *args, **kwargs)
+        if callback is not None and getattr(callback, "stop_requested", False):
+            end_at_checkpoint(self, callback)
+        return result
 
     trainer_cls.__init__ = __init__
     trainer_cls.train = train
     trainer_cls._cockpit_patched = True
+
+
+STOPPED_AT_CHECKPOINT = "the script was ended at its checkpoint: nothing after train() ran"
+SCRIPT_WENT_ON = "the script went on past train() to its own ending, as `cockpit stop --finish-script` asked"
+
+
+def end_at_checkpoint(trainer: Any, callback: Any) -> None:
+    """A stop-and-save ends the process at the checkpoint just saved: the script's code after
+    train() (its final save, evaluate, push_to_hub) does not run; `cockpit resume` runs the script
+    to its end. `cockpit stop --finish-script` asks for the script's own ending instead.
+
+    SystemExit(0), so the process's atexit work (the outcome, a logger's flush, the process group's
+    teardown) is done as at any exit."""
+    asked = getattr(callback, "stop_request", None) or {}
+    step = int(getattr(getattr(trainer, "state", None), "global_step", 0) or 0)
+    writer = getattr(callback, "writer", None)
+    if asked.get("finish_script"):
+        _state["stop_ending"] = SCRIPT_WENT_ON
+        if writer is not None:
+            from cockpit.run import journal
+
+            writer.write(journal.warning(SCRIPT_WENT_ON, code="stop_finish_script", step=step))
+        return
+    _state["stop_ending"] = STOPPED_AT_CHECKPOINT
+    if writer is not None:
+        from cockpit.run import journal
+
+        writer.write(journal.warning(
+            f"stopped and saved at step {step}: {STOPPED_AT_CHECKPOINT} (no final save, evaluate or "
+            "push_to_hub)", code="stopped_at_checkpoint", step=step,
+            fix="`cockpit resume RUN` trains on from the checkpoint and runs the script to its end"))
+        try:
+            writer.flush()
+        except Exception:  # noqa: BLE001 - the exit below is what was asked
+            pass
+    print(f"cockpit: stopped and saved at step {step}; {STOPPED_AT_CHECKPOINT}", file=sys.stderr)
+    raise SystemExit(0)
+
+
+_TRAIN_ARGS_SAID: set[int] = set()
+
+
+def apply_train_args(trainer: Any, callback: Any) -> None:
+    """`cockpit resume RUN --set max_steps=N` on a script run: the N-th Trainer's arguments get the
+    new values at train(), each change said in the journal (once a Trainer). A field its arguments
+    lack is said and left alone."""
+    raw = os.environ.get(TRAIN_ARGS_ENV)
+    segment = int(getattr(callback, "segment", 0) or 0)
+    if not raw or id(trainer) in _TRAIN_ARGS_SAID:
+        return
+    asked = json.loads(raw)
+    if not isinstance(asked, dict) or asked.get("segment", 0) != segment or not isinstance(asked.get("set"), dict):
+        return
+    _TRAIN_ARGS_SAID.add(id(trainer))
+    args = trainer.args
+    changes, refused = [], []
+    for key, value in asked["set"].items():
+        if not hasattr(args, key):
+            refused.append(key)
+            continue
+        old = getattr(args, key)
+        try:
+            setattr(args, key, value)
+        except Exception:  # noqa: BLE001 - a frozen TrainingArguments (some transformers releases)
+            object.__setattr__(args, key, value)
+        changes.append(f"{key} {old} → {value}")
+    if not changes and not refused:
+        return
+    kind = type(args).__name__
+    line = (f"cockpit resume --set: Trainer {segment + 1} of the script trains with " + ", ".join(changes)
+            if changes else "")
+    if "num_train_epochs" in asked["set"] and "max_steps" not in asked["set"] and \
+            int(getattr(args, "max_steps", 0) or 0) > 0:
+        line += (f" (its max_steps {args.max_steps} wins over num_train_epochs in transformers: "
+                 "set max_steps instead, or max_steps=-1 too)")
+    if refused:
+        line += ("; " if line else "cockpit resume --set: ") + \
+            f"not applied: {', '.join(refused)} ({kind} has no such field)"
+    print(f"cockpit: {line}", file=sys.stderr)
+    writer = getattr(callback, "writer", None)
+    if writer is not None:
+        from cockpit.run import journal
+
+        writer.write(journal.warning(line, code="train_args"))
 
 
 def _step_of(path: Any) -> int | None:
@@ -299,8 +393,11 @@ def _write_outcome(run: Any) -> None:
     if _state.get("uncaught"):
         outcome["uncaught"] = _state["uncaught"]
     if any(cb.stop_requested for cb in _state["callbacks"]):
-        outcome.update({"state": "stopped", "code": "stopped", "reason": "stopped and saved on request",
-                        "fix": "resume it with `cockpit resume RUN`"})
+        ending = _state.get("stop_ending")
+        outcome.update({"state": "stopped", "code": "stopped",
+                        "reason": "stopped and saved on request" + (f"; {ending}" if ending else ""),
+                        "fix": "resume it with `cockpit resume RUN`"
+                               + (" (it runs the script to its end)" if ending == STOPPED_AT_CHECKPOINT else "")})
     try:
         writer = getattr(callbacks[0], "writer", None) if callbacks else None
         if writer is not None:

@@ -53,7 +53,7 @@ def child_env(run_dir: Path, env: dict[str, str], resume_from: Path | None = Non
     """The environment a script-mode command runs with: the hook's folder (built now, in the run
     folder) first on PYTHONPATH and nothing else of the cockpit's, the run folder, and the
     checkpoint to resume from."""
-    from cockpit.hook import RESUME_ENV, RUN_DIR_ENV
+    from cockpit.hook import RESUME_ENV, RUN_DIR_ENV, TRAIN_ARGS_ENV
 
     folder = build(Path(run_dir) / FOLDER)
     parts = [str(folder), *[p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]]
@@ -64,4 +64,20 @@ def child_env(run_dir: Path, env: dict[str, str], resume_from: Path | None = Non
         out[RESUME_ENV] = str(resume_from)
     else:
         out.pop(RESUME_ENV, None)
+    asked = train_args(Path(run_dir))
+    if asked:
+        import json
+
+        out[TRAIN_ARGS_ENV] = json.dumps(asked)
+    else:
+        out.pop(TRAIN_ARGS_ENV, None)
     return out
+
+
+def train_args(run_dir: Path) -> dict | None:
+    """run.yaml's `cockpit.script.train_args` ({segment, set}: what `cockpit resume --set` asked),
+    or None: the hook applies it to that Trainer's arguments at train()."""
+    from cockpit.run.folder import RunFolder, script_section
+
+    found = (script_section(RunFolder(run_dir)) or {}).get("train_args")
+    return found if isinstance(found, dict) and isinstance(found.get("set"), dict) and found["set"] else None

@@ -28,6 +28,35 @@ class ScriptCallback(CockpitCallback):
         self.training = ""
         """"" built, "started" once train() began, "ended" once it ended: control/outcome.json counts
         them, so a script that exits mid-training (os._exit, a kill) never reads as finished."""
+        self.stop_request: dict[str, Any] | None = None
+        """What the stop-and-save request asked (`cockpit stop --finish-script`: {"finish_script": true}),
+        read once when it is seen; the hook ends the script at the checkpoint unless it asked that."""
+
+    def _stop_asked(self) -> bool:
+        asked = super()._stop_asked()
+        if asked and self.stop_request is None:
+            self.stop_request = self._read_stop_request()
+        return asked
+
+    def _read_stop_request(self) -> dict[str, Any]:
+        """The request's JSON ({} when it cannot be read: an empty file on a full disk is a plain stop)."""
+        import json
+        import os
+
+        try:
+            if os.path.exists(self._stop_file):
+                with open(self._stop_file, "rb") as fh:
+                    raw = fh.read(4096)
+            elif self._run_fd is not None:
+                fd = os.open(self._stop_in_folder, os.O_RDONLY, dir_fd=self._run_fd)
+                with os.fdopen(fd, "rb") as fh:
+                    raw = fh.read(4096)
+            else:
+                return {}
+            found = json.loads(raw.decode("utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return found if isinstance(found, dict) else {}
 
     def _check_alone(self, args: Any) -> None:
         """The launcher started N processes, and this trainer trains alone (world size 1): every
@@ -52,7 +81,8 @@ class ScriptCallback(CockpitCallback):
                 max_steps=int(state.max_steps) if state.max_steps else None, versions=versions.installed(),
                 device=device, resumed_from=str(self.resumed_from) if self.resumed_from else None,
                 output_dir=str(args.output_dir), trainer_class=self.trainer_class, model=model,
-                script=True, segment=self.segment, python=sys.executable))
+                script=True, segment=self.segment, python=sys.executable,
+                logging_steps=getattr(args, "logging_steps", None)))
             self._check_alone(args)
         self.training = "started"
         _outcome_now()

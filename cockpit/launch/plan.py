@@ -17,6 +17,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import psutil
 
@@ -26,6 +27,7 @@ from cockpit.errors import CockpitError
 from cockpit.files import write_atomic
 from cockpit.run import journal, owner, secrets
 from cockpit.run.folder import (  # checkpoint_problem: resume uses the run folder's rule
+    ACCELERATE_YAML,
     LIVE_STATES,
     Request,
     RunFolder,
@@ -33,17 +35,21 @@ from cockpit.run.folder import (  # checkpoint_problem: resume uses the run fold
     checkpoint_problem,
     create_run_folder,
     newest_complete_checkpoint,
-    script_section,
 )
+from cockpit.run.section import cockpit_section, output_dir, script_section
 from cockpit.trainers.discovery import require_training_stack
-
-DEFAULT_GRACE_S = 10.0
 
 
 def runner_argv(run: RunFolder, resume_from: Path | None = None) -> list[str]:
+    """The runner's command line as command.txt shows it: from the run folder, the run's own files
+    by their names there, so a folder renamed, archived or moved by hand still shows it true."""
+    from cockpit.config.launcher import run_launcher
     from cockpit.launch.launchers import runner_argv as argv_for
 
-    return argv_for(run.path, run.cockpit_section().get("launcher"), resume_from)
+    spec = run_launcher(run, cockpit_section(run).launcher)
+    if spec.config_file:
+        spec = spec.model_copy(update={"config_file": run.relative(spec.config_file)})
+    return argv_for(Path("."), spec, None if resume_from is None else Path(run.relative(resume_from)))
 
 
 def prepare(plan: Plan, runs_dir: Path, name: str | None = None) -> RunFolder:
@@ -52,8 +58,9 @@ def prepare(plan: Plan, runs_dir: Path, name: str | None = None) -> RunFolder:
     run_id = secrets.new_id()  # where its secrets are kept, outside the folder (`run/secrets.py`)
     try:
         preset = plan.preset.copy()
-        if not preset.trl.get("output_dir"):
-            preset.trl["output_dir"] = str(run.output.resolve())
+        # output_dir relative to the run folder (the runner runs there) when it lies inside it: a
+        # folder renamed, archived or moved by hand keeps its checkpoints, and nothing is rewritten
+        preset.trl["output_dir"] = run.relative(preset.trl.get("output_dir") or run.output)
         run.output.mkdir(exist_ok=True)
         _resolve_accelerate_config(run, preset)
         if preset.cockpit.get("notify"):  # literal URLs may carry tokens: not in run.yaml
@@ -63,10 +70,10 @@ def prepare(plan: Plan, runs_dir: Path, name: str | None = None) -> RunFolder:
         if isinstance(preset.cockpit.get("env"), dict):  # tokens in env: too
             preset.cockpit["env"] = secrets.split_env({str(k): str(v) for k, v in preset.cockpit["env"].items()},
                                                       run_id)
-        run.run_yaml.write_text(preset.to_yaml(), encoding="utf-8")
-        run.trl_yaml.write_text(dump_yaml(trl_cli_config(preset.trl)), encoding="utf-8")
+        write_atomic(run.run_yaml, preset.to_yaml())  # every file of the run's through the one writer
+        write_atomic(run.trl_yaml, dump_yaml(trl_cli_config(preset.trl)))
         spec = plan.spec
-        run.trainer_json.write_text(json.dumps(spec.to_json(with_fields=False), indent=2), encoding="utf-8")
+        write_atomic(run.trainer_json, json.dumps(spec.to_json(with_fields=False), indent=2))
         write_command(run, spec.cli_command)
         run.write_status(Status(state="starting", name=run.name, trainer=spec.name,
                                 host=os.uname().nodename))
@@ -94,10 +101,10 @@ def _resolve_accelerate_config(run: RunFolder, preset: Preset) -> None:
         return
     trl = trl_cli_config(preset.trl)
     precision = "bf16" if trl.get("bf16") else "fp16" if trl.get("fp16") else "no"
-    path = run.path / "accelerate.yaml"
-    path.write_text(launcher.resolved_accelerate_config(spec, precision), encoding="utf-8")
+    path = run.path / ACCELERATE_YAML
+    write_atomic(path, launcher.resolved_accelerate_config(spec, precision))
     section = {k: v for k, v in (section or {}).items() if k != "config"}
-    section["config_file"] = str(path)
+    section["config_file"] = ACCELERATE_YAML  # the run folder's own: read where it is (`run_launcher`)
     preset.cockpit["launcher"] = section
 
 
@@ -108,11 +115,11 @@ def trl_cli_config(trl: dict) -> dict:
 
 
 def write_command(run: RunFolder, cli_command: str | None, resume_from: Path | None = None) -> None:
-    lines = ["# what cockpit runs (inside a detached supervisor):",
+    lines = ["# what cockpit runs (inside a detached supervisor), from the run folder:",
              shlex.join(runner_argv(run, resume_from))]
     if cli_command:
-        lines += ["# the same training with TRL's own CLI:",
-                  shlex.join(["trl", cli_command, "--config", str(run.trl_yaml.resolve())])]
+        lines += ["# the same training with TRL's own CLI, from the run folder:",
+                  shlex.join(["trl", cli_command, "--config", run.trl_yaml.name])]
     write_atomic(run.command_txt, "\n".join(lines) + "\n")  # replaces a link there, never follows it
 
 
@@ -194,32 +201,41 @@ END_WORD_WAIT_S = 15.0
 """How long a force stop waits for the run's supervisor to write the run's end once its processes are gone."""
 
 
-def stop(run: RunFolder, *, save: bool, grace_s: float | None = None, wait: bool = True) -> Status:
-    """save=True: the runner saves a checkpoint at the next step and ends `stopped`.
+def stop(run: RunFolder, *, save: bool, grace_s: float | None = None, wait: bool = True,
+         finish_script: bool = False, by: str | None = None) -> Status:
+    """save=True: the runner saves a checkpoint at the next step and ends `stopped`; a script ends
+    there too (the hook: nothing after its train() runs), unless `finish_script` lets it run its
+    own ending (its final save, evaluate, push_to_hub). `by` names who asked (an agent), for the journal.
     save=False: SIGTERM to the run's processes, SIGKILL after `grace_s`; ends `killed`.
 
     Signals go only to processes proved to be the run's (`run/owner.py`: the recorded start time
     and the run's marker in their environment), one by one: a pid that was reused is left alone,
     and a helper that left the group (`start_new_session`) is found by its marker all the same. A
     trainer whose supervisor died is stopped all the same, and its end is written here; with the
-    supervisor alive, `stop` waits (bounded) for it to write the end, so it returns the final state."""
+    supervisor alive, `stop` waits (bounded) for it to write the end, so it returns the final state.
+    `by` says who asked, in the request file (`cockpit mcp`'s actions: "agent")."""
     from cockpit.run.summaries import effective_state, supervisor_alive
 
     status = run.read_status()
     state, reason = effective_state(run)
     if state not in LIVE_STATES:
+        status, state, reason = _starting_now(run, status, state, reason)
+    if state not in LIVE_STATES:
         why = f": {reason}" if reason and state != status.state else ""
         raise CockpitError(f"{run.name} is not running (state: {state}{why}) — nothing to stop")
     orphan = status.live and not supervisor_alive(status) and status.host == os.uname().nodename
     if save:
-        run.request(Request.STOP_SAVE)
+        extra: dict[str, object] = {"finish_script": True} if finish_script else {}
+        if by:
+            extra["by"] = by
+        run.request(Request.STOP_SAVE, **extra)
         return status
     try:
         run.request(Request.STOP_FORCE)
     except OSError:  # the request cannot be left (a full disk): the signals below stop the run all the same
         pass
     if grace_s is None:
-        grace_s = float(run.cockpit_section().get("stop_grace_s", DEFAULT_GRACE_S))
+        grace_s = cockpit_section(run).stop_grace_s
     pgid = status.pgid
     if pgid is None:
         # The runner has not started yet: the supervisor sees the request and does not start it.
@@ -241,6 +257,38 @@ def stop(run: RunFolder, *, save: bool, grace_s: float | None = None, wait: bool
     while time.monotonic() < deadline and run.read_status().live and supervisor_alive(run.read_status()):
         time.sleep(0.1)
     return run.read_status()
+
+
+def _starting_now(run: RunFolder, status: Status, state: str, reason: str | None
+                  ) -> tuple[Status, str, str | None]:
+    """A stop that finds the run ended may meet a resume (or launch) starting it this instant: the
+    starter holds the run's lock before its status says `starting`. Holding the lock here for the
+    moment of the look settles it: free, the run is truly not running (a resume that comes after
+    this is a later one); held, the stop waits (bounded) for the new attempt to say it is live and
+    stops that, or says why it cannot — never "nothing to stop" while a run starts."""
+    from cockpit.run.summaries import effective_state, supervisor_alive
+
+    try:
+        lock = owner.acquire(run.path, run.name)
+    except CockpitError as exc:
+        if "already has an owner" not in str(exc) or supervisor_alive(status):
+            # the lock cannot be opened at all, or the run's own supervisor holds it a moment more
+            # while it exits after writing the end: the status is the word
+            return status, state, reason
+        deadline = time.monotonic() + ENDING_WAIT_S
+        while time.monotonic() < deadline:
+            state, reason = effective_state(run)
+            if state in LIVE_STATES:
+                return run.read_status(), state, reason
+            time.sleep(0.1)
+        raise CockpitError(f"{run.name} is being started or ended by another cockpit command (it holds the run's "
+                           f"lock) and is not running yet — run `cockpit stop {run.name}` again in a moment") from None
+    try:  # nobody can start it while this is held: what the status says now is the answer
+        status = run.read_status()
+        state, reason = effective_state(run)
+    finally:
+        os.close(lock)
+    return status, state, reason
 
 
 def _stop_in_code(run: RunFolder, status: Status, grace_s: float) -> Status:
@@ -293,8 +341,8 @@ def resume_checkpoint(run: RunFolder) -> Path | None:
     import yaml
 
     try:
-        output_dir = run.output_dir()
-        return newest_complete_checkpoint(output_dir) if output_dir is not None else None
+        out = output_dir(run)
+        return newest_complete_checkpoint(out) if out is not None else None
     except (OSError, ValueError, CockpitError, yaml.YAMLError):
         return None
 
@@ -374,15 +422,18 @@ def _resume(run: RunFolder, overrides: list[str] | None, lock: int, notes: list[
     if overrides:
         preset = apply_overrides(preset, overrides)
         validate(preset, resuming=True)
-    output_dir = Path(str(preset.trl.get("output_dir") or run.output))
+    out = output_dir(run) or run.output  # the one rule: where the folder is now, whatever run.yaml wrote
     skipped: list[tuple[Path, str]] = []
-    ckpt = newest_complete_checkpoint(output_dir, skipped)
+    ckpt = newest_complete_checkpoint(out, skipped)
     notes.extend(_skipped_notes(skipped, ckpt))
+    again = retrained_note(run, 0, ckpt) if ckpt is not None else None
+    if again:
+        notes.append(again)
     if ckpt is None:
         passed = f" ({'; '.join(f'{c.name}: {why}' for c, why in skipped)})" if skipped else ""
-        raise CockpitError(f"{run.name}: no complete checkpoint in {output_dir}{passed} — nothing to resume "
+        raise CockpitError(f"{run.name}: no complete checkpoint in {out}{passed} — nothing to resume "
                            "from; start a new run instead")
-    done, total = _steps_done(output_dir, ckpt)
+    done, total = _steps_done(out, ckpt)
     max_steps = preset.trl.get("max_steps")
     if isinstance(max_steps, int) and max_steps > 0:
         total = max_steps
@@ -418,13 +469,12 @@ def _resume_script(run: RunFolder, status: Status, overrides: list[str] | None, 
     with two Trainers resumes each from its own, never the second's into the first."""
     from cockpit.launch.script import script_segments, write_script_command
 
-    if overrides:
-        raise CockpitError(f"{run.name} is a script run: its settings are the script's — change the "
-                           "script or its config, then resume without --set")
     segments = script_segments(run)
     if not segments:
         raise CockpitError(f"{run.name}: its script never started training, so there is no checkpoint "
                            "to resume from — run it again")
+    asked = script_train_args(run.name, overrides or [])
+    last = segments[-1].index
     chosen: dict[str, str] = {}
     unfinished = False
     for seg in segments:
@@ -442,8 +492,19 @@ def _resume_script(run: RunFolder, status: Status, overrides: list[str] | None, 
         # output_dir's own trainer_state.json is this segment's only when no other segment shares it
         base = seg.output_dir if seg.output_dir is not None and seg.owns_output_dir else ckpt
         done, total = _steps_done(base, ckpt) if base is not None and ckpt is not None else (None, None)
+        if seg.index == last and asked:
+            if isinstance(asked.get("max_steps"), int) and asked["max_steps"] > 0:
+                if done is not None and asked["max_steps"] <= done:
+                    raise CockpitError(f"{run.name}: --set max_steps={asked['max_steps']} — its last Trainer is "
+                                       f"already at step {done}; give more, e.g. --set max_steps={done * 2}")
+                total = asked["max_steps"]
+            elif "num_train_epochs" in asked or "max_steps" in asked:
+                total = None  # a length in epochs: the trainer works out the steps
         if ckpt is not None:
             chosen[str(seg.index)] = str(ckpt)
+            again = retrained_note(run, seg.index, ckpt)
+            if again:
+                notes.append(again)
         if not (done is not None and total and done >= total):
             unfinished = True
     if not chosen:
@@ -452,9 +513,80 @@ def _resume_script(run: RunFolder, status: Status, overrides: list[str] | None, 
                            "from; run the script again")
     if not unfinished:
         trainers = f" (all {len(segments)} of its Trainers)" if len(segments) > 1 else ""
-        raise CockpitError(f"{run.name}: already finished at step {done} of {total}{trainers} — nothing to resume")
+        raise CockpitError(f"{run.name}: already finished at step {done} of {total}{trainers} — nothing to "
+                           f"resume; to train further: cockpit resume {run.name} --set max_steps="
+                           f"{(total or 1) * 2}")
+    if asked:
+        _keep_script_train_args(run, last, asked, notes)
     run.control_dir()
     write_atomic(run.resume_json, json.dumps(chosen, indent=2))
     ckpt = Path(chosen[max(chosen, key=int)])
     write_script_command(run, ckpt)
     return _next_attempt(run, status, ckpt, lock)
+
+
+SCRIPT_SETTABLE: dict[str, type] = {"max_steps": int, "num_train_epochs": float, "save_steps": float,
+                                    "save_total_limit": int, "logging_steps": float, "eval_steps": float}
+"""What `cockpit resume SCRIPT_RUN --set` may change: the TrainingArguments fields transformers reads
+when train() starts (the hook sets them then). Anything else was read while the script built its
+model, data and Trainer, before the hook could change it: refused."""
+
+
+def script_train_args(name: str, overrides: list[str]) -> dict[str, Any]:
+    """The `--set key=value`s of a script run's resume, checked: one line for anything else."""
+    from cockpit.config.presets import parse_value
+
+    asked: dict[str, Any] = {}
+    for item in overrides:
+        key, sep, raw = item.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise CockpitError(f"--set {item!r}: expected key=value, e.g. --set max_steps=50")
+        kind = SCRIPT_SETTABLE.get(key)
+        if kind is None:
+            raise CockpitError(f"--set {key}: {name} is a script run — resume sets only what its Trainer reads "
+                               f"at train() ({', '.join(SCRIPT_SETTABLE)}); change {key} in the script or its "
+                               "config")
+        value = parse_value(raw)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or (kind is int and value != int(value)):
+            raise CockpitError(f"--set {key}={raw}: {key} takes {'a whole number' if kind is int else 'a number'}")
+        asked[key] = int(value) if kind is int or (isinstance(value, float) and value.is_integer()
+                                                    and key != "num_train_epochs") else float(value)
+    return asked
+
+
+def _keep_script_train_args(run: RunFolder, segment: int, asked: dict[str, Any], notes: list[str]) -> None:
+    """run.yaml's `cockpit.script.train_args` ({segment, set}): what every later attempt's hook
+    applies to that Trainer's arguments (`cockpit.hook.apply_train_args`); a later --set adds to it."""
+    cfg = run.config(strict=True)
+    section = cfg.setdefault("cockpit", {}).setdefault("script", {})
+    kept = section.get("train_args") if isinstance(section.get("train_args"), dict) else {}
+    before: dict[str, Any] = kept["set"] if isinstance(kept.get("set"), dict) and kept.get("segment") == segment \
+        else {}
+    section["train_args"] = {"segment": segment, "set": {**before, **asked}}
+    write_atomic(run.run_yaml, dump_yaml(cfg))
+    changes = ", ".join(f"{k}={v}" for k, v in asked.items())
+    notes.append(f"the script's Trainer {segment + 1} trains with {changes} (the hook sets it at train(); "
+                 "the journal says what it changed)")
+
+
+def retrained_note(run: RunFolder, segment: int, ckpt: Path) -> str | None:
+    """Which steps a resume from `ckpt` trains again: those the segment had logged past it (a stop
+    that saved nothing newer, `stop --force`, a crash). None when it goes on where it was."""
+    from cockpit.run.folder import checkpoint_step
+
+    at = checkpoint_step(ckpt.name)
+    if at is None:
+        return None
+    reached, current = None, 0
+    for rec in journal.read_all(run.events)[0]:
+        if rec.kind == journal.RUN_STARTED:
+            raw = rec.data.get("segment", 0)
+            current = raw if isinstance(raw, int) and not isinstance(raw, bool) else 0
+        elif rec.kind in (journal.METRICS, journal.PROGRESS) and current == segment and isinstance(rec.step, int):
+            reached = rec.step if reached is None else max(reached, rec.step)
+    if reached is None or reached <= at:
+        return None
+    steps = f"step {at + 1}" if reached == at + 1 else f"steps {at + 1}–{reached}"
+    return (f"{steps} will be trained again: training had reached step {reached}, and the newest complete "
+            f"checkpoint is {ckpt.name}")

@@ -19,7 +19,9 @@ from pathlib import Path
 from typing import IO, Annotated, Any, Literal
 
 from cockpit.errors import CockpitError
+from cockpit.launch import DEFAULT_NEW_TOKENS
 from cockpit.metrics.checkpoints import CheckpointSet, run_started_data
+from cockpit.run.section import cockpit_section
 
 DEFAULT_PROMPTS = 4
 
@@ -83,12 +85,26 @@ def choose(found: CheckpointSet, which: str, slot: str, earlier: Sequence[Checkp
     """`base`, `latest`, a step or an earlier Trainer's `tN:` key (`resolve_key`) → the sampler's
     model spec, or one line naming the fix. A model of a script's several Trainers is labelled with
     its Trainer when the key named one (two Trainers both have a checkpoint-2)."""
+    whole = found
     found, which, trainer = resolve_key(found, earlier, which)
+    step = str(which).removeprefix("checkpoint-")
+    if step.isdigit() and found.checkpoints and all(c.step != int(step) for c in found.checkpoints):
+        where = whole.run.name if whole.run else str(whole.output_dir)
+        mine = f" of Trainer {trainer}" if trainer is not None and earlier else ""
+        raise CockpitError(f"{where}: no checkpoint at step {int(step)}{mine} — there are: "
+                           f"{', '.join(all_keys(whole, earlier))} (and base)")
     choice = _choose(found, which, slot)
     if trainer is None or not earlier:
         return choice
     label = f"Trainer {trainer}: {choice.label}"
     return Choice(label, choice.step, {**choice.spec, "label": label})
+
+
+def all_keys(found: CheckpointSet, earlier: Sequence[CheckpointSet] = ()) -> list[str]:
+    """Every key `--checkpoint` takes for a run, oldest Trainer first: an earlier Trainer's as
+    `tN:STEP`, the last one's as its step."""
+    keys = [trainer_key(i + 1, str(c.step)) for i, one in enumerate(earlier) for c in one.checkpoints]
+    return keys + [str(c.step) for c in found.checkpoints]
 
 
 def _choose(found: CheckpointSet, which: str, slot: str) -> Choice:
@@ -125,8 +141,7 @@ def sample_settings(found: CheckpointSet) -> dict[str, Any]:
     """run.yaml's `cockpit.sample` (device, max_memory, max_new_tokens)."""
     if found.run is None:
         return {}
-    section = found.run.cockpit_section().get("sample")
-    return section if isinstance(section, dict) else {}
+    return cockpit_section(found.run).sample
 
 
 _SIZE = re.compile(r"^\s*([\d.]+)\s*([kmgt]?i?b?)?\s*$", re.IGNORECASE)
@@ -164,13 +179,37 @@ def live_note(found: CheckpointSet, device: str) -> str | None:
     return None
 
 
-def sampler_python(found: CheckpointSet) -> str:
-    """A script run's own Python (recorded in run_started), so the model classes match; else ours."""
+def sampler_python(found: CheckpointSet, given: str | None = None) -> str:
+    """The Python the sampler (and merger) runs on: `--python` when given; else a script run's own
+    (recorded in run_started), so the model classes match; else this cockpit's."""
+    return python_and_why(found, given)[0]
+
+
+def python_and_why(found: CheckpointSet, given: str | None = None) -> tuple[str, str]:
+    """(the sampler's Python, how it was chosen, in words); a `--python` that is no program is one line."""
+    if given:
+        path = Path(given).expanduser()
+        if not path.is_file() or not os.access(path, os.X_OK):
+            raise CockpitError(f"--python {given}: no such program — give the python of the env the model was "
+                               "trained in, e.g. /path/to/venv/bin/python")
+        return str(path), "given with --python"
     if found.run is not None:
         recorded = run_started_data(found.run).get("python")
         if recorded and Path(str(recorded)).is_file():
-            return str(recorded)
-    return sys.executable
+            return str(recorded), "the Python the run's script trained with"
+    return sys.executable, "this cockpit's own Python"
+
+
+def missing_module_hint(message: str, python: str, why: str) -> str:
+    """A sampler or merger that could not import what it needs (ModuleNotFoundError: transformers,
+    peft, torch): the line names the Python it ran on and how to give another; others unchanged."""
+    if "No module named" not in message:
+        return message
+    if why.startswith("given"):
+        return f"{message} — it ran on {python} ({why}), which lacks it: give the Python of the env the model " \
+            "was trained in"
+    return (f"{message} — it ran on {python} ({why}); give the Python of the env the model was trained "
+            "in: --python /path/to/venv/bin/python")
 
 
 def read_prompts_file(path: str) -> list[Any]:
@@ -218,8 +257,7 @@ def run_prompts(found: CheckpointSet, n: int | None = None) -> list[Any]:
     from cockpit.metrics.completions import CompletionsLibrary
 
     if n is None:
-        comp = found.run.cockpit_section().get("completions") or {}
-        n = int(comp.get("num_prompts", DEFAULT_PROMPTS)) if isinstance(comp, dict) else DEFAULT_PROMPTS
+        n = int(cockpit_section(found.run).completions.get("num_prompts", DEFAULT_PROMPTS))
     lib = CompletionsLibrary(found.run.path)
     lib.refresh()
     seen: list[str] = []
@@ -313,7 +351,7 @@ def sample_request(found: CheckpointSet, choices: list[Choice], prompts: list[An
     max_new_tokens; cpu, no cap and 64 tokens when not set there either). CockpitError, every
     problem at once, for numbers or prompts the sampler would refuse or choke on."""
     settings = sample_settings(found)
-    tokens = max_new_tokens or settings.get("max_new_tokens", 64)
+    tokens = max_new_tokens or settings.get("max_new_tokens", DEFAULT_NEW_TOKENS)
     problems = request_problems(max_new_tokens=tokens, temperature=temperature, prompts=prompts)
     if problems:
         raise CockpitError("\n".join(problems))
@@ -434,10 +472,10 @@ class Sampler:
     chat's turns reuse the loaded model; it is its own session, never in a run's process group."""
 
     @classmethod
-    def for_run(cls, found: CheckpointSet) -> Sampler:
-        """The sampler for a run's checkpoints: through the run's own Python, its stderr in the
-        run's samples/ folder."""
-        return cls(sampler_python(found), sampler_log(found))
+    def for_run(cls, found: CheckpointSet, python: str | None = None) -> Sampler:
+        """The sampler for a run's checkpoints: through the run's own Python (or `python`, from
+        --python), its stderr in the run's samples/ folder."""
+        return cls(sampler_python(found, python), sampler_log(found))
 
     def __init__(self, python: str, log: Path | None = None) -> None:
         env = sampler_env()

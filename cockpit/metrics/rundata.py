@@ -76,6 +76,8 @@ class RunData:
     findings: list[journal.Record] = field(default_factory=list)
     """The run's `finding` records, as the journal holds them (the findings tab and
     `cockpit.findings.report` read them; a replay adds what the judge finds)."""
+    logging_steps: float | None = None
+    """The trainer's logging_steps (a ratio of max_steps below 1), as run_started names it."""
     segment: int = 0
     """Which Trainer of a script the newest `run_started` was (its `segment`; 0 for one)."""
     finding_segments: list[int] = field(default_factory=list)
@@ -144,6 +146,8 @@ class RunData:
             self.trainer = d.get("trainer") or self.trainer
             if d.get("max_steps"):
                 self.max_steps = int(d["max_steps"])
+            every = d.get("logging_steps")
+            self.logging_steps = float(every) if isinstance(every, (int, float)) and every > 0 else None
             self.device = d.get("device")
             self.started = rec.t or self.started
             self.ended = None

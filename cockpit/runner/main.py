@@ -68,7 +68,8 @@ def train(run: RunFolder, jw: journal.JournalWriter, resume_from: str | None) ->
     writer.write(journal.run_started(
         info["name"], world_size=state.num_processes, max_steps=getattr(args, "max_steps", None),
         versions=versions.installed(), device=device, resumed_from=resume_from,
-        output_dir=str(getattr(args, "output_dir", "")), model=built.model.name_or_path))
+        output_dir=str(getattr(args, "output_dir", "")), model=built.model.name_or_path,
+        logging_steps=getattr(args, "logging_steps", None)))
     import inspect
 
     if "resume_from_checkpoint" in inspect.signature(trainer.train).parameters:
@@ -105,6 +106,17 @@ def _leave_process_group() -> None:
             dist.destroy_process_group()
 
 
+def took(run: RunFolder, this_attempt: float) -> str:
+    """How long the training took, every attempt of a resumed run together (`12m03s over 2
+    attempts, the last 6s`), not the last attempt alone."""
+    from cockpit.formats import fmt_duration
+
+    before, seconds = journal.earlier_attempts(run.events)
+    if not before:
+        return fmt_duration(this_attempt)
+    return f"{fmt_duration(seconds + this_attempt)} over {before + 1} attempts, the last {fmt_duration(this_attempt)}"
+
+
 def main(argv: list[str] | None = None) -> int:
     try:
         run, resume_path = parse_run_argv(sys.argv[1:] if argv is None else argv, "cockpit.runner")
@@ -132,8 +144,8 @@ def main(argv: list[str] | None = None) -> int:
         _write_outcome(run, jw, state="failed", code=diag.code, reason=diag.reason, fix=diag.fix)
         return 1
     _write_outcome(run, jw, state=state, code=state,
-                   reason=f"stopped and saved on request after {time.time() - t0:.0f}s"
-                   if state == "stopped" else f"training finished in {time.time() - t0:.0f}s",
+                   reason=f"stopped and saved on request after {took(run, time.time() - t0)}"
+                   if state == "stopped" else f"training finished in {took(run, time.time() - t0)}",
                    fix="resume it with `cockpit resume RUN`" if state == "stopped" else "")
     jw.close()
     return 0

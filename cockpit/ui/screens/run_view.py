@@ -11,6 +11,7 @@ one redraw (`Message.can_replace`), so a burst of polls is drawn once.
 from __future__ import annotations
 
 import asyncio
+import math
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -22,7 +23,7 @@ from textual.css.query import NoMatches
 from textual.message import Message
 from textual.reactive import var
 from textual.screen import Screen
-from textual.widgets import Input, Static, TabbedContent, TabPane, TextArea
+from textual.widgets import Input, TabbedContent, TabPane, TextArea
 
 from cockpit.metrics.panels import Panel, default_panels, guess_trainer, panel_for_key
 from cockpit.metrics.rundata import RunData
@@ -45,6 +46,7 @@ from cockpit.ui.widgets.run.plot_grid import PlotGrid
 from cockpit.ui.widgets.run.run_header import RunHeader
 from cockpit.ui.widgets.run.system_pane import SystemPane
 from cockpit.ui.widgets.run.tabs_overflow import TabsOverflow
+from cockpit.ui.widgets.waiting import Waiting
 
 if TYPE_CHECKING:
     from textual import getters
@@ -61,6 +63,38 @@ WAITING = {"starting": "starting…", "importing": "importing TRL…", "loading_
            "saving": "saving…"}
 """What a live run is doing before its first logged step, by its phase."""
 REDRAW_HZ = 4
+
+
+PLAIN_TRAINER = "Trainer (no TRL metrics)"
+"""A trainer_state.json whose metrics no TRL trainer alone logs: transformers' Trainer wrote it
+(or a subclass that adds no metric of its own, as SFT did before mean_token_accuracy)."""
+
+
+def trainer_of(data: RunData, keys: list[str]) -> str | None:
+    """The trainer of one source, as the header names it."""
+    if data.trainer:
+        return data.trainer
+    guessed = guess_trainer(keys)
+    if guessed is None and data.run_dir is None and keys:  # a trainer_state.json, not a run's journal
+        return PLAIN_TRAINER
+    return guessed
+
+
+def steps_before_first_log(data: RunData) -> str:
+    """`step 3/40 trained · the first metrics are logged at step 10 (logging_steps 10)`: what a
+    live run has done before it logged anything, and when it will."""
+    done = f"step {data.step}/{data.max_steps or '?'} trained"
+    every = data.logging_steps
+    if every is None:
+        return f"{done} · no metrics logged yet (the trainer logs every logging_steps steps)"
+    first = every if every >= 1 else every * (data.max_steps or 0)  # below 1: a ratio of max_steps
+    first_step = max(1, math.ceil(first)) if first else None
+    said = f"logging_steps {every:g}"
+    if first_step is None:
+        return f"{done} · no metrics logged yet ({said})"
+    if data.max_steps and first_step > data.max_steps:
+        return f"{done} · {said} is more than the run's {data.max_steps} steps: it logs only its summary at the end"
+    return f"{done} · the first metrics are logged at step {first_step} ({said})"
 
 
 class RunView(Screen):
@@ -153,6 +187,7 @@ class RunView(Screen):
         self._reveal_asked = False
         self._revealing: asyncio.Event | None = None
         self.panes_revealed = False
+        self._waiting_shown: str | None = None
         """The hidden tabs' panes are mounted (after the first frame, or a tab opened first)."""
 
     # -- layout --------------------------------------------------------------------------------
@@ -164,7 +199,7 @@ class RunView(Screen):
         yield alert
         with TabbedContent(initial="plots", id="run-tabs"):
             with TabPane("Plots ¹", id="plots"):
-                waiting = Static("", id="plots-waiting")
+                waiting = Waiting("", id="plots-waiting")
                 waiting.display = False  # until the source is read and has no metric yet
                 yield waiting
                 yield PlotGrid(id="plot-grid")
@@ -209,13 +244,20 @@ class RunView(Screen):
         return None
 
     def header_trainer(self, data: RunData, keys: list[str]) -> str | None:
-        """The trainer the header names: the journal's, else a guess from the metric keys."""
-        return data.trainer or guess_trainer(keys)
+        """The trainer the header names: the journal's, else a guess from the metric keys, else
+        for a trainer_state.json with no TRL metric `Trainer (no TRL metrics)` (transformers'
+        Trainer wrote it). A compare names each run's (`sft, grpo`)."""
+        if len(self.sources) > 1:
+            names = dict.fromkeys(trainer_of(s, list(s.store.keys())) or "unknown" for s in self.sources)
+            return ", ".join(names)
+        return trainer_of(data, keys)
 
     def waiting_text(self, data: RunData) -> str:
         """What the plots area says before there is a metric to draw."""
         state = self.header_state() or data.state
         if state in LIVE_STATES:
+            if data.step:  # steps trained, none logged yet (logging_steps)
+                return steps_before_first_log(data)
             doing = WAITING.get(data.phase or "importing", "training…")
             return f"waiting for the first step ({doing})"
         if data.ended is not None:
@@ -278,11 +320,17 @@ class RunView(Screen):
         self.query_one(RunHeader).show(data, state=self.header_state(), extra=settings,
                                        title=self.header_title(),
                                        trainer=self.header_trainer(data, list(keys)))
-        waiting = self.query_one("#plots-waiting", Static)
+        waiting = self.query_one("#plots-waiting", Waiting)
         waiting.display = not keys
         if not keys:
-            waiting.update(literal(self.waiting_text(data)))
-        self.query_one(AlertBar).show(data)
+            text = self.waiting_text(data)
+            if (self.header_state() or data.state) not in LIVE_STATES:
+                if text != self._waiting_shown:
+                    waiting.update(literal(text))
+            elif text != self._waiting_shown or not waiting.waiting:
+                waiting.wait(text, since=data.started)
+            self._waiting_shown = text
+        self.query_one(AlertBar).show_all(self.sources, data)
         grid = self.query_one(PlotGrid)
         if keys != self._keys_seen and self.chosen_panels is None:
             self._keys_seen = keys

@@ -31,10 +31,12 @@ class Waiting(Static):
     def waiting(self) -> bool:
         return self._timer is not None
 
-    def wait(self, what: str, hint: str = "") -> None:
-        """Show `⠋ what · 3 s · hint`, ticking, from now until the next `update`."""
+    def wait(self, what: str, hint: str = "", *, since: float | None = None) -> None:
+        """Show `⠋ what · 3 s · hint`, ticking, until the next `update`; the seconds count from
+        now, or from `since` (a wall time: when the run started)."""
         self._what, self._hint = what, hint
-        self._since, self._frame = time.monotonic(), 0
+        ago = max(0.0, time.time() - since) if since else 0.0
+        self._since, self._frame = time.monotonic() - ago, 0
         if self._timer is None:
             self._timer = self.set_interval(0.25, self._tick)
         self._tick()

@@ -72,8 +72,9 @@ class SetupScreen(Screen["RunFolder | None"]):
         Binding("ctrl+f", "search_fields", "Search fields", id="setup.search"),
         Binding("slash", "search_fields", "Search fields", show=False, id="setup.search_slash"),
         Binding("ctrl+t", "focus_trainers", "Trainers", id="setup.trainers"),
-        # priority: a text field's own ctrl+k (delete to the end of the line) must not swallow it.
-        Binding("ctrl+k", "loss_mask", "Loss mask", priority=True, id="setup.loss_mask"),
+        # Not ctrl+k: a text field's ctrl+k deletes to the end of the line, as everywhere else.
+        # No text field binds ctrl+o, so it works from one without a priority binding.
+        Binding("ctrl+o", "loss_mask", "Loss mask", id="setup.loss_mask"),
         Binding("escape", "back", "Back", id="setup.back"),
     ]
 

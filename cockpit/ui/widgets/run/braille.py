@@ -10,6 +10,7 @@ with a slot saying how to colour them, and the widget turns the slots into style
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -72,12 +73,13 @@ def render(chart: Chart, width: int, height: int) -> list[Row]:
     for slot, s in enumerate(chart.series):
         px = _scale(np.asarray(s.x, dtype=np.float64), chart.xlim, dots_w - 1)
         py = (dots_h - 1) - _scale(np.asarray(s.y, dtype=np.float64), chart.ylim, dots_h - 1)
-        if len(px) == 1:
-            x0, y0 = round(float(px[0])), round(float(py[0]))
-            if 0 <= x0 < dots_w and 0 <= y0 < dots_h:
+        if np.count_nonzero(np.isfinite(px) & np.isfinite(py)) == 1:
+            j = int(np.flatnonzero(np.isfinite(px) & np.isfinite(py))[0])
+            if -0.5 <= px[j] < dots_w - 0.5 and -0.5 <= py[j] < dots_h - 0.5:
+                x0, y0 = round(float(px[j])), round(float(py[j]))
                 points.append((y0 // 4, x0 // 2, slot))
             continue
-        ix, iy = _line_dots(px, py)
+        ix, iy = _line_dots(px, py, dots_w, dots_h)
         keep = (ix >= 0) & (ix < dots_w) & (iy >= 0) & (iy < dots_h)
         if s.dotted:
             keep &= (np.arange(len(ix)) // DASH) % 2 == 0
@@ -101,7 +103,8 @@ def render(chart: Chart, width: int, height: int) -> list[Row]:
     for value, label in chart.yticks:
         # Rounded as a point's dot is (`round(py)`, not `span - round(...)`): a lone point at a
         # tick's value sits on that tick's row, never the one beside it.
-        dot = round((dots_h - 1) - float(_scale(np.array([value], dtype=np.float64), chart.ylim, dots_h - 1)[0]))
+        d = float(_scale(np.array([value], dtype=np.float64), chart.ylim, dots_h - 1)[0])
+        dot = round((dots_h - 1) - d) if math.isfinite(d) and abs(d) < 4 * dots_h else -1
         if 0 <= dot < dots_h:
             y_marks[dot // 4] = label
     out: list[Row] = []
@@ -122,38 +125,72 @@ def render(chart: Chart, width: int, height: int) -> list[Row]:
     axis = ["─"] * cols
     for col, _ in x_marks:
         axis[col] = "┬"
+    taken: set[int] = set()
     for value, letter in chart.marks:
         col = _dot(value, chart.xlim, dots_w - 1) // 2
-        if 0 <= col < cols:
+        # Marks at one column (a stop at step 60, the resume from checkpoint-60) stand side by
+        # side: the later one in the nearest free column.
+        col = next((c for d in (0, 1, -1, 2, -2) if 0 <= (c := col + d) < cols and c not in taken), -1) \
+            if 0 <= col < cols else -1
+        if col >= 0:
             axis[col] = letter
+            taken.add(col)
     out.append(([(" " * label_w, BLANK)] if label_w else []) + [("└" + "".join(axis), AXIS)])
     out.append(_x_labels(x_marks, label_w + 1, width))
     return [_fit(row, width) for row in out[:height]] + [[(" " * width, BLANK)]] * (height - len(out))
 
 
 def _scale(v: np.ndarray, lim: tuple[float, float], span: int) -> np.ndarray:
+    """Data values as dots from the range's low end (0 .. span); halved first, so a range as
+    wide as the floats (-1e308 .. 1e308) does not overflow."""
     lo, hi = lim
-    if hi == lo:
-        return np.full(len(v), span / 2)
-    return (v - lo) * (span / (hi - lo))
+    if not hi > lo:  # a flat (or unusable) range: the middle
+        return np.where(np.isfinite(v), span / 2, np.nan)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return (v / 2 - lo / 2) * (span / (hi / 2 - lo / 2))
 
 
 def _dot(value: float, lim: tuple[float, float], span: int) -> int:
-    """The dot a tick value falls on (as `_scale`, for one value)."""
-    lo, hi = lim
-    return round(span / 2 if hi == lo else (value - lo) * (span / (hi - lo)))
+    """The dot a tick value falls on (as `_scale`, for one value); far outside: -1."""
+    d = float(_scale(np.array([value], dtype=np.float64), lim, span)[0])
+    return round(d) if math.isfinite(d) and -span <= d <= 2 * span else -1
 
 
-def _line_dots(px: np.ndarray, py: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The dots of the polyline through the points: each segment sampled once a dot along its
-    longer side (a DDA, every segment at once)."""
-    dx, dy = np.diff(px), np.diff(py)
+def _clip_segments(px: np.ndarray, py: np.ndarray, w: int, h: int) -> tuple[np.ndarray, ...]:
+    """Each segment between two neighbouring finite points, cut to the box -1..w, -1..h
+    (Liang-Barsky, every segment at once): (x0, y0, x1, y1) of the segments that cross it.
+    A segment with a non-finite end is a gap (a NaN the line skips, a stop in time mode)."""
+    x0, y0, x1, y1 = px[:-1], py[:-1], px[1:], py[1:]
+    ok = np.isfinite(x0) & np.isfinite(y0) & np.isfinite(x1) & np.isfinite(y1)
+    x0, y0, x1, y1 = x0[ok], y0[ok], x1[ok], y1[ok]
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        dx, dy = x1 - x0, y1 - y0
+        t0, t1 = np.zeros(len(x0)), np.ones(len(x0))
+        keep = np.isfinite(dx) & np.isfinite(dy)
+        for p, q in ((-dx, x0 + 1), (dx, w - x0), (-dy, y0 + 1), (dy, h - y0)):
+            par = p == 0
+            keep &= ~(par & (q < 0))
+            r = q / np.where(par, 1.0, p)
+            t0 = np.where(~par & (p < 0), np.maximum(t0, r), t0)
+            t1 = np.where(~par & (p > 0), np.minimum(t1, r), t1)
+        keep &= t0 <= t1
+        t0, t1, x0, y0, dx, dy = t0[keep], t1[keep], x0[keep], y0[keep], dx[keep], dy[keep]
+        return x0 + t0 * dx, y0 + t0 * dy, x0 + t1 * dx, y0 + t1 * dy
+
+
+def _line_dots(px: np.ndarray, py: np.ndarray, w: int, h: int) -> tuple[np.ndarray, np.ndarray]:
+    """The dots of the polyline through the points, broken where a point is not finite: each
+    segment (cut to the canvas first, so a value of 1e300 costs no more than one on it)
+    sampled once a dot along its longer side (a DDA, every segment at once)."""
+    ax, ay, bx, by = _clip_segments(px, py, w, h)
+    dx, dy = bx - ax, by - ay
     steps = np.maximum(np.ceil(np.maximum(np.abs(dx), np.abs(dy))), 1).astype(np.int64)
     seg = np.repeat(np.arange(len(steps)), steps)
     start = np.cumsum(steps) - steps
     frac = (np.arange(int(steps.sum())) - start[seg]) / steps[seg]
-    xs = np.append(px[seg] + dx[seg] * frac, px[-1])
-    ys = np.append(py[seg] + dy[seg] * frac, py[-1])
+    lone = np.isfinite(px) & np.isfinite(py) & (px >= -1) & (px <= w) & (py >= -1) & (py <= h)
+    xs = np.concatenate([ax[seg] + dx[seg] * frac, bx, px[lone]])
+    ys = np.concatenate([ay[seg] + dy[seg] * frac, by, py[lone]])
     return np.rint(xs).astype(np.int64), np.rint(ys).astype(np.int64)
 
 

@@ -84,11 +84,12 @@ def settings_text(request: smp.SampleRequest | None) -> str:
     return f"{how} · {request.max_new_tokens} tokens max · seed {request.seed}"
 
 
-def answer_text(answer: str, *, pending: bool) -> Content:
-    """An answer as shown: `generating…` while it streams in empty, and a word where it is
-    empty or only whitespace (which would otherwise look like nothing happened)."""
+def answer_text(answer: str, *, pending: bool, waiting: str = "generating…") -> Content:
+    """An answer as shown: what it waits for (`generating…`, `loading the model…`) while it is
+    empty and to come, and a word where it is empty or only whitespace (which would otherwise
+    look like nothing happened)."""
     if not answer:
-        return markup("[dim]generating…[/]") if pending else markup("[dim](an empty answer)[/]")
+        return markup("[dim]$waiting[/]", waiting=waiting) if pending else markup("[dim](an empty answer)[/]")
     if not answer.strip() and not pending:
         return markup("[dim](only whitespace: $n characters)[/]", n=len(answer))
     return literal(answer)
@@ -158,6 +159,10 @@ class CheckpointsPane(Vertical):
         self._metric_labels: tuple[str, str] | None = None
         self._request: smp.SampleRequest | None = None
         self._chat_choice: smp.Choice | None = None
+        self._chat_column: Column | None = None
+        """The chat's turns as shown, kept while the chat is left (Escape, a side-by-side run)."""
+        self._loading: set[str] = set()
+        """The slots whose model the sampler is loading (or, before its first word, will load)."""
         self.last_prompt = ""
         """The text the model saw last (a chat: every turn so far, through the chat template)."""
 
@@ -376,13 +381,21 @@ class CheckpointsPane(Vertical):
         if self.found is None:
             return
         try:
-            self._chat_choice = self._choices(1)[0]
+            choice = self._choices(1)[0]
         except CockpitError as exc:
             self.app.notify(str(exc), severity="error", markup=False)
             return
         self.add_class("-chat")
-        self.chat_turns = []
-        self.columns = {"a": Column(f"chat with {self._chat_choice.label}", chat=True)}
+        # `c` again on the same checkpoint goes on with the chat left with Escape (its turns are
+        # shown again and sent with the next one); another checkpoint starts a new chat.
+        same = self._chat_choice is not None and self._chat_column is not None and \
+            (choice.label, choice.spec) == (self._chat_choice.label, self._chat_choice.spec)
+        self._chat_choice = choice
+        if not same:
+            self.chat_turns = []
+            self._chat_column = Column(f"chat with {choice.label}", chat=True)
+        assert self._chat_column is not None
+        self.columns = {"a": self._chat_column}
         self._render_columns()
         self.set_status(markup("[dim]Enter sends your turn · temperature, max tokens and seed (shift+tab) apply to "
                                "each turn · Escape leaves the chat[/]"))
@@ -461,6 +474,8 @@ class CheckpointsPane(Vertical):
         if self._session is None and self.found.run is not None:
             self._session = kept.new_session(self.found.run)
         self.busy = True
+        self._loading = {str(c.spec.get("slot", "a")) for c in request.choices}  # until a model starts
+        self._render_columns()
         self.query_one("#ckpt-status", Waiting).wait("starting the sampler", "answers stream in below")
         self._run_sampler(request)
 
@@ -494,10 +509,18 @@ class CheckpointsPane(Vertical):
         ev = message.event
         if isinstance(ev, smp.Started):
             self.last_prompt = ev.prompt
+            if ev.slot in self._loading:
+                self._loading.discard(ev.slot)
+                self._render_columns()
         elif isinstance(ev, (smp.Loading, smp.Loaded)):
             where = f" on {ev.device}" if isinstance(ev, smp.Loaded) and ev.device else ""
             doing = "loading" if isinstance(ev, smp.Loading) else "generating with"
             self.query_one("#ckpt-status", Waiting).wait(f"{doing} {ev.label}{where}")
+            if isinstance(ev, smp.Loading):
+                self._loading.add(ev.slot)
+            else:
+                self._loading.discard(ev.slot)
+            self._render_columns()
         elif isinstance(ev, smp.Note):
             self.app.notify(ev.text, markup=False, timeout=6)
         elif isinstance(ev, smp.Token):
@@ -565,13 +588,14 @@ class CheckpointsPane(Vertical):
             parts = [markup("[b]$label[/b]", label=col.label)]
             for i, (prompt, answer) in enumerate(col.answers):
                 pending = self.busy and i == len(col.answers) - 1 if col.chat else self.busy
+                waiting = "loading the model…" if slot in self._loading else "generating…"
                 if col.chat:
                     parts.append(markup("[b $accent]you[/] $prompt", prompt=prompt))
                     parts.append(markup("[b $secondary]$who[/] ", who=col.label.removeprefix("chat with "))
-                                 + answer_text(answer, pending=pending))
+                                 + answer_text(answer, pending=pending, waiting=waiting))
                 else:
                     parts.append(markup("[dim]$prompt[/]", prompt=prompt))
-                    parts.append(answer_text(answer, pending=pending))
+                    parts.append(answer_text(answer, pending=pending, waiting=waiting))
                 parts.append(Content(""))
             static.update(Content("\n").join(parts))
 

@@ -2,7 +2,7 @@
 
 Rows come from the run's `CompletionsLibrary` (`RunData.library`), which reads a step when it is
 shown and keeps a few: a 10,000-step run costs what one step costs. The newest step is shown,
-following new ones, until the user moves: `[` `]` older/newer, Home the first, End the newest
+following new ones, until the user moves (the highlight too): `[` `]` older/newer, Home the first, End the newest
 again, `g` a typed step. The filter box (`/`) keeps rows by score (`acc>0.5`, `adv<0`) and text;
 `o` sorts by a score, `p` groups the generations of each prompt, `t` follows the highlighted
 prompt across steps, `b` pins the step and shows another beside it. Enter shows one completion whole.
@@ -273,6 +273,13 @@ class CompletionsPane(Vertical):
         event.stop()
         if event.data_table is self._detail_table():
             self._show_detail(event.data_table)
+
+    def on_step_table_moved(self, event: StepTable.Moved) -> None:
+        """Moving the highlight means reading a row: following pauses on the step shown, so
+        the next step neither swaps the rows nor puts the highlight back on the first."""
+        event.stop()
+        if event.table.id == "completions-table" and self.browse.step is None and event.step is not None:
+            self._set(step=event.step, paused=True)
 
     def on_descendant_focus(self, event) -> None:
         if isinstance(event.widget, StepTable):

@@ -6,7 +6,11 @@ Cells are folded one-line `Text` (a plain string would be read as markup). Group
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from rich.text import Text
+from textual import events
+from textual.message import Message
 from textual.widgets import DataTable
 
 from cockpit.ui.text import fold, num
@@ -19,6 +23,14 @@ SHARED_MIN = 8
 
 class StepTable(DataTable):
     """The rows of one step, as `arrange` left them (`shown`)."""
+
+    @dataclass
+    class Moved(Message):
+        """The user moved the highlight (a key or a click), not a redraw."""
+
+        table: StepTable
+        step: int | None
+        """The step the table showed when the highlight moved."""
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(cursor_type="row", zebra_stripes=True, id=id)
@@ -75,6 +87,29 @@ class StepTable(DataTable):
             self.add_row(*cells, key=str(i))
         if shown.rows:
             self.move_cursor(row=min(keep, len(shown.rows) - 1), animate=False)
+
+    def _moved(self) -> None:
+        self.post_message(self.Moved(self, self.step))
+
+    def action_cursor_up(self) -> None:
+        super().action_cursor_up()
+        self._moved()
+
+    def action_cursor_down(self) -> None:
+        super().action_cursor_down()
+        self._moved()
+
+    def action_page_up(self) -> None:
+        super().action_page_up()
+        self._moved()
+
+    def action_page_down(self) -> None:
+        super().action_page_down()
+        self._moved()
+
+    async def _on_click(self, event: events.Click) -> None:
+        await super()._on_click(event)
+        self._moved()
 
     def highlighted(self) -> tuple[dict, int] | None:
         """The highlighted row and its group, if any."""
