@@ -264,7 +264,6 @@ class Reader:
         """The config that matters, read through run.yaml's one door (and the typed `cockpit:`
         section's, `run/section`); secrets stay references and environment values never leave
         (their names do)."""
-        from cockpit.run.section import cockpit_section
 
         cfg = run.config()
         out: dict[str, Any] = {"trainer": cfg.get("trainer")}
