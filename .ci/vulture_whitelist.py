@@ -60,6 +60,7 @@ _.falls_pct  # RuleSpec.falls_pct
 _.stalled_minutes  # RuleSpec.stalled_minutes
 _.disk_free_gb_below  # RuleSpec.disk_free_gb_below
 _.not_improved_evals  # RuleSpec.not_improved_evals
+_.dataset  # CockpitSection.dataset: validation reads the preset's mapping, the schema documents it
 
 # Run by name in a child interpreter (`python -c`, replay_loader._CHILD_CODE).
 _child_main  # cockpit/metrics/replay_loader.py: the replay parse child's entry

@@ -91,6 +91,9 @@ FIGURES: dict[str, Figure] = {f.key: f for f in (
            lambda v: v <= 100),
     Figure("journal_10k_grpo_mb", "MB", "<= 10", "events.jsonl of the run (completions apart)",
            lambda v: v <= 10),
+    # issue 44: an agent's seat
+    Figure("mcp_answer_100k_ms", "ms", "<= 200", "`cockpit mcp`: a tool's answer on a 100k-step run, p95",
+           lambda v: v <= 200),
 )}
 PEER_FIGURES = ("replay_vs_leet_x", "replay_vs_tensorboard_x", "replay_vs_orjson_floor_x",
                 "latency_vs_leet_x", "rss_vs_leet_x")
@@ -813,6 +816,73 @@ def measure_journal_grpo(quick: bool, work: Path) -> dict[str, Any]:
                         "completions_store_mb": round((run.path / "completions.jsonl").stat().st_size / 2**20)}}
 
 
+MCP_CALLS: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("runs", {}),
+    ("summary", {"run": "mcp"}),
+    ("metrics", {"run": "mcp"}),
+    ("metrics", {"run": "mcp", "keys": ["loss", "grad_norm"], "points": 200}),
+    ("metrics", {"run": "mcp", "keys": ["loss"], "first": 40_000, "last": 60_000, "points": 500}),
+    ("findings", {"run": "mcp"}),
+    ("completions", {"run": "mcp"}),
+    ("checkpoints", {"run": "mcp"}),
+)
+"""What an agent asks of a run, one round: every read-only tool, a series two ways."""
+
+
+def measure_mcp_answer(quick: bool, work: Path) -> dict[str, Any]:
+    """`cockpit mcp` started by the SDK's own stdio client, as an agent's host starts it, on a
+    100,000-step SFT run: the first answer (the journal parsed) is kept as `cold_ms`; then rounds
+    in which the run's journal grows by 10 steps and every read-only tool is called (MCP_CALLS);
+    the p95 of those answers, each timed at the client, JSON-RPC and all."""
+    import anyio
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+
+    from cockpit.run import journal
+
+    steps = 10_000 if quick else 100_000
+    runs = work / f"mcp-runs-{steps}"
+    made = next(runs.glob("mcp-*"), None) if runs.is_dir() else None
+    if made is None:
+        log(f"writing a {steps}-step run")
+        made = _make_run(runs, "mcp", steps, state="finished").path
+    events = made / "events.jsonl"
+    rounds = 3 if quick else 10
+    times: dict[str, list[float]] = {}
+    sizes: list[int] = []
+    cold: list[float] = []
+    cmd = _cockpit_cmd()
+    params = StdioServerParameters(command=cmd[0], args=[*cmd[1:], "mcp", "--runs-dir", str(runs)],
+                                   env={k: v for k, v in _env().items() if k in ("PYTHONPATH", "PATH", "HOME")})
+
+    async def drive() -> None:
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            t0 = time.perf_counter()
+            await session.call_tool("summary", {"run": "mcp"})
+            cold.append((time.perf_counter() - t0) * 1000)
+            step = steps
+            for _ in range(rounds):
+                with journal.JournalWriter(events) as jw:
+                    for _ in range(10):
+                        step += 1
+                        jw.write(journal.metrics(step, {"loss": 0.1, "learning_rate": 1e-4, "grad_norm": 1.0}))
+                for name, args in MCP_CALLS:
+                    t = time.perf_counter()
+                    res = await session.call_tool(name, args)
+                    times.setdefault(f"{name}{'+keys' if args.get('keys') else ''}", []).append(
+                        (time.perf_counter() - t) * 1000)
+                    if res.is_error:
+                        raise RuntimeError(f"{name}: {res.content[0].text}")
+                    sizes.append(len(res.content[0].text.encode()))
+
+    anyio.run(drive)
+    every = [v for vs in times.values() for v in vs]
+    return {"mcp_answer_100k_ms": _p(every, 95),
+            "_detail": {"steps": steps, "rounds": rounds, "cold_first_answer_ms": round(cold[0], 1),
+                        "median_ms": {k: round(statistics.median(v), 1) for k, v in times.items()},
+                        "max_ms": round(max(every), 1), "largest_answer_bytes": max(sizes)}}
+
+
 MEASURES: dict[str, Callable[[bool, Path], dict[str, Any]]] = {
     "ui_first_frame_s": measure_ui_first_frame,
     "latency_p95_ms": measure_latency,
@@ -830,6 +900,7 @@ MEASURES: dict[str, Callable[[bool, Path], dict[str, Any]]] = {
     "attach_10k_grpo_rss_mb": measure_attach_grpo_rss,
     "completions_step_p95_ms": measure_completions_step,
     "journal_10k_grpo_mb": measure_journal_grpo,
+    "mcp_answer_100k_ms": measure_mcp_answer,
     "replay_vs_leet_x": measure_replay_vs_leet,
     "replay_vs_tensorboard_x": measure_replay_vs_tensorboard,
     "replay_vs_orjson_floor_x": measure_replay_vs_floor,

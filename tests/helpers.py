@@ -413,8 +413,8 @@ class SharedSampler:
                 return _Handle(shared)
 
             @classmethod
-            def for_run(cls, found: object) -> _Handle:
-                return cls(smp.sampler_python(found))  # type: ignore[arg-type]
+            def for_run(cls, found: object, python: str | None = None) -> _Handle:
+                return cls(smp.sampler_python(found, python))  # type: ignore[arg-type]
 
         with pytest.MonkeyPatch.context() as mp:
             mp.setattr(smp, "Sampler", Start)

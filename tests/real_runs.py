@@ -15,12 +15,26 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 CORPUS = HERE / "fixtures" / "real_runs"
 LABELS = CORPUS / "labels.yaml"
+ZOO = HERE / "fixtures" / "zoo"
+ZOO_LABELS = ZOO / "labels.yaml"
 
 CLASS_KIND = {"other:clipping": "clipping", "other:wasted_groups": "wasted_groups",
               "other:nonfinite_values": "nonfinite_values", "other:loss_rises_in_warmup": "loss_rises_in_warmup",
               "other:memorisation_no_eval": "memorisation_no_eval", "other:kl_nonzero_at_start": "kl_nonzero_at_start",
               "other:best_metric_inverted": "best_metric_inverted"}
 """Label classes named differently from the kind that answers them."""
+
+
+@dataclass
+class Family:
+    """One family's runs: how many, and what the judge did on them."""
+    family: str
+    runs: int = 0
+    healthy: int = 0
+    labelled: int = 0
+    named: int = 0
+    warned_healthy: list[str] = field(default_factory=list)
+    """"file: kind" of each warning on a run labelled healthy"""
 
 
 @dataclass
@@ -45,24 +59,57 @@ def load_labels() -> list[dict]:
     return list(safe_load(LABELS.read_text()) or [])
 
 
+def zoo_labels() -> list[dict]:
+    """The zoo's runs (tests/fixtures/zoo/labels.yaml), each judged twice, as the corpus labels
+    them: its journal (`<run>/events.jsonl`, the live path's records) and its trainer_state.json
+    (the replay path's), with `file` relative to the corpus folder."""
+    from cockpit.files import safe_load
+
+    out = []
+    for run in safe_load(ZOO_LABELS.read_text()) or []:
+        for what in ("events.jsonl", "trainer_state.json"):
+            if (ZOO / run["run"] / what).is_file():
+                out.append({**run, "file": f"../zoo/{run['run']}/{what}", "zoo": True})
+    return out
+
+
+def all_labels() -> list[dict]:
+    return load_labels() + zoo_labels()
+
+
 def judge_file(path: Path):
     from cockpit.findings import report
 
-    return report.judged_run(report.load(path))
+    return report.judged_run(report.load(path.parent if path.name == "events.jsonl" else path))
+
+
+def _name(file: str) -> str:
+    """The file's name in the table: a corpus file's name, a zoo run's `zoo/<run>/<file>`."""
+    parts = file.split("/")
+    return "/".join(parts[-3:]) if file.startswith("../zoo/") else parts[-1]
+
+
+FAMILIES: dict[str, Family] = {}
+"""The last `evaluate`'s families (`family_table`)."""
 
 
 def evaluate(labels: list[dict] | None = None) -> tuple[dict[str, Row], list[str]]:
-    """(kind → row, labelled problems of classes no kind answers)."""
+    """(kind → row, labelled problems of classes no kind answers), over the corpus and the zoo."""
     from cockpit.findings.kinds import KINDS
 
     rows = {k: Row(k) for k in KINDS}
     unanswered: list[str] = []
-    for run in labels if labels is not None else load_labels():
+    FAMILIES.clear()
+    for run in labels if labels is not None else all_labels():
         path = (CORPUS / run["file"]).resolve()
         judged = judge_file(path)
         found = judged.findings
-        name = run["file"].split("/")[-1]
+        name = _name(run["file"])
         verdict = run.get("verdict")
+        fam = FAMILIES.setdefault(run["family"], Family(run["family"]))
+        fam.runs += 1
+        fam.healthy += verdict == "healthy"
+        fam.labelled += len(run.get("problems") or [])
         if verdict == "healthy":
             ran = {c.kind for c in judged.checks if c.ran}
             for kind in rows:
@@ -83,6 +130,7 @@ def evaluate(labels: list[dict] | None = None) -> tuple[dict[str, Row], list[str
                    and (f.steps is None or (f.steps[0] <= last and first <= f.steps[1]))]
             if hit:
                 rows[kind].named.append(where)
+                fam.named += 1
                 used.update(hit)
         for i, f in enumerate(found):
             if f.kind not in rows or i in used or (f.severity == "info" and verdict == "healthy"):
@@ -90,6 +138,7 @@ def evaluate(labels: list[dict] | None = None) -> tuple[dict[str, Row], list[str
             at = f"{name} ({'whole run' if f.steps is None else f'{f.steps[0]}–{f.steps[1]}'})"
             if verdict == "healthy":
                 rows[f.kind].false_warnings.append(at)
+                fam.warned_healthy.append(f"{at}: {f.kind}")
             elif verdict == "problem":
                 rows[f.kind].unlabelled.append(at)
     return rows, unanswered
@@ -113,6 +162,13 @@ def table(rows: dict[str, Row]) -> str:
     false = [(r.kind, w) for r in rows.values() for w in r.false_warnings]
     out += ["", "Missed: " + ("; ".join(f"`{k}` {w}" for k, w in missed) if missed else "none") + ".",
             "Warnings on healthy runs: " + ("; ".join(f"`{k}` {w}" for k, w in false) if false else "none") + "."]
+    out += ["", "Per family (a zoo run counts twice: its journal and its trainer_state.json):", "",
+            "| family | files judged | healthy | labelled problems | named | recall | warnings on healthy |",
+            "|---|---|---|---|---|---|---|"]
+    for f in sorted(FAMILIES.values(), key=lambda f: f.family):
+        recall = f"{f.named / f.labelled:.0%}" if f.labelled else "–"
+        out.append(f"| {f.family} | {f.runs} | {f.healthy} | {f.labelled} | {f.named} | {recall} | "
+                   f"{len(f.warned_healthy)} |")
     return "\n".join(out)
 
 

@@ -281,8 +281,10 @@ def test_tokens_given_with_env_and_notify_targets_are_kept_outside_the_run_folde
                     assert secret.encode() not in text, f"{secret} written in clear in {path}"
         assert not (run.control / "notify.secret.json").exists()
         assert "HF_TOKEN=" in run.command_txt.read_text() and "PLAIN=visible" in run.command_txt.read_text()
-        section = run.cockpit_section()
-        assert section["env"]["PLAIN"] == "visible" and section["env"]["HF_TOKEN"].startswith("secret:")
+        from cockpit.run.section import cockpit_section
+
+        env = cockpit_section(run, strict=True).env
+        assert env["PLAIN"] == "visible" and env["HF_TOKEN"].startswith("secret:")
         from cockpit.run import secrets
 
         kept = list(secrets.store().glob("*.json"))

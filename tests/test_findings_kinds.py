@@ -96,7 +96,9 @@ CASES = [
     ("warmup_longer_than_run", "sft", lambda: _sft(learning_rate=2e-4 * np.arange(1, N + 1) / (2 * N)), (1, N)),
     ("lr_zero", "sft", lambda: _sft(learning_rate=np.zeros(N)), (1, N - 1)),
     ("loss_spike", "sft", lambda: _sft(loss=np.where(np.arange(1, N + 1) == 150, 6.0, _sft()["loss"])), (150, 150)),
-    ("grad_spike", "sft", lambda: _sft(grad_norm=np.where(np.arange(1, N + 1) == 90, 40.0, _sft()["grad_norm"])),
+    # a grad-norm spike the loss follows (one that leaves the loss alone is info: test_findings_shapes.py)
+    ("grad_spike", "sft", lambda: _sft(grad_norm=np.where(np.arange(1, N + 1) == 90, 40.0, _sft()["grad_norm"]),
+                                       loss=np.where(np.isin(np.arange(1, N + 1), (90, 91)), 3.0, _sft()["loss"])),
      (90, 90)),
     ("kl_spike", "grpo", lambda: _grpo(kl=np.where(np.isin(np.arange(1, N + 1), (80, 160)), 150.0, _grpo()["kl"])),
      (80, 160)),
@@ -214,7 +216,7 @@ def test_an_epoch_that_falls_back_while_the_step_goes_on_is_a_restart_live_and_r
     replayed = {f.kind: f for f in report.judged_run(report.load(path)).findings}
     for found in (live, replayed):
         f = found["schedule_restart"]
-        assert "the epoch fell back while the step went on: 8 → 0.0183 at step 41" in f.summary
+        assert "the epoch fell back once while the step went on: 8 → 0.0183 at step 41" in f.summary
         assert "the learning rate went back up" in f.summary and f.steps[0] <= 41 <= f.steps[1]
 
 

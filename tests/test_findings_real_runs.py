@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from real_runs import evaluate, load_labels, table
+from real_runs import all_labels, evaluate, load_labels, table
 
 from cockpit.findings.judge import collapse
 from cockpit.findings.model import Finding
@@ -70,7 +70,7 @@ def test_every_labelled_problem_a_kind_answers_is_named_with_its_steps():
 def test_every_run_is_judged_and_says_what_it_checked():
     from real_runs import CORPUS, judge_file
 
-    for run in load_labels():
+    for run in all_labels():
         judged = judge_file((CORPUS / run["file"]).resolve())
         assert judged.checks and judged.checked_line().startswith("checked "), run["file"]
         assert all(c.note for c in judged.checks if not c.fired), run["file"]
@@ -123,7 +123,8 @@ def test_poll_by_poll_as_the_live_judge_sees_them_no_healthy_run_gets_a_warning(
     from cockpit.run import journal
 
     said: dict[str, dict[str, int]] = {}
-    for run in load_labels():
+    for run in load_labels() + [r for r in all_labels() if r["file"].endswith("trainer_state.json")
+                                and r.get("zoo")]:
         if run.get("verdict") != "healthy":
             continue
         state = orjson.loads((CORPUS / run["file"]).resolve().read_bytes().replace(b"NaN", b"null"))
@@ -142,3 +143,36 @@ def test_poll_by_poll_as_the_live_judge_sees_them_no_healthy_run_gets_a_warning(
                 if f.severity != "info":
                     said.setdefault(run["file"], {}).setdefault(f.kind, records[k - 1].step)
     assert said == {}
+
+
+def test_the_zoo_is_whole():
+    """Every zoo run (tests/fixtures/zoo) is labelled, has its recipe, its journal and its
+    trainer_state.json, and a row in PROVENANCE.md; every label's run is there; it stays small."""
+    from real_runs import ZOO, ZOO_LABELS
+
+    from cockpit.files import safe_load
+
+    labels = safe_load(ZOO_LABELS.read_text())
+    provenance = (ZOO / "PROVENANCE.md").read_text()
+    runs = {p.parent.name for p in ZOO.glob("*/events.jsonl")}
+    assert {lab["run"] for lab in labels} == runs
+    for lab in labels:
+        run = ZOO / lab["run"]
+        assert (run / "trainer_state.json").is_file() and (ZOO / lab["recipe"]).is_file(), lab["run"]
+        assert lab["recipe"] == f"recipes/{lab['run']}.yaml"
+        assert f"| `{lab['run']}` |" in provenance, lab["run"]
+        assert lab["verdict"] in ("healthy", "problem") and lab["cause"].strip()
+        assert bool(lab.get("problems")) == (lab["verdict"] == "problem"), lab["run"]
+        for p in lab.get("problems") or []:
+            first, last = p["steps"]
+            assert 0 <= first <= last and p["evidence"].strip()
+    assert sum(p.stat().st_size for p in ZOO.rglob("*") if p.is_file()) < 8 * 1024 * 1024
+
+
+def test_each_zoo_failure_is_named_by_its_kind_with_its_steps_and_no_healthy_zoo_run_gets_a_warning():
+    """The zoo's part of the table: on every zoo file (journal and trainer_state.json alike)."""
+    rows, _ = evaluate([r for r in all_labels() if r.get("zoo")])
+    assert {r.kind: [w for w in r.labelled if w not in r.named] for r in rows.values()
+            if len(r.named) < len(r.labelled)} == {}
+    assert {r.kind: r.false_warnings for r in rows.values() if r.false_warnings} == {}
+    assert {r.kind: r.unlabelled for r in rows.values() if r.unlabelled} == {}

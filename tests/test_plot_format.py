@@ -6,8 +6,8 @@ import re
 
 import pytest
 
+from cockpit.metrics.plot_colors import distinct_colors
 from cockpit.ui.widgets.run.plot_legend import (
-    distinct_colors,
     distinguishing,
     elide_all,
     legend_names,

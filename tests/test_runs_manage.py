@@ -1,7 +1,8 @@
 """Renaming and archiving a run (issue 30, §5 "Runs table"): the real CLI on a finished run folder
-laid out as a launch leaves it (run.yaml, trl.yaml and command.txt naming its output/ by absolute
-path, a complete checkpoint), then the readers on the moved run; a live run refused; the home
-keys driven with Pilot."""
+laid out as a launch leaves it (run.yaml and trl.yaml naming its output/ relative to the folder, or
+by absolute path as an older launch wrote them, a complete checkpoint), then the readers on the
+moved run, nothing in it rewritten; a folder moved by hand; a live run refused; the home keys
+driven with Pilot."""
 
 from __future__ import annotations
 
@@ -12,14 +13,16 @@ import pytest
 
 from cockpit.run import owner
 from cockpit.run.folder import RunFolder
+from cockpit.run.section import output_dir
 from helpers import checkpoint_folder, cli, make_run_folder, no_traceback
 from ui_helpers import app_for, app_wait, make_run, notifications, sft_records
 
 
-def finished_run(runs: Path, name: str) -> RunFolder:
-    """A finished SFT run of 3 steps whose files name its folder as `launch` writes them."""
+def finished_run(runs: Path, name: str, *, older: bool = False) -> RunFolder:
+    """A finished SFT run of 3 steps whose files name its output/ as `launch` writes them (relative
+    to the folder), or `older`: by absolute path, as a launch before issue 45 did."""
     run = make_run_folder(runs, name)
-    out = run.output.resolve()
+    out = run.output.resolve() if older else "output"
     run.run_yaml.write_text(f"trainer: sft\nmodel_name_or_path: demo:models/tiny-lm\noutput_dir: {out}\n"
                             "max_steps: 3\ncockpit:\n  name: sft\n", encoding="utf-8")
     run.trl_yaml.write_text(f"output_dir: {out}\nmax_steps: 3\n", encoding="utf-8")
@@ -35,17 +38,17 @@ def live(run: RunFolder) -> RunFolder:
     return run
 
 
-def test_a_renamed_run_is_read_where_it_now_is_by_checkpoints_export_resume_and_replay(runs_dir, tmp_path):
-    run = finished_run(runs_dir, "sft-20260101-000000")
-    old = run.path.resolve()
+@pytest.mark.parametrize("older", [False, True], ids=["relative", "older-absolute"])
+def test_a_renamed_run_is_read_where_it_now_is_by_checkpoints_export_resume_and_replay(runs_dir, tmp_path, older):
+    run = finished_run(runs_dir, "sft-20260101-000000", older=older)
+    files = {name: (run.path / name).read_bytes() for name in ("run.yaml", "trl.yaml", "command.txt")}
     said = cli("rename", "sft-2026", "lr-sweep-a", "--runs-dir", str(runs_dir))
     assert said.returncode == 0, said.stderr
     moved = RunFolder(runs_dir / "lr-sweep-a")
     assert said.stdout.strip() == str(moved.path) and not run.path.exists() and moved.exists()
-    for name in ("run.yaml", "trl.yaml", "command.txt"):  # nothing names the old folder any more
-        text = (moved.path / name).read_text(encoding="utf-8")
-        assert str(old) not in text and str(moved.path.resolve()) in text, name
-    assert moved.output_dir() == moved.output.resolve()
+    for name, was in files.items():  # nothing rewritten: an older folder's absolute paths are read where it is
+        assert (moved.path / name).read_bytes() == was, name
+    assert output_dir(moved) == moved.output.resolve()
     listed = cli("runs", "--runs-dir", str(runs_dir))
     assert "lr-sweep-a" in listed.stdout and "sft-2026" not in listed.stdout
     ckpts = cli("checkpoints", "lr-sweep-a", "--runs-dir", str(runs_dir))
@@ -76,7 +79,7 @@ def test_rename_refuses_a_name_that_is_a_path_hidden_too_long_or_taken(runs_dir,
     said = cli("rename", "--runs-dir", str(runs_dir), "--", "first", name)
     assert said.returncode == 2 and why in said.stderr and len(said.stderr.splitlines()) == 1, said.stderr
     no_traceback(said)
-    assert run.exists() and "first" in run.run_yaml.read_text()
+    assert run.exists() and output_dir(run) == run.output.resolve()
 
 
 def test_a_live_run_is_neither_renamed_nor_archived_and_a_link_is_not_followed(runs_dir, tmp_path):
@@ -108,13 +111,13 @@ def test_archive_hides_runs_from_the_list_and_undo_brings_them_back(runs_dir):
     assert "kept" in listed and "old-a" not in listed and ".archive" not in listed
     archived = cli("runs", "--archived", "--runs-dir", str(runs_dir)).stdout
     assert "old-a" in archived and "old-b" in archived and "kept" not in archived
-    # An archived run is still read where it is (its paths moved with it).
+    # An archived run is still read where it is (its paths are its own, relative to it).
     archived_a = RunFolder(runs_dir / ".archive" / "old-a")
-    assert archived_a.output_dir() == archived_a.output.resolve()
+    assert output_dir(archived_a) == archived_a.output.resolve()
     back = cli("archive", "--undo", "old-a", "--runs-dir", str(runs_dir))
     assert back.returncode == 0, back.stderr
     assert "old-a" in cli("runs", "--runs-dir", str(runs_dir)).stdout
-    assert RunFolder(runs_dir / "old-a").output_dir() == (runs_dir / "old-a" / "output").resolve()
+    assert output_dir(RunFolder(runs_dir / "old-a")) == (runs_dir / "old-a" / "output").resolve()
 
 
 def test_a_run_with_a_broken_run_yaml_is_renamed_all_the_same(runs_dir):
@@ -124,31 +127,23 @@ def test_a_run_with_a_broken_run_yaml_is_renamed_all_the_same(runs_dir):
     assert said.returncode == 0, said.stderr
     moved = runs_dir / "mended"
     assert (moved / "run.yaml").read_text() == "trainer: [sft\n"  # left as it was, for the user to fix
-    assert str(moved.resolve()) in (moved / "trl.yaml").read_text()
 
 
-def test_a_rename_whose_path_rewrite_fails_is_undone(runs_dir, monkeypatch):
-    from cockpit.errors import CockpitError
-    from cockpit.run import manage
+@pytest.mark.parametrize("older", [False, True], ids=["relative", "older-absolute"])
+def test_a_folder_moved_by_hand_keeps_its_checkpoints(runs_dir, tmp_path, older):
+    """`mv` with no cockpit in the loop, to another runs folder under another name: its checkpoints
+    are found where the folder is now, by the listing and by resume."""
+    run = finished_run(runs_dir, "sft-20260101-000000", older=older)
+    elsewhere = tmp_path / "other-runs"
+    elsewhere.mkdir()
+    os.rename(run.path, elsewhere / "kept-by-hand")
+    moved = RunFolder(elsewhere / "kept-by-hand")
+    assert output_dir(moved) == moved.output.resolve()
+    from cockpit.launch.plan import resume_checkpoint
+    from cockpit.metrics.checkpoints import list_run_checkpoints
 
-    run = finished_run(runs_dir, "whole")
-
-    real_write, writes = manage.write_atomic, []
-
-    def room_for_one(path, data):  # the disk fills after run.yaml is rewritten
-        writes.append(path.name)
-        if len(writes) == 2:
-            raise OSError(28, "No space left on device")
-        real_write(path, data)
-
-    monkeypatch.setattr(manage, "write_atomic", room_for_one)
-    with pytest.raises(CockpitError, match=r"cannot rewrite its paths .* nothing moved"):
-        manage.rename_run(run, "halfway")
-    assert run.exists() and not (runs_dir / "halfway").exists()
-    assert writes[:2] == ["run.yaml", "trl.yaml"]
-    for name in ("run.yaml", "trl.yaml", "command.txt"):  # the one rewritten is named back
-        text = (run.path / name).read_text()
-        assert str(run.path.resolve()) in text and "halfway" not in text, name
+    assert resume_checkpoint(moved) == moved.output.resolve() / "checkpoint-3"
+    assert [c.name for c in list_run_checkpoints(moved.path).checkpoints] == ["checkpoint-3"]
 
 
 
@@ -213,3 +208,56 @@ async def test_home_renames_a_run_keeps_the_cursor_on_it_archives_the_marked_one
         await pilot.press("v")
         await app_wait(pilot, lambda: {Path(r.path).name for r in table.summaries} == {"best-run", busy.path.name},
                        "the runs again, with it")
+
+
+@pytest.mark.anyio
+async def test_compare_clears_the_marks_and_archive_then_takes_the_highlighted_run(tmp_path):
+    from cockpit.ui.screens.confirm import ConfirmScreen
+    from cockpit.ui.screens.replay import ReplayScreen
+    from cockpit.ui.widgets.home.runs_table import RunsTable
+
+    runs = tmp_path / "runs"
+    a = make_run(runs, "a", sft_records(range(1, 6)), state="finished")
+    b = make_run(runs, "b", sft_records(range(1, 6)), state="finished")
+    c = make_run(runs, "c", sft_records(range(1, 6)), state="finished")
+    app = app_for(tmp_path)
+    async with app.run_test(size=(160, 48)) as pilot:
+        table = app.screen.query_one(RunsTable)
+        await app_wait(pilot, lambda: table.row_count == 3 and app.focused is table, "the runs listed")
+
+        def row_of(path) -> int:
+            return [r.key.value for r in table.ordered_rows].index(str(path))
+
+        for run in (a, b):
+            table.move_cursor(row=row_of(run.path))
+            await pilot.press("space")
+        await pilot.press("c")
+        await app_wait(pilot, lambda: isinstance(app.screen, ReplayScreen), "the compare")
+        await pilot.press("escape")
+        await app_wait(pilot, lambda: not isinstance(app.screen, ReplayScreen), "home again")
+        table = app.screen.query_one(RunsTable)
+        assert table.marked == []
+        assert not any(str(table.get_row_at(i)[0]).startswith("✓") for i in range(table.row_count))
+        table.move_cursor(row=row_of(c.path))
+        await pilot.press("A")
+        await app_wait(pilot, lambda: isinstance(app.screen, ConfirmScreen), "asked first")
+        await pilot.press("y")
+        await app_wait(pilot, lambda: table.row_count == 2, "archived out of the list")
+        assert [p.name for p in (runs / ".archive").iterdir()] == [c.path.name]  # the highlighted run
+
+
+def test_a_runs_age_counts_from_its_start_not_from_a_rename_or_an_unarchive(runs_dir):
+    import time
+
+    from cockpit.run.folder import Status
+    from cockpit.run.manage import archive_run, rename_run, unarchive_run
+    from cockpit.run.summaries import run_summaries
+
+    run = make_run(runs_dir, "old", sft_records(range(1, 4)), state="finished")
+    three_days = time.time() - 3 * 86400
+    run.write_status(Status(state="finished", name=run.name, trainer="sft", started=three_days,
+                            ended=three_days + 60))
+    run = rename_run(run, "renamed")
+    run = unarchive_run(archive_run(run))
+    [row] = run_summaries(runs_dir)
+    assert row.name == "renamed" and abs(row.created - three_days) < 1

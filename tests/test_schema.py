@@ -17,7 +17,7 @@ from conftest import cockpit_cmd
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "schema"
 
 
-@pytest.mark.parametrize("name", ["alerts", "launcher", "trainer"])
+@pytest.mark.parametrize("name", ["alerts", "cockpit", "launcher", "trainer"])
 def test_the_schema_copy_in_docs_is_the_models(name):
     written = json.loads((DOCS / f"{name}.json").read_text(encoding="utf-8"))
     assert written == schemas()[name], f"refresh it: cockpit schema {name} > docs/schema/{name}.json"

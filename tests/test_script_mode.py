@@ -15,6 +15,7 @@ from cockpit.launch.plan import start_supervisor
 from cockpit.launch.script import default_name, prepare_script
 from cockpit.run import journal
 from cockpit.run.folder import RunFolder
+from cockpit.run.section import output_dir
 from conftest import REPO, stored_completions, wait_for, wait_journal_end
 from helpers import NO_SFT_CHECK, hub_cache_env
 
@@ -66,7 +67,7 @@ def test_a_hand_written_grpo_script_is_watched_with_its_python_reward_and_comple
                          for c in comps for row in c.data["rows"])
     assert [r.step for r in records if r.kind == journal.CHECKPOINT] == [2, 4]
     assert records[-1].kind == journal.RUN_ENDED and records[-1].data["state"] == "finished"
-    assert run.output_dir() == tmp_path / "out"
+    assert output_dir(run) == tmp_path / "out"
     # The command ran unchanged, from the folder it was given in.
     assert (tmp_path / "out" / "checkpoint-4" / "trainer_state.json").is_file()
     assert "cd " + str(tmp_path) in run.command_txt.read_text()

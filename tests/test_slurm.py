@@ -19,6 +19,7 @@ from cockpit.launch.plan import launch, start_supervisor, stop
 from cockpit.launch.script import prepare_script
 from cockpit.run import journal
 from cockpit.run.folder import RunFolder
+from cockpit.run.section import cockpit_section
 from conftest import REPO, wait_for, wait_journal_end
 from helpers import NO_SFT_CHECK
 
@@ -213,8 +214,9 @@ def test_a_script_run_on_slurm_gets_its_secrets_and_its_run_folder_holds_none(ru
     held = [p.relative_to(run.path) for p in run.path.rglob("*") if p.is_file()
             and any(s.encode() in p.read_bytes() for s in (token, key, hook))]
     assert held == [], held
-    env = run.cockpit_section()["env"]
+    section = cockpit_section(run, strict=True)
+    env = section.env
     assert env["HF_TOKEN"].startswith("secret:") and env["WANDB_API_KEY"].startswith("secret:")
-    assert env["PLAIN"] == "not-a-secret" and run.cockpit_section()["notify"]["webhook"].startswith("secret:")
+    assert env["PLAIN"] == "not-a-secret" and section.notify["webhook"].startswith("secret:")
     assert "export PLAIN=not-a-secret" in (run.path / "slurm.sbatch").read_text()
     assert "HF_TOKEN" not in (run.path / "slurm.sbatch").read_text()

@@ -198,3 +198,31 @@ async def test_replay_prompt_completes_paths_as_they_are_typed(tmp_path):
         await app_wait(pilot, lambda: isinstance(app.screen, ReplayScreen) and app.screen.sources,
                        f"replayed {app.screen} {field.value!r} {notifications(app)}")
         assert app.screen.paths == [f"{folder}/checkpoint-10/trainer_state.json"]
+
+
+async def test_the_last_column_shows_what_matters_for_each_trainer_as_cockpit_runs_does(tmp_path):
+    from cockpit.run import journal
+    from cockpit.run.summaries import run_summaries
+    from cockpit.ui.widgets.home.runs_table import RunsTable
+    from ui_helpers import make_run, sft_records
+
+    runs = tmp_path / "runs"
+    summary = journal.metrics(3, {"train_loss": 0.25, "train_runtime": 12.0})  # the trainer's last line
+    make_run(runs, "grpo", [journal.run_started("grpo", max_steps=3),
+                            *(journal.metrics(s, {"loss": 0.01, "reward": 0.5 + s / 10}) for s in (1, 2, 3)),
+                            summary], state="finished", trainer="grpo")
+    make_run(runs, "dpo", [journal.run_started("dpo", max_steps=3),
+                           journal.metrics(3, {"loss": 0.6, "rewards/margins": 0.42, "rewards/accuracies": 0.75}),
+                           summary], state="finished", trainer="dpo")
+    make_run(runs, "sft-eval", [*sft_records(range(1, 4), max_steps=3), journal.eval_metrics(3, {"eval_loss": 1.25}),
+                                summary], state="finished")
+    make_run(runs, "sft", [*sft_records(range(1, 4), max_steps=3), summary], state="finished")
+    expected = {"grpo": "reward 0.8", "dpo": "margins 0.42", "sft-eval": "eval_loss 1.25", "sft": "loss 0.667"}
+    assert {r.name.rsplit("-", 2)[0]: r.metric for r in run_summaries(runs)} == expected  # `cockpit runs`
+    app = app_for(tmp_path)
+    async with app.run_test(size=(160, 48)) as pilot:
+        table = app.screen.query_one(RunsTable)
+        await app_wait(pilot, lambda: table.row_count == 4, "the runs listed")
+        shown = {str(table.get_row_at(i)[0]).rsplit("-", 2)[0]: str(table.get_row_at(i)[4])
+                 for i in range(table.row_count)}
+        assert shown == expected

@@ -39,7 +39,7 @@ async def test_log_y_on_a_learning_rate_that_starts_at_zero_draws_and_says_so(tm
                                           for p in plots(app)), "redrawn with log y")
         await pilot.pause()
         lr = next(p for p in plots(app) if p.panel.title == "learning rate")
-        assert "log y: values ≤0 left out" in str(lr.border_title)
+        assert "log y: ≤0 left out" in str(lr.border_subtitle)
         assert lr.points_drawn > 1
         assert any("⠀" < ch <= "⣿" for ch in str(lr.render()))
         assert "learning rate" in screen_text(app)

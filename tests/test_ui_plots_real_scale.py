@@ -48,11 +48,11 @@ async def test_a_spike_at_the_first_log_does_not_flatten_the_eval_trend_at_160x4
         lo, hi = loss.chart.ylim
         assert hi < 3, "the 14.75 spike is cut from the y range"
         assert loss.clipped[0] >= 1 and "▲" in "".join(canvas_rows(loss)), "and marked where it was"
-        assert "off range" in str(loss.border_title)
+        assert "off range" in str(loss.border_subtitle)
         # The eval trend (0.997 → 0.733) spans a good part of the panel's height.
         assert (0.997 - 0.733) / (hi - lo) > 0.12
-        # Train and eval of one metric: one colour, the eval dotted.
-        assert loss.colors_drawn[0] == loss.colors_drawn[1]
+        # Train and eval of one metric: the eval dotted, in a colour of its own (issue 40).
+        assert loss.colors_drawn[0] != loss.colors_drawn[1]
         assert [s.dotted for s in loss.chart.series][-2:] == [False, True]
         assert "┅ eval_loss" in str(loss.border_title) or any("┅" in str(r) for r in loss.legend)
         # Latest value and best with its step, of the train and the eval series.
@@ -177,10 +177,13 @@ async def test_time_axis_in_hours_lone_point_on_its_tick_and_marks_for_checkpoin
         loss = panel(app, "loss")
         axis = canvas_rows(loss)[-2]
         assert {"C", "R", "S"} <= set(axis), axis
-        assert "C checkpoint" in str(loss.border_subtitle)
+        assert "C checkpoint R resume S stop" in str(loss.border_subtitle)
         await pilot.press("x")
-        await app_wait(pilot, lambda: str(loss.border_subtitle).startswith("hours"),
+        await app_wait(pilot, lambda: str(loss.border_subtitle).split(" · ")[1] == "hours",
                        f"hours, not seconds: {loss.border_subtitle}")
+        # Time mode marks the checkpoint, the stop and the resume too (issue 40), each in its own
+        # column (the resume used to be drawn under the stop).
+        await app_wait(pilot, lambda: {"C", "R", "S"} <= set(canvas_rows(loss)[-2]), "marks on the time axis")
         await pilot.press("x")
         await pilot.press("m")
         await pilot.press(*"only_once", "enter")

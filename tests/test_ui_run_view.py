@@ -24,6 +24,7 @@ async def test_an_eta_past_its_countdown_mid_run_is_not_shown_as_0_s(tmp_path):
     from cockpit.ui.widgets.run.run_header import RunHeader
 
     records = sft_records(range(1, 21), max_steps=40)
+    records[0].t = time.time() - 600  # training started 10 minutes ago: the ETA is not rough
     stale = journal.progress(20, 40, steps_per_s=2.0, eta_s=5.0)
     stale.t = time.time() - 12  # written 12 s ago with 5 s to go: the next step is slow
     run = make_run(tmp_path / "runs", "slow-steps", [*records, stale])
@@ -36,6 +37,19 @@ async def test_an_eta_past_its_countdown_mid_run_is_not_shown_as_0_s(tmp_path):
         with journal.JournalWriter(run.events) as jw:
             jw.write(journal.progress(21, 40, steps_per_s=0.1, eta_s=190.0))
         await app_wait(pilot, lambda: "ETA 3m" in str(header.render()), "a fresh ETA")
+
+
+async def test_the_eta_of_the_first_minutes_is_said_to_be_rough(tmp_path):
+    from cockpit.ui.widgets.run.run_header import RunHeader
+
+    records = sft_records(range(1, 11), max_steps=1000)  # training started now, 1 % trained
+    run = make_run(tmp_path / "runs", "young", records)
+    app = app_for(tmp_path, "live", [str(run.path)])
+    async with app.run_test(size=(160, 48)) as pilot:
+        header = app.screen.query_one(RunHeader)
+        await app_wait(pilot, lambda: "step 10/1000" in str(header.render()), "the header")
+        text = str(header.render())
+        assert "ETA ~" in text and "(rough)" in text, text
 
 
 # -- attach to an output dir keeps its header current -------------------------------------------
@@ -117,6 +131,58 @@ async def test_steps_trained_before_the_first_log_are_said_with_the_step_of_the_
     data.state = "running"
     assert steps_before_first_log(data) == (
         "step 3/4 trained · logging_steps 10 is more than the run's 4 steps: it logs only its summary at the end")
+
+
+async def test_a_plain_trainer_file_is_named_as_such_not_unknown_trainer(tmp_path):
+    from cockpit.ui.widgets.run.run_header import RunHeader
+
+    app = app_for(tmp_path, "replay", [str(FIXTURES / "trainer_eval_best_checkpoint.json")])
+    async with app.run_test(size=(100, 30)) as pilot:
+        header = app.screen.query_one(RunHeader)
+        await app_wait(pilot, lambda: "step 120/120" in str(header.render()), "the file read")
+        text = str(header.render())
+        assert "unknown trainer" not in text and "trainer Trainer (no TRL metrics)" in text, text
+
+
+async def test_the_phase_is_read_whole_in_the_header_at_100_and_60_columns(tmp_path):
+    from cockpit.ui.widgets.run.run_header import RunHeader
+
+    run = make_run(tmp_path / "runs", "demo-grpo-20261128-114837",
+                   [journal.phase("importing", "torch, transformers, trl")], state="running", trainer="grpo")
+    for size in ((100, 30), (60, 20)):
+        app = app_for(tmp_path, "live", [str(run.path)])
+        async with app.run_test(size=size) as pilot:
+            header = app.screen.query_one(RunHeader)
+            await app_wait(pilot, lambda h=header: "phase" in str(h.render()), "the header")
+            await pilot.pause()
+            first = str(header.render()).splitlines()[0]
+            assert "phase importing" in first and len(first) <= size[0] - 2, (size, first)
+            if size[0] == 100:
+                assert "(torch, transformers, trl)" in first, first
+
+
+async def test_a_compare_names_every_runs_trainer_and_end_in_the_header(tmp_path):
+    from cockpit.ui.widgets.run.alert_bar import AlertBar
+    from cockpit.ui.widgets.run.run_header import RunHeader
+
+    a = make_run(tmp_path / "runs", "run-a", [*sft_records(range(1, 6)),
+                                              journal.run_ended("finished", reason="training finished")],
+                 state="finished")
+    b = make_run(tmp_path / "runs", "run-b", [journal.run_started("grpo", max_steps=10),
+                                              journal.metrics(1, {"loss": 1.0, "reward": 0.5}),
+                                              journal.run_ended("failed", reason="CUDA out of memory",
+                                                                fix="lower the batch size")],
+                 state="failed", trainer="grpo")
+    app = app_for(tmp_path, "replay", [str(a.path), str(b.path)])
+    async with app.run_test(size=(160, 48)) as pilot:
+        await app_wait(pilot, lambda: len(app.screen.sources) == 2, "both sources")
+        header = app.screen.query_one(RunHeader)
+        bar = app.screen.query_one(AlertBar)
+        await app_wait(pilot, lambda: "grpo" in str(header.render()), "both trainers named")
+        assert "trainer sft, grpo" in str(header.render())
+        await app_wait(pilot, lambda: "out of memory" in str(bar.render()), "the second run's end")
+        shown = str(bar.render())
+        assert "run-a" in shown and "training finished" in shown and "run-b" in shown, shown
 
 
 # -- compare of a live run ---------------------------------------------------------------------
@@ -330,3 +396,18 @@ async def test_output_tab_puts_a_progress_bar_and_the_table_glued_to_it_on_their
             " 33%|███       | 2/6 [00:01<00:02,  2.00it/s]",
             "{'eval_loss': '4.868'}",
         ]
+
+
+def test_the_end_of_a_resumed_run_says_how_long_every_attempt_took_together(tmp_path):
+    from cockpit.runner.main import took
+
+    first = [journal.phase("importing"), *sft_records(range(1, 4)), journal.run_ended("stopped")]
+    for i, rec in enumerate(first):
+        rec.t = 1000.0 + 50 * i / (len(first) - 1)  # 50 s from its first record to its end
+    second = [journal.phase("importing"), *sft_records(range(4, 6))]
+    for rec in second:
+        rec.t = 2000.0
+    run = make_run(tmp_path / "runs", "resumed", [*first, *second])
+    assert took(run, 6.0) == "56s over 2 attempts, the last 6s"  # not "finished in 6s"
+    fresh = make_run(tmp_path / "runs", "fresh", second)
+    assert took(fresh, 6.0) == "6s"

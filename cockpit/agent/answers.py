@@ -21,6 +21,8 @@ MAX_BYTES = 48_000
 """An answer's most bytes of JSON (~12k tokens): room for an agent's context, whatever the run."""
 MAX_TEXT = 4_000
 """A string's most characters (a completion, a prompt, a reason)."""
+_ROOM = MAX_TEXT + 64
+"""What `clean` lets through: a string a tool cut at MAX_TEXT, with its "[cut: …]" note."""
 
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2028\u2029\u2066-\u2069]")
 """`text.printable`'s set: control characters but tab and newline, and the Unicode ones that
@@ -42,7 +44,7 @@ def text(s: Any, limit: int = MAX_TEXT) -> str:
     return s
 
 
-def clean(obj: Any, limit: int = MAX_TEXT) -> Any:
+def clean(obj: Any, limit: int = _ROOM) -> Any:
     """A copy of `obj` that JSON holds exactly: text cleaned and cut, numbers kept (numpy's too),
     keys as clean strings; anything else as its text."""
     if obj is None or isinstance(obj, bool | int):

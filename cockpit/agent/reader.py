@@ -38,6 +38,8 @@ SCAN_STEPS = 400
 SCAN_S = 0.15
 """…and for at most this long: an answer comes back, saying how far it looked."""
 LAST_VALUES = 8
+JUDGE_EVERY_S = 5.0
+"""A growing run is judged again at most this often (the supervisor's live judge: every 5 s)."""
 
 CONFIG_KEYS = (
     "model_name_or_path", "dataset_name", "dataset_config", "dataset_train_split", "learning_rate",
@@ -73,7 +75,7 @@ class Reader:
         self._index = RunsIndex(self.runs_dir)
         self._followed: dict[str, _Followed] = {}
         self._files: dict[str, tuple[tuple, RunData]] = {}
-        self._judged: dict[str, tuple[tuple, Any]] = {}
+        self._judged: dict[str, tuple[RunData, tuple, float, Any]] = {}
         self._finding_counts: dict[str, tuple[int, int, int]] = {}
 
     # -- finding what was asked for ------------------------------------------------------------
@@ -87,11 +89,6 @@ class Reader:
             raise CockpitError("no run given — give a run name (the `runs` tool lists them), a run folder or a "
                                "trainer_state.json path")
         return check_path(resolve_run_or_path(ref.strip(), self.runs_dir)).resolve()
-
-    def run_folder(self, ref: str) -> RunFolder | None:
-        p = self.path_of(ref)
-        run = RunFolder(p)
-        return run if p.is_dir() and run.exists() else None
 
     def data(self, ref: str) -> tuple[Path, RunData]:
         """The run's RunData as it is now: a run folder's journal followed (only what it gained since
@@ -349,15 +346,19 @@ class Reader:
                         "rules this run logged nothing for"}
 
     def _judge(self, p: Path, data: RunData, i: int) -> Any:
+        """The judge's word on `data`, again only when it changed, and for a run that keeps growing
+        at most every JUDGE_EVERY_S (as the supervisor's live judge): `checked.steps` says up to
+        which step it judged."""
         from cockpit.findings import report
 
         key = f"{p}#{i}"
-        stamp = (id(data), data.version, data.store.version, len(data.library) if data.library is not None else 0)
+        stamp = (data.version, data.store.version, len(data.library) if data.library is not None else 0)
         got = self._judged.get(key)
-        if got is not None and got[0] == stamp:
-            return got[1]
+        now = time.monotonic()
+        if got is not None and got[0] is data and (got[1] == stamp or now - got[2] < JUDGE_EVERY_S):
+            return got[3]
         judged = report.judged_run(data)
-        self._judged[key] = (stamp, judged)
+        self._judged[key] = (data, stamp, now, judged)
         return judged
 
     # -- completions -------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from cockpit.errors import CockpitError
 from cockpit.files import read_text_regular, safe_load
 from cockpit.run import journal
 from cockpit.run.folder import Request
+from cockpit.run.section import CockpitSection, cockpit_section, output_dir
 from cockpit.trainers.knowledge import SCRIPT_TRAINER
 
 MUTE_FILE = "mute.json"
@@ -65,7 +66,7 @@ class Alerter:
     def __init__(self, run: Any, jw: journal.JournalWriter, *, trainer: str | None) -> None:
         self.run = run
         self.jw = jw
-        section = run.cockpit_section()
+        section = cockpit_section(run)
         broken: list[str] = []
         user = user_alerts(broken)
         for line in broken:
@@ -73,15 +74,16 @@ class Alerter:
         self.secrets = run.path / "control" / "notify.secret.json"
         rules: list[Rule] = []
         self.notify: dict[str, str] = {}
-        for where, src in (("~/.config/cockpit/alerts.yaml", user), ("cockpit", section)):
+        for where, notify, alerts in (("~/.config/cockpit/alerts.yaml", user.get("notify"), user.get("alerts")),
+                                      ("cockpit", section.notify, section.alerts)):
             try:
-                self.notify.update(parse_notify(src.get("notify"), where=f"{where}.notify"))
-                rules += parse_rules(src.get("alerts"), where=f"{where}.alerts")
+                self.notify.update(parse_notify(notify, where=f"{where}.notify"))
+                rules += parse_rules(alerts, where=f"{where}.alerts")
             except CockpitError as exc:
                 for line in str(exc).splitlines():
                     jw.write(journal.warning(f"alert rules: {line}", code="alert_rule"))
-        self.builtins = section.get("builtin_alerts", user.get("builtin_alerts", True)) is not False
-        output_dir = _output_dir(run)
+        self.builtins = builtins_on(section, user)
+        output_dir = _output_dir(run, section)
         self.engine = AlertEngine(rules, output_dir=output_dir)
         self.family_done = False
         self._add_family(trainer)
@@ -245,9 +247,13 @@ def _rule_identity(rule: Rule) -> tuple:
             rule.states, rule.every_s, rule.tolerance, rule.floor)
 
 
-def _output_dir(run: Any) -> Path | None:
-    """The run's output_dir (`RunFolder.output_dir`); a script that has not said yet: its folder."""
-    from cockpit.run.folder import script_section
+def _output_dir(run: Any, section: CockpitSection) -> Path | None:
+    """The run's output_dir (`run.section.output_dir`); a script that has not said yet: its folder."""
+    return output_dir(run, section) or (Path(section.script.cwd) if section.script else run.path)
 
-    section = script_section(run) or {}
-    return run.output_dir() or Path(str(section.get("cwd") or run.path))
+
+def builtins_on(section: CockpitSection, user: dict[str, Any]) -> bool:
+    """The built-in rules are on unless the run's section, else the user's alerts file, says
+    `builtin_alerts: false`."""
+    said = section.builtin_alerts if section.builtin_alerts is not None else user.get("builtin_alerts", True)
+    return said is not False

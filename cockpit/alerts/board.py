@@ -16,12 +16,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cockpit.alerts.alerter import ADDED_FILE, MUTE_FILE, user_alerts
+from cockpit.alerts.alerter import ADDED_FILE, MUTE_FILE, builtins_on, user_alerts
 from cockpit.alerts.rules import Rule, builtin_rules, parse_rules
 from cockpit.errors import CockpitError
 from cockpit.files import read_text_regular
 from cockpit.run import journal
 from cockpit.run.folder import RunFolder, write_atomic
+from cockpit.run.section import cockpit_section
 from cockpit.trainers.knowledge import SCRIPT_TRAINER
 
 USER_FILE = "~/.config/cockpit/alerts.yaml"
@@ -125,8 +126,7 @@ def read_sources(run: RunFolder) -> RuleSources:
     """The rules the supervisor evaluates for this run, from the same files it reads."""
     problems: list[str] = []
     cfg = run.config()
-    section = cfg.get("cockpit")
-    section = section if isinstance(section, dict) else {}
+    section = cockpit_section(run)
     user = user_alerts()
     try:
         added_raw = read_added(run)
@@ -134,10 +134,10 @@ def read_sources(run: RunFolder) -> RuleSources:
         problems.append(str(exc))
         added_raw = []
     return RuleSources(
-        preset=_parse(section.get("alerts"), "cockpit.alerts", problems),
+        preset=_parse(section.alerts, "cockpit.alerts", problems),
         user=_parse(user.get("alerts"), f"{USER_FILE}: alerts", problems),
         added=_parse(added_raw, ADDED_WHERE, problems),
-        builtins=section.get("builtin_alerts", user.get("builtin_alerts", True)) is not False,
+        builtins=builtins_on(section, user),
         trainer=str(cfg.get("trainer")) if cfg.get("trainer") else None,
         muted=read_mutes(run), problems=problems)
 
@@ -239,9 +239,9 @@ def notify_targets(run: RunFolder) -> list[str]:
     from cockpit.alerts.notify import parse_notify
 
     kinds: list[str] = []
-    for src in (user_alerts(), run.cockpit_section()):
+    for notify in (user_alerts().get("notify"), cockpit_section(run).notify):
         try:
-            kinds += [k for k in parse_notify(src.get("notify")) if k not in kinds]
+            kinds += [k for k in parse_notify(notify) if k not in kinds]
         except (CockpitError, AttributeError):
             continue
     return kinds

@@ -128,7 +128,7 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("stop", help="stop a run (default: save a checkpoint first)")
     s.add_argument("run", help="run folder, name or name prefix")
     s.add_argument("--save", action="store_true", default=True,
-                   help="save a checkpoint at the next step, then stop (default)")
+                   help="save a checkpoint when the step in progress ends, then stop (default)")
     s.add_argument("--finish-script", action="store_true",
                    help="a script run: after the checkpoint, let the script go on past train() to its own "
                         "ending (its final save, evaluate, push_to_hub); by default it ends at the checkpoint")

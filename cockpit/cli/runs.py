@@ -340,7 +340,7 @@ def cmd_stop(args: argparse.Namespace) -> int:
 
         finish = bool(getattr(args, "finish_script", False))
         stop(run, save=True, finish_script=finish)
-        said = f"{one_line(run.name)}: asked to save a checkpoint and stop at the next step"
+        said = f"{one_line(run.name)}: asked to save a checkpoint and stop when the step in progress ends"
         if script_section(run) is not None:
             said += ("; the script then goes on past train() to its own ending" if finish else
                      "; the script ends there: nothing after its train() runs (no final save, evaluate or "

@@ -1,6 +1,7 @@
 """`cockpit schema`: the JSON Schema of the cockpit's own config, made from the typed models that
-check it (so it cannot drift from them): `cockpit.alerts` (a list of rules), `cockpit.launcher`, and
-a trainer's description as `cockpit trainers --json` prints it. docs/schema/ holds a copy of each,
+check it (so it cannot drift from them): the whole `cockpit:` section (`run/section.py`, with the
+two below in their places), `cockpit.alerts` (a list of rules), `cockpit.launcher`, and a trainer's
+description as `cockpit trainers --json` prints it. docs/schema/ holds a copy of each,
 kept equal to these by a test; editors that read JSON Schema (YAML language servers) can use them."""
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ def schemas() -> dict[str, dict[str, Any]]:
 
     from cockpit.alerts.rules import RuleSpec
     from cockpit.config.launcher import LauncherSpec
+    from cockpit.run.section import CockpitSection
     from cockpit.trainers.registry import TrainerSpec
 
     alerts = TypeAdapter(list[RuleSpec]).json_schema(by_alias=True)
@@ -26,7 +28,12 @@ def schemas() -> dict[str, dict[str, Any]]:
     launcher["properties"]["config"] = {"type": "string", "title": "Config", "description":
                                         "an accelerate config TRL ships, by name (zero3, fsdp2, ...), or a path"}
     trainer = TypeAdapter(TrainerSpec).json_schema(mode="serialization")
-    out = {"alerts": alerts, "launcher": launcher, "trainer": trainer}
+    cockpit = CockpitSection.model_json_schema()
+    for key, owned in (("launcher", launcher), ("alerts", alerts)):  # the models that check them, in place
+        owned = dict(owned)
+        cockpit.setdefault("$defs", {}).update(owned.pop("$defs", {}))
+        cockpit["properties"][key] = {**owned, "description": cockpit["properties"][key].get("description", "")}
+    out = {"alerts": alerts, "cockpit": cockpit, "launcher": launcher, "trainer": trainer}
     for name, schema in out.items():
         schema["$schema"] = SCHEMA_DIALECT
         schema.setdefault("title", f"cockpit {name}")
@@ -40,6 +47,8 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 
 def add_parsers(sub: Any) -> None:
-    s = sub.add_parser("schema", help="the JSON Schema of cockpit.alerts, cockpit.launcher or a trainer's description")
-    s.add_argument("name", nargs="?", choices=("alerts", "launcher", "trainer"), help="one schema (default: all)")
+    s = sub.add_parser("schema", help="the JSON Schema of the cockpit: section, cockpit.alerts, cockpit.launcher "
+                       "or a trainer's description")
+    s.add_argument("name", nargs="?", choices=("alerts", "cockpit", "launcher", "trainer"),
+                   help="one schema (default: all)")
     s.set_defaults(func=cmd_schema)

@@ -17,6 +17,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, ModelWrapValidatorH
 from pydantic_core import PydanticCustomError
 
 from cockpit.errors import CockpitError
+from cockpit.run.folder import RunFolder
 
 KINDS = ("python", "torchrun", "accelerate", "slurm")
 LOCAL_KEYS = ("kind", "num_processes", "config", "config_file", "args")
@@ -237,6 +238,15 @@ def slurm_problem(spec: LauncherSpec) -> str | None:
     missing = slurm_missing()
     return None if missing is None else (f"cockpit.launcher.kind is slurm, but {missing} — run cockpit on a "
                                          "Slurm login node, or drop kind: slurm to run here")
+
+
+def run_launcher(run: RunFolder, launcher: Any) -> LauncherSpec:
+    """A run's launcher (run.yaml's `cockpit.launcher`), checked, its config_file read where the run
+    folder is now (`RunFolder.own_path`: launch keeps the accelerate.yaml it resolved in the folder,
+    by its name; an older run.yaml names it by an absolute path, maybe of the folder's old place)."""
+    if isinstance(launcher, dict) and launcher.get("config_file"):
+        launcher = {**launcher, "config_file": str(run.own_path(str(launcher["config_file"])))}
+    return check(launcher)
 
 
 def check(launcher: Any) -> LauncherSpec:

@@ -23,27 +23,6 @@ from cockpit.errors import CockpitError
 from cockpit.files import dump_yaml, safe_load
 from cockpit.paths import package_presets_dir, user_presets_dir
 
-# Keys of the `cockpit:` section and what each is for (validation refuses unknown ones).
-COCKPIT_KEYS = {
-    "name": "run name prefix (default: the preset's file name)",
-    "description": "one line shown in the preset list",
-    "models": "extra models: ref_model, reward_model, value_model, teacher_model (paths or hub ids)",
-    "reward_funcs": "reward functions: TRL built-in names, dotted import paths or path/file.py:function",
-    "dataset": "split (e.g. 'train[:500]'), eval_split, columns (rename map old: new), data_files",
-    "completions": "periodic samples for trainers that do not sample: every_steps, num_prompts, max_new_tokens",
-    "launcher": "how to start the trainer: kind (python, torchrun, accelerate, slurm), num_processes, config "
-                "(zero3, fsdp2, ... or a file); slurm: partition, nodes, gpus_per_node, time, account, sbatch, setup",
-    "alerts": "rules the supervisor checks with nobody attached: {metric: loss, above: 5, for: 3, do: [notify]}",
-    "notify": "where notify goes: webhook, ntfy (URLs) and command; values may be env:NAME",
-    "builtin_alerts": "false turns the built-in rules (NaN loss, stalls, disk, trainer family) off",
-    "stop_grace_s": "seconds between SIGTERM and SIGKILL on a forced stop",
-    "env": "environment variables for the trainer process",
-    "doctor": "the supervisor's checks: hang (factor, floor_s, first_step_s), weights: false, sft_data: false "
-              "(off in --dry-run too), end_wait_s (how long the run's end waits for them, 8 s)",
-    "sample": "cockpit sample and the Checkpoints tab: device (cpu, the default; cuda:N; auto: a GPU no training "
-              "uses), max_memory (e.g. 8GB), max_new_tokens",
-}
-
 
 @dataclass
 class Preset:

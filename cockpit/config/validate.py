@@ -23,10 +23,11 @@ from typing import Any
 from cockpit.config import datasets as ds
 from cockpit.config import hub
 from cockpit.config.migrate import key_problems, value_problem
-from cockpit.config.presets import COCKPIT_KEYS, Preset, resolve_demo_refs, reward_file_ref, uses_demo_assets
+from cockpit.config.presets import Preset, resolve_demo_refs, reward_file_ref, uses_demo_assets
 from cockpit.config.rewards import RewardNeeds, cockpit_reward_names, needed_columns, reward_needs
 from cockpit.errors import CockpitError
 from cockpit.run.folder import list_checkpoints
+from cockpit.run.section import PRESET_KEYS, section_problems
 from cockpit.trainers.knowledge import MODEL_ROLES
 from cockpit.trainers.registry import ConfigField, Registry, TrainerSpec, known_config_keys, load_registry, suggest_key
 
@@ -278,12 +279,10 @@ def _check_trl_keys(preset: Preset, spec: TrainerSpec, problems: _Problems) -> N
 
 
 def _check_cockpit_keys(preset: Preset, problems: _Problems) -> None:
-    for key in preset.cockpit:
-        if key not in COCKPIT_KEYS:
-            near = difflib.get_close_matches(str(key), COCKPIT_KEYS, n=1)
-            hint = f" — did you mean 'cockpit.{near[0]}'?" if near else \
-                f" — known: {', '.join(COCKPIT_KEYS)}"
-            problems.add(f"cockpit.{key}", f"unknown key 'cockpit.{key}'{hint}")
+    """The `cockpit:` section against its typed model (`run/section.py`): unknown keys, with the
+    close match, and values of the wrong type, every one at once."""
+    for key, line in section_problems(preset.cockpit, keys=PRESET_KEYS):
+        problems.add(key, line)
 
 
 def _check_models(preset: Preset, spec: TrainerSpec, assets: DemoAssets, problems: _Problems,

@@ -47,6 +47,65 @@ def _functions(r: Reader, kind: FindingKind) -> list[tuple[str, np.ndarray, np.n
     return out
 
 
+def reward_flat(r: Reader, kind: FindingKind) -> Outcome:
+    """The reward does not rise beyond its own wander over a long run while the policy moves."""
+    t = kind.thresholds
+    if isinstance(got := r.pick("reward", need=t["min_points"]), str):
+        return got
+    _, s, v = got
+    n = len(v)
+    if float(v.max() - v.min()) <= 1e-12 * max(1.0, abs(float(v[0]))):
+        return Quiet(f"the reward is {fmt(float(v[0]))} at every logged step: see reward_constant and wasted_groups")
+    moved = _policy_moved(r, t)
+    if isinstance(moved, str):
+        return moved
+    nb = max(2, min(int(t["blocks"]), n // 5))
+    parts = np.array_split(np.arange(n), nb)
+    means = np.array([float(v[p].mean()) for p in parts])
+    rise = float(means[-1] - means[0])
+    wander = noise(np.diff(means))
+    spread = float(v.max() - v.min())
+    bar = max(t["rise_sigma"] * wander, t["rise_share"] * spread)
+    first, last = int(s[0]), int(s[-1])
+    size = len(parts[0])
+    if rise > bar:
+        return Quiet(f"the reward rose {fmt(means[0])} → {fmt(means[-1])} (the means of its first and last "
+                     f"{size} logged steps; fires at a rise of {fmt(bar)} or less)")
+    epochs = f", {r.epoch:.1f} epochs" if r.epoch else ""
+    summary = (f"the reward did not rise over steps {first:,}–{last:,} ({n:,} logged steps{epochs}): its "
+               f"mean was {fmt(means[0])} over the first {size} logged steps and {fmt(means[-1])} over the last "
+               f"{len(parts[-1])} logged steps, and the mean of every {size} logged steps stayed between "
+               f"{fmt(float(means.min()))} "
+               f"and {fmt(float(means.max()))}, while {moved[0]}")
+    evidence = [points("reward", s, v, first, last), *moved[1]]
+    return [Finding(kind.name, (first, last), kind.severity, summary, kind.fix, evidence)]
+
+
+def _policy_moved(r: Reader, t: dict) -> tuple[str, list[dict]] | Quiet | Absent:
+    """("kl grew a → b", its evidence) when the policy moved away from where it started, or why
+    the rule stays quiet: a reward that does not rise from a policy that does not move is the
+    learning rate's (or beta's) story, not the reward's."""
+    said = []
+    for key, how in (("kl", "kl_times"), ("entropy", "entropy_move")):
+        if key not in r:
+            continue
+        ks, kv = r.finite(key)
+        if len(kv) < 10:
+            continue
+        k = edges(len(kv), 0.2)
+        k0, k1 = level(kv[:k]), level(kv[-k:])
+        if key == "kl" and k1 > t[how] * max(k0, 1e-6):
+            return (f"kl grew {fmt(k0)} → {fmt(k1)} (the medians of its first and last {k} logged steps)",
+                    [points("kl", ks, kv, int(ks[0]), int(ks[-1]))])
+        if key == "entropy" and abs(k1 - k0) >= t[how] * max(abs(k0), 1e-6):
+            return (f"entropy went {fmt(k0)} → {fmt(k1)} (the medians of its first and last {k} logged steps)",
+                    [points("entropy", ks, kv, int(ks[0]), int(ks[-1]))])
+        said.append(f"{key} {fmt(k0)} → {fmt(k1)}")
+    if not said:
+        return Absent("no kl or entropy logged (what shows the policy moved)")
+    return Quiet("the policy did not move (" + ", ".join(said) + "): nothing to judge the reward against")
+
+
 def reward_never_pays(r: Reader, kind: FindingKind) -> Outcome:
     funcs = _functions(r, kind)
     if isinstance(funcs, Absent):
@@ -107,9 +166,9 @@ def length_without_reward(r: Reader, kind: FindingKind) -> Outcome:
     first, last = change_start(ls, lv, l0, l1), int(ls[-1])
     summary = (f"completions grew {fmt(l0)} → {fmt(l1)} tokens ({grow:+.0%}) over steps {first:,}–{last:,} "
                f"while the reward went {fmt(r0)} → {fmt(r1)}")
-    evidence = [points(key, ls, lv, first, last), points("reward", rs, rv, first, last)]
+    evidence = [points(key, ls, lv, int(ls[0]), last), points("reward", rs, rv, int(rs[0]), last)]
     for fk in reward_functions(r)[:3]:
-        evidence.append(points(fk, *r.finite(fk), first, last))
+        evidence.append(points(fk, *r.finite(fk), int(ls[0]), last))
     return [Finding(kind.name, (first, last), kind.severity, summary, kind.fix, evidence)]
 
 
@@ -127,7 +186,7 @@ def entropy_collapse(r: Reader, kind: FindingKind) -> Outcome:
     first, last = change_start(s, v, e0, e1), int(s[-1])
     return [Finding(kind.name, (first, last), kind.severity,
                     f"entropy fell {fmt(e0)} → {fmt(e1)} ({-fell:.0%}) over steps {first:,}–{last:,}",
-                    kind.fix, [points("entropy", s, v, first, last)])]
+                    kind.fix, [points("entropy", s, v, int(s[0]), last)])]
 
 
 def kl_nonzero_at_start(r: Reader, kind: FindingKind) -> Outcome:
@@ -142,7 +201,8 @@ def kl_nonzero_at_start(r: Reader, kind: FindingKind) -> Outcome:
         return Quiet(f"kl starts at {fmt(start)} (fires above {t['above']:g})")
     last = int(s[min(len(s), 10) - 1])
     return [Finding(kind.name, (int(s[0]), int(s[-1])), kind.severity,
-                    f"kl is {fmt(float(v[0]))} at step {int(s[0]):,} (median {fmt(start)} over the first 3 logs, "
+                    f"kl is {fmt(float(v[0]))} at step {int(s[0]):,} (median {fmt(start)} over its first 3 logged "
+                    "steps, "
                     f"{fmt(level(v))} over the run): the policy had not moved yet",
                     kind.fix, [points("kl", s, v, int(s[0]), max(last, int(s[-1])))])]
 
@@ -159,7 +219,7 @@ def kl_blowup(r: Reader, kind: FindingKind) -> Outcome:
     first, last = change_start(s, v, k0, k1), int(s[-1])
     return [Finding(kind.name, (first, last), kind.severity,
                     f"kl grew {fmt(k0)} → {fmt(k1)} (×{k1 / max(k0, 1e-6):.0f}) over steps {first:,}–{last:,}",
-                    kind.fix, [points("kl", s, v, first, last)])]
+                    kind.fix, [points("kl", s, v, int(s[0]), last)])]
 
 
 def clipping_drags_reward(r: Reader, kind: FindingKind) -> Outcome:
@@ -191,7 +251,8 @@ def clipping_drags_reward(r: Reader, kind: FindingKind) -> Outcome:
     summary = (f"completions/clipped_ratio rose {fmt(c0)} → {fmt(c1)} while {function_name(key)} fell "
                f"{fmt(f0)} → {fmt(f1)} over steps {first:,}–{last:,}")
     return [Finding(kind.name, (first, last), kind.severity, summary, kind.fix,
-                    [points("completions/clipped_ratio", cs, cv, first, last), points(key, s, v, first, last)])]
+                    [points("completions/clipped_ratio", cs, cv, int(cs[0]), last),
+                     points(key, s, v, int(s[0]), last)])]
 
 
 # -- DPO and its kin ---------------------------------------------------------------------------
@@ -207,14 +268,14 @@ def chosen_logps_falling(r: Reader, kind: FindingKind) -> Outcome:
         return Quiet(f"{chosen} went {fmt(c0)} → {fmt(c1)} (fires at a fall of {t['fall']:.0%} of its level "
                      f"and {t['fall_sigma']:g} robust σ)")
     first, last = change_start(cs, cv, c0, c1), int(cs[-1])
-    evidence = [points(chosen, cs, cv, first, last)]
+    evidence = [points(chosen, cs, cv, int(cs[0]), last)]
     also = ""
     if not isinstance(rejected := r.pick("logps/rejected", "logps_rejected", need=t["min_points"]), str):
         key, rs, rv = rejected
         k = edges(len(rs), t["edge"])
         r0, r1 = level(rv[:k]), level(rv[-k:])
         also = f"; rejected {fmt(r0)} → {fmt(r1)}"
-        evidence.append(points(key, rs, rv, first, last))
+        evidence.append(points(key, rs, rv, int(rs[0]), last))
     summary = f"the chosen log-probs fell over steps {first:,}–{last:,}: {fmt(c0)} → {fmt(c1)}{also}"
     return [Finding(kind.name, (first, last), kind.severity, summary, kind.fix, evidence)]
 
@@ -275,6 +336,7 @@ def dpo_saturated(r: Reader, kind: FindingKind) -> Outcome:
 
 
 DETECTORS = {
+    "reward_flat": reward_flat,
     "reward_never_pays": reward_never_pays,
     "reward_constant": reward_constant,
     "length_without_reward": length_without_reward,

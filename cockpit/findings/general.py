@@ -81,7 +81,40 @@ def nothing_trains(r: Reader, kind: FindingKind) -> Outcome:
     if not said:
         return Quiet(quiet or f"fewer than {t['min_points']} points of {' or '.join(keys)}")
     assert first is not None and last is not None
-    return [Finding(kind.name, (first, last), kind.severity, "; ".join(said), kind.fix, evidence)]
+    fix = kind.fix
+    spread = _zero_spread(r)
+    if spread is not None:
+        said.append(spread[0])
+        evidence.append(spread[1])
+        fix = ZERO_SPREAD_FIX
+    return [Finding(kind.name, (first, last), kind.severity, "; ".join(said), fix, evidence)]
+
+
+ZERO_SPREAD_FIX = ("every group of completions got one reward for all its members, so every advantage is 0 and "
+                   "nothing is learnt: the cause is the reward functions or the prompts, not the optimizer. Run "
+                   "the reward functions on a few completions (do they ever pay, or always pay the same?), drop "
+                   "the prompts whose groups all get one reward (cockpit findings RUN --export-prompts FILE), "
+                   "or raise num_generations or the sampling temperature")
+"""nothing_trains's fix when the data shows why: every GRPO group had zero reward spread."""
+
+
+def _zero_spread(r: Reader) -> tuple[str, dict] | None:
+    """("every group had zero reward spread at N of M logged steps", its evidence) when nearly
+    every group of a GRPO run got one reward (frac_reward_zero_std at 0.9 or more at 90% of the
+    logged steps), else None."""
+    if "frac_reward_zero_std" not in r:
+        return None
+    s, v = r.finite("frac_reward_zero_std")
+    if len(v) < 5:
+        return None
+    full = int(np.count_nonzero(v >= 0.9))
+    if full < 0.9 * len(v):
+        return None
+    high = v[v >= 0.9]
+    lo, hi = float(high.min()), float(high.max())
+    level = fmt(lo) if lo == hi else f"between {fmt(lo)} and {fmt(hi)}"
+    return (f"frac_reward_zero_std is {level} at {full} of {len(v)} logged steps (every group got one reward)",
+            points("frac_reward_zero_std", s, v, int(s[0]), int(s[-1])))
 
 
 def nonfinite_values(r: Reader, kind: FindingKind) -> Outcome:
@@ -112,7 +145,7 @@ def nonfinite_values(r: Reader, kind: FindingKind) -> Outcome:
         return Quiet(f"NaN/inf at {len(at)} of {logged} logged steps (fires at {t['count']} and {t['share']:.0%})")
     shown = ", ".join(f"{int(s):,}" for s in at[:8]) + (f" and {len(at) - 8} more" if len(at) > 8 else "")
     keys = ", ".join(f"{k} ×{n}" for k, n in sorted(by_key, key=lambda kn: -kn[1])[:6])
-    summary = f"NaN or inf at {len(at)} of {logged} logged steps ({shown}): {keys}"
+    summary = f"NaN or inf at {len(at)} of {logged} logged steps (steps {shown}): {keys}"
     evidence = []
     for key, _ in sorted(by_key, key=lambda kn: -kn[1])[:3]:
         steps, raw = r.series(key)
@@ -230,13 +263,39 @@ def schedule_restart(r: Reader, kind: FindingKind) -> Outcome:
             marks_at += [int(steps[marks[0]]), int(steps[marks[-1]])]
     elif not falls:
         return Absent("no learning_rate logged")
+    lr_restarted = bool(said)
     if falls:
-        shown = "; ".join(f"{fmt(a)} → {fmt(b)} at step {s:,}" for s, a, b in falls[:3])
-        said.append(f"the epoch fell back while the step went on: {shown}")
+        shown = "; ".join(f"{fmt(a)} → {fmt(b)} at step {s:,}" for s, a, b in falls[:10])
+        more = f" (and {len(falls) - 10} more)" if len(falls) > 10 else ""
+        times = f"{len(falls)} times" if len(falls) > 1 else "once"
+        said.append(f"the epoch fell back {times} while the step went on: {shown}{more}")
         marks_at += [falls[0][0], falls[-1][0]]
+        if not lr_restarted and "learning_rate" in r:
+            ls, lv = r.finite("learning_rate")
+            said.append(_lr_held(ls, lv))
+            if len(lv):
+                evidence.append(points("learning_rate", ls, lv, int(ls[0]), int(ls[-1])))
     if not said:
         return Quiet("the learning rate never rose back after decaying, and the epoch never fell back")
-    return [Finding(kind.name, (min(marks_at), max(marks_at)), kind.severity, "; ".join(said), kind.fix, evidence)]
+    fix = kind.fix if lr_restarted else EPOCH_FIX
+    return [Finding(kind.name, (min(marks_at), max(marks_at)), kind.severity, "; ".join(said), fix, evidence)]
+
+
+EPOCH_FIX = ("the epoch counter started over while the step went on, and the learning rate did not restart: "
+             "the run was resumed without its trainer state (the data loader began the data again), or a "
+             "streaming dataset's epochs were counted anew. Resume with resume_from_checkpoint=<the "
+             "checkpoint> so the data goes on where it stopped; with an IterableDataset, set max_steps and "
+             "read the epoch as passes over the stream")
+"""schedule_restart's fix when only the epoch fell back (the learning rate held its course)."""
+
+
+def _lr_held(steps: np.ndarray, lr: np.ndarray) -> str:
+    if not len(lr):
+        return "the learning rate did not restart"
+    if float(lr.max() - lr.min()) <= 1e-12 * max(abs(float(lr.max())), 1e-30):
+        return f"the learning rate did not restart (constant at {fmt(float(lr[0]))})"
+    return (f"the learning rate did not restart ({fmt(float(lr[0]))} at step {int(steps[0]):,} → "
+            f"{fmt(float(lr[-1]))} at step {int(steps[-1]):,})")
 
 
 def _lr_restarts(steps: np.ndarray, lr: np.ndarray, t: dict) -> tuple[str, list[int]] | None:
@@ -398,6 +457,8 @@ def overfitting(r: Reader, kind: FindingKind) -> Outcome:
                         f"{what}; but {', '.join(better)} still improves after step {best_step:,}",
                         improves.fix, evidence)]
     fell = f"; {', '.join(worse)}" if worse else ""
+    for key in [w.split(" ", 1)[0] for w in worse][:2]:
+        evidence.append(points(key, *r.finite(key), int(r.series(key)[0][0]), last_step))
     return [Finding(kind.name, (best_step, last_step), kind.severity,
                     f"{what}{fell}. The best checkpoint is the one nearest step {best_step:,}",
                     kind.fix, evidence)]
@@ -413,16 +474,18 @@ def memorisation_no_eval(r: Reader, kind: FindingKind) -> Outcome:
         return Absent("an RL trainer's loss measures no fit to data")
     epoch = r.epoch
     if epoch is None or epoch < t["epochs"]:
-        return Quiet(f"{0 if epoch is None else epoch:.1f} epochs (judged from {t['epochs']:g})")
+        return Quiet(f"{0 if epoch is None else epoch:.1f} epochs (needs {t['epochs']:g})")
     _, ts, tv = loss
     if len(tv) < 5:
-        return Quiet(f"{len(tv)} points of loss (judged from 5)")
+        return Quiet(f"{len(tv)} points of loss (needs 5)")
     k = edges(len(tv), t["edge"])
     late, early = float(np.median(tv[-k:])), float(np.median(tv[:k]))
     if early < 2 * t["below"]:
-        return Quiet(f"the train loss started at {fmt(early)}: nothing was learnt down to it (see nothing_trains)")
+        return Quiet(f"the train loss was about {fmt(early)} over its first {k} logged points, already under "
+                     f"{fmt(2 * t['below'])}: nothing was learnt down to it (see nothing_trains)")
     if late >= t["below"]:
-        return Quiet(f"the train loss ends at {fmt(late)} after {epoch:.1f} epochs (fires below {t['below']:g})")
+        return Quiet(f"the train loss ends at about {fmt(late)} (the median of its last {k} logged points) after "
+                     f"{epoch:.1f} epochs (fires below {t['below']:g})")
     under = np.nonzero(tv < 2 * t["below"])[0]
     first, last = int(ts[under[0]]), int(ts[-1])
     summary = (f"the train loss fell to {fmt(late)} over {epoch:.1f} epochs (under {fmt(2 * t['below'])} from step "
@@ -527,6 +590,12 @@ def spikes(r: Reader, kind: FindingKind, *keys: str) -> Outcome:
     scale = noise(resid[skip:: max(1, (n - skip) // 4096)])
     positive = float(np.median(med)) > 0
     floor = float(t.get("floor", 0.0))
+    typical = float(np.median(v[skip:])) if t.get("typical") and skip < n else 0.0
+    if typical > 0:
+        # measured against the run's typical level too: a quiet stretch is no baseline
+        base = np.maximum(base, typical)
+        before = np.maximum(before, typical)
+        resid = v - base
     high = resid > t["sigma"] * max(scale, 1e-12)
     if positive:
         high &= (v > t["ratio"] * np.maximum(base, 1e-12)) & (v > t["ratio"] * before)
@@ -540,6 +609,14 @@ def spikes(r: Reader, kind: FindingKind, *keys: str) -> Outcome:
         top = int(np.argmax(resid[skip:])) + skip
         if resid[top] <= 0:
             return Quiet(f"no {key} point rose above its running level")
+        if scale <= 0:
+            return Quiet(f"{key} does not spread around its level (a spread of 0); its largest excursion is "
+                         f"{fmt(float(resid[top]))} at step {int(steps[top]):,}, under ×{t['ratio']:g} its level")
+        if typical > 0:
+            big = int(np.argmax(v[skip:])) + skip
+            return Quiet(f"the largest {key} is {fmt(float(v[big]))} at step {int(steps[big]):,}, "
+                         f"×{v[big] / base[big]:.2g} its level ({fmt(float(base[big]))}; the run's median is "
+                         f"{fmt(typical)}; fires at {t['sigma']:g} σ and ×{t['ratio']:g})")
         ratio = f", ×{v[top] / base[top]:.2g} its level" if positive and base[top] > 0 else ""
         return Quiet(f"the largest {key} excursion is {resid[top] / max(scale, 1e-12):.1f} robust σ "
                      f"(step {int(steps[top]):,}{ratio}; fires at {t['sigma']:g} σ"
@@ -550,18 +627,108 @@ def spikes(r: Reader, kind: FindingKind, *keys: str) -> Outcome:
         return Quiet(f"{key} is far above its level at {len(idx)} of {n - skip} points: two regimes, not spikes "
                      f"(spikes are under {t['max_share']:.0%} of the points)")
     worst = idx[np.argsort(-resid[idx])][:8]
-    shown = ", ".join(f"{int(steps[i]):,} ({fmt(float(v[i]))}"
-                      + (f", ×{v[i] / base[i]:.1f}" if positive and base[i] > 0 else "") + ")"
+    shown = "; ".join(f"step {int(steps[i]):,}: {fmt(float(v[i]))}"
+                      + (f" (×{v[i] / base[i]:.1f})" if positive and base[i] > 0 else "")
                       for i in sorted(worst))
     more = f" and {len(idx) - len(worst)} more" if len(idx) > len(worst) else ""
     level = fmt(float(np.median(base[idx])))
     ranges = merge_ranges([(int(steps[i]), int(steps[i])) for i in idx], b * interval(steps))
+    big = int(idx[np.argmax(v[idx])])
+    typ = f" (the run's median {fmt(typical)})" if typical > 0 else ""
     summary = (f"{key} spiked at {len(idx)} step{'s' if len(idx) > 1 else ''} "
-               f"({len(ranges)} burst{'s' if len(ranges) > 1 else ''}) above its level of about {level}: "
-               f"{shown}{more}")
+               f"({len(ranges)} burst{'s' if len(ranges) > 1 else ''}) above its level of about {level}{typ}: "
+               f"{shown}{more}; the largest {fmt(float(v[big]))} at step {int(steps[big]):,}")
     a, z = int(steps[idx[0]]), int(steps[idx[-1]])
-    return [Finding(kind.name, (a, z), kind.severity, summary, kind.fix,
-                    [points(key, steps, v, int(steps[0]), int(steps[-1]), keep=steps[idx])])]
+    evidence = [points(key, steps, v, int(steps[0]), int(steps[-1]), keep=steps[idx])]
+    severity = kind.severity
+    if t.get("loss_after") and key != "loss" and "loss" in r and not _rl(r):
+        moved = _loss_moved(r, steps[idx], int(t["loss_after"]))
+        ls, lv = r.finite("loss")
+        if len(lv):
+            evidence.append(points("loss", ls, lv, int(ls[0]), int(ls[-1]), keep=steps[idx]))
+        if moved is None:
+            severity = "info"
+            summary += "; the loss did not move with them"
+        else:
+            summary += f"; the loss rose with it at step {moved:,}"
+    return [Finding(kind.name, (a, z), severity, summary, kind.fix, evidence)]
+
+
+def _loss_moved(r: Reader, at: np.ndarray, after: int) -> int | None:
+    """The first spike step at which the loss rose with it: a loss at the spike or the next
+    `after` logged points above its level before (the median of up to 16 points) by more than 4
+    robust σ of its step-to-step changes and 10% of that level. None: it never did."""
+    ls, lv = r.finite("loss")
+    if len(lv) < 8:
+        return None
+    for step in at.tolist():
+        i = int(np.searchsorted(ls, step))
+        prior = lv[max(0, i - 16): i]
+        if len(prior) < 4:
+            continue
+        lvl = float(np.median(prior))
+        bar = max(4 * noise(np.diff(prior)) / np.sqrt(2), 0.1 * abs(lvl))
+        window = lv[i: i + after + 1]
+        if len(window) and float(window.max()) > lvl + bar:
+            return int(step)
+    return None
+
+
+def loss_level_shift(r: Reader, kind: FindingKind) -> Outcome:
+    """The train loss at a new, higher level for a long stretch (a regime, not a spike): each
+    block's median against the level before the stretch began."""
+    t = kind.thresholds
+    if _rl(r):
+        return Absent("an RL trainer's loss measures no fit to data")
+    if isinstance(got := r.pick("loss", need=t["min_points"]), str):
+        return got
+    _, steps, v = got
+    n = len(v)
+    b = max(4, min(int(t["block"]), n // 16))
+    nb = n // b
+    med = np.median(v[: nb * b].reshape(nb, b), axis=1)
+    skip = max(1, int(np.ceil(t["skip"] * n / b)))
+    need = max(int(t["min_blocks"]), int(np.ceil(t["min_share"] * n / b)))
+    stretches: list[tuple[int, int, float]] = []
+    top, top_at = 0.0, skip
+    i = skip
+    while i < nb:
+        lvl = float(np.median(med[max(0, i - int(t["before"])): i]))
+        if lvl > 0 and med[i] >= t["times"] * lvl:
+            j = i
+            while j < nb and med[j] >= t["times"] * lvl:
+                j += 1
+            if j - i >= need:
+                stretches.append((i, j, lvl))
+            elif med[i] / lvl > top:
+                top, top_at = float(med[i] / lvl), i
+            i = j
+            continue
+        if lvl > 0 and med[i] / lvl > top:
+            top, top_at = float(med[i] / lvl), i
+        i += 1
+    if not stretches:
+        return Quiet(f"the loss's level (the median of every {b} logged points) rose at most ×{top:.2g} over the "
+                     f"level before it (step {int(steps[min(top_at * b, n - 1)]):,}; fires at ×{t['times']:g} for "
+                     f"{need * b} logged points)")
+    said = []
+    for i, j, lvl in stretches:
+        a, z = int(steps[i * b]), int(steps[min(j * b, n) - 1])
+        inside = v[i * b: j * b]
+        said.append(f"steps {a:,}–{z:,} ({len(inside)} logged points): about {fmt(lvl)} before, "
+                    f"{fmt(float(np.median(inside)))} there (×{float(np.median(inside)) / lvl:.1f})")
+    after = ""
+    i, j, lvl = stretches[-1]
+    if j < nb:
+        back = float(np.median(v[j * b:]))
+        after = f"; after it the loss was about {fmt(back)}"
+    first, last = int(steps[stretches[0][0] * b]), int(steps[min(stretches[-1][1] * b, n) - 1])
+    stretch = "long stretches" if len(stretches) > 1 else "a long stretch"
+    summary = (f"the train loss moved to a new level for {stretch}: "
+               + "; ".join(said) + after)
+    keep = np.array([steps[i * b] for i, _, _ in stretches])
+    return [Finding(kind.name, (first, last), kind.severity, summary, kind.fix,
+                    [points("loss", steps, v, int(steps[0]), int(steps[-1]), keep=keep)])]
 
 
 def loss_spike(r: Reader, kind: FindingKind) -> Outcome:
@@ -592,5 +759,6 @@ DETECTORS = {
     "train_eval_gap": train_eval_gap,
     "loss_spike": loss_spike,
     "grad_spike": grad_spike,
+    "loss_level_shift": loss_level_shift,
     "kl_spike": kl_spike,
 }

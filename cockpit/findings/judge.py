@@ -229,7 +229,7 @@ def _reward_hacking(store: Reader, kind: FindingKind) -> list[Finding] | str:
         return Quiet(f"the reward went {_fmt(early)} → {_fmt(late)}: no rise beyond its noise")
     first, last = _change_start(steps, reward, early, late), int(steps[-1])
     why: list[str] = []
-    evidence = [_points("reward", steps, reward, first, last)]
+    evidence = [_points("reward", steps, reward, int(steps[0]), last)]
     if not isinstance(got := store.pick("completions/mean_length", "completion_length", need=t["min_points"]), str):
         length_key, ls, length = got
         kl = _edges(len(ls), t["edge"])
@@ -239,14 +239,14 @@ def _reward_hacking(store: Reader, kind: FindingKind) -> list[Finding] | str:
         elif l0 > 0 and l1 >= l0 * (1 + t["length_balloon"]):
             why.append(f"completion length ballooned {l0:.0f} → {l1:.0f} tokens")
         if why:
-            evidence.append(_points(length_key, ls, length, first, last))
+            evidence.append(_points(length_key, ls, length, int(ls[0]), last))
     if not isinstance(got := store.pick("entropy", need=t["min_points"]), str):
         _, es, ent = got
         ke = _edges(len(es), t["edge"])
         e0, e1 = _level(ent[:ke]), _level(ent[-ke:])
         if e0 > 0 and e1 <= e0 * (1 - t["entropy_fall"]):
             why.append(f"entropy fell {e0:.3g} → {e1:.3g}")
-            evidence.append(_points("entropy", es, ent, first, last))
+            evidence.append(_points("entropy", es, ent, int(es[0]), last))
     # rewards/<fn>/mean, or rewards/<fn> in TRL before 0.16
     funcs = _reward_functions(store)
     if len(funcs) >= 2:
@@ -262,7 +262,7 @@ def _reward_hacking(store: Reader, kind: FindingKind) -> list[Finding] | str:
             name = top[len("rewards/"):].removesuffix("/mean")
             why.append(f"{name} carries {rises[top] / total:.0%} of the rise")
             fs, fv = store.finite(top)
-            evidence.append(_points(top, fs, fv, first, last))
+            evidence.append(_points(top, fs, fv, int(fs[0]), last))
     if not why:
         return Quiet(f"the reward rose {_fmt(early)} → {_fmt(late)} with no sign of gaming (length, entropy "
                      "and the reward functions' shares held)")
@@ -284,16 +284,19 @@ def _above_for(store: Reader, kind: FindingKind, key: str, what: str) -> list[Fi
         inside = (steps >= first) & (steps <= last)
         mean = float(values[inside].mean())
         out.append(Finding(kind.name, (first, last), kind.severity,
-                           f"{what}: {key} averaged {mean:.2f} over steps {first}–{last} "
-                           f"(above {t['above']:g} on average over {over})",
+                           f"{what}: {key} averaged {_fmt(mean)} over steps {first:,}–{last:,} "
+                           f"({int(inside.sum()):,} logged steps; above {t['above']:g} on average over {over})",
                            kind.fix, [_points(key, steps, values, first, last)]))
     if out or not len(values):
         return out or Quiet(f"no {key} points")
     if len(values) < n:
-        return Quiet(f"{len(values)} points of {key} (judged over {n} in a row, or a finished run's "
-                     f"{store.needs(n)})")
-    top = float(np.convolve(values, np.ones(n) / n, mode="valid").max())
-    return Quiet(f"{key} peaked at {top:.2f} over {n} logged steps (fires above {t['above']:g})")
+        return Quiet(f"{len(values)} points of {key} (needs {n} in a row, or {store.needs(n)} once the run "
+                     "has finished)")
+    means = np.convolve(values, np.ones(n) / n, mode="valid")
+    top_i = int(np.argmax(means))
+    return Quiet(f"the mean of {key} over {n} logged steps in a row peaked at {_fmt(float(means[top_i]))} "
+                 f"(steps {int(steps[top_i]):,}–{int(steps[top_i + n - 1]):,}; logged at {len(values):,} steps; "
+                 f"fires above {t['above']:g})")
 
 
 def _wasted_groups(store: Reader, kind: FindingKind) -> list[Finding] | str:
@@ -333,7 +336,7 @@ def _rlhf_reward_falling(store: Reader, kind: FindingKind) -> list[Finding] | st
     first, last = _change_start(steps, values, early, late), int(steps[-1])
     return [Finding(kind.name, (first, last), kind.severity,
                     f"objective/rlhf_reward fell {early:.4g} → {late:.4g} over steps {first}–{last}",
-                    kind.fix, [_points("objective/rlhf_reward", steps, values, first, last)])]
+                    kind.fix, [_points("objective/rlhf_reward", steps, values, int(steps[0]), last)])]
 
 
 def _value_loss_blowup(store: Reader, kind: FindingKind) -> list[Finding] | str:

@@ -194,9 +194,37 @@ KINDS: dict[str, FindingKind] = {k.name: k for k in (
         "grad_spike", "Gradient-norm spikes", GENERAL, "warning",
         "the gradient norm jumped at these steps: lower the learning rate, keep max_grad_norm "
         "(clipping) on, and look at the batches of those steps",
-        {"min_points": 50, "block": 16, "sigma": 10.0, "ratio": 10.0, "skip": 0.05, "max_share": 0.05}),
+        {"min_points": 50, "block": 16, "sigma": 10.0, "ratio": 10.0, "skip": 0.05, "max_share": 0.05,
+         "typical": True,
+         # the level a spike is measured against is at least the run's median grad_norm (its
+         # typical level), not only the level around it: a quiet stretch is no baseline
+         "loss_after": 3,
+         # a spike is a warning when the loss rose with it (above its level before, beyond its
+         # noise, within this many logged points); with no effect on the loss it is info
+         }),
         # A gradient norm of 5× its level for one step is common in healthy runs (clipped at
         # max_grad_norm, it does no harm): a spike is 10× its level.
+    FindingKind(
+        "loss_level_shift", "Loss moved to a new level", GENERAL, "warning",
+        "the train loss jumped to a new, higher level and stayed there: the run diverged and "
+        "recovered (or did not), or the data changed under it. Look at what changed at the first "
+        "step (a new data shard, a resume, the learning rate), lower the learning rate, and keep "
+        "the checkpoint from before the jump",
+        {
+            "block": 16,
+            # the level: the median of every this many logged points in a row (fewer in a short run)
+            "times": 2.0,
+            # a block's level at this many times the level before the stretch or more ...
+            "before": 8,
+            # ... "the level before": the median of up to this many blocks before the stretch
+            "min_blocks": 3,
+            # ... for this many blocks in a row or more ...
+            "min_share": 0.05,
+            # ... and this share of the run's logged points or more (shorter is a spike's)
+            "skip": 0.05,
+            # the first share of the points (and the first block) is the warm-up, not judged
+            "min_points": 64,
+        }),
     FindingKind(
         "kl_spike", "KL spikes", GENERAL, "warning",
         "the policy moved far from the reference at these steps: lower the learning rate, raise "
@@ -228,6 +256,28 @@ KINDS: dict[str, FindingKind] = {k.name: k for k in (
             "one_function_share": 0.9,
             # With two reward functions or more: one of them carries this share of the rise.
             "evidence_rows": 6,
+        }),
+    FindingKind(
+        "reward_flat", "The reward does not improve", "grpo", "warning",
+        "the policy moves (the KL to the reference grows) but the reward does not rise: what it "
+        "learns is not what the rewards pay for. Read the completions of the last steps and run "
+        "the reward functions on a few of them by hand (do they score what the prompts ask?), "
+        "check that the task is within the model's reach (a few prompts it can solve), then the "
+        "learning rate",
+        {
+            "min_points": 60,
+            # judged over this many logged points or more (a short run's reward is still noise)
+            "blocks": 10,
+            # the reward's level: the means of the run cut in this many stretches (5 points each at
+            # least) ...
+            "rise_sigma": 2.0,
+            # ... it rose when the last stretch's mean is above the first's by more than this many
+            # robust σ of the stretches' step-to-step changes (the reward's own wander) ...
+            "rise_share": 0.05,
+            # ... and by this share of the reward's range over the run, at least
+            "kl_times": 2.0,
+            # the policy moves: kl late above early by this factor (or entropy by `entropy_move`)
+            "entropy_move": 0.2,
         }),
     FindingKind(
         "wasted_groups", "Wasted groups", "grpo", "warning",

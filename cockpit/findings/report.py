@@ -16,6 +16,7 @@ import orjson
 from cockpit.findings.judge import judge_run, new_findings, same_reward_prompts
 from cockpit.findings.kinds import WHOLE_RUN
 from cockpit.findings.model import Finding, Judgement
+from cockpit.findings.series import sample
 from cockpit.metrics.rundata import RunData
 from cockpit.text import one_line
 
@@ -204,7 +205,7 @@ def _evidence(ev: dict[str, Any], rows: int) -> list[str]:
     if kind == "metric":
         pts = ev.get("points") or []
         if pts:
-            out.append(f"{ev.get('key')}: {len(pts)} points, {_num(pts[0][1])} at step {pts[0][0]} → "
+            out.append(f"{ev.get('key')}: {sample(ev)}, {_num(pts[0][1])} at step {pts[0][0]} → "
                        f"{_num(pts[-1][1])} at step {pts[-1][0]}")
     elif kind == "completions":
         for row in (ev.get("rows") or [])[:rows]:

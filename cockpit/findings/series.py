@@ -72,7 +72,7 @@ class Reader:
             return Absent(f"no {what or ' or '.join(keys)} logged")
         steps, values = self.series(key) if raw else self.finite(key)
         if len(values) < need:
-            return Quiet(f"{len(values)} points of {key} (judged from {need})")
+            return Quiet(f"{len(values)} points of {key} (needs {need})")
         return Picked(key, steps, values)
 
     def keys(self) -> list[str]:
@@ -143,14 +143,18 @@ def points(key: str, steps: np.ndarray, values: np.ndarray, first: int, last: in
     `keep` (step values) are kept whatever the thinning (the spikes of a spike finding)."""
     inside = (steps >= first) & (steps <= last)
     s, v = steps[inside], values[inside]
+    total = len(s)
     if len(s) > MAX_POINTS:
         pick = np.linspace(0, len(s) - 1, MAX_POINTS).round().astype(int)
         if keep is not None and len(keep):
             pick = np.concatenate([pick, np.searchsorted(s, keep).clip(0, len(s) - 1)])
         pick = np.unique(pick)
         s, v = s[pick], v[pick]
-    return {"type": "metric", "key": key,
-            "points": [[int(a), float(b) if np.isfinite(b) else str(b)] for a, b in zip(s, v, strict=True)]}
+    shown = [[int(a), float(b) if np.isfinite(b) else str(b)] for a, b in zip(s, v, strict=True)]
+    out: dict[str, Any] = {"type": "metric", "key": key, "points": shown}
+    if total > len(s):
+        out["of"] = total  # a sample: "61 of 2,000 points"
+    return out
 
 
 def runs_where(steps: np.ndarray, holds: np.ndarray, min_len: int) -> list[tuple[int, int]]:
@@ -222,6 +226,15 @@ def reward_functions(store: Reader | MetricStore) -> list[str]:
 
 def function_name(key: str) -> str:
     return key[len("rewards/"):].removesuffix("/mean")
+
+
+def sample(ev: dict[str, Any]) -> str:
+    """How many points a metric evidence shows: "61 of 2,000 points" for a sample, "40 points"."""
+    n = len(ev.get("points") or [])
+    of = ev.get("of")
+    if isinstance(of, int) and of > n:
+        return f"{n} of {of:,} points"
+    return f"{n} point{'s' if n != 1 else ''}"
 
 
 def fmt(v: float) -> str:

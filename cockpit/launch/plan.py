@@ -27,6 +27,7 @@ from cockpit.errors import CockpitError
 from cockpit.files import write_atomic
 from cockpit.run import journal, owner, secrets
 from cockpit.run.folder import (  # checkpoint_problem: resume uses the run folder's rule
+    ACCELERATE_YAML,
     LIVE_STATES,
     Request,
     RunFolder,
@@ -34,17 +35,21 @@ from cockpit.run.folder import (  # checkpoint_problem: resume uses the run fold
     checkpoint_problem,
     create_run_folder,
     newest_complete_checkpoint,
-    script_section,
 )
+from cockpit.run.section import cockpit_section, output_dir, script_section
 from cockpit.trainers.discovery import require_training_stack
-
-DEFAULT_GRACE_S = 10.0
 
 
 def runner_argv(run: RunFolder, resume_from: Path | None = None) -> list[str]:
+    """The runner's command line as command.txt shows it: from the run folder, the run's own files
+    by their names there, so a folder renamed, archived or moved by hand still shows it true."""
+    from cockpit.config.launcher import run_launcher
     from cockpit.launch.launchers import runner_argv as argv_for
 
-    return argv_for(run.path, run.cockpit_section().get("launcher"), resume_from)
+    spec = run_launcher(run, cockpit_section(run).launcher)
+    if spec.config_file:
+        spec = spec.model_copy(update={"config_file": run.relative(spec.config_file)})
+    return argv_for(Path("."), spec, None if resume_from is None else Path(run.relative(resume_from)))
 
 
 def prepare(plan: Plan, runs_dir: Path, name: str | None = None) -> RunFolder:
@@ -53,8 +58,9 @@ def prepare(plan: Plan, runs_dir: Path, name: str | None = None) -> RunFolder:
     run_id = secrets.new_id()  # where its secrets are kept, outside the folder (`run/secrets.py`)
     try:
         preset = plan.preset.copy()
-        if not preset.trl.get("output_dir"):
-            preset.trl["output_dir"] = str(run.output.resolve())
+        # output_dir relative to the run folder (the runner runs there) when it lies inside it: a
+        # folder renamed, archived or moved by hand keeps its checkpoints, and nothing is rewritten
+        preset.trl["output_dir"] = run.relative(preset.trl.get("output_dir") or run.output)
         run.output.mkdir(exist_ok=True)
         _resolve_accelerate_config(run, preset)
         if preset.cockpit.get("notify"):  # literal URLs may carry tokens: not in run.yaml
@@ -64,10 +70,10 @@ def prepare(plan: Plan, runs_dir: Path, name: str | None = None) -> RunFolder:
         if isinstance(preset.cockpit.get("env"), dict):  # tokens in env: too
             preset.cockpit["env"] = secrets.split_env({str(k): str(v) for k, v in preset.cockpit["env"].items()},
                                                       run_id)
-        run.run_yaml.write_text(preset.to_yaml(), encoding="utf-8")
-        run.trl_yaml.write_text(dump_yaml(trl_cli_config(preset.trl)), encoding="utf-8")
+        write_atomic(run.run_yaml, preset.to_yaml())  # every file of the run's through the one writer
+        write_atomic(run.trl_yaml, dump_yaml(trl_cli_config(preset.trl)))
         spec = plan.spec
-        run.trainer_json.write_text(json.dumps(spec.to_json(with_fields=False), indent=2), encoding="utf-8")
+        write_atomic(run.trainer_json, json.dumps(spec.to_json(with_fields=False), indent=2))
         write_command(run, spec.cli_command)
         run.write_status(Status(state="starting", name=run.name, trainer=spec.name,
                                 host=os.uname().nodename))
@@ -95,10 +101,10 @@ def _resolve_accelerate_config(run: RunFolder, preset: Preset) -> None:
         return
     trl = trl_cli_config(preset.trl)
     precision = "bf16" if trl.get("bf16") else "fp16" if trl.get("fp16") else "no"
-    path = run.path / "accelerate.yaml"
-    path.write_text(launcher.resolved_accelerate_config(spec, precision), encoding="utf-8")
+    path = run.path / ACCELERATE_YAML
+    write_atomic(path, launcher.resolved_accelerate_config(spec, precision))
     section = {k: v for k, v in (section or {}).items() if k != "config"}
-    section["config_file"] = str(path)
+    section["config_file"] = ACCELERATE_YAML  # the run folder's own: read where it is (`run_launcher`)
     preset.cockpit["launcher"] = section
 
 
@@ -109,11 +115,11 @@ def trl_cli_config(trl: dict) -> dict:
 
 
 def write_command(run: RunFolder, cli_command: str | None, resume_from: Path | None = None) -> None:
-    lines = ["# what cockpit runs (inside a detached supervisor):",
+    lines = ["# what cockpit runs (inside a detached supervisor), from the run folder:",
              shlex.join(runner_argv(run, resume_from))]
     if cli_command:
-        lines += ["# the same training with TRL's own CLI:",
-                  shlex.join(["trl", cli_command, "--config", str(run.trl_yaml.resolve())])]
+        lines += ["# the same training with TRL's own CLI, from the run folder:",
+                  shlex.join(["trl", cli_command, "--config", run.trl_yaml.name])]
     write_atomic(run.command_txt, "\n".join(lines) + "\n")  # replaces a link there, never follows it
 
 
@@ -229,7 +235,7 @@ def stop(run: RunFolder, *, save: bool, grace_s: float | None = None, wait: bool
     except OSError:  # the request cannot be left (a full disk): the signals below stop the run all the same
         pass
     if grace_s is None:
-        grace_s = float(run.cockpit_section().get("stop_grace_s", DEFAULT_GRACE_S))
+        grace_s = cockpit_section(run).stop_grace_s
     pgid = status.pgid
     if pgid is None:
         # The runner has not started yet: the supervisor sees the request and does not start it.
@@ -335,8 +341,8 @@ def resume_checkpoint(run: RunFolder) -> Path | None:
     import yaml
 
     try:
-        output_dir = run.output_dir()
-        return newest_complete_checkpoint(output_dir) if output_dir is not None else None
+        out = output_dir(run)
+        return newest_complete_checkpoint(out) if out is not None else None
     except (OSError, ValueError, CockpitError, yaml.YAMLError):
         return None
 
@@ -416,18 +422,18 @@ def _resume(run: RunFolder, overrides: list[str] | None, lock: int, notes: list[
     if overrides:
         preset = apply_overrides(preset, overrides)
         validate(preset, resuming=True)
-    output_dir = Path(str(preset.trl.get("output_dir") or run.output))
+    out = output_dir(run) or run.output  # the one rule: where the folder is now, whatever run.yaml wrote
     skipped: list[tuple[Path, str]] = []
-    ckpt = newest_complete_checkpoint(output_dir, skipped)
+    ckpt = newest_complete_checkpoint(out, skipped)
     notes.extend(_skipped_notes(skipped, ckpt))
     again = retrained_note(run, 0, ckpt) if ckpt is not None else None
     if again:
         notes.append(again)
     if ckpt is None:
         passed = f" ({'; '.join(f'{c.name}: {why}' for c, why in skipped)})" if skipped else ""
-        raise CockpitError(f"{run.name}: no complete checkpoint in {output_dir}{passed} — nothing to resume "
+        raise CockpitError(f"{run.name}: no complete checkpoint in {out}{passed} — nothing to resume "
                            "from; start a new run instead")
-    done, total = _steps_done(output_dir, ckpt)
+    done, total = _steps_done(out, ckpt)
     max_steps = preset.trl.get("max_steps")
     if isinstance(max_steps, int) and max_steps > 0:
         total = max_steps

@@ -21,6 +21,7 @@ from typing import IO, Annotated, Any, Literal
 from cockpit.errors import CockpitError
 from cockpit.launch import DEFAULT_NEW_TOKENS
 from cockpit.metrics.checkpoints import CheckpointSet, run_started_data
+from cockpit.run.section import cockpit_section
 
 DEFAULT_PROMPTS = 4
 
@@ -140,8 +141,7 @@ def sample_settings(found: CheckpointSet) -> dict[str, Any]:
     """run.yaml's `cockpit.sample` (device, max_memory, max_new_tokens)."""
     if found.run is None:
         return {}
-    section = found.run.cockpit_section().get("sample")
-    return section if isinstance(section, dict) else {}
+    return cockpit_section(found.run).sample
 
 
 _SIZE = re.compile(r"^\s*([\d.]+)\s*([kmgt]?i?b?)?\s*$", re.IGNORECASE)
@@ -257,8 +257,7 @@ def run_prompts(found: CheckpointSet, n: int | None = None) -> list[Any]:
     from cockpit.metrics.completions import CompletionsLibrary
 
     if n is None:
-        comp = found.run.cockpit_section().get("completions") or {}
-        n = int(comp.get("num_prompts", DEFAULT_PROMPTS)) if isinstance(comp, dict) else DEFAULT_PROMPTS
+        n = int(cockpit_section(found.run).completions.get("num_prompts", DEFAULT_PROMPTS))
     lib = CompletionsLibrary(found.run.path)
     lib.refresh()
     seen: list[str] = []

@@ -31,7 +31,8 @@ from cockpit.config.launcher import check_command, check_command_python, default
 from cockpit.errors import CockpitError
 from cockpit.files import dump_yaml, write_atomic
 from cockpit.run import journal, secrets
-from cockpit.run.folder import RunFolder, Status, checkpoint_step, create_run_folder, script_section
+from cockpit.run.folder import RunFolder, Status, checkpoint_step, create_run_folder
+from cockpit.run.section import cockpit_section, reported_path, script_section
 from cockpit.trainers.knowledge import SCRIPT_TRAINER
 
 if TYPE_CHECKING:
@@ -91,7 +92,7 @@ def prepare_script(command: list[str], *, cwd: Path, runs_dir: Path, name: str |
                     cockpit[key] = alerts[key]
             if alerts.get("notify"):
                 cockpit["notify"] = keep_secrets(parse_notify(alerts["notify"]), run_id)
-        run.run_yaml.write_text(dump_yaml({"trainer": SCRIPT_TRAINER, "cockpit": cockpit}), encoding="utf-8")
+        write_atomic(run.run_yaml, dump_yaml({"trainer": SCRIPT_TRAINER, "cockpit": cockpit}))
         write_script_command(run)
         run.write_status(Status(state="starting", name=run.name, trainer=SCRIPT_TRAINER, host=os.uname().nodename))
         journal.JournalWriter(run.events).close()
@@ -107,12 +108,12 @@ def write_script_command(run: RunFolder, resume_from: Path | None = None, *, scr
     """command.txt: what the supervisor runs, and the checkpoint a resume continues from (the hook
     hands it to Trainer.train; `scripts_own`: the script passed train() one of its own choosing,
     which the supervisor names here once the trainer said so)."""
-    section = script_section(run) or {}
-    env = run.cockpit_section().get("env") or {}
+    section = cockpit_section(run)
+    script = section.script
     lines = ["# what cockpit runs (inside a detached supervisor), unchanged, in its working folder:",
-             f"cd {shlex.quote(str(section.get('cwd', '.')))}",
-             " ".join([*(f"{k}={shlex.quote(secrets.shown(v))}" for k, v in env.items()),
-                       shlex.join(section.get("command", []))])]
+             f"cd {shlex.quote(script.cwd if script else '.')}",
+             " ".join([*(f"{k}={shlex.quote(secrets.shown(v))}" for k, v in section.env.items()),
+                       shlex.join(script.command if script else [])])]
     if resume_from is not None:
         how = "the script's own choice, which it passed to Trainer.train" if scripts_own else \
             "given to Trainer.train by cockpit's hook"
@@ -141,8 +142,7 @@ def script_segments(run: RunFolder) -> list[Segment]:
     """The script's Trainers from the journal, in the order the script builds them: each
     `run_started` names its segment (older journals: 0) and output_dir; the checkpoints reported
     after it are that segment's."""
-    section = script_section(run) or {}
-    cwd = Path(str(section.get("cwd", ".")))
+    script = script_section(run)
     found: dict[int, Segment] = {}
     current: Segment | None = None
     records, _ = journal.read_all(run.events)
@@ -156,15 +156,13 @@ def script_segments(run: RunFolder) -> list[Segment]:
                 current.max_steps = rec.data["max_steps"]
             out = rec.data.get("output_dir")
             if out:
-                path = Path(str(out))
-                current.output_dir = path if path.is_absolute() else cwd / path
+                current.output_dir = reported_path(run, script, str(out))
         elif rec.kind in (journal.METRICS, journal.PROGRESS) and current is not None and isinstance(rec.step, int):
             current.step = rec.step if current.step is None else max(current.step, rec.step)
             if rec.kind == journal.PROGRESS and isinstance(rec.data.get("max_steps"), int):
                 current.max_steps = rec.data["max_steps"]
         elif rec.kind == journal.CHECKPOINT and current is not None and rec.data.get("path"):
-            path = Path(str(rec.data["path"]))
-            ckpt = path if path.is_absolute() else cwd / path
+            ckpt = reported_path(run, script, str(rec.data["path"]))
             if ckpt not in current.checkpoints:
                 current.checkpoints.append(ckpt)
     segments = [found[i] for i in sorted(found)]

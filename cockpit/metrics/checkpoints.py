@@ -29,8 +29,8 @@ from cockpit.run.folder import (
     checkpoint_step,
     complete_checkpoint,
     list_checkpoints,
-    script_section,
 )
+from cockpit.run.section import cockpit_section, output_dir
 from cockpit.run.summaries import HEADLINE_KEYS, effective_state
 from cockpit.text import one_line
 
@@ -223,13 +223,12 @@ def describe(path: Path, step: int, *, live: bool = False, newest: bool = False)
 
 def run_started_data(run: RunFolder) -> dict[str, Any]:
     """What the newest `run_started` said: output_dir, model, and for a script run the Python
-    it ran with (`python`), so a sampler loads the model classes the script used."""
-    records, _ = journal.read_all(run.events)
-    found: dict[str, Any] = {}
-    for rec in records:
-        if rec.kind == journal.RUN_STARTED:
-            found = rec.data
-    return found
+    it ran with (`python`), so a sampler loads the model classes the script used. Found with a
+    byte search from the journal's end (`summaries.newest_record`), not by decoding every line."""
+    from cockpit.run.summaries import newest_record
+
+    rec = newest_record(run.events, journal.RUN_STARTED)
+    return dict(rec.data) if rec is not None else {}
 
 
 def _run_config(run: RunFolder) -> dict[str, Any]:
@@ -250,11 +249,12 @@ def locate(path: Path) -> CheckpointSet:
     live = effective_state(run)[0] in LIVE_STATES
     cfg = _run_config(run)
     started = run_started_data(run)
-    out_path = run.output_dir()
+    section = cockpit_section(run)
+    out_path = output_dir(run, section)
     if out_path is None:
         raise CockpitError(f"{run.name}: its script has not started training yet, so there are no "
                            "checkpoints to list — wait for the first save")
-    if script_section(run) is not None:
+    if section.script is not None:
         base = started.get("model")
     else:
         base = cfg.get("model_name_or_path") or started.get("model")

@@ -312,8 +312,9 @@ def open_source(path: str | os.PathLike[str]) -> Source:
     found = _output_dir_source(p)
     if found is not None:
         return found
-    if (p / "output").is_dir():  # a run folder without a journal
-        found = _output_dir_source(p / "output")
+    output = _run_output(p)
+    if output is not None and output.is_dir():  # a run folder without a journal
+        found = _output_dir_source(output)
         if found is not None:
             found.kind = KIND_RUN_FOLDER
             return found
@@ -405,10 +406,18 @@ def _journal_source(p: Path, *, kind: str) -> Source:
             raise CockpitError(f"{p}: none of its {skipped} line(s) could be read ({'; '.join(tailer.problems())})"
                                + (" — upgrade cockpit" if newer else ""))
         raise CockpitError(f"{p}: the journal is empty — nothing was recorded yet")
-    output = p.parent / "output"
+    output = _run_output(p.parent)
     return Source(kind=kind, path=p, warnings=_journal_warnings(p, tailer),
                   journal_records=records, skipped=skipped, newer_version=newer,
-                  completions_dir=_completions_dir(output) if output.is_dir() else None)
+                  completions_dir=_completions_dir(output) if output is not None and output.is_dir() else None)
+
+
+def _run_output(d: Path) -> Path | None:
+    """A run folder's output_dir, by the one rule (`run.section.output_dir`); None when it has none yet."""
+    from cockpit.run.folder import RunFolder
+    from cockpit.run.section import output_dir
+
+    return output_dir(RunFolder(d))
 
 
 def _run_folder_source(d: Path) -> Source:
@@ -423,8 +432,8 @@ def _run_folder_source(d: Path) -> Source:
         r.kind in (journal.METRICS, journal.EVAL) for r in src.records)
     if src is not None and has_metrics:
         return src
-    output = d / "output"
-    fallback = _output_dir_source(output) if output.is_dir() else None
+    output = _run_output(d)
+    fallback = _output_dir_source(output) if output is not None and output.is_dir() else None
     if fallback is not None:
         fallback.kind = KIND_RUN_FOLDER
         why = "has no metrics" if journal_error is None else f"is unusable ({journal_error})"

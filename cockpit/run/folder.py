@@ -30,7 +30,6 @@ from typing import Any
 
 from cockpit.errors import CockpitError
 from cockpit.files import open_regular, read_regular, read_text_regular, reserve, safe_load, write_atomic
-from cockpit.run import journal
 
 if sys.version_info >= (3, 11):  # noqa: UP036 - the hook imports this module on Python 3.9+
     from enum import StrEnum
@@ -59,6 +58,12 @@ STATUS_VERSION = 1
 STATUS_MAX_BYTES = 1 << 20
 """status.json is a few hundred bytes; a longer one is damaged, and is not read whole."""
 RUN_YAML_MAX_BYTES = 16 << 20
+OUTPUT = "output"
+"""The trainer's output_dir when the preset names none: the run folder's own output/."""
+ACCELERATE_YAML = "accelerate.yaml"
+"""The accelerate config an accelerate launch with a config starts from, resolved, in the run folder."""
+LAUNCH_OWN = (OUTPUT, ACCELERATE_YAML)
+"""What launch puts in every run folder it names in run.yaml (`RunFolder.own_path` finds them after a move)."""
 
 
 def read_tail(path: Path, nbytes: int) -> tuple[bytes, int]:
@@ -216,13 +221,52 @@ class RunFolder:
 
     @property
     def output(self) -> Path:
-        return self.path / "output"
+        return self.path / OUTPUT
 
     @property
     def samples(self) -> Path:
         """Answers sampled from the run's checkpoints after the fact (one JSON-lines file a
         session), so a replay shows them and `export --completions` includes them."""
         return self.path / "samples"
+
+    def own_path(self, stored: str | os.PathLike[str]) -> Path:
+        """A path run.yaml keeps, where it is now. One inside the run folder is kept relative to it
+        (`relative`), so a folder renamed, archived or moved by hand reads its own files where it
+        is, and nothing is rewritten. An absolute one that no longer exists but lay in the folder's
+        old place is read in the folder as it is now: an older run.yaml, written with absolute
+        paths, needs no migration. The old place is the run's marker (status.json: where its
+        processes were told it was), else the parent of a file launch puts in every run folder."""
+        path = Path(stored).expanduser()
+        if not path.is_absolute():
+            return self.path / path
+        if path.exists():
+            return path
+        olds: list[Path] = []
+        try:
+            marker = self.read_status().marker
+        except CockpitError:
+            marker = None
+        if marker:
+            olds.append(Path(marker))
+        if path.name in LAUNCH_OWN:
+            olds.append(path.parent)
+        for old in olds:
+            if old != self.path and path.is_relative_to(old):
+                moved = self.path / path.relative_to(old)
+                if moved.exists():
+                    return moved
+        return path
+
+    def relative(self, path: str | os.PathLike[str]) -> str:
+        """How run.yaml keeps a path: relative to the run folder when it lies inside it, else as given
+        (a relative one already is the run folder's: the runner runs there)."""
+        given = Path(path).expanduser()
+        if not given.is_absolute():
+            return str(path)
+        try:
+            return given.absolute().relative_to(self.path.absolute()).as_posix() or "."
+        except ValueError:
+            return str(path)
 
     def exists(self) -> bool:
         return self.run_yaml.is_file() or self.status_json.is_file() or self.events.is_file()
@@ -250,27 +294,6 @@ class RunFolder:
                 raise CockpitError(f"{self.run_yaml}: cannot read it ({exc}) — not a cockpit run folder?") from None
             return {}
         return copy.deepcopy(hit[1])
-
-    def output_dir(self) -> Path | None:
-        """Where the trainer writes its checkpoints, the one answer: a preset run's `output_dir`
-        (run.yaml; the run's output/ when it names none); a script run's as its trainer reported it
-        (the newest `run_started` naming one, relative to the script's folder), None until then."""
-        section = script_section(self)
-        if section is None:
-            found = self.config().get("output_dir")
-            return Path(str(found)) if found else self.output
-        reported = None
-        for rec in journal.read_all(self.events)[0]:
-            if rec.kind == journal.RUN_STARTED and rec.data.get("output_dir"):
-                reported = Path(str(rec.data["output_dir"]))
-        if reported is None or reported.is_absolute():
-            return reported
-        return Path(str(section.get("cwd", "."))) / reported
-
-    def cockpit_section(self) -> dict[str, Any]:
-        """run.yaml's `cockpit:` section; {} when the file is missing or broken."""
-        section = self.config().get("cockpit")
-        return section if isinstance(section, dict) else {}
 
     # -- status ----------------------------------------------------------------------------
     def read_status(self) -> Status:
@@ -578,23 +601,3 @@ def list_runs(runs_dir: Path) -> list[RunFolder]:
             continue
     found.sort(key=lambda r: r[0], reverse=True)
     return [r for _, r in found]
-
-
-def script_section(run: RunFolder) -> dict[str, Any] | None:
-    """run.yaml's `cockpit.script` for a script run, else None."""
-    section = run.cockpit_section().get("script")
-    return section if isinstance(section, dict) and section.get("command") else None
-
-
-def script_command(run: RunFolder) -> list[str] | None:
-    """A script run's command (run.yaml's `cockpit.script.command`), or None. Only the run.yaml
-    of a run whose status.json names the trainer SCRIPT_TRAINER is read: a list of a thousand
-    preset runs parses none of their YAML."""
-    try:
-        if run.read_status().trainer != SCRIPT_TRAINER:
-            return None
-    except CockpitError:
-        return None
-    section = script_section(run)
-    command = section.get("command") if section is not None else None
-    return [str(w) for w in command] if isinstance(command, list) and command else None

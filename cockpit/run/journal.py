@@ -560,6 +560,36 @@ def _why(exc: OSError) -> str:
 
 
 
+def earlier_attempts(path: str | os.PathLike[str]) -> tuple[int, float]:
+    """(how many attempts of the run ended before this one, their seconds together): each from
+    its first record after the previous `run_ended` to its own `run_ended`. Decodes only those
+    lines: a long journal is read once, at the end of training."""
+    marker = b'"kind":"' + RUN_ENDED.encode() + b'"'
+    count, total, start = 0, 0.0, None
+    try:
+        with open(path, "rb") as f:
+            for line in f:
+                if start is None:
+                    try:
+                        start = decode(line).t or None
+                    except DecodeError:
+                        continue
+                if marker not in line:
+                    continue
+                try:
+                    rec = decode(line)
+                except DecodeError:
+                    continue
+                if rec.kind == RUN_ENDED:
+                    if start and rec.t and rec.t >= start:
+                        total += rec.t - start
+                        count += 1
+                    start = None
+    except OSError:
+        return 0, 0.0
+    return count, total
+
+
 def read_all(path: str | os.PathLike[str]) -> tuple[list[Record], int]:
     """Every complete record of a journal, and how many lines were skipped."""
     from cockpit.run.tailer import Tailer

@@ -4,10 +4,10 @@ alone).
 
 A rename or an archive is one `rename(2)` of the folder inside the runs folder (archived runs sit in
 `<runs>/.archive/`, which no list of runs shows), with the run's lock held so no resume starts
-meanwhile. run.yaml, trl.yaml and command.txt name the folder by its absolute path (launch writes
-`output_dir: <run>/output`); those paths are rewritten to the new place, each file atomically, so
-resume, replay, checkpoints and export read the moved run where it is. The journal stays as it was:
-history. A move whose rewrite fails is undone."""
+meanwhile. Nothing in the folder is rewritten: run.yaml keeps the paths inside the folder relative
+to it (`RunFolder.relative`; an older one's absolute paths are read where the folder is now,
+`RunFolder.own_path`), and command.txt names them from the folder. The journal stays as it was:
+history."""
 
 from __future__ import annotations
 
@@ -15,12 +15,10 @@ import os
 import re
 import shutil
 from pathlib import Path
-from typing import Any
 
 from cockpit.errors import CockpitError
-from cockpit.files import dump_yaml, read_text_regular, safe_load, write_atomic
 from cockpit.run import owner
-from cockpit.run.folder import LIVE_STATES, RUN_YAML_MAX_BYTES, RunFolder
+from cockpit.run.folder import LIVE_STATES, RunFolder
 from cockpit.run.summaries import effective_state
 
 ARCHIVE = ".archive"
@@ -122,62 +120,11 @@ def _move(run: RunFolder, target: Path, then: str) -> RunFolder:
                                "— pick another name") from None
         except OSError as exc:
             raise CockpitError(f"{target}: cannot make it ({exc.strerror or exc})") from None
-        old = run.path
         try:
-            old_real = old.resolve()
-            os.rename(old, target)
+            os.rename(run.path, target)
         except OSError as exc:
             target.rmdir()
             raise CockpitError(f"{run.name}: cannot move it to {target} ({exc.strerror or exc})") from None
-        moved = RunFolder(target)
-        new_real = target.resolve()
-        try:
-            _repath(moved, {str(old), str(old_real)}, str(new_real))
-        except (OSError, ValueError) as exc:
-            try:
-                os.rename(target, old)
-            except OSError:
-                raise CockpitError(f"{run.name}: moved to {target}, but its files still name {old} "
-                                   f"({exc}) — move it back by hand: mv {target} {old}") from None
-            try:  # a file rewritten before the one that failed names the old place again
-                _repath(run, {str(new_real)}, str(old_real))
-            except (OSError, ValueError):
-                pass
-            raise CockpitError(f"{run.name}: cannot rewrite its paths ({exc}) — nothing moved") from None
-        return moved
+        return RunFolder(target)
     finally:
         os.close(lock)
-
-
-def _repath(run: RunFolder, olds: set[str], new: str) -> None:
-    """Every path in the run's files that lay in its old folder, mapped onto the new one."""
-    pattern = re.compile(r"(?<![\w/.-])(" + "|".join(re.escape(o) for o in sorted(olds, key=len, reverse=True))
-                         + r")(?=/|$|[\s'\"])")
-
-    def remap(node: Any) -> Any:
-        if isinstance(node, str):
-            return pattern.sub(lambda _m: new, node) if pattern.match(node) else node
-        if isinstance(node, dict):
-            return {k: remap(v) for k, v in node.items()}
-        if isinstance(node, list):
-            return [remap(v) for v in node]
-        return node
-
-    for name in _PATH_FILES:
-        path = run.path / name
-        if path.is_symlink() or not path.is_file():
-            continue  # a link is never followed; a missing file names nothing
-        text = read_text_regular(path, RUN_YAML_MAX_BYTES)
-        try:
-            data = safe_load(text)
-        except Exception:  # noqa: BLE001 - a broken file names no path to map: the runner reports it
-            continue
-        mapped = remap(data)
-        if mapped != data:
-            write_atomic(path, dump_yaml(mapped))
-    command = run.command_txt
-    if command.is_file() and not command.is_symlink():
-        text = read_text_regular(command)
-        mapped_text = pattern.sub(lambda _m: new, text)
-        if mapped_text != text:
-            write_atomic(command, mapped_text)

@@ -5,6 +5,7 @@ that every command uses."""
 from __future__ import annotations
 
 import difflib
+import itertools
 import math
 import os
 from collections.abc import Callable, Iterator
@@ -15,7 +16,8 @@ from typing import Any
 from cockpit.errors import CockpitError
 from cockpit.formats import fmt_duration
 from cockpit.run import journal
-from cockpit.run.folder import LIVE_STATES, RunFolder, Status, list_runs, read_tail, script_section
+from cockpit.run.folder import LIVE_STATES, RunFolder, Status, list_runs, read_tail
+from cockpit.run.section import script_section
 
 TAIL_BYTES = 256 * 1024
 
@@ -30,6 +32,7 @@ class RunSummary:
     max_steps: int | None
     eta_s: float | None
     created: float
+    """When the run's newest attempt started (status.json; run.yaml's time for a run without one)."""
     phase: str | None
     reason: str | None
     error: str | None = None
@@ -139,13 +142,31 @@ GRPO loss sits near 0), a preference run's margin (chosen over rejected), else t
 list shows its newest value; the Checkpoints tab shows its value at each checkpoint."""
 
 
-def headline(values: dict) -> str | None:
-    """`loss 0.318` from a metrics record's values, or None when it has none of HEADLINE_KEYS."""
+HEADLINE_LOOKBACK = 16
+"""Metrics records read back, at most, for one with a headline key (a 1,000-run list reads a few)."""
+LOSS_KEYS = ("loss", "train_loss")
+"""Headline keys an eval loss says more than (held-out data, not the batch trained on)."""
+EVAL_HEADLINE = "eval_loss"
+
+
+def headline(values: dict, evals: dict | None = None) -> str | None:
+    """`loss 0.318` from a metrics record's values, or None when it has none of HEADLINE_KEYS.
+    A run whose headline would be its loss shows its newest eval loss instead, when it has one
+    (`evals`: the newest eval record's values). The runs list and `cockpit runs` both show it."""
     for key in HEADLINE_KEYS:
         v = values.get(key)
         if isinstance(v, (int, float)) and not isinstance(v, bool):
+            e = (evals or {}).get(EVAL_HEADLINE)
+            if key in LOSS_KEYS and isinstance(e, (int, float)) and not isinstance(e, bool):
+                return f"{EVAL_HEADLINE} {e:.3g}"
             return f"{key.rsplit('/', 1)[-1]} {v:.3g}"
     return None
+
+
+def _headline_record(rec: journal.Record) -> bool:
+    """A metrics record the list's headline comes from: not the end-of-training summary
+    (`train_loss` after a GRPO run's rewards), unless nothing else was logged."""
+    return not journal.is_summary(rec.data) and headline(rec.data) is not None
 
 
 @dataclass
@@ -161,17 +182,27 @@ class _TailFacts:
 def _facts_from_records(records: list[journal.Record]) -> _TailFacts:
     """What the list shows, read forwards: the later record wins each fact."""
     f = _TailFacts()
+    best: dict | None = None
+    summary: dict | None = None
+    evals: dict | None = None
     for rec in records:
         if rec.kind == journal.PROGRESS:
             f.step, f.max_steps, f.eta = rec.step, rec.data.get("max_steps"), rec.data.get("eta_s")
         elif rec.kind == journal.METRICS and rec.step is not None:
             f.step = rec.step
-            f.metric = headline(rec.data) or f.metric
+            if _headline_record(rec):
+                best = rec.data
+            elif headline(rec.data) is not None:
+                summary = rec.data
+        elif rec.kind == journal.EVAL and EVAL_HEADLINE in rec.data:
+            evals = rec.data
         elif rec.kind == journal.PHASE:
             f.phase = rec.data.get("phase")
         elif rec.kind == journal.RUN_STARTED:
             f.trainer = rec.data.get("trainer") or f.trainer
             f.max_steps = rec.data.get("max_steps") or f.max_steps
+    chosen = best if best is not None else summary
+    f.metric = headline(chosen, evals) if chosen is not None else None
     return f
 
 
@@ -195,6 +226,61 @@ def _newest(data: bytes, lo: int, hi: int, kind: str) -> Iterator[tuple[journal.
         end = start
 
 
+NEWEST_CHUNK = 4 << 20
+"""How much of a journal `newest_record` reads at a time, from the end backwards."""
+_NEWEST: dict[tuple[str, str], tuple[int, int, journal.Record | None]] = {}
+"""(path, kind) -> (inode, bytes scanned: the end of the last whole line, the newest record found):
+a journal only grows, so the next call reads what was appended since."""
+
+
+def newest_record(path: Path, kind: str, chunk: int = NEWEST_CHUNK) -> journal.Record | None:
+    """The newest record of `kind` in the whole journal, without decoding every line: the file is
+    read from its end backwards a chunk at a time, and only the lines holding the
+    `"kind":"..."` marker are decoded (`_newest`); a later call reads only what was appended
+    since. A 100,000-step journal's `run_started` is on its first line: found by reading the
+    file once, where decoding all 200,000 lines took seconds. A journal not written by cockpit's
+    codec (no marker anywhere) is read record by record."""
+    from cockpit.files import open_regular
+
+    codec = b'"kind":"'
+    try:
+        fh = open_regular(path)
+    except OSError:
+        return None
+    with fh:
+        st = os.fstat(fh.fileno())
+        key = (str(path), kind)
+        ino, floor, known = _NEWEST.get(key, (st.st_ino, 0, None))
+        if ino != st.st_ino or floor > st.st_size:  # replaced or truncated: from the start
+            floor, known = 0, None
+        end = st.st_size
+        whole = None  # the end of the file's last whole line
+        carry = b""  # the head of a line the previous chunk began inside
+        seen_codec = floor > 0
+        found = None
+        while end > floor:
+            start = max(floor, end - chunk)
+            fh.seek(start)
+            block = fh.read(end - start) + carry
+            if whole is None:
+                whole = start + block.rfind(b"\n") + 1 if b"\n" in block else None
+            lo = block.find(b"\n") + 1 if start > floor else 0
+            if lo == 0 and start > floor:  # a line longer than the chunk: read on with all of it
+                carry, end = block, start
+                continue
+            seen_codec = seen_codec or block.find(codec) >= 0
+            found = next((rec for rec, _ in _newest(block, lo, len(block), kind)), None)
+            if found is not None:
+                break
+            carry, end = block[:lo], start
+    result = found or known
+    if result is None and not seen_codec and st.st_size:
+        every = [r for r in journal.read_all(path)[0] if r.kind == kind]
+        result = every[-1] if every else None
+    _NEWEST[key] = (st.st_ino, whole if whole is not None else floor, result)
+    return result
+
+
 def tail_facts(path: Path, nbytes: int = TAIL_BYTES) -> _TailFacts:
     """The same facts as `_facts_from_records(tail_records(path))`, without decoding every line:
     a 1,000-run folder's journals hold ~1M lines in their last 256 KB, and the list needs about
@@ -209,6 +295,13 @@ def tail_facts(path: Path, nbytes: int = TAIL_BYTES) -> _TailFacts:
     f = _TailFacts()
     progress = next(_newest(data, lo, hi, journal.PROGRESS), None)
     metrics = next(((r, at) for r, at in _newest(data, lo, hi, journal.METRICS) if r.step is not None), None)
+    # The headline: the newest metrics record that is not the end-of-training summary (a few
+    # records back at most), and the newest eval loss.
+    shown = next((r for r, _at in itertools.islice(_newest(data, lo, hi, journal.METRICS), HEADLINE_LOOKBACK)
+                  if r.step is not None and _headline_record(r)), None)
+    if shown is None and metrics is not None and headline(metrics[0].data) is not None:
+        shown = metrics[0]
+    evals = next((r for r, _at in _newest(data, lo, hi, journal.EVAL) if EVAL_HEADLINE in r.data), None)
     started_max = started_trainer = None
     for rec, at in _newest(data, lo, hi, journal.RUN_STARTED):
         if started_max is None and rec.data.get("max_steps"):
@@ -221,8 +314,8 @@ def tail_facts(path: Path, nbytes: int = TAIL_BYTES) -> _TailFacts:
     newest_step = max((c for c in (progress, metrics) if c is not None), key=lambda c: c[1], default=None)
     if newest_step is not None:
         f.step = newest_step[0].step
-    if metrics is not None:
-        f.metric = headline(metrics[0].data)
+    if shown is not None:
+        f.metric = headline(shown.data, evals.data if evals is not None else None)
     if progress is not None:
         f.eta = progress[0].data.get("eta_s")
     newest_max = max((c for c in (progress, started_max) if c is not None), key=lambda c: c[1], default=None)
@@ -247,10 +340,14 @@ def summarize(run: RunFolder) -> RunSummary:
     f = tail_facts(run.events)
     trainer = f.trainer or st.trainer
     max_steps = f.max_steps
-    try:
-        created = run.run_yaml.stat().st_mtime
-    except OSError:
-        created = 0.0
+    # When its newest attempt started (status.json), not a file's time: a rename, an archive or
+    # an unarchive rewrites run.yaml, and a run renamed today is not a run started today.
+    created = st.started if isinstance(st.started, (int, float)) and st.started > 0 else None
+    if created is None:
+        try:
+            created = run.run_yaml.stat().st_mtime
+        except OSError:
+            created = 0.0
     if max_steps is not None and max_steps < 0:
         max_steps = None
     return RunSummary(run.name, str(run.path), state, trainer or "?", f.step, max_steps,

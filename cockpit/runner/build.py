@@ -43,11 +43,15 @@ class Built:
 
 
 def read_run(run: RunFolder) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
-    """(flat TRL keys, cockpit section, trainer info) from the run folder."""
+    """(flat TRL keys, cockpit section, trainer info) from the run folder; output_dir where the
+    folder is now (`run.section.output_dir`), whatever an older run.yaml wrote."""
+    from cockpit.run.section import output_dir
+
     cfg = run.config(strict=True)
     info = json.loads(run.trainer_json.read_text(encoding="utf-8"))
     cockpit = cfg.pop("cockpit", None) or {}
     cfg.pop("trainer", None)
+    cfg["output_dir"] = run.relative(output_dir(run) or run.output)
     return cfg, cockpit, info
 
 

@@ -106,6 +106,17 @@ def _leave_process_group() -> None:
             dist.destroy_process_group()
 
 
+def took(run: RunFolder, this_attempt: float) -> str:
+    """How long the training took, every attempt of a resumed run together (`12m03s over 2
+    attempts, the last 6s`), not the last attempt alone."""
+    from cockpit.formats import fmt_duration
+
+    before, seconds = journal.earlier_attempts(run.events)
+    if not before:
+        return fmt_duration(this_attempt)
+    return f"{fmt_duration(seconds + this_attempt)} over {before + 1} attempts, the last {fmt_duration(this_attempt)}"
+
+
 def main(argv: list[str] | None = None) -> int:
     try:
         run, resume_path = parse_run_argv(sys.argv[1:] if argv is None else argv, "cockpit.runner")
@@ -133,8 +144,8 @@ def main(argv: list[str] | None = None) -> int:
         _write_outcome(run, jw, state="failed", code=diag.code, reason=diag.reason, fix=diag.fix)
         return 1
     _write_outcome(run, jw, state=state, code=state,
-                   reason=f"stopped and saved on request after {time.time() - t0:.0f}s"
-                   if state == "stopped" else f"training finished in {time.time() - t0:.0f}s",
+                   reason=f"stopped and saved on request after {took(run, time.time() - t0)}"
+                   if state == "stopped" else f"training finished in {took(run, time.time() - t0)}",
                    fix="resume it with `cockpit resume RUN`" if state == "stopped" else "")
     jw.close()
     return 0

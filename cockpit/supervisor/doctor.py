@@ -27,7 +27,8 @@ from cockpit.errors import CockpitError, failure
 from cockpit.findings import hang, resume, sft_data
 from cockpit.findings.model import Finding
 from cockpit.run import journal
-from cockpit.run.folder import RunFolder, list_checkpoints, script_section
+from cockpit.run.folder import RunFolder, list_checkpoints
+from cockpit.run.section import cockpit_section, reported_path
 from cockpit.supervisor.watch import Beat
 
 POLL_EVERY_S = 1.0
@@ -49,10 +50,9 @@ class Doctor:
     def __init__(self, run: RunFolder, jw: journal.JournalWriter, resume_from: Path | None = None) -> None:
         self.run = run
         self.jw = jw
-        section = run.cockpit_section().get("doctor")
-        self.settings: dict[str, Any] = section if isinstance(section, dict) else {}
-        extra = run.cockpit_section().get("env")  # `cockpit run --env COCKPIT_HANG_FLOOR_S=30 -- ...`
-        env = {**os.environ, **({str(k): str(v) for k, v in extra.items()} if isinstance(extra, dict) else {})}
+        section = self.section = cockpit_section(run)
+        self.settings: dict[str, Any] = section.doctor
+        env = {**os.environ, **section.env}  # `cockpit run --env COCKPIT_HANG_FLOOR_S=30 -- ...`
         self.clock = hang.StepClock(hang.HangLimits.from_settings(self.settings.get("hang"), env))
         self.end_wait_s = hang.positive(self.settings.get("end_wait_s"), END_WAIT_S)
         self.resume_from = resume_from
@@ -79,7 +79,7 @@ class Doctor:
         self._worker.start()
         self._probe: subprocess.Popen | None = None
         self._sft = None
-        if not script_section(run) and sft_data.is_sft(run.read_status().trainer) \
+        if section.script is None and sft_data.is_sft(run.read_status().trainer) \
                 and not sft_data.turned_off(self.settings):
             self._sft = threading.Thread(target=self._sft_data, name="cockpit-doctor-sft", daemon=True)
             self._sft.start()
@@ -204,13 +204,12 @@ class Doctor:
     def _check_world_size(self, rec: journal.Record) -> None:
         """A script command that asked its launcher for N processes and trains with another world
         size (accelerate launch --num_processes 2 on a CPU runs one) is said once an attempt."""
-        script = script_section(self.run)
-        command = script.get("command") if script else None
-        if self._world_said or not isinstance(command, list):
+        script = self.section.script
+        if self._world_said or script is None:
             return
         from cockpit.config.launcher import asked_world_size
 
-        asked = asked_world_size([str(c) for c in command])
+        asked = asked_world_size(list(script.command))
         got = rec.data.get("world_size")
         if asked is None or not isinstance(got, int) or got == asked[0]:
             return
@@ -226,11 +225,7 @@ class Doctor:
             pass
 
     def _path(self, p: str) -> Path:
-        path = Path(p)
-        if not path.is_absolute():
-            script = script_section(self.run)
-            path = Path(str(script.get("cwd") or self.run.path)) / path if script else self.run.path / path
-        return path
+        return reported_path(self.run, self.section.script, p)
 
     # -- SFT data -----------------------------------------------------------------------------
     def _sft_data(self) -> None:
@@ -278,7 +273,7 @@ class Doctor:
         resume` chose. Another Trainer of the script, handed its own checkpoint, changes nothing."""
         import json
 
-        if script_section(self.run) is None or self.resume_from is None:
+        if self.section.script is None or self.resume_from is None:
             return
         segment = rec.data.get("segment", 0)
         try:
@@ -317,7 +312,7 @@ class Doctor:
             ckpts = list_checkpoints(folder.parent if folder.name.startswith("checkpoint-") else folder)
             first = ckpts[0] if ckpts else None
             found = weights.check_checkpoint(folder, step=step, base=base, first=first,
-                                             script=script_section(self.run) is not None)
+                                             script=self.section.script is not None)
             self._write([f for f in found if self._first_time(f)], segment)
         self._jobs.put(job)
 

@@ -22,15 +22,15 @@ from typing import BinaryIO
 
 import psutil
 
-from cockpit.config.launcher import LauncherSpec
-from cockpit.config.launcher import check as check_launcher
+from cockpit.config.launcher import LauncherSpec, run_launcher
 from cockpit.errors import CockpitError, say
 from cockpit.files import write_atomic
 from cockpit.hook.bundle import child_env
 from cockpit.launch import launchers as launcher
 from cockpit.launch import slurm
 from cockpit.run import RUN_DIR_ENV, diagnose, journal, owner, secrets
-from cockpit.run.folder import LIVE_STATES, Request, RunFolder, Status, parse_run_argv, read_tail, script_section
+from cockpit.run.folder import LIVE_STATES, Request, RunFolder, Status, parse_run_argv, read_tail
+from cockpit.run.section import CockpitSection, ScriptSection, cockpit_section
 from cockpit.run.summaries import tail_records
 from cockpit.supervisor.doctor import start_doctor
 from cockpit.supervisor.findings import start as findings_watcher
@@ -39,17 +39,17 @@ from cockpit.supervisor.watch import Beat, JournalFeed, Watcher, start_alerts
 SAMPLE_EVERY_S = 5.0
 
 
-def _read_env(run: RunFolder) -> dict[str, str]:
+def _read_env(run: RunFolder, section: CockpitSection) -> dict[str, str]:
     """The command's environment: a script run's launch environment (kept outside the folder, so a
     resume from another shell runs as the launch did), else this process's; then run.yaml's `env:`
     with its secret references resolved, and the run's marker."""
-    script = script_section(run)
-    kept = secrets.launch_env(script.get("launch_env")) if script else None
+    script = section.script
+    kept = secrets.launch_env(script.launch_env) if script else None
     env = dict(kept if kept is not None else os.environ)
     env["PYTHONUNBUFFERED"] = "1"
     env.setdefault("TOKENIZERS_PARALLELISM", "false")
     env.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-    env.update(secrets.resolve_env(run.cockpit_section().get("env")))
+    env.update(secrets.resolve_env(section.env))
     env[RUN_DIR_ENV] = str(run.path)
     return env
 
@@ -129,6 +129,8 @@ class Supervision:
         self.child: subprocess.Popen[bytes] | None = None
         self.stopped_by_signal = False
         """SIGTERM or SIGINT reached the supervisor itself: the run ends as a forced stop does."""
+        self.section = CockpitSection()
+        """run.yaml's `cockpit:` section, read once (strictly) as the attempt starts."""
 
     def _journal_trouble(self, why: str | None) -> None:  # a journal that cannot be written is a flag in status
         self.status.journal_error = why
@@ -156,13 +158,13 @@ class Supervision:
         if run.pending_request(Request.STOP_FORCE):
             return self.finish("killed", None, None,
                                diagnose.Diagnosis("stopped_by_user", "stopped before it started", ""))
-        script = script_section(run)
-        env = _read_env(run)
         try:
-            spec, argv, cwd, env = self._command(script, env)
+            self.section = cockpit_section(run, strict=True)
+            script = self.section.script
+            spec, argv, cwd, env = self._command(self.section, _read_env(run, self.section))
         except CockpitError as exc:
             return self.finish("failed", None, None,
-                               diagnose.Diagnosis("config", str(exc), "fix cockpit.launcher in the preset"))
+                               diagnose.Diagnosis("config", str(exc), "fix the cockpit: section in the preset"))
         except OSError as exc:  # the hook's folder cannot be written (a full disk, something odd in its place)
             return self.finish("failed", None, None,
                                diagnose.Diagnosis("hook", f"cannot write the run's hook folder: {exc}",
@@ -186,15 +188,16 @@ class Supervision:
         rc = self._watch()
         return self.finish(*self._verdict(rc, script, journal_start))
 
-    def _command(self, script: dict | None, env: dict[str, str]
+    def _command(self, section: CockpitSection, env: dict[str, str]
                  ) -> tuple[LauncherSpec, list[str], str, dict[str, str]]:
         """The launcher, the command line, where it runs and its environment: CockpitError for a
         bad launcher, OSError when a script's hook folder cannot be written."""
         cwd = str(self.run.path)
-        spec = check_launcher(self.run.cockpit_section().get("launcher"))
+        spec = run_launcher(self.run, section.launcher)
+        script = section.script
         if script is not None:  # script mode: the user's command, unchanged, where it was given
-            argv = [str(a) for a in script["command"]]
-            cwd = str(script.get("cwd") or cwd)
+            argv = list(script.command)
+            cwd = script.cwd or cwd
             env = child_env(self.run.path, env, self.resume_from)
         else:
             argv = launcher.runner_argv(self.run.path, spec, self.resume_from)
@@ -254,7 +257,7 @@ class Supervision:
             pass
         return rc
 
-    def _verdict(self, rc: int, script: dict | None, journal_start: int
+    def _verdict(self, rc: int, script: ScriptSection | None, journal_start: int
                  ) -> tuple[str, int | None, int | None, diagnose.Diagnosis]:
         """How the attempt ended: state, exit code, signal and why, from the exit code and the
         training process's own word (control/outcome.json, read here once)."""
@@ -275,7 +278,7 @@ class Supervision:
         else:
             diag = diagnose.explain(tail, fallback=f"the trainer exited with code {rc}",
                                     fix=f"see {run.stdout_log.name}")
-        places = [run.path, run.output, *([script["cwd"]] if script and script.get("cwd") else [])]
+        places: list[Path | str] = [run.path, run.output, *([script.cwd] if script else [])]
         diag = diagnose.disk_full(diag, tail, places)  # a full disk is named, with what is free where
         return "failed", rc, None, diag
 
@@ -338,10 +341,10 @@ def _supervise_slurm(sup: Supervision, spec: LauncherSpec, task: list[str], cwd:
                           diagnose.Diagnosis("config", missing, "run cockpit on a Slurm login node"))
     ours = {k: v for k, v in env.items() if k.startswith("COCKPIT_") or k in (
         "PYTHONPATH", "PYTHONUNBUFFERED", "TOKENIZERS_PARALLELISM", "HF_HUB_DISABLE_PROGRESS_BARS")}
-    declared = run.cockpit_section().get("env")
+    declared = sup.section.env
     given = secrets.resolve_env(declared)
     hidden = {k: v for k, v in given.items()  # a secret goes through sbatch's environment, not the script
-              if isinstance(declared, dict) and str(declared.get(k, "")).startswith(secrets.REF_PREFIX)}
+              if declared.get(k, "").startswith(secrets.REF_PREFIX)}
     ours.update({k: v for k, v in given.items() if k not in hidden})
     script_path = run.path / "slurm.sbatch"
     write_atomic(script_path, slurm.sbatch_script(run_dir=run.path, chdir=Path(cwd), job_name=run.name,

@@ -34,7 +34,8 @@ class MetricStore:
         self._group_of: dict[str, RowGroup] = {}
         """Each key's group, in the order the keys first appeared."""
         self._groups: list[RowGroup] = []
-        self._plots: dict[tuple[str, float], tuple[RowGroup, int, plotmath.PlotSummary]] = {}
+        self._plots: dict[tuple[str, float, tuple[float, float] | None],
+                          tuple[RowGroup, int, plotmath.PlotSummary]] = {}
         self.summary: dict[str, float] = {}
         """The end-of-training summary entry (train_loss, train_runtime, total_flos, ...):
         one value per key, so not a series."""
@@ -50,8 +51,8 @@ class MetricStore:
         """(best_metric, best_global_step) of a trainer_state.json: what the Trainer's
         best-model tracking chose (metric_for_best_model)."""
         self.epoch_falls: list[tuple[int, float, float]] = []
-        """(step, epoch before, epoch after) where the epoch fell back half an epoch or more
-        while the step went on: the run started its data over (a resume that began anew)."""
+        """(step, epoch before, epoch after) where the epoch fell back (`epoch_fell`) while the
+        step went on: the run started its data over (a resume that began anew)."""
         self.t0: float | None = None
         """The earliest wall time seen; `series(key, x="time")` counts seconds from it."""
         self.rewinds = 0
@@ -132,7 +133,7 @@ class MetricStore:
                 epoch = to_float(epoch)
                 if epoch is not None:
                     at = _step_of(record)
-                    if self.epoch is not None and epoch < self.epoch - 0.5 and at is not None \
+                    if self.epoch is not None and epoch_fell(self.epoch, epoch) and at is not None \
                             and at >= (steps[-1] if steps else (last or 0)):
                         self.epoch_falls.append((at, self.epoch, epoch))
                     self.epoch = epoch
@@ -337,7 +338,8 @@ class MetricStore:
         return group.seconds(which, self.t0 if self.t0 is not None else 0.0)
 
     def plot_points(self, key: str, x: Literal["step", "time"] = "step", *, n_out: int,
-                    smoothing: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+                    smoothing: float = 0.0,
+                    clip: tuple[float, float] | None = None) -> tuple[np.ndarray, np.ndarray]:
         """At most `n_out` finite points of a series for a plot, smoothed first when asked:
         the picture of `downsample(x, ema(y, smoothing), n_out)` over `series(key, x)`
         (MinMaxLTTB, spikes kept), at a cost that does not grow with the series.
@@ -345,7 +347,8 @@ class MetricStore:
         A `plotmath.PlotSummary` per (key, smoothing) keeps the minimum and maximum of
         blocks of the points already seen, so a redraw reads the blocks and the points
         logged since, not the whole series; a rewind starts it over. Short series (and a
-        time axis that goes back) take the plain path."""
+        time axis that goes back) take the plain path. `clip`: the band smoothed values are
+        held to (`plotmath.ema`)."""
         group = self._group_of.get(key)
         if group is None or not group.n:
             return self.series(key, x, copy=False)
@@ -353,16 +356,18 @@ class MetricStore:
         found = None
         if plotmath.PlotSummary.worth_it(n, n_out) and (
                 x == "step" or (group.times is not None and group.times_sorted)):
-            cache_key = (key, float(smoothing))
+            cache_key = (key, float(smoothing), clip if smoothing > 0 else None)
             cached = self._plots.get(cache_key)
             if cached is None or cached[0] is not group or cached[1] != group.generation:
-                cached = (group, group.generation, plotmath.PlotSummary(smoothing))
+                cached = (group, group.generation, plotmath.PlotSummary(smoothing, cache_key[2]))
+                for other in [k for k in self._plots if k[:2] == cache_key[:2]]:
+                    del self._plots[other]  # one band per (key, smoothing): a moved band replaces it
                 self._plots[cache_key] = cached
             found = cached[2].candidates(group.columns[key][:n], n_out)
         if found is None:
             xs, ys = self.series(key, x, copy=False)
             if smoothing > 0 and len(ys) > 2:
-                ys = plotmath.ema(ys, smoothing)
+                ys = plotmath.ema(ys, smoothing, clip)
             xs, ys = plotmath.downsample(xs, ys, n_out, sorted_x=(x == "step"))
             return (xs.astype(np.int64) if x == "step" else xs), ys
         idx, values = found
@@ -407,9 +412,16 @@ class MetricStore:
 _EPOCH = operator.itemgetter("epoch")
 
 
+def epoch_fell(before: float, now: float) -> bool:
+    """The epoch fell back while the step went on: by half an epoch or more, or to under half of
+    what it was (0.45 → 0.01: a run whose epoch started over before it reached half an epoch);
+    an epoch never falls in one run, and rounding (2 decimals) never makes it fall 0.05."""
+    return now < before - 0.5 or (now < 0.5 * before and now < before - 0.05)
+
+
 def _epoch_falls(parsed: ParsedState) -> list[tuple[int, float, float]]:
-    """(step, epoch before, epoch) wherever a log entry's epoch is more than half an epoch below
-    the last entry's that had one (a number, not text or a bool): read from each block's epoch
+    """(step, epoch before, epoch) wherever a log entry's epoch fell back (`epoch_fell`) from the
+    last entry's that had one (a number, not text or a bool): read from each block's epoch
     column at once, not entry by entry (100,000 entries: ~35 ms in Python)."""
     n = len(parsed.entries)
     epochs = np.full(n, np.nan)
@@ -428,7 +440,7 @@ def _epoch_falls(parsed: ParsedState) -> list[tuple[int, float, float]]:
                 epochs[i], has[i] = v, True
     at = np.flatnonzero(has)
     e = epochs[at]
-    fell = np.flatnonzero(e[1:] < e[:-1] - 0.5)
+    fell = np.flatnonzero((e[1:] < e[:-1] - 0.5) | ((e[1:] < 0.5 * e[:-1]) & (e[1:] < e[:-1] - 0.05)))
     steps = parsed.steps[at]
     return [(int(steps[j + 1]), float(e[j]), float(e[j + 1])) for j in fell.tolist()]
 

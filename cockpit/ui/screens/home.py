@@ -180,7 +180,8 @@ class HomeScreen(Screen):
 
     def _script_commands(self, rows: list) -> dict[str, str]:
         """The command of each script run (run.yaml's `cockpit.script`), read once per run."""
-        from cockpit.run.folder import RunFolder, script_command
+        from cockpit.run.folder import RunFolder
+        from cockpit.run.section import script_command
         from cockpit.ui.widgets.home.runs_table import command_line
 
         out: dict[str, str] = {}
@@ -511,13 +512,18 @@ class HomeScreen(Screen):
 
     def action_compare(self) -> None:
         table = self.query_one(RunsTable)
+        # The marks were for this compare: they go once it opens, so a later A or D acts on
+        # the highlighted run, not on runs marked for something done.
         if len(table.marked) >= 2:  # marked with space: straight to the overlay
-            self.app.open_replay(list(table.marked))
+            marked = list(table.marked)
+            table.clear_marks()
+            self.app.open_replay(marked)
             return
         value = " ".join(table.marked or [r.path for r in table.summaries[:2]])
 
         def chosen(paths: list[str] | None) -> None:
             if paths:
+                table.clear_marks()
                 self.app.open_replay(paths)
 
         self.app.push_screen(PathPrompt("Compare: paths to overlay, separated by spaces",

@@ -284,7 +284,10 @@ class LiveRunScreen(RunView):
             self.notify(f"{self.run.name} is not running ({self.state or 'unknown'}) — nothing to stop")
             return
         if save:
-            question = f"Stop {self.run.name} after saving a checkpoint at the next step?"
+            # The step shown can be behind the one training (a progress line every 2 s): the stop
+            # comes at the end of the step in progress, which may be a step or two past it.
+            question = (f"Stop {self.run.name} after saving a checkpoint when the step in progress ends? "
+                        "(the step shown may be a step or two behind it)")
         else:
             question = (f"Force-stop {self.run.name} now? Its processes get SIGTERM, then SIGKILL; "
                         "steps since the last checkpoint are lost.")
@@ -347,7 +350,7 @@ class LiveRunScreen(RunView):
         try:
             if what is Request.STOP_SAVE:
                 launch.stop(self.run, save=True)
-                msg = "asked to save a checkpoint and stop at the next step"
+                msg = "asked to save a checkpoint and stop when the step in progress ends"
             elif what is Request.STOP_FORCE:
                 status = launch.stop(self.run, save=False)
                 msg = f"force-stopped ({status.state})"

@@ -65,6 +65,21 @@ WAITING = {"starting": "starting…", "importing": "importing TRL…", "loading_
 REDRAW_HZ = 4
 
 
+PLAIN_TRAINER = "Trainer (no TRL metrics)"
+"""A trainer_state.json whose metrics no TRL trainer alone logs: transformers' Trainer wrote it
+(or a subclass that adds no metric of its own, as SFT did before mean_token_accuracy)."""
+
+
+def trainer_of(data: RunData, keys: list[str]) -> str | None:
+    """The trainer of one source, as the header names it."""
+    if data.trainer:
+        return data.trainer
+    guessed = guess_trainer(keys)
+    if guessed is None and data.run_dir is None and keys:  # a trainer_state.json, not a run's journal
+        return PLAIN_TRAINER
+    return guessed
+
+
 def steps_before_first_log(data: RunData) -> str:
     """`step 3/40 trained · the first metrics are logged at step 10 (logging_steps 10)`: what a
     live run has done before it logged anything, and when it will."""
@@ -229,8 +244,13 @@ class RunView(Screen):
         return None
 
     def header_trainer(self, data: RunData, keys: list[str]) -> str | None:
-        """The trainer the header names: the journal's, else a guess from the metric keys."""
-        return data.trainer or guess_trainer(keys)
+        """The trainer the header names: the journal's, else a guess from the metric keys, else
+        for a trainer_state.json with no TRL metric `Trainer (no TRL metrics)` (transformers'
+        Trainer wrote it). A compare names each run's (`sft, grpo`)."""
+        if len(self.sources) > 1:
+            names = dict.fromkeys(trainer_of(s, list(s.store.keys())) or "unknown" for s in self.sources)
+            return ", ".join(names)
+        return trainer_of(data, keys)
 
     def waiting_text(self, data: RunData) -> str:
         """What the plots area says before there is a metric to draw."""
@@ -310,7 +330,7 @@ class RunView(Screen):
             elif text != self._waiting_shown or not waiting.waiting:
                 waiting.wait(text, since=data.started)
             self._waiting_shown = text
-        self.query_one(AlertBar).show(data)
+        self.query_one(AlertBar).show_all(self.sources, data)
         grid = self.query_one(PlotGrid)
         if keys != self._keys_seen and self.chosen_panels is None:
             self._keys_seen = keys

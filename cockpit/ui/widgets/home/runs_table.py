@@ -161,6 +161,12 @@ class RunsTable(DataTable):
         self._name_width = None  # the names' cells are drawn again, with the marks
         self.show(self.summaries)
 
+    def clear_marks(self) -> None:
+        if self.marked:
+            self.marked = []
+            self._name_width = None  # the names' cells are drawn again, without the marks
+            self.show(self.summaries)
+
     def highlighted_path(self) -> str | None:
         if not self.row_count or not 0 <= self.cursor_row < self.row_count:
             return None

@@ -125,10 +125,16 @@ def render(chart: Chart, width: int, height: int) -> list[Row]:
     axis = ["─"] * cols
     for col, _ in x_marks:
         axis[col] = "┬"
+    taken: set[int] = set()
     for value, letter in chart.marks:
         col = _dot(value, chart.xlim, dots_w - 1) // 2
-        if 0 <= col < cols:
+        # Marks at one column (a stop at step 60, the resume from checkpoint-60) stand side by
+        # side: the later one in the nearest free column.
+        col = next((c for d in (0, 1, -1, 2, -2) if 0 <= (c := col + d) < cols and c not in taken), -1) \
+            if 0 <= col < cols else -1
+        if col >= 0:
             axis[col] = letter
+            taken.add(col)
     out.append(([(" " * label_w, BLANK)] if label_w else []) + [("└" + "".join(axis), AXIS)])
     out.append(_x_labels(x_marks, label_w + 1, width))
     return [_fit(row, width) for row in out[:height]] + [[(" " * width, BLANK)]] * (height - len(out))

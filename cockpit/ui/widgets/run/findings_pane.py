@@ -25,6 +25,7 @@ from textual.widgets import DataTable, Input, Static
 from cockpit.findings import report
 from cockpit.findings.judge import examine, judge_run
 from cockpit.findings.model import Finding, Judgement
+from cockpit.findings.series import sample
 from cockpit.metrics.glossary import one_line
 from cockpit.metrics.rundata import RunData
 from cockpit.ui.text import markup, num, printable
@@ -231,7 +232,7 @@ def detail(f: Finding, family: str | None = None) -> Content:
         if kind == "metric":
             pts = ev.get("points") or []
             shown = ", ".join(f"{p[0]}: {num(p[1])}" for p in pts[:: max(1, -(-len(pts) // 12))])
-            lines.append(markup("\n[b]$key[/b] ($n points)  $pts", key=ev.get("key"), n=len(pts), pts=shown))
+            lines.append(markup("\n[b]$key[/b] ($n)  $pts", key=ev.get("key"), n=sample(ev), pts=shown))
             meaning = one_line(str(ev.get("key") or ""), family)
             if meaning:
                 lines.append(markup("  [dim]$meaning[/dim]", meaning=meaning))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -17,14 +18,14 @@ from textual.app import RenderResult
 from textual.strip import Strip
 from textual.widget import Widget
 
-from cockpit.metrics import plotmath
+from cockpit.metrics import plot_colors, plotmath
 from cockpit.metrics.panels import Panel, best_direction, is_eval, smoothing_for
 from cockpit.metrics.rundata import RunData
 from cockpit.metrics.store import MetricStore
 from cockpit.ui.colors import rich_style
 from cockpit.ui.text import printable
 from cockpit.ui.widgets.run import braille
-from cockpit.ui.widgets.run.plot_legend import Legend, distinct_colors, legend_names, place_legend
+from cockpit.ui.widgets.run.plot_legend import Legend, elide, legend_names, place_legend
 from cockpit.ui.widgets.run.plot_ticks import nice_ticks, short_value, tick_labels
 
 XMode = Literal["step", "time"]
@@ -154,28 +155,52 @@ class MetricPlot(Widget, can_focus=True):
 
     def draw(self, sources: Sequence[RunData], *, x_mode: XMode, smoothing: float,
              colors: Sequence[tuple[int, int, int]], refresh: bool = True,
-             view: View = DEFAULT_VIEW) -> None:
-        width, height = self.size.width, self.size.height
+             view: View = DEFAULT_VIEW, size: tuple[int, int] | None = None) -> None:
+        """Work out what to draw (`self.chart`, titles, legend) for the panel's size, or `size`."""
+        width, height = size if size is not None else (self.size.width, self.size.height)
         n_out = max(16, width * self.POINTS_PER_COLUMN)
         multi = len(sources) > 1
         x_used = _x_used(sources, x_mode)
-        # (source index, label, key, x, raw y, smoothed (x, y) or None)
-        series: list[tuple[int, str, str, np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray] | None]] = []
+        # (source index, label, key, x, raw y, smoothing weight)
+        raw: list[tuple[int, str, str, np.ndarray, np.ndarray, float]] = []
         for si, src in enumerate(sources):
             for key in self.panel.resolve(src.store.keys()):
-                weight = smoothing_for(key, src.store.count(key), smoothing, columns=width)
                 x, y = _points(src, key, x_used, n_out, 0.0, view.x_window)
                 if not len(x):
                     continue
-                smooth = _points(src, key, x_used, n_out, weight, view.x_window) if weight else None
-                series.append((si, src.label, key, x, y, smooth))
-        hues = series_hues([(si, key) for si, _, key, *_ in series], multi=multi, base=len(colors))
-        palette = distinct_colors(colors, max(hues, default=0) + 1)
-        line_colors = [palette[h] for h in hues]
+                weight = smoothing_for(key, src.store.count(key), smoothing, columns=width)
+                raw.append((si, src.label, key, x, y, weight))
+        # The y range from every point of the series (a sample the same at every panel width),
+        # not from the points drawn: MinMaxLTTB keeps more of the extremes in a narrow panel.
+        samples = [_y_sample(sources[si], key, view.x_window) for si, _, key, *_ in raw]
+        linear = robust_range(samples) if any(len(v) for v in samples) else None
+        clip = plotmath.smoothing_clip(*linear) if linear is not None and view.robust else None
+        series = [(si, label, key, x, y,
+                   _points(sources[si], key, x_used, n_out, weight, view.x_window, clip) if weight else None)
+                  for si, label, key, x, y, weight in raw]
+        line_colors = plot_colors.panel_colors([(si, key) for si, _, key, *_ in series], colors, multi=multi,
+                                               keys=[s.store.keys() for s in sources])
         drawn = sum(len(x) for _, _, _, x, _, _ in series)
-        title = self._title(sources[0] if sources else None)
+        notes = []
+        unit = _time_unit([x for _, _, _, x, _, _ in series]) if x_used == "time" else 1.0
+        lines: list[tuple[np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray] | None, str]] = []
+        cuts = _time_cuts(sources, unit) if x_used == "time" else {}
+        for si, _, key, x, y, smooth in series:
+            if view.log_y:
+                y = _log(y)
+                smooth = (smooth[0], _log(smooth[1])) if smooth is not None else None
+            xs, ys = _break(x / unit, y, cuts.get(si, ()))
+            sx = _break(smooth[0] / unit, smooth[1], cuts.get(si, ())) if smooth is not None else None
+            lines.append((xs, ys, sx, key))
+        if view.log_y:
+            logged = [np.log10(v[v > 0]) for v in samples]
+            if any(len(v) < len(s) for v, s in zip(logged, samples, strict=True)):
+                notes.append("log y: ≤0 left out" if any(len(v) for v in logged) else "log y: nothing >0 (l: linear)")
+            samples = logged
+        title_parts = self._title_parts(sources[0] if sources else None)
         if not drawn:
-            title += " — no data yet"
+            title_parts = (title_parts[0], "— no data yet", "")
+        title = _fit_title(title_parts, width - 4)
         # A lone series needs no legend (the title names it), unless it is one run of several.
         legend = Legend()
         if len(series) > 1 or multi:
@@ -183,84 +208,84 @@ class MetricPlot(Widget, can_focus=True):
             legend = place_legend(
                 legend_names(pairs, multi=multi), legend_names(pairs, multi=multi, short=True),
                 line_colors, dotted=[is_eval(key) and len(series) > 1 for _, _, key, *_ in series], width=width,
-                max_rows=max(0, min(height - self.MIN_PLOT_ROWS, max(2, height // 3))),
+                max_rows=max(1, min(height - self.MIN_PLOT_ROWS, max(2, height // 3))),
                 border_room=width - 6 - cell_len(title))
         self.legend, self.legend_shown = legend.rows, legend.shown
         plot_rows = max(1, height - len(self.legend))
         self.yticks_drawn = self.xticks_drawn = []
         self.clipped = (0, 0)
-        log_note = ""
         chart_series: list[braille.Series] = []
         slot_colors: list[tuple[int, int, int]] = []
         slot_faint: list[bool] = []
-        unit = _time_unit([x for _, _, _, x, _, _ in series]) if x_used == "time" else 1.0
-        lines: list[tuple[np.ndarray, np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray] | None, str]] = []
-        for _, _, key, x, y, smooth in series:
-            if view.log_y:
-                y = _log(y)
-                smooth = (smooth[0], _log(smooth[1])) if smooth is not None else None
-            sx = (smooth[0] / unit, smooth[1]) if smooth is not None else None
-            lines.append((x / unit, y, y, sx, key))
-        if view.log_y and any(not np.isfinite(y).all() for _, y, _, _, _ in lines):
-            log_note = " · log y: values ≤0 left out" if any(np.isfinite(y).any() for _, y, _, _, _ in lines) \
-                else " · log y: no value >0 to draw (l: linear)"
         # Raw series of smoothed lines first, faint: the smoothed lines are drawn over them.
-        for (x, y, _, smooth, _), c in zip(lines, line_colors, strict=True):
+        for (x, y, smooth, _), c in zip(lines, line_colors, strict=True):
             if smooth is not None:
                 chart_series.append(braille.Series(x, y))
                 slot_colors.append(c)
                 slot_faint.append(True)
-        for (x, y, _, smooth, key), c in zip(lines, line_colors, strict=True):
+        for (x, y, smooth, key), c in zip(lines, line_colors, strict=True):
             if smooth is not None:
                 x, y = smooth
             chart_series.append(braille.Series(x, y, dotted=is_eval(key) and len(lines) > 1))
             slot_colors.append(c)
             slot_faint.append(False)
         chart = braille.Chart(chart_series, xlim=(0.0, 1.0), ylim=(0.0, 1.0))
-        finite_x = [x[np.isfinite(y)] for x, y, _, _, _ in lines]
-        finite_y = [y[np.isfinite(y)] for _, y, _, _, _ in lines]
-        if drawn and any(len(v) for v in finite_y):
+        finite = [np.isfinite(y) & np.isfinite(x) for x, y, _, _ in lines]
+        finite_x = [x[ok] for (x, _, _, _), ok in zip(lines, finite, strict=True)]
+        finite_y = [y[ok] for (_, y, _, _), ok in zip(lines, finite, strict=True)]
+        if drawn and any(len(v) for v in finite_y) and any(len(v) for v in samples):
             x_lo = min(float(v.min()) for v in finite_x if len(v))
             x_hi = max(float(v.max()) for v in finite_x if len(v))
-            y_lo, y_hi, cut_lo, cut_hi = robust_range(finite_y) if view.robust else \
-                (min(float(v.min()) for v in finite_y if len(v)), max(float(v.max()) for v in finite_y if len(v)),
-                 False, False)
+            if view.robust:
+                y_lo, y_hi, _, _ = robust_range(samples)
+            else:
+                y_lo = min(float(v.min()) for v in samples if len(v))
+                y_hi = max(float(v.max()) for v in samples if len(v))
             chart.xlim, chart.ylim = (x_lo, x_hi), (y_lo, y_hi)
             first_main = len(chart_series) - len(lines)
             clipped = []
             for i, (x, y) in enumerate(zip(finite_x, finite_y, strict=True)):
-                for side, mask in ((1, y > y_hi) if cut_hi else (1, None), (-1, y < y_lo) if cut_lo else (-1, None)):
-                    if mask is not None and mask.any():
+                for side, mask in ((1, y > y_hi), (-1, y < y_lo)):
+                    if mask.any():
                         clipped += [(float(v), side, first_main + i) for v in x[mask]]
             chart.clipped = clipped
             self.clipped = (sum(1 for c in clipped if c[1] > 0), sum(1 for c in clipped if c[1] < 0))
-            yt = nice_ticks(y_lo, y_hi, max(2, min(5, (plot_rows - 1) // 2)))
+            yt = _log_ticks(y_lo, y_hi) if view.log_y else []
+            if len(yt) < 2:
+                yt = nice_ticks(y_lo, y_hi, max(2, min(5, (plot_rows - 1) // 2)))
             labels = [short_value(10.0 ** t) for t in yt] if view.log_y else tick_labels(yt)
             self.yticks_drawn = labels
             chart.yticks = list(zip(yt, labels, strict=True))
-            if y_hi == y_lo:  # a flat series: one tick, the line in the middle
+            if not y_hi > y_lo:  # a flat series: one tick, the line in the middle
                 pad = abs(y_lo) * 0.05 or 1.0
                 chart.ylim = (y_lo - pad, y_hi + pad)
-            label_w = max(len(t) for t in tick_labels(
-                nice_ticks(x_lo, x_hi, 6, integer=x_used == "step")))
+            label_w = max((len(t) for t in tick_labels(
+                nice_ticks(x_lo, x_hi, 6, integer=x_used == "step"))), default=1)
             xt = nice_ticks(x_lo, x_hi, max(2, min(6, width // (label_w + 4))),
                             integer=x_used == "step")
             self.xticks_drawn = tick_labels(xt)
             chart.xticks = list(zip(xt, self.xticks_drawn, strict=True))
-            if x_hi == x_lo:
+            if not x_hi > x_lo:
                 chart.xlim = (x_lo - 1, x_hi + 1)
-            if x_used == "step":
-                chart.marks = run_marks(sources)
-        note = _clip_note(self.clipped) + log_note
-        border_title = Text(title + note)
+            chart.marks = run_marks(sources, x_used, unit)
+            if x_used == "time" and view.x_window is None and chart.marks and x_hi > x_lo:
+                # A stop comes after the last logged point: the time axis runs on to show it.
+                chart.xlim = (x_lo, max(x_hi, max(x for x, _ in chart.marks)))
+        elif drawn and not notes:
+            notes.append("nothing finite to draw")
+        clip_note = _clip_note(self.clipped)
+        border_title = Text(title)
         if legend.in_border is not None:
             border_title.append("  ").append_text(legend.in_border)
         self.border_title = border_title
         self.marks_drawn = [m for _, m in chart.marks]
-        self.border_subtitle = _axis_name(x_mode, x_used, unit) + (
-            " · " + " ".join(f"{k} {v}" for k, v in MARK_NAMES.items() if k in self.marks_drawn)
-            if self.marks_drawn else "") + (
-            f" · {window_text(view.x_window)}" if view.x_window else "")
+        # What the panel could not draw as asked is said in the bottom border, which has room.
+        self.border_subtitle = " · ".join(
+            [*([clip_note] if clip_note else []), *notes,
+             _axis_name(x_mode, x_used, unit) + (
+                 " · " + " ".join(f"{k} {v}" for k, v in MARK_NAMES.items() if k in self.marks_drawn)
+                 if self.marks_drawn else "") + (
+                 f" · {window_text(view.x_window)}" if view.x_window else "")])
         self.chart = chart
         self.points_drawn = drawn
         self.colors_drawn = line_colors
@@ -270,20 +295,24 @@ class MetricPlot(Widget, can_focus=True):
         if refresh:
             self.refresh()
 
-    def _title(self, source: RunData | None = None) -> str:
-        """The panel's name as text (a metric key from the run: escapes shown as `·`), with the
-        first source's latest value and best (`loss 0.318 (min 0.316 @2900)`), and its eval
-        twin's (`· eval 0.733 (min 0.733 @3765)`)."""
+    def _title_parts(self, source: RunData | None = None) -> tuple[str, str, str]:
+        """The panel's name as text (a metric key from the run: escapes shown as `·`), the first
+        source's latest value and best (`0.318 (min 0.316 @2900)`), and its eval twin's
+        (`eval 0.733 (min 0.733 @3765)`)."""
         title = printable(self.panel.title)
+        value = twin_value = ""
         if source is not None:
             keys = self.panel.resolve(source.store.keys())
             main = next((k for k in keys if not is_eval(k)), keys[0] if keys else None)
-            parts = [_value_text(source, main)] if main else []
+            value = _value_text(source, main) if main else ""
             twin = next((k for k in keys if is_eval(k) and k != main), None)
             if twin is not None and main is not None and not is_eval(main):
-                parts.append("eval " + _value_text(source, twin))
-            title = " · ".join([f"{title} {parts[0]}".rstrip(), *parts[1:]]) if parts else title
-        return title
+                twin_value = "eval " + _value_text(source, twin)
+        return title, value, twin_value
+
+    def _title(self, source: RunData | None = None) -> str:
+        """`loss 0.318 (min 0.316 @2900) · eval 0.733 (min 0.733 @3765)`."""
+        return _fit_title(self._title_parts(source), 10**6)
 
     def render_line(self, y: int) -> Strip:
         """Textual's line API: the rows are built once per draw, size and theme (`build_lines`)
@@ -370,17 +399,44 @@ def _time_unit(xs: Sequence[np.ndarray]) -> float:
 
 
 def _points(src: RunData, key: str, x: XMode, n_out: int, smoothing: float,
-            window: tuple[int, int] | None) -> tuple[np.ndarray, np.ndarray]:
-    """A series for a plot, downsampled (and smoothed); only the steps in `window` when one
-    is picked (smoothed over the whole series first, so the window's start is not a restart)."""
+            window: tuple[int, int] | None,
+            clip: tuple[float, float] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """A series for a plot, downsampled (and smoothed, values held to `clip`); only the steps in
+    `window` when one is picked (smoothed over the whole series first, so the window's start is
+    not a restart)."""
     if window is None:
-        return src.store.plot_points(key, x, n_out=n_out, smoothing=smoothing)
+        return src.store.plot_points(key, x, n_out=n_out, smoothing=smoothing, clip=clip)
     steps, _ = src.store.series(key, "step", copy=False)
     xs, ys = src.store.series(key, x, copy=False)
     if smoothing > 0 and len(ys) > 2:
-        ys = plotmath.ema(ys, smoothing)
+        ys = plotmath.ema(ys, smoothing, clip)
     keep = (steps >= window[0]) & (steps <= window[1])
     return plotmath.downsample(xs[keep], ys[keep], n_out, sorted_x=(x == "step"))
+
+
+Y_SAMPLE = 4096
+"""Values of a series the y range is worked out from: every k-th one, and its lowest and highest."""
+
+
+def _y_sample(src: RunData, key: str, window: tuple[int, int] | None) -> np.ndarray:
+    """The finite values of a series (in the window) the y range is worked out from: all of them
+    up to Y_SAMPLE, else an even sample with the lowest and highest. The same at every panel width,
+    and two passes over a long series, not a sort."""
+    steps, ys = src.store.series(key, "step", copy=False)
+    if window is not None:
+        ys = ys[(steps >= window[0]) & (steps <= window[1])]
+    if len(ys) <= Y_SAMPLE:
+        return ys[np.isfinite(ys)]
+    sample = ys[::-(-len(ys) // Y_SAMPLE)]
+    sample = sample[np.isfinite(sample)]
+    with np.errstate(invalid="ignore"):
+        lo, hi = float(np.fmin.reduce(ys)), float(np.fmax.reduce(ys))
+    if not (math.isfinite(lo) and math.isfinite(hi)):  # ±inf logged: the finite ones' ends
+        fin = ys[np.isfinite(ys)]
+        if not len(fin):
+            return fin
+        lo, hi = float(fin.min()), float(fin.max())
+    return np.concatenate([sample, [lo, hi]])
 
 
 def _log(y: np.ndarray) -> np.ndarray:
@@ -391,18 +447,58 @@ def _log(y: np.ndarray) -> np.ndarray:
     return out
 
 
+def _log_ticks(lo: float, hi: float) -> list[float]:
+    """Ticks of a log axis (in log10 units) at whole powers of ten (`1e-5 · 1e-4`), every
+    k-th one when there are many; fewer than two when the range spans less than a decade."""
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return []
+    first, last = math.ceil(lo - 1e-9), math.floor(hi + 1e-9)
+    if last - first > 10_000:
+        return []
+    powers = list(range(first, last + 1))
+    every = max(1, math.ceil(len(powers) / 5))
+    return [float(p) for p in powers[::every]]
+
+
+def _break(x: np.ndarray, y: np.ndarray, cuts: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
+    """The series with a gap (a NaN point) at each cut that falls between two of its points: the
+    line is not drawn across the time a run was stopped."""
+    if not len(cuts) or len(x) < 2:
+        return x, y
+    idx = np.searchsorted(x, np.asarray(cuts, dtype=np.float64))
+    idx = np.unique(idx[(idx > 0) & (idx < len(x))])
+    if not len(idx):
+        return x, y
+    return (np.insert(x.astype(np.float64), idx, np.nan), np.insert(y.astype(np.float64), idx, np.nan))
+
+
+def _time_cuts(sources: Sequence[RunData], unit: float) -> dict[int, list[float]]:
+    """Per source, where on its time axis it was resumed (the wall time of each `resumed from`):
+    the time between its stop and that resume has no training to draw."""
+    out: dict[int, list[float]] = {}
+    for si, src in enumerate(sources):
+        t0 = src.store.t0
+        if t0 is None:
+            continue
+        cuts = [(a.t - t0) / unit for a in src.alerts if a.message.startswith("resumed from") and a.t]
+        if cuts:
+            out[si] = cuts
+    return out
+
+
 def robust_range(ys: Sequence[np.ndarray]) -> tuple[float, float, bool, bool]:
     """(low, high, cut below, cut above): the y range a panel draws. Where a few points lie far
     from all the others (loss 14.8 at the first log, ~0.5 after), the range is the bulk's (its
     5th to 95th percentile, and a margin) and those points are cut, and marked; points near
     the bulk are always in."""
-    values = np.concatenate([y for y in ys if len(y)]) if ys else np.array([])
+    parts = [y for y in ys if len(y)]
+    values = np.concatenate(parts) if parts else np.array([0.0])
     lo, hi = float(values.min()), float(values.max())
-    if len(values) < 10:
+    if len(values) < 10 or not (math.isfinite(lo) and math.isfinite(hi)):
         return lo, hi, False, False
     q_lo, q_hi = (float(v) for v in plotmath.quantiles(values, (0.05, 0.95)))
     span = q_hi - q_lo
-    if span <= 0:
+    if not (span > 0 and math.isfinite(span)):
         return lo, hi, False, False
     cut_lo, cut_hi = lo < q_lo - OUTLIER_SPANS * span, hi > q_hi + OUTLIER_SPANS * span
     return (q_lo - 0.05 * span if cut_lo else lo), (q_hi + 0.05 * span if cut_hi else hi), cut_lo, cut_hi
@@ -412,46 +508,60 @@ MARK_NAMES = {"C": "checkpoint", "R": "resume", "S": "stop"}
 """The letters on the x axis, and what each marks (named in the axis's caption)."""
 
 
-def run_marks(sources: Sequence[RunData]) -> list[tuple[float, str]]:
-    """(step, letter) of the first source's checkpoints, resumes and stops, for its x axis."""
+def run_marks(sources: Sequence[RunData], x_used: XMode = "step", unit: float = 1.0) -> list[tuple[float, str]]:
+    """(x, letter) of the first source's checkpoints, resumes and stops, for its x axis: at their
+    step, or on a time axis at the time each happened (a checkpoint: the time of its step)."""
     if not sources:
         return []
     data = sources[0]
-    marks: list[tuple[float, str]] = [(float(step), "C") for step, _ in data.checkpoints if step is not None]
+    t0 = data.store.t0
+    if x_used == "time" and t0 is None:
+        return []
+    events: list[tuple[float, str, float | None]] = [
+        (float(step), "C", None) for step, _ in data.checkpoints if step is not None]
     for alert in data.alerts:
         if alert.step is None:
             continue
         if alert.message.startswith("resumed from"):
-            marks.append((float(alert.step), "R"))
+            events.append((float(alert.step), "R", alert.t or None))
         elif alert.level != "warning" and alert.message.startswith("run ") \
                 and not alert.message.startswith("run finished"):
-            marks.append((float(alert.step), "S"))  # an attempt's end (`run stopped: …`)
-    return sorted(set(marks))
+            events.append((float(alert.step), "S", alert.t or None))  # an attempt's end (`run stopped: …`)
+    if x_used == "step":
+        return sorted({(step, letter) for step, letter, _ in events})
+    assert t0 is not None
+    key = next((k for k in data.store.keys() if data.store.count(k)), "")
+    steps, secs = data.store.series(key, "step")[0], data.store.series(key, "time")[0]
+    ok = np.isfinite(secs)
+    out = set()
+    for step, letter, t in events:
+        if t is not None:
+            out.add(((t - t0) / unit, letter))
+        elif ok.any():
+            out.add((float(np.interp(step, steps[ok], secs[ok])) / unit, letter))
+    return sorted(out)
 
 
 def _clip_note(clipped: tuple[int, int]) -> str:
     above, below = clipped
     parts = ([f"▲{above}"] if above else []) + ([f"▼{below}"] if below else [])
-    return (" · " + " ".join(parts) + " off range (l: log)") if parts else ""
+    return (" ".join(parts) + " off range") if parts else ""
 
 
-def series_hues(series: Sequence[tuple[int, str]], *, multi: bool, base: int = 6) -> list[int]:
-    """The hue index of each (source index, key) of a panel. One source: a hue per metric, an
-    eval series in its train twin's hue (drawn dotted). An overlay: a hue per run, the same on
-    every panel, and each further metric of a run in a shade of its own (distinct_colors)."""
-    def base_key(key: str) -> str:
-        for prefix in ("eval_", "eval/"):
-            if key.startswith(prefix) and any(k == key[len(prefix):] for _, k in series):
-                return key[len(prefix):]
-        return key
+def _fit_title(parts: tuple[str, str, str], room: int) -> str:
+    """`name value (best) · eval value (best)` cut to `room` cells a piece at a time: the eval's
+    best, the eval, the best, the value; the name itself last (shortened in the middle)."""
+    name, value, twin = parts
 
-    if not multi:
-        order = list(dict.fromkeys(base_key(k) for _, k in series))
-        return [order.index(base_key(k)) for _, k in series]
-    keys = list(dict.fromkeys(base_key(k) for _, k in series))
-    # distinct_colors lists the `base` hues, then a shade of each, ...: run r's k-th metric is
-    # the k-th shade of run r's hue.
-    return [si % base + base * keys.index(base_key(k)) for si, k in series]
+    def bare(text: str) -> str:
+        return text.split(" (", 1)[0]
+
+    for v, t in ((value, twin), (value, bare(twin)), (bare(value), bare(twin)), (value, ""),
+                 (bare(value), ""), ("", "")):
+        text = " · ".join(p for p in (f"{name} {v}".rstrip(), t) if p)
+        if cell_len(text) <= room:
+            return text
+    return elide(name, max(1, room))
 
 
 def _value_text(source: RunData, key: str) -> str:

@@ -208,24 +208,3 @@ def _wrap(labels: Sequence[str], width: int) -> list[list[int]]:
         used += (len(LEGEND_GAP) if rows[-1] else 0) + w
         rows[-1].append(i)
     return rows
-
-
-def distinct_colors(colors: Sequence[tuple[int, int, int]], n: int) -> list[tuple[int, int, int]]:
-    """`n` colours: the theme's first, then lighter and darker shades of them, so a seventh
-    series is not the first one's colour again."""
-    base = list(colors) or [(200, 200, 200)]
-    out = list(base)
-    for amount in (0.45, -0.35, 0.7, -0.55, 0.25, -0.2, 0.85, -0.7, 0.12, -0.1):
-        if len(out) >= n:
-            break
-        target = 255 if amount > 0 else 0
-        out += [_shade(rgb, target, abs(amount)) for rgb in base]
-    while len(out) < n:  # more series than shades: colours repeat, labels still differ
-        out += base
-    return out[:max(n, 1)]
-
-
-def _shade(rgb: tuple[int, int, int], target: int, amount: float) -> tuple[int, int, int]:
-    """`rgb` moved `amount` of the way to white (target 255) or black (0)."""
-    r, g, b = (round(c + (target - c) * amount) for c in rgb)
-    return r, g, b

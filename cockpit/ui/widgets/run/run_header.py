@@ -11,7 +11,7 @@ from cockpit.formats import fmt_duration
 from cockpit.metrics.rundata import RunData
 from cockpit.run.folder import LIVE_STATES
 from cockpit.ui.colors import STATE_STYLES
-from cockpit.ui.text import markup
+from cockpit.ui.text import fold, markup
 
 SEP = markup(" [dim]·[/] ")
 """Between facts: `trainer grpo · step 291/1500 · epoch 4.55` reads as three facts, not one.
@@ -19,6 +19,20 @@ Values are bold and labels dim, so the space between them is a run of its own: a
 starts a run is lost by some renderers (SVG screenshots showed `trainergrpo`)."""
 BAR_MAX = 20
 BAR_MIN = 6
+
+
+ROUGH_FOR_S = 120.0
+"""The ETA is said to be rough for this long after training starts: the first minutes' rate
+leaves out what comes later (the first eval, the first save, warm-up's end)."""
+ROUGH_BEFORE = 0.05
+"""...and before this part of the steps is trained."""
+
+
+def eta_is_rough(data: RunData, now: float) -> bool:
+    """Whether the ETA rests on too little of the run to be taken at its word (seen: 3x short)."""
+    if data.started is not None and now - data.started < ROUGH_FOR_S:
+        return True
+    return bool(isinstance(data.step, int) and data.max_steps and data.step < ROUGH_BEFORE * data.max_steps)
 
 
 class RunHeader(Static):
@@ -35,19 +49,36 @@ class RunHeader(Static):
         state = state or data.state or "?"
         style = STATE_STYLES.get(state, "$foreground")
         phase = data.phase or "-"
+        detail = ""
         training_over = data.phase == "done" or state == "stopping"
         if state in LIVE_STATES and data.phase == "done":
             phase = "ending"  # the trainer is done and its process is closing: not "running · done"
         elif data.phase_detail and phase not in ("training", "done"):
-            phase += f" ({data.phase_detail})"
+            detail = f" ({data.phase_detail})"
         trainer = trainer or data.trainer
-        line1 = SEP.join([
-            markup("[b]$v[/b]", v=title or data.label),
-            markup("[dim]trainer[/] [b]$v[/b]", v=trainer) if trainer
-            else markup("[dim]unknown trainer[/]"),
-            markup(f"[dim]state[/] [b {style}]$v[/]", v=state),
-            markup("[dim]phase[/] [b]$v[/b]", v=phase),
-        ])
+        width = (self.size.width or 100) - 2  # 2: the header's padding
+        name = title or data.label
+
+        def first_line(name: str, detail: str) -> Content:
+            return SEP.join([
+                markup("[b]$v[/b]", v=name),
+                markup("[dim]trainer[/] [b]$v[/b]", v=trainer) if trainer
+                else markup("[dim]unknown trainer[/]"),
+                markup(f"[dim]state[/] [b {style}]$v[/]", v=state),
+                markup("[dim]phase[/] [b]$v[/b]", v=phase + detail),
+            ])
+
+        # The phase is read whole: the run's name gives way first (to 20 cells), then the
+        # phase's detail (`importing (torch, transformers, …)`), then the name again.
+        line1 = first_line(name, detail)
+        over = line1.cell_length - width
+        if over > 0:
+            line1 = first_line(fold(name, max(20, len(name) - over)), detail)
+        if line1.cell_length > width and detail:
+            line1 = first_line(name, "")
+            over = line1.cell_length - width
+            if over > 0:
+                line1 = first_line(fold(name, max(8, len(name) - over)), "")
 
         facts: list[Content] = []
 
@@ -61,13 +92,17 @@ class RunHeader(Static):
         if isinstance(data.steps_per_s, (int, float)):
             fact("steps/s", f"{data.steps_per_s:.2f}")
         if state in LIVE_STATES and not training_over:  # no countdown for a run that is ending
-            eta = data.eta_now(time.time())
+            now = time.time()
+            eta = data.eta_now(now)
             # Past its countdown before the last step: say so until the next progress line.
-            fact("ETA", fmt_duration(eta) if eta is not None else "…" if data.eta_s is not None else "-")
+            shown = fmt_duration(eta) if eta is not None else "…" if data.eta_s is not None else "-"
+            if eta is not None and eta_is_rough(data, now):
+                shown = f"~{shown} (rough)"
+            fact("ETA", shown)
         tail = markup("  [dim]│ $v[/]", v=extra) if extra else Content("")
         # The progress bar gets the room the facts leave.
         used = sum(f.cell_length for f in facts) + SEP.cell_length * (len(facts) - 1) + tail.cell_length
-        room = (self.size.width or 100) - 2 - used  # 2: the header's padding
+        room = width - used
         if isinstance(data.step, int) and data.max_steps and room >= BAR_MIN + 6:
             frac = max(0.0, min(1.0, data.step / data.max_steps))
             width = min(BAR_MAX, room - 6)
