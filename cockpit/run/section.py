@@ -64,6 +64,21 @@ class ScriptSection(BaseModel):
     """The folder the command was given in (and runs in); relative paths it reports are from here."""
     launch_env: str | None = None
     """The id its launch environment is kept under (`run/secrets.py`), so a resume runs as the launch did."""
+    train_args: TrainArgs | None = None
+    """What `cockpit resume RUN --set` asked of the script's Trainer (`launch/plan.SCRIPT_SETTABLE`)."""
+
+
+class TrainArgs(BaseModel):
+    """`cockpit.script.train_args`: TrainingArguments fields the hook sets on the `segment`-th Trainer
+    of the script when its train() is called (`cockpit.hook.apply_train_args`)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    segment: int = Field(default=0, ge=0)
+    set: dict[str, int | float] = Field(default_factory=dict)
+
+
+ScriptSection.model_rebuild()
 
 
 class CockpitSection(BaseModel):
