@@ -618,12 +618,12 @@ def _bare_venv(where: Path) -> Path:
 def test_sample_and_merge_take_python_for_a_model_trained_elsewhere(tmp_path):
     """An output folder trained outside the cockpit, in another env: `sample --python PY` loads it
     with that env's Python; a Python that lacks transformers is named, with the fix."""
+    from cockpit.run.section import output_dir
     from helpers import farm_copy
 
     run = farm_copy("sft", tmp_path / "runs")
-    from cockpit.run.section import output_dir
-
     out = output_dir(run)
+    assert out is not None
     bare = _bare_venv(tmp_path / "bare")
     ask = ("--prompt", "hi", "--max-new-tokens", "2", "--no-keep")
 
