@@ -8,3 +8,9 @@ RUN_DIR_ENV = "COCKPIT_RUN_DIR"
 """The run's marker: the supervisor puts it (naming the run folder) in the environment of everything
 it starts; the hook reads it to know its run, and a process is the run's own only if it carries it
 (`owner`)."""
+
+HELPER_ENV = "COCKPIT_HELPER"
+"""The role of a process the supervisor starts beside the trainer (the SFT data check, py-spy, a
+notify command, and what they start): set to "1" in its environment next to the run's marker. It
+is the run's (a sweep or a force stop ends it) but never the trainer: a reader that asks whether
+the trainer still runs leaves it out (`owner.run_processes(..., trainer_only=True)`)."""

@@ -90,7 +90,7 @@ class Doctor:
     def poll(self, records: Sequence[journal.Record], beat: Beat) -> None:
         if self.off:
             return
-        self._guard(lambda: self._read(records, time.time()))
+        self._guard(lambda: self._read(records, time.monotonic()))  # when seen: a wall-clock jump is no silence
         now = time.monotonic()
         if self.off or now < self.next_poll:
             return
@@ -191,9 +191,9 @@ class Doctor:
         elif kind == journal.PHASE:
             self.phase = str(rec.data.get("phase") or "")
             if self.phase == "training":
-                self.clock.training_since = self.clock.training_since or time.time()
+                self.clock.training_since = self.clock.training_since or now
         elif kind in (journal.METRICS, journal.PROGRESS) and rec.step is not None:
-            if self.clock.step(rec.step, rec.t or now):
+            if self.clock.step(rec.step, now):  # not rec.t: the trainer's wall clock may jump
                 self.hung_at = None
             if kind == journal.METRICS and not rec.data.get("summary") and not self.resume_done \
                     and self._resumed_here:
@@ -251,7 +251,7 @@ class Doctor:
             return  # training is over: what is left is the process exiting
         if limit is not None and self.phase == "saving":
             limit *= SAVING_SLACK  # the final save of a large model takes many steps' time
-        silent = self.clock.silent_for(time.time())
+        silent = self.clock.silent_for(time.monotonic())
         if limit is None or silent is None or silent < limit:
             return
         step = self.clock.last_step

@@ -28,7 +28,7 @@ from cockpit.files import write_atomic
 from cockpit.hook.bundle import child_env
 from cockpit.launch import launchers as launcher
 from cockpit.launch import slurm
-from cockpit.run import RUN_DIR_ENV, diagnose, journal, owner, secrets
+from cockpit.run import HELPER_ENV, RUN_DIR_ENV, diagnose, journal, owner, secrets
 from cockpit.run.folder import LIVE_STATES, Request, RunFolder, Status, parse_run_argv, read_tail
 from cockpit.run.section import CockpitSection, ScriptSection, cockpit_section
 from cockpit.supervisor.doctor import start_doctor
@@ -50,6 +50,7 @@ def _read_env(run: RunFolder, section: CockpitSection) -> dict[str, str]:
     env.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     env.update(secrets.resolve_env(section.env))
     env[RUN_DIR_ENV] = str(run.path)
+    env.pop(HELPER_ENV, None)  # the trainer is the run's own, never one of the supervisor's helpers
     return env
 
 
@@ -128,6 +129,8 @@ class Supervision:
         self.child: subprocess.Popen[bytes] | None = None
         self.stopped_by_signal = False
         """SIGTERM or SIGINT reached the supervisor itself: the run ends as a forced stop does."""
+        self.started_mono = time.monotonic()
+        """When this attempt started, on the monotonic clock (`Beat.started_at`)."""
         self.section = CockpitSection()
         """run.yaml's `cockpit:` section, read once (strictly) as the attempt starts."""
 
@@ -141,10 +144,12 @@ class Supervision:
         # included), so `stop --force` and the sweep at the end find them (`run/owner.py`); set after
         # the start, it is not in this process's own /proc environ: the supervisor is never "marked".
         os.environ[owner.RUN_DIR_ENV] = str(run.path)
+        os.environ[HELPER_ENV] = "1"  # ... as a helper: the trainer's own environment leaves it out (`_read_env`)
         status.supervisor_pid = os.getpid()
         status.supervisor_started = owner.start_time(os.getpid())
         status.marker = str(run.path)
         status.started = time.time()
+        self.started_mono = time.monotonic()
         _save_status(run, status)  # at once: readers prove this process by its start time
         self.alerts = start_alerts(run, self.jw, status.trainer)
         findings = findings_watcher(run, self.jw, status.trainer)
@@ -291,7 +296,7 @@ class Supervision:
                 pass
 
     def beat(self, pid: int | None) -> Beat:
-        return Beat(pid=pid, started_at=self.status.started or time.time(),
+        return Beat(pid=pid, started_at=self.started_mono,
                     live=self.status.state in LIVE_STATES)
 
     def finish(self, state: str, exit_code: int | None, signum: int | None, diag: diagnose.Diagnosis) -> int:
@@ -314,8 +319,11 @@ class Supervision:
         status.signal = signum
         status.reason = diag.reason
         status.fix = diag.fix or None
-        _save_status(run, status)  # first: a reader that sees run_ended finds the status final too
+        unsaved = _save_status(run, status)  # first: a reader that sees run_ended finds the status final too
         jw.write(ended)  # when training ended, not when the notifications are done
+        if unsaved:  # even the reserved room failed: the journal's run_ended is the run's end (`runs` reads it)
+            jw.write(journal.warning(f"status.json could not be written at the run's end: {unsaved} — "
+                                     "the run's end is this journal's run_ended line", code="status_unwritten"))
         for done in Request:
             run.clear_request(done)
         for watcher in self.watchers:
@@ -442,16 +450,19 @@ def _open_log(path: Path) -> BinaryIO:
     return os.fdopen(open_own(path, os.O_WRONLY | os.O_APPEND), "ab")
 
 
-def _save_status(run: RunFolder, status: Status) -> None:
-    """status.json, whatever the disk says: the atomic write needs a free block; on a full disk it
-    goes through the room reserved beside it (`RunFolder.reserve_status`), renamed in whole — a
-    reader never sees half a status; when even that fails, one line on stderr, and the supervisor
-    and the run go on."""
+def _save_status(run: RunFolder, status: Status) -> str | None:
+    """status.json, whatever the disk says: the atomic write needs a free block and a free inode;
+    on a full disk, or one out of inodes, it goes through the room reserved beside it
+    (`RunFolder.reserve_status`), renamed in whole — a reader never sees half a status; when even
+    that fails, one line on stderr naming why (out of inodes said as such), returned, and the
+    supervisor and the run go on."""
     try:
         run.write_status(status)
     except OSError as exc:
-        say(f"cockpit: cannot write {run.status_json}: {exc}")
-
+        why = diagnose.write_failure(exc, run.path)
+        say(f"cockpit: cannot write {run.status_json}: {why}")
+        return why
+    return None
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -30,7 +30,8 @@ class Beat:
     pid: int | None
     """The trainer's process while it lives (None before it started and once it exited)."""
     started_at: float
-    """When this attempt started (time.time())."""
+    """When this attempt started, on `time.monotonic()`'s clock: every "how long since" in the
+    supervisor is measured on it, so a wall clock set forward or back makes no stall."""
     live: bool
     """Whether the run's state is a live one (`folder.LIVE_STATES`)."""
 
