@@ -66,3 +66,6 @@ _.dataset  # CockpitSection.dataset: validation reads the preset's mapping, the 
 
 # Run by name in a child interpreter (`python -c`, replay_loader._CHILD_CODE).
 _child_main  # cockpit/metrics/replay_loader.py: the replay parse child's entry
+
+# Textual style properties set on a widget's styles, read by Textual's layout.
+_.min_width  # completions/pane.py: the filter box as wide as its hint
