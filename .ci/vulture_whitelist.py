@@ -10,6 +10,7 @@ _.tooltip  # Widget.tooltip
 _.cursor_position  # Input.cursor_position (a test puts the cursor at the start)
 _.grid_size_columns  # Styles.grid_size_columns
 _.max_width  # Styles.max_width
+_.min_width  # Styles.min_width (a widget sized in code: the completions filter box, the tabs overflow marker)
 _.max_height  # Styles.max_height
 _.get_default_screen  # App.get_default_screen
 _.handle_bindings_clash  # App.handle_bindings_clash
