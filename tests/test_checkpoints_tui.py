@@ -22,7 +22,8 @@ pytestmark = pytest.mark.anyio
 def steps_per_s(run, since: float, until: float) -> float | None:
     """The training's rate between two wall times, from the journal's progress records."""
     records, _ = journal.read_all(run.events)
-    points = [(r.t, r.step) for r in records if r.kind == journal.PROGRESS and since <= r.t <= until]
+    points = [(r.t, r.step) for r in records
+              if r.kind == journal.PROGRESS and r.step is not None and since <= r.t <= until]
     if len(points) < 2 or points[-1][0] == points[0][0]:
         return None
     return (points[-1][1] - points[0][1]) / (points[-1][0] - points[0][0])

@@ -337,7 +337,7 @@ def cmd_stop(args: argparse.Namespace) -> int:
         status = stop(run, save=False, grace_s=args.grace)
         print(f"{one_line(run.name)}: {status.state}")
     else:
-        from cockpit.run.folder import script_section
+        from cockpit.run.section import script_section
 
         finish = bool(getattr(args, "finish_script", False))
         stop(run, save=True, finish_script=finish)

@@ -3,11 +3,14 @@ screens live in `screens/`, widgets in `widgets/<feature>/`."""
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import Iterable
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from textual import events
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.dom import DOMNode
@@ -15,6 +18,7 @@ from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.system_commands import SystemCommandsProvider
 
+from cockpit.ui import textual_fixes
 from cockpit.ui.choices import load_choices, remember
 from cockpit.ui.keymap import KEYMAP_FILE, load_keymap
 from cockpit.ui.screens.help import HelpScreen
@@ -25,6 +29,9 @@ if TYPE_CHECKING:
     from cockpit.run.folder import RunFolder
 
 Mode = Literal["home", "live", "replay"]
+textual_fixes.apply()
+MOUNT_WAIT_S = 2.0
+"""How long a key waits for the screen it goes to to be mounted (`CockpitApp.on_event`)."""
 
 
 class CommandsInOrder(SystemCommandsProvider):
@@ -76,6 +83,16 @@ class CockpitApp(App):
         in one read as markup would garble it or raise (widgets pass markup=True for us)."""
         super().notify(message, title=title, severity=severity,
                        timeout=timeout, markup=False)
+
+    async def on_event(self, event: events.Event) -> None:
+        """A key typed while the screen it goes to is still being built waits for it (at most
+        MOUNT_WAIT_S): `q` then `e` typed at once landed `e` on a Home whose compose had not run,
+        and its action found no preset list (the crash hunt, tests/test_ui_crash_hunt.py)."""
+        if isinstance(event, events.Key) and not event.is_forwarded:
+            screen, deadline = self.screen, time.monotonic() + MOUNT_WAIT_S
+            while not screen.is_mounted and time.monotonic() < deadline:
+                await asyncio.sleep(0.01)
+        await super().on_event(event)
 
     def action_help_quit(self) -> None:
         """ctrl+c (Textual's reflex catcher) says which key quits; Textual's own text is markup,

@@ -13,13 +13,14 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.screen import ModalScreen, Screen
-from textual.widgets import Header, Static
+from textual.widgets import Static
 
 from cockpit.errors import CockpitError
 from cockpit.ui.screens.confirm import ConfirmScreen
 from cockpit.ui.screens.name_prompt import NamePrompt
 from cockpit.ui.screens.path_prompt import PathPrompt
 from cockpit.ui.text import markup
+from cockpit.ui.textual_fixes import Header
 from cockpit.ui.widgets.footer import CockpitFooter
 from cockpit.ui.widgets.home.preset_list import PresetList
 from cockpit.ui.widgets.home.runs_table import RunsTable
