@@ -11,7 +11,6 @@ _.cursor_position  # Input.cursor_position (a test puts the cursor at the start)
 _.grid_size_columns  # Styles.grid_size_columns
 _.column_span  # Styles.column_span (plot_grid: the last panel widens over a short row)
 _.max_width  # Styles.max_width
-_.min_width  # Styles.min_width (a widget sized in code: the completions filter box, the tabs overflow marker)
 _.max_height  # Styles.max_height
 _.get_default_screen  # App.get_default_screen
 _.handle_bindings_clash  # App.handle_bindings_clash
@@ -69,4 +68,4 @@ _.dataset  # CockpitSection.dataset: validation reads the preset's mapping, the 
 _child_main  # cockpit/metrics/replay_loader.py: the replay parse child's entry
 
 # Textual style properties set on a widget's styles, read by Textual's layout.
-_.min_width  # completions/pane.py: the filter box as wide as its hint
+_.min_width  # Styles.min_width: the completions filter box as wide as its hint, the tabs overflow marker over a cut tab
