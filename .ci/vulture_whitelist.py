@@ -68,4 +68,4 @@ _.dataset  # CockpitSection.dataset: validation reads the preset's mapping, the 
 _child_main  # cockpit/metrics/replay_loader.py: the replay parse child's entry
 
 # Textual style properties set on a widget's styles, read by Textual's layout.
-_.min_width  # completions/pane.py: the filter box as wide as its hint
+_.min_width  # Styles.min_width: the completions filter box as wide as its hint, the tabs overflow marker over a cut tab
