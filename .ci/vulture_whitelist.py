@@ -64,3 +64,6 @@ _.dataset  # CockpitSection.dataset: validation reads the preset's mapping, the 
 
 # Run by name in a child interpreter (`python -c`, replay_loader._CHILD_CODE).
 _child_main  # cockpit/metrics/replay_loader.py: the replay parse child's entry
+
+# Textual reads it (a widget's reactive), set by the snapshot tests.
+_.cursor_blink  # tests/test_ui_snapshots.py: the Input and TextArea cursors drawn still, not mid-blink
