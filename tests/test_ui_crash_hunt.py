@@ -157,9 +157,15 @@ def _sweep() -> list:
     for source in ("farm-sft", "farm-grpo"):
         for i, start in enumerate(("completions", "checkpoints")):
             add(source, i, start)
-    # the farm's runs are trained (torch) once per code version: slow where the farm is cold
-    return [pytest.param(c, id=c.id, marks=[pytest.mark.slow] if c.source.startswith("farm-") else [])
-            for c in cases]
+    return [_param(c) for c in cases]
+
+
+def _param(case: Case):
+    """The case with its markers: the farm's runs are trained (torch) once per code version, slow
+    where the farm is cold; the live run and Home start a stand-in supervisor (a `sleep`)."""
+    marks = [pytest.mark.slow] if case.source.startswith("farm-") else \
+        [pytest.mark.proc] if case.source in ("live", "home") else []
+    return pytest.param(case, id=case.id, marks=marks)
 
 
 # -- keeping the keys inside the app -------------------------------------------------------------
@@ -332,7 +338,7 @@ async def _run_case(case: Case, tmp_path: Path, farm_run) -> None:
 
 
 @pytest.mark.usefixtures("no_processes")
-@pytest.mark.parametrize("case", SAMPLE, ids=lambda c: c.id)
+@pytest.mark.parametrize("case", [_param(c) for c in SAMPLE])
 async def test_random_keys_never_crash_the_app(case, tmp_path, farm_run, monkeypatch):
     monkeypatch.chdir(tmp_path)  # a replay's export writes into the current folder
     await _run_case(case, tmp_path, farm_run)
