@@ -1,3 +1,4 @@
+# Shipped by the hook (cockpit.hook.bundle): runs in the user's Python 3.9+, stdlib only (+ their transformers).
 """The file helpers every floor uses: one atomic writer, and YAML read and written one way.
 
 PyYAML is imported only when YAML is read or written: the hook's modules in the user's process
@@ -389,7 +390,9 @@ def _children(node: Any) -> list[Any]:
     return []
 
 
-def dump_yaml(obj: Any) -> str:
+def dump_yaml(obj: Any, *, flow: bool = False) -> str:
+    """YAML in the dialect `safe_load` reads (1.2 scalars: '1e-5' and 'no' quoted as the strings they
+    are); `flow`: on one line, `[a, b]` / `{k: v}`, as a form field shows it."""
     import yaml
 
-    return yaml.dump(obj, Dumper=_dumper(), sort_keys=False, allow_unicode=True, default_flow_style=False)
+    return yaml.dump(obj, Dumper=_dumper(), sort_keys=False, allow_unicode=True, default_flow_style=flow)

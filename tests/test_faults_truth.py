@@ -51,7 +51,7 @@ def _cleanup(run: RunFolder) -> None:
         status = None
     if status is not None:
         for pid, started in ((status.pid, status.pid_started), (status.supervisor_pid, status.supervisor_started)):
-            if owner.same_process(pid, started):
+            if pid is not None and owner.same_process(pid, started):
                 os.kill(pid, signal.SIGKILL)
     for proc in owner.marked_processes(run.path):
         proc.kill()
@@ -70,6 +70,7 @@ def _pipeline(tmp_path: Path, runs: Path, *extra: str, env: dict | None = None, 
     proc = subprocess.Popen(cockpit_cmd("run", "--runs-dir", str(runs), *(["--wait"] if wait else []), "--", *cmd),
                             cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             stdin=subprocess.DEVNULL, env=env)
+    assert proc.stdout is not None and proc.stderr is not None  # PIPE, both
     line = proc.stdout.readline().strip()
     assert line, proc.stderr.read()[-2000:]
     return RunFolder(Path(line)), proc
@@ -77,15 +78,16 @@ def _pipeline(tmp_path: Path, runs: Path, *extra: str, env: dict | None = None, 
 
 def _steps(run: RunFolder) -> list[int]:
     records, _ = journal.read_all(run.events)
-    return [r.step for r in records if r.kind == journal.METRICS and not r.data.get("summary")]
+    return [r.step for r in records if r.kind == journal.METRICS and not r.data.get("summary") and r.step is not None]
 
 
 def _close(proc: subprocess.Popen) -> None:
     if proc.poll() is None:
         proc.kill()
     proc.wait()
-    proc.stdout.close()
-    proc.stderr.close()
+    for pipe in (proc.stdout, proc.stderr):
+        if pipe is not None:
+            pipe.close()
 
 
 # -- B1, B2, B3: how training ended, by the training process's own word -------------------------

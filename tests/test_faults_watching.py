@@ -197,6 +197,7 @@ def _fake_script_run(runs: Path, cwd: Path, *extra: str, steps: int, every: floa
 
 
 def _run_of(proc: subprocess.Popen[str]) -> RunFolder:
+    assert proc.stdout is not None and proc.stderr is not None  # PIPE, both
     line = proc.stdout.readline().strip()
     assert line, proc.stderr.read()[-2000:] if proc.poll() is not None else "no run folder printed"
     return RunFolder(Path(line))
@@ -217,7 +218,7 @@ def _stop_leftovers(run: RunFolder) -> None:
 
 def _metric_steps(run: RunFolder) -> list[int]:
     records, _ = journal.read_all(run.events)
-    return [r.step for r in records if r.kind == journal.METRICS and not r.data.get("summary")]
+    return [r.step for r in records if r.kind == journal.METRICS and not r.data.get("summary") and r.step is not None]
 
 
 @pytest.mark.proc
@@ -493,10 +494,10 @@ def _end_waiter(run: RunFolder, flag: Path) -> None:
     flag.touch()
     status = run.read_status()
     try:
-        wait_for(lambda: _gone(status.supervisor_pid), timeout=60)
+        wait_for(lambda: status.supervisor_pid is None or _gone(status.supervisor_pid), timeout=60)
     finally:
         for pid, started in ((status.pid, status.pid_started), (status.supervisor_pid, status.supervisor_started)):
-            if owner.same_process(pid, started):
+            if pid is not None and owner.same_process(pid, started):
                 os.kill(pid, 9)
 
 

@@ -34,6 +34,7 @@ def _serve(tmp_path, *args: str, printed: bytes = rb"http://127\.0\.0\.1:\d+"):
                             start_new_session=True, cwd=tmp_path)
     try:
         out = b""
+        assert proc.stdout is not None
         deadline = time.monotonic() + 120
         while b"?token=" not in out and time.monotonic() < deadline and proc.poll() is None:
             ready, _, _ = select.select([proc.stdout], [], [], 0.5)
@@ -59,7 +60,7 @@ def _serve(tmp_path, *args: str, printed: bytes = rb"http://127\.0\.0\.1:\d+"):
         except ProcessLookupError:
             pass
         proc.wait()
-        proc.stdout.close()
+        proc.stdout.close()  # type: ignore[union-attr]  # PIPE: never None
 
 
 async def _ws_status(url: str, **headers: str) -> int:

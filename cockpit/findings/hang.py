@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cockpit.files import write_atomic
 from cockpit.findings.model import Finding
 
 HANGS_DIR = "hangs"
@@ -318,7 +319,7 @@ def record_stacks(run_dir: Path, pids: list[int], step: int | None, *,
     body = "\n".join(texts)
     if errors:
         body += "\n" + "\n".join(f"# {e}" for e in errors) + "\n"
-    path.write_text(body, encoding="utf-8")
+    write_atomic(path, body)  # never through a link put in its place
     return path, waits, errors
 
 

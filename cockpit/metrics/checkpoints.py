@@ -261,7 +261,7 @@ def locate(path: Path) -> CheckpointSet:
     path = Path(path)
     if not path.is_dir():
         raise CockpitError(f"{path}: no such folder — give a run (name or folder) or a training's output_dir")
-    if list_checkpoints(path) == [] and path.name.startswith("checkpoint-") and path.parent.is_dir():
+    if list_checkpoints(path) == [] and checkpoint_step(path.name) is not None and path.parent.is_dir():
         path = path.parent  # a checkpoint itself: its output dir
     run = RunFolder(path)
     if not run.exists():

@@ -1,3 +1,4 @@
+# Shipped by the hook (cockpit.hook.bundle): runs in the user's Python 3.9+, stdlib only (+ their transformers).
 """The run folder: the contract between the UI, the supervisor and the training process
 (`folder`), the journal and its tailer, run summaries (lists, name resolver, the effective state)
 and diagnosis of how a run died. Everything reads it; it imports only the ground floor

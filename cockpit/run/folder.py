@@ -1,3 +1,4 @@
+# Shipped by the hook (cockpit.hook.bundle): runs in the user's Python 3.9+, stdlib only (+ their transformers).
 """The run folder: the contract between the UI, the supervisor and the runner.
 
     runs/<name>-<yyyymmdd-hhmmss>/

@@ -30,6 +30,7 @@ from typing import Any
 
 from cockpit.errors import CockpitError, say
 from cockpit.paths import CONFIG_DIR_ENV, config_dir
+from cockpit.run import RUN_DIR_ENV
 
 REF_PREFIX = "secret:"
 SECRET_NAME = re.compile(r"TOKEN|KEY|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIAL|AUTH|COOKIE|SESSION|WEBHOOK|DSN",
@@ -76,7 +77,7 @@ def why_secret(name: str, value: str) -> str | None:
     return None
 
 
-NOT_KEPT = ("COCKPIT_OWNER_FD", "COCKPIT_RUN_DIR", "COCKPIT_RESUME_FROM")
+NOT_KEPT = ("COCKPIT_OWNER_FD", RUN_DIR_ENV, "COCKPIT_RESUME_FROM")
 """Launch-environment variables that belong to one process, never carried to a resume."""
 
 

@@ -31,7 +31,6 @@ from cockpit.launch import slurm
 from cockpit.run import HELPER_ENV, RUN_DIR_ENV, diagnose, journal, owner, secrets
 from cockpit.run.folder import LIVE_STATES, Request, RunFolder, Status, parse_run_argv, read_tail
 from cockpit.run.section import CockpitSection, ScriptSection, cockpit_section
-from cockpit.run.summaries import tail_records
 from cockpit.supervisor.doctor import start_doctor
 from cockpit.supervisor.findings import start as findings_watcher
 from cockpit.supervisor.watch import Beat, JournalFeed, Watcher, start_alerts
@@ -176,22 +175,18 @@ class Supervision:
                                                   "free some space in the run folder, then `cockpit resume RUN`"))
         if spec.kind == "slurm":
             self.watchers = [self.alerts]  # a Slurm job's trainer runs elsewhere: alerts only
-            return _supervise_slurm(self, spec, argv, cwd, env,
-                                    engine=None if script is not None else launcher.slurm_engine(spec))
+            return self._supervise_slurm(spec, argv, cwd, env,
+                                         engine=None if script is not None else launcher.slurm_engine(spec))
         run.control_dir()
         try:
             run.outcome_json.unlink()
         except FileNotFoundError:
             pass
-        try:
-            journal_start = run.events.stat().st_size  # this attempt's records come after
-        except OSError:
-            journal_start = 0
         failed = self._start(argv, cwd, env)
         if failed is not None:
             return self.finish("failed", None, None, failed)
         rc = self._watch()
-        return self.finish(*self._verdict(rc, script, journal_start))
+        return self.finish(*self._verdict(rc, script))
 
     def _command(self, section: CockpitSection, env: dict[str, str]
                  ) -> tuple[LauncherSpec, list[str], str, dict[str, str]]:
@@ -237,7 +232,7 @@ class Supervision:
         run, status, child = self.run, self.status, self.child
         assert child is not None
         sampler = SystemSampler()
-        self.watchers.insert(0, start_doctor(run, self.jw, self.resume_from))
+        self.watchers.insert(0, start_doctor(run, self.jw, self.resume_from, said=self.feed.finding_kinds))
         next_sample = time.monotonic() + 1.0
         while True:
             try:
@@ -262,7 +257,7 @@ class Supervision:
             pass
         return rc
 
-    def _verdict(self, rc: int, script: ScriptSection | None, journal_start: int
+    def _verdict(self, rc: int, script: ScriptSection | None
                  ) -> tuple[str, int | None, int | None, diagnose.Diagnosis]:
         """How the attempt ended: state, exit code, signal and why, from the exit code and the
         training process's own word (control/outcome.json, read here once)."""
@@ -273,8 +268,8 @@ class Supervision:
             forced = run.pending_request(Request.STOP_FORCE) or self.stopped_by_signal
             return "killed", None, -rc, diagnose.classify_signal(-rc, requested=forced)
         if rc == 0:  # by the training process's own word: exiting 0 mid-training is not finishing
-            found = diagnose.verdict(outcome, script=script is not None, exit_code=0,
-                                     trained=_trained(run, journal_start))
+            self.feed.pump(self.beat(None), self.watchers)  # the trainer's last lines, read once, by the feed
+            found = diagnose.verdict(outcome, script=script is not None, exit_code=0, trained=self.feed.trained)
             state, diag = found or ("finished", diagnose.Diagnosis("finished", "training finished", ""))
             return state, 0, None, diag
         tail = read_tail(run.stdout_log, 32_768)[0].decode("utf-8", errors="replace")
@@ -310,13 +305,13 @@ class Supervision:
         whatever still carries the run's marker."""
         run, jw, status = self.run, self.jw, self.status
         _follow(run, jw, status)
-        # The last step from the journal's tail: the whole journal may be large.
-        steps = [r.step for r in tail_records(run.events) if r.kind == journal.METRICS and r.step is not None]
-        ended = journal.run_ended(state, exit_code=exit_code, signal=signum, reason=diag.reason,
-                                  fix=diag.fix or None, step=steps[-1] if steps else None)
         beat = self.beat(None)
+        self.feed.pump(beat, self.watchers)  # what the trainer wrote last: the feed's last step is the run's
+        ended = journal.run_ended(state, exit_code=exit_code, signal=signum, reason=diag.reason,
+                                  fix=diag.fix or None, step=self.feed.last_step)
         for i, watcher in enumerate(self.watchers):
-            self.feed.pump(beat, self.watchers[i:])  # what the trainer, and the watchers before, wrote last
+            if i:
+                self.feed.pump(beat, self.watchers[i:])  # what the watchers before this one wrote last
             watcher.ended(ended, beat)
         status.state = state
         status.ended = time.time()
@@ -337,87 +332,68 @@ class Supervision:
         jw.close()
         return 0
 
-
-def _supervise_slurm(sup: Supervision, spec: LauncherSpec, task: list[str], cwd: str, env: dict[str, str], *,
-                     engine: str | None) -> int:
-    """A Slurm attempt: write the job script, sbatch it, follow squeue until the job leaves the
-    queue, forward a force stop as scancel, and say how the job ended."""
-    run, status = sup.run, sup.status
-    missing = slurm.available()
-    if missing:
-        return sup.finish("failed", None, None,
-                          diagnose.Diagnosis("config", missing, "run cockpit on a Slurm login node"))
-    ours = {k: v for k, v in env.items() if k.startswith("COCKPIT_") or k in (
-        "PYTHONPATH", "PYTHONUNBUFFERED", "TOKENIZERS_PARALLELISM", "HF_HUB_DISABLE_PROGRESS_BARS")}
-    declared = sup.section.env
-    given = secrets.resolve_env(declared)
-    hidden = {k: v for k, v in given.items()  # a secret goes through sbatch's environment, not the script
-              if declared.get(k, "").startswith(secrets.REF_PREFIX)}
-    ours.update({k: v for k, v in given.items() if k not in hidden})
-    script_path = run.path / "slurm.sbatch"
-    write_atomic(script_path, slurm.sbatch_script(run_dir=run.path, chdir=Path(cwd), job_name=run.name,
-                                                  launcher=spec, task=task, distributed=engine, env=ours))
-    try:
-        job = slurm.submit(script_path, env=hidden)
-    except CockpitError as exc:
-        return sup.finish("failed", None, None, diagnose.Diagnosis("slurm", str(exc), "fix cockpit.launcher"))
-    status.job_id = job
-    status.state = "queued"
-    status.reason = "submitted"
-    _save_status(run, status)
-    sup.jw.write(journal.phase("starting", f"slurm job {job} submitted"))
-    cancelled = False
-    while True:
-        seen = slurm.queue_state(job)
-        if seen is None:
-            break
-        state, why = seen
-        want = "queued" if state in ("PENDING", "CONFIGURING", "REQUEUED", "SUSPENDED") else "running"
-        if status.state == "stopping" and want == "running":
-            want = "stopping"
-        if run.pending_request(Request.STOP_SAVE) and want == "running":
-            want = "stopping"
-        reason = why if want == "queued" and why not in ("None", "") else None
-        if (want, reason) != (status.state, status.reason):
-            status.state, status.reason = want, reason
-            _save_status(run, status)
-        if run.pending_request(Request.STOP_FORCE) and not cancelled:
-            cancelled = True
-            slurm.cancel(job)
-        sup.feed.pump(sup.beat(None), sup.watchers)
-        time.sleep(1.0)
-    end = slurm.job_end(job)
-    if cancelled or (end.state == "killed" and run.pending_request(Request.STOP_FORCE)):
-        return sup.finish("killed", end.exit_code, None,
-                          diagnose.Diagnosis("stopped_by_user", f"stopped by request (scancel of job {job})",
-                                             "resume it with `cockpit resume RUN`"))
-    outcome = run.read_outcome()
-    if end.state == "finished" and outcome.get("state") == "stopped":
-        return sup.finish("stopped", 0, None,
-                          diagnose.Diagnosis("stopped", outcome.get("reason") or "stopped and saved on request",
-                                             outcome.get("fix", "")))
-    if end.state == "failed" and outcome.get("reason"):
-        return sup.finish("failed", end.exit_code, None,
-                          diagnose.Diagnosis(outcome.get("code", "error"), outcome["reason"], outcome.get("fix", "")))
-    return sup.finish(end.state, end.exit_code, None, diagnose.Diagnosis(end.state, end.reason, end.fix))
-
-
-def _trained(run: RunFolder, journal_start: int) -> bool:
-    """Whether a Trainer started training in this attempt: a `run_started` line after `journal_start`
-    (from the start when the journal was cut shorter than that meanwhile)."""
-    marker = b'"kind":"' + journal.RUN_STARTED.encode() + b'"'
-    try:
-        with open(run.events, "rb") as fh:
-            if os.fstat(fh.fileno()).st_size >= journal_start:
-                fh.seek(journal_start)
-            tail = b""
-            while chunk := fh.read(1 << 20):
-                if marker in tail + chunk:
-                    return True
-                tail = chunk[-len(marker):]
-    except OSError:
-        pass
-    return False
+    def _supervise_slurm(self, spec: LauncherSpec, task: list[str], cwd: str, env: dict[str, str], *,
+                         engine: str | None) -> int:
+        """A Slurm attempt: write the job script, sbatch it, follow squeue until the job leaves the
+        queue, forward a force stop as scancel, and say how the job ended."""
+        run, status = self.run, self.status
+        missing = slurm.available()
+        if missing:
+            return self.finish("failed", None, None,
+                              diagnose.Diagnosis("config", missing, "run cockpit on a Slurm login node"))
+        ours = {k: v for k, v in env.items() if k.startswith("COCKPIT_") or k in (
+            "PYTHONPATH", "PYTHONUNBUFFERED", "TOKENIZERS_PARALLELISM", "HF_HUB_DISABLE_PROGRESS_BARS")}
+        declared = self.section.env
+        given = secrets.resolve_env(declared)
+        hidden = {k: v for k, v in given.items()  # a secret goes through sbatch's environment, not the script
+                  if declared.get(k, "").startswith(secrets.REF_PREFIX)}
+        ours.update({k: v for k, v in given.items() if k not in hidden})
+        script_path = run.path / "slurm.sbatch"
+        write_atomic(script_path, slurm.sbatch_script(run_dir=run.path, chdir=Path(cwd), job_name=run.name,
+                                                      launcher=spec, task=task, distributed=engine, env=ours))
+        try:
+            job = slurm.submit(script_path, env=hidden)
+        except CockpitError as exc:
+            return self.finish("failed", None, None, diagnose.Diagnosis("slurm", str(exc), "fix cockpit.launcher"))
+        status.job_id = job
+        status.state = "queued"
+        status.reason = "submitted"
+        _save_status(run, status)
+        self.jw.write(journal.phase("starting", f"slurm job {job} submitted"))
+        cancelled = False
+        while True:
+            seen = slurm.queue_state(job)
+            if seen is None:
+                break
+            state, why = seen
+            want = "queued" if state in ("PENDING", "CONFIGURING", "REQUEUED", "SUSPENDED") else "running"
+            if status.state == "stopping" and want == "running":
+                want = "stopping"
+            if run.pending_request(Request.STOP_SAVE) and want == "running":
+                want = "stopping"
+            reason = why if want == "queued" and why not in ("None", "") else None
+            if (want, reason) != (status.state, status.reason):
+                status.state, status.reason = want, reason
+                _save_status(run, status)
+            if run.pending_request(Request.STOP_FORCE) and not cancelled:
+                cancelled = True
+                slurm.cancel(job)
+            self.feed.pump(self.beat(None), self.watchers)
+            time.sleep(1.0)
+        end = slurm.job_end(job)
+        if cancelled or (end.state == "killed" and run.pending_request(Request.STOP_FORCE)):
+            return self.finish("killed", end.exit_code, None,
+                              diagnose.Diagnosis("stopped_by_user", f"stopped by request (scancel of job {job})",
+                                                 "resume it with `cockpit resume RUN`"))
+        outcome = run.read_outcome()
+        if end.state == "finished" and outcome.get("state") == "stopped":
+            return self.finish("stopped", 0, None,
+                              diagnose.Diagnosis("stopped", outcome.get("reason") or "stopped and saved on request",
+                                                 outcome.get("fix", "")))
+        if end.state == "failed" and outcome.get("reason"):
+            return self.finish("failed", end.exit_code, None, diagnose.Diagnosis(
+                outcome.get("code", "error"), outcome["reason"], outcome.get("fix", "")))
+        return self.finish(end.state, end.exit_code, None, diagnose.Diagnosis(end.state, end.reason, end.fix))
 
 
 def _follow(run: RunFolder, jw: journal.JournalWriter, status: Status) -> None:
