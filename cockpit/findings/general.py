@@ -340,7 +340,11 @@ def eval_loss_keys(keys: list[str]) -> list[str]:
 def eval_metric_keys(keys: list[str]) -> list[str]:
     """The eval metrics that are not losses or timings (accuracy, f1, wer, rouge, ...)."""
     return [k for k in keys if k.startswith("eval_") and not k.endswith("loss")
-            and not any(k.endswith(s) for s in (*_NOT_METRICS, "entropy"))]  # an entropy is no score
+            and not any(k.endswith(s) for s in (*_NOT_METRICS, *_NO_SCORE))]
+
+
+_NO_SCORE = ("entropy", "mean_reward", "min_reward", "max_reward")
+"""Eval keys that are no score to get better or worse at: an entropy, a reward model's rewards."""
 
 
 def paired_metrics(loss_key: str, keys: list[str]) -> list[str]:
