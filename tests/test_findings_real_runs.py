@@ -176,3 +176,18 @@ def test_each_zoo_failure_is_named_by_its_kind_with_its_steps_and_no_healthy_zoo
             if len(r.named) < len(r.labelled)} == {}
     assert {r.kind: r.false_warnings for r in rows.values() if r.false_warnings} == {}
     assert {r.kind: r.unlabelled for r in rows.values() if r.unlabelled} == {}
+
+
+def test_the_held_out_shapes_fire_on_real_zoo_files_journal_and_trainer_state_alike():
+    """A reward that does not rise while the KL grows, and an epoch that falls back with the
+    learning rate constant (its fix the epoch's, not a schedule restart's), on files trained here."""
+    from real_runs import ZOO, judge_file
+
+    from cockpit.findings.general import EPOCH_FIX
+
+    for what in ("events.jsonl", "trainer_state.json"):
+        flat = {f.kind: f for f in judge_file(ZOO / "grpo-untrained-model-clipped" / what).findings}["reward_flat"]
+        assert flat.steps == (1, 60) and "while kl grew" in flat.summary
+        fell = {f.kind: f for f in judge_file(ZOO / "sft-resumed-with-more-data" / what).findings}["schedule_restart"]
+        assert "3 → 0.3125 at step 25" in fell.summary and "constant at 0.001" in fell.summary
+        assert fell.fix == EPOCH_FIX

@@ -282,10 +282,11 @@ def schedule_restart(r: Reader, kind: FindingKind) -> Outcome:
 
 
 EPOCH_FIX = ("the epoch counter started over while the step went on, and the learning rate did not restart: "
+             "the data changed under the run (a resume on a dataset of another size counts its epochs anew), "
              "the run was resumed without its trainer state (the data loader began the data again), or a "
-             "streaming dataset's epochs were counted anew. Resume with resume_from_checkpoint=<the "
-             "checkpoint> so the data goes on where it stopped; with an IterableDataset, set max_steps and "
-             "read the epoch as passes over the stream")
+             "streaming dataset's epochs were counted anew. Resume on the same data with "
+             "resume_from_checkpoint=<the checkpoint> so it goes on where it stopped; with an IterableDataset, "
+             "set max_steps and read the epoch as passes over the stream")
 """schedule_restart's fix when only the epoch fell back (the learning rate held its course)."""
 
 
