@@ -61,7 +61,14 @@ _.falls_pct  # RuleSpec.falls_pct
 _.stalled_minutes  # RuleSpec.stalled_minutes
 _.disk_free_gb_below  # RuleSpec.disk_free_gb_below
 _.not_improved_evals  # RuleSpec.not_improved_evals
+_.in_code  # CockpitSection.in_code: written by hook/public.py, read as data
 _.dataset  # CockpitSection.dataset: validation reads the preset's mapping, the schema documents it
 
 # Run by name in a child interpreter (`python -c`, replay_loader._CHILD_CODE).
 _child_main  # cockpit/metrics/replay_loader.py: the replay parse child's entry
+
+# Textual style properties set on a widget's styles, read by Textual's layout.
+_.min_width  # Styles.min_width: the completions filter box as wide as its hint, the tabs overflow marker over a cut tab
+
+# Textual reads it (a widget's reactive), set by the snapshot tests.
+_.cursor_blink  # tests/test_ui_snapshots.py: the Input and TextArea cursors drawn still, not mid-blink

@@ -18,7 +18,7 @@ from helpers import cockpit_cmd as cockpit_cmd  # the tests import it from here 
 # read the variable when a pytest plugin imported it, before this file; an App takes its level
 # from that constant when it is made.
 os.environ.setdefault("TEXTUAL_ANIMATIONS", "none")
-textual.constants.TEXTUAL_ANIMATIONS = os.environ["TEXTUAL_ANIMATIONS"]  # type: ignore[misc]
+textual.constants.TEXTUAL_ANIMATIONS = os.environ["TEXTUAL_ANIMATIONS"]  # type: ignore[misc,assignment]
 
 # A user's Python keeps compiled modules, and pytest its rewritten test modules; this sandbox sets
 # PYTHONDONTWRITEBYTECODE, so each of the hundreds of processes the suite starts (the CLI, supervisors,
@@ -111,10 +111,11 @@ def farm_run(tmp_path):
 
 
 @pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(items):
+def pytest_collection_modifyitems(config, items):
     """Under xdist (`--dist loadgroup`), the tests of a module that share a module- or class-scoped
     fixture (a trained run, a started cluster) go to one worker, so the fixture is built once; the
     slow tests go first (the same order on every worker)."""
+    _leave_out_the_sweep(config, items)
     for item in items:
         info = getattr(item, "_fixtureinfo", None)
         if info is None or any(True for _ in item.iter_markers("xdist_group")):
@@ -126,6 +127,17 @@ def pytest_collection_modifyitems(items):
             item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
     if os.environ.get("PYTEST_XDIST_WORKER"):  # on every worker alike: the long ones first, no worker ends on one
         items.sort(key=lambda item: (item.get_closest_marker("slow") is None, not _many_examples(item)))
+
+
+def _leave_out_the_sweep(config, items) -> None:
+    """The crash hunt's long sweep (marker `crash_sweep`) runs only when `-m` names it
+    (`.ci/run` runs it as its own step); the suite runs the hunt's fixed sample."""
+    if "crash_sweep" in (config.getoption("markexpr", "") or ""):
+        return
+    sweep = [item for item in items if item.get_closest_marker("crash_sweep")]
+    if sweep:
+        config.hook.pytest_deselected(items=sweep)
+        items[:] = [item for item in items if not item.get_closest_marker("crash_sweep")]
 
 
 def _many_examples(item) -> bool:

@@ -115,6 +115,10 @@ async def test_i_on_a_panel_says_what_its_metric_means_and_the_picker_says_it_to
         await app_wait(pilot, lambda: isinstance(app.screen, GlossaryScreen), "the glossary")
         text = str(app.screen.query_one("#glossary-text").render())
         assert "loss" in text and "0.693" in text and "healthy" in text  # DPO's loss, in DPO's words
+        await pilot.pause()
+        dialog = app.screen.query_one(".dialog")
+        lines = app.screen.query_one("#glossary-text").region.height
+        assert dialog.region.height <= lines + 8, (dialog.region.height, lines)  # as tall as what it says
         await pilot.press("escape")
         await app_wait(pilot, lambda: not isinstance(app.screen, GlossaryScreen), "closed")
         await pilot.press("m")

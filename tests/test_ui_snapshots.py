@@ -104,3 +104,178 @@ def test_home_with_no_runs(snap_compare, fixed_runs_dir, tmp_path, monkeypatch):
 
 # The setup screen has no snapshot: its trainer list is the installed TRL's, so a snapshot
 # would change with every TRL release. tests/test_ui_setup.py drives it instead.
+
+
+# -- every screen, tab and modal on real runs (issue 40) --------------------------------------------
+#
+# Each test is one view: a source, the keys that open the view, a terminal size. Views are drawn at
+# 100×30; the main ones at 60×20 and 160×48 too. The sources are real public runs
+# (tests/fixtures/trainer_states, real_runs) and GRPO run folders written by hand at fixed times
+# (ui_helpers.grpo_run: what the replay of a trainer_state.json has no place for: completions,
+# trainer output, alerts, checkpoints). Nothing on screen moves with the clock: the few widgets that
+# read the wall clock (ages, ETA, "sampled … ago") see FROZEN_NOW.
+
+REAL = FIXTURES.parent / "real_runs"
+SIZES = {"60x20": (60, 20), "100x30": (100, 30), "160x48": (160, 48)}
+MAIN_SIZES = ["60x20", "100x30", "160x48"]
+FROZEN_NOW = 1_700_000_000.0 + 26 * 3600  # a day and two hours after the runs' first record
+
+
+@pytest.fixture
+def frozen_clock(monkeypatch):
+    """The wall clock the views read (ages on Home, a live run's ETA, the system tab's "ago")."""
+    import time
+    import types
+
+    from cockpit.ui.widgets.home import runs_table
+    from cockpit.ui.widgets.run import run_header, system_pane
+
+    clock = types.SimpleNamespace(time=lambda: FROZEN_NOW, monotonic=time.monotonic)
+    for module in (runs_table, run_header, system_pane):
+        monkeypatch.setattr(module, "time", clock)
+
+
+async def _views_settled(pilot) -> None:
+    """Everything the view reads is read and drawn: the sources loaded, no worker running but the
+    live view's tail, no spinner, and a redraw tick (4 Hz) after that."""
+    from textual.widgets import Input, TextArea
+    from textual.worker import WorkerState
+
+    from cockpit.ui.screens.run_view import RunView
+    from cockpit.ui.widgets.waiting import Waiting
+    from ui_helpers import app_wait
+
+    app = pilot.app
+
+    def settled() -> bool:
+        run_screens = [s for s in app.screen_stack if isinstance(s, RunView)]
+        if any(not s.sources for s in run_screens):
+            return False
+        if any(w.state in (WorkerState.PENDING, WorkerState.RUNNING) and w.group != "tail" for w in app.workers):
+            return False
+        return not any(w.waiting for w in app.screen.query(Waiting))
+
+    await app_wait(pilot, settled, "the view settled")
+    for box in [*app.screen.query(Input), *app.screen.query(TextArea)]:
+        box.cursor_blink = False  # the cursor shown, not caught mid-blink
+    await pilot.pause(0.3)
+    await pilot.wait_for_scheduled_animations()
+    await pilot.pause()
+
+
+def _press(keys: str):
+    async def run_before(pilot) -> None:
+        await _views_settled(pilot)
+        for key in keys.split():
+            await pilot.press(key)
+            await _views_settled(pilot)
+
+    return run_before
+
+
+def _replay(*names: str):
+    paths = [FIXTURES / n if (FIXTURES / n).is_file() else REAL / n for n in names]
+    return make_app("replay", [str(p) for p in paths], "/tmp/cockpit-snapshot-unused")
+
+
+RUN_VIEWS = {
+    "plots": "", "completions": "2", "history": "3", "system": "5", "alerts": "6", "findings": "7",
+    "checkpoints": "8", "picker": "m", "glossary": "i", "steps-prompt": "v", "help": "f1",
+    "palette": "ctrl+p", "zoom": "z", "smoothing-off": "e", "time-axis": "x",
+}
+"""A run screen's tabs, modals and modes: the keys that open each."""
+MODALS_AND_MODES = ["picker", "glossary", "steps-prompt", "palette", "zoom", "smoothing-off", "time-axis"]
+REPLAY_VIEWS = {**{k: v for k, v in RUN_VIEWS.items() if k not in ("help", "system", "alerts")},
+                "add-source": "a", "findings-evidence": "7 enter"}
+"""The replay of a real run: each tab and every modal and mode of a run screen (the help, the system
+and alerts tabs are the run folder's)."""
+LIVE_VIEWS = {**{k: v for k, v in RUN_VIEWS.items() if k not in MODALS_AND_MODES},
+              "output": "4", "add-rule": "a", "stop-finished": "s",
+              "completions-filter": "2 slash", "completions-goto": "2 g", "completions-row": "2 enter",
+              "completions-group": "2 p", "completions-compare": "2 b left_square_bracket",
+              "completions-sort": "2 o", "checkpoints-picked": "8 down space"}
+"""A run folder: each tab (the ones a trainer_state.json has nothing for included), the completions'
+modes and the live screen's own modals (the modals and modes a replay shares are the replay's)."""
+
+
+def _cases(views: dict[str, str], main: list[str]) -> list:
+    return [pytest.param(keys, size, id=f"{name}-{size}") for name, keys in views.items()
+            for size in (MAIN_SIZES if name in main else ["100x30"])]
+
+
+@pytest.mark.parametrize(("keys", "size"), _cases(REPLAY_VIEWS, ["plots", "completions", "findings"]))
+def test_replay_views(snap_compare, keys, size):
+    """A real GRPO run's trainer_state.json (two reward functions) in every view of the replay."""
+    app = _replay("trl_grpo_modern_multireward.json")
+    assert snap_compare(app, terminal_size=SIZES[size], run_before=_press(keys))
+
+
+@pytest.fixture
+def grpo_runs():
+    """Home's runs, at a fixed path (Home shows it): a finished GRPO run, a stopped one that can be
+    resumed, a failed one. Tests using it share an xdist group (one worker: one path)."""
+    import shutil
+    from pathlib import Path
+
+    from ui_helpers import grpo_run
+
+    d = Path("/tmp/cockpit-snapshot-grpo-runs")
+    shutil.rmtree(d, ignore_errors=True)
+    grpo_run(d, "grpo-finished", steps=20, max_steps=20)
+    grpo_run(d, "grpo-stopped", steps=8, max_steps=40, state="stopped", checkpoints=(5,))
+    failed = grpo_run(d, "grpo-failed", steps=3, max_steps=40, state="failed", checkpoints=())
+    failed.update_status(exit_code=1, reason="the trainer exited 1: CUDA out of memory")
+    yield d
+    shutil.rmtree(d, ignore_errors=True)
+
+
+@pytest.mark.xdist_group("snapshot-grpo-runs")
+@pytest.mark.usefixtures("frozen_clock")
+@pytest.mark.parametrize(("keys", "size"), _cases(LIVE_VIEWS, ["plots", "completions", "checkpoints", "help"]))
+def test_run_folder_views(snap_compare, grpo_runs, keys, size):
+    """A finished GRPO run folder (completions, output, alerts, a finding, checkpoints) in every
+    view of the run screen."""
+    app = make_app("live", [str(grpo_runs / "grpo-finished")], str(grpo_runs))
+    assert snap_compare(app, terminal_size=SIZES[size], run_before=_press(keys))
+
+
+HOME_VIEWS = {"runs": "", "presets": "p", "archived": "v", "replay-prompt": "r", "compare-prompt": "c",
+              "rename": "R", "delete": "D", "archive": "A", "marked": "space down space", "help": "f1",
+              "palette": "ctrl+p"}
+
+
+@pytest.mark.xdist_group("snapshot-grpo-runs")
+@pytest.mark.usefixtures("frozen_clock")
+@pytest.mark.parametrize(("keys", "size"), _cases(HOME_VIEWS, ["runs"]))
+def test_home_views(snap_compare, grpo_runs, keys, size, tmp_path, monkeypatch):
+    monkeypatch.setenv("COCKPIT_CONFIG_DIR", str(tmp_path / "config"))  # the shipped presets only
+    app = make_app("home", [], str(grpo_runs))
+    assert snap_compare(app, terminal_size=SIZES[size], run_before=_press(keys))
+
+
+REPLAYS = {
+    "dpo-nan-gradnorm": ["trl_dpo_nan_gradnorm_midrun.json"],
+    "sft-token-accuracy": ["trl_sft_token_accuracy.json"],
+    "grpo-legacy-rewards": ["trl_grpo_legacy_reward_keys.json"],
+    "orpo": ["trl_orpo_recsys.json"],
+    "whisper-legacy": ["seq2seq_whisper_eval_wer_legacy_format.json"],
+    "dpo-margins": ["dpo_healthy_margins_grow_chosen_steady.json"],
+    "sft-six-eval-sets": ["sft_six_eval_sets_overfitting_30_epochs.json"],
+    "sft-resumed-lr-restarts": ["sft_unsloth_resumed_60_to_300_steps_lr_restarts_from_zero.json"],
+    "overlay-sft-dpo": ["trl_sft_token_accuracy.json", "trl_dpo_nan_gradnorm_midrun.json"],
+}
+"""Real public runs of every trainer family the fixtures hold, the plots first."""
+MAIN_REPLAYS = ["dpo-nan-gradnorm", "overlay-sft-dpo"]
+
+
+@pytest.mark.parametrize(("names", "size"), [
+    pytest.param(names, size, id=f"{name}-{size}") for name, names in REPLAYS.items()
+    for size in (MAIN_SIZES if name in MAIN_REPLAYS else ["100x30"])])
+def test_real_run_plots(snap_compare, names, size):
+    assert snap_compare(_replay(*names), terminal_size=SIZES[size], run_before=_press(""))
+
+
+@pytest.mark.parametrize("view", ["completions", "findings", "history"])
+def test_overlay_tabs(snap_compare, view):
+    app = _replay(*REPLAYS["overlay-sft-dpo"])
+    assert snap_compare(app, terminal_size=SIZES["100x30"], run_before=_press(RUN_VIEWS[view]))

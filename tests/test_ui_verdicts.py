@@ -445,6 +445,10 @@ async def test_a_narrow_screen_marks_the_tabs_that_are_off_screen(tmp_path):
         text = str(marker.render())
         assert "8" in text and "1" not in text  # the last tabs are past the right edge
         assert marker.region.right == 60 and marker.region.y == app.screen.query_one("Tabs").region.y
+        tabs = [t for t in app.screen.query("Tabs #tabs-list > Tab") if t.display]
+        # no tab's start showing beside the marker (`A 6 7 8 →`): a tab is wholly shown or not at all
+        await app_wait(pilot, lambda: not any(t.region.x < marker.region.x < t.region.right for t in tabs),
+                       "no tab cut by the marker")
         await pilot.press("8")
         await app_wait(pilot, lambda: "←" in str(marker.render()) and "8" not in str(marker.render()),
                        "now the first ones are off the left, and the active tab is on screen", limit=30)

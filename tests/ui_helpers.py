@@ -210,3 +210,88 @@ def preview_text(app) -> str:
 
 def launch_button(app) -> Button:
     return setup_screen(app).query_one("#launch-button", Button)
+
+
+# -- a GRPO run with every tab filled, at fixed times (the crash hunt and the snapshots) ------------
+
+T0 = 1_700_000_000.0
+"""The wall time of a hand-written run's first record: the snapshots show no clock that moves."""
+
+
+def grpo_run_records(steps: range, *, max_steps: int, t0: float = T0) -> list[journal.Record]:
+    """A GRPO run's journal for `steps` (two rewards, eval every 5, a warning, an alert and a
+    finding), each record at `t0 + step`."""
+    out = [journal.run_started("grpo", max_steps=max_steps, versions={"trl": "1.16.0"}),
+           journal.phase("training")]
+    for s in steps:
+        out.append(journal.metrics(s, {
+            "loss": 0.02 * math.sin(s / 3), "learning_rate": 1e-5 * min(1.0, s / 5),
+            "grad_norm": 0.5 + (s % 7) / 10, "kl": 0.01 * s, "entropy": 1.2 - s / 200,
+            "reward": 0.2 + s / 60, "reward_std": 0.3,
+            "rewards/accuracy_reward/mean": s / 60, "rewards/format_reward/mean": 0.2 if s % 3 else 0.0,
+            "completions/mean_length": 40.0 + s, "completions/clipped_ratio": 0.05 * (s % 4),
+            "frac_reward_zero_std": 0.25}, epoch=s / 40))
+        out.append(journal.progress(s, max_steps, steps_per_s=1.0, eta_s=float(max_steps - s)))
+        if s % 5 == 0:
+            out.append(journal.eval_metrics(s, {"eval_loss": 0.5 - s / 100, "eval_reward": s / 50}, epoch=s / 40))
+        if s == 4:
+            out.append(journal.warning("the tokenizer has no pad token; using eos", code="no_pad", step=s,
+                                       fix="set tokenizer.pad_token"))
+        if s == 6:
+            out.append(journal.alert("kl_high", "kl above 0.05 at step 6", key="kl", value=0.06, step=s,
+                                     actions=[{"kind": "bell", "ok": True}]))
+        if s == 8:
+            out.append(journal.finding("wasted_groups", steps=(3, 8), severity="warning",
+                                       summary="a quarter of the groups have one reward for every completion",
+                                       fix="raise num_generations or the temperature",
+                                       evidence=[{"type": "metric", "key": "frac_reward_zero_std",
+                                                  "points": [[3, 0.25], [8, 0.25]]}], step=s))
+    for r in out:
+        r.t = t0 + (r.step or 0)
+    return out
+
+
+def grpo_completion_rows(step: int) -> list[dict]:
+    """Two prompts, two generations each, with both rewards and an advantage."""
+    rows = []
+    for i, (prompt, acc, fmt) in enumerate([("Question: What is 2+2?\nAnswer:", 1.0, 0.2),
+                                            ("Question: Name a prime above 10.\nAnswer:", 0.0, 0.0),
+                                            ("Question: What is 2+2?\nAnswer:", 0.0, 0.2),
+                                            ("Question: Name a prime above 10.\nAnswer:", 1.0, 0.0)]):
+        rows.append({"prompt": prompt, "completion": f"<think>step {step}, try {i}</think> {4 if acc else 9}",
+                     "rewards": {"accuracy_reward": acc, "format_reward": fmt}, "advantage": acc - 0.5})
+    return rows
+
+
+def grpo_run(runs_dir: Path, name: str, *, steps: int = 20, max_steps: int = 40, state: str = "finished",
+             checkpoints: tuple[int, ...] = (10, 20), t0: float = T0) -> RunFolder:
+    """A GRPO run folder as the supervisor and runner leave it, written by hand at fixed times: its
+    journal (grpo_run_records), completions every 2 steps in the store, trainer output, complete
+    checkpoints in output/ and its status (`state`; a finished or stopped run has ended)."""
+    run = RunFolder(Path(runs_dir) / name)
+    run.path.mkdir(parents=True)
+    run.run_yaml.write_text("trainer: grpo\nmodel_name_or_path: tiny-gpt2\n", encoding="utf-8")
+    ended = state not in ("running", "starting")
+    run.write_status(Status(state=state, name=name, trainer="grpo", started=t0,
+                            ended=t0 + steps + 1 if ended else None, exit_code=0 if state == "finished" else None,
+                            reason={"finished": "training finished", "stopped": "stopped by request"}.get(state)))
+    records = grpo_run_records(range(1, steps + 1), max_steps=max_steps, t0=t0)
+    writer = CompletionsWriter(run.path)
+    with journal.JournalWriter(run.events) as jw:
+        for rec in records:
+            jw.write(rec)
+            if rec.kind == journal.PROGRESS and rec.step and rec.step % 2 == 0:
+                ref = writer.append(rec.step, grpo_completion_rows(rec.step), source="trainer_logs")
+                ref.t = rec.t
+                jw.write(ref)
+        if ended:
+            jw.write(journal.Record(journal.RUN_ENDED, {"state": state, "exit_code": 0 if state == "finished" else None,
+                                                        "signal": None, "reason": "training finished", "fix": None},
+                                    step=steps, t=t0 + steps + 1))
+    writer.close()
+    run.stdout_log.write_text("".join(f"{{'loss': {0.02 * math.sin(s / 3):.4f}, 'step': {s}}}\n"
+                                      for s in range(1, steps + 1)), encoding="utf-8")
+    for step in checkpoints:
+        if step <= steps:
+            fake_checkpoint(run.path / "output", step, max_steps)
+    return run

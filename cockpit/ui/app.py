@@ -3,11 +3,14 @@ screens live in `screens/`, widgets in `widgets/<feature>/`."""
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import Iterable
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from textual import events
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.dom import DOMNode
@@ -15,6 +18,7 @@ from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.system_commands import SystemCommandsProvider
 
+from cockpit.ui import textual_fixes
 from cockpit.ui.choices import load_choices, remember
 from cockpit.ui.keymap import KEYMAP_FILE, load_keymap
 from cockpit.ui.screens.help import HelpScreen
@@ -25,6 +29,9 @@ if TYPE_CHECKING:
     from cockpit.run.folder import RunFolder
 
 Mode = Literal["home", "live", "replay"]
+textual_fixes.apply()
+MOUNT_WAIT_S = 2.0
+"""How long a key waits for the screen it goes to to be mounted (`CockpitApp.on_event`)."""
 
 
 class CommandsInOrder(SystemCommandsProvider):
@@ -67,6 +74,8 @@ class CockpitApp(App):
         self.set_keymap(self.keymap)
         self._clashes_told: set[str] = set()
         self.last_opened: str | None = None
+        self.watched: list[str] = []
+        """The runs opened live in this session, in order (told of at exit when they train on)."""
 
     def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
                timeout: float | None = None, markup: bool = True) -> None:  # noqa: ARG002 - App.notify's
@@ -74,6 +83,16 @@ class CockpitApp(App):
         in one read as markup would garble it or raise (widgets pass markup=True for us)."""
         super().notify(message, title=title, severity=severity,
                        timeout=timeout, markup=False)
+
+    async def on_event(self, event: events.Event) -> None:
+        """A key typed while the screen it goes to is still being built waits for it (at most
+        MOUNT_WAIT_S): `q` then `e` typed at once landed `e` on a Home whose compose had not run,
+        and its action found no preset list (the crash hunt, tests/test_ui_crash_hunt.py)."""
+        if isinstance(event, events.Key) and not event.is_forwarded:
+            screen, deadline = self.screen, time.monotonic() + MOUNT_WAIT_S
+            while not screen.is_mounted and time.monotonic() < deadline:
+                await asyncio.sleep(0.01)
+        await super().on_event(event)
 
     def action_help_quit(self) -> None:
         """ctrl+c (Textual's reflex catcher) says which key quits; Textual's own text is markup,
@@ -117,6 +136,8 @@ class CockpitApp(App):
         from cockpit.ui.screens.live import LiveRunScreen
 
         self.last_opened = str(run_path)  # Home puts its cursor there when the user comes back
+        if str(run_path) not in self.watched:
+            self.watched.append(str(run_path))
         self.push_screen(LiveRunScreen(run_path))
 
     def open_replay(self, paths: list[str]) -> None:
@@ -295,6 +316,32 @@ class CockpitApp(App):
 
     def _run_from_palette(self, action: str, node: DOMNode) -> None:
         self.call_later(self.run_action, action, node)
+
+
+def trains_on(watched: list[str]) -> list[str]:
+    """What to print as the TUI exits: one line for each run watched in this session that still
+    trains (quitting the TUI never stops a run), with the command that comes back to it."""
+    import shlex
+
+    from cockpit.errors import CockpitError
+    from cockpit.paths import runs_dir as default_runs_dir
+    from cockpit.run.folder import LIVE_STATES, RunFolder
+    from cockpit.run.summaries import effective_state
+
+    lines = []
+    for path in watched:
+        run = RunFolder(Path(path))
+        try:
+            state, _why = effective_state(run)
+        except (CockpitError, OSError):
+            continue
+        if state not in LIVE_STATES:
+            continue
+        # By name where `cockpit attach` looks by default (./runs, COCKPIT_RUNS_DIR), else by path.
+        here = run.path.parent.resolve() == default_runs_dir().resolve()
+        ref = run.name if here else str(run.path)
+        lines.append(f"{run.name} trains on ({state}) — come back to it with: cockpit attach {shlex.quote(ref)}")
+    return lines
 
 
 def make_app(mode: Mode = "home", paths: list[str] | None = None,

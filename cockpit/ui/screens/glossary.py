@@ -32,6 +32,12 @@ class GlossaryScreen(ModalScreen[None]):
     """Escape or i closes it."""
 
     BINDINGS = [Binding("escape,i,q", "close", "Close", id="glossary.close")]
+    # As tall as its entries (a panel's one or two metrics are a few lines), scrolling past 70 %
+    # of the screen: not a tall dialog of empty space.
+    DEFAULT_CSS = """
+    GlossaryScreen .dialog { height: auto; }
+    GlossaryScreen #glossary-scroll { height: auto; max-height: 70vh; }
+    """
 
     def __init__(self, title: str, keys: list[str], family: str | None) -> None:
         super().__init__()
@@ -40,7 +46,7 @@ class GlossaryScreen(ModalScreen[None]):
         self.family = family
 
     def compose(self) -> ComposeResult:
-        with Vertical(classes="dialog dialog-tall"):
+        with Vertical(classes="dialog", id="glossary"):
             yield Static(literal(self.title_text), classes="dialog-question")
             with VerticalScroll(id="glossary-scroll"):
                 yield Static(explained(self.keys, self.family), id="glossary-text")

@@ -549,7 +549,10 @@ class RunView(Screen):
             def focus_new_pane(tries: int = 3) -> None:
                 if tabs.active != tab:
                     return  # another digit came first
-                pane = tabs.get_pane(tab)
+                try:
+                    pane = tabs.get_pane(tab)
+                except NoMatches:
+                    return  # the screen is being taken down (q right after the digit: the crash hunt)
                 found = [w for w in pane.query("*") if w.focusable]
                 # The innermost: a table rather than the scroll box around it. (The alerts tab
                 # mounts its rules table at its first showing; `AlertsList` hands it the focus.)

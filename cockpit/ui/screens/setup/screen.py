@@ -28,7 +28,7 @@ from textual.content import Content
 from textual.message import Message
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import Header, Static
+from textual.widgets import Static
 
 from cockpit.config.draft import COMMAND, Draft
 from cockpit.config.presets import Preset
@@ -36,6 +36,7 @@ from cockpit.config.validate import Problem
 from cockpit.errors import CockpitError
 from cockpit.trainers.registry import Registry, TrainerSpec, known_config_keys
 from cockpit.ui.screens.confirm import ConfirmScreen
+from cockpit.ui.textual_fixes import Header
 from cockpit.ui.widgets.footer import CockpitFooter
 from cockpit.ui.widgets.setup.actions import SetupActions
 from cockpit.ui.widgets.setup.catalogue import DATA_KEYS, script_extra_keys

@@ -142,6 +142,11 @@ class FindingsPane(Vertical):
     def show(self, data: RunData | None) -> None:
         if data is None:
             return
+        if not self.query(FindingsTable):
+            # Mounted, its children not yet (its screen was covered as the pane was revealed:
+            # Home opened at once over a replay, the crash hunt): shown once they are.
+            self.call_after_refresh(self.show, data)
+            return
         self.data = data
         whole = self.judge or data.ended is not None  # a run that ended is judged whole, as a replay
         key = (id(data), len(data.findings), data.store.version, whole)

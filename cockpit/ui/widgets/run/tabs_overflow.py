@@ -70,6 +70,24 @@ class TabsOverflow(Static):
         parts = ([f"← {' '.join(left)}"] if left else []) + ([f"{' '.join(beyond)} →"] if beyond else [])
         text = " · ".join(parts)
         if text != str(self.render()) or bool(parts) != self.display:
+            self.styles.min_width = None
             self.update(text)
             self.display = bool(parts)
             self.call_after_refresh(self.check)  # its new width moves the tabs: look again
+            return
+        cut = self._cut_on_the_right()
+        if cut:  # a tab's start showing beside the marker (`A 6 7 8 →`): the marker covers it
+            self.styles.min_width = self.region.width + cut
+            self.call_after_refresh(self.check)
+
+    def _cut_on_the_right(self) -> int:
+        """The cells of a tab cut at the bar's right edge that show (0: none)."""
+        bar = self.parent
+        if not isinstance(bar, Tabs) or not self.display or not self.region.width:
+            return 0
+        shown = bar.query_one("#tabs-scroll").region
+        for tab in bar.query("#tabs-list > Tab").results(Tab):
+            region = tab.region
+            if tab.display and region.x < shown.right < region.right:
+                return shown.right - region.x
+        return 0
