@@ -9,6 +9,7 @@ _.sub_title  # Screen.sub_title, shown in the header
 _.tooltip  # Widget.tooltip
 _.cursor_position  # Input.cursor_position (a test puts the cursor at the start)
 _.grid_size_columns  # Styles.grid_size_columns
+_.column_span  # Styles.column_span (plot_grid: the last panel widens over a short row)
 _.max_width  # Styles.max_width
 _.max_height  # Styles.max_height
 _.get_default_screen  # App.get_default_screen
@@ -60,10 +61,14 @@ _.falls_pct  # RuleSpec.falls_pct
 _.stalled_minutes  # RuleSpec.stalled_minutes
 _.disk_free_gb_below  # RuleSpec.disk_free_gb_below
 _.not_improved_evals  # RuleSpec.not_improved_evals
+_.in_code  # CockpitSection.in_code: written by hook/public.py, read as data
 _.dataset  # CockpitSection.dataset: validation reads the preset's mapping, the schema documents it
 
 # Run by name in a child interpreter (`python -c`, replay_loader._CHILD_CODE).
 _child_main  # cockpit/metrics/replay_loader.py: the replay parse child's entry
+
+# Textual style properties set on a widget's styles, read by Textual's layout.
+_.min_width  # completions/pane.py: the filter box as wide as its hint
 
 # Textual reads it (a widget's reactive), set by the snapshot tests.
 _.cursor_blink  # tests/test_ui_snapshots.py: the Input and TextArea cursors drawn still, not mid-blink

@@ -1,3 +1,4 @@
+# Shipped by the hook (cockpit.hook.bundle): runs in the user's Python 3.9+, stdlib only (+ their transformers).
 """Errors the user can cause, each one line that names the problem and the fix."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# Shipped by the hook (cockpit.hook.bundle): runs in the user's Python 3.9+, stdlib only (+ their transformers).
 """The file helpers every floor uses: one atomic writer, and YAML read and written one way.
 
 PyYAML is imported only when YAML is read or written: the hook's modules in the user's process
@@ -7,6 +8,7 @@ from __future__ import annotations
 
 import errno
 import functools
+import json
 import os
 import re
 import stat
@@ -42,11 +44,19 @@ def write_atomic(path: Path, data: str | bytes, *, reserved: bool = False) -> No
     """Temp file in the same folder + fsync + os.replace: a reader sees the old or the new file whole.
     The one atomic writer: status.json, outcome.json, caches, demo assets, control files.
 
-    `reserved`: on a full disk (ENOSPC, EDQUOT) the new content goes into the file `reserve` kept,
-    whose blocks are already the file's, and that file is renamed over `path` — still whole or not
-    at all for a reader; the old file's blocks are kept (a hard link, no data) for a later write."""
+    `reserved`: on a full disk (ENOSPC, EDQUOT: no block, or no inode) the new content goes into
+    the file `reserve` kept, whose blocks and inode are already the file's, and that file is
+    renamed over `path` — still whole or not at all for a reader; the old file's blocks are kept
+    (a hard link, no data) for a later write."""
     payload = data.encode("utf-8") if isinstance(data, str) else data
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        # Out of inodes, the temp file itself cannot be made (ENOSPC with blocks free): the spare
+        # holds an inode as well as blocks.
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as exc:
+        if reserved and exc.errno in (errno.ENOSPC, errno.EDQUOT) and _write_reserved(path, payload):
+            return
+        raise
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(payload)
@@ -178,9 +188,24 @@ def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
 
 def read_regular(path: str | os.PathLike[str], limit: int) -> bytes:
     """The whole of a regular file of at most `limit` bytes: `NotRegularFile` (see `open_regular`)
-    or `FileTooLarge` otherwise, never a read without end."""
+    or `FileTooLarge` otherwise, never a read without end.
+
+    The memory asked for is the file's, not the bound's: `read(n)` allocates n bytes before it
+    reads one, so a bound of 4 GB was a 4 GB buffer for a 3 KB file (a MemoryError under
+    `ulimit -v`). The file is read at its size, then on in chunks while it still grows."""
     with open_regular(path) as fh:
-        data = fh.read(limit + 1)
+        size = os.fstat(fh.fileno()).st_size
+        data = fh.read(min(size, limit) + 1)
+        if len(data) > size and len(data) <= limit:  # it grew since: read on, a chunk at a time
+            parts = [data]
+            total = len(data)
+            while total <= limit:
+                chunk = fh.read(min(1 << 20, limit + 1 - total))
+                if not chunk:
+                    break
+                parts.append(chunk)
+                total += len(chunk)
+            data = b"".join(parts)
     if len(data) > limit:
         raise FileTooLarge(errno.EFBIG, f"longer than {limit:,} bytes", os.fspath(path))
     return data
@@ -195,6 +220,66 @@ def read_text_regular(path: str | os.PathLike[str], limit: int = READ_LIMIT) -> 
     """`read_regular` as UTF-8 text (a BOM dropped); UnicodeDecodeError (a ValueError) for bytes
     that are not UTF-8."""
     return read_regular(path, limit).decode("utf-8-sig")
+
+
+class QuotedLiterals:
+    """A JSON file read as a stream (ijson) with its bare NaN / Infinity literals quoted ("nan",
+    "inf", "-inf", as `trainer_state.load_json` quotes them for orjson): transformers writes them
+    and ijson refuses them. A literal cut by a chunk's end is held back until the next chunk
+    completes it (none is longer than `_HELD`). A BOM at the start is dropped."""
+
+    _HELD = len(b"-Infinity")
+
+    def __init__(self, fh: BinaryIO) -> None:
+        self._fh = fh
+        self._held = b""
+        if fh.read(3) != b"\xef\xbb\xbf":
+            fh.seek(0)
+
+    def read(self, size: int = -1) -> bytes:
+        if size == 0:  # ijson's probe: bytes or text
+            return b""
+        while True:
+            chunk = self._fh.read(max(size, 1 << 16))
+            data = self._held + chunk
+            if b"NaN" in data:
+                data = data.replace(b"NaN", b'"nan"')
+            if b"Infinity" in data:
+                data = data.replace(b"-Infinity", b'"-inf"').replace(b"Infinity", b'"inf"')
+            if not chunk:
+                self._held = b""
+                return data
+            self._held = data[-self._HELD:]
+            if len(data) > self._HELD:
+                return data[:-self._HELD]
+
+
+def check_json_object(path: str | os.PathLike[str], limit: int) -> None:
+    """ValueError unless `path` (a regular file of at most `limit` bytes: `read_regular`'s
+    errors otherwise) holds one whole JSON object, read as a stream where ijson is there (the
+    cockpit's side): a 200 MB trainer_state.json is checked without its tree in memory. Where it
+    is not (the user's Python, which imports the run folder), the file is parsed whole."""
+    try:
+        import ijson
+    except ImportError:
+        if not isinstance(json.loads(read_regular(path, limit)), dict):
+            raise ValueError("not a JSON object") from None
+        return
+    with open_regular(path) as fh:
+        if os.fstat(fh.fileno()).st_size > limit:
+            raise FileTooLarge(errno.EFBIG, f"longer than {limit:,} bytes", os.fspath(path))
+        reader = QuotedLiterals(fh)
+        head = b""
+        while not head.strip() and (more := reader.read(1 << 16)):
+            head += more
+        if not head.lstrip().startswith(b"{"):
+            raise ValueError("not a JSON object")
+        fh.seek(0)
+        try:
+            for _ in ijson.items(QuotedLiterals(fh), "\x00", use_float=True):  # no such prefix: parse only
+                pass
+        except ijson.JSONError as exc:
+            raise ValueError(str(exc).split("\n")[0]) from None
 
 
 _FLOAT_1_2 = re.compile(r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?
@@ -305,7 +390,9 @@ def _children(node: Any) -> list[Any]:
     return []
 
 
-def dump_yaml(obj: Any) -> str:
+def dump_yaml(obj: Any, *, flow: bool = False) -> str:
+    """YAML in the dialect `safe_load` reads (1.2 scalars: '1e-5' and 'no' quoted as the strings they
+    are); `flow`: on one line, `[a, b]` / `{k: v}`, as a form field shows it."""
     import yaml
 
-    return yaml.dump(obj, Dumper=_dumper(), sort_keys=False, allow_unicode=True, default_flow_style=False)
+    return yaml.dump(obj, Dumper=_dumper(), sort_keys=False, allow_unicode=True, default_flow_style=flow)

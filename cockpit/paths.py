@@ -19,9 +19,13 @@ def cache_dir() -> Path:
     return _user_dir("COCKPIT_CACHE_DIR", "XDG_CACHE_HOME", ".cache")
 
 
+CONFIG_DIR_ENV = "COCKPIT_CONFIG_DIR"
+"""Where the config folder is when it is not ~/.config/cockpit (a read-only HOME)."""
+
+
 def config_dir() -> Path:
-    """Per-user config (own presets and themes). `COCKPIT_CONFIG_DIR` overrides."""
-    return _user_dir("COCKPIT_CONFIG_DIR", "XDG_CONFIG_HOME", ".config")
+    """Per-user config (own presets and themes, a run's kept secrets). `COCKPIT_CONFIG_DIR` overrides."""
+    return _user_dir(CONFIG_DIR_ENV, "XDG_CONFIG_HOME", ".config")
 
 
 def runs_dir(explicit: str | os.PathLike[str] | None = None) -> Path:

@@ -18,7 +18,7 @@ from helpers import cockpit_cmd as cockpit_cmd  # the tests import it from here 
 # read the variable when a pytest plugin imported it, before this file; an App takes its level
 # from that constant when it is made.
 os.environ.setdefault("TEXTUAL_ANIMATIONS", "none")
-textual.constants.TEXTUAL_ANIMATIONS = os.environ["TEXTUAL_ANIMATIONS"]  # type: ignore[misc]
+textual.constants.TEXTUAL_ANIMATIONS = os.environ["TEXTUAL_ANIMATIONS"]  # type: ignore[misc,assignment]
 
 # A user's Python keeps compiled modules, and pytest its rewritten test modules; this sandbox sets
 # PYTHONDONTWRITEBYTECODE, so each of the hundreds of processes the suite starts (the CLI, supervisors,

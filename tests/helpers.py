@@ -130,7 +130,7 @@ SHAPES: dict[str, Shape] = {
 
 def _metric_steps(run) -> list[int]:
     records, _ = journal.read_all(run.events)
-    return [r.step for r in records if r.kind == journal.METRICS and not r.data.get("summary")]
+    return [r.step for r in records if r.kind == journal.METRICS and not r.data.get("summary") and r.step is not None]
 
 
 def _wait_ended(run, timeout: float = 600.0) -> str:

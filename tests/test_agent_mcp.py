@@ -134,7 +134,7 @@ def test_runs_lists_every_run_with_numbers(shared):
     assert wasted["state"] == "killed" and wasted["trainer"] == "grpo"
     assert wasted["step"] == 19 and wasted["max_steps"] == 30 and isinstance(wasted["progress"], float)
     assert isinstance(wasted["last"]["reward"], float) and wasted["last"]["step"] == 19
-    assert isinstance(wasted["findings"], int)
+    assert isinstance(wasted["findings"], int) and isinstance(wasted["journal_quiet_s"], float)
     err, doc = client.call("runs", limit=1)
     assert len(doc["runs"]) == 1 and doc["cut"] == [f"runs: 1 of {doc['count']} kept"]
 
@@ -238,7 +238,7 @@ def test_checkpoints_and_compare_on_the_farm_run(shared):
     assert doc["shared_step"] == 18 and "reward" in doc["runs"][0]["metrics"]
     assert "learning_rate" in doc["config_differs"]
     err, said = client.call("compare", runs=["grpo-wasted-groups"])
-    assert err and "two runs or more" in said
+    assert err and "runs: List should have at least 2 items" in said and "\n" not in said
 
 
 def test_bad_input_is_one_line(shared):
@@ -247,6 +247,8 @@ def test_bad_input_is_one_line(shared):
     assert err and "did you mean 'grpo-wasted-groups'" in said and "\n" not in said
     err, said = client.call("findings", run="/nonexistent/trainer_state.json")
     assert err and "no such file" in said and "Traceback" not in said
+    err, said = client.call("runs", limit=500)  # outside the schema: pydantic's lines, as one
+    assert err and said.endswith("limit: Input should be less than or equal to 100") and "\n" not in said
 
 
 def test_bound_halves_the_biggest_list_and_says_so():
@@ -258,30 +260,33 @@ def test_bound_halves_the_biggest_list_and_says_so():
 
 @pytest.mark.proc
 def test_actions_only_with_the_flag_each_in_the_journal_and_rate_limited(tmp_path):
-    from cockpit.launch.plan import stop
+    """The actions' own path, on a run that reads live: its status names this test's process as its
+    supervisor (what a stop-and-save does to the trainer is test_processes' subject)."""
+    from cockpit.run import owner
 
     runs = tmp_path / "runs"
     shutil.copytree(FIXTURES / "findings" / "grpo-wasted-groups", runs / "grpo-wasted-groups")
-    live = helpers.fake_run(runs, "--steps", "0", "--every", "0.05", name="live")
-    try:
-        conftest_wait = __import__("conftest").wait_for
-        conftest_wait(lambda: live.read_status().state == "running", timeout=60)
-        with _serve(runs, "--allow-actions") as client:
-            assert {t.name for t in client.tools()} == READ_TOOLS | ACTION_TOOLS
-            err, said = client.call("stop_and_save", run="grpo-wasted-groups")
-            assert err and "not running" in said
-            err, doc = client.call("stop_and_save", run=live.name)
-            assert not err and doc["asked"] == "stop_and_save"
-            assert json.loads((live.control / "stop_save").read_text())["by"] == "agent"
-            records, _ = journal.read_all(live.events)
-            said_by = [r for r in records if r.kind == journal.WARNING and r.data.get("code") == "agent"]
-            assert len(said_by) == 1 and "stop" in said_by[0].data["message"]
-            err, said = client.call("stop_and_save", run=live.name)
-            assert err and "try again in" in said
-            err, said = client.call("resume", run="grpo-wasted-groups")
-            assert err and "no complete checkpoint" in said  # the CLI's own refusal, in one line
-    finally:
-        stop(live, save=False, grace_s=2)
+    live = helpers.make_run_folder(runs, "live", state="running")
+    live.update_status(supervisor_pid=os.getpid(), supervisor_started=owner.start_time(os.getpid()))
+    with _serve(runs, "--allow-actions") as client:
+        assert {t.name for t in client.tools()} == READ_TOOLS | ACTION_TOOLS
+        err, said = client.call("stop_and_save", run="grpo-wasted-groups")
+        assert err and "not running" in said
+        err, doc = client.call("stop_and_save", run="live")
+        assert not err and doc["asked"] == "stop_and_save"
+        assert json.loads((live.control / "stop_save").read_text())["by"] == "agent"
+        records, _ = journal.read_all(live.events)
+        said_by = [r for r in records if r.kind == journal.WARNING and r.data.get("code") == "agent"]
+        assert len(said_by) == 1 and "stop" in said_by[0].data["message"]
+        assert "through `cockpit mcp`" in said_by[0].data["message"]
+        err, said = client.call("stop_and_save", run="live")
+        assert err and "try again in" in said
+        err, said = client.call("resume", run="grpo-wasted-groups")
+        assert err and "no complete checkpoint" in said  # the CLI's own refusal, in one line
+        err, said = client.call("sample", run="grpo-wasted-groups", prompts=["a"] * 9)
+        assert err and "at most 8" in said
+        err, said = client.call("sample", run="grpo-wasted-groups", checkpoint="latest")
+        assert err and "no checkpoints yet" in said  # `cockpit sample`'s line: no sampler started
 
 
 @pytest.mark.proc
@@ -290,9 +295,13 @@ def test_streamable_http_wants_the_token(tmp_path):
     import urllib.request
 
     port = helpers.free_port()
+    env = {k: v for k, v in os.environ.items() if k != "COCKPIT_MCP_TOKEN"}
+    short = subprocess.run(helpers.cockpit_cmd("mcp", "--http", "--runs-dir", str(tmp_path)), capture_output=True,
+                           text=True, env={**env, "PYTHONPATH": str(REPO), "COCKPIT_MCP_TOKEN": "abc"}, timeout=60)
+    assert short.returncode == 2 and "give at least 16" in short.stderr and short.stderr.count("\n") == 1
     proc = subprocess.Popen(helpers.cockpit_cmd("mcp", "--http", "--port", str(port), "--runs-dir", str(tmp_path)),
                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "PYTHONPATH": str(REPO)})
+                            env={**env, "PYTHONPATH": str(REPO)})
     try:
         token = ""
         deadline = time.monotonic() + 60
@@ -360,3 +369,36 @@ def test_newest_record_is_the_last_of_its_kind_read_backwards_in_chunks(tmp_path
     with journal.JournalWriter(path) as jw:
         jw.write_all(records[:3])
     assert newest_record(path, journal.RUN_STARTED, chunk=chunk).data["output_dir"] == "/first"
+
+
+def test_without_the_sdk_one_line_names_the_extra(monkeypatch, capsys):
+    from cockpit.cli import main
+
+    monkeypatch.setitem(sys.modules, "mcp.server.mcpserver", None)  # what a light install finds
+    assert main(["mcp"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "pip install 'cockpit[mcp]'" in err
+
+
+def test_skills_prints_the_guide(capsys):
+    from cockpit.cli import main
+
+    assert main(["mcp", "--skills"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("---\nname: cockpit-trl-runs\n")
+    for tool in READ_TOOLS | ACTION_TOOLS:
+        assert f"`{tool}(" in out, tool
+
+
+def test_a_reader_keeps_the_runs_asked_last_and_follows_a_growing_one(runs_dir):
+    from cockpit.agent.reader import KEPT_RUNS, Reader
+
+    for i in range(KEPT_RUNS + 2):
+        helpers.make_run_folder(runs_dir, f"r{i}")
+    reader = Reader(runs_dir)
+    for i in range(KEPT_RUNS + 2):
+        assert reader.summary(f"r{i}")["progress"]["step"] == 3
+    assert len(reader._followed) == KEPT_RUNS and "r0" not in {Path(k).name for k in reader._followed}
+    with journal.JournalWriter(runs_dir / "r9" / "events.jsonl") as jw:
+        jw.write(journal.metrics(4, {"loss": 0.25}))
+    assert reader.metrics("r9", ["loss"])["series"]["loss"]["last"] == 0.25  # what it gained, read

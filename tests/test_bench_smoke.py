@@ -146,7 +146,7 @@ def test_tail_facts_equal_reading_every_record_of_the_tail(tmp_path):
         if s == 30:
             recs.append(journal.phase("saving"))
             recs.append(journal.run_started("grpo", max_steps=80))
-    recs.append(journal.metrics(None, {"loss": 0.1}))  # type: ignore[arg-type]
+    recs.append(journal.metrics(None, {"loss": 0.1}))
     recs.append(journal.eval_metrics(41, {"eval_loss": 0.2}))
     path = tmp_path / "events.jsonl"
     _journal(path, recs)

@@ -22,7 +22,8 @@ pytestmark = pytest.mark.anyio
 def steps_per_s(run, since: float, until: float) -> float | None:
     """The training's rate between two wall times, from the journal's progress records."""
     records, _ = journal.read_all(run.events)
-    points = [(r.t, r.step) for r in records if r.kind == journal.PROGRESS and since <= r.t <= until]
+    points = [(r.t, r.step) for r in records
+              if r.kind == journal.PROGRESS and r.step is not None and since <= r.t <= until]
     if len(points) < 2 or points[-1][0] == points[0][0]:
         return None
     return (points[-1][1] - points[0][1]) / (points[-1][0] - points[0][0])
@@ -268,7 +269,7 @@ async def test_the_chat_shows_its_sampling_settings_takes_new_ones_and_sends_the
     fake = tmp_path / "fake-python"
     fake.write_text(f"#!{sys.executable}\n{SETTINGS_SAMPLER}", encoding="utf-8")
     fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
-    monkeypatch.setattr(smp, "sampler_python", lambda _found: str(fake))
+    monkeypatch.setattr(smp, "sampler_python", lambda _found, _given=None: str(fake))
     requests = fake.with_suffix(".requests")
 
     out = _output_dir_with_checkpoints(tmp_path)
@@ -333,7 +334,7 @@ async def test_escape_out_of_a_chat_and_c_again_goes_on_with_the_earlier_turns(t
     fake = tmp_path / "fake-python"
     fake.write_text(f"#!{sys.executable}\n{SETTINGS_SAMPLER}", encoding="utf-8")
     fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
-    monkeypatch.setattr(smp, "sampler_python", lambda _found: str(fake))
+    monkeypatch.setattr(smp, "sampler_python", lambda _found, _given=None: str(fake))
     out = _output_dir_with_checkpoints(tmp_path)
     app = app_for(tmp_path, mode="replay", paths=[str(out)])
     async with app.run_test(size=(100, 30)) as pilot:
@@ -395,3 +396,152 @@ async def test_while_the_model_loads_the_answer_pane_says_so_not_an_empty_answer
         shown = str(answer.render())
         assert "empty answer" not in shown and "loading the model" in shown, shown
         pane.stop_sampler()
+
+
+async def test_the_checkpoint_list_spins_while_it_is_read(tmp_path, monkeypatch):
+    import threading
+
+    from textual.widgets import DataTable
+
+    from cockpit.metrics import checkpoints
+    from cockpit.ui.widgets.run.checkpoints_pane import CheckpointsPane
+    from cockpit.ui.widgets.waiting import Waiting
+
+    real, slow_disk = checkpoints.list_run_checkpoints, threading.Event()
+
+    def listed_once_the_disk_answers(path):  # a slow disk, not what the test is about
+        slow_disk.wait(20)
+        return real(path)
+
+    monkeypatch.setattr(checkpoints, "list_run_checkpoints", listed_once_the_disk_answers)
+    out = _output_dir_with_checkpoints(tmp_path)
+    app = app_for(tmp_path, mode="replay", paths=[str(out)])
+    async with app.run_test(size=(100, 30)) as pilot:
+        await app_wait(pilot, lambda: app.screen.query(CheckpointsPane), "the replay", limit=60)
+        await pilot.press("8")
+        pane = app.screen.query_one(CheckpointsPane)
+        status = pane.query_one("#ckpt-status", Waiting)
+        await app_wait(pilot, lambda: status.waiting, "a spinner")
+        assert "reading the checkpoints" in str(status.render())
+        slow_disk.set()
+        table = pane.query_one(DataTable)
+        await app_wait(pilot, lambda: table.row_count == 3 and not status.waiting, "listed, the spinner gone")
+        assert "space picks" in str(status.render())
+
+
+LOADING_THEN_ANSWERING = '''
+import json, sys
+req = json.loads(sys.stdin.readline())
+for spec in req["models"]:
+    print(json.dumps({"event": "loading", "slot": spec["slot"], "label": "checkpoint-30"}), flush=True)
+    print(json.dumps({"event": "loaded", "slot": spec["slot"], "label": "checkpoint-30", "device": "cpu"}), flush=True)
+    for i, prompt in enumerate(req["prompts"]):
+        print(json.dumps({"event": "answer", "slot": spec["slot"], "index": i, "text": "4", "prompt": prompt}),
+              flush=True)
+print(json.dumps({"event": "done", "id": req.get("id")}), flush=True)
+'''
+"""The sampler process without a model (the model is not what the test is about)."""
+
+
+@pytest.mark.proc  # the real CLI, and the sampler's stand-in a real process
+def test_cockpit_sample_says_on_stderr_what_it_waits_for_while_the_model_loads(tmp_path):
+    import stat
+    import sys
+
+    from helpers import cli
+
+    fake = tmp_path / "fake-python"
+    fake.write_text(f"#!{sys.executable}\n{LOADING_THEN_ANSWERING}", encoding="utf-8")
+    fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
+    out = _output_dir_with_checkpoints(tmp_path)
+    done = cli("sample", str(out), "--prompt", "2+2=", "--python", str(fake), "--no-keep")
+    assert done.returncode == 0, done.stderr
+    said = done.stderr.splitlines()
+    assert said[0].startswith(f"cockpit: starting the sampler ({fake}: given with --python)"), said
+    assert "cockpit: loading checkpoint-30…" in said
+    assert any(line.startswith("cockpit: checkpoint-30 loaded on cpu in ") for line in said), said
+    assert "4" in done.stdout and "loading" not in done.stdout  # stdout: the answers alone
+
+
+async def test_a_lora_checkpoint_says_lora_first_whatever_the_length_of_its_base_path(tmp_path):
+    import json
+
+    from textual.widgets import DataTable
+
+    from cockpit.ui.widgets.run.checkpoints_pane import CheckpointsPane
+
+    out = _output_dir_with_checkpoints(tmp_path, steps=(10,))
+    ckpt = out / "checkpoint-10"
+    (ckpt / "config.json").unlink()
+    base = "/home/someone/models/cache/huggingface/hub/models--Qwen--Qwen2.5-0.5B-Instruct/snapshots/abc123"
+    (ckpt / "adapter_config.json").write_text(json.dumps({"base_model_name_or_path": base}))
+    app = app_for(tmp_path, mode="replay", paths=[str(out)])
+    async with app.run_test(size=(100, 30)) as pilot:
+        await app_wait(pilot, lambda: app.screen.query(CheckpointsPane), "the replay", limit=60)
+        await pilot.press("8")
+        table = app.screen.query_one(CheckpointsPane).query_one(DataTable)
+        await app_wait(pilot, lambda: any(str(table.get_row_at(i)[1]) == "checkpoint-10"
+                                          for i in range(table.row_count)), "listed")
+        row = next(i for i in range(table.row_count) if str(table.get_row_at(i)[1]) == "checkpoint-10")
+        what = str(table.get_row_at(row)[-1])
+        assert what.startswith("LoRA on …") and what.endswith("snapshots/abc123") and len(what) <= 40, what
+
+
+async def test_the_prompt_box_takes_the_runs_own_prompts_once_a_live_run_logs_them(tmp_path):
+    import os
+
+    from textual.widgets import DataTable, TextArea
+
+    from cockpit.run import owner
+    from cockpit.run.completions_store import CompletionsWriter
+    from cockpit.ui.widgets.run.checkpoints_pane import CheckpointsPane, split_prompts
+    from ui_helpers import fake_checkpoint, grpo_rows, make_run
+
+    run = make_run(tmp_path / "runs", "young", [journal.run_started("grpo", max_steps=100)], trainer="grpo")
+    run.update_status(state="running", supervisor_pid=os.getpid(), supervisor_started=owner.start_time(os.getpid()))
+    fake_checkpoint(run.output, 2)
+    app = app_for(tmp_path, mode="live", paths=[str(run.path)])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app_wait(pilot, lambda: app.screen.query("#checkpoints-pane"), "the run view", limit=60)
+        await pilot.press("8")
+        await app_wait(pilot, lambda: app.screen.query(CheckpointsPane), "the Checkpoints tab")
+        pane = app.screen.query_one(CheckpointsPane)
+        await app_wait(pilot, lambda: pane.query_one(DataTable).row_count >= 1 and pane.found is not None, "listed")
+        box = pane.query_one("#ckpt-prompts", TextArea)
+        assert box.text == ""  # nothing logged yet
+        writer = CompletionsWriter(run.path)
+        with journal.JournalWriter(run.events) as jw:
+            jw.write(writer.append(1, grpo_rows(1), source="trainer_logs"))
+        writer.close()
+        await app_wait(pilot, lambda: box.text, "the run's prompts, at the next listing", limit=20)
+        assert split_prompts(box.text) == ["Question: 2+2?", "Question: 3+3?"]  # what `cockpit sample` uses
+
+
+async def test_from_the_prompt_box_r_is_a_letter_and_ctrl_r_runs_the_prompts(tmp_path, monkeypatch):
+    import stat
+    import sys
+
+    from textual.widgets import DataTable, TextArea
+
+    from cockpit.launch import sampler as smp
+    from cockpit.ui.widgets.run.checkpoints_pane import CheckpointsPane
+
+    fake = tmp_path / "fake-python"
+    fake.write_text(f"#!{sys.executable}\n{SETTINGS_SAMPLER}", encoding="utf-8")
+    fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setattr(smp, "sampler_python", lambda _found, _given=None: str(fake))
+    out = _output_dir_with_checkpoints(tmp_path)
+    app = app_for(tmp_path, mode="replay", paths=[str(out)])
+    async with app.run_test(size=(100, 30)) as pilot:
+        await app_wait(pilot, lambda: app.screen.query(CheckpointsPane), "the replay", limit=60)
+        await pilot.press("8")
+        pane = app.screen.query_one(CheckpointsPane)
+        await app_wait(pilot, lambda: pane.query_one(DataTable).row_count == 3, "the checkpoints listed")
+        box = pane.query_one("#ckpt-prompts", TextArea)
+        assert "ctrl+r" in str(box.border_subtitle)
+        box.focus()
+        await pilot.press(*"run r")
+        assert box.text == "run r" and not pane.busy  # letters
+        await pilot.press("ctrl+r")
+        await app_wait(pilot, lambda: pane.answers("a") and not pane.busy, "the prompts answered")
+        assert pane.answers("a") == ["t=0.0 n=64 s=0"] and box.text == "run r"

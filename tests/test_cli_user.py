@@ -39,7 +39,8 @@ def _records(run: RunFolder) -> list[journal.Record]:
 
 
 def _metric_steps(run: RunFolder) -> list[int]:
-    return [r.step for r in _records(run) if r.kind == journal.METRICS and not r.data.get("summary")]
+    return [r.step for r in _records(run)
+            if r.kind == journal.METRICS and not r.data.get("summary") and r.step is not None]
 
 
 def _ends(run: RunFolder) -> list[journal.Record]:
@@ -50,7 +51,7 @@ def _stopped_run(runs: Path) -> tuple[RunFolder, int]:
     """A run stopped with a checkpoint a few steps in, the way a user does it: `cockpit stop` (a copy of
     the run farm's `stopped` run: STOPPED_STEPS steps, stopped with a save after 5 or more, tests/helpers.py)."""
     run = farm_copy("stopped", runs)
-    end = wait_for(lambda: (_ends(run) or [None])[-1])
+    end = wait_for(lambda: _ends(run)[-1] if _ends(run) else None)
     assert end.data["state"] == "stopped", end.data
     wait_for(lambda: not run.read_status().live)
     last = _metric_steps(run)[-1]
@@ -153,6 +154,20 @@ def test_the_fix_for_a_finished_run_trains_it_further(tmp_path):
     assert "max_steps: 6" in run.run_yaml.read_text()
     again = cockpit("resume", run.name, "--runs-dir", str(run.path.parent))
     assert again.returncode == 2 and "already finished at step 6 of 6" in again.stderr
+
+
+@pytest.mark.slow
+def test_resume_names_the_steps_it_will_train_again(tmp_path):
+    """Issue 42: a resume after `stop --force` (or a crash) trained steps again, and nothing said
+    so. Here the newest checkpoint (4) is gone: the resume from checkpoint-2 says steps 3–4 go again."""
+    run = farm_copy("sft", tmp_path / "runs")
+    shutil.rmtree(run.output / "checkpoint-4")
+    proc = cockpit("resume", run.name, "--runs-dir", str(run.path.parent), "--wait",
+                   "--set", "max_steps=5", "--set", NO_SFT_CHECK)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert ("cockpit: steps 3–4 will be trained again: training had reached step 4, and the newest complete "
+            "checkpoint is checkpoint-2") in proc.stderr.splitlines(), proc.stderr
+    assert _metric_steps(run) == [1, 2, 3, 4, 3, 4, 5]
 
 
 # -- 5, 30: every command finds a run by name or prefix, and near misses get a suggestion ------

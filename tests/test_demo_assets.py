@@ -8,6 +8,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -299,7 +300,7 @@ def test_chat_template_renders_and_masks_the_assistant_reply(built_assets: Path)
     assert prompt == "<|im_start|>user\nWhat is 3 plus 4?<|im_end|>\n<|im_start|>assistant\n"
 
     conversation = [*question, {"role": "assistant", "content": "7"}]
-    out = tok.apply_chat_template(
+    out: Any = tok.apply_chat_template(  # with return_dict: a BatchEncoding, which its stubs do not say
         conversation, tokenize=True, return_dict=True, return_assistant_tokens_mask=True
     )
     masked = [tid for tid, m in zip(out["input_ids"], out["assistant_masks"], strict=False) if m]

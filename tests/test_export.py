@@ -213,6 +213,7 @@ def test_the_tui_export_key_writes_a_copy_of_the_run_data_it_shows(tmp_path):
 
     class App:
         on_ui_thread: list[str] = []
+        theme_variables = {"primary": "#0178D4", "warning": "#FEA62B"}  # the PNG's colours: the theme's
 
         def call_from_thread(self, fn, *args, **kwargs):
             self.on_ui_thread.append(fn.__name__)
@@ -229,7 +230,32 @@ def test_the_tui_export_key_writes_a_copy_of_the_run_data_it_shows(tmp_path):
     shown, _ = load_journal(run / "events.jsonl", "resumed")
     screen = Screen()
     export_and_notify(screen, [(run, tmp_path, "x-", shown)])
-    assert screen.app.on_ui_thread == ["shown", "notify"]
+    assert screen.app.on_ui_thread == ["series_colors", "shown", "notify"]
     assert screen.notes == [("exported", f"{tmp_path / 'x-metrics.csv'}\n{tmp_path / 'x-panels.png'}")]
     exported, _ = _csv_series(tmp_path / "x-metrics.csv")
     _assert_same_series(exported, shown.store)
+
+
+def test_the_png_wears_the_screens_colours(tmp_path):
+    """One colour rule (metrics.plot_colors) for the panels and the PNG: each series is drawn in
+    the palette colour the screen gives it (issue 40: the PNG used matplotlib's own)."""
+    import numpy as np
+    from matplotlib.image import imread
+
+    from cockpit.metrics import plot_colors
+    from cockpit.metrics.export import write_png
+    from cockpit.metrics.rundata import RunData
+    from cockpit.metrics.sources import open_source
+
+    data = RunData("sft", store=open_source(FIXTURES / "sft_3765_steps_first_log_spike.json").load_store())
+    palette = [(200, 30, 40), (20, 160, 60), (30, 60, 220), (220, 200, 20), (150, 20, 200), (20, 200, 200)]
+    write_png(data, tmp_path / "p.png", palette)
+    pixels = np.unique((imread(tmp_path / "p.png")[..., :3] * 255).round().astype(int).reshape(-1, 3), axis=0)
+    loss, eval_loss = plot_colors.panel_colors([(0, "loss"), (0, "eval_loss")], palette, multi=False,
+                                               keys=[data.store.keys()])
+
+    def drawn(rgb) -> bool:
+        return bool((np.abs(pixels - np.array(rgb)).max(axis=1) <= 2).any())
+
+    assert drawn(loss) and drawn(eval_loss) and loss != eval_loss
+    assert not drawn((31, 119, 180)), "no matplotlib default blue"

@@ -17,6 +17,13 @@ from cockpit.run import journal
 from cockpit.run.folder import RunFolder, checkpoint_problem, complete_checkpoint
 from helpers import NO_SFT_CHECK, checkpoint_folder, cli, make_run_folder, no_traceback, safetensors_file
 
+
+def _mkfifo(path) -> bool:
+    """A FIFO where a file was (the damage tables below are lambdas: one expression each)."""
+    os.mkfifo(path)
+    return True
+
+
 # -- D1: a damaged status.json ------------------------------------------------------------------
 
 DAMAGED_STATUS = {
@@ -25,7 +32,7 @@ DAMAGED_STATUS = {
     "state is a number": lambda p: p.write_text('{"state": 5}'),
     "pid is a string": lambda p: p.write_text('{"state": "running", "supervisor_pid": "12", "host": "h"}'),
     "a folder": lambda p: (p.unlink(), p.mkdir()),
-    "a FIFO": lambda p: (p.unlink(), os.mkfifo(p)),
+    "a FIFO": lambda p: (p.unlink(), _mkfifo(p)),
 }
 
 
@@ -101,8 +108,8 @@ def test_records_with_wrong_types_are_skipped_and_counted_and_every_reader_goes_
 
 HOSTILE = {
     "events.jsonl -> /dev/zero": lambda run: (run.events.unlink(), run.events.symlink_to("/dev/zero")),
-    "events.jsonl is a FIFO": lambda run: (run.events.unlink(), os.mkfifo(run.events)),
-    "run.yaml is a FIFO": lambda run: (run.run_yaml.unlink(), os.mkfifo(run.run_yaml)),
+    "events.jsonl is a FIFO": lambda run: (run.events.unlink(), _mkfifo(run.events)),
+    "run.yaml is a FIFO": lambda run: (run.run_yaml.unlink(), _mkfifo(run.run_yaml)),
     "status.json -> /dev/zero": lambda run: (run.status_json.unlink(), run.status_json.symlink_to("/dev/zero")),
 }
 

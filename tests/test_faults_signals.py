@@ -70,7 +70,7 @@ def _kill(pid: int | None, started: float | None = None) -> None:
         pass
 
 
-def _cleanup(run: RunFolder, *pids: tuple[int, float | None]) -> None:
+def _cleanup(run: RunFolder, *pids: tuple[int | None, float | None]) -> None:
     try:
         status = run.read_status()
         pids = (*pids, (status.pid, status.pid_started), (status.supervisor_pid, status.supervisor_started))

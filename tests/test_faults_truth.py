@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import stat
 import subprocess
@@ -50,7 +51,7 @@ def _cleanup(run: RunFolder) -> None:
         status = None
     if status is not None:
         for pid, started in ((status.pid, status.pid_started), (status.supervisor_pid, status.supervisor_started)):
-            if owner.same_process(pid, started):
+            if pid is not None and owner.same_process(pid, started):
                 os.kill(pid, signal.SIGKILL)
     for proc in owner.marked_processes(run.path):
         proc.kill()
@@ -69,6 +70,7 @@ def _pipeline(tmp_path: Path, runs: Path, *extra: str, env: dict | None = None, 
     proc = subprocess.Popen(cockpit_cmd("run", "--runs-dir", str(runs), *(["--wait"] if wait else []), "--", *cmd),
                             cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             stdin=subprocess.DEVNULL, env=env)
+    assert proc.stdout is not None and proc.stderr is not None  # PIPE, both
     line = proc.stdout.readline().strip()
     assert line, proc.stderr.read()[-2000:]
     return RunFolder(Path(line)), proc
@@ -76,15 +78,16 @@ def _pipeline(tmp_path: Path, runs: Path, *extra: str, env: dict | None = None, 
 
 def _steps(run: RunFolder) -> list[int]:
     records, _ = journal.read_all(run.events)
-    return [r.step for r in records if r.kind == journal.METRICS and not r.data.get("summary")]
+    return [r.step for r in records if r.kind == journal.METRICS and not r.data.get("summary") and r.step is not None]
 
 
 def _close(proc: subprocess.Popen) -> None:
     if proc.poll() is None:
         proc.kill()
     proc.wait()
-    proc.stdout.close()
-    proc.stderr.close()
+    for pipe in (proc.stdout, proc.stderr):
+        if pipe is not None:
+            pipe.close()
 
 
 # -- B1, B2, B3: how training ended, by the training process's own word -------------------------
@@ -196,7 +199,35 @@ def test_the_hang_finding_quotes_py_spys_own_error_line_not_its_backtrace(tmp_pa
     monkeypatch.setattr(hang, "py_spy", lambda: _fake_py_spy(tmp_path, f"cat >&2 <<'EOF'\n{refused}EOF\nexit 1"))
     dump = hang.dump_stack(os.getpid(), timeout_s=10)
     assert "9: main" not in dump.error and "Operation not permitted" in dump.error
-    assert ("yama" in dump.error) == hang.YAMA.exists()  # the sysctl is suggested only where it is there
+    assert dump.error.startswith(f"py-spy may not read pid {os.getpid()}: ")
+    assert ("ptrace_scope" in dump.error) == ((hang._yama_scope() or 0) > 0)  # Yama named only where it refuses
+    caused = ("Error: Failed to open process\n\nCaused by:\n    0: Operation not permitted (os error 1)\n\n"
+              "Stack backtrace:\n   9: main\n")
+    monkeypatch.setattr(hang, "py_spy", lambda: _fake_py_spy(tmp_path, f"cat >&2 <<'EOF'\n{caused}EOF\nexit 1"))
+    dump = hang.dump_stack(os.getpid(), timeout_s=10)
+    assert "(Caused by: Operation not permitted (os error 1))" in dump.error and "(Caused by:)" not in dump.error
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"), reason="needs root and setpriv")
+def test_py_spy_refused_as_root_without_cap_sys_ptrace_says_so_with_the_containers_fix():
+    """The real refusal: root with CAP_SYS_PTRACE dropped (as a container runs) may not trace
+    another user's process; the line says root without the capability, and the fix, not
+    "ptrace refused" nor an empty "(Caused by:)"."""
+    target = subprocess.Popen(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                               sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        time.sleep(0.5)
+        code = ("import sys\nfrom cockpit.findings import hang\n"
+                f"print(hang._has_cap_sys_ptrace()); print(hang.dump_stack({target.pid}, timeout_s=30).error)")
+        done = subprocess.run(["setpriv", "--bounding-set=-sys_ptrace", "--inh-caps=-sys_ptrace",
+                               sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+        cap, error = done.stdout.strip().split("\n", 1)
+        assert cap == "False", done.stderr
+        assert error.startswith(f"py-spy may not read pid {target.pid}: running as root without CAP_SYS_PTRACE")
+        assert "--cap-add SYS_PTRACE" in error and "(Caused by:)" not in error and "ptrace refused" not in error
+    finally:
+        target.kill()
+        target.wait()
 
 
 # -- B6: out of inodes is not out of space ------------------------------------------------------
@@ -378,3 +409,50 @@ def test_stop_and_save_works_on_a_run_folder_moved_mid_run(tmp_path, runs_dir):
     finally:
         _close(proc)
         _cleanup(moved)
+
+
+# -- a wall clock set two days forward --------------------------------------------------------------
+
+TWO_DAYS = 2 * 86400.0
+
+
+def test_a_wall_clock_jump_makes_no_hang_finding_and_no_stall_alert(tmp_path, monkeypatch):
+    """The doctor and the alert engine measure every "how long since" on the monotonic clock: a run
+    that steps every few hundredths of a second, then sees the wall clock (and the trainer's record
+    times) jump two days forward, is neither "stuck at step 6: 172800 s without a step" nor stalled."""
+    from cockpit.alerts.engine import AlertEngine
+    from cockpit.alerts.rules import parse_rules
+    from cockpit.run.folder import Status
+    from cockpit.supervisor.doctor import Doctor
+    from cockpit.supervisor.watch import Beat
+
+    run = RunFolder(tmp_path / "run")
+    run.path.mkdir()
+    run.run_yaml.write_text("trainer: script\ncockpit:\n  script: {command: [python, t.py]}\n", encoding="utf-8")
+    run.write_status(Status(state="running", name=run.name, trainer="script"))
+    engine = AlertEngine(parse_rules([{"stalled_minutes": 30, "do": ["journal"]}]))  # its own default clock ...
+    assert engine.clock is time.monotonic  # ... the monotonic one (a default bound at import: no patch reaches it)
+    beat = Beat(pid=os.getpid(), started_at=time.monotonic(), live=True)
+    real_time = time.time
+    with journal.JournalWriter(run.events) as jw:
+        doctor = Doctor(run, jw)
+        for step in range(1, 7):
+            recs = [journal.phase("training")] if step == 1 else []
+            rec = journal.metrics(step, {"loss": 1.0 / step})
+            rec.t = time.time()
+            recs.append(rec)
+            doctor.next_poll = 0.0
+            doctor.poll(recs, beat)
+            engine.feed(recs)
+            time.sleep(0.05)
+        monkeypatch.setattr(time, "time", lambda: real_time() + TWO_DAYS)  # the wall clock, and only it
+        for _ in range(3):
+            doctor.next_poll = 0.0
+            doctor.poll([], beat)
+            assert engine.tick(started_at=beat.started_at, live=True) == []
+        doctor.ended(journal.run_ended("finished"), Beat(pid=None, started_at=beat.started_at, live=False))
+    monkeypatch.setattr(time, "time", real_time)
+    records, _ = journal.read_all(run.events)
+    found = [r for r in records if r.kind == journal.FINDING]
+    assert not [f for f in found if "hang" in str(f.data.get("kind"))], found
+    assert not (run.path / "hangs").exists()

@@ -425,7 +425,8 @@ def test_a_resumed_script_carries_on_from_the_checkpoint_command_txt_names_whate
         return records[starts[-1]:] if starts else []
 
     def steps() -> list[int]:
-        return [r.step for r in attempt() if r.kind == journal.METRICS and not r.data.get("summary")]
+        return [r.step for r in attempt()
+                if r.kind == journal.METRICS and not r.data.get("summary") and r.step is not None]
 
     def said() -> list[str]:  # the hook's word, written before the Trainer's run_started
         return [r.data["message"] for r in _records(run) if r.kind == journal.WARNING
@@ -529,7 +530,8 @@ def test_stop_and_save_ends_the_script_at_its_checkpoint_and_resume_runs_it_to_i
     run = prepare_script(cmd, cwd=tmp_path, runs_dir=runs_dir, name="ends")
 
     def steps() -> list[int]:
-        return [r.step for r in _records(run) if r.kind == journal.METRICS and not r.data.get("summary")]
+        return [r.step for r in _records(run)
+                if r.kind == journal.METRICS and not r.data.get("summary") and r.step is not None]
 
     def stop_after(n: int, *extra: str) -> str:
         wait_for(lambda: len(steps()) >= n, timeout=300)
@@ -616,10 +618,12 @@ def _bare_venv(where: Path) -> Path:
 def test_sample_and_merge_take_python_for_a_model_trained_elsewhere(tmp_path):
     """An output folder trained outside the cockpit, in another env: `sample --python PY` loads it
     with that env's Python; a Python that lacks transformers is named, with the fix."""
+    from cockpit.run.section import output_dir
     from helpers import farm_copy
 
     run = farm_copy("sft", tmp_path / "runs")
-    out = run.output_dir()
+    out = output_dir(run)
+    assert out is not None
     bare = _bare_venv(tmp_path / "bare")
     ask = ("--prompt", "hi", "--max-new-tokens", "2", "--no-keep")
 

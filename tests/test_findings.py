@@ -373,7 +373,7 @@ def test_ppo_findings_from_the_article_recipes():
     assert healthy == []
 
 
-def _judged_at_every_step(folder) -> dict[str, tuple[int, tuple[int, int] | None]]:
+def _judged_at_every_step(folder) -> dict[str, tuple[int | None, tuple[int, int] | None]]:
     """What a live judge would say, poll by poll: the judge on every prefix of the run's metrics,
     each kind with the first step it was said at and its window then."""
     from cockpit.findings.judge import detect
@@ -381,7 +381,7 @@ def _judged_at_every_step(folder) -> dict[str, tuple[int, tuple[int, int] | None
 
     records, _ = journal.read_all(folder / "events.jsonl")
     metrics = [r for r in records if r.kind == journal.METRICS]
-    first: dict[str, tuple[int, tuple[int, int] | None]] = {}
+    first: dict[str, tuple[int | None, tuple[int, int] | None]] = {}
     for n in range(1, len(metrics) + 1):
         for f in detect(MetricStore.from_records(metrics[:n]), "grpo"):
             first.setdefault(f.kind, (metrics[n - 1].step, f.steps))

@@ -82,7 +82,8 @@ def _ended(run: RunFolder) -> journal.Record | None:
 
 
 def _metric_steps(run: RunFolder) -> list[int]:
-    return [r.step for r in journal.read_all(run.events)[0] if r.kind == journal.METRICS and not r.data.get("summary")]
+    return [r.step for r in journal.read_all(run.events)[0]
+            if r.kind == journal.METRICS and not r.data.get("summary") and r.step is not None]
 
 
 def _tiny_sft(runs_dir: Path, *overrides: str) -> RunFolder:

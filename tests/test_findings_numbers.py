@@ -63,7 +63,7 @@ def _ranges(f: Finding, data) -> tuple[list[tuple[float, float]], tuple[int, int
         inside = (s >= a) & (s <= z) & np.isfinite(v)
         if inside.any():
             values.append((float(v[inside].min()), float(v[inside].max())))
-    return values, (lo_step, hi_step) if lo_step is not None else None
+    return values, (lo_step, hi_step) if lo_step is not None and hi_step is not None else None
 
 
 def _close(x: float, lo: float, hi: float) -> bool:

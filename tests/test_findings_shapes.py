@@ -173,3 +173,36 @@ def test_a_learning_rate_restart_keeps_the_schedule_fix():
     lr = np.where(s <= 200, 2e-4 * (200 - s) / 200, 2e-4 * (400 - s) / 200)
     restart = _by_kind(_store(s, {"loss": 1.0 + 0.0 * s, "learning_rate": lr}))[0]["schedule_restart"]
     assert "learning rate jumped back up" in restart.fix
+
+
+# -- a reward model at chance -----------------------------------------------------------------
+
+
+def test_a_reward_model_whose_accuracy_stays_at_a_coin_toss_is_named_and_one_that_learns_is_not():
+    rng = np.random.default_rng(0)
+    s = np.arange(1, 41)
+    chance = rng.choice([0.375, 0.5, 0.625], 40)
+    learns = np.clip(0.5 + 0.45 * (1 - np.exp(-s / 10)) + 0.05 * rng.standard_normal(40), 0, 1)
+    for acc, fires in ((chance, True), (learns, False)):
+        store = _store(s, {"loss": 0.69 - 0.3 * (acc - 0.5), "accuracy": acc, "margin": acc - 0.5,
+                           "learning_rate": np.full(40, 1e-3)})
+        found, notes = _by_kind(store)
+        assert ("reward_model_at_chance" in found) == fires, notes["reward_model_at_chance"]
+    assert found == {} or "reward_model_at_chance" not in found
+
+
+def test_a_reward_model_that_learns_shuffled_pairs_by_heart_is_judged_on_its_held_out_pairs():
+    rng = np.random.default_rng(0)
+    s = np.arange(1, 41)
+    train = np.clip(0.5 + 0.4 * (1 - np.exp(-s / 10)) + 0.05 * rng.standard_normal(40), 0, 1)
+    recs = [journal.run_started("reward", max_steps=40)]
+    for i in s:
+        recs.append(journal.metrics(int(i), {"loss": 0.5, "accuracy": float(train[i - 1]), "margin": 0.5,
+                                             "learning_rate": 1e-3}))
+        if i % 5 == 0:
+            recs.append(journal.eval_metrics(int(i), {"eval_loss": 0.7, "eval_accuracy": float(rng.choice([0.4375, 0.5,
+                                                                                                            0.5625])),
+                                                      "eval_margin": 0.01}))
+    found = {f.kind: f for f in judge_run(MetricStore.from_records(recs), None).findings}
+    chance = found["reward_model_at_chance"]
+    assert "eval_accuracy stayed at chance" in chance.summary and "training accuracy went" in chance.summary

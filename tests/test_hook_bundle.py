@@ -62,12 +62,39 @@ def test_the_hook_folder_holds_exactly_the_modules_the_hook_imports(tmp_path):
                 assert not any(m == "cockpit" or m.startswith("cockpit.") for m in mods), (f, mods)
 
 
+SHIPPED_MARK = ("# Shipped by the hook (cockpit.hook.bundle): runs in the user's Python 3.9+, stdlib only "
+                "(+ their transformers).")
+"""The first line of every module the hook ships into the user's process: whoever edits one is told."""
+
+
+def test_every_module_the_hook_ships_says_so_on_its_first_line():
+    shipped = [*bundle.closure().values(), bundle._SITECUSTOMIZE]
+    unmarked = [str(p) for p in shipped if p.read_text(encoding="utf-8").splitlines()[0] != SHIPPED_MARK]
+    assert not unmarked, f"start each with the line: {SHIPPED_MARK}\n" + "\n".join(unmarked)
+
+
 def test_the_hooks_modules_need_only_the_standard_library_and_transformers():
     outside = set().union(*bundle.outside_imports().values())
     assert outside - set(sys.stdlib_module_names) == {"transformers", *GUARDED}
     for name, path in bundle.closure().items():
         assert not _top_level_imports(path) & GUARDED, name  # guarded, or inside functions
     assert "transformers" in _top_level_imports(bundle.closure()["cockpit.runner.callback"])
+
+
+OLDEST = min((line.python for line in versions.TRL_LINES), key=versions.parse)
+"""The oldest Python a supported TRL line runs on: the hook's floor."""
+
+
+def _oldest_python() -> str:
+    """OLDEST's interpreter. Missing, the test skips on a developer's machine and fails in CI
+    (`CI=true`), where a skip would hide that nothing checked the hook's floor."""
+    python = _python(OLDEST)
+    if python is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"no python{OLDEST} in CI — install it (e.g. uv python install {OLDEST}): "
+                        "the hook's floor must be checked there")
+        pytest.skip(f"no python{OLDEST} on this machine")
+    return python
 
 
 def _python(version: str) -> str | None:
@@ -80,10 +107,7 @@ def _python(version: str) -> str | None:
 
 @pytest.mark.proc
 def test_the_hook_folder_imports_on_the_oldest_python_a_supported_trl_line_runs_on(tmp_path):
-    oldest = min((line.python for line in versions.TRL_LINES), key=versions.parse)
-    python = _python(oldest)
-    if python is None:
-        pytest.skip(f"no python{oldest} on this machine")
+    python = _oldest_python()
     built = bundle.build(tmp_path / "hook")
     probe = textwrap.dedent(f"""
         import sys
@@ -106,7 +130,7 @@ def test_the_hook_folder_imports_on_the_oldest_python_a_supported_trl_line_runs_
     proc = subprocess.run([python, "-S", "-c", probe, str(run_dir)], env={"PYTHONPATH": str(built)},
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
-    assert f"({oldest.replace('.', ', ')})" in proc.stdout and "_textual_logs" in proc.stdout
+    assert f"({OLDEST.replace('.', ', ')})" in proc.stdout and "_textual_logs" in proc.stdout
     assert "outside: []" in proc.stdout
     records, skipped = journal.read_all(run_dir / "events.jsonl")
     assert [r.kind for r in records] == [journal.METRICS, journal.COMPLETIONS_REF] and not skipped
@@ -205,8 +229,10 @@ def test_where_each_trl_line_keeps_its_sampled_batch():
 
 
 def test_older_trl_or_transformers_than_presets_support_get_one_line():
-    assert versions.preset_range_problem({"trl": "1.16.0", "transformers": "5.23.0"}) is None
-    line = versions.preset_range_problem({"trl": "0.19.1", "transformers": "4.53.3"})
+    from cockpit.trainers.discovery import preset_range_problem
+
+    assert preset_range_problem({"trl": "1.16.0", "transformers": "5.23.0"}) is None
+    line = preset_range_problem({"trl": "0.19.1", "transformers": "4.53.3"})
     assert line is not None and "\n" not in line
     assert "trl 0.19.1" in line and "transformers 4.53.3" in line and "trl>=1.0.0" in line
     assert "cockpit run --" in line
@@ -287,10 +313,7 @@ def test_the_samplers_folder_imports_on_the_oldest_python_a_supported_trl_line_r
     from cockpit import bundle as shared
     from cockpit.launch import sampler
 
-    oldest = min((line.python for line in versions.TRL_LINES), key=versions.parse)
-    python = _python(oldest)
-    if python is None:
-        pytest.skip(f"no python{oldest} on this machine")
+    python = _oldest_python()
     folder = shared.cached(sampler.ROOTS, sampler.PRIVATE, tmp_path)
     probe = textwrap.dedent(f"""
         import sys
@@ -304,7 +327,7 @@ def test_the_samplers_folder_imports_on_the_oldest_python_a_supported_trl_line_r
     proc = subprocess.run([python, "-S", "-c", probe], env={"PYTHONPATH": str(folder)}, capture_output=True,
                           text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
-    assert f"({oldest.replace('.', ', ')})" in proc.stdout and "ImportError: the real reason" in proc.stdout
+    assert f"({OLDEST.replace('.', ', ')})" in proc.stdout and "ImportError: the real reason" in proc.stdout
     assert "outside: []" in proc.stdout
     usage = subprocess.run([python, "-S", "-m", f"{sampler.PRIVATE}.runner.sample", "x"],
                            env={"PYTHONPATH": str(folder)}, capture_output=True, text=True, timeout=120)

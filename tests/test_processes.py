@@ -22,7 +22,7 @@ from helpers import NO_SFT_CHECK, STOPPED_STEPS, fake_argv, fake_run, farm_cli
 
 def _metric_steps(run: RunFolder) -> list[int]:
     records, _ = journal.read_all(run.events)
-    return [r.step for r in records if r.kind == "metrics" and not r.data.get("summary")]
+    return [r.step for r in records if r.kind == "metrics" and not r.data.get("summary") and r.step is not None]
 
 
 def _ended(run: RunFolder):

@@ -10,7 +10,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import pytest
 
@@ -209,7 +209,7 @@ def test_failed_discovery_reports_the_last_stderr_line(monkeypatch: pytest.Monke
 def test_missing_trl_is_a_one_line_install_hint(monkeypatch: pytest.MonkeyPatch) -> None:
     real = discovery_mod.importlib.util.find_spec
 
-    def find_spec(name: str, *args: object):
+    def find_spec(name: str, *args: Any):
         return None if name in ("trl", "peft") else real(name, *args)
 
     monkeypatch.setattr(discovery_mod.importlib.util, "find_spec", find_spec)

@@ -52,3 +52,16 @@ def test_a_preset_may_not_write_the_script_key_the_cockpit_keeps_for_itself():
     assert parse_section({"script": {"command": ["python"]}}).script is not None
     with pytest.raises(CockpitError, match=r"cockpit.script.command: .*at least 1"):
         parse_section({"script": {"command": []}})
+
+
+def test_what_a_resume_with_set_asked_of_a_scripts_trainer_is_read_typed(tmp_path):
+    from cockpit.hook import bundle
+
+    run = _run(tmp_path, "trainer: script\ncockpit:\n  script:\n    command: [python, t.py]\n    cwd: /w\n"
+               "    train_args: {segment: 1, set: {max_steps: 40, learning_rate: 0.001}}\n")
+    script = cockpit_section(run, strict=True).script
+    assert script is not None and script.train_args is not None and script.train_args.segment == 1
+    assert bundle.train_args(run.path) == {"segment": 1, "set": {"max_steps": 40, "learning_rate": 0.001}}
+    run.run_yaml.write_text("trainer: script\ncockpit:\n  script: {command: [python], train_args: {segment: -1}}\n")
+    with pytest.raises(CockpitError, match=r"cockpit.script.train_args.segment: .*greater than or equal to 0"):
+        cockpit_section(run, strict=True)

@@ -34,6 +34,7 @@ def _serve(tmp_path, *args: str, printed: bytes = rb"http://127\.0\.0\.1:\d+"):
                             start_new_session=True, cwd=tmp_path)
     try:
         out = b""
+        assert proc.stdout is not None
         deadline = time.monotonic() + 120
         while b"?token=" not in out and time.monotonic() < deadline and proc.poll() is None:
             ready, _, _ = select.select([proc.stdout], [], [], 0.5)
@@ -59,7 +60,7 @@ def _serve(tmp_path, *args: str, printed: bytes = rb"http://127\.0\.0\.1:\d+"):
         except ProcessLookupError:
             pass
         proc.wait()
-        proc.stdout.close()
+        proc.stdout.close()  # type: ignore[union-attr]  # PIPE: never None
 
 
 async def _ws_status(url: str, **headers: str) -> int:
@@ -160,3 +161,54 @@ def test_served_on_every_interface_the_page_sends_a_remote_browser_to_the_addres
         assert opened == 101
     finally:
         served.close()
+
+
+def test_the_access_log_never_prints_the_token(tmp_path):
+    """The real server's log: every request line is there, the token in none of them, whether it
+    came in the query (the first visit), a wrong one beside it, or a cookie."""
+    port = free_port()
+    proc = subprocess.Popen(cockpit_cmd("serve", "--port", str(port), "--runs-dir", str(tmp_path / "runs")),
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                            start_new_session=True, cwd=tmp_path)
+    out = b""
+    try:
+        deadline = time.monotonic() + 120
+        while b"?token=" not in out and time.monotonic() < deadline and proc.poll() is None:
+            ready, _, _ = select.select([proc.stdout], [], [], 0.5)
+            if ready:
+                out += os.read(proc.stdout.fileno(), 4096)
+        found = re.search(rb"(http://127\.0\.0\.1:\d+)/\?token=([A-Za-z0-9_-]+)", out)
+        assert found, out.decode(errors="replace")
+        base, token = found.group(1).decode(), found.group(2).decode()
+        printed = len(out)
+
+        async def visit() -> list[int]:
+            async with aiohttp.ClientSession() as session:
+                got = []
+                for url in (f"{base}/?token={token}", f"{base}/?x=1&token={token}", f"{base}/?token=wrong-one",
+                            f"{base}/"):
+                    async with session.get(url, allow_redirects=False) as resp:
+                        got.append(resp.status)
+                return got
+
+        for _ in range(60):  # the URL is printed as the server starts: wait for it to listen
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.2)
+        statuses = asyncio.run(visit())
+        assert statuses[0] in (200, 302, 303) and statuses[2] == 403, statuses
+        deadline = time.monotonic() + 10
+        while out.count(b"GET /") < 4 and time.monotonic() < deadline:
+            ready, _, _ = select.select([proc.stdout], [], [], 0.5)
+            if ready:
+                out += os.read(proc.stdout.fileno(), 65536)
+        log = out[printed:].decode(errors="replace")
+        assert log.count("GET /") >= 4, log  # the access log is there ...
+        assert token not in log and "wrong-one" not in log, log  # ... without a token in it
+        assert "token=<hidden>" in log
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        proc.stdout.close()

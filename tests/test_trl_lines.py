@@ -33,7 +33,7 @@ from cockpit.run.folder import RunFolder
 from cockpit.trainers.versions import TRL_LINES
 from conftest import REPO, stored_completions, wait_for
 
-PYTHON = os.environ.get("COCKPIT_TRL_LINE_PYTHON")
+PYTHON = os.environ.get("COCKPIT_TRL_LINE_PYTHON", "")
 COCKPIT = os.environ.get("COCKPIT_TRL_LINE_COCKPIT")
 PIPELINE = REPO / "tests" / "fixtures" / "scripts" / "pipeline.py"
 

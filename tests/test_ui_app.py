@@ -7,11 +7,12 @@ so no training is needed.
 from __future__ import annotations
 
 import math
+import os
 import time
 
 import pytest
 
-from cockpit.run import journal
+from cockpit.run import journal, owner
 from conftest import FIXTURES
 from ui_helpers import SIZE, app_for, app_wait, make_run, notifications, sft_records
 
@@ -332,3 +333,23 @@ async def test_every_screen_action_is_in_the_command_palette(tmp_path):
         for wanted in ("Pick metric", "Smoothing", "Step/time", "Add run",
                        "Theme: cockpit-day", "Completions tab"):
             assert wanted in titles
+
+
+async def test_quitting_while_a_watched_run_trains_says_it_trains_on_and_how_to_come_back(tmp_path, monkeypatch):
+    from cockpit.run.folder import Status
+    from cockpit.ui.app import trains_on
+
+    monkeypatch.setenv("COCKPIT_RUNS_DIR", str(tmp_path / "runs"))
+    run = make_run(tmp_path / "runs", "busy", sft_records(range(1, 5)), state="running")
+    run.update_status(supervisor_pid=os.getpid(), supervisor_started=owner.start_time(os.getpid()))
+    done = make_run(tmp_path / "runs", "done", [*sft_records(range(1, 5)), journal.run_ended("finished")],
+                    state="finished")
+    app = app_for(tmp_path, "live", [str(run.path)])
+    async with app.run_test(size=SIZE) as pilot:
+        await app_wait(pilot, lambda: app.screen.sources, "the run shown")
+        app.open_live(str(done.path))
+        await pilot.press("q")
+    assert trains_on(app.watched) == [
+        f"{run.name} trains on (running) — come back to it with: cockpit attach {run.name}"]
+    run.write_status(Status(state="finished", name=run.name, trainer="sft"))
+    assert trains_on(app.watched) == []

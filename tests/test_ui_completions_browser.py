@@ -492,3 +492,24 @@ async def test_completions_title_reads_as_words_and_empty_columns_are_left_out(t
         title = str(pane.query_one("#completions-title").render())
         assert title.startswith("step 251 · 4 samples · 7 steps kept · 6 of 7, scrubbed back")
         assert "End newest" in title
+
+
+async def test_previews_cut_on_a_word_without_special_tokens_and_the_filter_hint_is_whole(tmp_path):
+    long = ("the model answers with a sentence long enough to be cut somewhere in the middle of its words "
+            "so that the preview has to end before it does, " * 3)
+
+    def rows(_step: int) -> list[dict]:
+        return [{"prompt": "Say something long", "completion": long + "<|endoftext|><|endoftext|>", "rewards": {}},
+                {"prompt": "Say it short", "completion": "short<|im_end|>", "rewards": {}}]
+
+    run = stored_run(tmp_path, (1,), rows)
+    app = app_for(tmp_path, "replay", [str(run.path)])
+    async with app.run_test(size=(100, 30)) as pilot:
+        pane = await open_completions_tab(app, pilot)
+        cells = completions_column(pane, "completion")
+        assert cells[1] == "short" and all("<|" not in c for c in cells), cells
+        cut = cells[0]
+        assert cut.endswith("…") and long.startswith(cut[:-1]) and long[len(cut) - 1] == " ", cut
+        query = pane.query_one("#completions-query")
+        await pilot.pause()
+        assert query.region.width >= len(query.placeholder) + 2, (query.region.width, query.placeholder)

@@ -10,7 +10,7 @@ import pytest
 from cockpit.run import journal
 from cockpit.run.folder import Status
 from conftest import FIXTURES
-from ui_helpers import SIZE, app_for, app_wait, make_run, notifications, sft_records
+from ui_helpers import SIZE, app_for, app_wait, footer_keys, make_run, notifications, sft_records
 
 pytestmark = pytest.mark.anyio
 
@@ -226,3 +226,37 @@ async def test_the_last_column_shows_what_matters_for_each_trainer_as_cockpit_ru
         shown = {str(table.get_row_at(i)[0]).rsplit("-", 2)[0]: str(table.get_row_at(i)[4])
                  for i in range(table.row_count)}
         assert shown == expected
+
+
+async def test_at_100_columns_the_home_footer_shows_help_whole(tmp_path):
+    from textual.widgets import Footer
+
+    make_run(tmp_path / "runs", "one", sft_records(range(1, 4)), state="finished")
+    app = app_for(tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await app_wait(pilot, lambda: "Help" in footer_keys(app), "the footer")
+        await pilot.pause()
+        shown = list(app.screen.query_one(Footer).query("FooterKey"))
+        assert [k.description for k in shown].count("Help") == 1, footer_keys(app)
+        keys = {k.description: k for k in shown}
+        for needed in ("New run", "Replay", "Compare", "Quit", "Help"):
+            region = keys[needed].region
+            assert region.width and region.right <= 100, (needed, region)
+
+
+async def test_at_60_columns_the_presets_go_under_the_runs_and_the_note_is_not_dimmed(tmp_path):
+    from cockpit.ui.widgets.home.runs_table import RunsTable
+
+    make_run(tmp_path / "runs", "one", sft_records(range(1, 4)), state="running")
+    app = app_for(tmp_path)
+    async with app.run_test(size=(60, 20)) as pilot:
+        table = app.screen.query_one(RunsTable)
+        await app_wait(pilot, lambda: table.row_count == 1, "the run listed")
+        await pilot.pause()
+        assert app.screen.query_one("#home-body").has_class("-stacked")
+        assert table.region.width >= 58  # the whole width, not 3/5 of it
+        note = table.get_row_at(0)[-1]
+        assert not note.style.dim and note.style.color is not None  # a colour the cursor row replaces
+    async with app_for(tmp_path).run_test(size=(160, 48)) as pilot:
+        await pilot.pause()
+        assert not pilot.app.screen.query_one("#home-body").has_class("-stacked")

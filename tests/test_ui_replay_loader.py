@@ -68,7 +68,7 @@ def _started(monkeypatch) -> list[str]:
     """The result files of the children the loader starts from now on (other tests' replays may
     run beside this one in another worker: /dev/shm as a whole is not this test's)."""
     names: list[str] = []
-    real = replay_loader._Child.start.__func__
+    real = replay_loader._Child.__dict__["start"].__func__  # the classmethod's function
 
     def start(cls, path):
         child = real(cls, path)

@@ -8,7 +8,7 @@ import yaml
 from textual.widgets import Input, OptionList, Select, Static
 
 from cockpit.trainers.registry import ConfigField
-from cockpit.ui.widgets.setup.values import UNSET, parse_text, same_as_default
+from cockpit.ui.widgets.setup.values import UNSET, format_value, parse_text, same_as_default
 from ui_helpers import (
     SETUP_SIZE,
     Host,
@@ -293,6 +293,15 @@ def test_typed_text_becomes_the_value_trl_would_read():
     for type_, text in (("int", "2.5"), ("float", "fast"), ("map", "question")):
         with pytest.raises(ValueError):
             parse_text(_field(type_), text)
+
+
+def test_a_value_shown_in_a_field_reads_back_as_itself():
+    """One YAML dialect both ways (issue 45): a field shows a value in the dialect it reads back
+    with, so strings that read as a number or a switch in YAML 1.1 or 1.2 stay strings."""
+    for type_, value in (("list[Any]|None", ["1e-5", "no", "a,b", 1e-5, True, 3]),
+                         ("dict[str,Any]|str|None", {"lr": "1e-5", "resume": "no", "n": 3, "on": "yes"})):
+        shown = format_value(_field(type_), value)
+        assert parse_text(_field(type_), shown) == value, shown
 
 
 def test_values_equal_to_the_default_stay_out_of_the_preset():

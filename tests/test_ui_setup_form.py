@@ -199,10 +199,29 @@ async def test_ctrl_k_in_a_text_field_deletes_to_the_end_of_the_line_and_the_los
         model = control(app, "model_name_or_path")
         await app_wait(pilot, lambda: app.focused is model, "the model field focused")
         model.value = "org/model-name"
-        model.cursor_position = 4
+        await pilot.pause()
+        await pilot.press("home", "right", "right", "right", "right")  # the cursor after "org/"
+        await app_wait(pilot, lambda: model.cursor_position == 4, "the cursor after org/")
         await pilot.press("ctrl+k")
         await pilot.pause()
         assert not isinstance(app.screen, LossMaskScreen)
         assert model.value == "org/"  # as in every other text field (the rename box too)
         await app_wait(pilot, lambda: "Loss mask" in footer_bindings(app), "the footer's loss-mask key")
         assert "k" not in footer_bindings(app)["Loss mask"].lower()
+
+
+@pytest.mark.usefixtures("registry")
+async def test_while_the_preset_is_checked_the_verdict_spins_and_counts_seconds(runs_dir):
+    from cockpit.ui.widgets.setup.verdict import Verdict
+
+    app = Host(runs_dir)
+    async with app.run_test(size=SETUP_SIZE) as pilot:
+        await pick(pilot, app, "sft")
+        verdict = setup_screen(app).query_one(Verdict)
+        model = control(app, "model_name_or_path")
+        await app_wait(pilot, lambda: app.focused is model, "the model field focused")
+        await app_wait(pilot, lambda: not verdict.waiting, "the first check done")
+        await pilot.press("x")  # a change: checked again after a short pause
+        await app_wait(pilot, lambda: verdict.waiting, "checking", limit=2)
+        assert "checking the preset" in str(verdict.render()) and " s" in str(verdict.render())
+        await app_wait(pilot, lambda: not verdict.waiting, "checked")

@@ -41,7 +41,7 @@ def fixed_colours() -> list[str]:
                 if re.search(r"(?m)^\s*(color|background|border[a-z-]*|tint)\s*:", node.value):
                     styles += re.findall(r"(?m)^\s*(?:color|background|border[a-z-]*|tint)\s*:(.*)$",
                                          node.value)
-            out += [f"{path.relative_to(UI)}:{node.lineno}: {s}" for s in styles
+            out += [f"{path.relative_to(UI)}:{getattr(node, 'lineno', '?')}: {s}" for s in styles
                     if FIXED_COLOUR.search(re.sub(r"\$[\w-]+", "", s))]
     for path in sorted(UI.rglob("*.tcss")):
         for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):

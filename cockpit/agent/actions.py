@@ -32,10 +32,9 @@ AGENT = "agent"
 class Actions:
     """The actions, with each run's last action time (the rate limit) kept in this process."""
 
-    def __init__(self, runs_dir: Path, *, every_s: float = EVERY_S, client: str = "an MCP client") -> None:
+    def __init__(self, runs_dir: Path, *, every_s: float = EVERY_S) -> None:
         self.runs_dir = Path(runs_dir)
         self.every_s = every_s
-        self.client = client
         self._last: dict[str, float] = {}
         self._lock = threading.Lock()
 
@@ -57,14 +56,15 @@ class Actions:
                                    f"every {self.every_s:.0f} s; try again in {wait:.0f} s")
             self._last[key] = now
 
-    def _say(self, run: RunFolder, what: str, step: int | None = None) -> None:
+    @staticmethod
+    def _say(run: RunFolder, what: str, client: str) -> None:
         """The journal's line: who asked for what (never raises: JournalWriter's rule)."""
         with journal.JournalWriter(run.events) as jw:
-            jw.write(journal.warning(f"an agent ({self.client}, through `cockpit mcp`) {what}", code=AGENT, step=step))
+            jw.write(journal.warning(f"an agent ({client}, through `cockpit mcp`) {what}", code=AGENT))
 
     # -- the actions -----------------------------------------------------------------------------
 
-    def stop_and_save(self, ref: str) -> dict[str, Any]:
+    def stop_and_save(self, ref: str, *, client: str = "an MCP client") -> dict[str, Any]:
         from cockpit.launch.plan import stop
         from cockpit.run.folder import LIVE_STATES
         from cockpit.run.summaries import effective_state
@@ -75,12 +75,12 @@ class Actions:
             raise CockpitError(f"{run.name} is not running (state: {state}) — nothing to stop")
         self._take_turn(run)
         stop(run, save=True, by=AGENT)  # the request file says who asked; the trainer reads that it is there
-        self._say(run, "asked to save a checkpoint and stop at the next step")
+        self._say(run, "asked to save a checkpoint and stop at the next step", client)
         return {"run": run.name, "asked": "stop_and_save",
                 "note": "the trainer saves a checkpoint at the end of its current step, then the run ends "
                         "`stopped`; the summary tool shows its state"}
 
-    def resume(self, ref: str, max_steps: int | None = None) -> dict[str, Any]:
+    def resume(self, ref: str, max_steps: int | None = None, *, client: str = "an MCP client") -> dict[str, Any]:
         from cockpit.launch.plan import resume
 
         run = self._run(ref)
@@ -90,14 +90,14 @@ class Actions:
         notes: list[str] = []
         overrides = [f"max_steps={max_steps}"] if max_steps is not None else []
         resume(run, overrides, notes)
-        self._say(run, "resumed the run" + (f" with max_steps={max_steps}" if max_steps else ""))
+        self._say(run, "resumed the run" + (f" with max_steps={max_steps}" if max_steps else ""), client)
         return {"run": run.name, "asked": "resume", "notes": [text(n, 300) for n in notes],
                 "attempt": run.read_status().attempt,
                 "note": "a new attempt from the newest complete checkpoint; the summary tool follows it"}
 
     def sample(self, ref: str, *, checkpoint: str = "latest", vs: str | None = None,
                prompts: list[str] | None = None, max_new_tokens: int | None = None, temperature: float = 0.0,
-               chat: bool = False) -> dict[str, Any]:
+               chat: bool = False, client: str = "an MCP client") -> dict[str, Any]:
         """`cockpit sample RUN --checkpoint C [--vs V] --prompt ...`: answers of one model, or two
         side by side (same seed), kept in the run's samples/ as the CLI keeps them."""
         from cockpit.launch import sampler as smp
@@ -157,7 +157,7 @@ class Actions:
             notes.append(f"the sampler was ended after {SAMPLE_TIMEOUT_S:.0f} s")
         if found.run is not None:
             labels = " vs ".join(c.label for c in choices)
-            self._say(found.run, f"sampled {labels} on {len(used)} prompt{'s' if len(used) != 1 else ''}")
+            self._say(found.run, f"sampled {labels} on {len(used)} prompt{'s' if len(used) != 1 else ''}", client)
         return {"run": found.run.name if found.run else str(found.output_dir), "asked": "sample",
                 "models": {c_slot: c.label for c_slot, c in zip("ab", choices, strict=False)},
                 "answers": [{"prompt": text(p if isinstance(p, str) else str(p), 1000),

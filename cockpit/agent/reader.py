@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,7 @@ from cockpit.errors import CockpitError
 from cockpit.metrics.rundata import RunData
 from cockpit.run import journal
 from cockpit.run.folder import RunFolder
+from cockpit.run.section import cockpit_section
 
 MAX_RUNS = 100
 MAX_KEYS = 300
@@ -38,6 +40,9 @@ SCAN_STEPS = 400
 SCAN_S = 0.15
 """…and for at most this long: an answer comes back, saying how far it looked."""
 LAST_VALUES = 8
+KEPT_RUNS = 8
+"""Runs whose RunData a reader keeps between calls, the most recently asked (a 100k-step run's is
+tens of MB): one asked after it fell out is read again."""
 JUDGE_EVERY_S = 5.0
 """A growing run is judged again at most this often (the supervisor's live judge: every 5 s)."""
 
@@ -73,9 +78,9 @@ class Reader:
 
         self.runs_dir = Path(runs_dir)
         self._index = RunsIndex(self.runs_dir)
-        self._followed: dict[str, _Followed] = {}
-        self._files: dict[str, tuple[tuple, RunData]] = {}
-        self._judged: dict[str, tuple[RunData, tuple, float, Any]] = {}
+        self._followed: OrderedDict[str, _Followed] = OrderedDict()
+        self._files: OrderedDict[str, tuple[tuple, RunData]] = OrderedDict()
+        self._judged: OrderedDict[str, tuple[RunData, tuple, float, Any]] = OrderedDict()
         self._finding_counts: dict[str, tuple[int, int, int]] = {}
 
     # -- finding what was asked for ------------------------------------------------------------
@@ -114,7 +119,9 @@ class Reader:
 
             data, tailer = load_journal(events, p.name)
             self._followed[key] = got = _Followed(data, tailer, stamp)
+            _keep_newest(self._followed)
             return data
+        self._followed.move_to_end(key)
         while True:
             before = got.tailer.offset
             batch = got.tailer.poll()
@@ -130,9 +137,11 @@ class Reader:
         stamp = _tree_stamp(p)
         got = self._files.get(str(p))
         if got is not None and got[0] == stamp:
+            self._files.move_to_end(str(p))
             return got[1]
         data = load(p)
         self._files[str(p)] = (stamp, data)
+        _keep_newest(self._files)
         return data
 
     # -- runs ------------------------------------------------------------------------------------
@@ -150,17 +159,25 @@ class Reader:
         for r in limited(rows, limit, "runs", cut):
             events = Path(r.path) / "events.jsonl"
             out.append({
-                "name": r.name, "state": r.state_label, "reason": r.reason, "trainer": r.trainer,
+                "name": r.name, **({"path": r.path} if archived else {}), "state": r.state_label,
+                "reason": r.reason, "trainer": r.trainer,
                 "step": r.step, "max_steps": r.max_steps,
                 "progress": round(r.step / r.max_steps, 4) if r.step is not None and r.max_steps else None,
                 "age_s": _age(r.created, now), "eta_s": r.eta_s, "phase": r.phase,
+                "journal_quiet_s": _quiet(events, now),
                 "last": _last_values(events), "findings": self._count_findings(events),
                 **({"error": r.error} if r.error else {}),
                 **({"journal": r.journal_note} if r.journal_note else {}),
             })
+        if not where.is_dir():
+            return {"runs_dir": str(where), "count": 0, "runs": [],
+                    "note": f"no runs folder at {where} — give `cockpit mcp` the right --runs-dir (or "
+                            "$COCKPIT_RUNS_DIR) in the agent's config; a run can still be read by its folder's path"}
         return {"runs_dir": str(where), "count": len(rows), "runs": out,
                 "note": "live runs first, then newest first; `findings` counts what the live judge recorded "
-                        "(the findings tool judges the data now)", "cut": cut}
+                        "(the findings tool judges the data now); journal_quiet_s: seconds since the run last "
+                        "wrote its journal" + ("; an archived run is asked for by its path" if archived else ""),
+                "cut": cut}
 
     def _count_findings(self, events: Path) -> int | None:
         """`finding` records in a journal, counted with a byte search, only over what it gained
@@ -227,7 +244,7 @@ class Reader:
         recorded = [rec.data.get("kind") for rec in data.findings]
         return {
             "run": data.label, "path": str(p), "trainer": data.trainer, "state": state, "reason": reason,
-            "phase": data.phase,
+            "phase": data.phase, "journal_quiet_s": _quiet(p / "events.jsonl", now) if run is not None else None,
             "progress": {"step": step, "max_steps": max_steps,
                          "fraction": round(step / max_steps, 4) if step is not None and max_steps else None,
                          "epoch": data.epoch, "steps_per_s": data.steps_per_s,
@@ -244,24 +261,22 @@ class Reader:
 
     @staticmethod
     def _config(run: RunFolder) -> dict[str, Any]:
-        """The config that matters, read through run.yaml's one door; secrets stay references and
-        environment values never leave (their names do)."""
+        """The config that matters, read through run.yaml's one door (and the typed `cockpit:`
+        section's, `run/section`); secrets stay references and environment values never leave
+        (their names do)."""
+
         cfg = run.config()
         out: dict[str, Any] = {"trainer": cfg.get("trainer")}
         for key in CONFIG_KEYS:
             if key in cfg:
                 out[key] = _no_secret(cfg[key])
-        found = cfg.get("cockpit")
-        section: dict[str, Any] = found if isinstance(found, dict) else {}
-        script = section.get("script") if isinstance(section.get("script"), dict) else None
-        if script:
-            out["script"] = {"command": _no_secret(script.get("command")), "cwd": script.get("cwd")}
-        env = section.get("env")
-        if isinstance(env, dict) and env:
-            out["env_names"] = sorted(str(k) for k in env)  # the names only: values never leave
-        launcher = section.get("launcher")
-        if isinstance(launcher, dict) and launcher.get("kind"):
-            out["launcher"] = launcher.get("kind")
+        section = cockpit_section(run)
+        if section.script is not None:
+            out["script"] = {"command": _no_secret(list(section.script.command)), "cwd": section.script.cwd}
+        if section.env:
+            out["env_names"] = sorted(section.env)  # the names only: values never leave
+        if section.launcher and section.launcher.get("kind"):
+            out["launcher"] = section.launcher.get("kind")
         return out
 
     # -- metrics -----------------------------------------------------------------------------------
@@ -356,9 +371,11 @@ class Reader:
         got = self._judged.get(key)
         now = time.monotonic()
         if got is not None and got[0] is data and (got[1] == stamp or now - got[2] < JUDGE_EVERY_S):
+            self._judged.move_to_end(key)
             return got[3]
         judged = report.judged_run(data)
         self._judged[key] = (data, stamp, now, judged)
+        _keep_newest(self._judged)
         return judged
 
     # -- completions -------------------------------------------------------------------------------
@@ -516,6 +533,21 @@ class Reader:
 
 
 # -- helpers ----------------------------------------------------------------------------------------
+
+
+def _keep_newest(cache: OrderedDict[str, Any]) -> None:
+    """The KEPT_RUNS most recent entries of a cache kept in the order asked (newest last)."""
+    while len(cache) > KEPT_RUNS:
+        cache.popitem(last=False)
+
+
+def _quiet(events: Path, now: float) -> float | None:
+    """Seconds since the journal was last written: a live run quiet for long may be stuck (the
+    findings tool says whether the supervisor's doctor saw a hang)."""
+    try:
+        return _age(events.stat().st_mtime, now)
+    except OSError:
+        return None
 
 
 def _tree_stamp(p: Path) -> tuple:

@@ -5,12 +5,14 @@ Checked with no UI attached; a failing rule or a refusing URL is a journal line,
 from __future__ import annotations
 
 import json
+import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from cockpit.alerts.engine import AlertEngine, Firing
-from cockpit.alerts.notify import NOTIFY_TIMEOUT_S, Notifier, parse_notify, resolve_target, send_all
+from cockpit.alerts.notify import END_WAIT_S, NOTIFY_TIMEOUT_S, Notifier, parse_notify, resolve_target, send_all
 from cockpit.alerts.rules import Rule, builtin_rules, parse_rules
 from cockpit.errors import CockpitError
 from cockpit.files import read_text_regular, safe_load
@@ -219,27 +221,43 @@ class Alerter:
             self.jw.write(line([]))
             return
 
+        fired = time.monotonic()
+        said = threading.Lock()  # one line a firing: sent, or dropped, never both
+
+        def write(sent: list[dict[str, Any]]) -> None:
+            if said.acquire(blocking=False):
+                self.jw.write(line(sent))
+
         def deliver() -> None:
             sent: list[dict[str, Any]] = []
             try:
                 sent = send_all(targets, payload, self.notify_timeout)
+                late = time.monotonic() - fired
+                if late > self.notify_timeout + LATE_SLACK_S:  # it waited behind others: said, with how long
+                    sent = [{**r, "detail": f"{r['detail']} (late: {late:.0f}s after the alert, behind other "
+                                            "notifications)"} for r in sent]
             except Exception as exc:  # noqa: BLE001 - the alert line is written whatever happens
                 sent = [{"action": f"notify:{kind}", "ok": False, "detail": type(exc).__name__} for kind, _ in targets]
             finally:
-                self.jw.write(line(sent))
+                write(sent)
 
-        if not self.notifier.submit(deliver):
+        def drop(why: str) -> None:
+            write([{"action": f"notify:{kind}", "ok": False, "detail": why} for kind, _ in targets])
+
+        if not self.notifier.submit(deliver, drop):
             self.jw.write(line([{"action": f"notify:{kind}", "ok": False,
                                  "detail": "not sent: too many notifications waiting"} for kind, _ in targets]))
 
     def close(self, timeout: float | None = None) -> bool:
-        """The run has ended: give the notifications still going up to `timeout` seconds (by default
-        each queued firing its targets' timeout, for at most three of them, and a little: the
-        run_ended notice queued behind a hanging one still goes out), then leave them; True when
-        all went out."""
-        if timeout is None:
-            timeout = self.notify_timeout * min(max(self.notifier.pending, 1), 3) + 5.0
-        return self.notifier.drain(timeout)
+        """The run has ended: the notifications still going get up to `timeout` seconds
+        (`END_WAIT_S` by default; those still queued are sent at once, not behind a hanging one),
+        then each one not done is dropped with its journal line; True when all went out."""
+        return self.notifier.drain(END_WAIT_S if timeout is None else timeout)
+
+
+LATE_SLACK_S = 2.0
+"""A notification's line says "late" when it went out more than its timeout and this after the alert
+fired: it waited behind others in the queue."""
 
 
 def _rule_identity(rule: Rule) -> tuple:

@@ -142,6 +142,32 @@ def read_sources(run: RunFolder) -> RuleSources:
         muted=read_mutes(run), problems=problems)
 
 
+class RulesWatch:
+    """The watching of a run's alert-rule files, owned here: the files `read_sources` reads, stat
+    only until one of them changed. A follower (`metrics/follow.RunFollower`, for the live screen)
+    holds one and asks it; it never names the files itself."""
+
+    def __init__(self, run: RunFolder) -> None:
+        self.run = run
+        self._stamp = sources_stamp(run)
+
+    def first(self) -> RuleSources:
+        """The rules as they are now."""
+        return read_sources(self.run)
+
+    def changed(self) -> RuleSources | None:
+        """The rules again when one of their files changed since the last look, else None."""
+        stamp = sources_stamp(self.run)
+        if stamp == self._stamp:
+            return None
+        self._stamp = stamp
+        return read_sources(self.run)
+
+    def alerts(self) -> list[journal.Record]:
+        """The journal's `alert` records so far."""
+        return alert_records(self.run.events)
+
+
 def sources_stamp(run: RunFolder) -> tuple:
     """Changes whenever one of the files `read_sources` reads changes (stat only)."""
     from cockpit.paths import config_dir

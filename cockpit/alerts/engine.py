@@ -41,7 +41,7 @@ class AlertEngine:
     `act`, so tests can see what would be sent and the supervisor sends it."""
 
     def __init__(self, rules: list[Rule], *, output_dir: Path | None = None,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.rules = list(rules)
         self.output_dir = output_dir
         self.clock = clock
@@ -164,7 +164,8 @@ class AlertEngine:
         return None
 
     def tick(self, *, started_at: float, live: bool) -> list[Firing]:
-        """Time-based rules: stalls (only while the run is live) and free disk."""
+        """Time-based rules: stalls (only while the run is live) and free disk. `started_at` is on
+        the engine's clock (`time.monotonic()` by default: a wall-clock jump is no stall)."""
         out: list[Firing] = []
         now = self.clock()
         for rule in self.rules:

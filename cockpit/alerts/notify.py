@@ -3,6 +3,7 @@ may be `env:NAME` (read when an alert goes out) or kept out of run.yaml in a use
 
 from __future__ import annotations
 
+import collections
 import errno
 import json
 import os
@@ -10,10 +11,10 @@ import shlex
 import signal
 import subprocess
 import threading
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 
@@ -147,61 +148,123 @@ def kill_running_commands() -> int:
 
 def send_all(targets: list[tuple[str, str]], payload: dict[str, Any],
              timeout: float = NOTIFY_TIMEOUT_S) -> list[dict[str, Any]]:
-    """Every target at once, each in its own thread, for at most `timeout` (+ a little) in all: one
-    that hangs or fails costs only its own line. Results in the targets' order, named by kind."""
-    pool = ThreadPoolExecutor(max_workers=max(1, len(targets)), thread_name_prefix="notify")
-    futures = [pool.submit(send, kind, target, payload, timeout) for kind, target in targets]
-    pool.shutdown(wait=False)  # each send ends by its own timeout; nobody waits past the deadline
-    done, _ = wait(futures, timeout=timeout + 2.0)
+    """Every target at once, each in a daemon thread of its own, for at most `timeout` (+ a little)
+    in all: one that hangs or fails costs only its own line, and one that is still going at the
+    deadline is left to its thread (a daemon: it never keeps the supervisor from exiting; urllib's
+    timeout is per read, so a server that dribbles bytes could hold it much longer). Results in
+    the targets' order, named by kind."""
+    results: list[tuple[bool, str] | None] = [None] * len(targets)
+
+    def one(i: int, kind: str, target: str) -> None:
+        results[i] = send(kind, target, payload, timeout)
+
+    threads = [threading.Thread(target=one, args=(i, kind, target), daemon=True, name=f"notify-{kind}")
+               for i, (kind, target) in enumerate(targets)]
+    for t in threads:
+        t.start()
+    deadline = time.monotonic() + timeout + 2.0
+    for t in threads:
+        t.join(max(0.0, deadline - time.monotonic()))
     out = []
-    for (kind, _), fut in zip(targets, futures, strict=True):
-        ok, detail = fut.result() if fut in done else (False, f"timed out after {timeout:g}s")
+    for (kind, _), got in zip(targets, results, strict=True):
+        ok, detail = got if got is not None else (False, f"timed out after {timeout:g}s")
         out.append({"action": f"notify:{kind}", "ok": ok, "detail": detail})
     return out
 
 
+END_WAIT_S = 5.0
+"""How long the supervisor waits, once the run has ended and `run_ended` is written, for the
+notifications still going (the run_ended notice among them): then each one not done is dropped
+with its journal line, and the supervisor exits — within a few seconds of the run's end,
+whatever a webhook does."""
+
+
+class _Job:
+    """A notification queued: `send` sends it and writes its journal line, `drop(why)` writes the
+    line of one that did not go out (the caller makes sure only the first of the two writes)."""
+
+    def __init__(self, send: Callable[[], None], drop: Callable[[str], None] | None) -> None:
+        self.send = send
+        self.drop = drop
+        self.done = threading.Event()
+
+
 class Notifier:
-    """Notifications off the supervisor's loop: one worker thread sends the jobs in turn, at most
-    `max_queued` waiting behind the one being sent, so a webhook that never answers holds up neither
-    sampling, nor stop requests, nor `run_ended`. A job is a callable that sends and writes its own
-    journal line; it must not raise (a raise is swallowed and said on stderr)."""
+    """Notifications off the supervisor's loop: one daemon worker thread sends the jobs in turn, at
+    most `max_queued` waiting behind the one being sent, so a webhook that never answers holds up
+    neither sampling, nor stop requests, nor `run_ended`, nor the supervisor's exit. A job sends and
+    writes its own journal line; it must not raise (a raise is swallowed and said on stderr).
+    `drain` at the run's end sends what is still queued at once (not behind a hanging one) and
+    drops, each with its line, what is not done by its deadline."""
 
     def __init__(self, max_queued: int = 32) -> None:
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cockpit-notify")
         self._max = max_queued + 1  # the one being sent and those waiting
-        self._pending: set[Future[None]] = set()
-        self._lock = threading.Lock()
+        self._queue: collections.deque[_Job] = collections.deque()
+        self._jobs: list[_Job] = []
+        self._cond = threading.Condition()
+        self._worker: threading.Thread | None = None
 
-    def submit(self, job: Callable[[], None]) -> bool:
-        """Queue a job; False when the queue is full (the caller says so in the journal)."""
-        with self._lock:
-            if len(self._pending) >= self._max:
+    def submit(self, job: Callable[[], None], drop: Callable[[str], None] | None = None) -> bool:
+        """Queue a job (`drop`: how to say it was not sent); False when the queue is full (the
+        caller says so in the journal)."""
+        with self._cond:
+            if self.pending >= self._max:
                 return False
-            fut = self._pool.submit(_run_job, job)
-            self._pending.add(fut)
-        fut.add_done_callback(self._finished)
+            entry = _Job(job, drop)
+            self._queue.append(entry)
+            self._jobs.append(entry)
+            if self._worker is None:
+                self._worker = threading.Thread(target=self._work, daemon=True, name="cockpit-notify")
+                self._worker.start()
+            self._cond.notify()
         return True
 
-    def _finished(self, fut: Future[None]) -> None:
-        with self._lock:
-            self._pending.discard(fut)
+    def _work(self) -> None:
+        while True:
+            with self._cond:
+                while not self._queue:
+                    self._cond.wait()
+                job = self._queue.popleft()
+            _run(job)
 
     @property
     def pending(self) -> int:
         """Jobs queued or being sent."""
-        with self._lock:
-            return len(self._pending)
+        with self._cond:
+            self._jobs = [j for j in self._jobs if not j.done.is_set()]
+            return len(self._jobs)
 
     def drain(self, timeout: float) -> bool:
-        """Wait up to `timeout` seconds for every queued job; True when all are done. Called when the
-        run has ended (after `run_ended` is written); what is still going then is given up, and a
-        notify command still running has its process group killed."""
-        with self._lock:
-            pending = set(self._pending)
-        done = not wait(pending, timeout=max(0.0, timeout)).not_done
-        if not done:
+        """Wait up to `timeout` seconds for every job; True when all are done. Called when the run
+        has ended (after `run_ended` is written): the jobs still queued are each sent at once in a
+        thread of their own; what is not done at the deadline is dropped (each its line, through
+        its `drop`), and a notify command still running has its process group killed."""
+        with self._cond:
+            queued = list(self._queue)
+            self._queue.clear()
+            jobs = [j for j in self._jobs if not j.done.is_set()]
+        for job in queued:
+            threading.Thread(target=_run, args=(job,), daemon=True, name="cockpit-notify-end").start()
+        deadline = time.monotonic() + max(0.0, timeout)
+        for job in jobs:
+            job.done.wait(max(0.0, deadline - time.monotonic()))
+        late = [j for j in jobs if not j.done.is_set()]
+        for job in late:
+            if job.drop is not None:
+                try:
+                    job.drop(f"dropped: not answered {timeout:g}s after the run ended (the supervisor exits)")
+                except Exception as exc:  # noqa: BLE001 - saying so must not keep the supervisor
+                    say(f"cockpit: a dropped notification could not be said: {type(exc).__name__}")
+        if late:
             kill_running_commands()
-        return done
+        return not late
+
+
+def _run(job: _Job) -> None:
+    try:
+        _run_job(job.send)
+    finally:
+        job.done.set()
 
 
 def _run_job(job: Callable[[], None]) -> None:

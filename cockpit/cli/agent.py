@@ -42,8 +42,8 @@ def add_parsers(sub: Any) -> None:
                    help="also offer stop_and_save, resume and sample (each written in the run's journal as an "
                         "agent's; one a run every 30 s); without it the agent can only read")
     m.add_argument("--http", action="store_true",
-                   help="serve streamable HTTP on loopback instead of stdio; prints the token each request needs "
-                        "(Authorization: Bearer TOKEN)")
+                   help="serve streamable HTTP on loopback instead of stdio; each request needs the token "
+                        "(Authorization: Bearer TOKEN): $COCKPIT_MCP_TOKEN, else a new one, printed")
     m.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"with --http: the port (default {DEFAULT_PORT})")
     m.add_argument("--host", default="127.0.0.1", help="with --http: a loopback address (default 127.0.0.1)")
     m.add_argument("--skills", action="store_true",

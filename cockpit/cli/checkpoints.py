@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 from typing import Any
 
@@ -101,8 +102,12 @@ def cmd_sample(args: argparse.Namespace) -> int:
     if request.note:
         print(f"cockpit: note: {one_line(request.note)}", file=sys.stderr)
     session = kept.new_session(found.run) if found.run is not None and not args.no_keep else None
+    # Loading a model takes seconds (8-10 for a small one on a CPU): say what is awaited, on stderr,
+    # so the answers alone are on stdout.
+    print(f"cockpit: starting the sampler ({one_line(python)}: {why})…", file=sys.stderr, flush=True)
     sampler = smp.Sampler.for_run(found, python)
     answers: dict[int, dict[str, str]] = {}
+    loading: dict[str, float] = {}
     width = shutil.get_terminal_size((120, 40)).columns
     failed = None
     ended_by: list[int] = []
@@ -117,6 +122,14 @@ def cmd_sample(args: argparse.Namespace) -> int:
         for ev in sampler.ask(request):
             if isinstance(ev, smp.Note):
                 print(f"cockpit: note: {one_line(ev.text)}", file=sys.stderr)
+            elif isinstance(ev, smp.Loading):
+                loading[ev.slot] = time.monotonic()
+                print(f"cockpit: loading {one_line(ev.label or ev.slot)}…", file=sys.stderr, flush=True)
+            elif isinstance(ev, smp.Loaded):
+                took = time.monotonic() - loading.pop(ev.slot, time.monotonic())
+                where = f" on {ev.device}" if ev.device else ""
+                print(f"cockpit: {one_line(ev.label or ev.slot)} loaded{where} in {took:.1f} s, generating…",
+                      file=sys.stderr, flush=True)
             elif isinstance(ev, smp.Failed):
                 failed = ev.message
             elif isinstance(ev, smp.Answer):

@@ -266,7 +266,8 @@ def _script_trainers(path: Path) -> list[dict] | None:
     """A script run's Trainers, each {trainer, step, max_steps, output_dir}, when it built more than
     one (one Trainer is the run's own row); None otherwise, or when its folder cannot be read."""
     from cockpit.launch.script import script_segments
-    from cockpit.run.folder import RunFolder, script_command
+    from cockpit.run.folder import RunFolder
+    from cockpit.run.section import script_command
 
     try:
         run = RunFolder(path)
@@ -336,7 +337,7 @@ def cmd_stop(args: argparse.Namespace) -> int:
         status = stop(run, save=False, grace_s=args.grace)
         print(f"{one_line(run.name)}: {status.state}")
     else:
-        from cockpit.run.folder import script_section
+        from cockpit.run.section import script_section
 
         finish = bool(getattr(args, "finish_script", False))
         stop(run, save=True, finish_script=finish)

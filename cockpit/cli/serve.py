@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
+import logging
+import re
 import secrets
 import signal
 import socket
@@ -67,6 +69,25 @@ def _same(given: str | None, token: str) -> bool:
 def _hostname(netloc: str) -> str:
     """'127.0.0.1:8000' → 127.0.0.1, '[::1]:8000' → ::1."""
     return urlsplit(f"//{netloc}").hostname or ""
+
+
+class TokenHidden(logging.Filter):
+    """The token out of every log line (aiohttp's access log writes each request line, the first
+    visit's `/?token=…` included, and its Referer): the token itself, and any `token=` value, are
+    written `token=<hidden>`. The line stays: only the secret goes."""
+
+    _QUERY = re.compile(r"([?&;]token=)[^&;\s\"']*", re.I)
+
+    def __init__(self, token: str) -> None:
+        super().__init__()
+        self._token = token
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        text = record.getMessage()
+        hidden = self._QUERY.sub(r"\1<hidden>", text.replace(self._token, "<hidden>"))
+        if hidden != text:
+            record.msg, record.args = hidden, None
+        return True
 
 
 def make_server(command: str, *, host: str, port: int, token: str, max_sessions: int = MAX_SESSIONS) -> Any:
@@ -196,6 +217,11 @@ def make_server(command: str, *, host: str, port: int, token: str, max_sessions:
             app = await super()._make_app()
             app.middlewares.append(lock)
             return app
+
+        def initialize_logging(self) -> None:
+            super().initialize_logging()
+            for name in ("aiohttp.access", "aiohttp.server", "aiohttp.web", "textual-serve"):
+                logging.getLogger(name).addFilter(TokenHidden(token))
 
         async def on_startup(self, app: web.Application) -> None:  # noqa: ARG002 - textual-serve's on_startup signature
             print(f"cockpit: serving on {printed}/?token={token}", flush=True)

@@ -65,8 +65,13 @@ def cmd_export(args: argparse.Namespace) -> int:
     from cockpit.run.summaries import resolve_run_or_path
 
     warnings: list[str] = []
+    colors = None
+    if args.png:  # the colours of the theme the TUI shows (the one last picked)
+        from cockpit.ui.colors import theme_palette
+
+        colors = theme_palette()
     done = export(resolve_run_or_path(args.path, _runs_dir(args)), csv_out=args.csv, png_out=args.png,
-                  completions_out=args.completions, steps=args.steps, warnings=warnings)
+                  completions_out=args.completions, steps=args.steps, warnings=warnings, colors=colors)
     from cockpit.text import one_line
 
     if "completions" in done:

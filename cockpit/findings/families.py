@@ -60,21 +60,22 @@ def reward_flat(r: Reader, kind: FindingKind) -> Outcome:
     if isinstance(moved, str):
         return moved
     nb = max(2, min(int(t["blocks"]), n // 5))
-    parts = np.array_split(np.arange(n), nb)
-    means = np.array([float(v[p].mean()) for p in parts])
+    starts = (np.arange(nb) * n) // nb  # nb stretches of (nearly) equal length
+    sizes = np.diff(np.append(starts, n))
+    means = np.add.reduceat(v, starts) / sizes
     rise = float(means[-1] - means[0])
     wander = noise(np.diff(means))
     spread = float(v.max() - v.min())
     bar = max(t["rise_sigma"] * wander, t["rise_share"] * spread)
     first, last = int(s[0]), int(s[-1])
-    size = len(parts[0])
+    size = int(sizes[0])
     if rise > bar:
         return Quiet(f"the reward rose {fmt(means[0])} → {fmt(means[-1])} (the means of its first and last "
                      f"{size} logged steps; fires at a rise of {fmt(bar)} or less)")
     epochs = f", {r.epoch:.1f} epochs" if r.epoch else ""
     summary = (f"the reward did not rise over steps {first:,}–{last:,} ({n:,} logged steps{epochs}): its "
                f"mean was {fmt(means[0])} over the first {size} logged steps and {fmt(means[-1])} over the last "
-               f"{len(parts[-1])} logged steps, and the mean of every {size} logged steps stayed between "
+               f"{int(sizes[-1])} logged steps, and the mean of every {size} logged steps stayed between "
                f"{fmt(float(means.min()))} "
                f"and {fmt(float(means.max()))}, while {moved[0]}")
     evidence = [points("reward", s, v, first, last), *moved[1]]
@@ -180,9 +181,9 @@ def entropy_collapse(r: Reader, kind: FindingKind) -> Outcome:
     k = edges(len(v), t["edge"])
     e0, e1 = level(v[:k]), level(v[-k:])
     fell = 1 - e1 / e0 if e0 > 0 else 0.0
-    if not (fell >= t["fall"] and e1 < t["below"]):
+    if not ((fell >= t["fall"] and e1 < t["below"]) or fell >= t["fall_alone"]):
         return Quiet(f"entropy went {fmt(e0)} → {fmt(e1)} ({-fell:+.0%}; fires at −{t['fall']:.0%} and "
-                     f"below {t['below']:g})")
+                     f"below {t['below']:g}, or at −{t['fall_alone']:.0%})")
     first, last = change_start(s, v, e0, e1), int(s[-1])
     return [Finding(kind.name, (first, last), kind.severity,
                     f"entropy fell {fmt(e0)} → {fmt(e1)} ({-fell:.0%}) over steps {first:,}–{last:,}",
@@ -196,6 +197,10 @@ def kl_nonzero_at_start(r: Reader, kind: FindingKind) -> Outcome:
     _, s, v = got
     if s[0] > t["within"]:
         return Quiet(f"the first kl is logged at step {int(s[0]):,}, after the policy could move")
+    if s[0] <= 1 and v[0] <= t["above"]:
+        # logged at the first step, before any update: the policy is the reference there
+        return Quiet(f"kl is {fmt(float(v[0]))} at step {int(s[0]):,}, before the first update: the reference is "
+                     "the model training starts from")
     start = level(v[:3])
     if start <= t["above"]:
         return Quiet(f"kl starts at {fmt(start)} (fires above {t['above']:g})")

@@ -327,7 +327,7 @@ def _lr_restarts(steps: np.ndarray, lr: np.ndarray, t: dict) -> tuple[str, list[
 
 # -- eval: overfitting, metrics that still improve, the train–eval gap ---------------------------
 
-_NOT_METRICS = ("runtime", "samples_per_second", "steps_per_second", "epoch", "model_preparation_time")
+_NOT_METRICS = ("runtime", "samples_per_second", "steps_per_second", "epoch", "model_preparation_time", "num_tokens")
 _LOWER_BETTER = re.compile(r"loss|wer|cer|perplexity|ppl|error|mse|mae|rmse|nll|bpb|bpc")
 
 
@@ -340,7 +340,7 @@ def eval_loss_keys(keys: list[str]) -> list[str]:
 def eval_metric_keys(keys: list[str]) -> list[str]:
     """The eval metrics that are not losses or timings (accuracy, f1, wer, rouge, ...)."""
     return [k for k in keys if k.startswith("eval_") and not k.endswith("loss")
-            and not any(k.endswith(s) for s in _NOT_METRICS)]
+            and not any(k.endswith(s) for s in (*_NOT_METRICS, "entropy"))]  # an entropy is no score
 
 
 def paired_metrics(loss_key: str, keys: list[str]) -> list[str]:
@@ -590,12 +590,8 @@ def spikes(r: Reader, kind: FindingKind, *keys: str) -> Outcome:
     scale = noise(resid[skip:: max(1, (n - skip) // 4096)])
     positive = float(np.median(med)) > 0
     floor = float(t.get("floor", 0.0))
-    typical = float(np.median(v[skip:])) if t.get("typical") and skip < n else 0.0
-    if typical > 0:
-        # measured against the run's typical level too: a quiet stretch is no baseline
-        base = np.maximum(base, typical)
-        before = np.maximum(before, typical)
-        resid = v - base
+    # the run's typical level: the median of a few thousand evenly picked points tells it as well
+    typical = float(np.median(v[skip:: max(1, (n - skip) // 4096)])) if t.get("typical") and skip < n else 0.0
     high = resid > t["sigma"] * max(scale, 1e-12)
     if positive:
         high &= (v > t["ratio"] * np.maximum(base, 1e-12)) & (v > t["ratio"] * before)
@@ -603,6 +599,14 @@ def spikes(r: Reader, kind: FindingKind, *keys: str) -> Outcome:
         high &= v > floor
     high[:skip] = False
     idx = np.nonzero(high)[0]
+    if typical > 0 and len(idx):
+        # measured against the run's typical level too (a quiet stretch is no baseline): a higher
+        # level only drops candidates, so only theirs is raised
+        base[idx] = np.maximum(base[idx], typical)
+        resid[idx] = v[idx] - base[idx]
+        keep = (resid[idx] > t["sigma"] * max(scale, 1e-12)) & (v[idx] > t["ratio"] * base[idx]) \
+            & (v[idx] > t["ratio"] * np.maximum(before[idx], typical))
+        idx = idx[keep]
     if not len(idx):
         if skip >= n:
             return Quiet(f"{n} points of {key}")
@@ -614,8 +618,9 @@ def spikes(r: Reader, kind: FindingKind, *keys: str) -> Outcome:
                          f"{fmt(float(resid[top]))} at step {int(steps[top]):,}, under ×{t['ratio']:g} its level")
         if typical > 0:
             big = int(np.argmax(v[skip:])) + skip
+            at = max(float(base[big]), typical)
             return Quiet(f"the largest {key} is {fmt(float(v[big]))} at step {int(steps[big]):,}, "
-                         f"×{v[big] / base[big]:.2g} its level ({fmt(float(base[big]))}; the run's median is "
+                         f"×{v[big] / at:.2g} its level ({fmt(at)}; the run's median is "
                          f"{fmt(typical)}; fires at {t['sigma']:g} σ and ×{t['ratio']:g})")
         ratio = f", ×{v[top] / base[top]:.2g} its level" if positive and base[top] > 0 else ""
         return Quiet(f"the largest {key} excursion is {resid[top] / max(scale, 1e-12):.1f} robust σ "
@@ -731,6 +736,39 @@ def loss_level_shift(r: Reader, kind: FindingKind) -> Outcome:
                     [points("loss", steps, v, int(steps[0]), int(steps[-1]), keep=keep)])]
 
 
+def reward_model_at_chance(r: Reader, kind: FindingKind) -> Outcome:
+    """A reward model (TRL's RewardTrainer logs `accuracy` and `margin`) whose pairwise accuracy
+    stays at a coin toss's: the labels, not the optimizer."""
+    t = kind.thresholds
+    if "margin" not in r and "eval_margin" not in r:
+        return Absent("no reward-model accuracy logged (accuracy and margin)")
+    # held-out pairs say it best: a model can learn its training pairs by heart, labels or not
+    if "eval_accuracy" in r and len(r.finite("eval_accuracy")[1]) >= t["min_evals"]:
+        key = "eval_accuracy"
+        s, v = r.finite(key)
+    elif isinstance(got := r.pick("accuracy", need=t["min_points"]), str):
+        return got
+    else:
+        key, s, v = got
+    k = max(3, min(len(v) // 3, round(len(v) * t["edge"]))) if key == "eval_accuracy" else edges(len(v), t["edge"])
+    early, late = float(np.median(v[:k])), float(np.median(v[-k:]))
+    what = "evals" if key == "eval_accuracy" else "logged steps"
+    if late > t["chance"]:
+        return Quiet(f"{key} went {fmt(early)} → {fmt(late)} (the medians of its first and last {k} {what}; "
+                     f"fires at {t['chance']:g} or below)")
+    first, last = int(s[0]), int(s[-1])
+    summary = (f"the reward model's {key} stayed at chance over steps {first:,}–{last:,}: the median of its "
+               f"first {k} {what} was {fmt(early)} and of its last {k} {what} {fmt(late)} (a coin toss gets half "
+               f"the pairs right)")
+    evidence = [points(key, s, v, first, last)]
+    if key == "eval_accuracy" and "accuracy" in r:
+        ts, tv = r.finite("accuracy")
+        if len(tv):
+            summary += f", while the training accuracy went {fmt(float(tv[0]))} → {fmt(float(tv[-1]))}"
+            evidence.append(points("accuracy", ts, tv, int(ts[0]), int(ts[-1])))
+    return [Finding(kind.name, (first, last), kind.severity, summary, kind.fix, evidence)]
+
+
 def loss_spike(r: Reader, kind: FindingKind) -> Outcome:
     if "loss" in r and "kl" in r and "reward" in r:
         # An RL trainer's loss is β·KL plus a term that averages to 0: its spikes are the KL's.
@@ -760,5 +798,6 @@ DETECTORS = {
     "loss_spike": loss_spike,
     "grad_spike": grad_spike,
     "loss_level_shift": loss_level_shift,
+    "reward_model_at_chance": reward_model_at_chance,
     "kl_spike": kl_spike,
 }

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -22,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cockpit.files import write_atomic
 from cockpit.findings.model import Finding
 
 HANGS_DIR = "hangs"
@@ -65,7 +67,9 @@ def positive(raw: Any, default: float) -> float:
 
 
 class StepClock:
-    """When steps arrived; says how long a silence means a hang."""
+    """When steps arrived; says how long a silence means a hang. Its times are one process's
+    `time.monotonic()` when it saw each step, never a wall clock: a clock set two days forward
+    (NTP, a VM resumed) is no 172,800 s silence."""
 
     def __init__(self, limits: HangLimits) -> None:
         self.limits = limits
@@ -152,15 +156,69 @@ def dump_stack(pid: int, *, timeout_s: float = DUMP_TIMEOUT_S,
                                                 else f"py-spy was stopped (signal {-proc.returncode})")
         low = (err_text or "").lower()
         if "permission" in low or "not permitted" in low or "ptrace" in low:
-            allow = ("allow it with `sysctl kernel.yama.ptrace_scope=0`, or " if YAMA.exists() else "")
-            why = (f"ptrace refused for pid {pid} ({why}) — {allow}run with CAP_SYS_PTRACE "
-                   "(docker: --cap-add SYS_PTRACE)")
+            why = ptrace_refusal(pid, why)
         return Dump(pid, "", [], why)
     try:
         threads = json.loads(out)
     except ValueError:
         return Dump(pid, out, [], None)
     return Dump(pid, format_threads(pid, threads), threads if isinstance(threads, list) else [])
+
+
+CAP_SYS_PTRACE = 19
+"""The capability's bit in /proc/PID/status's CapEff."""
+
+
+def _has_cap_sys_ptrace() -> bool | None:
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as fh:
+            caps = next((line.split()[1] for line in fh if line.startswith("CapEff:")), None)
+    except OSError:
+        return None
+    return None if caps is None else bool(int(caps, 16) >> CAP_SYS_PTRACE & 1)
+
+
+def _yama_scope() -> int | None:
+    try:
+        return int(YAMA.read_text().strip())
+    except (OSError, ValueError):
+        return None
+
+
+def ptrace_refusal(pid: int, detail: str) -> str:
+    """Why py-spy may not read `pid`, as it is here, with the fix that applies: another user's
+    process; Yama's ptrace_scope (3: none at all until a reboot; 2: only with CAP_SYS_PTRACE; 1:
+    only a parent, and py-spy is not the trainer's); a container that runs as root without
+    CAP_SYS_PTRACE; or refused with the capability (a seccomp profile, another user namespace)."""
+    root = os.geteuid() == 0
+    cap = _has_cap_sys_ptrace()
+    scope = _yama_scope()
+    try:
+        other = os.stat(f"/proc/{pid}").st_uid != os.geteuid() and not root
+    except OSError:
+        other = False
+    docker = "docker run --cap-add SYS_PTRACE; Kubernetes: securityContext.capabilities.add [SYS_PTRACE]"
+    if other:
+        reason, fix = f"pid {pid} belongs to another user", "run cockpit as that user"
+    elif scope == 3:
+        reason, fix = ("Yama's kernel.yama.ptrace_scope is 3 (no process may be traced)",
+                       "only a reboot lowers it: set kernel.yama.ptrace_scope=1 in /etc/sysctl.d and reboot")
+    elif cap is False and root:
+        reason = ("running as root without CAP_SYS_PTRACE (a container drops it)"
+                  + (f"; Yama's ptrace_scope is {scope}" if scope else ""))
+        fix = f"give the container the capability ({docker})"
+    elif cap is False and scope == 2:
+        reason, fix = ("Yama's kernel.yama.ptrace_scope is 2 (only with CAP_SYS_PTRACE)",
+                       f"`sudo sysctl kernel.yama.ptrace_scope=1`, or run with CAP_SYS_PTRACE ({docker})")
+    elif cap is False and scope == 1:
+        reason = "Yama's kernel.yama.ptrace_scope is 1 (only a process's parent may trace it, and py-spy is not)"
+        fix = "`sudo sysctl kernel.yama.ptrace_scope=0` (until reboot), or run cockpit as root or with CAP_SYS_PTRACE"
+    elif cap:
+        reason = "refused although this process has CAP_SYS_PTRACE (a seccomp profile, or another user namespace)"
+        fix = "docker: --security-opt seccomp=unconfined, or run cockpit in the trainer's own namespace"
+    else:
+        reason, fix = "the system refused it", f"run cockpit as root or with CAP_SYS_PTRACE ({docker})"
+    return f"py-spy may not read pid {pid}: {reason} ({detail}) — {fix}"
 
 
 def py_spy_error(text: str) -> str | None:
@@ -170,7 +228,15 @@ def py_spy_error(text: str) -> str | None:
     error = next((line for line in lines if line.lower().startswith("error")), None)
     if error is None:
         return lines[0][:300] if lines and not lines[0][:1].isdigit() else None
-    reason = next((line for line in lines if line.lower().startswith(("reason", "caused by"))), None)
+    reason = None
+    for i, line in enumerate(lines):
+        if line.lower().startswith(("reason", "caused by")):
+            said = line.split(":", 1)[1].strip() if ":" in line else ""
+            if not said and i + 1 < len(lines) and not lines[i + 1].lower().startswith("stack backtrace"):
+                said = re.sub(r"^\d+:\s*", "", lines[i + 1])  # "Caused by:" then "0: its cause", a line down
+            if said:
+                reason = f"{line.split(':', 1)[0].strip()}: {said}"
+                break
     return (f"{error} ({reason})" if reason else error)[:300]
 
 
@@ -253,7 +319,7 @@ def record_stacks(run_dir: Path, pids: list[int], step: int | None, *,
     body = "\n".join(texts)
     if errors:
         body += "\n" + "\n".join(f"# {e}" for e in errors) + "\n"
-    path.write_text(body, encoding="utf-8")
+    write_atomic(path, body)  # never through a link put in its place
     return path, waits, errors
 
 

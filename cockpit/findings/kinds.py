@@ -205,6 +205,23 @@ KINDS: dict[str, FindingKind] = {k.name: k for k in (
         # A gradient norm of 5× its level for one step is common in healthy runs (clipped at
         # max_grad_norm, it does no harm): a spike is 10× its level.
     FindingKind(
+        "reward_model_at_chance", "Reward model at chance", GENERAL, "warning",
+        "the reward model cannot tell the chosen answer from the rejected one: check the labels "
+        "(chosen and rejected swapped for part of the data, a shuffle that broke the pairs), that "
+        "the two answers differ after truncation (max_length), then the learning rate",
+        {
+            "min_points": 30,
+            # judged from this many logged points of the reward trainer's `accuracy` (it logs
+            # `margin` beside it: no other trainer logs both)
+            "edge": 0.3,
+            # the late level: the median of the last share of the points
+            "chance": 0.6,
+            # at or below this, a pair is a coin toss (0.5) give or take a batch's noise
+            "min_evals": 5,
+            # with this many evals of eval_accuracy or more, the held-out pairs are judged (the
+            # training pairs can be learnt by heart, labels right or not)
+        }),
+    FindingKind(
         "loss_level_shift", "Loss moved to a new level", GENERAL, "warning",
         "the train loss jumped to a new, higher level and stayed there: the run diverged and "
         "recovered (or did not), or the data changed under it. Look at what changed at the first "
@@ -347,7 +364,9 @@ KINDS: dict[str, FindingKind] = {k.name: k for k in (
             "fall": 0.7,
             # entropy late below early by this share or more ...
             "below": 0.3,
-            # ... and to a level below this (nats per token)
+            # ... and to a level below this (nats per token) ...
+            "fall_alone": 0.9,
+            # ... or by this share or more, whatever the level (a large vocabulary's 6.6 → 0.4)
         }),
     FindingKind(
         "kl_blowup", "KL blow-up", "grpo", "warning",

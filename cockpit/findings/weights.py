@@ -224,7 +224,9 @@ def judge_adapter(norms: list[tuple[str, float]], *, step: int, checkpoint: Path
 
 def _name(folder: Path) -> str:
     """`checkpoint-60`, or `the final model` for the output folder."""
-    return folder.name if folder.name.startswith("checkpoint-") else "the final model"
+    from cockpit.run.folder import checkpoint_step
+
+    return folder.name if checkpoint_step(folder.name) is not None else "the final model"
 
 
 def _median(xs: list[float]) -> float:

@@ -1,3 +1,4 @@
+# Shipped by the hook (cockpit.hook.bundle): runs in the user's Python 3.9+, stdlib only (+ their transformers).
 """The hook: cockpit inside a training process it did not build (script mode).
 
 `cockpit run -- python train.py ...` starts the user's command unchanged, with
@@ -206,9 +207,10 @@ def apply_train_args(trainer: Any, callback: Any) -> None:
 
 
 def _step_of(path: Any) -> int | None:
-    name = Path(str(path)).name
-    number = name[len("checkpoint-"):] if name.startswith("checkpoint-") else ""
-    return int(number) if number.isdigit() else None
+    """N of a checkpoint-N path, by the run folder's one rule for checkpoint names."""
+    from cockpit.run.folder import checkpoint_step
+
+    return checkpoint_step(Path(str(path)).name)
 
 
 def _cockpits_resume(given: Any, resume: str, callback: Any) -> bool:

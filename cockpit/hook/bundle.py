@@ -77,7 +77,9 @@ def child_env(run_dir: Path, env: dict[str, str], resume_from: Path | None = Non
 def train_args(run_dir: Path) -> dict | None:
     """run.yaml's `cockpit.script.train_args` ({segment, set}: what `cockpit resume --set` asked),
     or None: the hook applies it to that Trainer's arguments at train()."""
-    from cockpit.run.folder import RunFolder, script_section
+    from cockpit.run.folder import RunFolder
+    from cockpit.run.section import script_section
 
-    found = (script_section(RunFolder(run_dir)) or {}).get("train_args")
-    return found if isinstance(found, dict) and isinstance(found.get("set"), dict) and found["set"] else None
+    script = script_section(RunFolder(run_dir))
+    asked = script.train_args if script is not None else None
+    return asked.model_dump() if asked is not None and asked.set else None

@@ -1,3 +1,4 @@
+# Shipped by the hook (cockpit.hook.bundle): runs in the user's Python 3.9+, stdlib only (+ their transformers).
 """The callback a script-mode trainer gets: the runner's, plus the `run_started` line the runner
 would have written itself (the script, not cockpit, knows the trainer, the output dir and the
 step count, so it is read off the trainer when training begins).

@@ -101,7 +101,7 @@ class PublicCockpitCallback(ScriptCallback):
 
 
 def _own_run_folder(name: str | None, runs_dir: str | os.PathLike[str] | None) -> RunFolder:
-    from cockpit.files import dump_yaml
+    from cockpit.files import dump_yaml, write_atomic
     from cockpit.paths import runs_dir as default_runs_dir
     from cockpit.run.folder import Status, create_run_folder
     from cockpit.trainers.knowledge import SCRIPT_TRAINER
@@ -110,7 +110,7 @@ def _own_run_folder(name: str | None, runs_dir: str | os.PathLike[str] | None) -
     run = create_run_folder(default_runs_dir(runs_dir).resolve(), name or script)
     cockpit = {"name": name or script,
                "script": {"command": [sys.executable, *sys.argv], "cwd": os.getcwd()}, "in_code": True}
-    run.run_yaml.write_text(dump_yaml({"trainer": SCRIPT_TRAINER, "cockpit": cockpit}), encoding="utf-8")
+    write_atomic(run.run_yaml, dump_yaml({"trainer": SCRIPT_TRAINER, "cockpit": cockpit}))
     # The script owns its folder for as long as it lives: the run's lock, held (and its proof for a
     # force stop, as its environment has no marker), and its start time beside its pid (`run/owner.py`).
     _held_locks.append(owner.acquire(run.path, run.name))

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from cockpit.errors import CockpitError
-from cockpit.files import read_regular
+from cockpit.files import open_regular, read_regular
 from cockpit.formats import fmt_size
 from cockpit.metrics.panels import EVAL_NOT_PLOTTED
 from cockpit.run import journal
@@ -166,41 +166,62 @@ def _read_json(path: Path) -> dict[str, Any] | None:
     return obj if isinstance(obj, dict) else None
 
 
-def _read_state(path: Path) -> dict[str, Any]:
-    """A trainer_state.json as a dict, parsed as the replay parses it (orjson, NaN literals
-    allowed); {} when it cannot be read. A long run's is tens of MB: the stdlib parser took
-    1.7 s of a 100,000-step replay's open, in a thread sharing the UI's GIL."""
-    from cockpit.metrics.trainer_state import load_json
+class _History:
+    """The values a listing shows at each checkpoint, read from the trainer_state.json files as a
+    stream (`trainer_state.stream_log_history`): for every key it could show (`_shown`) and every
+    checkpoint, the value last logged at or before that checkpoint's step. What is kept is a few
+    values a checkpoint, never the log: a 200 MB state lists in tens of MB, not 1.5 GB.
 
-    try:
-        obj = load_json(read_regular(path, TRAINER_STATE_MAX_BYTES), source=str(path))
-    except (OSError, CockpitError):
-        return {}
-    return obj if isinstance(obj, dict) else {}
+    A later entry of the same step wins, and so does a later file (a resumed run's newer history
+    replaces the older); a file that cannot be read whole (cut off mid-save) is left out."""
 
+    def __init__(self, steps: list[int]) -> None:
+        self.steps = steps
+        self.logged: set[str] = set()
+        self._best: dict[tuple[str, int], tuple[int, float]] = {}
+        """(key, bucket) -> (step, value): the latest entry with the key in the bucket, bucket i
+        holding the steps after checkpoint i-1's and up to checkpoint i's."""
 
-def _log_history(paths: list[Path]) -> dict[int, dict[str, float]]:
-    """step -> the values logged at that step, from every trainer_state.json given (a later file
-    wins: a resumed run's newer history replaces the older)."""
-    by_step: dict[int, dict[str, float]] = {}
-    for state_path in paths:
-        state = _read_state(state_path)
-        history = state.get("log_history")
-        for entry in history if isinstance(history, list) else []:  # `"log_history": 5` is no history
-            if isinstance(entry, dict) and isinstance(entry.get("step"), int):
-                by_step.setdefault(entry["step"], {}).update(
-                    {k: v for k, v in entry.items() if isinstance(v, (int, float))})
-    return by_step
+    @staticmethod
+    def _shown(key: str) -> bool:
+        return key in HEADLINE_KEYS or key.startswith("eval_")
 
+    def read(self, path: Path) -> None:
+        from cockpit.metrics.trainer_state import stream_log_history
 
-def _at(history: dict[int, dict[str, float]], steps: list[int], step: int, key: str) -> float | None:
-    """The value last logged at or before `step` (logging_steps need not divide save_steps);
-    `steps` is the history's steps, sorted."""
-    for i in range(bisect.bisect_right(steps, step) - 1, -1, -1):
-        value = history[steps[i]].get(key)
-        if value is not None:
-            return float(value)
-    return None
+        best: dict[tuple[str, int], tuple[int, float]] = {}
+        logged: set[str] = set()
+        last = len(self.steps)
+        try:
+            with open_regular(path) as fh:
+                if os.fstat(fh.fileno()).st_size > TRAINER_STATE_MAX_BYTES:
+                    return
+                for entry in stream_log_history(fh):
+                    step = entry.get("step")
+                    if not isinstance(step, int):
+                        continue
+                    bucket = bisect.bisect_left(self.steps, step)
+                    for key, value in entry.items():
+                        if isinstance(value, (int, float)) and self._shown(key):
+                            logged.add(key)
+                            was = best.get((key, bucket))
+                            if bucket < last and (was is None or step >= was[0]):
+                                best[(key, bucket)] = (step, float(value))
+        except (OSError, ValueError, RecursionError):
+            return
+        self.logged |= logged
+        for slot, (step, value) in best.items():
+            was = self._best.get(slot)
+            if was is None or step >= was[0]:
+                self._best[slot] = (step, value)
+
+    def at(self, index: int, key: str) -> float | None:
+        """The value of `key` last logged at or before the step of checkpoint `index`."""
+        for bucket in range(index, -1, -1):
+            found = self._best.get((key, bucket))
+            if found is not None:
+                return found[1]
+        return None
 
 
 def describe(path: Path, step: int, *, live: bool = False, newest: bool = False) -> Checkpoint:
@@ -240,7 +261,7 @@ def locate(path: Path) -> CheckpointSet:
     path = Path(path)
     if not path.is_dir():
         raise CockpitError(f"{path}: no such folder — give a run (name or folder) or a training's output_dir")
-    if list_checkpoints(path) == [] and path.name.startswith("checkpoint-") and path.parent.is_dir():
+    if list_checkpoints(path) == [] and checkpoint_step(path.name) is not None and path.parent.is_dir():
         path = path.parent  # a checkpoint itself: its output dir
     run = RunFolder(path)
     if not run.exists():
@@ -266,10 +287,12 @@ def list_run_checkpoints(path: Path) -> CheckpointSet:
     found = locate(path)
     ckpts = list_checkpoints(found.output_dir)
     states = [c / "trainer_state.json" for c in ckpts] + [found.output_dir / "trainer_state.json"]
+    history = _History([checkpoint_step(c.name) or 0 for c in ckpts])
     # No checkpoint, no loss to look up: a replay of a lone trainer_state.json reads nothing more.
-    history = _log_history([p for p in states if p.is_file()]) if ckpts else {}
-    steps = sorted(history)
-    logged = {k for values in history.values() for k in values}
+    for state in states if ckpts else []:
+        if state.is_file():
+            history.read(state)
+    logged = history.logged
     found.key_metric = next((k for k in HEADLINE_KEYS if k in logged), None)
     evals = sorted(k for k in logged if k.startswith("eval_") and not k.endswith(EVAL_NOT_PLOTTED))
     found.eval_metric = "eval_loss" if "eval_loss" in evals else next(iter(evals), None)
@@ -277,10 +300,10 @@ def list_run_checkpoints(path: Path) -> CheckpointSet:
     for i, ckpt in enumerate(ckpts):
         step = checkpoint_step(ckpt.name) or 0  # list_checkpoints lists only checkpoint-N
         info = describe(ckpt, step, live=found.live, newest=i == len(ckpts) - 1)
-        info.loss = _at(history, steps, step, "loss")
-        info.eval_loss = _at(history, steps, step, "eval_loss")
-        info.key_value = _at(history, steps, step, found.key_metric) if found.key_metric else None
-        info.eval_value = _at(history, steps, step, found.eval_metric) if found.eval_metric else None
+        info.loss = history.at(i, "loss")
+        info.eval_loss = history.at(i, "eval_loss")
+        info.key_value = history.at(i, found.key_metric) if found.key_metric else None
+        info.eval_value = history.at(i, found.eval_metric) if found.eval_metric else None
         out.append(info)
     found.checkpoints = out
     if found.base_model is None:

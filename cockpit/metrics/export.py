@@ -13,10 +13,12 @@ from __future__ import annotations
 import csv
 import math
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from cockpit.errors import CockpitError
+from cockpit.metrics import plot_colors
 from cockpit.metrics.panels import default_panels
 from cockpit.metrics.plotmath import downsample
 from cockpit.metrics.replay_loader import from_source
@@ -115,8 +117,10 @@ def _fmt(v: float) -> str:
     return repr(v)
 
 
-def write_png(data: RunData, out: Path) -> int:
-    """The default panels, one subplot each; NaN points are skipped, lines are not broken."""
+def write_png(data: RunData, out: Path, colors: Sequence[tuple[int, int, int]] | None = None) -> int:
+    """The default panels, one subplot each; NaN points are skipped, lines are not broken. Each
+    series wears the colour the screen gives it (`plot_colors`, from the palette of the theme:
+    `colors`), an eval series dotted as on the screen."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -133,13 +137,18 @@ def write_png(data: RunData, out: Path) -> int:
     fig, axes = plt.subplots(rows, cols, figsize=(6.4 * cols, 3.2 * rows), squeeze=False)
     for ax in axes.flat[len(panels):]:
         ax.set_visible(False)
+    palette = list(colors) if colors else list(plot_colors.FALLBACK)
     for ax, panel in zip(axes.flat, panels, strict=False):
-        for key in panel.resolve(keys):
+        drawn = panel.resolve(keys)
+        rgbs = plot_colors.panel_colors([(0, k) for k in drawn], palette, multi=False, keys=[keys])
+        for key, rgb in zip(drawn, rgbs, strict=True):
             x, y = store.series(key)
             x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
             ok = np.isfinite(y)
             x, y = downsample(x[ok], y[ok], PNG_POINTS)
-            ax.plot(x, y, label=key, linewidth=1.2, marker="o" if len(x) < 30 else None, markersize=3)
+            ax.plot(x, y, label=key, linewidth=1.2, marker="o" if len(x) < 30 else None, markersize=3,
+                    color=tuple(c / 255 for c in rgb),
+                    linestyle=":" if plot_colors.is_eval(key) and len(drawn) > 1 else "-")
         ax.set_title(panel.title)
         ax.set_xlabel("step")
         ax.grid(alpha=0.3)
@@ -279,10 +288,12 @@ def _write_completions(lib: Any, out: Path, first: int | None, last: int | None,
 def export(path: str | os.PathLike[str], *, csv_out: str | None = None,
            png_out: str | None = None, completions_out: str | None = None,
            steps: str | None = None, data: RunData | None = None,
-           warnings: list[str] | None = None) -> dict[str, int]:
+           warnings: list[str] | None = None,
+           colors: Sequence[tuple[int, int, int]] | None = None) -> dict[str, int]:
     """Write what was asked; `data` is the RunData a screen shows for `path` (read from `path`
     when not given). Returns how many rows, panels or completions each file got; what could not
-    be read (and so is missing from a file) goes to `warnings`, one line each."""
+    be read (and so is missing from a file) goes to `warnings`, one line each. `colors`: the
+    palette of the screen's theme, for the PNG."""
     if not csv_out and not png_out and not completions_out:
         raise CockpitError("nothing to write — give --csv OUT.csv, --png OUT.png and/or --completions OUT.jsonl")
     parse_steps(steps)  # a bad range is refused before anything is read or written
@@ -304,7 +315,7 @@ def export(path: str | os.PathLike[str], *, csv_out: str | None = None,
 
     def panels_png(out: Path) -> int:
         assert data is not None
-        return write_png(data, out)
+        return write_png(data, out, colors)
 
     def completions(out: Path) -> int:
         assert source is not None

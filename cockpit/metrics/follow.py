@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from cockpit.errors import CockpitError
 from cockpit.metrics.rundata import RunData, load_journal
-from cockpit.run.folder import LIVE_STATES, RunFolder
+from cockpit.run.folder import LIVE_STATES, RunFolder, checkpoint_step
 from cockpit.run.journal import Record
 from cockpit.run.summaries import effective_state
 from cockpit.run.tailer import Tailer
@@ -128,14 +128,13 @@ class RunFollower:
         self.ended = False
         """With `until_ended`: the run was seen not live; `updates` stops after saying so."""
         self._until_ended = until_ended
-        self._rules = rules
         self._journal_errors = journal_errors
         self._resumable = resumable
-        self._rules_stamp: tuple | None = None
+        self._rules: alert_board.RulesWatch | None = None
         if rules:
             from cockpit.alerts import board as alert_board
 
-            self._rules_stamp = alert_board.sources_stamp(run)
+            self._rules = alert_board.RulesWatch(run)
         self._status_due = 0.0
         self._trouble: str | None = None
         self._problem: str | None = None
@@ -143,15 +142,13 @@ class RunFollower:
     def open(self, label: str | None = None) -> Opened:
         """The whole journal so far (the tailer left at its end), the end of stdout.log, the
         state, the alert rules and records: what a screen shows first."""
-        from cockpit.alerts import board as alert_board
-
         data, self.tailer = load_journal(self.run.events, label or self.run.name)
         first = Update()
         self._status(first, force=True)
         return Opened(data, output=self.output.first(OUTPUT_MAX_LINES) if self.output else [],
                       state=self.state, resumable=first.resumable,
-                      rules=alert_board.read_sources(self.run) if self._rules else None,
-                      alerts=alert_board.alert_records(self.run.events) if self._rules else [],
+                      rules=self._rules.first() if self._rules else None,
+                      alerts=self._rules.alerts() if self._rules else [],
                       journal_error=first.journal_error, problem=first.problem, following=True)
 
     def poll(self) -> Update:
@@ -209,11 +206,7 @@ class RunFollower:
                 self._trouble = trouble
                 update.journal_error = trouble
         if self._rules and not force:
-            from cockpit.alerts import board as alert_board
-
-            stamp = alert_board.sources_stamp(self.run)
-            if stamp != self._rules_stamp:
-                self._rules_stamp, update.rules = stamp, alert_board.read_sources(self.run)
+            update.rules = self._rules.changed()
 
 
 class FilesFollower:
@@ -269,7 +262,7 @@ def open_path(path: str) -> tuple[Opened, Follower | None]:
 def written_elsewhere(path: str) -> Path | None:
     """The output dir to follow as files, when `path` is one that no cockpit run folder holds."""
     p = Path(path).absolute()
-    if not p.is_dir() or p.name.startswith("checkpoint-") \
+    if not p.is_dir() or checkpoint_step(p.name) is not None \
             or any((c / "status.json").is_file() for c in (p, *list(p.parents)[:3])):
         return None  # a checkpoint never changes; a cockpit run's journal is followed instead
     if (p / "trainer_state.json").is_file() or any(p.glob("checkpoint-*")) or (p / "completions").is_dir():

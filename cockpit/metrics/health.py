@@ -1,3 +1,4 @@
+# Shipped by the hook (cockpit.hook.bundle): runs in the user's Python 3.9+, stdlib only (+ their transformers).
 """Health checks on a live run: the debugging recipes of TRL's PPO docs, as rules.
 
 The runner's callback feeds every metrics row to a `HealthMonitor` and writes what it

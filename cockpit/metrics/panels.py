@@ -160,8 +160,13 @@ def default_panels(trainer: str | None, keys: list[str], limit: int = MAX_PANELS
     # per metric name.
     used = {k for p in chosen for k in p.covers(keys)}
     groups: dict[str, list[str]] = {}
+    present = set(keys)
     for key in keys:
-        if is_eval(key) and key not in used and not key.endswith(EVAL_NOT_PLOTTED):
+        # An eval series of a namespaced train diagnostic that has no default panel (GRPO's
+        # eval clip ratios beside its train ones) is not one either: thirteen panels left one
+        # row of canvas each.
+        if is_eval(key) and key not in used and not key.endswith(EVAL_NOT_PLOTTED) \
+                and not ("/" in key and key[len("eval_"):] in present):
             groups.setdefault(key.rsplit("_", 1)[-1], []).append(key)
     for name, group in groups.items():
         chosen.append(Panel(group[0], (group[0],)) if len(group) == 1 else Panel(f"eval {name}", tuple(group)))
@@ -190,8 +195,9 @@ SCHEDULE_KEYS = ("learning_rate", "lr", "epoch", "num_tokens", "num_input_tokens
 SPARSE_POINTS = 50
 """A series with fewer points than this (an eval every few hundred steps) is not smoothed: an
 EMA over 10 points lags by several of them."""
-EVAL_NOT_PLOTTED = ("_runtime", "_samples_per_second", "_steps_per_second")
-"""Eval bookkeeping, not a metric: never a default panel."""
+EVAL_NOT_PLOTTED = ("_runtime", "_samples_per_second", "_steps_per_second", "_num_tokens")
+"""Eval bookkeeping, not a metric: never a default panel (`eval_num_tokens` is a counter of the
+tokens trained on, and goes back at a resume: a zig-zag that means nothing)."""
 _HIGHER_IS_BETTER = ("reward", "accuracy", "acc", "f1", "bleu", "rouge", "margin", "score",
                      "precision", "recall", "exact_match", "em", "auc", "pass")
 _LOWER_IS_BETTER = ("loss", "wer", "cer", "perplexity", "ppl", "error", "nll")

@@ -94,7 +94,7 @@ def smoothing_clip(lo: float, hi: float, cut_lo: bool, cut_hi: bool) -> tuple[fl
     """The band a smoothed line's values are held to (`ema`'s clip): the y range's side that cut
     outliers, widened to a round grid (a tenth of the range's order of magnitude) so that a live
     run's range moving a little keeps the same band, and the summary kept for it."""
-    if not (cut_lo or cut_hi) or not (math.isfinite(lo) and math.isfinite(hi)) or hi <= lo:
+    if not (cut_lo or cut_hi) or not (math.isfinite(hi - lo) and hi - lo > 1e-290):
         return None
     q = 10.0 ** math.floor(math.log10(hi - lo)) / 2
     band_lo = math.floor(lo / q) * q if cut_lo else -math.inf
@@ -129,6 +129,11 @@ def _debias(w: float, done: int, n: int) -> np.ndarray:
 
 
 def _ema_run(f: np.ndarray, w: float, last: float) -> np.ndarray:
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is noticed, and redone plainly
+        return _ema_run_scaled(f, w, last)
+
+
+def _ema_run_scaled(f: np.ndarray, w: float, last: float) -> np.ndarray:
     """The EMA's running value (not debiased) over finite values `f`, from `last`.
 
     Inside one block the recurrence is a scaled cumulative sum, so no Python loop per

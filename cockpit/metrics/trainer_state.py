@@ -38,14 +38,15 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any, NamedTuple
+from typing import Any, BinaryIO, NamedTuple
 
 import numpy as np
 
 from cockpit.errors import CockpitError
+from cockpit.files import QuotedLiterals
 from cockpit.metrics.store.ingest import blocks_of, value_table
 from cockpit.metrics.store.values import (
     NON_METRIC_KEYS,
@@ -286,6 +287,22 @@ def _orjson_lenient(data: bytes) -> Any:
         except _orjson.JSONDecodeError:
             pass
     return _FAILED
+
+
+def stream_log_history(fh: BinaryIO) -> Iterator[dict[str, Any]]:
+    """The log_history entries of an open trainer_state.json, one at a time, without holding the
+    file or its tree: what a reader keeps of a 200 MB state is what it takes from each entry
+    (`cockpit checkpoints` takes a few values at its checkpoints' steps). Raises ValueError on a
+    cut-off or broken file; entries that are not objects
+    are skipped. Numbers are floats (or ints), NaN literals the strings `load_json` makes them."""
+    import ijson
+
+    try:
+        for entry in ijson.items(QuotedLiterals(fh), "log_history.item", use_float=True):
+            if type(entry) is dict:
+                yield entry
+    except ijson.JSONError as exc:
+        raise ValueError(str(exc).split("\n")[0]) from None
 
 
 def parse_trainer_state(raw: bytes | str, *, source: str = "") -> ParsedState:

@@ -1,3 +1,4 @@
+# Shipped by the hook (cockpit.hook.bundle): runs in the user's Python 3.9+, stdlib only (+ their transformers).
 """The run folder's completions store, the writing side: what the training process appends.
 
 Each step's sampled rows go to `completions.jsonl` (one journal-encoded line a step) and a fixed

@@ -197,6 +197,23 @@ def free_inodes(paths: Iterable[os.PathLike[str] | str]) -> tuple[int, int, str]
     return best
 
 
+def write_failure(exc: OSError, path: os.PathLike[str] | str) -> str:
+    """Why a file could not be written, in words: ENOSPC with bytes still free is a disk out of
+    inodes (statvfs's f_favail), said as such, not as a full disk."""
+    import errno
+
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        inodes = free_inodes([path])
+        where = free_space([path])
+        free_mb = f", {where[0] // 2**20} MB free" if where is not None else ""
+        if inodes is not None and inodes[0] < LOW_FREE_INODES:
+            return f"the disk is out of inodes ({inodes[0]} of {inodes[1]} free on {inodes[2]}{free_mb})"
+        if exc.errno == errno.EDQUOT:
+            return "the disk quota is used up"
+        return f"the disk is full ({where[0] // 2**20} MB free on {where[1]})" if where else "the disk is full"
+    return f"{exc.strerror or type(exc).__name__} ({errno.errorcode.get(exc.errno or 0, '')})".replace(" ()", "")
+
+
 def disk_full(diag: Diagnosis, text: str, places: Iterable[os.PathLike[str] | str]) -> Diagnosis:
     """Name a full disk: ENOSPC said anywhere, or a save-time I/O error (torch.save's
     "basic_ios::clear: iostream error", a bare "exited with code 1") while the disk holding the

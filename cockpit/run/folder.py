@@ -1,3 +1,4 @@
+# Shipped by the hook (cockpit.hook.bundle): runs in the user's Python 3.9+, stdlib only (+ their transformers).
 """The run folder: the contract between the UI, the supervisor and the runner.
 
     runs/<name>-<yyyymmdd-hhmmss>/
@@ -29,7 +30,15 @@ from pathlib import Path
 from typing import Any
 
 from cockpit.errors import CockpitError
-from cockpit.files import open_regular, read_regular, read_text_regular, reserve, safe_load, write_atomic
+from cockpit.files import (
+    check_json_object,
+    open_regular,
+    read_regular,
+    read_text_regular,
+    reserve,
+    safe_load,
+    write_atomic,
+)
 
 if sys.version_info >= (3, 11):  # noqa: UP036 - the hook imports this module on Python 3.9+
     from enum import StrEnum
@@ -456,11 +465,12 @@ def checkpoint_problem(path: Path) -> str | None:
     file shorter than its own header says, a shard its index names missing, a .bin zip without
     its end record). Reads headers only, never the tensors."""
     try:
-        state = json.loads(read_regular(path / "trainer_state.json", TRAINER_STATE_MAX_BYTES))
-    except (OSError, ValueError, RecursionError):
+        check_json_object(path / "trainer_state.json", TRAINER_STATE_MAX_BYTES)
+    except (OSError, RecursionError):
         return "no readable trainer_state.json (it was being written)"
-    if not isinstance(state, dict):
-        return "trainer_state.json is not a JSON object"
+    except ValueError as exc:
+        return "trainer_state.json is not a JSON object" if str(exc) == "not a JSON object" else \
+            "no readable trainer_state.json (it was being written)"
     present = [w for w in WEIGHT_FILES if (path / w).exists()]
     if not present:
         return "no model weights"

@@ -1,3 +1,4 @@
+# Shipped by the hook (cockpit.hook.bundle): runs in the user's Python 3.9+, stdlib only (+ their transformers).
 """The journal: one JSON object a line, append-only, the one file every reader tails.
 
 Both sides import this module: the runner's callback and the supervisor write

@@ -32,7 +32,7 @@ from typing import Any
 
 from cockpit.errors import CockpitError
 from cockpit.files import open_own
-from cockpit.run import RUN_DIR_ENV
+from cockpit.run import HELPER_ENV, RUN_DIR_ENV
 
 LOCK_FILE = "supervisor.lock"
 LOCK_FD_ENV = "COCKPIT_OWNER_FD"
@@ -151,15 +151,17 @@ def _zombie(pid: int) -> bool:
         return True
 
 
-def _marked(proc: Any, run_dir: Path, marker: str | None = None) -> bool:
+def _marked(proc: Any, run_dir: Path, marker: str | None = None, *, trainer_only: bool = False) -> bool:
     """The process carries the run's marker: `COCKPIT_RUN_DIR` naming this folder, or naming the
     place this folder was when the run started (`marker`, for a folder moved mid-run) while no
-    other folder is there now."""
+    other folder is there now. `trainer_only`: and it is not one of the supervisor's helpers
+    (`HELPER_ENV`)."""
     try:
-        value = proc.environ().get(RUN_DIR_ENV)
+        env = proc.environ()
+        value = env.get(RUN_DIR_ENV)
     except Exception:  # noqa: BLE001 - another user's process, or gone: not provably ours
         return False
-    if not value:
+    if not value or (trainer_only and env.get(HELPER_ENV)):
         return False
     try:
         if Path(value).resolve() == Path(run_dir).resolve():
@@ -203,13 +205,16 @@ def _own_lineage() -> set[int]:
 
 
 def run_processes(run_dir: Path, pgid: int | None, leader_started: float | None,
-                  exclude: tuple[int | None, ...] = (), marker: str | None = None) -> list[Any]:
+                  exclude: tuple[int | None, ...] = (), marker: str | None = None, *,
+                  trainer_only: bool = False) -> list[Any]:
     """The live processes that provably belong to this run, wherever they are: the recorded leader
     of the run's process group must have had its start time recorded (and, while it lives, still
     have it), and every process returned carries the run's marker in its environment. That finds
     the helpers a script started in a session of their own (`start_new_session=True`, `setsid`) as
     well as the group. [] when nothing was recorded, or the number now belongs to someone else.
-    This process, its ancestors and `exclude` (the supervisor) are never in the list."""
+    This process, its ancestors and `exclude` (the supervisor) are never in the list; with
+    `trainer_only`, neither are the supervisor's helpers (`HELPER_ENV`): "is the trainer still
+    running" is asked of the trainer's own processes alone."""
     if not pgid or leader_started is None:
         return []
     try:
@@ -224,12 +229,13 @@ def run_processes(run_dir: Path, pgid: int | None, leader_started: float | None,
         pass  # the leader went; its children may still be there
     except Exception:  # noqa: BLE001
         return []
-    return marked_processes(run_dir, exclude, marker)
+    return marked_processes(run_dir, exclude, marker, trainer_only=trainer_only)
 
 
-def marked_processes(run_dir: Path, exclude: tuple[int | None, ...] = (), marker: str | None = None) -> list[Any]:
+def marked_processes(run_dir: Path, exclude: tuple[int | None, ...] = (), marker: str | None = None, *,
+                     trainer_only: bool = False) -> list[Any]:
     """Every live process (not a zombie) carrying this run's marker, but this one, its ancestors and
-    `exclude`."""
+    `exclude` (and the supervisor's helpers, with `trainer_only`)."""
     try:
         import psutil
     except ImportError:
@@ -242,7 +248,7 @@ def marked_processes(run_dir: Path, exclude: tuple[int | None, ...] = (), marker
                 continue
         except psutil.Error:
             continue
-        if _marked(proc, run_dir, marker):
+        if _marked(proc, run_dir, marker, trainer_only=trainer_only):
             found.append(proc)
     return found
 

@@ -54,6 +54,18 @@ def _grace(value: Any) -> Any:
     return float(value)
 
 
+class TrainArgs(BaseModel):
+    """`cockpit.script.train_args`: what `cockpit resume SCRIPT_RUN --set` asked of one Trainer of the
+    script, which the hook sets on its arguments at train() (`cockpit.hook.apply_train_args`)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    segment: int = Field(ge=0)
+    """The Trainer it is for: the n-th the script builds."""
+    set: dict[str, int | float] = Field(default_factory=dict)
+    """TrainingArguments fields and their values (`launch.plan.SCRIPT_SETTABLE`)."""
+
+
 class ScriptSection(BaseModel):
     """`cockpit.script` of a script run (`cockpit run -- CMD`): the command, unchanged, and where it was given."""
 
@@ -64,6 +76,8 @@ class ScriptSection(BaseModel):
     """The folder the command was given in (and runs in); relative paths it reports are from here."""
     launch_env: str | None = None
     """The id its launch environment is kept under (`run/secrets.py`), so a resume runs as the launch did."""
+    train_args: TrainArgs | None = None
+    """What a resume with --set asked of one of its Trainers."""
 
 
 class CockpitSection(BaseModel):

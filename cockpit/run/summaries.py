@@ -113,22 +113,41 @@ def _effective(st: Status, run: RunFolder | None = None) -> tuple[str, str | Non
         return "failed", "the supervisor process is gone (machine restarted or it was killed)"
     from cockpit.run import owner
 
-    if st.job_id is None and owner.run_processes(run.path, st.pgid, st.pid_started, exclude=(st.supervisor_pid,),
-                                                 marker=st.marker):
-        return "running", (f"{SUPERVISOR_GONE} — the trainer is still running (pid {st.pid}); "
+    alive = [] if st.job_id is not None else owner.run_processes(
+        run.path, st.pgid, st.pid_started, exclude=(st.supervisor_pid,), marker=st.marker, trainer_only=True)
+    if alive:  # the pids named are the ones alive now: the recorded leader may have died before its children
+        pids = ", ".join(str(p.pid) for p in sorted(alive, key=lambda p: p.pid != st.pid)[:4])
+        return "running", (f"{SUPERVISOR_GONE} — the trainer is still running (pid {pids}); "
                            "`cockpit stop --force` ends it, `cockpit stop` saves and stops it")
-    return _ended_unsupervised(run)
+    return _ended_unsupervised(run, st.started)
 
 
-def _ended_unsupervised(run: RunFolder) -> tuple[str, str]:
+def _journal_end(records: list[journal.Record], since: float | None) -> journal.Record | None:
+    """The `run_ended` this attempt's supervisor wrote (at or after `since`, the attempt's start),
+    if it got to write one."""
+    for rec in reversed(records):
+        if rec.kind == journal.RUN_ENDED and isinstance(rec.data, dict):
+            return rec if since is not None and rec.t is not None and rec.t >= since - 1.0 else None
+    return None
+
+
+def _ended_unsupervised(run: RunFolder, since: float | None = None) -> tuple[str, str]:
     """How an attempt ended when no supervisor saw it end: the training process's own verdict
     (control/outcome.json), else the tail of its log."""
     from cockpit.run import diagnose
 
     gone = "the supervisor process is gone (it was killed, or the machine restarted) and the trainer has exited"
+    records = tail_records(run.events)
+    ended = _journal_end(records, since)
+    if ended is not None:  # the supervisor wrote the end in the journal but could not write status.json
+        data = ended.data
+        said = data.get("state")
+        state = said if isinstance(said, str) and said in ("finished", "stopped", "failed", "killed") else "failed"
+        return state, (f"{data.get('reason') or state} (status.json could not be written at the end: the "
+                       "journal's run_ended says how it ended)")
     script = script_section(run) is not None
     found = diagnose.verdict(run.read_outcome(), script=script, exit_code=None,
-                             trained=script and any(r.kind == journal.RUN_STARTED for r in tail_records(run.events)))
+                             trained=script and any(r.kind == journal.RUN_STARTED for r in records))
     if found is not None:  # its own word: a run that trained to the end and saved reads finished
         return found[0], f"{gone}: {found[1].reason}"
     tail = read_tail(run.stdout_log, 32_768)[0].decode("utf-8", errors="replace")

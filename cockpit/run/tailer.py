@@ -1,3 +1,4 @@
+# Shipped by the hook (cockpit.hook.bundle): runs in the user's Python 3.9+, stdlib only (+ their transformers).
 """Tail a growing file: read only appended bytes, complete lines only.
 
 The habits come from toolong: keep a byte offset, keep the unfinished last line

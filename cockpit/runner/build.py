@@ -26,6 +26,7 @@ from cockpit.config.presets import device_policy, reward_file_ref
 from cockpit.errors import CockpitError
 from cockpit.run import journal
 from cockpit.run.folder import RunFolder
+from cockpit.run.section import CockpitSection, cockpit_section, output_dir
 from cockpit.runner.models import load_causal_lm, load_scorer, load_tokenizer
 from cockpit.runner.samples import sample_prompts
 from cockpit.trainers.knowledge import traits
@@ -42,16 +43,17 @@ class Built:
     sample_prompts: list[Any] = field(default_factory=list)
 
 
-def read_run(run: RunFolder) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
-    """(flat TRL keys, cockpit section, trainer info) from the run folder; output_dir where the
-    folder is now (`run.section.output_dir`), whatever an older run.yaml wrote."""
-    from cockpit.run.section import output_dir
-
+def read_run(run: RunFolder) -> tuple[dict[str, Any], CockpitSection, dict[str, Any]]:
+    """(flat TRL keys, the cockpit section typed, trainer info) from the run folder; output_dir
+    where the folder is now (`run.section.output_dir`), whatever an older run.yaml wrote, as an
+    absolute path: the runner need not run in the run folder (the trainer matrix runs many in one
+    process)."""
     cfg = run.config(strict=True)
     info = json.loads(run.trainer_json.read_text(encoding="utf-8"))
-    cockpit = cfg.pop("cockpit", None) or {}
+    cockpit = cockpit_section(run, strict=True)
+    cfg.pop("cockpit", None)
     cfg.pop("trainer", None)
-    cfg["output_dir"] = run.relative(output_dir(run) or run.output)
+    cfg["output_dir"] = str((output_dir(run) or run.output).absolute())
     return cfg, cockpit, info
 
 
@@ -102,12 +104,12 @@ def parse_args(flat: dict[str, Any], info: dict[str, Any], *, cuda: bool,
 # -- data ----------------------------------------------------------------------------------
 
 
-def load_split(script_args, cockpit: dict[str, Any], split_expr: str):
+def load_split(script_args, cockpit: CockpitSection, split_expr: str):
     from datasets import load_dataset
 
     name = script_args.dataset_name
     ref = ds.resolve(name, script_args.dataset_config)
-    dcfg = cockpit.get("dataset") or {}
+    dcfg = cockpit.dataset
     if ref.kind == "file":
         dset = load_dataset(ref.builder, data_files={"train": ref.name},
                             split=split_expr.replace(ds.split_base(split_expr), "train", 1))
@@ -122,12 +124,12 @@ def load_split(script_args, cockpit: dict[str, Any], split_expr: str):
     return dset
 
 
-def load_data(script_args, config, mixture, cockpit: dict[str, Any], info: dict[str, Any]):
+def load_data(script_args, config, mixture, cockpit: CockpitSection, info: dict[str, Any]):
     """(train, eval or None). Column checks happen here too: hub data could not be checked
     before launch."""
     from accelerate import PartialState
 
-    dcfg = cockpit.get("dataset") or {}
+    dcfg = cockpit.dataset
     want_eval = str(getattr(config, "eval_strategy", "no")) not in ("no", "IntervalStrategy.NO")
     with PartialState().local_main_process_first():
         if mixture is not None and getattr(mixture, "datasets", None):
@@ -215,14 +217,13 @@ def load_reward_func(ref: str):
                        "import path or path/file.py:function")
 
 
-def reward_funcs(script_args, cockpit: dict[str, Any]) -> list[Any]:
+def reward_funcs(script_args, cockpit: CockpitSection) -> list[Any]:
     funcs: list[Any] = []
-    path = getattr(script_args, "reward_model_name_or_path", None) or \
-        (cockpit.get("models") or {}).get("reward_model")
+    path = getattr(script_args, "reward_model_name_or_path", None) or cockpit.models.get("reward_model")
     if path:
         funcs.append(path)
     names: list[str] = []
-    for source in (getattr(script_args, "reward_funcs", None), cockpit.get("reward_funcs")):
+    for source in (getattr(script_args, "reward_funcs", None), cockpit.reward_funcs):
         if source:
             names.extend([source] if isinstance(source, str) else list(source))
     funcs.extend(load_reward_func(str(n)) for n in names)
@@ -251,7 +252,7 @@ def build(run: RunFolder, jw: journal.JournalWriter, *, cuda: bool) -> Built:
         model = load_scorer(model_args.model_name_or_path, model_args, tokenizer)
     else:
         model = load_causal_lm(model_args.model_name_or_path, model_args, tokenizer)
-    models = cockpit.get("models") or {}
+    models = cockpit.models
 
     params = inspect.signature(trainer_cls.__init__).parameters
     takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())

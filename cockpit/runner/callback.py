@@ -1,3 +1,4 @@
+# Shipped by the hook (cockpit.hook.bundle): runs in the user's Python 3.9+, stdlib only (+ their transformers).
 """CockpitCallback: the training process's voice in the journal.
 
 Rank 0 only (`state.is_world_process_zero`), one flushed line per event, and

@@ -67,10 +67,11 @@ def _token_text(tokenizer, ids: list[int]) -> list[str]:
 
 
 def measure(request: dict[str, Any]) -> dict[str, Any]:
+    from cockpit.run.section import parse_section
     from cockpit.runner.build import load_data, parse_args
     from cockpit.runner.models import load_tokenizer
 
-    flat, cockpit, info = dict(request["trl"]), dict(request.get("cockpit") or {}), dict(request["info"])
+    flat, cockpit, info = dict(request["trl"]), parse_section(request.get("cockpit")), dict(request["info"])
     warnings: list = []
     script_args, config, model_args, mixture = parse_args(flat, info, cuda=False, warnings=warnings)
     tokenizer = load_tokenizer(model_args, warnings)
@@ -152,7 +153,7 @@ def _request_from_run(run_dir: str, rows: int) -> dict[str, Any]:
     run = RunFolder(Path(os.path.abspath(run_dir)))
     ensure_for_run(run.run_yaml)  # started beside the trainer: on a fresh machine the demo may not be built yet
     flat, cockpit, info = read_run(run)
-    return {"trl": flat, "cockpit": cockpit, "info": info, "rows": rows}
+    return {"trl": flat, "cockpit": cockpit.model_dump(mode="json", exclude_defaults=True), "info": info, "rows": rows}
 
 
 def main(argv: list[str] | None = None) -> int:

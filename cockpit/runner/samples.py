@@ -11,13 +11,14 @@ from cockpit.runner.sample import encode
 from cockpit.trainers.knowledge import traits
 
 if TYPE_CHECKING:
+    from cockpit.run.section import CockpitSection
     from cockpit.runner.build import Built
 
 
-def sample_prompts(train, cockpit: dict[str, Any]) -> list[Any]:
+def sample_prompts(train, cockpit: CockpitSection) -> list[Any]:
     """The first few training prompts (`cockpit.completions.num_prompts`), as the model will see
     them: a conversation up to its first user turn, a plain text cut to its first third."""
-    comp = cockpit.get("completions") or {}
+    comp = cockpit.completions
     n = int(comp.get("num_prompts", 4))
     for col in ("prompt", "messages", "text"):
         if col in train.column_names:
@@ -112,9 +113,9 @@ MIN_NEW_TOKENS = 8
 """Tokens of each periodic sample generated before EOS may end it."""
 
 
-def make_sampler(built: Built, cockpit: dict[str, Any]):
+def make_sampler(built: Built, cockpit: CockpitSection):
     """Periodic generation on a few fixed prompts for trainers that do not sample themselves."""
-    comp = cockpit.get("completions") or {}
+    comp = cockpit.completions
     every = comp.get("every_steps")
     if not every or not built.sample_prompts or traits(built.trainer_info["name"]).head == "scorer":
         return None, None

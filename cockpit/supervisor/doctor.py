@@ -27,7 +27,7 @@ from cockpit.errors import CockpitError, failure
 from cockpit.findings import hang, resume, sft_data
 from cockpit.findings.model import Finding
 from cockpit.run import journal
-from cockpit.run.folder import RunFolder, list_checkpoints
+from cockpit.run.folder import RunFolder, checkpoint_step, list_checkpoints
 from cockpit.run.section import cockpit_section, reported_path
 from cockpit.supervisor.watch import Beat
 
@@ -47,7 +47,8 @@ class Doctor:
     """A `Watcher`: `poll` from the supervisor's loop (this attempt's records only: a resumed run's
     journal holds the earlier ones), `ended` once the trainer exited."""
 
-    def __init__(self, run: RunFolder, jw: journal.JournalWriter, resume_from: Path | None = None) -> None:
+    def __init__(self, run: RunFolder, jw: journal.JournalWriter, resume_from: Path | None = None, *,
+                 said: set[str] | None = None) -> None:
         self.run = run
         self.jw = jw
         section = self.section = cockpit_section(run)
@@ -67,7 +68,8 @@ class Doctor:
         self._after_segment: int | None = None
         """The Trainer whose steps `after` holds: the one the resume check is about."""
         self.checked: set[str] = set()
-        self._said: set[str] | None = None
+        self._said: set[str] = said if said is not None else set()
+        """The kinds of finding the run's journal holds: the supervisor's feed keeps it as it reads."""
         self._resumed_here = True
         self._world_said = False
         """False while the journal follows a script's Trainer resumed from another checkpoint."""
@@ -88,7 +90,7 @@ class Doctor:
     def poll(self, records: Sequence[journal.Record], beat: Beat) -> None:
         if self.off:
             return
-        self._guard(lambda: self._read(records, time.time()))
+        self._guard(lambda: self._read(records, time.monotonic()))  # when seen: a wall-clock jump is no silence
         now = time.monotonic()
         if self.off or now < self.next_poll:
             return
@@ -189,9 +191,9 @@ class Doctor:
         elif kind == journal.PHASE:
             self.phase = str(rec.data.get("phase") or "")
             if self.phase == "training":
-                self.clock.training_since = self.clock.training_since or time.time()
+                self.clock.training_since = self.clock.training_since or now
         elif kind in (journal.METRICS, journal.PROGRESS) and rec.step is not None:
-            if self.clock.step(rec.step, rec.t or now):
+            if self.clock.step(rec.step, now):  # not rec.t: the trainer's wall clock may jump
                 self.hung_at = None
             if kind == journal.METRICS and not rec.data.get("summary") and not self.resume_done \
                     and self._resumed_here:
@@ -249,7 +251,7 @@ class Doctor:
             return  # training is over: what is left is the process exiting
         if limit is not None and self.phase == "saving":
             limit *= SAVING_SLACK  # the final save of a large model takes many steps' time
-        silent = self.clock.silent_for(time.time())
+        silent = self.clock.silent_for(time.monotonic())
         if limit is None or silent is None or silent < limit:
             return
         step = self.clock.last_step
@@ -309,7 +311,7 @@ class Doctor:
             from cockpit.findings import weights  # numpy: loaded when the first checkpoint comes
 
             # The run's first checkpoint: the start when the base model is not a local folder.
-            ckpts = list_checkpoints(folder.parent if folder.name.startswith("checkpoint-") else folder)
+            ckpts = list_checkpoints(folder.parent if checkpoint_step(folder.name) is not None else folder)
             first = ckpts[0] if ckpts else None
             found = weights.check_checkpoint(folder, step=step, base=base, first=first,
                                              script=self.section.script is not None)
@@ -324,9 +326,6 @@ class Doctor:
         """False for a once-a-run kind this run's journal (any attempt) already holds."""
         if finding.kind not in self.ONCE_A_RUN:
             return True
-        if self._said is None:  # read once, on the worker thread, the first time it matters
-            self._said = {str(r.data.get("kind")) for r in journal.read_all(self.run.events)[0]
-                          if r.kind == journal.FINDING}
         if finding.kind in self._said:
             return False
         self._said.add(finding.kind)
@@ -402,10 +401,12 @@ class _Off:
         pass
 
 
-def start_doctor(run: RunFolder, jw: journal.JournalWriter, resume_from: Path | None = None) -> Doctor | _Off:
-    """A Doctor, or one that does nothing when it cannot start (a warning line says why)."""
+def start_doctor(run: RunFolder, jw: journal.JournalWriter, resume_from: Path | None = None, *,
+                 said: set[str] | None = None) -> Doctor | _Off:
+    """A Doctor, or one that does nothing when it cannot start (a warning line says why). `said`:
+    the kinds of finding the run's journal holds, as the supervisor's feed keeps them."""
     try:
-        return Doctor(run, jw, resume_from)
+        return Doctor(run, jw, resume_from, said=said)
     except Exception as exc:  # noqa: BLE001 - the doctor never keeps a run from starting
         try:
             jw.write(journal.warning(failure(exc, "the doctor is off for this run", limit=400),

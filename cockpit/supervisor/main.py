@@ -28,10 +28,9 @@ from cockpit.files import write_atomic
 from cockpit.hook.bundle import child_env
 from cockpit.launch import launchers as launcher
 from cockpit.launch import slurm
-from cockpit.run import RUN_DIR_ENV, diagnose, journal, owner, secrets
+from cockpit.run import HELPER_ENV, RUN_DIR_ENV, diagnose, journal, owner, secrets
 from cockpit.run.folder import LIVE_STATES, Request, RunFolder, Status, parse_run_argv, read_tail
 from cockpit.run.section import CockpitSection, ScriptSection, cockpit_section
-from cockpit.run.summaries import tail_records
 from cockpit.supervisor.doctor import start_doctor
 from cockpit.supervisor.findings import start as findings_watcher
 from cockpit.supervisor.watch import Beat, JournalFeed, Watcher, start_alerts
@@ -51,6 +50,7 @@ def _read_env(run: RunFolder, section: CockpitSection) -> dict[str, str]:
     env.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     env.update(secrets.resolve_env(section.env))
     env[RUN_DIR_ENV] = str(run.path)
+    env.pop(HELPER_ENV, None)  # the trainer is the run's own, never one of the supervisor's helpers
     return env
 
 
@@ -129,6 +129,8 @@ class Supervision:
         self.child: subprocess.Popen[bytes] | None = None
         self.stopped_by_signal = False
         """SIGTERM or SIGINT reached the supervisor itself: the run ends as a forced stop does."""
+        self.started_mono = time.monotonic()
+        """When this attempt started, on the monotonic clock (`Beat.started_at`)."""
         self.section = CockpitSection()
         """run.yaml's `cockpit:` section, read once (strictly) as the attempt starts."""
 
@@ -142,10 +144,12 @@ class Supervision:
         # included), so `stop --force` and the sweep at the end find them (`run/owner.py`); set after
         # the start, it is not in this process's own /proc environ: the supervisor is never "marked".
         os.environ[owner.RUN_DIR_ENV] = str(run.path)
+        os.environ[HELPER_ENV] = "1"  # ... as a helper: the trainer's own environment leaves it out (`_read_env`)
         status.supervisor_pid = os.getpid()
         status.supervisor_started = owner.start_time(os.getpid())
         status.marker = str(run.path)
         status.started = time.time()
+        self.started_mono = time.monotonic()
         _save_status(run, status)  # at once: readers prove this process by its start time
         self.alerts = start_alerts(run, self.jw, status.trainer)
         findings = findings_watcher(run, self.jw, status.trainer)
@@ -171,22 +175,18 @@ class Supervision:
                                                   "free some space in the run folder, then `cockpit resume RUN`"))
         if spec.kind == "slurm":
             self.watchers = [self.alerts]  # a Slurm job's trainer runs elsewhere: alerts only
-            return _supervise_slurm(self, spec, argv, cwd, env,
-                                    engine=None if script is not None else launcher.slurm_engine(spec))
+            return self._supervise_slurm(spec, argv, cwd, env,
+                                         engine=None if script is not None else launcher.slurm_engine(spec))
         run.control_dir()
         try:
             run.outcome_json.unlink()
         except FileNotFoundError:
             pass
-        try:
-            journal_start = run.events.stat().st_size  # this attempt's records come after
-        except OSError:
-            journal_start = 0
         failed = self._start(argv, cwd, env)
         if failed is not None:
             return self.finish("failed", None, None, failed)
         rc = self._watch()
-        return self.finish(*self._verdict(rc, script, journal_start))
+        return self.finish(*self._verdict(rc, script))
 
     def _command(self, section: CockpitSection, env: dict[str, str]
                  ) -> tuple[LauncherSpec, list[str], str, dict[str, str]]:
@@ -232,7 +232,7 @@ class Supervision:
         run, status, child = self.run, self.status, self.child
         assert child is not None
         sampler = SystemSampler()
-        self.watchers.insert(0, start_doctor(run, self.jw, self.resume_from))
+        self.watchers.insert(0, start_doctor(run, self.jw, self.resume_from, said=self.feed.finding_kinds))
         next_sample = time.monotonic() + 1.0
         while True:
             try:
@@ -257,7 +257,7 @@ class Supervision:
             pass
         return rc
 
-    def _verdict(self, rc: int, script: ScriptSection | None, journal_start: int
+    def _verdict(self, rc: int, script: ScriptSection | None
                  ) -> tuple[str, int | None, int | None, diagnose.Diagnosis]:
         """How the attempt ended: state, exit code, signal and why, from the exit code and the
         training process's own word (control/outcome.json, read here once)."""
@@ -268,8 +268,8 @@ class Supervision:
             forced = run.pending_request(Request.STOP_FORCE) or self.stopped_by_signal
             return "killed", None, -rc, diagnose.classify_signal(-rc, requested=forced)
         if rc == 0:  # by the training process's own word: exiting 0 mid-training is not finishing
-            found = diagnose.verdict(outcome, script=script is not None, exit_code=0,
-                                     trained=_trained(run, journal_start))
+            self.feed.pump(self.beat(None), self.watchers)  # the trainer's last lines, read once, by the feed
+            found = diagnose.verdict(outcome, script=script is not None, exit_code=0, trained=self.feed.trained)
             state, diag = found or ("finished", diagnose.Diagnosis("finished", "training finished", ""))
             return state, 0, None, diag
         tail = read_tail(run.stdout_log, 32_768)[0].decode("utf-8", errors="replace")
@@ -296,7 +296,7 @@ class Supervision:
                 pass
 
     def beat(self, pid: int | None) -> Beat:
-        return Beat(pid=pid, started_at=self.status.started or time.time(),
+        return Beat(pid=pid, started_at=self.started_mono,
                     live=self.status.state in LIVE_STATES)
 
     def finish(self, state: str, exit_code: int | None, signum: int | None, diag: diagnose.Diagnosis) -> int:
@@ -305,13 +305,13 @@ class Supervision:
         whatever still carries the run's marker."""
         run, jw, status = self.run, self.jw, self.status
         _follow(run, jw, status)
-        # The last step from the journal's tail: the whole journal may be large.
-        steps = [r.step for r in tail_records(run.events) if r.kind == journal.METRICS and r.step is not None]
-        ended = journal.run_ended(state, exit_code=exit_code, signal=signum, reason=diag.reason,
-                                  fix=diag.fix or None, step=steps[-1] if steps else None)
         beat = self.beat(None)
+        self.feed.pump(beat, self.watchers)  # what the trainer wrote last: the feed's last step is the run's
+        ended = journal.run_ended(state, exit_code=exit_code, signal=signum, reason=diag.reason,
+                                  fix=diag.fix or None, step=self.feed.last_step)
         for i, watcher in enumerate(self.watchers):
-            self.feed.pump(beat, self.watchers[i:])  # what the trainer, and the watchers before, wrote last
+            if i:
+                self.feed.pump(beat, self.watchers[i:])  # what the watchers before this one wrote last
             watcher.ended(ended, beat)
         status.state = state
         status.ended = time.time()
@@ -319,8 +319,11 @@ class Supervision:
         status.signal = signum
         status.reason = diag.reason
         status.fix = diag.fix or None
-        _save_status(run, status)  # first: a reader that sees run_ended finds the status final too
+        unsaved = _save_status(run, status)  # first: a reader that sees run_ended finds the status final too
         jw.write(ended)  # when training ended, not when the notifications are done
+        if unsaved:  # even the reserved room failed: the journal's run_ended is the run's end (`runs` reads it)
+            jw.write(journal.warning(f"status.json could not be written at the run's end: {unsaved} — "
+                                     "the run's end is this journal's run_ended line", code="status_unwritten"))
         for done in Request:
             run.clear_request(done)
         for watcher in self.watchers:
@@ -329,87 +332,68 @@ class Supervision:
         jw.close()
         return 0
 
-
-def _supervise_slurm(sup: Supervision, spec: LauncherSpec, task: list[str], cwd: str, env: dict[str, str], *,
-                     engine: str | None) -> int:
-    """A Slurm attempt: write the job script, sbatch it, follow squeue until the job leaves the
-    queue, forward a force stop as scancel, and say how the job ended."""
-    run, status = sup.run, sup.status
-    missing = slurm.available()
-    if missing:
-        return sup.finish("failed", None, None,
-                          diagnose.Diagnosis("config", missing, "run cockpit on a Slurm login node"))
-    ours = {k: v for k, v in env.items() if k.startswith("COCKPIT_") or k in (
-        "PYTHONPATH", "PYTHONUNBUFFERED", "TOKENIZERS_PARALLELISM", "HF_HUB_DISABLE_PROGRESS_BARS")}
-    declared = sup.section.env
-    given = secrets.resolve_env(declared)
-    hidden = {k: v for k, v in given.items()  # a secret goes through sbatch's environment, not the script
-              if declared.get(k, "").startswith(secrets.REF_PREFIX)}
-    ours.update({k: v for k, v in given.items() if k not in hidden})
-    script_path = run.path / "slurm.sbatch"
-    write_atomic(script_path, slurm.sbatch_script(run_dir=run.path, chdir=Path(cwd), job_name=run.name,
-                                                  launcher=spec, task=task, distributed=engine, env=ours))
-    try:
-        job = slurm.submit(script_path, env=hidden)
-    except CockpitError as exc:
-        return sup.finish("failed", None, None, diagnose.Diagnosis("slurm", str(exc), "fix cockpit.launcher"))
-    status.job_id = job
-    status.state = "queued"
-    status.reason = "submitted"
-    _save_status(run, status)
-    sup.jw.write(journal.phase("starting", f"slurm job {job} submitted"))
-    cancelled = False
-    while True:
-        seen = slurm.queue_state(job)
-        if seen is None:
-            break
-        state, why = seen
-        want = "queued" if state in ("PENDING", "CONFIGURING", "REQUEUED", "SUSPENDED") else "running"
-        if status.state == "stopping" and want == "running":
-            want = "stopping"
-        if run.pending_request(Request.STOP_SAVE) and want == "running":
-            want = "stopping"
-        reason = why if want == "queued" and why not in ("None", "") else None
-        if (want, reason) != (status.state, status.reason):
-            status.state, status.reason = want, reason
-            _save_status(run, status)
-        if run.pending_request(Request.STOP_FORCE) and not cancelled:
-            cancelled = True
-            slurm.cancel(job)
-        sup.feed.pump(sup.beat(None), sup.watchers)
-        time.sleep(1.0)
-    end = slurm.job_end(job)
-    if cancelled or (end.state == "killed" and run.pending_request(Request.STOP_FORCE)):
-        return sup.finish("killed", end.exit_code, None,
-                          diagnose.Diagnosis("stopped_by_user", f"stopped by request (scancel of job {job})",
-                                             "resume it with `cockpit resume RUN`"))
-    outcome = run.read_outcome()
-    if end.state == "finished" and outcome.get("state") == "stopped":
-        return sup.finish("stopped", 0, None,
-                          diagnose.Diagnosis("stopped", outcome.get("reason") or "stopped and saved on request",
-                                             outcome.get("fix", "")))
-    if end.state == "failed" and outcome.get("reason"):
-        return sup.finish("failed", end.exit_code, None,
-                          diagnose.Diagnosis(outcome.get("code", "error"), outcome["reason"], outcome.get("fix", "")))
-    return sup.finish(end.state, end.exit_code, None, diagnose.Diagnosis(end.state, end.reason, end.fix))
-
-
-def _trained(run: RunFolder, journal_start: int) -> bool:
-    """Whether a Trainer started training in this attempt: a `run_started` line after `journal_start`
-    (from the start when the journal was cut shorter than that meanwhile)."""
-    marker = b'"kind":"' + journal.RUN_STARTED.encode() + b'"'
-    try:
-        with open(run.events, "rb") as fh:
-            if os.fstat(fh.fileno()).st_size >= journal_start:
-                fh.seek(journal_start)
-            tail = b""
-            while chunk := fh.read(1 << 20):
-                if marker in tail + chunk:
-                    return True
-                tail = chunk[-len(marker):]
-    except OSError:
-        pass
-    return False
+    def _supervise_slurm(self, spec: LauncherSpec, task: list[str], cwd: str, env: dict[str, str], *,
+                         engine: str | None) -> int:
+        """A Slurm attempt: write the job script, sbatch it, follow squeue until the job leaves the
+        queue, forward a force stop as scancel, and say how the job ended."""
+        run, status = self.run, self.status
+        missing = slurm.available()
+        if missing:
+            return self.finish("failed", None, None,
+                              diagnose.Diagnosis("config", missing, "run cockpit on a Slurm login node"))
+        ours = {k: v for k, v in env.items() if k.startswith("COCKPIT_") or k in (
+            "PYTHONPATH", "PYTHONUNBUFFERED", "TOKENIZERS_PARALLELISM", "HF_HUB_DISABLE_PROGRESS_BARS")}
+        declared = self.section.env
+        given = secrets.resolve_env(declared)
+        hidden = {k: v for k, v in given.items()  # a secret goes through sbatch's environment, not the script
+                  if declared.get(k, "").startswith(secrets.REF_PREFIX)}
+        ours.update({k: v for k, v in given.items() if k not in hidden})
+        script_path = run.path / "slurm.sbatch"
+        write_atomic(script_path, slurm.sbatch_script(run_dir=run.path, chdir=Path(cwd), job_name=run.name,
+                                                      launcher=spec, task=task, distributed=engine, env=ours))
+        try:
+            job = slurm.submit(script_path, env=hidden)
+        except CockpitError as exc:
+            return self.finish("failed", None, None, diagnose.Diagnosis("slurm", str(exc), "fix cockpit.launcher"))
+        status.job_id = job
+        status.state = "queued"
+        status.reason = "submitted"
+        _save_status(run, status)
+        self.jw.write(journal.phase("starting", f"slurm job {job} submitted"))
+        cancelled = False
+        while True:
+            seen = slurm.queue_state(job)
+            if seen is None:
+                break
+            state, why = seen
+            want = "queued" if state in ("PENDING", "CONFIGURING", "REQUEUED", "SUSPENDED") else "running"
+            if status.state == "stopping" and want == "running":
+                want = "stopping"
+            if run.pending_request(Request.STOP_SAVE) and want == "running":
+                want = "stopping"
+            reason = why if want == "queued" and why not in ("None", "") else None
+            if (want, reason) != (status.state, status.reason):
+                status.state, status.reason = want, reason
+                _save_status(run, status)
+            if run.pending_request(Request.STOP_FORCE) and not cancelled:
+                cancelled = True
+                slurm.cancel(job)
+            self.feed.pump(self.beat(None), self.watchers)
+            time.sleep(1.0)
+        end = slurm.job_end(job)
+        if cancelled or (end.state == "killed" and run.pending_request(Request.STOP_FORCE)):
+            return self.finish("killed", end.exit_code, None,
+                              diagnose.Diagnosis("stopped_by_user", f"stopped by request (scancel of job {job})",
+                                                 "resume it with `cockpit resume RUN`"))
+        outcome = run.read_outcome()
+        if end.state == "finished" and outcome.get("state") == "stopped":
+            return self.finish("stopped", 0, None,
+                              diagnose.Diagnosis("stopped", outcome.get("reason") or "stopped and saved on request",
+                                                 outcome.get("fix", "")))
+        if end.state == "failed" and outcome.get("reason"):
+            return self.finish("failed", end.exit_code, None, diagnose.Diagnosis(
+                outcome.get("code", "error"), outcome["reason"], outcome.get("fix", "")))
+        return self.finish(end.state, end.exit_code, None, diagnose.Diagnosis(end.state, end.reason, end.fix))
 
 
 def _follow(run: RunFolder, jw: journal.JournalWriter, status: Status) -> None:
@@ -466,16 +450,19 @@ def _open_log(path: Path) -> BinaryIO:
     return os.fdopen(open_own(path, os.O_WRONLY | os.O_APPEND), "ab")
 
 
-def _save_status(run: RunFolder, status: Status) -> None:
-    """status.json, whatever the disk says: the atomic write needs a free block; on a full disk it
-    goes through the room reserved beside it (`RunFolder.reserve_status`), renamed in whole — a
-    reader never sees half a status; when even that fails, one line on stderr, and the supervisor
-    and the run go on."""
+def _save_status(run: RunFolder, status: Status) -> str | None:
+    """status.json, whatever the disk says: the atomic write needs a free block and a free inode;
+    on a full disk, or one out of inodes, it goes through the room reserved beside it
+    (`RunFolder.reserve_status`), renamed in whole — a reader never sees half a status; when even
+    that fails, one line on stderr naming why (out of inodes said as such), returned, and the
+    supervisor and the run go on."""
     try:
         run.write_status(status)
     except OSError as exc:
-        say(f"cockpit: cannot write {run.status_json}: {exc}")
-
+        why = diagnose.write_failure(exc, run.path)
+        say(f"cockpit: cannot write {run.status_json}: {why}")
+        return why
+    return None
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -30,7 +30,8 @@ class Beat:
     pid: int | None
     """The trainer's process while it lives (None before it started and once it exited)."""
     started_at: float
-    """When this attempt started (time.time())."""
+    """When this attempt started, on `time.monotonic()`'s clock: every "how long since" in the
+    supervisor is measured on it, so a wall clock set forward or back makes no stall."""
     live: bool
     """Whether the run's state is a live one (`folder.LIVE_STATES`)."""
 
@@ -52,7 +53,11 @@ class JournalFeed:
     """The supervisor's one tail of the run's journal. What the journal held when the feed was
     made is the earlier attempts' (`history`: handed once, at the first pump, to the one watcher
     that reads it, so the trainer starts without waiting on a long journal); everything appended
-    afterwards goes to every watcher (`pump`)."""
+    afterwards goes to every watcher (`pump`). What the supervisor itself asks of the journal is
+    kept as it goes by, so nothing reads the file again: the newest metrics step (`last_step`, the
+    run's end says it), whether a Trainer started training in this attempt (`trained`, the verdict
+    of a run that exited 0) and the kinds of finding said so far (`finding_kinds`, the doctor's
+    once-a-run warnings)."""
 
     def __init__(self, events: Path, *, history: Callable[[list[journal.Record]], None] | None = None) -> None:
         self._tailer = Tailer(events)
@@ -62,6 +67,21 @@ class JournalFeed:
             self._start = 0
         self._history = history
         self._history_read = False
+        self.last_step: int | None = None
+        """The newest metrics step the journal holds (any attempt, as far as pumped)."""
+        self.trained = False
+        """A `run_started` was appended in this attempt (a journal cut shorter meanwhile: read anew, whole)."""
+        self.finding_kinds: set[str] = set()
+        """The kinds of finding the journal holds (any attempt, as far as pumped)."""
+
+    def _note(self, records: Sequence[journal.Record], *, this_attempt: bool) -> None:
+        for rec in records:
+            if rec.kind == journal.METRICS and rec.step is not None:
+                self.last_step = rec.step
+            elif rec.kind == journal.RUN_STARTED and this_attempt:
+                self.trained = True
+            elif rec.kind == journal.FINDING:
+                self.finding_kinds.add(str(rec.data.get("kind")))
 
     def _history_records(self) -> list[journal.Record]:
         records: list[journal.Record] = []
@@ -77,6 +97,7 @@ class JournalFeed:
         if not self._history_read:
             self._history_read = True
             history = self._history_records()
+            self._note(history, this_attempt=False)
             if self._history is not None:
                 self._history(history)
         records: list[journal.Record] = []
@@ -85,6 +106,7 @@ class JournalFeed:
             records.extend(self._tailer.poll())
             if self._tailer.offset == before:
                 break
+        self._note(records, this_attempt=True)
         for watcher in watchers:
             watcher.poll(records, beat)
 

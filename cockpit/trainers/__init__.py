@@ -1,3 +1,4 @@
+# Shipped by the hook (cockpit.hook.bundle): runs in the user's Python 3.9+, stdlib only (+ their transformers).
 """The trainers the installed TRL ships: discovered facts (`registry`) plus what cannot be
 introspected, as data (`knowledge`)."""
 

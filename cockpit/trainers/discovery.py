@@ -38,9 +38,28 @@ def require_training_stack() -> None:
             f"this needs the training stack, and {', '.join(missing)} {'is' if len(missing) == 1 else 'are'}"
             " not installed — pip install 'cockpit[train]' (viewing, replay and export work without it)"
         )
-    problem = versions.preset_range_problem(versions.installed())
+    problem = preset_range_problem(versions.installed())
     if problem:
         raise CockpitError(problem)
+
+
+def preset_range_problem(found: dict[str, str]) -> str | None:
+    """One line when the installed trl/transformers are older than preset mode supports."""
+    from packaging.version import InvalidVersion, Version
+
+    def older(have: str, floor: str) -> bool:
+        try:
+            return Version(have) < Version(floor)
+        except InvalidVersion:  # not a version a package could have: nothing to compare
+            return False
+
+    low = [f"{pkg} {found[pkg]}" for pkg, floor in versions.PRESET_RANGE.items()
+           if pkg in found and older(found[pkg], floor)]
+    if not low:
+        return None
+    wanted = ", ".join(f"{pkg}>={floor}" for pkg, floor in versions.PRESET_RANGE.items())
+    return (f"presets and the demo need {wanted}; found {', '.join(low)} — pip install -U 'cockpit[train]' "
+            "(a script on an older TRL runs under `cockpit run -- python train.py`)")
 
 
 def installed_versions() -> tuple[str, str]:

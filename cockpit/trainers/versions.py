@@ -1,3 +1,4 @@
+# Shipped by the hook (cockpit.hook.bundle): runs in the user's Python 3.9+, stdlib only (+ their transformers).
 """Version facts: which TRL lines the cockpit reads, what each keeps where, which range presets run on.
 
 The hook reads a trainer built by the user's own TRL, which may be years older than the cockpit's.
@@ -52,8 +53,8 @@ itself requires transformers >= 4.56.2.)"""
 
 def parse(version: str) -> tuple[int, ...]:
     """"0.19.1" → (0, 19, 1), "5.0.0rc1" → (5, 0, 0): the numeric release, enough to order lines.
-    The hook's copy of `packaging.version.Version(...).release`, the home of version parsing (the
-    registry's): this module runs in the user's process, which the hook may not ask for packaging."""
+    The hook's own, for the user's process, where packaging may be missing; the cockpit's process
+    orders versions with `packaging.version` (the registry, `discovery.preset_range_problem`)."""
     out = []
     for part in version.split("."):
         m = re.match(r"\d+", part)
@@ -84,14 +85,3 @@ def installed() -> dict[str, str]:
         except PackageNotFoundError:
             pass
     return out
-
-
-def preset_range_problem(found: dict[str, str]) -> str | None:
-    """One line when the installed trl/transformers are older than preset mode supports."""
-    low = [f"{pkg} {found[pkg]}" for pkg, floor in PRESET_RANGE.items()
-           if pkg in found and parse(found[pkg]) < parse(floor)]
-    if not low:
-        return None
-    wanted = ", ".join(f"{pkg}>={floor}" for pkg, floor in PRESET_RANGE.items())
-    return (f"presets and the demo need {wanted}; found {', '.join(low)} — pip install -U 'cockpit[train]' "
-            "(a script on an older TRL runs under `cockpit run -- python train.py`)")

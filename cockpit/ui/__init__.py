@@ -21,4 +21,8 @@ def run_app(mode: Mode = "home", paths: list[str] | None = None, runs_dir: str |
     app = make_app(mode, paths or [], runs_dir,
                    theme=os.environ.get("COCKPIT_THEME") or None)
     app.run()
+    from cockpit.ui.app import trains_on
+
+    for line in trains_on(app.watched):  # quitting the TUI never stops a run: say so
+        print(line, flush=True)
     return int(app.return_code or 0)

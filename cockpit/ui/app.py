@@ -74,6 +74,8 @@ class CockpitApp(App):
         self.set_keymap(self.keymap)
         self._clashes_told: set[str] = set()
         self.last_opened: str | None = None
+        self.watched: list[str] = []
+        """The runs opened live in this session, in order (told of at exit when they train on)."""
 
     def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
                timeout: float | None = None, markup: bool = True) -> None:  # noqa: ARG002 - App.notify's
@@ -134,6 +136,8 @@ class CockpitApp(App):
         from cockpit.ui.screens.live import LiveRunScreen
 
         self.last_opened = str(run_path)  # Home puts its cursor there when the user comes back
+        if str(run_path) not in self.watched:
+            self.watched.append(str(run_path))
         self.push_screen(LiveRunScreen(run_path))
 
     def open_replay(self, paths: list[str]) -> None:
@@ -312,6 +316,32 @@ class CockpitApp(App):
 
     def _run_from_palette(self, action: str, node: DOMNode) -> None:
         self.call_later(self.run_action, action, node)
+
+
+def trains_on(watched: list[str]) -> list[str]:
+    """What to print as the TUI exits: one line for each run watched in this session that still
+    trains (quitting the TUI never stops a run), with the command that comes back to it."""
+    import shlex
+
+    from cockpit.errors import CockpitError
+    from cockpit.paths import runs_dir as default_runs_dir
+    from cockpit.run.folder import LIVE_STATES, RunFolder
+    from cockpit.run.summaries import effective_state
+
+    lines = []
+    for path in watched:
+        run = RunFolder(Path(path))
+        try:
+            state, _why = effective_state(run)
+        except (CockpitError, OSError):
+            continue
+        if state not in LIVE_STATES:
+            continue
+        # By name where `cockpit attach` looks by default (./runs, COCKPIT_RUNS_DIR), else by path.
+        here = run.path.parent.resolve() == default_runs_dir().resolve()
+        ref = run.name if here else str(run.path)
+        lines.append(f"{run.name} trains on ({state}) — come back to it with: cockpit attach {shlex.quote(ref)}")
+    return lines
 
 
 def make_app(mode: Mode = "home", paths: list[str] | None = None,

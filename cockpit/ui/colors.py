@@ -16,6 +16,8 @@ from rich.style import Style
 from textual.app import App
 from textual.color import Color, ColorParseError
 
+from cockpit.metrics.plot_colors import FALLBACK
+
 STATE_STYLES = {
     "running": "$success", "starting": "$accent", "queued": "$accent", "stopping": "$warning",
     "finished": "$primary", "stopped": "$warning", "failed": "$error", "killed": "$error",
@@ -49,13 +51,30 @@ def rich_style(app: App, style: str) -> Style:
 
 
 _ORDER = ("primary", "warning", "success", "accent", "error", "secondary")
-_FALLBACK = ((0, 130, 200), (245, 130, 48), (60, 180, 75), (145, 30, 180), (230, 25, 75),
-             (70, 240, 240))
 
 
 def series_colors(app: App) -> list[tuple[int, int, int]]:
     """Distinct RGB colours for plot series, from the theme (fallbacks when it lacks some)."""
-    variables = app.theme_variables
+    return palette_of(app.theme_variables)
+
+
+def theme_palette(name: str | None = None) -> list[tuple[int, int, int]]:
+    """`series_colors` of a theme by name (else the one last picked, else the default) without an
+    app: what `cockpit export --png` draws with, so the PNG wears the screen's colours."""
+    from textual.theme import BUILTIN_THEMES
+
+    from cockpit.ui.choices import load_choices
+    from cockpit.ui.themes import DEFAULT_THEME, load_themes
+
+    themes = dict(BUILTIN_THEMES) | {t.name: t for t in load_themes()[0]}
+    wanted = name or load_choices().get("theme") or DEFAULT_THEME
+    theme = themes.get(wanted) or themes.get(DEFAULT_THEME) or BUILTIN_THEMES["textual-dark"]
+    return palette_of(theme.to_color_system().generate())
+
+
+def palette_of(variables: dict[str, str]) -> list[tuple[int, int, int]]:
+    """The series colours a theme's variables give: its named colours in `_ORDER`, one a hue,
+    topped up from `FALLBACK`."""
     out: list[tuple[int, int, int]] = []
     for name in _ORDER:
         raw = variables.get(name)
@@ -67,7 +86,7 @@ def series_colors(app: App) -> list[tuple[int, int, int]]:
             continue
         if _new_hue(rgb, out):
             out.append(rgb)
-    for rgb in _FALLBACK:
+    for rgb in FALLBACK:
         if len(out) >= 6:
             break
         if _new_hue(rgb, out):

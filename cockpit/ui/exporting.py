@@ -16,14 +16,16 @@ if TYPE_CHECKING:
     from cockpit.metrics.rundata import RunData
 
 
-def export_files(path: str | Path, folder: Path, stem: str = "", data: RunData | None = None) -> list[Path]:
+def export_files(path: str | Path, folder: Path, stem: str = "", data: RunData | None = None,
+                 colors: list[tuple[int, int, int]] | None = None) -> list[Path]:
     """Write `<stem>metrics.csv` and `<stem>panels.png` of the source at `path` (as `data` holds
-    it, when given) into `folder`; blocking (matplotlib draws the PNG): call it from a worker.
+    it, when given) into `folder`, the PNG in `colors` (the screen's palette); blocking
+    (matplotlib draws the PNG): call it from a worker.
     Raises CockpitError."""
     from cockpit.metrics.export import export
 
     csv_out, png_out = folder / f"{stem}metrics.csv", folder / f"{stem}panels.png"
-    export(path, csv_out=str(csv_out), png_out=str(png_out), data=data)
+    export(path, csv_out=str(csv_out), png_out=str(png_out), data=data, colors=colors)
     return [csv_out, png_out]
 
 
@@ -45,13 +47,15 @@ def export_and_notify(screen, jobs: list[tuple[str | Path, Path, str, RunData | 
     notification on `screen` (the live and replay screens' export key): the files written, and
     one line per source that could not be. `data`: the RunData the screen shows for `path`."""
     from cockpit.errors import CockpitError
+    from cockpit.ui.colors import series_colors
 
     written: list[Path] = []
     failed: list[str] = []
+    colors = screen.app.call_from_thread(series_colors, screen.app)  # the PNG wears the screen's colours
     for path, folder, stem, data in jobs:
         try:
             snapshot = screen.app.call_from_thread(shown, data) if data is not None else None
-            written += export_files(path, folder, stem, snapshot)
+            written += export_files(path, folder, stem, snapshot, colors)
         except CockpitError as exc:
             failed.append(str(exc))
     if failed:

@@ -19,13 +19,26 @@ from textual.content import Content
 from cockpit.run.summaries import fmt_value
 from cockpit.text import printable
 
-__all__ = ["fix_for_screen", "fold", "fold_tail", "literal", "markup", "num", "printable"]
+__all__ = ["fix_for_screen", "fold", "fold_tail", "fold_words", "literal", "markup", "num", "printable"]
 
 
 def fold(text: str, width: int) -> str:
     """One line of at most `width` characters: newlines as ⏎, an ellipsis when cut."""
     one = printable(text).replace("\r\n", "\n").replace("\n", "⏎ ")
     return one if len(one) <= width else one[: max(1, width - 1)] + "…"
+
+
+def fold_words(text: str, width: int) -> str:
+    """Like `fold`, cut after a whole word where one ends in the last 40 % (a preview reads
+    `the answer is…`, not `the answ…`)."""
+    one = printable(text).replace("\r\n", "\n").replace("\n", "⏎ ")
+    if len(one) <= width:
+        return one
+    cut = one[: max(1, width - 1)]
+    space = cut.rfind(" ")
+    if space >= width * 0.6:
+        cut = cut[:space]
+    return cut.rstrip() + "…"
 
 
 def num(value: object) -> str:

@@ -1,3 +1,4 @@
+# Shipped by the hook (cockpit.hook.bundle): runs in the user's Python 3.9+, stdlib only (+ their transformers).
 """cockpit's script-mode bootstrap, first on a watched command's PYTHONPATH.
 
 `cockpit.hook.bundle` copies it into the run folder's `hook/` beside `_cockpit_hook` (the hook's

@@ -36,6 +36,10 @@ if TYPE_CHECKING:
 REFRESH_S = 2.0
 
 
+STACK_BELOW = 90
+"""Home's width under which the presets go under the runs instead of beside them."""
+
+
 class HomeScreen(Screen):
     HELP_TITLE = "Home: runs and presets"
     BINDINGS = [
@@ -47,10 +51,14 @@ class HomeScreen(Screen):
         Binding("space", "mark", "Mark", tooltip="Mark a run to compare (space again unmarks)", id="home.mark"),
         Binding("D", "delete_run", "Delete run", tooltip="Delete the highlighted run's folder (asks first)",
                 id="home.delete"),
-        Binding("p", "focus_presets", "Presets", id="home.presets"),
-        Binding("l", "focus_runs", "Runs", id="home.runs"),
+        # Tab moves between the two lists too: these are in help, not the footer.
+        Binding("p", "focus_presets", "Presets", show=False, id="home.presets"),
+        Binding("l", "focus_runs", "Runs", show=False, id="home.runs"),
         Binding("f5,ctrl+r", "refresh", "Refresh", show=False, id="home.refresh"),
         Binding("q", "app.quit", "Quit", id="home.quit"),
+        # The app's help key, here so the footer shows it before the run-managing keys: at 100
+        # columns those are cut at the edge, `? Help` never.
+        Binding("question_mark,f1", "app.help", "Help", key_display="?", id="home.help"),
         # Managing runs: after the everyday keys, so a narrow footer keeps those (and Quit).
         Binding("R", "rename_run", "Rename run", tooltip="Give the highlighted run a new name (never a live run)",
                 id="home.rename"),
@@ -114,6 +122,9 @@ class HomeScreen(Screen):
         self._commands: dict[str, tuple[object, str | None]] = {}
         """Run path -> (run.yaml and status.json stamps, its script command or None): read once."""
 
+    def on_resize(self) -> None:
+        self.query_one("#home-body").set_class(self.size.width < STACK_BELOW, "-stacked")
+
     def compose(self) -> ComposeResult:
         yield Header(icon="")  # Textual's ⭘ is double-width in many fonts
         with Horizontal(id="home-body"):
@@ -124,7 +135,9 @@ class HomeScreen(Screen):
             with Vertical(id="home-presets"):
                 yield Static("[b]Presets[/b]  [dim]Enter launches[/]", classes="pane-title")
                 yield PresetList(id="preset-list")
-        yield CockpitFooter()
+        # Compact, without the palette's hint (help names ctrl+p): at 100 columns the everyday keys,
+        # Quit and `? Help` fit on the one row.
+        yield CockpitFooter(compact=True, show_command_palette=False)
 
     def on_mount(self) -> None:
         self.sub_title = str(self.runs_dir)

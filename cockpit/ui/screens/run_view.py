@@ -579,6 +579,13 @@ class RunView(Screen):
                 return
             panels = list(grid.panels)
             new = panel_for_key(key)
+            shown = next((p for p in panels if key in p.covers(keys) and (target is None or p != target.panel)), None)
+            if shown is not None:  # one panel a metric: a second learning-rate panel says nothing new
+                self.notify(f"{key} is already shown in the panel '{shown.title}'", timeout=3)
+                for plot in grid.plots():
+                    if plot.panel == shown:
+                        plot.focus()
+                return
             if target is not None and target.panel in panels:
                 panels[panels.index(target.panel)] = new
             else:

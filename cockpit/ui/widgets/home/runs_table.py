@@ -27,6 +27,8 @@ _BOLD_STATES = ("running", "failed")
 """States that stand out in the list: the runs to look at."""
 _COLUMNS = ("name", "state", "trainer", "step", "metric", "eta", "age", "note")
 NOTE_WIDTH = 60
+NOTE_ROOM = 16
+"""The note's columns a long name leaves on screen (`training` whole, a reason's start)."""
 COMMAND_WIDTH = 100
 
 
@@ -64,6 +66,7 @@ class RunsTable(DataTable):
         self.cells_updated = 0
         """Cells rewritten by the last `show` (all of them when it rebuilt the table)."""
         self._state_styles: dict[str, Style] = {}
+        self._muted: Style | None = None
         """Each state's style in the current theme (cells are Rich text: no `$variables`)."""
         self.marked: list[str] = []
         """Run paths marked with space, in the order they were marked (c compares them)."""
@@ -74,6 +77,7 @@ class RunsTable(DataTable):
 
     def _theme_changed(self, _theme: object) -> None:
         self._state_styles = {}
+        self._muted = None
         self._name_width = None  # the next show rebuilds every cell, in the new theme's colours
         if self.summaries:
             self.show(self.summaries)
@@ -84,6 +88,20 @@ class RunsTable(DataTable):
                 name: rich_style(self.app, f"bold {style}" if name in _BOLD_STATES else style)
                 for name, style in STATE_STYLES.items()}
         return self._state_styles.get(state, Style())
+
+    def _muted_style(self) -> Style:
+        """The theme's muted foreground, blended onto its surface (a plain colour)."""
+        if self._muted is None:
+            from textual.color import Color
+
+            variables = self.app.theme_variables
+            try:
+                under = Color.parse(variables.get("surface") or variables.get("background") or "black")
+                muted = under + Color.parse(variables.get("foreground-muted") or "gray")
+                self._muted = Style(color=muted.rich_color)
+            except Exception:  # noqa: BLE001 - a theme without plain colours: the default colour
+                self._muted = Style()
+        return self._muted
 
     def _add_columns(self, name_width: int | None) -> None:
         self.add_column("name", key="name", width=name_width)
@@ -117,13 +135,15 @@ class RunsTable(DataTable):
             eta = short_duration(r.eta_s) if r.live and r.eta_s is not None else "-"
             age = age_of(r.created, now, short_duration) if r.created else "?"
             cells.append((r, step, eta, age))
-        # The columns up to ETA fit the table's width: a long name is cut at the column's edge
+        # The columns up to age, and the start of the note, fit the table's width: a long name is
+        # cut at the column's edge
         # (the cell keeps the whole name).
         fixed = (max([len("state")] + [len(r.state_label) for r in rows])
                  + max([len("trainer")] + [len(r.trainer) for r in rows])
                  + max([len("step")] + [len(c[1]) for c in cells])
-                 + max([len("last")] + [len(r.metric or "-") for r in rows]) + DURATION_WIDTH)
-        pad = 2 * self.cell_padding * 6  # name, state, trainer, step, last, ETA
+                 + max([len("last")] + [len(r.metric or "-") for r in rows]) + 2 * DURATION_WIDTH
+                 + NOTE_ROOM)
+        pad = 2 * self.cell_padding * 8  # name, state, trainer, step, last, ETA, age, note
         room = (self.scrollable_content_region.width or 80) - pad - fixed
         longest = max([len("name")] + [Text(printable(r.name)).cell_len + 2 * (r.path in self.marked) for r in rows])
         name_width = min(longest, max(NAME_MIN, room))
@@ -180,7 +200,9 @@ class RunsTable(DataTable):
         if column in ("eta", "age"):
             return Text(value, justify="right")
         if column == "note":
-            return Text(printable(value), style="dim", no_wrap=True, overflow="ellipsis")
+            # A colour, not "dim": the cursor row's colour replaces a cell's colour, while "dim"
+            # stayed and drew the note dark blue on the cursor's blue.
+            return Text(printable(value), style=self._muted_style(), no_wrap=True, overflow="ellipsis")
         return Text(printable(value))  # trainer and step come from files: never markup
 
     def _rebuild(self, shown: list[tuple[str, tuple]], name_width: int) -> None:

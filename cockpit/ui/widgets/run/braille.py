@@ -144,10 +144,11 @@ def _scale(v: np.ndarray, lim: tuple[float, float], span: int) -> np.ndarray:
     """Data values as dots from the range's low end (0 .. span); halved first, so a range as
     wide as the floats (-1e308 .. 1e308) does not overflow."""
     lo, hi = lim
-    if not hi > lo:  # a flat (or unusable) range: the middle
+    half = hi / 2 - lo / 2
+    if not (half > 0 and math.isfinite(half)):  # a flat (or unusable) range: the middle
         return np.where(np.isfinite(v), span / 2, np.nan)
     with np.errstate(over="ignore", invalid="ignore"):
-        return (v / 2 - lo / 2) * (span / (hi / 2 - lo / 2))
+        return (v / 2 - lo / 2) * (span / half)
 
 
 def _dot(value: float, lim: tuple[float, float], span: int) -> int:

@@ -26,6 +26,7 @@ from cockpit.launch import sampler as smp
 from cockpit.ui.text import fold_tail, literal, markup, num, printable
 from cockpit.ui.widgets.waiting import Waiting
 
+HINT = "[dim]space picks one or two · r runs the prompts on them · c chats with the first[/]"
 PROMPT_SEPARATOR = "---"
 """A line holding only this separates two prompts in the prompt box (prompts may hold newlines)."""
 
@@ -101,10 +102,11 @@ class CheckpointsPane(Vertical):
 
     BINDINGS = [
         Binding("space", "pick", "Pick", tooltip="Pick this checkpoint (two side by side)", id="checkpoints.pick"),
-        Binding("r", "sample", "Run prompts", tooltip="The picked checkpoints answer the prompts",
-                id="checkpoints.sample"),
+        # ctrl+r too: in the prompt box `r` is a letter, and ctrl+r still runs the prompts.
+        Binding("r,ctrl+r", "sample", "Run prompts", tooltip="The picked checkpoints answer the prompts "
+                "(ctrl+r from the prompt box)", id="checkpoints.sample"),
         Binding("c", "chat", "Chat", tooltip="Chat with the first picked checkpoint", id="checkpoints.chat"),
-        Binding("f5,ctrl+r", "reload", "Reload", show=False, tooltip="List the checkpoints again",
+        Binding("f5", "reload", "Reload", show=False, tooltip="List the checkpoints again",
                 id="checkpoints.reload"),
     ]
 
@@ -161,6 +163,8 @@ class CheckpointsPane(Vertical):
         self._chat_choice: smp.Choice | None = None
         self._chat_column: Column | None = None
         """The chat's turns as shown, kept while the chat is left (Escape, a side-by-side run)."""
+        self._prompts_given = False
+        """The prompt box has had prompts (the run's, or typed): a later listing leaves it alone."""
         self._loading: set[str] = set()
         """The slots whose model the sampler is loading (or, before its first word, will load)."""
         self.last_prompt = ""
@@ -169,7 +173,9 @@ class CheckpointsPane(Vertical):
     def compose(self) -> ComposeResult:
         with Horizontal(id="ckpt-top"):
             yield DataTable(id="ckpt-table", cursor_type="row", zebra_stripes=True)
-            yield TextArea("", id="ckpt-prompts", soft_wrap=True, show_line_numbers=False)
+            yield TextArea("", id="ckpt-prompts", soft_wrap=True, show_line_numbers=False,
+                           placeholder="the run's own sample prompts come here once it logs some; "
+                                       "or write yours (a line of --- between two)")
         yield Waiting("", id="ckpt-status")
         with Horizontal(id="ckpt-answers"):
             for slot in ("a", "b"):
@@ -194,8 +200,10 @@ class CheckpointsPane(Vertical):
         table = tables.first()
         self._set_columns(None, None)
         table.add_row("", Text("reading the checkpoints…", style="dim italic"), key=LOADING_ROW)
-        self.query_one("#ckpt-prompts", TextArea).border_title = f"prompts (a line of {PROMPT_SEPARATOR} between two)"
-        self.set_status(markup("[dim]space picks one or two · r runs the prompts on them · c chats with the first[/]"))
+        box = self.query_one("#ckpt-prompts", TextArea)
+        box.border_title = f"prompts (a line of {PROMPT_SEPARATOR} between two)"
+        box.border_subtitle = "ctrl+r runs them · Esc leaves the box"
+        self.set_status(markup(HINT))
         source = getattr(self.screen, "checkpoints_source", None)
         if callable(source):
             path, live = source()
@@ -203,6 +211,10 @@ class CheckpointsPane(Vertical):
 
     def on_unmount(self) -> None:
         self.stop_sampler()
+
+    def on_text_area_changed(self, event: TextArea.Changed) -> None:
+        if event.text_area.id == "ckpt-prompts" and event.text_area.text.strip():
+            self._prompts_given = True
 
     # -- the listing -------------------------------------------------------------------------
 
@@ -212,6 +224,8 @@ class CheckpointsPane(Vertical):
         if path is None or path == self.path:
             return
         self.path = path
+        if not self._listed_once:
+            self.query_one("#ckpt-status", Waiting).wait("reading the checkpoints")
         self.action_reload()
         if live:
             self.set_interval(5.0, self._reload_if_shown)
@@ -222,10 +236,12 @@ class CheckpointsPane(Vertical):
 
     def action_reload(self) -> None:
         if self.path:
-            self._list(self.path, first=not self._listed_once)
+            # The run's own prompts (those `cockpit sample` uses) until the box has some: a live run
+            # logs its first samples after its first listing.
+            self._list(self.path, first=not self._listed_once, prompts=not self._prompts_given)
 
     @work(thread=True, exclusive=True, group="checkpoints-list", exit_on_error=False)
-    def _list(self, path: str, first: bool) -> None:
+    def _list(self, path: str, first: bool, prompts: bool = True) -> None:
         from cockpit.launch.script import earlier_trainers
         from cockpit.metrics import samples as kept
         from cockpit.metrics.checkpoints import list_run_checkpoints
@@ -236,12 +252,12 @@ class CheckpointsPane(Vertical):
                 target = target.parent
             found = list_run_checkpoints(target)
             earlier = earlier_trainers(found)  # a script's several Trainers: every one's are listed
-            prompts = smp.run_prompts(found) if first else None
+            own = smp.run_prompts(found) if prompts else None
             rows = kept.read(found.run) if first and found.run is not None else None
         except (CockpitError, OSError) as exc:
             self.post_message(self.Listed(None, str(exc)))
             return
-        self.post_message(self.Listed(found, None, prompts, rows, earlier))
+        self.post_message(self.Listed(found, None, own, rows, earlier))
 
     def on_checkpoints_pane_listed(self, message: Listed) -> None:
         if message.found is None:
@@ -252,13 +268,17 @@ class CheckpointsPane(Vertical):
         first = not self._listed_once
         self._listed_once = True
         self.found = message.found
+        if first and not self.busy:
+            self.set_status(markup(HINT))
         self.earlier = list(message.earlier or [])
         if first:
             box = self.query_one("#ckpt-max-new-tokens", Input)
             box.value = box.value or str(smp.sample_settings(self.found).get("max_new_tokens", DEFAULT_MAX_NEW_TOKENS))
         self._fill_table()
-        if first and message.prompts:
-            self.query_one("#ckpt-prompts", TextArea).text = f"\n{PROMPT_SEPARATOR}\n".join(
+        prompt_box = self.query_one("#ckpt-prompts", TextArea)
+        if message.prompts and not self._prompts_given and not prompt_box.text.strip():
+            self._prompts_given = True
+            prompt_box.text = f"\n{PROMPT_SEPARATOR}\n".join(
                 p if isinstance(p, str) else str(p) for p in message.prompts)
         if first and message.kept:
             self._show_kept(message.kept)
@@ -310,8 +330,9 @@ class CheckpointsPane(Vertical):
         table = self.query_one(DataTable)
         for c in found.checkpoints:
             state = "complete" if c.complete else ("being written" if c.being_written else "incomplete")
-            kind = {"lora": f"LoRA adapter on {c.base or 'the base model'}", "full": "full model"}.get(
-                c.kind, "unknown (no config.json)")
+            # The kind first, whole; a long base path gives way from its start (its end names it).
+            kind = {"lora": f"LoRA on {fold_tail(c.base, 28) if c.base else 'the base model'}",
+                    "full": "full model"}.get(c.kind, "unknown (no config.json)")
             key = c.name if trainer is None else smp.trainer_key(trainer, c.name)
             # Text, not str: a DataTable reads a str cell as markup, and paths are data
             table.add_row(self._mark(key), Text(printable(c.name)), num(c.key_value), num(c.eval_value),

@@ -199,8 +199,24 @@ class MetricPlot(Widget, can_focus=True):
             samples = logged
         title_parts = self._title_parts(sources[0] if sources else None)
         if not drawn:
-            title_parts = (title_parts[0], "— no data yet", "")
+            held = any(src.store.count(k) for src in sources for k in self.panel.resolve(src.store.keys()))
+            notes.append("no finite value to draw" if held else "no data yet")
         title = _fit_title(title_parts, width - 4)
+        title_text = Text(title)
+        if multi and drawn:
+            # A compare: each run's latest value, in that run's colour (not the first run's alone).
+            title_text = Text(printable(self.panel.title))
+            values = []
+            for si, src in enumerate(sources):
+                at = next((i for i, (sj, _, key, *_) in enumerate(series) if sj == si and not is_eval(key)), None)
+                if at is not None:
+                    values.append((_value_text(src, series[at][2]).split(" (", 1)[0], line_colors[at]))
+            for i, (text, rgb) in enumerate(values):
+                gap = " · " if i else " "
+                if title_text.cell_len + len(gap) + cell_len(text) > width - 4:
+                    break
+                title_text.append(gap).append(text, Style(color=RichColor.from_rgb(*rgb)))
+            title = title_text.plain
         # A lone series needs no legend (the title names it), unless it is one run of several.
         legend = Legend()
         if len(series) > 1 or multi:
@@ -208,7 +224,8 @@ class MetricPlot(Widget, can_focus=True):
             legend = place_legend(
                 legend_names(pairs, multi=multi), legend_names(pairs, multi=multi, short=True),
                 line_colors, dotted=[is_eval(key) and len(series) > 1 for _, _, key, *_ in series], width=width,
-                max_rows=max(1, min(height - self.MIN_PLOT_ROWS, max(2, height // 3))),
+                # A small panel keeps one legend row (the reward legend vanished at 100x30).
+                max_rows=max(1 if height >= 6 else 0, min(height - self.MIN_PLOT_ROWS, max(2, height // 3))),
                 border_room=width - 6 - cell_len(title))
         self.legend, self.legend_shown = legend.rows, legend.shown
         plot_rows = max(1, height - len(self.legend))
@@ -274,7 +291,7 @@ class MetricPlot(Widget, can_focus=True):
         elif drawn and not notes:
             notes.append("nothing finite to draw")
         clip_note = _clip_note(self.clipped)
-        border_title = Text(title)
+        border_title = title_text
         if legend.in_border is not None:
             border_title.append("  ").append_text(legend.in_border)
         self.border_title = border_title

@@ -12,7 +12,8 @@ from cockpit.ui.widgets.run.metric_plot import DEFAULT_VIEW, MetricPlot, View, X
 
 
 class PlotGrid(Grid):
-    """Panels in two or three columns, depending on how many there are."""
+    """Panels in two or three columns, depending on how many there are; the last panel widens
+    over a short last row (no empty slot)."""
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -36,7 +37,12 @@ class PlotGrid(Grid):
         plots = self.plots()
         for p in plots:
             p.display = plot is None or p is plot
-        self.styles.grid_size_columns = 1 if plot is not None else 2 if len(plots) <= 4 else 3
+            p.styles.column_span = 1
+        columns = 1 if plot is not None else 2 if len(plots) <= 4 else 3
+        self.styles.grid_size_columns = max(1, columns)
+        left = len(plots) % columns if plot is None and plots else 0
+        if left:  # no empty slot: the last panel of a short last row takes the rest of it
+            plots[-1].styles.column_span = columns - left + 1
 
     @property
     def zoomed(self) -> MetricPlot | None:

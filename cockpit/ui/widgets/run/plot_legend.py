@@ -155,14 +155,36 @@ def elide_all(names: Sequence[str], width: int) -> list[str]:
         return list(names)
     pairs = [n.partition(": ") for n in names]
     if width < 6 or not all(sep for _, sep, _ in pairs):
-        return [elide(n, width) for n in names]
+        return _unique_cuts(names, width)
     run_w = max(2, width // 3)
     out = []
     for run, _, key in pairs:
-        run = cells_head(run, run_w)
+        run = word_head(run, run_w)
         key_w = width - cell_len(run) - 1
         out.append(f"{run}:{key if cell_len(key) <= key_w else cells_head(key, key_w - 1) + '…'}")
-    return out
+    return out if len(set(out)) == len(set(names)) else _unique_cuts(names, width)
+
+
+def _unique_cuts(names: Sequence[str], width: int) -> list[str]:
+    """Each name cut to `width` cells, both ends kept, or else its start, or else its end: the
+    first way that keeps different names different (`rewards/…ward_func` twice said nothing)."""
+    ways = (elide, lambda t, w: t if cell_len(t) <= w else cells_head(t, w - 1) + "…",
+            lambda t, w: t if cell_len(t) <= w else "…" + cells_tail(t, w - 1))
+    for cut in ways:
+        out = [cut(n, width) for n in names]
+        if len(set(out)) == len(set(names)):
+            return out
+    return [elide(n, width) for n in names]
+
+
+def word_head(text: str, width: int) -> str:
+    """The start of a run name that fits `width` cells, cut after a whole word when one ends in
+    it (`sft-2026-11-28`, not `sft-2026-1`)."""
+    if cell_len(text) <= width:
+        return text
+    head = cells_head(text, width)
+    ends = [m.end() for m in _WORD.finditer(head) if m.end() < len(head) or not text[m.end():m.end() + 1].isalnum()]
+    return head[:ends[-1]] if ends and ends[-1] >= 2 else head
 
 
 def legend_rows(names: Sequence[str], colors: Sequence[tuple[int, int, int]], width: int,

@@ -19,6 +19,9 @@ def nice_ticks(lo: float, hi: float, max_ticks: int = 5, *, integer: bool = Fals
     max_ticks = max(2, max_ticks)
     mults = (1, 2, 2.5, 5)
     raw = (hi - lo) / (max_ticks - 1)
+    if not (1e-290 < raw < 1e290) or raw < abs(hi) * 1e-12 or raw < abs(lo) * 1e-12:
+        # A range as wide as the floats, or too narrow for its values to tell ticks apart: its ends.
+        return [lo, hi]
     exp = math.floor(math.log10(raw))
     steps = sorted({m * 10.0 ** e for e in (exp - 1, exp, exp + 1, exp + 2) for m in mults})
     if integer:
@@ -59,7 +62,7 @@ def tick_labels(ticks: Sequence[float]) -> list[str]:
         tol = abs(vals[0]) * 5e-7 if vals[0] else 1e-12
     if big == 0:
         return ["0" for _ in vals]
-    if big >= 1e5:  # steps and token counts: 250k, 1.5M
+    if 1e5 <= big < 1e12:  # steps and token counts: 250k, 1.5M
         unit, suffix = next((u, x) for u, x in ((1e9, "G"), (1e6, "M"), (1e3, "k")) if big >= u)
         scaled = _fixed([v / unit for v in vals], tol / unit)
         if scaled is not None:
@@ -95,10 +98,10 @@ def short_value(v: float) -> str:
     if v == 0:
         return "0"
     big = abs(v)
-    if big >= 1e4:
+    if 1e4 <= big < 1e12:
         unit, suffix = next((u, x) for u, x in ((1e9, "G"), (1e6, "M"), (1e3, "k")) if big >= u)
         return f"{v / unit:.3g}{suffix}"
-    if big >= 1e-3:
+    if 1e-3 <= big < 1e4:
         digits = max(0, 2 - math.floor(math.log10(big)))
         text = f"{round(v, digits):.{digits}f}"
         return text.rstrip("0").rstrip(".") if "." in text else text

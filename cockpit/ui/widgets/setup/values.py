@@ -15,6 +15,7 @@ import yaml
 
 from cockpit.config.draft import UNSET  # the draft's; the widgets import it from here too
 from cockpit.config.presets import parse_value
+from cockpit.files import dump_yaml
 from cockpit.trainers.registry import ConfigField
 
 _NUMBER = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
@@ -128,9 +129,9 @@ def format_value(field: ConfigField, value: Any) -> str:
     if isinstance(value, (list, tuple)):
         if all(isinstance(v, (str, int, float)) and "," not in str(v) for v in value):
             return ", ".join(str(v) for v in value)
-        return yaml.safe_dump(list(value), default_flow_style=True).strip()
+        return dump_yaml(list(value), flow=True).strip()  # the dialect parse_text reads back
     if isinstance(value, dict):
-        return yaml.safe_dump(value, default_flow_style=True).strip()
+        return dump_yaml(value, flow=True).strip()
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)

@@ -4,15 +4,17 @@ the problems (each is also marked on its field), or valid with the warnings."""
 from __future__ import annotations
 
 from textual.content import Content
-from textual.widgets import Static
 
 from cockpit.config.draft import Draft, is_todo
+from cockpit.ui.widgets.waiting import Waiting
 
 SHOWN_PROBLEMS = 4
 """Problems listed here; the rest are counted (each is on its field)."""
 
 
-class Verdict(Static):
+class Verdict(Waiting):
+    """A spinner while the draft is checked (the first check reads the trainer's config: seconds)."""
+
     _said: tuple[str, str] | None = None
     """The text and level shown."""
 
@@ -25,7 +27,10 @@ class Verdict(Static):
             name, error = next(iter(draft.input_errors.items()))
             self._say(f"✗ {name}: {error}", "-bad")
         elif pending or not draft.checked:
-            self._say("… checking", "-pending")
+            if self._said != ("checking", "-pending"):
+                self._said = ("checking", "-pending")
+                self.set_classes("-pending")
+                self.wait("checking the preset")
         elif lines and all(is_todo(line) for line in lines):
             # Not a mistake yet, just the next thing to fill in: say so without alarm.
             self._say(f"→ next: {lines[0]}", "-pending")

@@ -196,7 +196,9 @@ class CompletionsPane(Vertical):
             self.query_one("#completions-label-main", Static).update(markup(
                 "[b]step $step[/b] [dim]moves with [ ] Home End[/]", step=step))
         self.query_one("#completions-step", Input).placeholder = str(step)
-        self.query_one("#completions-query", Input).placeholder = filter_hint(shown.columns)
+        query = self.query_one("#completions-query", Input)
+        query.placeholder = filter_hint(shown.columns)
+        query.styles.min_width = len(query.placeholder) + 2  # the hint is read whole; the state line gives way
         self.query_one("#completions-state", Static).update(self._state(shown))
         self._show_detail(self._detail_table())
 

@@ -13,7 +13,8 @@ from textual import events
 from textual.message import Message
 from textual.widgets import DataTable
 
-from cockpit.ui.text import fold, num
+from cockpit.ui.text import fold, fold_words, num
+from cockpit.ui.widgets.run.completions.detail import SPECIAL_TOKEN
 from cockpit.ui.widgets.run.completions.view import Column, Shown
 
 DITTO = '"'  # ASCII: 〃 is double-width and missing from many fonts
@@ -63,8 +64,8 @@ class StepTable(DataTable):
         # A narrow table (two steps side by side) still gives the completion close to half its
         # width; the scores past the edge scroll into view.
         narrow = width < 90
-        self.add_column("completion", width=max(16, room - prompt_w, int(width * 0.45) if narrow else 0),
-                        key="completion")
+        completion_w = max(16, room - prompt_w, int(width * 0.45) if narrow else 0)
+        self.add_column("completion", width=completion_w, key="completion")
         for c in cols:
             label = fold(c.name, 18)
             if sort is not None and c.name == sort:
@@ -80,9 +81,9 @@ class StepTable(DataTable):
             if prompts and grouped and g == previous:
                 cells.append(Text(DITTO, style="dim"))
             elif prompts:
-                cells.append(Text(fold(differ.get(r["prompt"], r["prompt"]), prompt_w)))
+                cells.append(Text(fold_words(preview(differ.get(r["prompt"], r["prompt"])), prompt_w)))
             previous = g
-            cells.append(Text(fold(r["completion"], 200)))
+            cells.append(Text(fold_words(preview(r["completion"]), completion_w)))
             cells += [Text(_cell(c, r), justify="right" if c.numeric else "left") for c in cols]
             self.add_row(*cells, key=str(i))
         if shown.rows:
@@ -116,6 +117,12 @@ class StepTable(DataTable):
         if self.shown is None or not 0 <= self.cursor_row < len(self.shown.rows):
             return None
         return self.shown.rows[self.cursor_row], self.shown.groups[self.cursor_row]
+
+
+def preview(text: str) -> str:
+    """A text as a table cell shows it: the tokenizer's special tokens (`<|endoftext|>` padding a
+    DPO text, `<|im_end|>`) left out; the detail below shows them, marked."""
+    return SPECIAL_TOKEN.sub("", text).strip() if SPECIAL_TOKEN.search(text) else text
 
 
 def distinct_parts(prompts: list[str]) -> dict[str, str]:

@@ -90,7 +90,7 @@ def filter_hint(columns: Sequence[Column]) -> str:
     words = [f"{numeric[0].name}>0.5"] if numeric else []
     if any(c.kind == "advantage" for c in columns):
         words.append("adv<0")
-    return "  ".join([*words, '"some text"'] if words else ['"some text" (no scores here: text only)'])
+    return "  ".join([*words, '"some text"'] if words else ['"some text" (text only: no scores)'])
 
 
 @dataclass
