@@ -536,7 +536,10 @@ class RunView(Screen):
         keeps the focus on the strip when it had it: a focused panel is one `m` replaces."""
         if tab != "plots":
             await self.reveal_panes()  # a tab opened before the first frame: its pane first
-        tabs = self.query_one(TabbedContent)
+        try:
+            tabs = self.query_one(TabbedContent)
+        except NoMatches:
+            return  # the screen is being taken down (the crash hunt, live-60x20-palette)
         focused = self.focused
         inside = focused is not None and any(isinstance(a, TabPane) for a in focused.ancestors)
         if inside:  # focus left inside the old tab would pull it back (TabbedContent shows it)
