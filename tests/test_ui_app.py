@@ -146,7 +146,9 @@ async def test_live_plots_hand_plotext_at_most_two_points_per_column(tmp_path):
 
 async def test_metric_picker_adds_a_panel_for_any_logged_key(tmp_path):
     records = sft_records(range(1, 6))
-    records.append(journal.metrics(6, {"loss": 0.3, "my/custom_metric": 7.0}))
+    # Other keys first: they top the defaults up to their limit, so the custom one has no panel yet.
+    records.append(journal.metrics(6, {"loss": 0.3, **{f"other/k{i}": float(i) for i in range(8)},
+                                       "my/custom_metric": 7.0}))
     run = make_run(tmp_path / "runs", "pick", records)
     from cockpit.ui.widgets.run.metric_plot import MetricPlot
 
