@@ -54,10 +54,13 @@ def cli(*args: str, env: dict[str, str] | None = None, timeout: float = 600) -> 
 
 
 def problem_line(done: subprocess.CompletedProcess) -> str:
-    """The one `cockpit: ...` line a refused command prints (exit 2, no traceback)."""
+    """The one `cockpit: ...` line a refused command prints (exit 2, no traceback); notes, and the
+    progress lines that say what is awaited (they end with '…': the sampler starting, a model
+    loading), come before it."""
     assert done.returncode == 2, (done.returncode, done.stdout, done.stderr)
     assert "Traceback" not in done.stderr, done.stderr
-    lines = [line for line in done.stderr.splitlines() if line.startswith("cockpit: ") and "note:" not in line]
+    lines = [line for line in done.stderr.splitlines()
+             if line.startswith("cockpit: ") and "note:" not in line and not line.endswith("…")]
     assert len(lines) == 1, done.stderr
     return lines[0]
 

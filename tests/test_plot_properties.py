@@ -196,6 +196,8 @@ SAID = ("no data yet", "nothing", "≤0", "off range", "no finite")
        st.booleans())
 @example(ys=[np.random.default_rng(0).normal(0.4, 0.1, 10**6)], width=160, height=48, log_y=True,
          smoothing=0.6, robust=True, time=True, window=None, resumed=True, compare=False).via("10^6 points")
+@example(ys=[np.array([1.7976931348623157e308])], width=10, height=4, log_y=True, smoothing=0.0,
+         robust=False, time=False, window=None, resumed=False, compare=False).via("a log tick past 1e308")
 def test_a_panel_draws_anything_a_run_logs_at_any_size_and_says_what_it_cannot(
         ys, width, height, log_y, smoothing, robust, time, window, resumed, compare):
     sources = [run_with(ys, times=time, resumed=resumed)]

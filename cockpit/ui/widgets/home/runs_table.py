@@ -96,8 +96,9 @@ class RunsTable(DataTable):
 
             variables = self.app.theme_variables
             try:
-                under = Color.parse(variables.get("surface") or variables.get("background") or "black")
-                muted = under + Color.parse(variables.get("foreground-muted") or "gray")
+                # Every Textual theme's variables have these; one without falls to the default colour.
+                under = Color.parse(variables.get("surface") or variables["background"])
+                muted = under + Color.parse(variables["foreground-muted"])
                 self._muted = Style(color=muted.rich_color)
             except Exception:  # noqa: BLE001 - a theme without plain colours: the default colour
                 self._muted = Style()

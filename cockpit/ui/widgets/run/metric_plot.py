@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import sys
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -34,6 +35,14 @@ FAINT = 0.3
 OUTLIER_SPANS = 1.0
 """A point further than this many bulk spans (5th to 95th percentile) outside the bulk is cut
 from the y range (and marked): with Gaussian noise, ~5 sigmas from the mean."""
+
+
+def _pow10(t: float) -> float:
+    """A log-y tick's value: 10**t, the largest float past the float's end (a tick above 1e308)."""
+    try:
+        return 10.0 ** t
+    except OverflowError:
+        return sys.float_info.max
 
 
 @dataclass(frozen=True)
@@ -270,7 +279,7 @@ class MetricPlot(Widget, can_focus=True):
             yt = _log_ticks(y_lo, y_hi) if view.log_y else []
             if len(yt) < 2:
                 yt = nice_ticks(y_lo, y_hi, max(2, min(5, (plot_rows - 1) // 2)))
-            labels = [short_value(10.0 ** t) for t in yt] if view.log_y else tick_labels(yt)
+            labels = [short_value(_pow10(t)) for t in yt] if view.log_y else tick_labels(yt)
             self.yticks_drawn = labels
             chart.yticks = list(zip(yt, labels, strict=True))
             if not y_hi > y_lo:  # a flat series: one tick, the line in the middle
