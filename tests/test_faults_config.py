@@ -108,8 +108,8 @@ def test_secrets_found_by_value_are_kept_out_of_the_run_folder_and_said(tmp_path
     assert len(said) == 1, done.stderr
     for name, (_, why) in SECRETS.items():
         assert f"{name} ({why})" in said[0]
-    section = run.cockpit_section()
-    assert all(section["env"][k].startswith("secret:") for k in SECRETS)
-    assert all(section["env"][k] == v for k, v in PLAIN.items())  # the plain ones stay readable
+    kept = run.config()["cockpit"]["env"]  # run.yaml as written
+    assert all(kept[k].startswith("secret:") for k in SECRETS)
+    assert all(kept[k] == v for k, v in PLAIN.items())  # the plain ones stay readable
     command = run.command_txt.read_text()
     assert "DATABASE_URL='<kept outside the run folder>'" in command and "LR=1e-5" in command

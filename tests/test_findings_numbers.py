@@ -89,6 +89,10 @@ def problems(f: Finding, data) -> list[str]:
         before, after = text[max(0, m.start() - 12): m.start()], text[m.end(): m.end() + 16]
         if after.startswith(DERIVED_AFTER) or before.endswith(("×", "x")) or before.endswith("fires at "):
             continue
+        if before.endswith("Trainer "):
+            continue  # which Trainer of a script's several it is about
+        if re.search(r"widened (-?[\d.e-]+ → )?$", before):
+            continue  # a gap: the difference of the two series shown (eval − train)
         if re.search(r"(fires (above|below|at)|above|below|under|needs) $", before) and x in thresholds:
             continue
         is_step = re.search(r"(steps?|from step|until the last logged step \() $", before) or \

@@ -24,9 +24,10 @@ from cockpit.run import journal
 from cockpit.trainers import versions
 from conftest import wait_for
 
-GUARDED = {"orjson", "yaml"}
-"""Imported only where the module copes without them: orjson under try/except ImportError, PyYAML
-inside the functions that read or write YAML, which the hook never calls."""
+GUARDED = {"orjson", "yaml", "ijson"}
+"""Imported only where the module copes without them: orjson and ijson (files.check_json_object's
+stream) under try/except ImportError, PyYAML inside the functions that read or write YAML, which the
+hook never calls."""
 
 
 def _top_level_imports(path: Path) -> set[str]:

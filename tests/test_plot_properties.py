@@ -71,6 +71,8 @@ def test_downsample_keeps_at_most_n_out_finite_points_of_the_series(y, n_out, as
 
 @settings(max_examples=100, deadline=None)
 @given(series(), st.floats(-1, 2), st.one_of(st.none(), st.tuples(finite, finite)))
+@example(y=np.array([0.0] * 187 + [1.0]), weight=1.0,  # every value clipped to the float's end:
+         clip=(1.7976931348623157e308, 1.7976931348623157e308)).via("the running sum overflowed")
 def test_smoothing_passes_gaps_through_and_stays_between_the_values_it_averages(y, weight, clip):
     if clip is not None:
         clip = (min(clip), max(clip))

@@ -145,7 +145,7 @@ def test_eval_twins_are_eval_sets_of_the_key_not_other_metrics():
     assert eval_twins("nll_loss", keys) == ["eval_nll_loss"]
 
 
-async def test_a_ppo_state_from_another_tool_is_an_unknown_trainer(tmp_path):
+async def test_a_ppo_state_from_another_tool_is_a_plain_trainer_not_a_guessed_family(tmp_path):
     state = {"global_step": 20, "max_steps": 20, "log_history": [
         {"step": s, "loss": 1.0 / s, "reward": s / 20, "learning_rate": 1e-5} for s in range(1, 21)]}
     path = tmp_path / "ppo_other_tool.json"
@@ -154,7 +154,7 @@ async def test_a_ppo_state_from_another_tool_is_an_unknown_trainer(tmp_path):
     async with app.run_test(size=SMALL) as pilot:
         await app_wait(pilot, lambda: "step 20/20" in " ".join(header_lines(app)), "header")
         line1 = header_lines(app)[0]
-        assert "unknown trainer" in line1 and "like" not in line1
+        assert "Trainer (no TRL metrics)" in line1 and "like" not in line1
         await all_drawn(pilot, app)
         assert {"loss", "reward", "learning rate"} <= {p.panel.title for p in plots(app)}
 

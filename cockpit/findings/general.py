@@ -282,10 +282,11 @@ def schedule_restart(r: Reader, kind: FindingKind) -> Outcome:
 
 
 EPOCH_FIX = ("the epoch counter started over while the step went on, and the learning rate did not restart: "
+             "the data changed under the run (a resume on a dataset of another size counts its epochs anew), "
              "the run was resumed without its trainer state (the data loader began the data again), or a "
-             "streaming dataset's epochs were counted anew. Resume with resume_from_checkpoint=<the "
-             "checkpoint> so the data goes on where it stopped; with an IterableDataset, set max_steps and "
-             "read the epoch as passes over the stream")
+             "streaming dataset's epochs were counted anew. Resume on the same data with "
+             "resume_from_checkpoint=<the checkpoint> so it goes on where it stopped; with an IterableDataset, "
+             "set max_steps and read the epoch as passes over the stream")
 """schedule_restart's fix when only the epoch fell back (the learning rate held its course)."""
 
 
@@ -340,7 +341,11 @@ def eval_loss_keys(keys: list[str]) -> list[str]:
 def eval_metric_keys(keys: list[str]) -> list[str]:
     """The eval metrics that are not losses or timings (accuracy, f1, wer, rouge, ...)."""
     return [k for k in keys if k.startswith("eval_") and not k.endswith("loss")
-            and not any(k.endswith(s) for s in (*_NOT_METRICS, "entropy"))]  # an entropy is no score
+            and not any(k.endswith(s) for s in (*_NOT_METRICS, *_NO_SCORE))]
+
+
+_NO_SCORE = ("entropy", "mean_reward", "min_reward", "max_reward")
+"""Eval keys that are no score to get better or worse at: an entropy, a reward model's rewards."""
 
 
 def paired_metrics(loss_key: str, keys: list[str]) -> list[str]:

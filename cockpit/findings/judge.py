@@ -225,7 +225,8 @@ def _reward_hacking(store: Reader, kind: FindingKind) -> list[Finding] | str:
     scale = float(np.median(std[:k])) if len(std) >= k else _noise(reward[:k])
     rise = late - early
     if not (rise > t["reward_rise"] * max(scale, 1e-12) and rise > 0.05 * abs(early)
-            and rise > t["reward_sigma"] * _noise(reward[:k])):
+            and rise > t["reward_sigma"] * max(_noise(reward[:k]), float(np.std(reward[:k])) / 2)):
+        # (a reward that is mostly 0 has no median spread: half its standard deviation stands in)
         return Quiet(f"the reward went {_fmt(early)} → {_fmt(late)}: no rise beyond its noise")
     first, last = _change_start(steps, reward, early, late), int(steps[-1])
     why: list[str] = []
@@ -276,9 +277,14 @@ def _above_for(store: Reader, kind: FindingKind, key: str, what: str) -> list[Fi
     if isinstance(got := store.pick(key), str):
         return got
     _, steps, values = got
+    want = int(t["for"])
+    if len(values) >= 4 * want and bool(np.all((values == 0.0) | (values == 1.0))):
+        # only 0 and 1: one group (or one completion batch) a step, each point a coin toss; a
+        # streak of a few is chance, so the window is four times as long
+        want *= 4
     # every `for` logged steps in a row; a finished run with fewer, over all it logged
-    n = min(int(t["for"]), max(len(values), store.needs(int(t["for"]))))
-    over = f"every {n} logged steps" if n == int(t["for"]) else f"the run's {n} logged steps"
+    n = min(want, max(len(values), store.needs(want)))
+    over = f"every {n} logged steps" if n == want else f"the run's {n} logged steps"
     out = []
     for first, last in _sustained(steps, values, t["above"], n):
         inside = (steps >= first) & (steps <= last)

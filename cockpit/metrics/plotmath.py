@@ -85,8 +85,13 @@ def ema(values: np.ndarray | Sequence[float], weight: float,
         return v
     if clip is not None:
         f = np.clip(f, clip[0], clip[1])
-    acc = _ema_run(f, w, 0.0)
-    v[finite] = acc / _debias(w, 0, len(f))
+    # Near the float's end the running sum over its debias overflows: the values are scaled by a
+    # power of two (exact) while averaged, and an average never leaves the values it averages.
+    scale = 2.0 ** 1000 if float(np.max(np.abs(f))) > 1e300 else 1.0
+    f = f / scale
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = _ema_run(f, w, 0.0) / _debias(w, 0, len(f))
+    v[finite] = np.clip(out, f.min(), f.max()) * scale
     return v
 
 

@@ -340,6 +340,8 @@ class RunView(Screen):
                 # New panels have no size until the next layout and are skipped below:
                 # finish this redraw right after it, not a tick later.
                 self.call_after_refresh(self.refresh_view)
+            if not self.is_current:  # taken down while its panels were set
+                return
         with self.app.batch_update():
             grid.redraw(self.sources, x_mode=self.x_mode, smoothing=self.smoothing,
                         colors=series_colors(self.app), theme=self.app.theme, view=self.view)
@@ -352,6 +354,12 @@ class RunView(Screen):
             return
         tabs = self._tabbed()
         active = tabs.active if tabs is not None else None
+        try:
+            self._show_active(active, data)
+        except NoMatches:  # the screen is being taken down under this redraw (the crash hunt's)
+            return
+
+    def _show_active(self, active: str | None, data: RunData) -> None:
         if active == "completions":
             self.query_one(CompletionsPane).show(data)
         elif active == "history":
@@ -536,7 +544,10 @@ class RunView(Screen):
         keeps the focus on the strip when it had it: a focused panel is one `m` replaces."""
         if tab != "plots":
             await self.reveal_panes()  # a tab opened before the first frame: its pane first
-        tabs = self.query_one(TabbedContent)
+        try:
+            tabs = self.query_one(TabbedContent)
+        except NoMatches:
+            return  # the screen is being taken down (the crash hunt, live-60x20-palette)
         focused = self.focused
         inside = focused is not None and any(isinstance(a, TabPane) for a in focused.ancestors)
         if inside:  # focus left inside the old tab would pull it back (TabbedContent shows it)

@@ -63,7 +63,10 @@ class Chart:
 def render(chart: Chart, width: int, height: int) -> list[Row]:
     """`height` rows of exactly `width` cells: the canvas with the y axis on its left, then the
     x axis row and the x labels row."""
-    label_w = max((len(label) for _, label in chart.yticks), default=0)
+    yticks = chart.yticks
+    label_w = max((len(label) for _, label in yticks), default=0)
+    if width - label_w - 1 < max(2, width // 2):  # labels that would crowd out the canvas: none
+        yticks, label_w = (), 0
     cols = max(1, width - label_w - 1)
     rows = max(1, height - 2)
     dots_w, dots_h = cols * 2, rows * 4
@@ -100,7 +103,7 @@ def render(chart: Chart, width: int, height: int) -> list[Row]:
             owner[r, c] = slot
 
     y_marks: dict[int, str] = {}
-    for value, label in chart.yticks:
+    for value, label in yticks:
         # Rounded as a point's dot is (`round(py)`, not `span - round(...)`): a lone point at a
         # tick's value sits on that tick's row, never the one beside it.
         d = float(_scale(np.array([value], dtype=np.float64), chart.ylim, dots_h - 1)[0])

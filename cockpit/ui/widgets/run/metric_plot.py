@@ -466,15 +466,23 @@ def _log(y: np.ndarray) -> np.ndarray:
 
 def _log_ticks(lo: float, hi: float) -> list[float]:
     """Ticks of a log axis (in log10 units) at whole powers of ten (`1e-5 · 1e-4`), every
-    k-th one when there are many; fewer than two when the range spans less than a decade."""
+    k-th one when there are many; at 1-2-5 steps in a range of less than two decades (`2 · 5 ·
+    10 · 20`); none when even those are too few or too many."""
     if not (math.isfinite(lo) and math.isfinite(hi)):
         return []
     first, last = math.ceil(lo - 1e-9), math.floor(hi + 1e-9)
     if last - first > 10_000:
         return []
     powers = list(range(first, last + 1))
-    every = max(1, math.ceil(len(powers) / 5))
-    return [float(p) for p in powers[::every]]
+    if len(powers) >= 2:
+        every = max(1, math.ceil(len(powers) / 5))
+        return [float(p) for p in powers[::every]]
+    for mults in ((1, 2, 5), (1, 2, 3, 5), (1, 1.5, 2, 3, 4, 5, 6, 8)):  # less than two decades: 1-2-5
+        found = [math.log10(m) + e for e in range(first - 1, last + 1) for m in mults
+                 if lo - 1e-9 <= math.log10(m) + e <= hi + 1e-9]
+        if 2 <= len(found) <= 6:
+            return found
+    return []
 
 
 def _break(x: np.ndarray, y: np.ndarray, cuts: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
