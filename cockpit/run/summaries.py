@@ -16,7 +16,7 @@ from typing import Any
 from cockpit.errors import CockpitError
 from cockpit.formats import fmt_duration
 from cockpit.run import journal
-from cockpit.run.folder import LIVE_STATES, RunFolder, Status, list_runs, read_tail
+from cockpit.run.folder import LIVE_STATES, SCRIPT_TRAINER, RunFolder, Status, list_runs, read_tail
 from cockpit.run.section import script_section
 
 TAIL_BYTES = 256 * 1024
@@ -41,6 +41,9 @@ class RunSummary:
     journal_error: str | None = None
     """Why the run's events.jsonl cannot be written (status.json), while that lasts: what is shown
     of the run may be behind what it did."""
+    script: bool = False
+    """A script run (status.json's trainer is SCRIPT_TRAINER): only its run.yaml names a command
+    the home list shows. Kept in the index, not in `to_dict` (`cockpit runs --json`, MCP)."""
 
     @property
     def live(self) -> bool:
@@ -62,7 +65,9 @@ class RunSummary:
         return self.state
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        out = asdict(self)
+        del out["script"]
+        return out
 
 
 _SUMMARY_FIELDS = fields(RunSummary)
@@ -374,7 +379,7 @@ def summarize(run: RunFolder) -> RunSummary:
         max_steps = None
     return RunSummary(run.name, str(run.path), state, trainer or "?", f.step, max_steps,
                       f.eta if state in LIVE_STATES else None, created, f.phase, reason, error,
-                      f.metric, st.journal_error or None)
+                      f.metric, st.journal_error or None, st.trainer == SCRIPT_TRAINER)
 
 
 def run_summaries(runs_dir: Path) -> list[RunSummary]:
@@ -491,7 +496,7 @@ def read_index(runs_dir: Path) -> dict[str, tuple[tuple, RunSummary]]:
             summary = RunSummary(**row)
         except TypeError:
             continue
-        if not all(isinstance(v, want) and v is not True and v is not False
+        if not all(isinstance(v, want) and (want == (bool,) or (v is not True and v is not False))
                    for v, want in zip(row.values(), (_FIELD_TYPES[k] for k in row), strict=True)) \
                 or len(row) != len(_FIELD_TYPES):
             continue
@@ -513,7 +518,8 @@ def _json_loads(raw: bytes) -> Any:
 _NONE = type(None)
 _FIELD_TYPES: dict[str, tuple[type, ...]] = {
     f.name: {"name": (str,), "path": (str,), "state": (str,), "trainer": (str,), "created": (int, float),
-             "step": (int, _NONE), "max_steps": (int, _NONE), "eta_s": (int, float, _NONE)}.get(f.name, (str, _NONE))
+             "step": (int, _NONE), "max_steps": (int, _NONE), "eta_s": (int, float, _NONE),
+             "script": (bool,)}.get(f.name, (str, _NONE))
     for f in _SUMMARY_FIELDS}
 """What each summary field read back from the index may hold: the types `summarize` writes (a
 damaged or hand-edited entry is read again, never shown)."""
