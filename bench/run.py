@@ -79,6 +79,9 @@ FIGURES: dict[str, Figure] = {f.key: f for f in (
     # issue 15: at scale
     Figure("home_1000_runs_s", "s", "<= 1", "home screen, 1,000 runs listed", lambda v: v <= 1),
     Figure("runs_cli_1000_s", "s", "<= 1", "`cockpit runs`, 1,000 runs", lambda v: v <= 1),
+    # issue 46: ten times the sizes
+    Figure("home_10k_runs_s", "s", "<= 1", "home screen, 10,000 runs listed", lambda v: v <= 1),
+    Figure("runs_cli_10k_s", "s", "<= 1", "`cockpit runs`, 10,000 runs", lambda v: v <= 1),
     Figure("follow_72h_rss_growth_mb", "MB", "<= 20", "live view following 72 h at 1 step/s",
            lambda v: v <= 20),
     Figure("follow_72h_frame_ms_growth", "ms", "<= 10", "full refresh, end minus start",
@@ -87,6 +90,9 @@ FIGURES: dict[str, Figure] = {f.key: f for f in (
     Figure("attach_10k_grpo_s", "s", "<= 1.5", "attach: open to every panel drawn",
            lambda v: v <= 1.5),
     Figure("attach_10k_grpo_rss_mb", "MB", "<= 300", "the attached UI's RSS", lambda v: v <= 300),
+    Figure("attach_100k_grpo_s", "s", "<= 2", "attach to a 100,000-step GRPO run: open to drawn",
+           lambda v: v <= 2),
+    Figure("attach_100k_grpo_rss_mb", "MB", "<= 300", "its RSS", lambda v: v <= 300),
     Figure("completions_step_p95_ms", "ms", "<= 100", "a random step's rows from the store",
            lambda v: v <= 100),
     Figure("journal_10k_grpo_mb", "MB", "<= 10", "events.jsonl of the run (completions apart)",
@@ -631,10 +637,10 @@ def measure_rss_vs_leet(quick: bool, work: Path) -> dict[str, Any]:
 # -- at scale (issue 15) -----------------------------------------------------------------------
 
 
-def _runs_1000(quick: bool, work: Path) -> tuple[Path, int]:
+def _runs_1000(quick: bool, work: Path, scale: int = 1) -> tuple[Path, int]:
     from scale import make_runs_folder, mark_live  # type: ignore[import-not-found]
 
-    n = 100 if quick else 1000
+    n = (100 if quick else 1000) * scale
     runs = work / f"runs-{n}"
     if not (runs / ".complete").exists():
         log(f"writing a runs folder of {n} runs")
@@ -643,10 +649,12 @@ def _runs_1000(quick: bool, work: Path) -> tuple[Path, int]:
     return runs, n
 
 
-def measure_home_1000(quick: bool, work: Path) -> dict[str, Any]:
+def measure_home_1000(quick: bool, work: Path, scale: int = 1) -> dict[str, Any]:
     """`cockpit` (home) on a runs folder of 1,000 runs: process start to the first frame that
-    shows the whole list; median of 5 after a warm-up."""
-    runs, n = _runs_1000(quick, work)
+    shows the whole list; median of 5 after a warm-up (which also writes the runs folder's
+    index, `.cockpit-index`: the cold read is in the detail)."""
+    runs, n = _runs_1000(quick, work, scale)
+    (runs / ".cockpit-index").unlink(missing_ok=True)
     times = []
     for i in range(4 if quick else 6):
         mark = work / "home.t"
@@ -654,30 +662,48 @@ def measure_home_1000(quick: bool, work: Path) -> dict[str, Any]:
         env = _ui_env(COCKPIT_BENCH_FIRST_FRAME=str(mark), COCKPIT_BENCH_FIRST_FRAME_ROWS=str(n))
         t0 = time.time()
         proc = subprocess.run([*_cockpit_cmd(), "--runs-dir", str(runs)], env=env, stdin=subprocess.DEVNULL,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=60)
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=60 * scale)
         if not mark.exists():
             raise RuntimeError(f"home never listed {n} runs (exit {proc.returncode}): "
                                f"{proc.stderr.decode(errors='replace')[-1500:]}")
         if i:
             times.append(float(mark.read_text()) - t0)
-    return {"home_1000_runs_s": statistics.median(times),
-            "_detail": {"runs": n, "runs_s": [round(t, 3) for t in times]}}
+        else:
+            cold = float(mark.read_text()) - t0
+    key = "home_1000_runs_s" if scale == 1 else "home_10k_runs_s"
+    return {key: statistics.median(times),
+            "_detail": {"runs": n, "runs_s": [round(t, 3) for t in times], "cold_no_index_s": round(cold, 3)}}
 
 
-def measure_runs_cli_1000(quick: bool, work: Path) -> dict[str, Any]:
-    """`cockpit runs` on the same folder, wall time of the whole command; median of 5."""
-    runs, n = _runs_1000(quick, work)
+def measure_home_10k(quick: bool, work: Path) -> dict[str, Any]:
+    """The same on 10,000 runs (the same generator, ten times the runs)."""
+    return measure_home_1000(quick, work, scale=10)
+
+
+def measure_runs_cli_1000(quick: bool, work: Path, scale: int = 1) -> dict[str, Any]:
+    """`cockpit runs` on the same folder, wall time of the whole command; median of 5 after a
+    first (cold, index-writing) one, which is in the detail."""
+    runs, n = _runs_1000(quick, work, scale)
+    (runs / ".cockpit-index").unlink(missing_ok=True)
     times = []
     for i in range(4 if quick else 6):
         t0 = time.perf_counter()
         proc = subprocess.run([*_cockpit_cmd(), "runs", "--runs-dir", str(runs)], env=_env(),
-                              capture_output=True, timeout=60)
+                              capture_output=True, timeout=60 * scale)
         if proc.returncode != 0 or proc.stdout.count(b"\n") < n + 1:
             raise RuntimeError(f"cockpit runs failed: {proc.stderr.decode(errors='replace')[-1500:]}")
         if i:
             times.append(time.perf_counter() - t0)
-    return {"runs_cli_1000_s": statistics.median(times),
-            "_detail": {"runs": n, "runs_s": [round(t, 3) for t in times]}}
+        else:
+            cold = time.perf_counter() - t0
+    key = "runs_cli_1000_s" if scale == 1 else "runs_cli_10k_s"
+    return {key: statistics.median(times),
+            "_detail": {"runs": n, "runs_s": [round(t, 3) for t in times], "cold_no_index_s": round(cold, 3)}}
+
+
+def measure_runs_cli_10k(quick: bool, work: Path) -> dict[str, Any]:
+    """The same on 10,000 runs."""
+    return measure_runs_cli_1000(quick, work, scale=10)
 
 
 _follow_cache: dict[str, dict[str, Any]] = {}
@@ -731,10 +757,10 @@ def measure_follow_frame(quick: bool, work: Path) -> dict[str, Any]:
 # -- a 10,000-step GRPO run (issue 12) -----------------------------------------------------------
 
 
-def _grpo(quick: bool, work: Path):  # type: ignore[no-untyped-def]
+def _grpo(quick: bool, work: Path, scale: int = 1):  # type: ignore[no-untyped-def]
     from scale import make_grpo_run  # type: ignore[import-not-found]
 
-    steps = 1000 if quick else 10_000
+    steps = (1000 if quick else 10_000) * scale
     path = work / f"grpo-{steps}" / "run"
     if not (path / ".complete").exists():
         log(f"writing a {steps}-step GRPO run with 16 completions a step")
@@ -744,14 +770,14 @@ def _grpo(quick: bool, work: Path):  # type: ignore[no-untyped-def]
 _attach_cache: dict[str, dict[str, Any]] = {}
 
 
-def _attach(quick: bool, work: Path) -> dict[str, Any]:
-    key = f"{work}:{quick}"
+def _attach(quick: bool, work: Path, scale: int = 1) -> dict[str, Any]:
+    key = f"{work}:{quick}:{scale}"
     if key not in _attach_cache:
-        run, steps = _grpo(quick, work)
+        run, steps = _grpo(quick, work, scale)
         runs = []
         for i in range(2 if quick else 4):
             t0 = time.time()
-            res = _probe(["attach", str(run.path)], timeout=180)
+            res = _probe(["attach", str(run.path)], timeout=180 * scale)
             res["spawn_to_drawn_s"] = res["drawn_wall"] - t0
             if i or quick:  # the first start warms the file cache and the .pyc files
                 runs.append(res)
@@ -775,6 +801,19 @@ def measure_attach_grpo(quick: bool, work: Path) -> dict[str, Any]:
 def measure_attach_grpo_rss(quick: bool, work: Path) -> dict[str, Any]:
     r = _attach(quick, work)
     return {"attach_10k_grpo_rss_mb": r["rss_mb"],
+            "_detail": {"completion_steps_kept": r["kept_steps"], "library_steps": r["library_steps"]}}
+
+
+def measure_attach_grpo_100k(quick: bool, work: Path) -> dict[str, Any]:
+    """The same on a 100,000-step GRPO run (the same generator, ten times the steps)."""
+    r = _attach(quick, work, 10)
+    return {"attach_100k_grpo_s": r["open_to_drawn_s"],
+            "_detail": {"spawn_to_drawn_s": r["all_s"], "panels": r["panels"], "steps": r["steps"]}}
+
+
+def measure_attach_grpo_100k_rss(quick: bool, work: Path) -> dict[str, Any]:
+    r = _attach(quick, work, 10)
+    return {"attach_100k_grpo_rss_mb": r["rss_mb"],
             "_detail": {"completion_steps_kept": r["kept_steps"], "library_steps": r["library_steps"]}}
 
 
@@ -894,10 +933,14 @@ MEASURES: dict[str, Callable[[bool, Path], dict[str, Any]]] = {
     "first_step_overhead_s": measure_first_step,
     "home_1000_runs_s": measure_home_1000,
     "runs_cli_1000_s": measure_runs_cli_1000,
+    "home_10k_runs_s": measure_home_10k,
+    "runs_cli_10k_s": measure_runs_cli_10k,
     "follow_72h_rss_growth_mb": measure_follow_rss,
     "follow_72h_frame_ms_growth": measure_follow_frame,
     "attach_10k_grpo_s": measure_attach_grpo,
     "attach_10k_grpo_rss_mb": measure_attach_grpo_rss,
+    "attach_100k_grpo_s": measure_attach_grpo_100k,
+    "attach_100k_grpo_rss_mb": measure_attach_grpo_100k_rss,
     "completions_step_p95_ms": measure_completions_step,
     "journal_10k_grpo_mb": measure_journal_grpo,
     "mcp_answer_100k_ms": measure_mcp_answer,

@@ -9,14 +9,14 @@ import itertools
 import math
 import os
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
 from cockpit.errors import CockpitError
 from cockpit.formats import fmt_duration
 from cockpit.run import journal
-from cockpit.run.folder import LIVE_STATES, RunFolder, Status, list_runs, read_tail
+from cockpit.run.folder import LIVE_STATES, SCRIPT_TRAINER, RunFolder, Status, list_runs, read_tail
 from cockpit.run.section import script_section
 
 TAIL_BYTES = 256 * 1024
@@ -41,6 +41,9 @@ class RunSummary:
     journal_error: str | None = None
     """Why the run's events.jsonl cannot be written (status.json), while that lasts: what is shown
     of the run may be behind what it did."""
+    script: bool = False
+    """A script run (status.json's trainer is SCRIPT_TRAINER): only its run.yaml names a command
+    the home list shows. Kept in the index, not in `to_dict` (`cockpit runs --json`, MCP)."""
 
     @property
     def live(self) -> bool:
@@ -62,7 +65,12 @@ class RunSummary:
         return self.state
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        out = asdict(self)
+        del out["script"]
+        return out
+
+
+_SUMMARY_FIELDS = fields(RunSummary)
 
 
 def tail_records(path: Path, nbytes: int = TAIL_BYTES) -> list[journal.Record]:
@@ -371,7 +379,7 @@ def summarize(run: RunFolder) -> RunSummary:
         max_steps = None
     return RunSummary(run.name, str(run.path), state, trainer or "?", f.step, max_steps,
                       f.eta if state in LIVE_STATES else None, created, f.phase, reason, error,
-                      f.metric, st.journal_error or None)
+                      f.metric, st.journal_error or None, st.trainer == SCRIPT_TRAINER)
 
 
 def run_summaries(runs_dir: Path) -> list[RunSummary]:
@@ -382,41 +390,211 @@ def run_summaries(runs_dir: Path) -> list[RunSummary]:
 def _stamp(run: RunFolder) -> tuple:
     """What a summary depends on, from stat alone: a run whose stamp is unchanged needs no
     re-read (its pid is still checked while it says it is live)."""
+    return _stamp_of(str(run.path))[0]
+
+
+_STAMPED = ("events.jsonl", "status.json", "run.yaml")
+
+
+def _stamp_of(path: str) -> tuple[tuple, float | None]:
+    """(the stamp of the run folder at `path`: size, mtime_ns, inode of each of _STAMPED or None,
+    run.yaml's mtime or None), with plain `os.stat` calls: 10,000 runs are 30,000 of them."""
     out: list[tuple[int, int, int] | None] = []
-    for p in (run.events, run.path / "status.json", run.run_yaml):
+    for name in _STAMPED:
         try:
-            st = p.stat()
+            st = os.stat(f"{path}/{name}")
             out.append((st.st_size, st.st_mtime_ns, st.st_ino))
         except OSError:
             out.append(None)
+    yaml = out[2]
+    return tuple(out), (yaml[1] / 1e9 if yaml is not None else None)
+
+
+def _stamped_runs(runs_dir: Path) -> list[tuple[str, tuple]]:
+    """The runs of `list_runs` (the same folders, the same order: newest run.yaml first), each
+    as its path and stamp, listed with `os.scandir` and stamped in the same pass."""
+    try:
+        entries = list(os.scandir(runs_dir))
+    except OSError:
+        return []
+    found = []
+    for e in entries:
+        if e.name.startswith("."):
+            continue
+        try:
+            if not e.is_dir():
+                continue
+        except OSError:
+            continue
+        path = os.path.join(runs_dir, e.name)
+        stamp, created = _stamp_of(path)
+        if created is None:  # no run.yaml: not a run (list_runs)
+            continue
+        found.append((created, path, stamp))
+    found.sort(key=lambda r: r[0], reverse=True)
+    return [(path, stamp) for _, path, stamp in found]
+
+
+INDEX_NAME = ".cockpit-index"
+"""The runs folder's kept summaries (`RunsIndex`): hidden, so never listed as a run."""
+INDEX_VERSION = 1
+INDEX_MAX_BYTES = 64 << 20
+"""An index larger than this is not read (100,000 runs' summaries are ~30 MB)."""
+
+
+def _stamp_key(stamp: Any) -> tuple | None:
+    """A stamp read back from the index (lists) as `_stamp` makes it (tuples), or None if malformed."""
+    if not isinstance(stamp, list) or len(stamp) != 3:
+        return None
+    out: list[tuple[int, int, int] | None] = []
+    for part in stamp:
+        if part is None:
+            out.append(None)
+        elif isinstance(part, list) and len(part) == 3 and all(type(x) is int for x in part):
+            out.append((part[0], part[1], part[2]))
+        else:
+            return None
     return tuple(out)
+
+
+def read_index(runs_dir: Path) -> dict[str, tuple[tuple, RunSummary]]:
+    """The kept summaries of a runs folder by run name, each with the stamp it was read at; {} when
+    there is no index, or it is a link, not a regular file, too large, damaged or from another
+    version (an entry that does not parse is skipped). Never raises: the index only saves reads."""
+    import stat as _stat
+
+    path = Path(runs_dir) / INDEX_NAME
+    try:
+        # Never through a link: an index pointing out of the runs folder is no index.
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return {}
+    try:
+        with os.fdopen(fd, "rb") as fh:
+            st = os.fstat(fh.fileno())
+            if not _stat.S_ISREG(st.st_mode) or st.st_size > INDEX_MAX_BYTES:
+                return {}
+            raw = fh.read(INDEX_MAX_BYTES + 1)
+    except OSError:
+        return {}
+    try:
+        obj = _json_loads(raw)
+    except (ValueError, RecursionError, TypeError):
+        return {}
+    if not isinstance(obj, dict) or obj.get("version") != INDEX_VERSION or not isinstance(obj.get("runs"), dict):
+        return {}
+    names = {f.name for f in _SUMMARY_FIELDS}
+    out: dict[str, tuple[tuple, RunSummary]] = {}
+    for name, entry in obj["runs"].items():
+        if not isinstance(entry, dict) or not isinstance(name, str) or "/" in name or name.startswith("."):
+            continue
+        stamp = _stamp_key(entry.get("stamp"))
+        row = entry.get("row")
+        if stamp is None or not isinstance(row, dict) or set(row) - names:
+            continue
+        try:
+            summary = RunSummary(**row)
+        except TypeError:
+            continue
+        if not all(isinstance(v, want) and (want == (bool,) or (v is not True and v is not False))
+                   for v, want in zip(row.values(), (_FIELD_TYPES[k] for k in row), strict=True)) \
+                or len(row) != len(_FIELD_TYPES):
+            continue
+        out[name] = (stamp, summary)
+    return out
+
+
+def _json_loads(raw: bytes) -> Any:
+    try:
+        import orjson
+
+        return orjson.loads(raw)
+    except ImportError:
+        import json
+
+        return json.loads(raw)
+
+
+_NONE = type(None)
+_FIELD_TYPES: dict[str, tuple[type, ...]] = {
+    f.name: {"name": (str,), "path": (str,), "state": (str,), "trainer": (str,), "created": (int, float),
+             "step": (int, _NONE), "max_steps": (int, _NONE), "eta_s": (int, float, _NONE),
+             "script": (bool,)}.get(f.name, (str, _NONE))
+    for f in _SUMMARY_FIELDS}
+"""What each summary field read back from the index may hold: the types `summarize` writes (a
+damaged or hand-edited entry is read again, never shown)."""
+
+
+def write_index(runs_dir: Path, known: dict[str, tuple[tuple, RunSummary]]) -> bool:
+    """Keep the settled runs' summaries in the runs folder (atomically: a reader sees the old or
+    the new index whole; a link in its place is replaced, never followed). Live runs are left
+    out: they are read again every time anyway. False when it cannot be written (a read-only
+    shared folder): the list is the same, only the next start reads more."""
+    from cockpit.files import write_atomic
+
+    runs = {os.path.basename(key): {"stamp": stamp, "row": {f.name: getattr(row, f.name) for f in _SUMMARY_FIELDS}}
+            for key, (stamp, row) in known.items() if not row.live}
+    try:
+        import orjson
+
+        data = orjson.dumps({"version": INDEX_VERSION, "runs": runs})
+    except ImportError:
+        import json
+
+        data = json.dumps({"version": INDEX_VERSION, "runs": runs}).encode()
+    try:
+        write_atomic(Path(runs_dir) / INDEX_NAME, data)
+    except OSError:
+        return False
+    return True
 
 
 class RunsIndex:
     """The runs of a runs folder, kept between refreshes: each refresh re-reads only the runs
     whose journal, status or run.yaml changed, and the live ones (their supervisor may have
-    died without a word). The home screen holds one and refreshes it every 2 s."""
+    died without a word). The home screen holds one and refreshes it every 2 s.
 
-    def __init__(self, runs_dir: Path) -> None:
+    The settled runs' summaries are also kept in the runs folder (`.cockpit-index`, INDEX_NAME),
+    so a fresh process (`cockpit runs`, home's first frame) reads only the runs whose files
+    changed since: each entry holds the stamp (size, mtime, inode of events.jsonl, status.json,
+    run.yaml) it was read at, and is used only while the files still have it. The files always
+    win: a changed run is read again, a deleted one dropped, a damaged index ignored."""
+
+    def __init__(self, runs_dir: Path, *, keep: bool = True) -> None:
         self.runs_dir = Path(runs_dir)
         self._known: dict[str, tuple[tuple, RunSummary]] = {}
         self.reread = 0
         """How many runs the last refresh read again (the rest came from the cache)."""
+        self.keep = keep
+        """Read and write the runs folder's index (INDEX_NAME)."""
+        self._saved: dict[str, tuple] | None = None
+        """The settled runs' stamps as the index on disk holds them (None: not read yet)."""
 
     def summaries(self) -> list[RunSummary]:
         rows, known, reread = [], {}, 0
-        for run in list_runs(self.runs_dir):
-            key = str(run.path)
-            stamp = _stamp(run)
-            cached = self._known.get(key)
+        previous = self._known
+        if self.keep and self._saved is None:
+            on_disk = read_index(self.runs_dir)
+            self._saved = {name: stamp for name, (stamp, _row) in on_disk.items()}
+            if not previous:
+                previous = {os.path.join(self.runs_dir, name): entry for name, entry in on_disk.items()}
+        for key, stamp in _stamped_runs(self.runs_dir):
+            cached = previous.get(key)
             if cached is not None and cached[0] == stamp and not cached[1].live:
                 row = cached[1]
+                if row.path != key:  # read back from the index: where the folder is now
+                    row.path = key
             else:
-                row = summarize(run)
+                row = summarize(RunFolder(Path(key)))
                 reread += 1
             known[key] = (stamp, row)
             rows.append(row)
         self._known, self.reread = known, reread
+        if self.keep:
+            settled = {os.path.basename(key): stamp for key, (stamp, row) in known.items() if not row.live}
+            if settled != self._saved:
+                write_index(self.runs_dir, known)
+                self._saved = settled
         rows.sort(key=lambda r: (not r.live, -r.created))
         return rows
 

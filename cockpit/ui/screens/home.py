@@ -201,6 +201,8 @@ class HomeScreen(Screen):
         out: dict[str, str] = {}
         known: dict[str, tuple[object, str | None]] = {}
         for row in rows:
+            if not row.script:  # status.json, read for the summary, names no script
+                continue
             run = RunFolder(Path(row.path))
             stamp: list[object] = []
             for path in (run.run_yaml, run.status_json):  # what script_command reads

@@ -1,0 +1,127 @@
+"""The runs folder's kept summaries (`.cockpit-index`, `run/summaries.py`): a fresh process reads
+only the runs whose files changed; the files always win over the index (bench: runs_cli_10k_s,
+home_10k_runs_s)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+
+from cockpit.run import journal
+from cockpit.run.folder import RunFolder, Status
+from cockpit.run.summaries import INDEX_NAME, RunsIndex
+
+
+def _runs(root, n=4, live=()):
+    for i in range(n):
+        run = RunFolder(root / f"run{i}")
+        run.path.mkdir(parents=True)
+        run.run_yaml.write_text("trainer: sft\n")
+        state = "running" if i in live else "finished"
+        run.write_status(Status(state=state, name=run.name, trainer="sft", started=1000.0 + i))
+        recs = [journal.run_started("sft", max_steps=10), journal.metrics(i + 1, {"loss": 1.0 / (i + 1)})]
+        if state != "running":
+            recs.append(journal.run_ended(state))
+        with journal.JournalWriter(run.events) as jw:
+            jw.write_all(recs)
+    return root
+
+
+def _rows(root):
+    return [r.to_dict() for r in RunsIndex(root, keep=False).summaries()]
+
+
+def test_a_fresh_process_reads_only_the_live_runs_and_lists_the_same(tmp_path):
+    root = _runs(tmp_path / "runs", live=(0,))
+    first = RunsIndex(root)
+    listed = [r.to_dict() for r in first.summaries()]
+    assert first.reread == 4 and (root / INDEX_NAME).is_file()
+    fresh = RunsIndex(root)
+    assert [r.to_dict() for r in fresh.summaries()] == listed == _rows(root)
+    assert fresh.reread == 1  # the live run: its supervisor may have died without a word
+    assert set(json.loads((root / INDEX_NAME).read_text())["runs"]) == {"run1", "run2", "run3"}
+
+
+def test_a_run_changed_since_the_index_is_read_again(tmp_path):
+    root = _runs(tmp_path / "runs")
+    RunsIndex(root).summaries()
+    with journal.JournalWriter(root / "run2" / "events.jsonl") as jw:
+        jw.write(journal.progress(9, 10))
+    fresh = RunsIndex(root)
+    rows = {r.name: r for r in fresh.summaries()}
+    assert fresh.reread == 1 and rows["run2"].step == 9
+    # and the index now holds what was read
+    again = RunsIndex(root)
+    assert {r.name: r.step for r in again.summaries()}["run2"] == 9 and again.reread == 0
+
+
+def test_a_deleted_run_is_dropped_from_the_list_and_the_index(tmp_path):
+    root = _runs(tmp_path / "runs")
+    RunsIndex(root).summaries()
+    shutil.rmtree(root / "run1")
+    fresh = RunsIndex(root)
+    assert [r.name for r in fresh.summaries()] == ["run3", "run2", "run0"] and fresh.reread == 0
+    assert "run1" not in json.loads((root / INDEX_NAME).read_text())["runs"]
+
+
+def test_a_damaged_index_is_ignored_and_rewritten(tmp_path):
+    root = _runs(tmp_path / "runs")
+    want = _rows(root)
+    good = RunsIndex(root)
+    good.summaries()
+    entry = json.loads((root / INDEX_NAME).read_text())["runs"]["run0"]
+    damaged = [
+        b"\x00garbage{", b"[]", b'{"version": 99, "runs": {}}', b'{"version": 1, "runs": []}',
+        json.dumps({"version": 1, "runs": {
+            "run0": {**entry, "row": {**entry["row"], "step": "many"}},  # a wrong type
+            "run1": {"stamp": "x", "row": {}},
+            "run2": {**entry, "row": {**entry["row"], "bogus": 1}},  # a field it does not know
+            "../x": entry, "run3": 7}}).encode(),
+    ]
+    for data in damaged:
+        (root / INDEX_NAME).write_bytes(data)
+        fresh = RunsIndex(root)
+        assert [r.to_dict() for r in fresh.summaries()] == want, data
+        assert fresh.reread == 4, data
+        assert json.loads((root / INDEX_NAME).read_text())["version"] == 1
+
+
+def test_an_index_with_the_right_stamp_but_another_folder_is_not_trusted(tmp_path):
+    """A run deleted and made again under the same name has another inode: read again."""
+    root = _runs(tmp_path / "runs", n=2)
+    RunsIndex(root).summaries()
+    shutil.rmtree(root / "run0")
+    _runs(tmp_path / "other", n=1)
+    shutil.move(str(tmp_path / "other" / "run0"), str(root / "run0"))
+    fresh = RunsIndex(root)
+    fresh.summaries()
+    assert fresh.reread >= 1
+
+
+def test_the_index_is_never_read_or_written_through_a_link(tmp_path):
+    root = _runs(tmp_path / "runs")
+    want = _rows(root)
+    RunsIndex(root).summaries()
+    outside = tmp_path / "outside.json"
+    forged = json.loads((root / INDEX_NAME).read_text())
+    for entry in forged["runs"].values():
+        entry["row"]["state"] = "failed"
+        entry["row"]["reason"] = "forged"
+    payload = json.dumps(forged)
+    outside.write_text(payload)
+    (root / INDEX_NAME).unlink()
+    os.symlink(outside, root / INDEX_NAME)
+    fresh = RunsIndex(root)
+    assert [r.to_dict() for r in fresh.summaries()] == want and fresh.reread == 4
+    assert outside.read_text() == payload  # the file outside is untouched
+    assert not (root / INDEX_NAME).is_symlink() and (root / INDEX_NAME).is_file()
+
+
+def test_an_unwritable_index_lists_the_same(tmp_path):
+    """A shared runs folder where the index cannot be written (here a folder in its place)."""
+    root = _runs(tmp_path / "runs")
+    (root / INDEX_NAME).mkdir()
+    index = RunsIndex(root)
+    assert [r.to_dict() for r in index.summaries()] == _rows(root)
+    assert [r.to_dict() for r in index.summaries()] == _rows(root) and index.reread == 0
