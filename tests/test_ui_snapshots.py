@@ -173,9 +173,28 @@ def _press(keys: str):
     return run_before
 
 
+SNAPSHOT_FIXTURES = "/tmp/cockpit-snapshot-fixtures"
+
+
+def _fixed_copy(src) -> str:
+    """The fixture copied to a fixed path: a replay's folder shows on screen (the checkpoints view),
+    and a checkout's own path differs from machine to machine."""
+    import os
+    from pathlib import Path
+
+    dest = Path(SNAPSHOT_FIXTURES) / src.name
+    data = src.read_bytes()
+    if not dest.is_file() or dest.read_bytes() != data:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        part = dest.with_name(f".{dest.name}.{os.getpid()}")
+        part.write_bytes(data)
+        os.replace(part, dest)  # atomic: workers may copy the same file at once
+    return str(dest)
+
+
 def _replay(*names: str):
     paths = [FIXTURES / n if (FIXTURES / n).is_file() else REAL / n for n in names]
-    return make_app("replay", [str(p) for p in paths], "/tmp/cockpit-snapshot-unused")
+    return make_app("replay", [_fixed_copy(p) for p in paths], "/tmp/cockpit-snapshot-unused")
 
 
 RUN_VIEWS = {
