@@ -456,3 +456,22 @@ def test_a_wall_clock_jump_makes_no_hang_finding_and_no_stall_alert(tmp_path, mo
     found = [r for r in records if r.kind == journal.FINDING]
     assert not [f for f in found if "hang" in str(f.data.get("kind"))], found
     assert not (run.path / "hangs").exists()
+
+
+def test_steps_read_in_one_poll_still_measure_the_step_time():
+    """A fast run's first steps often reach the supervisor in one read: the step time comes from the
+    trainer's own timestamps then (a 4 s floor, not the 900 s first-step limit), and a jump of the
+    trainer's clock (backwards, or by days) is no step time."""
+    from cockpit.findings.hang import HangLimits, StepClock
+
+    clock = StepClock(HangLimits(factor=3.0, floor_s=4.0, first_step_s=900.0))
+    clock.training_since = 100.0
+    for step, wall in ((1, 1000.0), (2, 1000.1), (3, 1000.2)):
+        clock.step(step, 101.0, wall)  # all seen at once
+    assert clock.median_step_s() == pytest.approx(0.1)
+    assert clock.limit_s() == 4.0
+    jumped = StepClock(HangLimits(factor=3.0, floor_s=4.0, first_step_s=900.0))
+    jumped.training_since = 100.0
+    for step, wall in ((1, 1000.0), (2, 1000.0 + TWO_DAYS), (3, 999.0)):
+        jumped.step(step, 101.0 + step, wall)
+    assert jumped.median_step_s() is None and jumped.limit_s() == 900.0

@@ -66,29 +66,48 @@ def positive(raw: Any, default: float) -> float:
     return value if value > 0 else default
 
 
+MAX_WALL_GAP_S = 86_400.0
+"""A gap between two steps' own timestamps longer than this is a clock jump, not a step."""
+
+
 class StepClock:
-    """When steps arrived; says how long a silence means a hang. Its times are one process's
-    `time.monotonic()` when it saw each step, never a wall clock: a clock set two days forward
-    (NTP, a VM resumed) is no 172,800 s silence."""
+    """When steps arrived; says how long a silence means a hang. A silence is measured on one
+    process's `time.monotonic()` from when it saw the last step, never on a wall clock: a clock set
+    two days forward (NTP, a VM resumed) is no 172,800 s silence. A step's duration is the gap
+    between the trainer's own timestamps of consecutive steps (`t`, when given and sane), since the
+    supervisor often reads several steps in one poll and would see no gap between them; without
+    them, the gaps between when steps were seen."""
 
     def __init__(self, limits: HangLimits) -> None:
         self.limits = limits
         self.times: list[float] = []
+        """When each recent new step was seen (monotonic)."""
+        self.gaps: list[float] = []
+        """Recent step durations in seconds."""
         self.last_step: int | None = None
         self.training_since: float | None = None
+        self._last_wall: float | None = None
 
-    def step(self, step: int, t: float) -> bool:
-        """A step was seen at t; True when it is a new one (a hang episode, if any, is over)."""
+    def step(self, step: int, seen: float, wall: float | None = None) -> bool:
+        """A step was seen at `seen` (monotonic), stamped `wall` by the trainer; True when it is a
+        new one (a hang episode, if any, is over)."""
         if self.last_step is not None and step <= self.last_step:
             return False
+        if wall is not None and self._last_wall is not None:
+            gap = wall - self._last_wall
+            if 0 < gap < MAX_WALL_GAP_S:  # a backwards or days-long jump of the trainer's clock is no step time
+                self.gaps.append(gap / max(1, step - (self.last_step or 0)))
+        elif wall is None and self.times and seen > self.times[-1]:
+            self.gaps.append(seen - self.times[-1])
+        self._last_wall = wall
         self.last_step = step
-        self.times.append(t)
+        self.times.append(seen)
         del self.times[:-64]
+        del self.gaps[:-64]
         return True
 
     def median_step_s(self) -> float | None:
-        gaps = [b - a for a, b in zip(self.times, self.times[1:], strict=False) if b > a]
-        return statistics.median(gaps) if gaps else None
+        return statistics.median(self.gaps) if self.gaps else None
 
     def limit_s(self) -> float | None:
         """Seconds of silence that make a hang now; None while there is nothing to measure."""

@@ -193,7 +193,7 @@ class Doctor:
             if self.phase == "training":
                 self.clock.training_since = self.clock.training_since or now
         elif kind in (journal.METRICS, journal.PROGRESS) and rec.step is not None:
-            if self.clock.step(rec.step, now):  # not rec.t: the trainer's wall clock may jump
+            if self.clock.step(rec.step, now, _wall(rec)):  # silence on our monotonic clock; step times the trainer's
                 self.hung_at = None
             if kind == journal.METRICS and not rec.data.get("summary") and not self.resume_done \
                     and self._resumed_here:
@@ -414,3 +414,8 @@ def start_doctor(run: RunFolder, jw: journal.JournalWriter, resume_from: Path | 
         except Exception:  # noqa: BLE001
             pass
         return _Off()
+
+
+def _wall(rec: journal.Record) -> float | None:
+    t = getattr(rec, "t", None)
+    return float(t) if isinstance(t, (int, float)) and not isinstance(t, bool) else None
