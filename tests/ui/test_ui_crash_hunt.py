@@ -414,7 +414,7 @@ async def test_two_enters_in_the_palette_dismiss_it_once_and_run_its_command_onc
 
     from cockpit.ui.screens.metric_picker import MetricPicker
     from cockpit.ui.screens.replay import ReplayScreen
-    from ui_helpers import app_wait
+    from helpers.ui import app_wait
 
     app = app_for(tmp_path, "replay", [str(FIXTURES / "trl_sft_token_accuracy.json")])
     async with app.run_test(size=(100, 30)) as pilot:
