@@ -290,7 +290,7 @@ async def test_chat_mode_keeps_the_turns_with_one_checkpoint_and_keeps_the_answe
     from textual.widgets import DataTable, Input
 
     from cockpit.metrics import samples
-    from cockpit.ui.widgets.run.checkpoints_pane import CheckpointsPane
+    from cockpit.ui.widgets.run.checkpoints import CheckpointsPane
     from ui_helpers import app_for, app_wait
 
     run = runs["lora"]
