@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import signal
 import subprocess
@@ -179,7 +180,9 @@ def cmd_merge(args: argparse.Namespace) -> int:
     log = smp.sampler_log(found, "merge.log")
     log.parent.mkdir(parents=True, exist_ok=True)
     start = log.stat().st_size if log.exists() else 0
-    with open(log, "ab") as err:
+    from cockpit.files import open_own
+
+    with os.fdopen(open_own(log, os.O_WRONLY | os.O_APPEND), "ab") as err:  # never through a link
         code = subprocess.call(argv, env=smp.sampler_env(), stdin=subprocess.DEVNULL, stderr=err)
     if code == 0:
         return 0

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import IO, Annotated, Any, Literal
 
 from cockpit.errors import CockpitError
+from cockpit.files import open_own
 from cockpit.launch import DEFAULT_NEW_TOKENS
 from cockpit.metrics.checkpoints import CheckpointSet, run_started_data
 from cockpit.run.section import cockpit_section
@@ -483,7 +484,8 @@ class Sampler:
         self.log_path = log
         if log is not None:
             log.parent.mkdir(parents=True, exist_ok=True)
-            self._log = open(log, "ab")  # noqa: SIM115 — held while the process lives
+            # held while the process lives; never through a link (`files.open_own`)
+            self._log = os.fdopen(open_own(log, os.O_WRONLY | os.O_APPEND), "ab")
         try:
             self.proc = subprocess.Popen(sampler_command(python, "sample"), stdin=subprocess.PIPE,
                                          stdout=subprocess.PIPE, stderr=self._log, env=env,
