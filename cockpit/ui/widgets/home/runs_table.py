@@ -9,8 +9,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from rich.style import Style
 from rich.cells import cell_len
+from rich.style import Style
 from rich.text import Text
 from textual.message import Message
 from textual.widgets import DataTable
