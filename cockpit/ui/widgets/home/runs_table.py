@@ -68,6 +68,8 @@ class RunsTable(DataTable):
         """(row key, cell texts) of every run listed, in order: the table holds the first
         `_filled` of them, the rest are added a chunk at a time (`_fill`)."""
         self._filled = 0
+        self._laid_out_width: int | None = None
+        """The width the rows were last laid out for (`show`)."""
         self._filling = False
         """A `_fill` is scheduled."""
         self._name_width: int | None = None
@@ -125,7 +127,8 @@ class RunsTable(DataTable):
         self.add_column("note", key="note")
 
     def on_resize(self) -> None:
-        if self.summaries:
+        # The name's column is sized from the width: only a new width lays the rows out again.
+        if self.summaries and self.scrollable_content_region.width != self._laid_out_width:
             self.show(self.summaries)
 
     def show(self, rows: Sequence[RunSummary], commands: Mapping[str, str] | None = None) -> None:
@@ -156,8 +159,10 @@ class RunsTable(DataTable):
                  + max([len("last")] + [len(r.metric or "-") for r in rows]) + 2 * DURATION_WIDTH
                  + NOTE_ROOM)
         pad = 2 * self.cell_padding * 8  # name, state, trainer, step, last, ETA, age, note
-        room = (self.scrollable_content_region.width or 80) - pad - fixed
-        longest = max([len("name")] + [Text(printable(r.name)).cell_len + 2 * (r.path in self.marked) for r in rows])
+        self._laid_out_width = self.scrollable_content_region.width
+        room = (self._laid_out_width or 80) - pad - fixed
+        marked = set(self.marked)
+        longest = max([len("name")] + [cell_len(printable(r.name)) + 2 * (r.path in marked) for r in rows])
         name_width = min(longest, max(NAME_MIN, room))
         shown = []
         for r, step, eta, age in cells:
@@ -168,7 +173,7 @@ class RunsTable(DataTable):
                 parts = [note, f"$ {command}"] if failed else [f"$ {command}", note]
                 note = " · ".join(p for p in parts if p)
                 note = note if len(note) <= COMMAND_WIDTH else note[:COMMAND_WIDTH - 1] + "…"
-            name = f"✓ {r.name}" if r.path in self.marked else r.name
+            name = f"✓ {r.name}" if r.path in marked else r.name
             shown.append((r.path, (name, r.state_label, r.trainer, step, r.metric or "-", eta, age, note)))
         if name_width == self._name_width and [k for k, _ in shown] == [k for k, _ in self._shown]:
             self._update_cells(shown)
