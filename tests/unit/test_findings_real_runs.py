@@ -161,9 +161,8 @@ def test_poll_by_poll_each_zoo_problem_run_says_only_what_its_label_names():
 def test_the_zoo_is_whole():
     """Every zoo run (tests/fixtures/zoo) is labelled, has its recipe, its journal and its
     trainer_state.json, and a row in PROVENANCE.md; every label's run is there; it stays small."""
-    from helpers.real_runs import ZOO, ZOO_LABELS
-
     from cockpit.files import safe_load
+    from helpers.real_runs import ZOO, ZOO_LABELS
 
     labels = safe_load(ZOO_LABELS.read_text())
     provenance = (ZOO / "PROVENANCE.md").read_text()
@@ -194,9 +193,8 @@ def test_each_zoo_failure_is_named_by_its_kind_with_its_steps_and_no_healthy_zoo
 def test_the_held_out_shapes_fire_on_real_zoo_files_journal_and_trainer_state_alike():
     """A reward that does not rise while the KL grows, and an epoch that falls back with the
     learning rate constant (its fix the epoch's, not a schedule restart's), on files trained here."""
-    from helpers.real_runs import ZOO, judge_file
-
     from cockpit.findings.general import EPOCH_FIX
+    from helpers.real_runs import ZOO, judge_file
 
     for what in ("events.jsonl", "trainer_state.json"):
         flat = {f.kind: f for f in judge_file(ZOO / "grpo-untrained-model-clipped" / what).findings}["reward_flat"]
