@@ -71,4 +71,4 @@ _child_main  # cockpit/metrics/replay_loader.py: the replay parse child's entry
 _.min_width  # Styles.min_width: the completions filter box as wide as its hint, the tabs overflow marker over a cut tab
 
 # Textual reads it (a widget's reactive), set by the snapshot tests.
-_.cursor_blink  # tests/test_ui_snapshots.py: the Input and TextArea cursors drawn still, not mid-blink
+_.cursor_blink  # tests/ui/test_ui_snapshots.py: the Input and TextArea cursors drawn still, not mid-blink

@@ -3,14 +3,12 @@ from __future__ import annotations
 import gc
 import os
 import sys
-import time
 from pathlib import Path
 
 import pytest
 import textual.constants
 
 import helpers
-from helpers import cockpit_cmd as cockpit_cmd  # the tests import it from here too
 
 # Textual's animations (a tab's underline sliding over, smooth scrolling) are not what any test is
 # about, and every key a Pilot sends waits for them to end (~0.25 s a tab switch of the ~0.45 s).
@@ -35,8 +33,6 @@ sys.dont_write_bytecode = False
 # 12-13 s with one thread each (2-core EPYC). What a test trains is the same either way. A
 # developer's own setting wins.
 os.environ.setdefault("OMP_NUM_THREADS", "1")
-
-REPO = Path(__file__).resolve().parents[1]
 
 # The workers' cyclic garbage collector. A worker runs hundreds of Textual apps one after another, and
 # each app's widgets live long enough to reach the oldest generation, so Python's full collections
@@ -82,13 +78,10 @@ def _textual_styles_cache():
         cached.cache_clear()
 
 
-FIXTURES = REPO / "tests" / "fixtures" / "trainer_states"  # real public run logs: see PROVENANCE.md there
-
-
 @pytest.fixture(scope="session", autouse=True)
 def _isolated_cache(tmp_path_factory):
     """The session's cockpit cache (demo assets, TRL schema): kept between sessions, keyed by the
-    stack versions (tests/helpers.py); `COCKPIT_TEST_CACHE` names another, `=tmp` a fresh one."""
+    stack versions (tests/helpers); `COCKPIT_TEST_CACHE` names another, `=tmp` a fresh one."""
     cache = helpers.test_cache_dir(tmp_path_factory.mktemp)
     cache.mkdir(parents=True, exist_ok=True)
     os.environ["COCKPIT_CACHE_DIR"] = str(cache)
@@ -165,46 +158,3 @@ def registry():
 @pytest.fixture
 def anyio_backend():
     return "asyncio"
-
-
-def wait_for(pred, timeout: float = 240.0, every: float = 0.2):
-    """Poll `pred` until it returns something truthy; fail the test after `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = pred()
-        if value:
-            return value
-        time.sleep(every)
-    raise AssertionError(f"timed out after {timeout:.0f}s waiting")
-
-
-def wait_journal_end(run, timeout: float = 60.0) -> list:
-    """The run's journal once its end is in it. The supervisor writes the final status first and
-    `run_ended` right after it (a reader that sees `run_ended` finds the status final), so a test
-    that waited for the status reads the journal after this: one `run_ended` an attempt."""
-    from cockpit.run import journal
-
-    def ended():
-        records = journal.read_all(run.events)[0]
-        ends = sum(r.kind == journal.RUN_ENDED for r in records)
-        return records if ends >= (run.read_status().attempt or 1) else None
-    return wait_for(ended, timeout=timeout, every=0.1)
-
-
-def stored_completions(run) -> list:
-    """A run's completions as one `completions` record a step, read from its completions store;
-    each journal pointer (`completions_ref`) must have its rows there."""
-    from cockpit.metrics.completions import CompletionsLibrary
-    from cockpit.run import journal
-
-    lib = CompletionsLibrary(run.path)
-    lib.refresh()
-    records, _ = journal.read_all(run.events)
-    refs = {r.step: r.data["count"] for r in records if r.kind == journal.COMPLETIONS_REF}
-    out = []
-    for step in lib.steps():
-        rows = lib.rows(step)
-        assert refs.get(step) == len(rows), (step, refs.get(step), len(rows))
-        out.append(journal.Record(journal.COMPLETIONS, {"rows": rows, "source": rows[0]["source"] if rows else ""},
-                                  step=step))
-    return out

@@ -4,7 +4,7 @@
 The hook reads a trainer built by the user's own TRL, which may be years older than the cockpit's.
 What differs between the lines people are pinned to is kept here as data, measured by reading
 each release's source (`pip download --no-deps trl==X`, `trl/trainer/grpo_trainer.py`) and proven
-by the CI matrix (`.ci/run`, `tests/test_trl_lines.py`). Standard library only: the hook imports
+by the CI matrix (`.ci/run`, `tests/field/test_trl_lines.py`). Standard library only: the hook imports
 this module inside the user's process, on whatever Python that runs (3.9 for TRL 0.18 / 0.19).
 """
 

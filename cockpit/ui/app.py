@@ -87,7 +87,7 @@ class CockpitApp(App):
     async def on_event(self, event: events.Event) -> None:
         """A key typed while the screen it goes to is still being built waits for it (at most
         MOUNT_WAIT_S): `q` then `e` typed at once landed `e` on a Home whose compose had not run,
-        and its action found no preset list (the crash hunt, tests/test_ui_crash_hunt.py)."""
+        and its action found no preset list (the crash hunt, tests/ui/test_ui_crash_hunt.py)."""
         if isinstance(event, events.Key) and not event.is_forwarded:
             screen, deadline = self.screen, time.monotonic() + MOUNT_WAIT_S
             while not screen.is_mounted and time.monotonic() < deadline:

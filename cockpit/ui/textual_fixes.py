@@ -1,4 +1,4 @@
-"""Guards around Textual bugs the crash hunt (tests/test_ui_crash_hunt.py) found in widgets the
+"""Guards around Textual bugs the crash hunt (tests/ui/test_ui_crash_hunt.py) found in widgets the
 cockpit uses but does not own (the command palette's list is Textual's). Each says what it
 guards and goes when Textual fixes it: the option lists' page keys and a screen's dismiss are
 guarded once, when the app module is imported (`apply`), and so is a select's label set before it
