@@ -1,7 +1,8 @@
 """Guards around Textual bugs the crash hunt (tests/ui/test_ui_crash_hunt.py) found in widgets the
 cockpit uses but does not own (the command palette's list is Textual's). Each says what it
 guards and goes when Textual fixes it: the option lists' page keys and a screen's dismiss are
-guarded once, when the app module is imported (`apply`); the screens use this module's Header."""
+guarded once, when the app module is imported (`apply`), and so is a select's label set before it
+was composed; the screens use this module's Header."""
 
 from __future__ import annotations
 
@@ -12,8 +13,9 @@ from textual.events import Mount
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Header as _Header
-from textual.widgets import OptionList
+from textual.widgets import OptionList, Static
 from textual.widgets._header import HeaderTitle
+from textual.widgets._select import NoSelection, SelectCurrent
 
 _move_page = OptionList._move_page
 
@@ -41,9 +43,25 @@ def _dismiss_once(self: Screen, result: object = None) -> AwaitComplete:
     return _dismiss(self, result)
 
 
+def _select_label_once_composed(self: SelectCurrent, label: object) -> None:
+    """A select's shown value set before the select's current-value box composed its label does
+    not raise: the box shows it once composed (its messages wait for its compose). Under load the
+    select's mount ran first and raised NoMatches (Textual 8.2.8, `SelectCurrent.update`: the setup
+    form opened at once from a Home pushed over a replay that was still revealing its panes)."""
+    self.label = label  # type: ignore[assignment]
+    self.has_value = not isinstance(label, NoSelection)
+    try:
+        shown = self.query_one("#label", Static)
+    except NoMatches:
+        self.call_later(lambda: _select_label_once_composed(self, self.label))
+        return
+    shown.update(self.placeholder if isinstance(label, NoSelection) else label)  # type: ignore[arg-type]
+
+
 def apply() -> None:
     OptionList._move_page = _move_page_laid_out  # type: ignore[method-assign]
     Screen.dismiss = _dismiss_once  # type: ignore[method-assign]
+    SelectCurrent.update = _select_label_once_composed  # type: ignore[method-assign]
 
 
 class Header(_Header):

@@ -206,13 +206,21 @@ async def test_help_is_titled_in_words_and_lists_each_own_key_once(tmp_path):
 async def test_the_palette_lists_the_screens_own_commands_first_each_once(tmp_path):
     """Issue 30: the palette listed Textual's internals first (Previous tab, Focus Next, the focused
     scroll box's Scroll Up…) and `Back` twice (Escape's and q's)."""
+    from textual.widgets import TabbedContent
+
     run = make_run(tmp_path / "runs", "palette", sft_records(range(1, 4)))
     app = app_for(tmp_path, "live", [str(run.path)])
     async with app.run_test(size=SIZE) as pilot:
         await app_wait(pilot, lambda: getattr(app.screen, "sources", None), "the run open")
-        for tab in ("1", "7"):  # the plots; the findings, with the focus in a scroll box
+        for tab, pane in (("1", "plots"), ("7", "findings")):  # the findings: the focus in a scroll box
             await pilot.press(tab)
-            await pilot.pause(0.2)
+
+            def shown(pane=pane) -> bool:
+                focused = app.screen.focused
+                return app.screen.query_one(TabbedContent).active == pane and (
+                    pane == "plots" or (focused is not None and pane in [a.id for a in focused.ancestors_with_self]))
+
+            await app_wait(pilot, shown, f"the {pane} tab shown (the findings' focus in it)")
             titles = [c.title for c in app.get_system_commands(app.screen)]
             assert titles.count("Back") == 1, titles
             themes = next(i for i, t in enumerate(titles) if t.startswith("Theme: "))

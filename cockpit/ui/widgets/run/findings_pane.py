@@ -133,7 +133,11 @@ class FindingsPane(Vertical):
 
     def _focus_list(self) -> None:
         """The table when there is a finding, else the scrollable list of what was checked (so
-        the footer offers no key for rows that do not exist)."""
+        the footer offers no key for rows that do not exist). Shown before its children were
+        composed (the tab opened as the pane was revealed, under load): once they are."""
+        if not self.query(FindingsTable):
+            self.call_after_refresh(self._focus_list)
+            return
         table = self.query_one(FindingsTable)
         # At once, not `focus()` (applied later): findings that arrive before a deferred focus
         # lands would see no focus here, and the focus would then stay on the scroll box.
