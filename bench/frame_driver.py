@@ -11,7 +11,12 @@ Environment:
   COCKPIT_BENCH_FIRST_FRAME a file: on the first write of a frame, write time.time() there
                             and end the process at once (the first-frame figure)
   COCKPIT_BENCH_FIRST_FRAME_ROWS  N: count only a frame written once the home screen's runs
-                            table holds N rows (the runs list drawn, not its empty first frame)
+                            table lists N runs and holds its first screen of them (the runs list
+                            drawn, not its empty first frame; the table adds the rows below the
+                            first screen a chunk at a time after it)
+  COCKPIT_BENCH_ALL_ROWS    a file: with the two above, do not end at the first frame; write
+                            time.time() there at the first frame written once the table holds
+                            all N rows, and end then
 Probes in the same process can set `FrameDriver.on_write` to observe every frame.
 """
 
@@ -41,7 +46,7 @@ class FrameDriver(HeadlessDriver):
     bytes_written = 0
     first_seen = False
 
-    def _rows_shown(self) -> bool:
+    def _rows_shown(self, every: bool = False) -> bool:
         want = int(os.environ.get("COCKPIT_BENCH_FIRST_FRAME_ROWS") or 0)
         if not want:
             return True
@@ -49,7 +54,11 @@ class FrameDriver(HeadlessDriver):
             tables = self._app.screen.query("#runs-table")
         except Exception:  # noqa: BLE001 - no screen yet
             return False
-        return bool(tables) and tables.first().row_count >= want
+        if not tables:
+            return False
+        table = tables.first()
+        listed = getattr(table, "listed", table.row_count)
+        return listed >= want and table.row_count >= (want if every else min(want, table.size.height))
 
     @property
     def is_headless(self) -> bool:
@@ -63,11 +72,16 @@ class FrameDriver(HeadlessDriver):
         if len(data) >= FRAME_MIN_BYTES:
             FrameDriver.frames += 1
             path = os.environ.get("COCKPIT_BENCH_FIRST_FRAME")
+            every = os.environ.get("COCKPIT_BENCH_ALL_ROWS")
             if path and not FrameDriver.first_seen and self._rows_shown():
                 FrameDriver.first_seen = True
-                now = time.time()
                 with open(path, "w", encoding="utf-8") as fh:
-                    fh.write(repr(now))
+                    fh.write(repr(time.time()))
+                if not every:
+                    os._exit(0)
+            if every and FrameDriver.first_seen and self._rows_shown(every=True):
+                with open(every, "w", encoding="utf-8") as fh:
+                    fh.write(repr(time.time()))
                 os._exit(0)
         hook = FrameDriver.on_write
         if hook is not None:

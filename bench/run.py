@@ -66,6 +66,9 @@ FIGURES: dict[str, Figure] = {f.key: f for f in (
            "plain TRL script = 1.0", lambda v: v >= 0.99),
     Figure("first_step_overhead_s", "s", "<= 1.0",
            "TRL CLI ~9 s later than a plain script", lambda v: v <= 1.0),
+    # issue 46: the callback's own cost, measured alone
+    Figure("callback_step_cpu_us", "us", "<= 100",
+           "1 % of the demo SFT's CPU step (~11 ms on 2 cores)", lambda v: v <= 100),
     # issue 15: the peers, measured in the same run (--peers)
     Figure("replay_vs_leet_x", "x", ">= 30", "LEET's time to a complete chart / the cockpit's",
            lambda v: v >= 30),
@@ -362,6 +365,8 @@ class Training:
         """On the GPU both sides train there in bf16 (the runner takes a GPU by itself when there
         is one; the plain script is told to)."""
         self.runs = work / ("train-runs-gpu" if gpu else "train-runs")
+        self.cpu: list[tuple[float, float]] = []
+        """The CPU time samples of the last `plain` or `runner` run (`_run_cpu_sampled`)."""
         self.overrides = [*self.OVERRIDES, *(["bf16=true"] if gpu else [])]
         self._ready = False
 
@@ -397,9 +402,8 @@ class Training:
         (d / "spec.json").write_text(json.dumps(spec))
         with open(d / "stdout.log", "wb") as out:
             t0 = time.time()
-            subprocess.run([sys.executable, str(BENCH / "plain_sft.py"), str(d / "spec.json"),
-                            str(d / "stamps.json")], env=_env(), stdout=out,
-                           stderr=subprocess.STDOUT, check=True, timeout=900)
+            self.cpu = _run_cpu_sampled([sys.executable, str(BENCH / "plain_sft.py"), str(d / "spec.json"),
+                                         str(d / "stamps.json")], env=_env(), stdout=out, stderr=subprocess.STDOUT)
         stamps = json.loads((d / "stamps.json").read_text())["stamps"]
         shutil.rmtree(d, ignore_errors=True)
         return t0, {int(k): v for k, v in stamps.items()}
@@ -413,9 +417,8 @@ class Training:
         run = prepare(validate(self.preset(steps)), self.runs, "bench-runner")
         with open(run.stdout_log, "wb") as out:
             t0 = time.time()
-            subprocess.run([sys.executable, "-m", "cockpit.runner", str(run.path)], env=_env(),
-                           stdout=out, stderr=subprocess.STDOUT, check=True, timeout=900,
-                           cwd=str(run.path))
+            self.cpu = _run_cpu_sampled([sys.executable, "-m", "cockpit.runner", str(run.path)], env=_env(),
+                                        stdout=out, stderr=subprocess.STDOUT, cwd=str(run.path))
         stamps = _journal_steps(run.events)
         shutil.rmtree(run.path, ignore_errors=True)
         return t0, stamps
@@ -442,6 +445,52 @@ class Training:
         stamps = _journal_steps(run.events)
         shutil.rmtree(run.path, ignore_errors=True)
         return t0, stamps
+
+
+def _run_cpu_sampled(cmd: list[str], timeout: float = 900, **popen: Any) -> list[tuple[float, float]]:
+    """Run `cmd` to its end (an error if it fails), sampling its CPU time (user + system, every
+    thread; /proc/PID/stat) every 20 ms: [(time.time(), CPU seconds)]. Empty where /proc is not."""
+    clk = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    samples: list[tuple[float, float]] = []
+    proc = subprocess.Popen(cmd, **popen)
+    deadline = time.monotonic() + timeout
+    stat = Path(f"/proc/{proc.pid}/stat")
+    while proc.poll() is None:
+        if time.monotonic() > deadline:
+            proc.kill()
+            raise RuntimeError(f"{cmd[:3]} ran past {timeout} s")
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            samples.append((time.time(), (int(fields[11]) + int(fields[12])) / clk))
+        except (OSError, IndexError, ValueError):
+            pass
+        time.sleep(0.02)
+    if proc.returncode:
+        raise RuntimeError(f"{cmd[:3]} exited {proc.returncode}")
+    return samples
+
+
+def _cpu_per_step(samples: list[tuple[float, float]], stamps: dict[int, float], warmup: int) -> float | None:
+    """CPU seconds a step, from the process's CPU time at the first step after `warmup` to the last
+    one (each read from the samples around that step's time). CPU time counts what the process
+    did, not what the other tenants of the cores did meanwhile: on a shared machine it tells a
+    per-step cost apart where wall time cannot."""
+    steps = sorted(s for s in stamps if s >= warmup)
+    if len(steps) < 2 or len(samples) < 2:
+        return None
+    ts = [t for t, _ in samples]
+
+    def at(t: float) -> float:
+        import bisect
+
+        i = min(max(bisect.bisect_left(ts, t), 1), len(ts) - 1)
+        (t0, c0), (t1, c1) = samples[i - 1], samples[i]
+        return c0 if t1 <= t0 else c0 + (c1 - c0) * min(max((t - t0) / (t1 - t0), 0.0), 1.0)
+
+    first, last = steps[0], steps[-1]
+    if stamps[last] > ts[-1] or stamps[first] < ts[0]:
+        return None
+    return (at(stamps[last]) - at(stamps[first])) / (last - first)
 
 
 def _journal_steps(path: Path) -> dict[int, float]:
@@ -502,13 +551,20 @@ def measure_throughput(quick: bool, work: Path, gpu: bool = False) -> dict[str, 
     tr.plain(3)
     tr.runner(3)
     ratios, rates_a, rates_b, mean_ratios = [], [], [], []
+    cpu_a: list[float] = []
+    cpu_b: list[float] = []
     gaps_a: list[dict[str, Any]] = []
     gaps_b: list[dict[str, Any]] = []
     for i in range(pairs):
         log(f"throughput pair {i + 1}/{pairs}: plain TRL")
         _, a = tr.plain(steps)
+        ca = _cpu_per_step(tr.cpu, a, warmup)
         log(f"throughput pair {i + 1}/{pairs}: cockpit runner")
         _, b = tr.runner(steps)
+        cb = _cpu_per_step(tr.cpu, b, warmup)
+        if ca and cb:
+            cpu_a.append(ca)
+            cpu_b.append(cb)
         ra, rb = _rate(a, warmup), _rate(b, warmup)
         rates_a.append(ra)
         rates_b.append(rb)
@@ -517,13 +573,34 @@ def measure_throughput(quick: bool, work: Path, gpu: bool = False) -> dict[str, 
         gaps_a.append(_gaps(a, warmup))
         gaps_b.append(_gaps(b, warmup))
         log(f"  plain {ra:.2f} steps/s, cockpit {rb:.2f} steps/s, ratio {rb / ra:.3f}")
+    cpu_ratios = [a / b for a, b in zip(cpu_a, cpu_b, strict=True)]
     return {"throughput_ratio": statistics.median(ratios),
             "_detail": {"ratios": [round(r, 3) for r in ratios],
+                        # CPU time a step, plain ÷ cockpit (≥ 0.99 is the goal's 1 %): what each
+                        # process spent, whatever the other tenants of the cores ran meanwhile.
+                        "cpu_ratio": round(statistics.median(cpu_ratios), 4) if cpu_ratios else None,
+                        "cpu_ratios": [round(r, 4) for r in cpu_ratios],
+                        "plain_cpu_ms_per_step": [round(c * 1000, 2) for c in cpu_a],
+                        "cockpit_cpu_ms_per_step": [round(c * 1000, 2) for c in cpu_b],
                         "ratios_of_mean_rates": [round(r, 3) for r in mean_ratios],
                         "plain_steps_per_s": [round(r, 2) for r in rates_a],
                         "cockpit_steps_per_s": [round(r, 2) for r in rates_b],
                         "steps": steps, "warmup_steps": warmup,
                         "plain_gaps": gaps_a, "cockpit_gaps": gaps_b}}
+
+
+def measure_callback_step(quick: bool, work: Path) -> dict[str, Any]:  # noqa: ARG001 - every measure takes (quick, work)
+    """The cockpit callback alone, in a process of its own (`bench/callback_cost.py`): on_step_end
+    and on_log with SFT's keys, a step at a time into a real journal; CPU time a step, the median
+    of five batches (wall time, which the other tenants of the cores move, in the detail)."""
+    with tempfile.TemporaryDirectory(prefix="cockpit-bench-") as d:
+        out = Path(d) / "cb.json"
+        subprocess.run([sys.executable, str(BENCH / "callback_cost.py"), str(out), "300" if quick else "2000"],
+                       env=_env(), check=True, timeout=900, stdout=subprocess.DEVNULL)
+        r = json.loads(out.read_text())
+    return {"callback_step_cpu_us": r["cpu_us"],
+            "_detail": {"wall_us": round(r["wall_us"], 1), "wall_us_batches": r["wall_us_all"], "steps": r["steps"],
+                        "journal_lines": r["journal_lines"]}}
 
 
 def measure_first_step(quick: bool, work: Path, gpu: bool = False) -> dict[str, Any]:
@@ -651,8 +728,10 @@ def _runs_1000(quick: bool, work: Path, scale: int = 1) -> tuple[Path, int]:
 
 def measure_home_1000(quick: bool, work: Path, scale: int = 1) -> dict[str, Any]:
     """`cockpit` (home) on a runs folder of 1,000 runs: process start to the first frame that
-    shows the whole list; median of 5 after a warm-up (which also writes the runs folder's
-    index, `.cockpit-index`: the cold read is in the detail)."""
+    shows the list (every run read, sorted and counted; the table's first screen of rows in it);
+    median of 5 after a warm-up (which also writes the runs folder's index, `.cockpit-index`:
+    the cold read is in the detail). The detail also gives the first frame with every row in
+    the table (the rows below the first screen go in a chunk at a time after it)."""
     runs, n = _runs_1000(quick, work, scale)
     (runs / ".cockpit-index").unlink(missing_ok=True)
     times = []
@@ -670,9 +749,20 @@ def measure_home_1000(quick: bool, work: Path, scale: int = 1) -> dict[str, Any]
             times.append(float(mark.read_text()) - t0)
         else:
             cold = float(mark.read_text()) - t0
+    # The table takes the rows below its first screen a chunk at a time after the first frame:
+    # once more, to the first frame with all of them in it.
+    mark, every = work / "home.t", work / "home-all.t"
+    every.unlink(missing_ok=True)
+    t0 = time.time()
+    subprocess.run([*_cockpit_cmd(), "--runs-dir", str(runs)], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL, timeout=120 * scale,
+                   env=_ui_env(COCKPIT_BENCH_FIRST_FRAME=str(mark), COCKPIT_BENCH_FIRST_FRAME_ROWS=str(n),
+                               COCKPIT_BENCH_ALL_ROWS=str(every)))
+    all_rows = round(float(every.read_text()) - t0, 3) if every.exists() else None
     key = "home_1000_runs_s" if scale == 1 else "home_10k_runs_s"
     return {key: statistics.median(times),
-            "_detail": {"runs": n, "runs_s": [round(t, 3) for t in times], "cold_no_index_s": round(cold, 3)}}
+            "_detail": {"runs": n, "runs_s": [round(t, 3) for t in times], "cold_no_index_s": round(cold, 3),
+                        "every_row_in_the_table_s": all_rows}}
 
 
 def measure_home_10k(quick: bool, work: Path) -> dict[str, Any]:
@@ -931,6 +1021,7 @@ MEASURES: dict[str, Callable[[bool, Path], dict[str, Any]]] = {
     "ui_rss_mb_4x1M": measure_rss,
     "throughput_ratio": measure_throughput,
     "first_step_overhead_s": measure_first_step,
+    "callback_step_cpu_us": measure_callback_step,
     "home_1000_runs_s": measure_home_1000,
     "runs_cli_1000_s": measure_runs_cli_1000,
     "home_10k_runs_s": measure_home_10k,

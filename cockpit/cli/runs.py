@@ -235,7 +235,8 @@ def cmd_runs(args: argparse.Namespace) -> int:
 
     where = archive_dir(_runs_dir(args)) if args.archived else _runs_dir(args)
     rows = run_summaries(where)
-    trainers = {r.name: _script_trainers(Path(r.path)) for r in rows if not r.error}
+    # Only a script run can have several Trainers: its summary says so (status.json, read for it).
+    trainers = {r.name: _script_trainers(Path(r.path)) for r in rows if r.script and not r.error}
     if args.json:
         print(json.dumps([{**r.to_dict(), **({"trainers": trainers[r.name]} if trainers.get(r.name) else {})}
                           for r in rows], indent=2))

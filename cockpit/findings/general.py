@@ -660,14 +660,16 @@ def spikes(r: Reader, kind: FindingKind, *keys: str) -> Outcome:
             severity = "info"
             summary += "; the loss did not move with them"
         else:
-            summary += f"; the loss rose with it at step {moved:,}"
+            summary += f"; the loss rose after it (the spike at step {moved:,})"
     return [Finding(kind.name, (a, z), severity, summary, kind.fix, evidence)]
 
 
 def _loss_moved(r: Reader, at: np.ndarray, after: int) -> int | None:
-    """The first spike step at which the loss rose with it: a loss at the spike or the next
-    `after` logged points above its level before (the median of up to 16 points) by more than 4
-    robust σ of its step-to-step changes and 10% of that level. None: it never did."""
+    """The first spike step after which the loss rose: a loss at one of the next `after` logged
+    points above its level before the spike (the median of up to 16 points) by more than 4 robust σ
+    of its step-to-step changes and 10% of that level. None: it never did. The loss logged at the
+    spike's own step is the batch's that made the gradient (a hard batch has both high), from
+    before the update: what the update did shows only in the losses after it."""
     ls, lv = r.finite("loss")
     if len(lv) < 8:
         return None
@@ -678,7 +680,8 @@ def _loss_moved(r: Reader, at: np.ndarray, after: int) -> int | None:
             continue
         lvl = float(np.median(prior))
         bar = max(4 * noise(np.diff(prior)) / np.sqrt(2), 0.1 * abs(lvl))
-        window = lv[i: i + after + 1]
+        j = int(np.searchsorted(ls, step, side="right"))
+        window = lv[j: j + after]
         if len(window) and float(window.max()) > lvl + bar:
             return int(step)
     return None

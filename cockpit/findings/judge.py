@@ -228,6 +228,13 @@ def _reward_hacking(store: Reader, kind: FindingKind) -> list[Finding] | str:
             and rise > t["reward_sigma"] * max(_noise(reward[:k]), float(np.std(reward[:k])) / 2)):
         # (a reward that is mostly 0 has no median spread: half its standard deviation stands in)
         return Quiet(f"the reward went {_fmt(early)} → {_fmt(late)}: no rise beyond its noise")
+    if (t_mean := _welch(reward[:k], reward[-k:])) <= t["reward_sigma"]:
+        # The medians of two short windows of a sparse reward (one group a step, most steps paying
+        # 0) jump with a single step; the early window's spread alone (0 when it paid nothing) is
+        # no measure of that. The means must differ beyond both windows' spread too.
+        return Quiet(f"the reward went {_fmt(early)} → {_fmt(late)} (medians of {k} points), its means "
+                     f"{_fmt(float(reward[:k].mean()))} → {_fmt(float(reward[-k:].mean()))}: "
+                     f"{t_mean:.1f} standard errors apart (fires above {t['reward_sigma']:g})")
     first, last = _change_start(steps, reward, early, late), int(steps[-1])
     why: list[str] = []
     evidence = [_points("reward", steps, reward, int(steps[0]), last)]
@@ -272,16 +279,27 @@ def _reward_hacking(store: Reader, kind: FindingKind) -> list[Finding] | str:
     return [Finding(kind.name, (first, last), kind.severity, summary, kind.fix, evidence)]
 
 
+def _welch(a: np.ndarray, b: np.ndarray) -> float:
+    """How many standard errors the mean of `b` is above that of `a` (Welch's t): a difference of
+    two windows' levels judged against both windows' spread and size."""
+    se = math.sqrt(float(np.var(a, ddof=1)) / len(a) + float(np.var(b, ddof=1)) / len(b))
+    rise = float(b.mean() - a.mean())
+    return rise / se if se > 0 else (math.inf if rise > 0 else 0.0)
+
+
 def _above_for(store: Reader, kind: FindingKind, key: str, what: str) -> list[Finding] | str:
     t = kind.thresholds
     if isinstance(got := store.pick(key), str):
         return got
     _, steps, values = got
     want = int(t["for"])
-    if len(values) >= 4 * want and bool(np.all((values == 0.0) | (values == 1.0))):
+    binary = bool(np.all((values == 0.0) | (values == 1.0)))
+    if binary and len(values) >= 4 * want:
         # only 0 and 1: one group (or one completion batch) a step, each point a coin toss; a
         # streak of a few is chance, so the window is four times as long
         want *= 4
+    elif binary and 0.0 < float(values.mean()) < 1.0 and len(values) >= want:
+        return _share_beyond_chance(kind, key, what, steps, values)
     # every `for` logged steps in a row; a finished run with fewer, over all it logged
     n = min(want, max(len(values), store.needs(want)))
     over = f"every {n} logged steps" if n == want else f"the run's {n} logged steps"
@@ -303,6 +321,24 @@ def _above_for(store: Reader, kind: FindingKind, key: str, what: str) -> list[Fi
     return Quiet(f"the mean of {key} over {n} logged steps in a row peaked at {_fmt(float(means[top_i]))} "
                  f"(steps {int(steps[top_i]):,}–{int(steps[top_i + n - 1]):,}; logged at {len(values):,} steps; "
                  f"fires above {t['above']:g})")
+
+
+def _share_beyond_chance(kind: FindingKind, key: str, what: str, steps: np.ndarray,
+                         values: np.ndarray) -> list[Finding] | str:
+    """A series of 0 and 1 too short for four windows (a live run's first steps, one group a
+    step): judged over every point it has, its share of 1s above the rule's level by more than 2
+    standard errors of a coin toss (1/√n): 3 wasted groups in the first 5 steps is chance, 16 in
+    19 is not."""
+    above, n = float(kind.thresholds["above"]), len(values)
+    hits, bar = int(values.sum()), float(kind.thresholds["above"]) + 1.0 / math.sqrt(n)
+    first, last = int(steps[0]), int(steps[-1])
+    if hits / n > bar:
+        return [Finding(kind.name, (first, last), kind.severity,
+                        f"{what}: {key} was 1 at {hits:,} of the {n:,} logged steps {first:,}–{last:,} (each "
+                        f"point 0 or 1, one group a step: above {above:g} beyond chance)",
+                        kind.fix, [_points(key, steps, values, first, last)])]
+    return Quiet(f"{key} was 1 at {hits:,} of {n:,} logged steps (each point 0 or 1: fires above "
+                 f"{bar:.0%} until {4 * int(kind.thresholds['for'])} points)")
 
 
 def _wasted_groups(store: Reader, kind: FindingKind) -> list[Finding] | str:

@@ -199,8 +199,8 @@ KINDS: dict[str, FindingKind] = {k.name: k for k in (
          # the level a spike is measured against is at least the run's median grad_norm (its
          # typical level), not only the level around it: a quiet stretch is no baseline
          "loss_after": 3,
-         # a spike is a warning when the loss rose with it (above its level before, beyond its
-         # noise, within this many logged points); with no effect on the loss it is info
+         # a spike is a warning when the loss rose after it (above its level before, beyond its
+         # noise, at one of this many logged points after the spike's); with no effect on the loss it is info
          }),
         # A gradient norm of 5× its level for one step is common in healthy runs (clipped at
         # max_grad_norm, it does no harm): a spike is 10× its level.

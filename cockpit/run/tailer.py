@@ -9,6 +9,7 @@ new inode at the same path) and start over from the beginning.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
@@ -152,6 +153,15 @@ class Tailer:
         return self._lines.restarts
 
     @property
+    def max_read(self) -> int:
+        """The most bytes one poll reads."""
+        return self._lines.max_read
+
+    @max_read.setter
+    def max_read(self, n: int) -> None:
+        self._lines.max_read = n
+
+    @property
     def too_long(self) -> int:
         """Lines longer than `tailer.MAX_LINE`, skipped (counted in `skipped` too)."""
         return self._lines.too_long
@@ -181,12 +191,16 @@ class Tailer:
     def seek_end(self) -> None:
         self._lines.seek_end()
 
-    def poll(self, upto: int | None = None) -> list[journal.Record]:
+    def poll(self, upto: int | None = None, newest: Mapping[str, int] | None = None) -> list[journal.Record]:
+        """The records appended since the last poll; with `newest` (kind -> n), of each of those
+        kinds only the newest n lines of this poll are decoded (the rest are passed over)."""
         out: list[journal.Record] = []
         lines = self._lines.poll(upto)
         if self._lines.too_long != self._too_long_seen:
             self.skipped += self._lines.too_long - self._too_long_seen
             self._too_long_seen = self._lines.too_long
+        if newest:
+            lines = newest_lines(lines, newest)
         for line in lines:
             try:
                 out.append(journal.decode(line))
@@ -198,3 +212,30 @@ class Tailer:
                 if "newer" in str(exc):
                     self.newer_version += 1
         return out
+
+
+def newest_lines(lines: list[bytes], newest: Mapping[str, int]) -> list[bytes]:
+    """`lines` without the older lines of the kinds in `newest` (kind -> how many of the newest
+    to keep). A line's kind is found with a byte search for the `"kind":"..."` the codec writes
+    before the record's `"data"` (the same text inside a record's data is not its kind), so only
+    the lines kept are decoded: a 100,000-step GRPO journal is a progress and a completions_ref
+    line a step beside its metrics, and opening it needs the newest of those alone."""
+    markers = [(b'"kind":"' + kind.encode() + b'"', n) for kind, n in newest.items()]
+    left = [n for _, n in markers]
+    kept: list[bytes] = []
+    for line in reversed(lines):
+        for i, (marker, _n) in enumerate(markers):
+            at = line.find(marker)
+            if at < 0:
+                continue
+            data = line.find(b'"data":')
+            if 0 <= data < at:  # inside the data: not this record's kind
+                continue
+            left[i] -= 1
+            if left[i] < 0:
+                line = b""
+            break
+        if line:
+            kept.append(line)
+    kept.reverse()
+    return kept

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -301,7 +301,7 @@ class CockpitApp(App):
             if b.action in ("help", "quit", "app.quit", "command_palette"):
                 continue
             command = SystemCommand(b.description, f"key: {key}",
-                                    partial(self._run_from_palette, b.action, node))
+                                    self._palette_command(b.action, node, screen))
             if not b.id:
                 later.append(command)
             elif b.description not in own or (b.show and not own[b.description][0].show):
@@ -314,8 +314,24 @@ class CockpitApp(App):
         yield from later
         yield from super().get_system_commands(screen)
 
-    def _run_from_palette(self, action: str, node: DOMNode) -> None:
-        self.call_later(self.run_action, action, node)
+    def _palette_command(self, action: str, node: DOMNode, screen: Screen) -> Callable[[], None]:
+        """What choosing a binding in the palette runs: its action, once, on the screen it was
+        offered for. Textual's palette runs its command once per Enter, and two Enters typed at
+        once ran it twice, the second on whatever screen the first left on top (the crash hunt's
+        farm-sft-100x30-checkpoints-seed1821)."""
+        ran = False
+
+        async def run() -> None:
+            if self.screen is screen:
+                await self.run_action(action, node)
+
+        def command() -> None:
+            nonlocal ran
+            if not ran:
+                ran = True
+                self.call_later(run)
+
+        return command
 
 
 def trains_on(watched: list[str]) -> list[str]:

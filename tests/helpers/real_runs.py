@@ -84,6 +84,53 @@ def judge_file(path: Path):
     return report.judged_run(report.load(path.parent if path.name == "events.jsonl" else path))
 
 
+def records_of(path: Path) -> tuple[str | None, list]:
+    """(the trainer, the run's journal records in order) as a live judge would have read them:
+    a journal's own records, or a trainer_state.json's entries as the metrics and eval records the
+    callback would have written (NaN kept), after a run_started that carries its max_steps."""
+    import math
+
+    import orjson
+
+    from cockpit.run import journal
+
+    if path.name == "events.jsonl":
+        records, _ = journal.read_all(path)
+        started = next((r for r in records if r.kind == journal.RUN_STARTED), None)
+        return (started.data.get("trainer") if started else None), records
+    state = orjson.loads(path.read_bytes().replace(b"NaN", b"null"))
+    out = [journal.run_started("x", max_steps=state.get("max_steps"))]
+    for e in state["log_history"]:
+        if "train_runtime" in e:
+            continue
+        values = {k: (math.nan if v is None else v) for k, v in e.items()
+                  if k not in ("step", "epoch") and (v is None or isinstance(v, (int, float)))}
+        make = journal.eval_metrics if any(k.startswith("eval_") for k in values) else journal.metrics
+        out.append(make(int(e["step"]), values, epoch=e.get("epoch")))
+    return None, out
+
+
+def judged_at_prefixes(path: Path, polls: int = 12) -> dict[str, tuple[int, str, str]]:
+    """What the supervisor's live judge would have said, poll by poll: the judge (`detect`, as
+    the supervisor calls it) on `polls` growing prefixes of the run's metric records, each kind
+    it ever said with (the step of the first poll that said it, its severity then, its summary)."""
+    from cockpit.findings.judge import detect
+    from cockpit.metrics.store import MetricStore
+    from cockpit.run import journal
+
+    trainer, records = records_of(path)
+    at = [i for i, r in enumerate(records) if r.kind in (journal.METRICS, journal.EVAL)]
+    said: dict[str, tuple[int, str, str]] = {}
+    for k in sorted({max(3, len(at) * f // polls) for f in range(1, polls + 1)}):
+        if k > len(at):
+            continue
+        upto = records[:at[k - 1] + 1]
+        for f in detect(MetricStore.from_records(upto), trainer):
+            if f.kind not in said or (said[f.kind][1] == "info" and f.severity != "info"):
+                said[f.kind] = (upto[-1].step, f.severity, f.summary)
+    return said
+
+
 def _name(file: str) -> str:
     """The file's name in the table: a corpus file's name, a zoo run's `zoo/<run>/<file>`."""
     parts = file.split("/")

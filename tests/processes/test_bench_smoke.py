@@ -207,3 +207,41 @@ async def test_runs_table_rewrites_only_the_cells_that_changed():
         table.show([row(i, 10) for i in range(49)])  # a run went: rebuilt, the cursor kept
         await pilot.pause()
         assert table.row_count == 49 and table.cursor_row == 7
+
+
+@pytest.mark.anyio
+async def test_runs_table_shows_the_first_screen_first_and_the_rest_after(monkeypatch):
+    """A long list: the table holds its first rows at once and the rest a chunk at a time after
+    (bench: home_10k_runs_s); a refresh meanwhile rewrites what is in and what is still to come."""
+    from textual.app import App
+
+    from cockpit.run.summaries import RunSummary
+    from cockpit.ui.widgets.home import runs_table
+    from cockpit.ui.widgets.home.runs_table import RunsTable
+
+    monkeypatch.setattr(runs_table, "FIRST_ROWS", 10)
+    monkeypatch.setattr(runs_table, "FILL_ROWS", 15)
+
+    def row(i: int, step: int) -> RunSummary:
+        return RunSummary(f"run{i}", f"/runs/run{i}", "finished", "sft", step, 100, None, 1e9, None, None)
+
+    class Host(App):
+        def compose(self):
+            yield RunsTable(id="runs-table")
+
+    app = Host()
+    async with app.run_test(size=(120, 30)) as pilot:
+        table = app.query_one(RunsTable)
+        table.show([row(i, 10) for i in range(50)])
+        assert table.listed == 50 and table.row_count == 10
+        table.show([row(i, 11 if i in (3, 40) else 10) for i in range(50)])  # before the rest is in
+        assert table.cells_updated == 1 and table.row_count == 10
+        for _ in range(50):
+            if table.row_count == 50:
+                break
+            await pilot.pause(0.02)
+        assert table.row_count == 50
+        assert str(table.get_row_at(3)[3]) == "11/100" and str(table.get_row_at(40)[3]) == "11/100"
+        table.wanted = "/runs/run30"
+        table.show([row(i, 10) for i in range(48)])  # rebuilt: the run wanted is put in at once
+        assert table.cursor_row == 30 and table.row_count >= 31

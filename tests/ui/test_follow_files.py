@@ -74,3 +74,35 @@ def test_attach_takes_an_output_dir_written_elsewhere(tmp_path):
     (run / "status.json").write_text("{}")
     _state(run / "output", 10)
     assert written_elsewhere(str(run / "output")) is None  # a cockpit run: its journal is followed
+
+
+def test_opening_a_journal_decodes_only_the_newest_progress_and_completions_refs(tmp_path):
+    """`load_journal` passes over the older progress and completions_ref lines (bench:
+    attach_100k_grpo_s): what it shows is the same as decoding every line, and the same text
+    inside another record's data is not taken for its kind."""
+    from cockpit.metrics.rundata import RunData, load_journal
+    from cockpit.run import journal
+    from cockpit.run.tailer import Tailer, newest_lines
+
+    path = tmp_path / "events.jsonl"
+    recs = [journal.run_started("grpo", max_steps=50)]
+    for s in range(1, 51):
+        recs += [journal.metrics(s, {"loss": 1.0 / s, "reward": s / 50}),
+                 journal.progress(s, 50 if s < 40 else 60, steps_per_s=float(s), eta_s=50.0 - s)]
+    nested = journal.warning("a nested kind", step=50)
+    nested.data["detail"] = {"kind": "progress"}  # the marker's text, inside the data
+    recs.append(nested)
+    with journal.JournalWriter(path) as jw:
+        jw.write_all(recs)
+    lines = path.read_bytes().splitlines()
+    kept = newest_lines(lines, {journal.PROGRESS: 2})
+    assert len(kept) == len(lines) - 48 and kept[-1] == lines[-1]
+    assert [journal.decode(x).step for x in kept if journal.decode(x).kind == journal.PROGRESS] == [49, 50]
+
+    data, _tailer = load_journal(path, "x")
+    every = RunData("x", run_dir=tmp_path)
+    every.apply(Tailer(path).poll())
+    for attr in ("step", "max_steps", "steps_per_s", "eta_s", "trainer", "phase"):
+        assert getattr(data, attr) == getattr(every, attr), attr
+    assert data.max_steps == 60 and data.store.max_steps == 60 and data.steps_per_s == 50.0
+    assert len(data.log_rows) == len(every.log_rows) == 50

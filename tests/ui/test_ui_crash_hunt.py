@@ -286,8 +286,9 @@ async def _grow(run, steps: range, max_steps: int) -> None:
                 await asyncio.sleep(0.1)
 
 
-def _open(case: Case, tmp_path: Path, farm_run):
-    """(app, the background task's coroutine or None, the stand-in supervisor or None)."""
+def _open(case: Case, tmp_path: Path, farmed):
+    """(app, the background task's coroutine or None, the stand-in supervisor or None); `farmed` is
+    the farm's run of a farm case (taken before the processes are refused: a cold farm trains it)."""
     runs = tmp_path / "runs"
     if case.source in REPLAYS:
         return app_for(tmp_path, "replay", [str(_fixture(n)) for n in REPLAYS[case.source]]), None, None
@@ -306,13 +307,16 @@ def _open(case: Case, tmp_path: Path, farm_run):
     if case.source == "setup":
         runs.mkdir()
         return app_for(tmp_path), None, None
-    shape = case.source.removeprefix("farm-")
-    run = farm_run(shape)
-    return app_for(tmp_path, "live", [str(run.path)]), None, None
+    return app_for(tmp_path, "live", [str(farmed.path)]), None, None
 
 
-async def _run_case(case: Case, tmp_path: Path, farm_run) -> None:
-    app, background, proc = _open(case, tmp_path, farm_run)
+async def _run_case(case: Case, tmp_path: Path, request) -> None:
+    """The case, its farm run taken first (trained through the real supervisor where the farm is
+    cold), then the processes refused (`no_processes`) for the keys."""
+    farmed = request.getfixturevalue("farm_run")(case.source.removeprefix("farm-")) \
+        if case.source.startswith("farm-") else None
+    request.getfixturevalue("no_processes")
+    app, background, proc = _open(case, tmp_path, farmed)
     quits: list[str] = []
     app.action_quit = lambda: quits.append(type(app.screen).__name__)  # q on Home, the palette's Quit
     pressed: list[str] = []
@@ -338,21 +342,19 @@ async def _run_case(case: Case, tmp_path: Path, farm_run) -> None:
                              f"-k '{case.id}'\nthe last keys: {' '.join(pressed[-40:])}")
 
 
-@pytest.mark.usefixtures("no_processes")
 @pytest.mark.parametrize("case", [_param(c) for c in SAMPLE])
-async def test_random_keys_never_crash_the_app(case, tmp_path, farm_run, monkeypatch):
+async def test_random_keys_never_crash_the_app(case, tmp_path, monkeypatch, request):
     monkeypatch.chdir(tmp_path)  # a replay's export writes into the current folder
-    await _run_case(case, tmp_path, farm_run)
+    await _run_case(case, tmp_path, request)
 
 
 @pytest.mark.crash_sweep
-@pytest.mark.usefixtures("no_processes")
 @pytest.mark.parametrize("case", _sweep())
-async def test_crash_sweep(case, tmp_path, farm_run, monkeypatch, request):
+async def test_crash_sweep(case, tmp_path, monkeypatch, request):
     if case.source == "setup":
         request.getfixturevalue("registry")  # the installed TRL's trainers, read once a session
     monkeypatch.chdir(tmp_path)
-    await _run_case(case, tmp_path, farm_run)
+    await _run_case(case, tmp_path, request)
 
 
 async def test_page_keys_in_an_option_list_not_laid_out_do_nothing():
@@ -400,3 +402,36 @@ async def test_a_key_typed_while_a_screen_is_built_waits_for_it(tmp_path):
         app.post_message(events.Key("e", "e"))  # before Home's compose runs
         await app_wait(pilot, lambda: isinstance(app.screen, SetupScreen), "the preset opened in the setup form")
         assert app._exception is None
+
+
+async def test_two_enters_in_the_palette_dismiss_it_once_and_run_its_command_once(tmp_path):
+    """What the sweep found (farm-sft-100x30-checkpoints-seed1821: a modal, ctrl+p, its Cancel, two
+    Enters at once): Textual's palette dismissed itself twice and ran its command twice; each
+    dismiss popped the screen on top, the modal's, then the run screen's, then raised
+    ScreenStackError. A screen not on top now dismisses nothing (cockpit.ui.textual_fixes), and a
+    palette command runs once, on the screen it was offered for (CockpitApp._palette_command)."""
+    from textual.command import CommandPalette
+
+    from cockpit.ui.screens.metric_picker import MetricPicker
+    from cockpit.ui.screens.replay import ReplayScreen
+    from helpers.ui import app_wait
+
+    app = app_for(tmp_path, "replay", [str(FIXTURES / "trl_sft_token_accuracy.json")])
+    async with app.run_test(size=(100, 30)) as pilot:
+        await app_wait(pilot, lambda: app.screen.sources, "the replay loaded")
+        await pilot.press("m")
+        await app_wait(pilot, lambda: isinstance(app.screen, MetricPicker), "the metric picker open")
+        picker = app.screen
+        await pilot.press("ctrl+p")
+        await app_wait(pilot, lambda: isinstance(app.screen, CommandPalette), "the palette open")
+        await pilot.press(*"Cancel")
+        await pilot.pause(0.3)  # the palette's search
+        _send(app, "enter")
+        _send(app, "enter")
+        await app_wait(pilot, lambda: isinstance(app.screen, ReplayScreen), "back on the replay")
+        await pilot.pause(0.2)
+        assert app._exception is None
+        assert isinstance(app.screen, ReplayScreen) and picker not in app.screen_stack
+        picker.dismiss(None)  # gone already: nothing happens
+        await pilot.pause()
+        assert isinstance(app.screen, ReplayScreen)

@@ -217,14 +217,9 @@ LIVE_VIEWS = {**{k: v for k, v in RUN_VIEWS.items() if k not in MODALS_AND_MODES
 modes and the live screen's own modals (the modals and modes a replay shares are the replay's)."""
 
 
-UNSETTLED = {"findings-60x20"}
-"""Views whose screen still depends on timing: at 60x20 the tab strip's scroll to tab 7 lands on one
-of two offsets (the strip reads tab positions that a layout may not have updated yet)."""
-
-
 def _cases(views: dict[str, str], main: list[str]) -> list:
     return [pytest.param(keys, size, id=f"{name}-{size}") for name, keys in views.items()
-            for size in (MAIN_SIZES if name in main else ["100x30"]) if f"{name}-{size}" not in UNSETTLED]
+            for size in (MAIN_SIZES if name in main else ["100x30"])]
 
 
 @pytest.mark.parametrize(("keys", "size"), _cases(REPLAY_VIEWS, ["plots", "completions", "findings"]))

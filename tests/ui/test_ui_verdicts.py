@@ -452,6 +452,24 @@ async def test_a_narrow_screen_marks_the_tabs_that_are_off_screen(tmp_path):
         assert not app.screen.query_one("#tabs-overflow").display  # every tab fits: no marker
 
 
+def test_which_tabs_show_follows_from_the_widths_and_the_active_tab_alone():
+    """The bar's place is a function (`fit`), not the sum of the scrolls before it: at 60x20 the
+    scroll to tab 7 landed on one of three offsets, some starting on a fragment of a tab."""
+    from cockpit.ui.widgets.run.tabs_overflow import fit
+
+    widths = [9, 15, 15, 10, 10, 12, 15]  # a replay's tabs at 60 columns: 1 2 3 5 6 7 8
+    spans, x = [], 0
+    for w in widths:
+        spans.append((x, x + w))
+        x += w
+    keys = list("1235678")
+    assert fit(spans, keys, 0, 60) == (0, 3, "6 7 8 →")
+    assert fit(spans, keys, 5, 60) == (2, 5, "← 1 2 · 8 →")  # Findings: starts on a whole tab
+    assert fit(spans, keys, 6, 60) == (3, 6, "← 1 2 3")
+    assert fit(spans, keys, 6, 200) == (0, 6, "")  # every tab fits: no marker
+    assert fit(spans, keys, 2, 12) == (2, 2, "← 1 2 · 5 6 7 8 →")  # only the active one fits
+
+
 # -- §5: empty states said whole -------------------------------------------------------------------
 
 

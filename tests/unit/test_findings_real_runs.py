@@ -11,7 +11,7 @@ import re
 from cockpit.findings.judge import collapse
 from cockpit.findings.model import Finding
 from helpers import REPO
-from helpers.real_runs import all_labels, evaluate, load_labels, table
+from helpers.real_runs import all_labels, evaluate, table
 
 DOC = REPO / "docs" / "findings.md"
 START, END = "<!-- real-runs-table -->", "<!-- /real-runs-table -->"
@@ -110,39 +110,52 @@ def test_model_unchanged_said_at_every_checkpoint_is_one_finding():
 
 
 def test_poll_by_poll_as_the_live_judge_sees_them_no_healthy_run_gets_a_warning():
-    """The supervisor judges a live run on what it logged so far: on every labelled-healthy run,
-    replayed as journal records and judged at a dozen points of its life, no warning."""
-    import math
+    """The supervisor judges a live run on what it logged so far: every labelled-healthy run of
+    the corpus and the zoo (a zoo run's journal and its trainer_state.json), judged at a dozen
+    points of its life, gets no warning at any of them — not only judged whole. (The zoo's
+    healthy GRPO run, one group a step, got `wasted_groups` from its 5th step and
+    `reward_hacking` from its 18th this way before both rules judged a short window against its
+    chance: docs/findings.md, "Poll by poll".)"""
+    from helpers.real_runs import CORPUS, judged_at_prefixes
 
-    import orjson
-
-    from cockpit.findings.judge import detect
-    from cockpit.metrics.store import MetricStore
-    from cockpit.run import journal
-    from helpers.real_runs import CORPUS
-
-    said: dict[str, dict[str, int]] = {}
-    # the corpus's healthy runs; the zoo's short healthy GRPO run (40 steps) gets a reward_hacking
-    # warning at its 20th point this way (docs/findings.md, "The zoo"): not held here yet
-    for run in load_labels():
-        if run.get("verdict") != "healthy":
-            continue
-        state = orjson.loads((CORPUS / run["file"]).resolve().read_bytes().replace(b"NaN", b"null"))
-        records = []
-        for e in state["log_history"]:
-            if "train_runtime" in e:
-                continue
-            values = {k: (math.nan if v is None else v) for k, v in e.items()
-                      if k not in ("step", "epoch") and (v is None or isinstance(v, (int, float)))}
-            make = journal.eval_metrics if any(k.startswith("eval_") for k in values) else journal.metrics
-            records.append(make(int(e["step"]), values, epoch=e.get("epoch")))
-        n = len(records)
-        for k in sorted({max(3, int(n * f / 12)) for f in range(1, 13)}):
-            store = MetricStore.from_records([journal.run_started("x", max_steps=state.get("max_steps")), *records[:k]])
-            for f in detect(store, None):
-                if f.severity != "info":
-                    said.setdefault(run["file"], {}).setdefault(f.kind, records[k - 1].step)
+    said = {}
+    for run in all_labels():
+        if run.get("verdict") == "healthy":
+            warned = {k: v for k, v in judged_at_prefixes((CORPUS / run["file"]).resolve()).items() if v[1] != "info"}
+            if warned:
+                said[run["file"]] = warned
     assert said == {}
+
+
+KNOWN_EARLY = {
+    # (zoo run, kind): why a poll before the end says a kind its label does not name
+    ("grpo-clipped-midrun", "length_without_reward"):
+        "at step 10 completions grew 3.75 → 7.5 tokens over the first steps with the reward not yet risen",
+    ("grpo-clipped-midrun", "kl_blowup"):
+        "at step 37 the kl's late median is above 1 (×20 its early level); by step 40 it is not",
+    ("grpo-clipped-midrun", "reward_hacking"):
+        "at step 26 the reward had risen 0.07 → 0.31 while the clipped stretch doubled the length",
+    ("reward-shuffled-labels", "overfitting"):
+        "at step 27 eval_loss is 26% above its best of step 5; it comes back later (train_eval_gap)",
+}
+"""What the zoo's problem runs get at some poll that their labels do not name: a ratchet (a new
+one fails the test below until it is understood and written here, or the rule is fixed)."""
+
+
+def test_poll_by_poll_each_zoo_problem_run_says_only_what_its_label_names():
+    """Each zoo run with a problem, judged at a dozen points of its life: every warning it gets at
+    any poll is of a kind its label names, or a known early reading (KNOWN_EARLY)."""
+    from helpers.real_runs import CLASS_KIND, CORPUS, judged_at_prefixes, zoo_labels
+
+    extra = {}
+    for run in zoo_labels():
+        if run["verdict"] != "problem":
+            continue
+        named = {CLASS_KIND.get(p["class"], p["class"]) for p in run["problems"]}
+        for kind, (step, severity, summary) in judged_at_prefixes((CORPUS / run["file"]).resolve()).items():
+            if severity != "info" and kind not in named and (run["run"], kind) not in KNOWN_EARLY:
+                extra[f"{run['file']}: {kind} at step {step}"] = summary
+    assert extra == {}
 
 
 def test_the_zoo_is_whole():

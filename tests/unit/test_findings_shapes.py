@@ -126,7 +126,7 @@ def test_a_grad_norm_spike_the_loss_follows_is_a_warning():
     loss = 1.2 + 0.05 * rng.standard_normal(len(s))
     loss[(s >= 22370) & (s <= 22390)] = 3.5
     found, _ = _by_kind(_store(s, {"loss": loss, "grad_norm": grad, "learning_rate": np.full(len(s), 1e-5)}))
-    assert found["grad_spike"].severity == "warning" and "the loss rose with it at step 22,360" in \
+    assert found["grad_spike"].severity == "warning" and "the loss rose after it (the spike at step 22,360)" in \
         found["grad_spike"].summary
 
 

@@ -121,6 +121,10 @@ class HomeScreen(Screen):
         again at the same time (mounting home asks twice: mount and resume)."""
         self._commands: dict[str, tuple[object, str | None]] = {}
         """Run path -> (run.yaml and status.json stamps, its script command or None): read once."""
+        self._presets_after_runs = True
+        """The first read of the presets waits for the first runs list: both are Python work on
+        threads sharing the one interpreter lock, and the runs are what the first screen is for
+        (a 10,000-run folder's list came later by the presets' imports; bench: home_10k_runs_s)."""
 
     def on_resize(self) -> None:
         self.query_one("#home-body").set_class(self.size.width < STACK_BELOW, "-stacked")
@@ -168,7 +172,8 @@ class HomeScreen(Screen):
     def action_refresh(self) -> None:
         """The runs and the presets read again (F5; coming back from another screen)."""
         self._refresh_runs()
-        self.load_presets()
+        if not self._presets_after_runs:
+            self.load_presets()
 
     def _refresh_runs(self) -> None:
         if self._loading:
@@ -225,7 +230,14 @@ class HomeScreen(Screen):
 
     def _load_failed(self, message: str) -> None:
         self._loading = False
+        self._presets_now()
         self.notify(message, severity="error")
+
+    def _presets_now(self) -> None:
+        """The first read of the presets, once the first runs list is in (or failed)."""
+        if self._presets_after_runs:
+            self._presets_after_runs = False
+            self.load_presets()
 
     @work(thread=True, exclusive=True, group="home-presets", exit_on_error=False)
     def load_presets(self) -> None:
@@ -253,6 +265,7 @@ class HomeScreen(Screen):
 
     def on_home_screen_runs_loaded(self, message: RunsLoaded) -> None:
         self._loading = False
+        self.call_after_refresh(self._presets_now)  # after the frame with the runs
         if message.archived != self.archived:  # read before v switched views
             self._refresh_runs()
             return

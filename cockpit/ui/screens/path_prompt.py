@@ -63,8 +63,6 @@ class PathPrompt(ModalScreen[list[str] | None]):
                          "Escape cancels[/]")
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
-        if not self.is_current:
-            return  # Enter twice at once: the first answered (the crash hunt, home-160x48-replay)
         try:
             paths = shlex.split(event.value)
         except ValueError:

@@ -1,12 +1,39 @@
 """A marker at the right end of a tab bar too narrow for its tabs (a 60-column terminal): which
-tabs are off screen and the keys that open them (`6 7 8 →`, `← 1 2`), so they are not simply missing."""
+tabs are off screen and the keys that open them (`6 7 8 →`, `← 1 2`), so they are not simply missing.
+
+The marker also places the bar: which tabs show follows from the tabs' widths, the active tab and
+the bar's width alone (`fit`), never from the scrolls before, so a screen looks the same however
+fast it was reached; the bar starts on a tab's first cell and the marker covers the rest."""
 
 from __future__ import annotations
 
+from rich.cells import cell_len
 from textual.widgets import Static, Tab, TabbedContent, Tabs
 
 DIGITS = str.maketrans("¹²³⁴⁵⁶⁷⁸⁹", "123456789")
 """A tab's label ends with its key as a superscript digit."""
+PADDING = 2
+"""The marker's padding (one cell each side)."""
+
+
+def marker_text(left: list[str], beyond: list[str]) -> str:
+    parts = ([f"← {' '.join(left)}"] if left else []) + ([f"{' '.join(beyond)} →"] if beyond else [])
+    return " · ".join(parts)
+
+
+def fit(spans: list[tuple[int, int]], keys: list[str], active: int, room: int) -> tuple[int, int, str]:
+    """(first, last, marker): the tabs first..last are shown whole and the marker names the others.
+    `spans` are the tabs' (start, end) cells along the bar unscrolled, `room` the bar's width. The
+    first tab shown is the earliest that keeps the active one on screen beside the marker, the last
+    the furthest that fits then (everything fits: all, no marker)."""
+    if not spans or spans[-1][1] - spans[0][0] <= room:
+        return 0, len(spans) - 1, ""
+    for first in range(active + 1):
+        for last in range(len(spans) - 1, active - 1, -1):
+            text = marker_text(keys[:first], keys[last + 1:])
+            if spans[last][1] - spans[first][0] + cell_len(text) + PADDING <= room:
+                return first, last, text
+    return active, active, marker_text(keys[:active], keys[active + 1:])  # only the active one fits
 
 
 class TabsOverflow(Static):
@@ -31,63 +58,45 @@ class TabsOverflow(Static):
             bar.mount(cls("", id="tabs-overflow"))
 
     def on_mount(self) -> None:
-        self.set_interval(0.5, self.check)
+        bar = self.parent
+        if isinstance(bar, Tabs):
+            # After Tabs' own watcher, which starts an animated scroll to centre the new tab: placing
+            # the bar stops it.
+            self.watch(bar, "active", self.check, init=False)
+        self.set_interval(0.5, self.check)  # a resize, a tab shown or hidden
         self.call_after_refresh(self.check)
 
-    def off_screen(self) -> tuple[list[str], list[str]]:
-        """The keys of the tabs not wholly on screen: those left of the visible ones, and right."""
-        bar = self.parent
-        if not isinstance(bar, Tabs) or not bar.region.width:
-            return [], []
-        shown = bar.query_one("#tabs-scroll").region  # what the bar shows (the marker docks beside it)
-        left: list[str] = []
-        beyond: list[str] = []
-        for tab in bar.query("#tabs-list > Tab").results(Tab):
-            if not tab.display:
-                continue
-            region = tab.region  # where the tab is drawn, scrolled: it may lie outside the bar
-            label = str(tab.label).strip()
-            key = label[-1].translate(DIGITS) if label else ""
-            key = key if key.isdigit() else label
-            if region.x < shown.x:
-                left.append(key)
-            elif region.right > shown.right:
-                beyond.append(key)
-        return left, beyond
+    @staticmethod
+    def _tabs(bar: Tabs) -> list[Tab]:
+        return [t for t in bar.query("#tabs-list > Tab").results(Tab) if t.display]
 
     def check(self) -> None:
+        """Place the bar as `fit` says: scrolled to the first tab shown, the marker over the rest."""
         bar = self.parent
-        if isinstance(bar, Tabs) and bar.active_tab is not None and self.display:
-            # The marker takes room from the bar (more as it grows): the active tab stays clear of it.
-            scroller = bar.query_one("#tabs-scroll")
-            shown, tab = scroller.region, bar.active_tab.region
-            if shown.width and (tab.right > shown.right or tab.x < shown.x):
-                shift = tab.right - shown.right if tab.right > shown.right else tab.x - shown.x
-                scroller.scroll_to(x=scroller.scroll_x + shift, animate=False, force=True)
-                self.call_after_refresh(self.check)
-                return
-        left, beyond = self.off_screen()
-        parts = ([f"← {' '.join(left)}"] if left else []) + ([f"{' '.join(beyond)} →"] if beyond else [])
-        text = " · ".join(parts)
-        if text != str(self.render()) or bool(parts) != self.display:
-            self.styles.min_width = None
-            self.update(text)
-            self.display = bool(parts)
-            self.call_after_refresh(self.check)  # its new width moves the tabs: look again
+        if not isinstance(bar, Tabs) or not bar.is_mounted:
             return
-        cut = self._cut_on_the_right()
-        if cut:  # a tab's start showing beside the marker (`A 6 7 8 →`): the marker covers it
-            self.styles.min_width = self.region.width + cut
-            self.call_after_refresh(self.check)
+        tabs = self._tabs(bar)
+        room = bar.content_region.width
+        if not tabs or not room or not all(t.region.width for t in tabs):
+            self.call_after_refresh(self.check)  # not laid out yet
+            return
+        origin = bar.query_one("#tabs-list").region.x
+        spans = [(t.region.x - origin, t.region.right - origin) for t in tabs]
+        active = next((i for i, t in enumerate(tabs) if t is bar.active_tab), 0)
+        first, last, text = fit(spans, [_key(t) for t in tabs], active, room)
+        scroller = bar.query_one("#tabs-scroll")
+        x = spans[first][0] if text else 0
+        if scroller.scroll_x != x:
+            scroller.scroll_to(x=x, animate=False, force=True)
+        width = room - (spans[last][1] - spans[first][0]) if text else None
+        if text != str(self.render()) or bool(text) != self.display or self.styles.width != width:
+            self.update(text)
+            self.styles.width = width
+            self.display = bool(text)
 
-    def _cut_on_the_right(self) -> int:
-        """The cells of a tab cut at the bar's right edge that show (0: none)."""
-        bar = self.parent
-        if not isinstance(bar, Tabs) or not self.display or not self.region.width:
-            return 0
-        shown = bar.query_one("#tabs-scroll").region
-        for tab in bar.query("#tabs-list > Tab").results(Tab):
-            region = tab.region
-            if tab.display and region.x < shown.right < region.right:
-                return shown.right - region.x
-        return 0
+
+def _key(tab: Tab) -> str:
+    """The key that opens a tab (the superscript digit its label ends with), or its label."""
+    label = str(tab.label).strip()
+    key = label[-1].translate(DIGITS) if label else ""
+    return key if key.isdigit() else label
