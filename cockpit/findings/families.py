@@ -263,8 +263,18 @@ def clipping_drags_reward(r: Reader, kind: FindingKind) -> Outcome:
 # -- DPO and its kin ---------------------------------------------------------------------------
 
 
+ONLINE_KEYS = ("objective/scores", "val/contain_eos_token")
+"""Keys an online preference trainer logs (online DPO, XPO, Nash-MD: it samples its pairs each
+step and scores them), an offline one (DPO on a dataset's pairs) does not."""
+
+
 def chosen_logps_falling(r: Reader, kind: FindingKind) -> Outcome:
     t = kind.thresholds
+    if any(k in r for k in ONLINE_KEYS):
+        # the chosen answers are the policy's own samples, drawn anew each step: their log-probs
+        # (sums over the tokens) move with how long and how likely each step's samples are, not
+        # with the same answers being pushed down
+        return Absent("an online trainer's chosen answers are its own samples of each step, not a dataset's")
     if isinstance(got := r.pick("logps/chosen", "logps_chosen", need=t["min_points"], what="logps/chosen"), str):
         return got
     chosen, cs, cv = got

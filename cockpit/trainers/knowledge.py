@@ -329,7 +329,9 @@ FAMILIES = ("sft", "preference", "grpo", "ppo")
 """The metric families: which panels, built-in alert rules and findings a run gets."""
 
 METRIC_SIGNATURES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
-    ("ppo", "ppo", ("objective/rlhf_reward", "objective/scores", "val/ratio", "loss/policy_avg")),
+    # PPO's own keys: online DPO (and XPO, Nash-MD) log objective/rlhf_reward and objective/scores
+    # too, beside the preference family's rewards/* — those read as preference
+    ("ppo", "ppo", ("val/ratio", "loss/policy_avg", "loss/value_avg", "policy/approxkl_avg")),
     ("preference", "dpo", ("rewards/margins", "rewards/chosen", "rewards/accuracies")),
     ("grpo", "grpo", ("frac_reward_zero_std", "reward_std", "completions/mean_length")),
     ("sft", "sft", ("mean_token_accuracy",)),

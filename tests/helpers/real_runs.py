@@ -8,6 +8,7 @@ No torch: the judge reads the trainer_state.json files through the replay loader
 
 from __future__ import annotations
 
+import functools
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -78,7 +79,10 @@ def all_labels() -> list[dict]:
     return load_labels() + zoo_labels()
 
 
+@functools.cache
 def judge_file(path: Path):
+    """The judge on one labelled file, once a test session (the table's tests each read every
+    file; a Judgement is not changed by its readers)."""
     from cockpit.findings import report
 
     return report.judged_run(report.load(path.parent if path.name == "events.jsonl" else path))

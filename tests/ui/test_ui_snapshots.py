@@ -153,14 +153,46 @@ async def _views_settled(pilot) -> None:
             return False
         if any(w.state in (WorkerState.PENDING, WorkerState.RUNNING) and w.group != "tail" for w in app.workers):
             return False
-        return not any(w.waiting for w in app.screen.query(Waiting))
+        if any(w.waiting for w in app.screen.query(Waiting)):
+            return False
+        return _status_read(app.screen) and _plots_drawn(app.screen)
 
     await app_wait(pilot, settled, "the view settled")
     for box in [*app.screen.query(Input), *app.screen.query(TextArea)]:
         box.cursor_blink = False  # the cursor shown, not caught mid-blink
     await pilot.pause(0.3)
     await pilot.wait_for_scheduled_animations()
+    # A toast lasts a few seconds of wall clock: whether it is still up when the screen is taken
+    # depends on how busy the machine is. The tests that are about a toast read it (notifications).
+    app.clear_notifications()
     await pilot.pause()
+
+
+def _status_read(screen) -> bool:
+    """A live screen shows its run's state as the folder has it (its tail reads the status on a
+    timer: a busy machine showed a finished run as "starting" in the first frames)."""
+    from cockpit.ui.screens.live import LiveRunScreen
+
+    return not isinstance(screen, LiveRunScreen) or screen.state == screen.run.read_status().state
+
+
+def _plots_drawn(screen) -> bool:
+    """Each plot in sight is drawn with the screen's settings at its size: a key that changes them
+    (e smoothing, x the axis, z zoom, l log) redraws through a message and the next layout, which a
+    busy machine takes longer to get to than a fixed pause."""
+    from cockpit.ui.screens.run_view import RunView
+    from cockpit.ui.widgets.run.metric_plot import MetricPlot
+
+    if not isinstance(screen, RunView):
+        return True
+    for plot in screen.query(MetricPlot):
+        if not plot.size.width or plot._wanted is None:
+            continue
+        sig = plot.drawn_signature
+        if sig is None or sig[1] != screen.x_mode or sig[2] != round(screen.smoothing, 3) \
+                or sig[4] != tuple(plot.size) or sig[5] != screen.view:
+            return False
+    return True
 
 
 def _press(keys: str):
