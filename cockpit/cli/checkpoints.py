@@ -21,6 +21,9 @@ from cockpit.cli.common import runs_dir as _runs_dir
 from cockpit.errors import CockpitError
 from cockpit.text import one_line, printable
 
+RUN_OR_OUTPUT_HELP = "run folder, name or prefix, or a training's output_dir"
+"""What `checkpoints`, `sample` and `merge` take: a run, or an output folder trained elsewhere."""
+
 
 def _found(args: argparse.Namespace):
     from cockpit.metrics.checkpoints import list_run_checkpoints
@@ -235,13 +238,13 @@ def add_parsers(sub: Any) -> None:
     from cockpit.launch import DEFAULT_NEW_TOKENS
 
     c = sub.add_parser("checkpoints", help="a run's checkpoints: step, loss, eval loss, size, complete, LoRA or full")
-    c.add_argument("run", help="run folder, name or prefix, or a training's output_dir")
+    c.add_argument("run", help=RUN_OR_OUTPUT_HELP)
     c.add_argument("--json", action="store_true", help=JSON_HELP)
     c.add_argument("--runs-dir", dest="runs_dir", default=argparse.SUPPRESS, help=RUNS_DIR_HELP)
     c.set_defaults(func=cmd_checkpoints)
 
     s = sub.add_parser("sample", help="answers from a checkpoint (or two side by side) on prompts")
-    s.add_argument("run", help="run folder, name or prefix, or a training's output_dir")
+    s.add_argument("run", help=RUN_OR_OUTPUT_HELP)
     s.add_argument("--checkpoint", default="latest", metavar="STEP|latest|base",
                    help="which model: a checkpoint's step (24 or checkpoint-24), latest (default), base (the "
                         "model it started from), or an earlier Trainer's of a script, tN:STEP (as `cockpit "
@@ -264,7 +267,7 @@ def add_parsers(sub: Any) -> None:
     s.set_defaults(func=cmd_sample)
 
     m = sub.add_parser("merge", help="a LoRA checkpoint merged into its base, saved as a full model")
-    m.add_argument("run", help="run folder, name or prefix, or a training's output_dir")
+    m.add_argument("run", help=RUN_OR_OUTPUT_HELP)
     m.add_argument("--checkpoint", default="latest", metavar="STEP|latest",
                    help="which LoRA checkpoint: its step (24 or checkpoint-24), latest (default), or an earlier "
                         "Trainer's of a script, tN:STEP (as `cockpit checkpoints` lists them)")

@@ -292,13 +292,23 @@ def no_traceback(proc: subprocess.CompletedProcess) -> None:
 
 
 def make_run_folder(runs: Path, name: str, *, state: str = "finished", records: list[journal.Record] | None = None,
-                    trainer: str = "sft") -> RunFolder:
-    """A run folder as a finished run leaves it: run.yaml, status.json and a journal, written with
-    the real run-folder and journal code."""
-    run = RunFolder(runs / name)
-    run.path.mkdir(parents=True)
+                    trainer: str = "sft", stamped: bool = False, started: float | None = None,
+                    here: bool = True) -> RunFolder:
+    """The suite's one hand-made run folder (no training): run.yaml, status.json and a journal,
+    written with the real run-folder and journal code. By default as a finished run leaves it,
+    named `name`, its journal three SFT steps and the end. `stamped`: named as a launch names it
+    (`name-YYYYMMDD-HHMMSS`, `create_run_folder`); `started`: the status's start time; `here`: the
+    status names this machine as the run's host (a live run's supervisor is then looked for)."""
+    from cockpit.run.folder import create_run_folder
+
+    if stamped:
+        run = create_run_folder(runs, name)
+    else:
+        run = RunFolder(runs / name)
+        run.path.mkdir(parents=True)
     run.run_yaml.write_text(f"trainer: {trainer}\n", encoding="utf-8")
-    run.write_status(Status(state=state, name=name, trainer=trainer, host=os.uname().nodename))
+    run.write_status(Status(state=state, name=run.name, trainer=trainer, started=started,
+                            host=os.uname().nodename if here else ""))
     if records is None:
         records = [journal.run_started(trainer, max_steps=3, versions={"trl": "1.16"}),
                    *(journal.metrics(s, {"loss": 2.0 / s, "learning_rate": 1e-4}) for s in (1, 2, 3)),
@@ -309,6 +319,15 @@ def make_run_folder(runs: Path, name: str, *, state: str = "finished", records: 
     return run
 
 
+def live(run: RunFolder) -> RunFolder:
+    """Live as every reader sees it: running, its status naming a supervisor that is alive (the
+    test's own process, with its start time: a pid alone proves nothing)."""
+    from cockpit.run import owner
+
+    run.update_status(state="running", supervisor_pid=os.getpid(), supervisor_started=owner.start_time(os.getpid()))
+    return run
+
+
 def safetensors_file(path: Path, n_floats: int = 64, *, cut: int = 0) -> None:
     """A real safetensors file (8-byte header length, JSON header, data), cut short by `cut` bytes."""
     header = json.dumps({"w": {"dtype": "F32", "shape": [n_floats], "data_offsets": [0, 4 * n_floats]}}).encode()
@@ -316,13 +335,15 @@ def safetensors_file(path: Path, n_floats: int = 64, *, cut: int = 0) -> None:
     path.write_bytes(data[:len(data) - cut] if cut else data)
 
 
-def checkpoint_folder(output: Path, step: int, *, log_history=None, cut: int = 0) -> Path:
+def checkpoint_folder(output: Path, step: int, *, log_history=None, cut: int = 0, max_steps: int = 10) -> Path:
+    """A checkpoint as a Trainer leaves it: config.json, real weights (cut short by `cut` bytes) and
+    its trainer_state.json (`log_history`: one loss at its step unless given)."""
     ckpt = output / f"checkpoint-{step}"
     ckpt.mkdir(parents=True)
     (ckpt / "config.json").write_text("{}")
     safetensors_file(ckpt / "model.safetensors", cut=cut)
     history = [{"step": step, "loss": 1.0 / step}] if log_history is None else log_history
-    (ckpt / "trainer_state.json").write_text(json.dumps({"global_step": step, "max_steps": 10,
+    (ckpt / "trainer_state.json").write_text(json.dumps({"global_step": step, "max_steps": max_steps,
                                                          "log_history": history}))
     return ckpt
 
@@ -331,6 +352,65 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+@dataclass
+class Served:
+    """A real `cockpit serve` (`serve`): its process, the base URL and token it printed, its port,
+    and what it printed up to then (it goes on printing its access log to `proc.stdout`)."""
+
+    proc: subprocess.Popen
+    base: str
+    token: str
+    port: int
+    out: bytes
+
+
+@contextmanager
+def serve(cwd: Path, *args: str, printed: bytes = rb"http://127\.0\.0\.1:\d+") -> Iterator[Served]:
+    """A real `cockpit serve` on a free port (its runs in `cwd`/runs) in a session of its own, once
+    it listens; at the end its whole process group goes, the server and every TUI it started
+    (SIGTERM, then SIGKILL). `printed`: the pattern of the base URL it prints."""
+    import re
+    import select
+    import signal
+
+    port = free_port()
+    proc = subprocess.Popen(cockpit_cmd("serve", "--port", str(port), "--runs-dir", str(cwd / "runs"), *args),
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                            start_new_session=True, cwd=cwd)
+    assert proc.stdout is not None
+    try:
+        out = b""
+        deadline = time.monotonic() + 120
+        while b"?token=" not in out and time.monotonic() < deadline and proc.poll() is None:
+            ready, _, _ = select.select([proc.stdout], [], [], 0.5)
+            if ready:
+                out += os.read(proc.stdout.fileno(), 4096)
+        found = re.search(rb"(" + printed + rb")/\?token=([A-Za-z0-9_-]+)", out)
+        assert found, out.decode(errors="replace")
+        wait_for(lambda: _listening(port), timeout=60)  # the URL is printed as the server starts
+        yield Served(proc, found.group(1).decode(), found.group(2).decode(), port, out)
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait(timeout=15)
+        except (ProcessLookupError, subprocess.TimeoutExpired):
+            pass
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait()
+        proc.stdout.close()
+
+
+def _listening(port: int) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+    except OSError:
+        return False
+    return True
 
 
 # -- the demo's assets and a disk that fills -----------------------------------------------------
@@ -466,6 +546,40 @@ class _Handle:
             self._real.kill()
             self._shared._real = None
             self._shared._in_flight = False
+
+
+# -- ending what a test started ----------------------------------------------------------------
+
+
+def gone(pid: int | None) -> bool:
+    """Ended: no pid, no such process, or a zombie (the test is its parent; a user's shell reaps it)."""
+    import psutil
+
+    if not pid:
+        return True
+    try:
+        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
+
+
+def kill_and_reap(pid: int | None, started: float | None = None) -> None:
+    """SIGKILL one pid the test started, directly or through a run (given `started`, only while it
+    is still the process that started then), and reap it when it is the test's child."""
+    import signal
+
+    from cockpit.run import owner
+
+    if not pid or (started is not None and not owner.same_process(pid, started)):
+        return
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    try:
+        os.waitpid(pid, 0)
+    except ChildProcessError:
+        pass
 
 
 def wait_for(pred, timeout: float = 240.0, every: float = 0.2):

@@ -15,7 +15,8 @@ from textual.widgets import Button, Input
 
 from cockpit.run import journal
 from cockpit.run.completions_store import CompletionsWriter
-from cockpit.run.folder import RunFolder, Status, create_run_folder
+from cockpit.run.folder import RunFolder, Status
+from helpers import make_run_folder
 
 SIZE = (120, 40)  # the app's terminal in most Pilot tests
 SETUP_SIZE = (140, 45)  # the setup screen's
@@ -36,12 +37,9 @@ async def app_wait(pilot, condition, what: str, limit: float = 20.0) -> None:
 
 def make_run(runs_dir: Path, name: str, records: list[journal.Record], *, state: str = "running",
              trainer: str = "sft") -> RunFolder:
-    run = create_run_folder(runs_dir, name)
-    run.run_yaml.write_text(f"trainer: {trainer}\n", encoding="utf-8")
-    run.write_status(Status(state=state, name=run.name, trainer=trainer, started=time.time()))
-    with journal.JournalWriter(run.events) as jw:
-        jw.write_all(records)
-    return run
+    """The Pilot tests' run: `helpers.make_run_folder` as a launch names it, running, started now."""
+    return make_run_folder(runs_dir, name, records=records, state=state, trainer=trainer, stamped=True,
+                           started=time.time(), here=False)
 
 
 def sft_records(steps: range, *, max_steps: int = 100) -> list[journal.Record]:
@@ -67,6 +65,20 @@ def app_for(tmp_path: Path, mode="home", paths=None, **kw):
     from cockpit.ui.app import make_app
 
     return make_app(mode, paths or [], str(tmp_path / "runs"), **kw)
+
+
+async def runs_listed(app, pilot, n: int):
+    """Home's runs table once it lists `n` runs and has the focus."""
+    from cockpit.ui.widgets.home.runs_table import RunsTable
+
+    table = app.screen.query_one(RunsTable)
+    await app_wait(pilot, lambda: table.row_count == n and app.focused is table, "the runs listed")
+    return table
+
+
+def row_of(table, path) -> int:
+    """The runs table's row of the run at `path`."""
+    return [r.key.value for r in table.ordered_rows].index(str(path))
 
 
 def notifications(app) -> list[str]:

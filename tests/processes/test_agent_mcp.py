@@ -262,12 +262,10 @@ def test_bound_halves_the_biggest_list_and_says_so():
 def test_actions_only_with_the_flag_each_in_the_journal_and_rate_limited(tmp_path):
     """The actions' own path, on a run that reads live: its status names this test's process as its
     supervisor (what a stop-and-save does to the trainer is test_processes' subject)."""
-    from cockpit.run import owner
 
     runs = tmp_path / "runs"
     shutil.copytree(FIXTURES / "findings" / "grpo-wasted-groups", runs / "grpo-wasted-groups")
-    live = helpers.make_run_folder(runs, "live", state="running")
-    live.update_status(supervisor_pid=os.getpid(), supervisor_started=owner.start_time(os.getpid()))
+    live = helpers.live(helpers.make_run_folder(runs, "live", state="running"))
     with _serve(runs, "--allow-actions") as client:
         assert {t.name for t in client.tools()} == READ_TOOLS | ACTION_TOOLS
         err, said = client.call("stop_and_save", run="grpo-wasted-groups")

@@ -17,7 +17,7 @@ import aiohttp
 import psutil
 import pytest
 
-from helpers import cli, cockpit_cmd, free_port, no_traceback, wait_for
+from helpers import cli, cockpit_cmd, no_traceback, serve, wait_for
 
 # -- F2: sample's numbers and prompts ----------------------------------------------------------------
 
@@ -245,47 +245,8 @@ def test_a_merger_whose_parent_is_sigkilled_ends_and_leaves_no_half_written_fold
 @pytest.fixture
 def served_small(tmp_path):
     """A real `cockpit serve --max-sessions 2` in a session of its own; its group goes at the end."""
-    import re
-    import select
-
-    port = free_port()
-    proc = subprocess.Popen(cockpit_cmd("serve", "--port", str(port), "--max-sessions", "2",
-                                        "--runs-dir", str(tmp_path / "runs")),
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                            start_new_session=True, cwd=tmp_path)
-    try:
-        out = b""
-        deadline = time.monotonic() + 120
-        while b"?token=" not in out and time.monotonic() < deadline and proc.poll() is None:
-            ready, _, _ = select.select([proc.stdout], [], [], 0.5)
-            if ready:
-                out += os.read(proc.stdout.fileno(), 4096)
-        found = re.search(rb"(http://127\.0\.0\.1:\d+)/\?token=([A-Za-z0-9_-]+)", out)
-        assert found, out.decode(errors="replace")
-        wait_for(lambda: _listening(port), timeout=60)
-        yield proc, found.group(1).decode(), found.group(2).decode()
-    finally:
-        try:
-            os.killpg(proc.pid, signal.SIGTERM)
-            proc.wait(timeout=15)
-        except (ProcessLookupError, subprocess.TimeoutExpired):
-            pass
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        proc.wait()
-        proc.stdout.close()
-
-
-def _listening(port: int) -> bool:
-    import socket
-
-    try:
-        socket.create_connection(("127.0.0.1", port), timeout=1).close()
-        return True
-    except OSError:
-        return False
+    with serve(tmp_path, "--max-sessions", "2") as served:
+        yield served.proc, served.base, served.token
 
 
 def _tui_children(pid: int) -> list[psutil.Process]:

@@ -15,7 +15,7 @@ import pytest
 from cockpit.run import HELPER_ENV, RUN_DIR_ENV, journal
 from cockpit.run.folder import RunFolder
 from cockpit.run.summaries import effective_state
-from helpers import cli, fake_argv, no_traceback, tmpfs_mount, wait_for
+from helpers import cli, fake_argv, gone, no_traceback, tmpfs_mount, wait_for
 
 pytestmark = pytest.mark.proc
 
@@ -27,13 +27,6 @@ def _start(runs: Path, cwd: Path, *extra: str, steps: int, every: float, alerts:
     done = cli(*args, cwd=cwd, timeout=120)
     assert done.returncode == 0, done.stderr
     return RunFolder(Path(done.stdout.splitlines()[0].strip()))
-
-
-def _gone(pid: int | None) -> bool:
-    try:
-        return not pid or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return True
 
 
 def _training(run: RunFolder) -> bool:
@@ -55,7 +48,7 @@ def _leftovers(run: RunFolder) -> None:
 
     st = run.read_status()
     for pid in (st.supervisor_pid, st.pid):
-        if pid and not _gone(pid):
+        if pid and not gone(pid):
             os.kill(pid, signal.SIGKILL)
     owner.end_processes(owner.marked_processes(run.path), 1.0)
 
@@ -74,7 +67,7 @@ def test_out_of_inodes_the_end_is_written_and_named_as_inodes_not_a_full_disk(tm
                     kept.unlink()
             assert _use_up_inodes(filler) > 0 and os.statvfs(mnt).f_favail == 0
             assert os.statvfs(mnt).f_bavail * os.statvfs(mnt).f_frsize > 40 << 20  # the bytes are there
-            wait_for(lambda: _gone(run.read_status().supervisor_pid) and (
+            wait_for(lambda: gone(run.read_status().supervisor_pid) and (
                 spare == "gone" or not run.read_status().live), timeout=120)
             records, _ = journal.read_all(run.events)
             ended = [r for r in records if r.kind == journal.RUN_ENDED]
@@ -114,7 +107,7 @@ def test_a_dead_trainer_is_never_reported_running_because_of_a_supervisor_helper
         assert trainer_env[RUN_DIR_ENV] == str(run.path) and HELPER_ENV not in trainer_env
         os.kill(st.supervisor_pid, signal.SIGKILL)
         os.kill(st.pid, signal.SIGKILL)
-        wait_for(lambda: _gone(st.supervisor_pid) and _gone(st.pid), timeout=30)
+        wait_for(lambda: gone(st.supervisor_pid) and gone(st.pid), timeout=30)
         assert helper.is_running()  # the helper outlives both, with the run's marker
         state, reason = effective_state(run)
         assert state == "failed" and "still running" not in (reason or ""), (state, reason)
@@ -139,8 +132,8 @@ def test_a_trainer_child_alive_after_its_leader_died_is_named_by_its_own_pid(tmp
         worker = int(pids.read_text().split()[1])  # its dataloader worker, say: same group, same marker
         os.kill(st.supervisor_pid, signal.SIGKILL)
         os.kill(st.pid, signal.SIGKILL)
-        wait_for(lambda: _gone(st.supervisor_pid) and _gone(st.pid), timeout=30)
-        assert not _gone(worker)
+        wait_for(lambda: gone(st.supervisor_pid) and gone(st.pid), timeout=30)
+        assert not gone(worker)
         state, reason = effective_state(run)
         assert state == "running" and f"pid {worker}" in reason and f"pid {st.pid}" not in reason, reason
     finally:

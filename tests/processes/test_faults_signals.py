@@ -25,7 +25,7 @@ from cockpit.launch.script import prepare_script
 from cockpit.run import journal, owner
 from cockpit.run.folder import RunFolder, Status
 from cockpit.run.summaries import effective_state
-from helpers import cockpit_cmd, wait_for
+from helpers import cockpit_cmd, gone, kill_and_reap, wait_for
 
 WAITER = """
 import os, sys, time
@@ -49,27 +49,6 @@ def _cli(*args: str, cwd: Path | None = None, env: dict | None = None) -> subpro
                           stdin=subprocess.DEVNULL, env=env)
 
 
-def _gone(pid: int) -> bool:
-    try:
-        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return True
-
-
-def _kill(pid: int | None, started: float | None = None) -> None:
-    """SIGKILL one pid we started (while it is still the one we started), and reap it if ours."""
-    if not pid or (started is not None and not owner.same_process(pid, started)):
-        return
-    try:
-        os.kill(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-    try:
-        os.waitpid(pid, 0)
-    except ChildProcessError:
-        pass
-
-
 def _cleanup(run: RunFolder, *pids: tuple[int | None, float | None]) -> None:
     try:
         status = run.read_status()
@@ -78,9 +57,9 @@ def _cleanup(run: RunFolder, *pids: tuple[int | None, float | None]) -> None:
         pass
     for pid, started in pids:
         if pid and started is not None:
-            _kill(pid, started)
+            kill_and_reap(pid, started)
     for proc in owner.marked_processes(run.path):
-        _kill(proc.pid, proc.create_time())
+        kill_and_reap(proc.pid, proc.create_time())
 
 
 @pytest.fixture
@@ -187,7 +166,7 @@ def test_resume_never_truncates_a_file_that_supervisor_lock_links_to(tmp_path, r
     run = launch_prepared(prepare_script([sys.executable, "-c", "print('done')"], cwd=tmp_path,
                                          runs_dir=runs_dir, name="linked"))
     wait_for(lambda: not run.read_status().live, timeout=60)
-    wait_for(lambda: _gone(run.read_status().supervisor_pid), timeout=30)
+    wait_for(lambda: gone(run.read_status().supervisor_pid), timeout=30)
     precious = tmp_path / "precious.txt"
     precious.write_text("the user's own file\n")
     lock = run.path / owner.LOCK_FILE
@@ -214,7 +193,7 @@ def test_a_run_never_writes_its_log_journal_or_supervisor_log_through_a_symlink(
     launch_prepared(run)
     try:
         wait_for(lambda: not run.read_status().live, timeout=60)
-        wait_for(lambda: _gone(run.read_status().supervisor_pid), timeout=30)
+        wait_for(lambda: gone(run.read_status().supervisor_pid), timeout=30)
         for name, target in targets.items():
             assert target.read_text() == f"{name} of someone else\n", name
             assert stat.S_ISREG(os.lstat(run.path / name).st_mode), name
@@ -229,7 +208,7 @@ def test_resume_replaces_a_stdout_log_symlink_instead_of_appending_through_it(tm
     run, flag = _waiter(tmp_path, runs_dir)
     flag.touch()
     wait_for(lambda: not run.read_status().live, timeout=60)
-    wait_for(lambda: _gone(run.read_status().supervisor_pid), timeout=30)
+    wait_for(lambda: gone(run.read_status().supervisor_pid), timeout=30)
     # resume of a run whose script never trained is refused, so start the next attempt's supervisor
     # itself, as resume does once its checks pass
     victim = tmp_path / "victim.log"
@@ -272,7 +251,7 @@ def test_tokens_given_with_env_and_notify_targets_are_kept_outside_the_run_folde
                 cwd=tmp_path)
     run = RunFolder(Path(done.stdout.splitlines()[0].strip()))
     try:
-        wait_for(lambda: _gone(run.read_status().supervisor_pid), timeout=30)
+        wait_for(lambda: gone(run.read_status().supervisor_pid), timeout=30)
         assert "token seen: True True visible" in run.stdout_log.read_text()  # the command got them
         for path in run.path.rglob("*"):
             if path.is_file():
@@ -310,7 +289,7 @@ def test_force_stop_ends_a_helper_the_script_started_in_a_session_of_its_own(tmp
         stopped = _cli("stop", run.name, "--force", "--grace", "2", "--runs-dir", str(runs_dir))
         assert stopped.returncode == 0, stopped.stderr
         assert stopped.stdout.strip() == f"{run.name}: killed"  # the supervisor's last word, waited for
-        assert wait_for(lambda: _gone(helper), timeout=30)
+        assert wait_for(lambda: gone(helper), timeout=30)
     finally:
         _cleanup(run, *([(helper, helper_started)] if helper else []))
 
@@ -355,15 +334,15 @@ def test_the_end_of_a_run_ends_its_escaped_helpers_and_a_notify_commands_setsid_
     pids = []
     try:
         status = run.read_status()
-        wait_for(lambda: _gone(status.supervisor_pid), timeout=60)
+        wait_for(lambda: gone(status.supervisor_pid), timeout=60)
         pids = [int(p.read_text().split()[0]) for p in (pid_file, notify_pid)]
         for pid in pids:
-            assert _gone(pid), f"pid {pid} of the run outlived it"
+            assert gone(pid), f"pid {pid} of the run outlived it"
         assert "ended 2 process(es) of the run" in run.supervisor_log.read_text()
     finally:
         for pid in pids:
-            if not _gone(pid) and owner._marked(psutil.Process(pid), run.path):
-                _kill(pid)
+            if not gone(pid) and owner._marked(psutil.Process(pid), run.path):
+                kill_and_reap(pid)
         _cleanup(run)
 
 

@@ -17,13 +17,12 @@ import sys
 import time
 from pathlib import Path
 
-import psutil
 import pytest
 
 from cockpit.run import diagnose, journal, owner
 from cockpit.run.folder import RunFolder
 from cockpit.run.summaries import effective_state
-from helpers import REPO, cockpit_cmd, wait_for
+from helpers import REPO, cockpit_cmd, gone, wait_for
 
 PIPELINE = REPO / "tests" / "fixtures" / "scripts" / "pipeline.py"
 
@@ -32,15 +31,6 @@ def _cli(*args: str, cwd: Path | None = None, env: dict | None = None,
          timeout: float = 120) -> subprocess.CompletedProcess:
     return subprocess.run(cockpit_cmd(*args), capture_output=True, text=True, timeout=timeout, cwd=cwd,
                           stdin=subprocess.DEVNULL, env=env)
-
-
-def _gone(pid: int | None) -> bool:
-    if not pid:
-        return True
-    try:
-        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return True
 
 
 def _cleanup(run: RunFolder) -> None:
@@ -56,7 +46,7 @@ def _cleanup(run: RunFolder) -> None:
     for proc in owner.marked_processes(run.path):
         proc.kill()
     if status is not None:
-        wait_for(lambda: _gone(status.supervisor_pid) and _gone(status.pid), timeout=60)
+        wait_for(lambda: gone(status.supervisor_pid) and gone(status.pid), timeout=60)
 
 
 def _pipeline(tmp_path: Path, runs: Path, *extra: str, env: dict | None = None, wait: bool = False,
@@ -102,7 +92,7 @@ def test_a_script_that_trains_to_the_end_after_its_supervisor_was_killed_reads_f
         status = run.read_status()
         os.kill(status.supervisor_pid, signal.SIGKILL)
         assert effective_state(run)[0] == "running"  # the trainer trains on
-        wait_for(lambda: _gone(status.pid), timeout=300)
+        wait_for(lambda: gone(status.pid), timeout=300)
         state, reason = effective_state(run)
         assert state == "finished", reason
         assert "supervisor process is gone" in reason and "training finished" in reason
@@ -339,7 +329,7 @@ def test_a_run_folder_moved_mid_run_ends_with_one_truth_where_it_is_now(tmp_path
         assert effective_state(moved)[0] == "running"
         flag.touch()
         wait_for(lambda: not moved.read_status().live, timeout=60)
-        wait_for(lambda: _gone(moved.read_status().supervisor_pid), timeout=30)
+        wait_for(lambda: gone(moved.read_status().supervisor_pid), timeout=30)
         status = moved.read_status()
         records, _ = journal.read_all(moved.events)
         ended = [r for r in records if r.kind == journal.RUN_ENDED]
@@ -360,7 +350,7 @@ def test_force_stop_ends_the_processes_of_a_run_folder_moved_mid_run(tmp_path, r
         wait_for(lambda: b"run_moved" in moved.events.read_bytes(), timeout=30)
         stopped = _cli("stop", moved.name, "--force", "--grace", "2", "--runs-dir", str(runs_dir))
         assert stopped.returncode == 0 and stopped.stdout.strip() == f"{moved.name}: killed", stopped
-        assert _gone(trainer.pid)
+        assert gone(trainer.pid)
     finally:
         _cleanup(moved)
 

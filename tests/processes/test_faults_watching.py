@@ -20,7 +20,7 @@ import pytest
 from cockpit.alerts.notify import END_WAIT_S, Notifier, send, send_all
 from cockpit.run import diagnose, journal
 from cockpit.run.folder import RunFolder
-from helpers import PIPELINE, cockpit_cmd, demo_assets, fake_argv, fill_disk, tmpfs_mount, wait_for
+from helpers import PIPELINE, cockpit_cmd, demo_assets, fake_argv, fill_disk, gone, tmpfs_mount, wait_for
 
 SECRET = "SECRET-7f3a9c"
 
@@ -87,14 +87,6 @@ def _payload() -> dict:
     return {"run": "r1", "rule": "loss > 0", "key": "loss", "value": 1.0, "step": 3, "message": "loss is 1.0"}
 
 
-def _gone(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().split(") ", 1)[1].startswith("Z")  # a zombie is gone, only not yet reaped
-    except (FileNotFoundError, ProcessLookupError):
-        return True
-
-
 # -- notifications -----------------------------------------------------------------------------
 
 
@@ -128,7 +120,7 @@ def test_a_notify_command_that_times_out_has_its_whole_process_group_killed(tmp_
     ok, detail = send("command", f"cd {tmp_path} && sh {script} {SECRET}", _payload(), timeout=1.0)
     assert not ok and detail == "timed out after 1s (its process group was killed)"
     pids = [int((tmp_path / name).read_text()) for name in ("sh.pid", "bg.pid")]
-    wait_for(lambda: all(_gone(pid) for pid in pids), timeout=30)  # the background child too
+    wait_for(lambda: all(gone(pid) for pid in pids), timeout=30)  # the background child too
 
 
 def test_the_notifier_runs_jobs_off_the_callers_thread_and_drain_is_bounded():
@@ -212,7 +204,7 @@ def _stop_leftovers(run: RunFolder) -> None:
             except (ProcessLookupError, PermissionError):
                 pass
     if status.supervisor_pid:
-        wait_for(lambda: _gone(status.supervisor_pid), timeout=60)
+        wait_for(lambda: gone(status.supervisor_pid), timeout=60)
 
 
 def _metric_steps(run: RunFolder) -> list[int]:
@@ -232,7 +224,7 @@ def test_notifications_to_a_hanging_webhook_never_hold_up_run_ended(tmp_path, ru
         proc.wait(timeout=600)
         assert run.read_status().state == "finished"
         status = run.read_status()
-        wait_for(lambda: _gone(status.supervisor_pid), timeout=60, every=0.1)  # it leaves, bounded, hang or not
+        wait_for(lambda: gone(status.supervisor_pid), timeout=60, every=0.1)  # it leaves, bounded, hang or not
         gone_at = time.time()
         records, _ = journal.read_all(run.events)
         kinds = [r.kind for r in records]
@@ -332,7 +324,7 @@ def test_a_full_disk_is_named_the_final_state_written_and_resume_works_once_spac
         assert status.reason.startswith("the disk is full (") and f"MB free on {small_tmpfs}" in status.reason
         assert "cockpit resume" in status.fix
         assert status.journal_error.startswith("ENOSPC")  # its own journal writes failed too, and said so
-        wait_for(lambda: _gone(status.supervisor_pid), timeout=60)  # the supervisor ended its own way
+        wait_for(lambda: gone(status.supervisor_pid), timeout=60)  # the supervisor ended its own way
         filler.unlink()  # space freed: resume picks up from checkpoint-2
         resumed = subprocess.run(cockpit_cmd("resume", run.path.name, "--runs-dir", str(runs), "--wait"),
                                  cwd=work, capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL)
@@ -493,7 +485,7 @@ def _end_waiter(run: RunFolder, flag: Path) -> None:
     flag.touch()
     status = run.read_status()
     try:
-        wait_for(lambda: status.supervisor_pid is None or _gone(status.supervisor_pid), timeout=60)
+        wait_for(lambda: status.supervisor_pid is None or gone(status.supervisor_pid), timeout=60)
     finally:
         for pid, started in ((status.pid, status.pid_started), (status.supervisor_pid, status.supervisor_started)):
             if pid is not None and owner.same_process(pid, started):

@@ -21,7 +21,7 @@ from cockpit.launch.plan import launch_prepared, stop
 from cockpit.launch.script import prepare_script
 from cockpit.run import journal, owner
 from cockpit.run.summaries import effective_state
-from helpers import REPO, cockpit_cmd, wait_for
+from helpers import REPO, cockpit_cmd, gone, kill_and_reap, wait_for
 
 pytestmark = pytest.mark.proc  # the resume test trains for real: slow
 PIPELINE = REPO / "tests" / "fixtures" / "scripts" / "pipeline.py"
@@ -40,27 +40,6 @@ def _cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
                           stdin=subprocess.DEVNULL)
 
 
-def _kill(pid: int | None) -> None:
-    """SIGKILL one pid we started (directly or through the run), and reap it when it is our child."""
-    if not pid:
-        return
-    try:
-        os.kill(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-    try:
-        os.waitpid(pid, 0)
-    except ChildProcessError:
-        pass
-
-
-def _gone(pid: int) -> bool:
-    try:
-        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return True
-
-
 @pytest.fixture
 def waiter_run(tmp_path, runs_dir):
     """A live script run whose trainer waits for a flag file, then fails with a ValueError."""
@@ -71,7 +50,7 @@ def waiter_run(tmp_path, runs_dir):
     yield run, flag
     for pid, at in ((status.pid, status.pid_started), (status.supervisor_pid, status.supervisor_started)):
         if owner.same_process(pid, at):  # whatever a failed test left, while it is still ours
-            _kill(pid)
+            kill_and_reap(pid)
 
 
 def test_a_second_supervisor_of_a_live_run_is_refused_with_one_line_and_touches_nothing(waiter_run):
@@ -85,15 +64,15 @@ def test_a_second_supervisor_of_a_live_run_is_refused_with_one_line_and_touches_
     assert run.read_status() == before
     flag.touch()
     assert wait_for(lambda: run.read_status().state == "failed")
-    assert wait_for(lambda: _gone(before.pid) and _gone(before.supervisor_pid), timeout=30)
+    assert wait_for(lambda: gone(before.pid) and gone(before.supervisor_pid), timeout=30)
 
 
 def test_a_killed_supervisor_with_its_trainer_alive_reads_running_and_force_stop_ends_the_trainer(waiter_run,
                                                                                                   runs_dir):
     run, _ = waiter_run
     status = run.read_status()
-    _kill(status.supervisor_pid)
-    assert not _gone(status.pid)  # the trainer trains on without it
+    kill_and_reap(status.supervisor_pid)
+    assert not gone(status.pid)  # the trainer trains on without it
 
     listed = _cli("runs", "--runs-dir", str(runs_dir))
     line = next(li for li in listed.stdout.splitlines() if li.startswith(run.name))
@@ -107,7 +86,7 @@ def test_a_killed_supervisor_with_its_trainer_alive_reads_running_and_force_stop
     stopped = _cli("stop", run.name, "--force", "--grace", "2", "--runs-dir", str(runs_dir))
     assert stopped.returncode == 0, stopped.stderr
     assert stopped.stdout.strip() == f"{run.name}: killed"
-    assert wait_for(lambda: _gone(status.pid), timeout=30)
+    assert wait_for(lambda: gone(status.pid), timeout=30)
     final = run.read_status()
     assert final.state == "killed" and "supervisor was gone" in final.reason
     ended = [r for r in journal.read_all(run.events)[0] if r.kind == journal.RUN_ENDED]
@@ -117,9 +96,9 @@ def test_a_killed_supervisor_with_its_trainer_alive_reads_running_and_force_stop
 def test_a_killed_supervisor_whose_trainer_then_failed_reads_failed_with_the_trainers_error(waiter_run, runs_dir):
     run, flag = waiter_run
     status = run.read_status()
-    _kill(status.supervisor_pid)
+    kill_and_reap(status.supervisor_pid)
     flag.touch()  # the trainer now fails on its own, with nobody to write its end
-    assert wait_for(lambda: _gone(status.pid), timeout=30)
+    assert wait_for(lambda: gone(status.pid), timeout=30)
 
     state, reason = effective_state(run)
     assert state == "failed"
@@ -140,9 +119,9 @@ def test_a_killed_supervisor_whose_trainer_then_failed_reads_failed_with_the_tra
 def test_force_stop_never_signals_an_unrelated_process_that_took_the_recorded_pid(waiter_run, runs_dir):
     run, _ = waiter_run
     status = run.read_status()
-    _kill(status.supervisor_pid)
+    kill_and_reap(status.supervisor_pid)
     os.kill(status.pid, signal.SIGKILL)
-    assert wait_for(lambda: _gone(status.pid), timeout=30)
+    assert wait_for(lambda: gone(status.pid), timeout=30)
 
     # Someone else's process now holds the number status.json recorded for the run's group.
     env = {k: v for k, v in os.environ.items() if not k.startswith("COCKPIT_")}
@@ -184,7 +163,7 @@ def test_two_resumes_at_once_start_one_owner_and_the_winner_continues_from_the_c
                  and (tmp_path / "out" / "checkpoint-2" / "model.safetensors").exists(), timeout=300)
         status = run.read_status()
         started += [status.supervisor_pid, status.pid]
-        _kill(status.supervisor_pid)
+        kill_and_reap(status.supervisor_pid)
         assert _cli("stop", run.name, "--force", "--grace", "3", "--runs-dir", str(runs_dir)).returncode == 0
         assert run.read_status().state == "killed"
 
@@ -209,4 +188,4 @@ def test_two_resumes_at_once_start_one_owner_and_the_winner_continues_from_the_c
         assert wait_for(lambda: run.read_status().state == "killed", timeout=60)
     finally:
         for pid in started:
-            _kill(pid)
+            kill_and_reap(pid)

@@ -6,60 +6,22 @@ from __future__ import annotations
 
 import asyncio
 import os
-import re
 import select
-import signal
 import socket
-import subprocess
 import time
 
 import aiohttp
 import pytest
 
 from cockpit.cli.serve import is_loopback
-from helpers import cockpit_cmd, free_port
+from helpers import serve
 
 
 @pytest.fixture
 def served(tmp_path):
     """A real `cockpit serve` in a session of its own; its whole process group goes at the end."""
-    yield from _serve(tmp_path)
-
-
-def _serve(tmp_path, *args: str, printed: bytes = rb"http://127\.0\.0\.1:\d+"):
-    port = free_port()
-    proc = subprocess.Popen(cockpit_cmd("serve", "--port", str(port), "--runs-dir", str(tmp_path / "runs"), *args),
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                            start_new_session=True, cwd=tmp_path)
-    try:
-        out = b""
-        assert proc.stdout is not None
-        deadline = time.monotonic() + 120
-        while b"?token=" not in out and time.monotonic() < deadline and proc.poll() is None:
-            ready, _, _ = select.select([proc.stdout], [], [], 0.5)
-            if ready:
-                out += os.read(proc.stdout.fileno(), 4096)
-        found = re.search(rb"(" + printed + rb")/\?token=([A-Za-z0-9_-]+)", out)
-        assert found, out.decode(errors="replace")
-        while time.monotonic() < deadline:  # the URL is printed as the server starts: wait for it to listen
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                time.sleep(0.2)
-        yield found.group(1).decode(), found.group(2).decode()
-    finally:
-        try:
-            os.killpg(proc.pid, signal.SIGTERM)
-            proc.wait(timeout=15)
-        except (ProcessLookupError, subprocess.TimeoutExpired):
-            pass
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)  # the server and every TUI process it started
-        except ProcessLookupError:
-            pass
-        proc.wait()
-        proc.stdout.close()  # type: ignore[union-attr]  # PIPE: never None
+    with serve(tmp_path) as server:
+        yield server.base, server.token
 
 
 async def _ws_status(url: str, **headers: str) -> int:
@@ -139,9 +101,8 @@ def test_served_on_every_interface_the_page_sends_a_remote_browser_to_the_addres
     """`--host 0.0.0.0`: the page's websocket URL said `ws://0.0.0.0:…`, which a browser elsewhere
     cannot reach. It is the host the browser asked for (its Host header); the printed URL names this
     machine. (Only loopback is connected to here; the Host header stands for the remote name.)"""
-    served = _serve(tmp_path, "--host", "0.0.0.0", printed=rb"http://[^/\s]+:\d+")
-    printed, token = next(served)
-    try:
+    with serve(tmp_path, "--host", "0.0.0.0", printed=rb"http://[^/\s]+:\d+") as server:
+        printed, token = server.base, server.token
         port = int(printed.rsplit(":", 1)[1])
         assert "0.0.0.0" not in printed and printed == f"http://{socket.getfqdn()}:{port}"
         remote = f"cockpit-box.example:{port}"
@@ -158,27 +119,14 @@ def test_served_on_every_interface_the_page_sends_a_remote_browser_to_the_addres
         status, page, opened = asyncio.run(check())
         assert status == 200 and f"ws://{remote}/ws" in page and "0.0.0.0" not in page, page[:2000]
         assert opened == 101
-    finally:
-        served.close()
 
 
 def test_the_access_log_never_prints_the_token(tmp_path):
     """The real server's log: every request line is there, the token in none of them, whether it
     came in the query (the first visit), a wrong one beside it, or a cookie."""
-    port = free_port()
-    proc = subprocess.Popen(cockpit_cmd("serve", "--port", str(port), "--runs-dir", str(tmp_path / "runs")),
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                            start_new_session=True, cwd=tmp_path)
-    out = b""
-    try:
-        deadline = time.monotonic() + 120
-        while b"?token=" not in out and time.monotonic() < deadline and proc.poll() is None:
-            ready, _, _ = select.select([proc.stdout], [], [], 0.5)
-            if ready:
-                out += os.read(proc.stdout.fileno(), 4096)
-        found = re.search(rb"(http://127\.0\.0\.1:\d+)/\?token=([A-Za-z0-9_-]+)", out)
-        assert found, out.decode(errors="replace")
-        base, token = found.group(1).decode(), found.group(2).decode()
+    with serve(tmp_path) as server:
+        proc, base, token, out = server.proc, server.base, server.token, server.out
+        assert proc.stdout is not None
         printed = len(out)
 
         async def visit() -> list[int]:
@@ -190,12 +138,6 @@ def test_the_access_log_never_prints_the_token(tmp_path):
                         got.append(resp.status)
                 return got
 
-        for _ in range(60):  # the URL is printed as the server starts: wait for it to listen
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                time.sleep(0.2)
         statuses = asyncio.run(visit())
         assert statuses[0] in (200, 302, 303) and statuses[2] == 403, statuses
         deadline = time.monotonic() + 10
@@ -207,7 +149,3 @@ def test_the_access_log_never_prints_the_token(tmp_path):
         assert log.count("GET /") >= 4, log  # the access log is there ...
         assert token not in log and "wrong-one" not in log, log  # ... without a token in it
         assert "token=<hidden>" in log
-    finally:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-        proc.stdout.close()

@@ -17,6 +17,7 @@ from cockpit.errors import CockpitError
 from cockpit.launch import plan
 from cockpit.run import journal, owner
 from cockpit.run.folder import Status, create_run_folder
+from helpers import gone
 
 _SLEEPER = ("import signal, sys, time\n"
             "from cockpit.run import owner\n"
@@ -38,19 +39,11 @@ def _script_run(tmp_path, mode: str):
     return run, proc
 
 
-def _gone(pid: int) -> bool:
-    """Ended: no such process, or a zombie (this test is its parent; a user's shell reaps it)."""
-    try:
-        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return True
-
-
 def test_force_stop_of_a_script_that_owns_itself_terms_it_and_writes_its_end(tmp_path):
     run, proc = _script_run(tmp_path, "plain")
     t0 = time.monotonic()
     status = plan.stop(run, save=False, grace_s=30.0)
-    assert _gone(proc.pid) and time.monotonic() - t0 < 30.0  # SIGTERM was enough
+    assert gone(proc.pid) and time.monotonic() - t0 < 30.0  # SIGTERM was enough
     assert status.state == "killed" and "stop --force" in (status.reason or "")
     assert [r.kind for r in journal.read_all(run.events)[0]][-1] == journal.RUN_ENDED
 
@@ -59,7 +52,7 @@ def test_a_script_deaf_to_sigterm_is_killed_after_the_grace(tmp_path):
     run, proc = _script_run(tmp_path, "deaf")
     t0 = time.monotonic()
     status = plan.stop(run, save=False, grace_s=1.0)
-    assert _gone(proc.pid) and time.monotonic() - t0 >= 1.0  # SIGKILL, after the grace
+    assert gone(proc.pid) and time.monotonic() - t0 >= 1.0  # SIGKILL, after the grace
     assert status.state == "killed"
 
 

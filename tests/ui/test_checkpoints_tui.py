@@ -12,7 +12,7 @@ from cockpit.config.presets import apply_overrides, load_preset
 from cockpit.launch.plan import launch, stop
 from cockpit.run import journal
 from cockpit.run.folder import complete_checkpoint, list_checkpoints
-from helpers import NO_SFT_CHECK
+from helpers import NO_SFT_CHECK, live
 from helpers import wait_for as wait_until
 from helpers.ui import app_for, app_wait, notifications
 
@@ -105,18 +105,48 @@ async def test_two_checkpoints_answer_the_same_prompts_side_by_side_while_the_ru
 def _output_dir_with_checkpoints(root, steps=(10, 20, 30)):
     """An output dir as a Trainer leaves it (trainer_state.json, weights, config per checkpoint);
     the listing reads files only, so the weights need not load."""
-    import json
+    from helpers import checkpoint_folder
 
     out = root / "out"
     history = [{"step": s, "loss": 3.0 - s / 10} for s in range(1, max(steps) + 1)]
     for step in steps:
-        ckpt = out / f"checkpoint-{step}"
-        ckpt.mkdir(parents=True)
-        (ckpt / "config.json").write_text("{}")
-        (ckpt / "model.safetensors").write_bytes(b"\x02" + b"\0" * 7 + b"{}")  # a real (empty) safetensors file
-        (ckpt / "trainer_state.json").write_text(json.dumps(
-            {"global_step": step, "max_steps": 30, "log_history": [h for h in history if h["step"] <= step]}))
+        checkpoint_folder(out, step, log_history=[h for h in history if h["step"] <= step], max_steps=30)
     return out
+
+
+def _stand_in(tmp_path, script: str):
+    """A sampler process without a model (the model is not what these tests are about): `script`
+    run by this Python, as the executable `fake-python`."""
+    import stat
+    import sys
+
+    fake = tmp_path / "fake-python"
+    fake.write_text(f"#!{sys.executable}\n{script}", encoding="utf-8")
+    fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
+    return fake
+
+
+def _settings_sampler(tmp_path, monkeypatch):
+    """SETTINGS_SAMPLER as the tab's sampler; the requests it got are in `.requests` next to it."""
+    from cockpit.launch import sampler as smp
+
+    fake = _stand_in(tmp_path, SETTINGS_SAMPLER)
+    monkeypatch.setattr(smp, "sampler_python", lambda _found, _given=None: str(fake))
+    return fake
+
+
+async def _checkpoints_tab(app, pilot, *, listed: int | None = None):
+    """A replay's Checkpoints tab, opened with its key; given `listed`, once it lists that many rows."""
+    from textual.widgets import DataTable
+
+    from cockpit.ui.widgets.run.checkpoints import CheckpointsPane
+
+    await app_wait(pilot, lambda: app.screen.query(CheckpointsPane), "the replay", limit=60)
+    await pilot.press("8")
+    pane = app.screen.query_one(CheckpointsPane)
+    if listed is not None:
+        await app_wait(pilot, lambda: pane.query_one(DataTable).row_count == listed, "the checkpoints listed")
+    return pane
 
 
 async def test_the_prompt_box_takes_keys_as_text_and_two_picks_at_most(tmp_path):
@@ -184,8 +214,8 @@ def _run_sampled_by(tmp_path, python_text: str, mode: int):
     return run
 
 
-async def _generate(app, pilot):
-    """Open the Checkpoints tab, write a prompt, press r on the checkpoint; the pane once it is idle."""
+async def _ask(app, pilot):
+    """Open the Checkpoints tab, write a prompt, press r on the checkpoint; the pane."""
     from textual.widgets import DataTable, TextArea
 
     from cockpit.ui.widgets.run.checkpoints import CheckpointsPane
@@ -200,6 +230,12 @@ async def _generate(app, pilot):
     pane.query_one(TextArea).text = "hello"
     table.focus()
     await pilot.press("r")
+    return pane
+
+
+async def _generate(app, pilot):
+    """`_ask`, then the pane once it is idle."""
+    pane = await _ask(app, pilot)
     await app_wait(pilot, lambda: pane.sampler is not None or not pane.busy, "the sampler asked")
     await app_wait(pilot, lambda: not pane.busy, "the request ended", limit=60)
     return pane
@@ -260,28 +296,15 @@ async def test_the_chat_shows_its_sampling_settings_takes_new_ones_and_sends_the
     not shown. They are boxes under the answers; bad values are named at once and nothing is sent;
     the sampler gets what the boxes say."""
     import json
-    import stat
-    import sys
 
     from textual.widgets import DataTable, Input, Label
 
-    from cockpit.launch import sampler as smp
-    from cockpit.ui.widgets.run.checkpoints import CheckpointsPane
-
-    fake = tmp_path / "fake-python"
-    fake.write_text(f"#!{sys.executable}\n{SETTINGS_SAMPLER}", encoding="utf-8")
-    fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
-    monkeypatch.setattr(smp, "sampler_python", lambda _found, _given=None: str(fake))
-    requests = fake.with_suffix(".requests")
-
+    requests = _settings_sampler(tmp_path, monkeypatch).with_suffix(".requests")
     out = _output_dir_with_checkpoints(tmp_path)
     app = app_for(tmp_path, mode="replay", paths=[str(out)])
     async with app.run_test(size=(100, 30)) as pilot:
-        await app_wait(pilot, lambda: app.screen.query(CheckpointsPane), "the replay", limit=60)
-        await pilot.press("8")
-        pane = app.screen.query_one(CheckpointsPane)
+        pane = await _checkpoints_tab(app, pilot, listed=3)
         table = pane.query_one(DataTable)
-        await app_wait(pilot, lambda: table.row_count == 3, "the checkpoints listed")
         boxes = {name: pane.query_one(f"#ckpt-{name}", Input) for name in ("temperature", "max-new-tokens", "seed")}
         await app_wait(pilot, lambda: boxes["max-new-tokens"].value == "64", "run.yaml's length (the default)")
         assert [b.value for b in boxes.values()] == ["0", "64", "0"]
@@ -325,26 +348,15 @@ async def test_the_chat_shows_its_sampling_settings_takes_new_ones_and_sends_the
 
 async def test_escape_out_of_a_chat_and_c_again_goes_on_with_the_earlier_turns(tmp_path, monkeypatch):
     import json
-    import stat
-    import sys
 
     from textual.widgets import DataTable, Input
 
-    from cockpit.launch import sampler as smp
-    from cockpit.ui.widgets.run.checkpoints import CheckpointsPane
-
-    fake = tmp_path / "fake-python"
-    fake.write_text(f"#!{sys.executable}\n{SETTINGS_SAMPLER}", encoding="utf-8")
-    fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
-    monkeypatch.setattr(smp, "sampler_python", lambda _found, _given=None: str(fake))
+    fake = _settings_sampler(tmp_path, monkeypatch)
     out = _output_dir_with_checkpoints(tmp_path)
     app = app_for(tmp_path, mode="replay", paths=[str(out)])
     async with app.run_test(size=(100, 30)) as pilot:
-        await app_wait(pilot, lambda: app.screen.query(CheckpointsPane), "the replay", limit=60)
-        await pilot.press("8")
-        pane = app.screen.query_one(CheckpointsPane)
+        pane = await _checkpoints_tab(app, pilot, listed=3)
         table = pane.query_one(DataTable)
-        await app_wait(pilot, lambda: table.row_count == 3, "the checkpoints listed")
         table.focus()
         table.move_cursor(row=2)
         await pilot.press("c", *"hello", "enter")
@@ -375,23 +387,10 @@ exec cat > /dev/null
 
 @pytest.mark.proc  # the sampler's stand-in is a real process, on real pipes
 async def test_while_the_model_loads_the_answer_pane_says_so_not_an_empty_answer(tmp_path):
-    from textual.widgets import DataTable, TextArea
-
-    from cockpit.ui.widgets.run.checkpoints import CheckpointsPane
-
     run = _run_sampled_by(tmp_path, LOADING_SAMPLER, 0o755)
     app = app_for(tmp_path, mode="live", paths=[str(run.path)])
     async with app.run_test(size=(120, 40)) as pilot:
-        await app_wait(pilot, lambda: app.screen.query("#checkpoints-pane"), "the run view", limit=60)
-        await pilot.press("8")
-        await app_wait(pilot, lambda: app.screen.query(CheckpointsPane), "the Checkpoints tab")
-        pane = app.screen.query_one(CheckpointsPane)
-        table = pane.query_one(DataTable)
-        await app_wait(pilot, lambda: table.row_count == 1 and str(table.get_row_at(0)[1]) == "checkpoint-2",
-                       "the checkpoint listed")
-        pane.query_one(TextArea).text = "hello"
-        table.focus()
-        await pilot.press("r")
+        pane = await _ask(app, pilot)
         answer = pane.query_one("#ckpt-answer-a")
         await app_wait(pilot, lambda: "loading checkpoint-2" in _status(pane), "the sampler loading")
         await pilot.pause()
@@ -406,7 +405,6 @@ async def test_the_checkpoint_list_spins_while_it_is_read(tmp_path, monkeypatch)
     from textual.widgets import DataTable
 
     from cockpit.metrics import checkpoints
-    from cockpit.ui.widgets.run.checkpoints import CheckpointsPane
     from cockpit.ui.widgets.waiting import Waiting
 
     real, slow_disk = checkpoints.list_run_checkpoints, threading.Event()
@@ -419,9 +417,7 @@ async def test_the_checkpoint_list_spins_while_it_is_read(tmp_path, monkeypatch)
     out = _output_dir_with_checkpoints(tmp_path)
     app = app_for(tmp_path, mode="replay", paths=[str(out)])
     async with app.run_test(size=(100, 30)) as pilot:
-        await app_wait(pilot, lambda: app.screen.query(CheckpointsPane), "the replay", limit=60)
-        await pilot.press("8")
-        pane = app.screen.query_one(CheckpointsPane)
+        pane = await _checkpoints_tab(app, pilot)
         status = pane.query_one("#ckpt-status", Waiting)
         await app_wait(pilot, lambda: status.waiting, "a spinner")
         assert "reading the checkpoints" in str(status.render())
@@ -447,14 +443,9 @@ print(json.dumps({"event": "done", "id": req.get("id")}), flush=True)
 
 @pytest.mark.proc  # the real CLI, and the sampler's stand-in a real process
 def test_cockpit_sample_says_on_stderr_what_it_waits_for_while_the_model_loads(tmp_path):
-    import stat
-    import sys
-
     from helpers import cli
 
-    fake = tmp_path / "fake-python"
-    fake.write_text(f"#!{sys.executable}\n{LOADING_THEN_ANSWERING}", encoding="utf-8")
-    fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
+    fake = _stand_in(tmp_path, LOADING_THEN_ANSWERING)
     out = _output_dir_with_checkpoints(tmp_path)
     done = cli("sample", str(out), "--prompt", "2+2=", "--python", str(fake), "--no-keep")
     assert done.returncode == 0, done.stderr
@@ -470,7 +461,6 @@ async def test_a_lora_checkpoint_says_lora_first_whatever_the_length_of_its_base
 
     from textual.widgets import DataTable
 
-    from cockpit.ui.widgets.run.checkpoints import CheckpointsPane
 
     out = _output_dir_with_checkpoints(tmp_path, steps=(10,))
     ckpt = out / "checkpoint-10"
@@ -479,9 +469,7 @@ async def test_a_lora_checkpoint_says_lora_first_whatever_the_length_of_its_base
     (ckpt / "adapter_config.json").write_text(json.dumps({"base_model_name_or_path": base}))
     app = app_for(tmp_path, mode="replay", paths=[str(out)])
     async with app.run_test(size=(100, 30)) as pilot:
-        await app_wait(pilot, lambda: app.screen.query(CheckpointsPane), "the replay", limit=60)
-        await pilot.press("8")
-        table = app.screen.query_one(CheckpointsPane).query_one(DataTable)
+        table = (await _checkpoints_tab(app, pilot)).query_one(DataTable)
         await app_wait(pilot, lambda: any(str(table.get_row_at(i)[1]) == "checkpoint-10"
                                           for i in range(table.row_count)), "listed")
         row = next(i for i in range(table.row_count) if str(table.get_row_at(i)[1]) == "checkpoint-10")
@@ -490,18 +478,16 @@ async def test_a_lora_checkpoint_says_lora_first_whatever_the_length_of_its_base
 
 
 async def test_the_prompt_box_takes_the_runs_own_prompts_once_a_live_run_logs_them(tmp_path):
-    import os
 
     from textual.widgets import DataTable, TextArea
 
-    from cockpit.run import owner
     from cockpit.run.completions_store import CompletionsWriter
     from cockpit.ui.widgets.run.checkpoints import CheckpointsPane
     from cockpit.ui.widgets.run.checkpoints.listing import split_prompts
     from helpers.ui import fake_checkpoint, grpo_rows, make_run
 
     run = make_run(tmp_path / "runs", "young", [journal.run_started("grpo", max_steps=100)], trainer="grpo")
-    run.update_status(state="running", supervisor_pid=os.getpid(), supervisor_started=owner.start_time(os.getpid()))
+    live(run)
     fake_checkpoint(run.output, 2)
     app = app_for(tmp_path, mode="live", paths=[str(run.path)])
     async with app.run_test(size=(120, 40)) as pilot:
@@ -521,25 +507,13 @@ async def test_the_prompt_box_takes_the_runs_own_prompts_once_a_live_run_logs_th
 
 
 async def test_from_the_prompt_box_r_is_a_letter_and_ctrl_r_runs_the_prompts(tmp_path, monkeypatch):
-    import stat
-    import sys
+    from textual.widgets import TextArea
 
-    from textual.widgets import DataTable, TextArea
-
-    from cockpit.launch import sampler as smp
-    from cockpit.ui.widgets.run.checkpoints import CheckpointsPane
-
-    fake = tmp_path / "fake-python"
-    fake.write_text(f"#!{sys.executable}\n{SETTINGS_SAMPLER}", encoding="utf-8")
-    fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
-    monkeypatch.setattr(smp, "sampler_python", lambda _found, _given=None: str(fake))
+    _settings_sampler(tmp_path, monkeypatch)
     out = _output_dir_with_checkpoints(tmp_path)
     app = app_for(tmp_path, mode="replay", paths=[str(out)])
     async with app.run_test(size=(100, 30)) as pilot:
-        await app_wait(pilot, lambda: app.screen.query(CheckpointsPane), "the replay", limit=60)
-        await pilot.press("8")
-        pane = app.screen.query_one(CheckpointsPane)
-        await app_wait(pilot, lambda: pane.query_one(DataTable).row_count == 3, "the checkpoints listed")
+        pane = await _checkpoints_tab(app, pilot, listed=3)
         box = pane.query_one("#ckpt-prompts", TextArea)
         assert "ctrl+r" in str(box.border_subtitle)
         box.focus()

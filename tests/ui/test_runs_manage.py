@@ -11,11 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from cockpit.run import owner
 from cockpit.run.folder import RunFolder
 from cockpit.run.section import output_dir
-from helpers import checkpoint_folder, cli, make_run_folder, no_traceback
-from helpers.ui import app_for, app_wait, make_run, notifications, sft_records
+from helpers import checkpoint_folder, cli, live, make_run_folder, no_traceback
+from helpers.ui import app_for, app_wait, make_run, notifications, row_of, runs_listed, sft_records
 
 
 def finished_run(runs: Path, name: str, *, older: bool = False) -> RunFolder:
@@ -29,12 +28,6 @@ def finished_run(runs: Path, name: str, *, older: bool = False) -> RunFolder:
     run.command_txt.write_text(f"# what cockpit runs:\npython -m cockpit.runner {run.path.resolve()}\n"
                                f"trl sft --config {run.path.resolve()}/trl.yaml\n", encoding="utf-8")
     checkpoint_folder(run.output, 3)
-    return run
-
-
-def live(run: RunFolder) -> RunFolder:
-    """Live as every reader sees it: its status names a supervisor that is alive (this process)."""
-    run.update_status(state="running", supervisor_pid=os.getpid(), supervisor_started=owner.start_time(os.getpid()))
     return run
 
 
@@ -151,7 +144,6 @@ def test_a_folder_moved_by_hand_keeps_its_checkpoints(runs_dir, tmp_path, older)
 async def test_home_renames_a_run_keeps_the_cursor_on_it_archives_the_marked_ones_and_brings_one_back(tmp_path):
     from cockpit.ui.screens.confirm import ConfirmScreen
     from cockpit.ui.screens.name_prompt import NamePrompt
-    from cockpit.ui.widgets.home.runs_table import RunsTable
 
     runs = tmp_path / "runs"
     busy = live(make_run(runs, "busy", sft_records(range(1, 5)), state="running"))
@@ -159,17 +151,13 @@ async def test_home_renames_a_run_keeps_the_cursor_on_it_archives_the_marked_one
     second = make_run(runs, "second", sft_records(range(1, 11)), state="stopped")
     app = app_for(tmp_path)
     async with app.run_test(size=(160, 48)) as pilot:
-        table = app.screen.query_one(RunsTable)
-        await app_wait(pilot, lambda: table.row_count == 3 and app.focused is table, "the runs listed")
+        table = await runs_listed(app, pilot, 3)
 
-        def row_of(path) -> int:
-            return [r.key.value for r in table.ordered_rows].index(str(path))
-
-        table.move_cursor(row=row_of(busy.path))
+        table.move_cursor(row=row_of(table, busy.path))
         await pilot.press("R")
         await app_wait(pilot, lambda: any("stop it first, then rename" in n for n in notifications(app)), "refused")
         assert not isinstance(app.screen, NamePrompt)
-        table.move_cursor(row=row_of(first.path))
+        table.move_cursor(row=row_of(table, first.path))
         await pilot.press("R")
         await app_wait(pilot, lambda: isinstance(app.screen, NamePrompt), "the name asked")
         prompt = app.screen
@@ -184,7 +172,7 @@ async def test_home_renames_a_run_keeps_the_cursor_on_it_archives_the_marked_one
         assert not first.path.exists()
         # A: the marked runs archived, after a yes; the list no longer shows them.
         for path in (renamed, second.path):
-            table.move_cursor(row=row_of(path))
+            table.move_cursor(row=row_of(table, path))
             await pilot.press("space")
         await pilot.press("A")
         await app_wait(pilot, lambda: isinstance(app.screen, ConfirmScreen), "asked first")
@@ -198,7 +186,7 @@ async def test_home_renames_a_run_keeps_the_cursor_on_it_archives_the_marked_one
         await app_wait(pilot, lambda: table.row_count == 2 and "Archived runs" in str(title.render()),
                        "the archived runs listed")
         back = str(runs / ".archive" / "best-run")
-        table.move_cursor(row=row_of(back))
+        table.move_cursor(row=row_of(table, back))
         await pilot.press("A")  # archiving has no meaning here
         await pilot.pause(0.2)
         assert not isinstance(app.screen, ConfirmScreen)
@@ -222,14 +210,10 @@ async def test_compare_clears_the_marks_and_archive_then_takes_the_highlighted_r
     c = make_run(runs, "c", sft_records(range(1, 6)), state="finished")
     app = app_for(tmp_path)
     async with app.run_test(size=(160, 48)) as pilot:
-        table = app.screen.query_one(RunsTable)
-        await app_wait(pilot, lambda: table.row_count == 3 and app.focused is table, "the runs listed")
-
-        def row_of(path) -> int:
-            return [r.key.value for r in table.ordered_rows].index(str(path))
+        table = await runs_listed(app, pilot, 3)
 
         for run in (a, b):
-            table.move_cursor(row=row_of(run.path))
+            table.move_cursor(row=row_of(table, run.path))
             await pilot.press("space")
         await pilot.press("c")
         await app_wait(pilot, lambda: isinstance(app.screen, ReplayScreen), "the compare")
@@ -238,7 +222,7 @@ async def test_compare_clears_the_marks_and_archive_then_takes_the_highlighted_r
         table = app.screen.query_one(RunsTable)
         assert table.marked == []
         assert not any(str(table.get_row_at(i)[0]).startswith("✓") for i in range(table.row_count))
-        table.move_cursor(row=row_of(c.path))
+        table.move_cursor(row=row_of(table, c.path))
         await pilot.press("A")
         await app_wait(pilot, lambda: isinstance(app.screen, ConfirmScreen), "asked first")
         await pilot.press("y")

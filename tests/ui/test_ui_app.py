@@ -7,13 +7,12 @@ so no training is needed.
 from __future__ import annotations
 
 import math
-import os
 import time
 
 import pytest
 
-from cockpit.run import journal, owner
-from helpers import FIXTURES
+from cockpit.run import journal
+from helpers import FIXTURES, live
 from helpers.ui import SIZE, app_for, app_wait, make_run, notifications, sft_records
 
 pytestmark = pytest.mark.anyio
@@ -342,8 +341,7 @@ async def test_quitting_while_a_watched_run_trains_says_it_trains_on_and_how_to_
     from cockpit.ui.app import trains_on
 
     monkeypatch.setenv("COCKPIT_RUNS_DIR", str(tmp_path / "runs"))
-    run = make_run(tmp_path / "runs", "busy", sft_records(range(1, 5)), state="running")
-    run.update_status(supervisor_pid=os.getpid(), supervisor_started=owner.start_time(os.getpid()))
+    run = live(make_run(tmp_path / "runs", "busy", sft_records(range(1, 5)), state="running"))
     done = make_run(tmp_path / "runs", "done", [*sft_records(range(1, 5)), journal.run_ended("finished")],
                     state="finished")
     app = app_for(tmp_path, "live", [str(run.path)])

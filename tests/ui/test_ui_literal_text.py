@@ -19,8 +19,9 @@ from hypothesis import strategies as st
 from rich.text import Text
 
 from cockpit.run import journal
-from cockpit.run.folder import RunFolder, Status
+from cockpit.run.folder import RunFolder
 from cockpit.ui.text import fold, printable
+from helpers import make_run_folder
 from helpers.ui import app_for, app_wait, notifications
 
 pytestmark = pytest.mark.anyio
@@ -56,10 +57,6 @@ def folder_name(text: str) -> str:
 def write_run(runs: Path, name: str, prompt: str, completion: str, key: str,
               warning: str) -> RunFolder:
     """A run folder written by hand: every piece of run text the screens show holds our strings."""
-    run = RunFolder(runs / folder_name(name))
-    run.path.mkdir(parents=True)
-    run.run_yaml.write_text("trainer: grpo\n", encoding="utf-8")
-    run.write_status(Status(state="running", name=run.name, trainer="grpo", started=time.time()))
     records = [journal.run_started("grpo", max_steps=10), journal.phase("training")]
     for s in (1, 2):
         records.append(journal.metrics(s, {"loss": 1.0 / s, key: 0.5}))
@@ -69,8 +66,8 @@ def write_run(runs: Path, name: str, prompt: str, completion: str, key: str,
         ], source="trainer_logs"))
     records.append(journal.system({"cpu_percent": 10.0, key: 1.0}))
     records.append(journal.warning(warning, fix=completion, step=2))
-    with journal.JournalWriter(run.events) as jw:
-        jw.write_all(records)
+    run = make_run_folder(runs, folder_name(name), state="running", records=records, trainer="grpo",
+                          started=time.time(), here=False)
     run.stdout_log.write_text(f"{prompt}\n{completion}\r{warning}\n{END_OF_OUTPUT}\n", encoding="utf-8")
     return run
 

@@ -358,35 +358,25 @@ async def test_help_lists_every_tabs_keys_in_a_dialog_sized_to_its_content(tmp_p
 async def test_runs_list_marks_runs_to_compare_and_deletes_a_finished_run_after_a_yes(tmp_path):
     from cockpit.ui.screens.confirm import ConfirmScreen
     from cockpit.ui.screens.replay import ReplayScreen
-    from cockpit.ui.widgets.home.runs_table import RunsTable
-    from helpers.ui import make_run, sft_records
+    from helpers import live as as_live
+    from helpers.ui import make_run, row_of, runs_listed, sft_records
 
     runs = tmp_path / "runs"
-    live = make_run(runs, "alive", sft_records(range(1, 5)), state="running")
-    import os
-
-    from cockpit.run import owner
-
-    # Live as the list sees it: its status names a supervisor that is alive (this test's process).
-    live.update_status(supervisor_pid=os.getpid(), supervisor_started=owner.start_time(os.getpid()))
+    live = as_live(make_run(runs, "alive", sft_records(range(1, 5)), state="running"))
     done = make_run(runs, "done", sft_records(range(1, 11)), state="finished")
     old = make_run(runs, "old", sft_records(range(1, 11)), state="stopped")
     app = app_for(tmp_path)
     async with app.run_test(size=(160, 48)) as pilot:
-        table = app.screen.query_one(RunsTable)
-        await app_wait(pilot, lambda: table.row_count == 3 and app.focused is table, "the runs listed")
-
-        def row_of(run) -> int:
-            return [r.key.value for r in table.ordered_rows].index(str(run.path))
+        table = await runs_listed(app, pilot, 3)
 
         live_state = next(r for r in table.summaries if r.path == str(live.path))
         # Delete: refused for a live run, asked for a finished one.
-        table.move_cursor(row=row_of(live))
+        table.move_cursor(row=row_of(table, live.path))
         await pilot.press("D")
         assert live_state.live, live_state
         await app_wait(pilot, lambda: any("stop it first" in n for n in notifications(app)), "refused")
         assert live.path.is_dir() and not isinstance(app.screen, ConfirmScreen)
-        table.move_cursor(row=row_of(old))
+        table.move_cursor(row=row_of(table, old.path))
         await pilot.press("D")
         await app_wait(pilot, lambda: isinstance(app.screen, ConfirmScreen), "asked first")
         await pilot.press("n")
@@ -398,10 +388,10 @@ async def test_runs_list_marks_runs_to_compare_and_deletes_a_finished_run_after_
         await app_wait(pilot, lambda: not old.path.exists() and table.row_count == 2, "deleted and gone from the list")
         # Mark two runs with space; c overlays them.
         for run in (done, live):
-            table.move_cursor(row=row_of(run))
+            table.move_cursor(row=row_of(table, run.path))
             await pilot.press("space")
         await app_wait(pilot, lambda: len(table.marked) == 2, "two marked")
-        assert "✓" in str(table.get_row_at(row_of(done))[0])
+        assert "✓" in str(table.get_row_at(row_of(table, done.path))[0])
         await pilot.press("c")
         await app_wait(pilot, lambda: isinstance(app.screen, ReplayScreen), "the overlay", limit=30)
         await app_wait(pilot, lambda: len(app.screen.sources) == 2, "both runs in it", limit=30)
