@@ -135,24 +135,14 @@ class Actions:
 
         timer = threading.Timer(SAMPLE_TIMEOUT_S, end)
         timer.start()
-        answers: dict[int, dict[str, str]] = {}
-        notes: list[str] = []
-        failed = None
         try:
-            for ev in sampler.ask(request):
-                if isinstance(ev, smp.Note):
-                    notes.append(ev.text)
-                elif isinstance(ev, smp.Failed):
-                    failed = ev.message
-                elif isinstance(ev, smp.Answer):
-                    answers.setdefault(ev.index, {})[ev.slot] = ev.text
-                    if session is not None:
-                        kept.append(session, request.kept_row(ev, mode="compare"))
+            got = smp.collect(sampler, request, session=session)
         finally:
             timer.cancel()
             sampler.close()
-        if failed:
-            raise CockpitError(text(failed, 1000))
+        answers, notes = got.answers, got.notes
+        if got.failed:
+            raise CockpitError(text(got.failed, 1000))
         if ended:
             notes.append(f"the sampler was ended after {SAMPLE_TIMEOUT_S:.0f} s")
         if found.run is not None:

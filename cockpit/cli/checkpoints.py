@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import signal
 import subprocess
@@ -106,11 +107,24 @@ def cmd_sample(args: argparse.Namespace) -> int:
     # so the answers alone are on stdout.
     print(f"cockpit: starting the sampler ({one_line(python)}: {why})…", file=sys.stderr, flush=True)
     sampler = smp.Sampler.for_run(found, python)
-    answers: dict[int, dict[str, str]] = {}
     loading: dict[str, float] = {}
     width = shutil.get_terminal_size((120, 40)).columns
-    failed = None
     ended_by: list[int] = []
+
+    def show(ev: smp.SamplerEvent, got: smp.Collected) -> None:
+        """Each event as it comes, on stderr; a prompt's answers on stdout once every model gave one."""
+        if isinstance(ev, smp.Note):
+            print(f"cockpit: note: {one_line(ev.text)}", file=sys.stderr)
+        elif isinstance(ev, smp.Loading):
+            loading[ev.slot] = time.monotonic()
+            print(f"cockpit: loading {one_line(ev.label or ev.slot)}…", file=sys.stderr, flush=True)
+        elif isinstance(ev, smp.Loaded):
+            took = time.monotonic() - loading.pop(ev.slot, time.monotonic())
+            where = f" on {ev.device}" if ev.device else ""
+            print(f"cockpit: {one_line(ev.label or ev.slot)} loaded{where} in {took:.1f} s, generating…",
+                  file=sys.stderr, flush=True)
+        elif isinstance(ev, smp.Answer) and len(got.answers[ev.index]) == len(choices):
+            _print_answers(prompts[ev.index], ev.index, [c.label for c in choices], got.answers[ev.index], width)
 
     def _ended(signum: int, _frame: object) -> None:
         # SIGHUP (the terminal went away) or SIGTERM: the sampler goes with us, never left running.
@@ -119,25 +133,7 @@ def cmd_sample(args: argparse.Namespace) -> int:
 
     previous = {sig: signal.signal(sig, _ended) for sig in (signal.SIGHUP, signal.SIGTERM)}
     try:
-        for ev in sampler.ask(request):
-            if isinstance(ev, smp.Note):
-                print(f"cockpit: note: {one_line(ev.text)}", file=sys.stderr)
-            elif isinstance(ev, smp.Loading):
-                loading[ev.slot] = time.monotonic()
-                print(f"cockpit: loading {one_line(ev.label or ev.slot)}…", file=sys.stderr, flush=True)
-            elif isinstance(ev, smp.Loaded):
-                took = time.monotonic() - loading.pop(ev.slot, time.monotonic())
-                where = f" on {ev.device}" if ev.device else ""
-                print(f"cockpit: {one_line(ev.label or ev.slot)} loaded{where} in {took:.1f} s, generating…",
-                      file=sys.stderr, flush=True)
-            elif isinstance(ev, smp.Failed):
-                failed = ev.message
-            elif isinstance(ev, smp.Answer):
-                answers.setdefault(ev.index, {})[ev.slot] = ev.text
-                if session is not None:
-                    kept.append(session, request.kept_row(ev, mode="compare"))
-                if len(answers[ev.index]) == len(choices):
-                    _print_answers(prompts[ev.index], ev.index, [c.label for c in choices], answers[ev.index], width)
+        got = smp.collect(sampler, request, session=session, each=show)
     except KeyboardInterrupt:  # Ctrl+C, or SIGHUP/SIGTERM above
         sampler.kill()
         if ended_by:
@@ -147,8 +143,8 @@ def cmd_sample(args: argparse.Namespace) -> int:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
         sampler.close()  # a second close (after kill) does nothing more
-    if failed:
-        raise CockpitError(one_line(smp.missing_module_hint(failed, python, why)))
+    if got.failed:
+        raise CockpitError(one_line(smp.missing_module_hint(got.failed, python, why)))
     return 0
 
 
@@ -184,7 +180,9 @@ def cmd_merge(args: argparse.Namespace) -> int:
     log = smp.sampler_log(found, "merge.log")
     log.parent.mkdir(parents=True, exist_ok=True)
     start = log.stat().st_size if log.exists() else 0
-    with open(log, "ab") as err:
+    from cockpit.files import open_own
+
+    with os.fdopen(open_own(log, os.O_WRONLY | os.O_APPEND), "ab") as err:  # never through a link
         code = subprocess.call(argv, env=smp.sampler_env(), stdin=subprocess.DEVNULL, stderr=err)
     if code == 0:
         return 0

@@ -12,13 +12,14 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import IO, Annotated, Any, Literal
 
 from cockpit.errors import CockpitError
+from cockpit.files import open_own
 from cockpit.launch import DEFAULT_NEW_TOKENS
 from cockpit.metrics.checkpoints import CheckpointSet, run_started_data
 from cockpit.run.section import cockpit_section
@@ -483,7 +484,8 @@ class Sampler:
         self.log_path = log
         if log is not None:
             log.parent.mkdir(parents=True, exist_ok=True)
-            self._log = open(log, "ab")  # noqa: SIM115 — held while the process lives
+            # held while the process lives; never through a link (`files.open_own`)
+            self._log = os.fdopen(open_own(log, os.O_WRONLY | os.O_APPEND), "ab")
         try:
             self.proc = subprocess.Popen(sampler_command(python, "sample"), stdin=subprocess.PIPE,
                                          stdout=subprocess.PIPE, stderr=self._log, env=env,
@@ -550,6 +552,41 @@ class Sampler:
         if self.proc.poll() is None:
             self.proc.kill()
         self.close()
+
+
+@dataclass
+class Collected:
+    """What one request's events came to (`collect`)."""
+
+    answers: dict[int, dict[str, str]] = field(default_factory=dict)
+    """Each prompt's answers (by its index), by slot."""
+    notes: list[str] = field(default_factory=list)
+    failed: str | None = None
+    """The message of the request's `Failed` event; None when it was not one."""
+
+
+def collect(sampler: Sampler, request: SampleRequest, *, session: Path | None,
+            each: Callable[[SamplerEvent, Collected], None] | None = None) -> Collected:
+    """Ask `sampler` and gather the request's events: the answers by prompt and slot (each kept
+    in samples/ `session`, when given, as a compared answer as soon as it comes), the notes and
+    the failure. `each` sees every event once it is counted (the CLI prints as they come).
+    `cockpit sample` and the agent's sample tool read a request through this; the TUI streams
+    each token to the screen instead."""
+    from cockpit.metrics import samples as kept
+
+    got = Collected()
+    for ev in sampler.ask(request):
+        if isinstance(ev, Note):
+            got.notes.append(ev.text)
+        elif isinstance(ev, Failed):
+            got.failed = ev.message
+        elif isinstance(ev, Answer):
+            got.answers.setdefault(ev.index, {})[ev.slot] = ev.text
+            if session is not None:
+                kept.append(session, request.kept_row(ev, mode="compare"))
+        if each is not None:
+            each(ev, got)
+    return got
 
 
 def sampler_log(found: CheckpointSet, name: str = "sampler.log") -> Path:

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from cockpit.files import read_text_regular
+from cockpit.files import open_own, read_text_regular
 from cockpit.run.folder import RunFolder
 
 
@@ -30,7 +30,7 @@ def append(path: Path, row: dict[str, Any]) -> None:
     """One answer, one write of one line (O_APPEND): readers never see half a line but the last."""
     path.parent.mkdir(exist_ok=True)
     line = json.dumps({"t": time.time(), "session": path.stem, **row}, ensure_ascii=False) + "\n"
-    with open(path, "a", encoding="utf-8") as fh:
+    with os.fdopen(open_own(path, os.O_WRONLY | os.O_APPEND), "a", encoding="utf-8") as fh:  # never through a link
         fh.write(line)
 
 

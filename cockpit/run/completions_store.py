@@ -15,6 +15,7 @@ import struct
 from pathlib import Path
 from typing import Any
 
+from cockpit.files import open_own
 from cockpit.run import journal
 
 STORE = "completions.jsonl"
@@ -45,8 +46,9 @@ class CompletionsWriter:
     """The training side (rank 0): append a step's rows; returns the journal's pointer record."""
 
     def __init__(self, run_dir: Path) -> None:
-        self._data = open(Path(run_dir) / STORE, "ab", buffering=0)  # noqa: SIM115 - held for the run
-        self._index = open(Path(run_dir) / INDEX, "ab", buffering=0)  # noqa: SIM115
+        # Held for the run, never through a link (`files.open_own`).
+        self._data = os.fdopen(open_own(Path(run_dir) / STORE, os.O_WRONLY | os.O_APPEND), "ab", buffering=0)
+        self._index = os.fdopen(open_own(Path(run_dir) / INDEX, os.O_WRONLY | os.O_APPEND), "ab", buffering=0)
 
     def append(self, step: int, rows: list[dict[str, Any]], *, source: str) -> journal.Record:
         line = journal.encode(journal.completions(step, rows, source=source))

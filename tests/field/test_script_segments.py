@@ -315,7 +315,7 @@ async def test_the_checkpoints_tab_lists_every_trainers_checkpoints_under_its_tr
     sampled from its own folder, labelled with its Trainer."""
     from textual.widgets import DataTable
 
-    from cockpit.ui.widgets.run.checkpoints_pane import CheckpointsPane
+    from cockpit.ui.widgets.run.checkpoints import CheckpointsPane
     from helpers.ui import app_for, app_wait
 
     run = _two_trainer_run(tmp_path, runs_dir)

@@ -132,6 +132,27 @@ def test_sample_latest_vs_base_prints_both_answers_side_by_side_and_keeps_them(r
         assert second.stdout == first.stdout  # the same seed, the same text
 
 
+def test_the_agents_sample_tool_answers_and_keeps_as_cockpit_sample_does(runs, sampler, sample):
+    """One collector of a request's events (`launch.sampler.collect`) behind `cockpit sample` and the
+    agent's sample tool: the same request (greedy, seed 0) gives the same answers, kept alike."""
+    from cockpit.agent.actions import Actions
+    from cockpit.metrics import samples
+
+    run = runs["lora"]
+    done = sample("sample", str(run.path), "--checkpoint", "latest", "--vs", "base", "--prompt", "2+2=",
+                  "--max-new-tokens", "6")
+    assert done.returncode == 0, done.stderr
+    with sampler.use():
+        said = Actions(run.path.parent).sample(run.name, checkpoint="latest", vs="base", prompts=["2+2="],
+                                               max_new_tokens=6)
+    assert said["models"] == {"a": "checkpoint-4", "b": "base"}
+    kept = samples.read(run)
+    by_cli = {r["checkpoint"]: r["completion"] for r in kept[-4:-2]}
+    by_agent = {r["checkpoint"]: r["completion"] for r in kept[-2:]}
+    assert by_agent == by_cli and set(by_cli) == {"checkpoint-4", "base"}
+    assert said["answers"] == [{"prompt": "2+2=", "a": by_cli["checkpoint-4"], "b": by_cli["base"]}]
+
+
 def test_sample_without_prompts_uses_the_runs_own_sample_prompts(runs, sample):
     run = runs["full"]
     done = sample("sample", str(run.path), "--checkpoint", "2", "--max-new-tokens", "4", "--no-keep")
@@ -289,7 +310,7 @@ async def test_chat_mode_keeps_the_turns_with_one_checkpoint_and_keeps_the_answe
     from textual.widgets import DataTable, Input
 
     from cockpit.metrics import samples
-    from cockpit.ui.widgets.run.checkpoints_pane import CheckpointsPane
+    from cockpit.ui.widgets.run.checkpoints import CheckpointsPane
     from helpers.ui import app_for, app_wait
 
     run = runs["lora"]

@@ -36,7 +36,8 @@ async def test_two_checkpoints_answer_the_same_prompts_side_by_side_while_the_ru
     from cockpit.metrics import samples
     from cockpit.ui.screens.live import LiveRunScreen
     from cockpit.ui.screens.replay import ReplayScreen
-    from cockpit.ui.widgets.run.checkpoints_pane import CheckpointsPane, split_prompts
+    from cockpit.ui.widgets.run.checkpoints import CheckpointsPane
+    from cockpit.ui.widgets.run.checkpoints.listing import split_prompts
 
     preset = apply_overrides(load_preset("demo-sft"), [
         "max_steps=5000", "save_steps=4", "eval_strategy=no", "cockpit.completions.every_steps=4",
@@ -121,7 +122,8 @@ def _output_dir_with_checkpoints(root, steps=(10, 20, 30)):
 async def test_the_prompt_box_takes_keys_as_text_and_two_picks_at_most(tmp_path):
     from textual.widgets import DataTable, TabbedContent, TextArea
 
-    from cockpit.ui.widgets.run.checkpoints_pane import CheckpointsPane, split_prompts
+    from cockpit.ui.widgets.run.checkpoints import CheckpointsPane
+    from cockpit.ui.widgets.run.checkpoints.listing import split_prompts
 
     out = _output_dir_with_checkpoints(tmp_path)
     app = app_for(tmp_path, mode="replay", paths=[str(out)])
@@ -186,7 +188,7 @@ async def _generate(app, pilot):
     """Open the Checkpoints tab, write a prompt, press r on the checkpoint; the pane once it is idle."""
     from textual.widgets import DataTable, TextArea
 
-    from cockpit.ui.widgets.run.checkpoints_pane import CheckpointsPane
+    from cockpit.ui.widgets.run.checkpoints import CheckpointsPane
 
     await app_wait(pilot, lambda: app.screen.query("#checkpoints-pane"), "the run view", limit=60)
     await pilot.press("8")
@@ -264,7 +266,7 @@ async def test_the_chat_shows_its_sampling_settings_takes_new_ones_and_sends_the
     from textual.widgets import DataTable, Input, Label
 
     from cockpit.launch import sampler as smp
-    from cockpit.ui.widgets.run.checkpoints_pane import CheckpointsPane
+    from cockpit.ui.widgets.run.checkpoints import CheckpointsPane
 
     fake = tmp_path / "fake-python"
     fake.write_text(f"#!{sys.executable}\n{SETTINGS_SAMPLER}", encoding="utf-8")
@@ -329,7 +331,7 @@ async def test_escape_out_of_a_chat_and_c_again_goes_on_with_the_earlier_turns(t
     from textual.widgets import DataTable, Input
 
     from cockpit.launch import sampler as smp
-    from cockpit.ui.widgets.run.checkpoints_pane import CheckpointsPane
+    from cockpit.ui.widgets.run.checkpoints import CheckpointsPane
 
     fake = tmp_path / "fake-python"
     fake.write_text(f"#!{sys.executable}\n{SETTINGS_SAMPLER}", encoding="utf-8")
@@ -375,7 +377,7 @@ exec cat > /dev/null
 async def test_while_the_model_loads_the_answer_pane_says_so_not_an_empty_answer(tmp_path):
     from textual.widgets import DataTable, TextArea
 
-    from cockpit.ui.widgets.run.checkpoints_pane import CheckpointsPane
+    from cockpit.ui.widgets.run.checkpoints import CheckpointsPane
 
     run = _run_sampled_by(tmp_path, LOADING_SAMPLER, 0o755)
     app = app_for(tmp_path, mode="live", paths=[str(run.path)])
@@ -404,7 +406,7 @@ async def test_the_checkpoint_list_spins_while_it_is_read(tmp_path, monkeypatch)
     from textual.widgets import DataTable
 
     from cockpit.metrics import checkpoints
-    from cockpit.ui.widgets.run.checkpoints_pane import CheckpointsPane
+    from cockpit.ui.widgets.run.checkpoints import CheckpointsPane
     from cockpit.ui.widgets.waiting import Waiting
 
     real, slow_disk = checkpoints.list_run_checkpoints, threading.Event()
@@ -468,7 +470,7 @@ async def test_a_lora_checkpoint_says_lora_first_whatever_the_length_of_its_base
 
     from textual.widgets import DataTable
 
-    from cockpit.ui.widgets.run.checkpoints_pane import CheckpointsPane
+    from cockpit.ui.widgets.run.checkpoints import CheckpointsPane
 
     out = _output_dir_with_checkpoints(tmp_path, steps=(10,))
     ckpt = out / "checkpoint-10"
@@ -494,7 +496,8 @@ async def test_the_prompt_box_takes_the_runs_own_prompts_once_a_live_run_logs_th
 
     from cockpit.run import owner
     from cockpit.run.completions_store import CompletionsWriter
-    from cockpit.ui.widgets.run.checkpoints_pane import CheckpointsPane, split_prompts
+    from cockpit.ui.widgets.run.checkpoints import CheckpointsPane
+    from cockpit.ui.widgets.run.checkpoints.listing import split_prompts
     from helpers.ui import fake_checkpoint, grpo_rows, make_run
 
     run = make_run(tmp_path / "runs", "young", [journal.run_started("grpo", max_steps=100)], trainer="grpo")
@@ -524,7 +527,7 @@ async def test_from_the_prompt_box_r_is_a_letter_and_ctrl_r_runs_the_prompts(tmp
     from textual.widgets import DataTable, TextArea
 
     from cockpit.launch import sampler as smp
-    from cockpit.ui.widgets.run.checkpoints_pane import CheckpointsPane
+    from cockpit.ui.widgets.run.checkpoints import CheckpointsPane
 
     fake = tmp_path / "fake-python"
     fake.write_text(f"#!{sys.executable}\n{SETTINGS_SAMPLER}", encoding="utf-8")

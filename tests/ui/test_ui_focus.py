@@ -163,7 +163,7 @@ async def test_waits_show_a_spinner_with_the_seconds_and_stop_at_the_result():
 
 async def test_chat_turns_have_speakers_and_empty_answers_say_so_and_stay_out_of_side_by_side(tmp_path):
     from cockpit.ui.screens.replay import ReplayScreen
-    from cockpit.ui.widgets.run.checkpoints_pane import CheckpointsPane
+    from cockpit.ui.widgets.run.checkpoints import CheckpointsPane
 
     app = app_for(tmp_path, "replay", [str(FIXTURES / "trl_sft_token_accuracy.json")])
     async with app.run_test(size=WIDE) as pilot:

@@ -112,7 +112,7 @@ async def test_before_the_first_step_the_plots_say_what_the_run_is_doing_and_the
 
 async def test_steps_trained_before_the_first_log_are_said_with_the_step_of_the_first_log_and_a_spinner(tmp_path):
     from cockpit.metrics.rundata import RunData
-    from cockpit.ui.screens.run_view import steps_before_first_log
+    from cockpit.ui.screens.run_view.texts import steps_before_first_log
     from cockpit.ui.widgets.waiting import Waiting
 
     records = [journal.run_started("sft", max_steps=40, logging_steps=10), journal.phase("training"),

@@ -176,7 +176,7 @@ async def test_checkpoints_table_shows_the_trainers_key_metric_and_the_base_in_w
                                                                                       eval_column, value):
     from textual.widgets import DataTable
 
-    from cockpit.ui.widgets.run.checkpoints_pane import CheckpointsPane
+    from cockpit.ui.widgets.run.checkpoints import CheckpointsPane
 
     out = _output_dir(tmp_path, history)
     app = app_for(tmp_path, mode="replay", paths=[str(out)])
@@ -199,7 +199,7 @@ async def test_checkpoints_table_says_it_is_reading_then_names_the_base_model(tm
     from textual.widgets import DataTable
 
     from cockpit.metrics.checkpoints import list_run_checkpoints
-    from cockpit.ui.widgets.run.checkpoints_pane import CheckpointsPane
+    from cockpit.ui.widgets.run.checkpoints import CheckpointsPane
 
     class Bare(App):
         def compose(self):
@@ -486,7 +486,7 @@ def test_which_tabs_show_follows_from_the_widths_and_the_active_tab_alone():
 async def test_empty_states_are_said_whole_on_a_narrow_screen(tmp_path):
     from textual.widgets import DataTable
 
-    from cockpit.ui.widgets.run.checkpoints_pane import CheckpointsPane
+    from cockpit.ui.widgets.run.checkpoints import CheckpointsPane
 
     replay = [str(Path(__file__).parents[1] / "fixtures" / "trainer_states" / "trl_sft_token_accuracy.json")]
     app = app_for(tmp_path, "replay", replay)

@@ -160,3 +160,28 @@ def test_a_grpo_demo_run_exports_one_entry_per_logged_step(farm_run, tmp_path):
     records, _ = journal.read_all(f"{run}/events.jsonl")
     assert not [r for r in records if r.kind == journal.COMPLETIONS]
     assert len([r for r in records if r.kind == journal.COMPLETIONS_REF]) == 18
+
+
+def test_the_store_and_a_kept_answer_are_written_in_the_folder_never_through_a_link(tmp_path):
+    """A symlink put where the completions store, its index or a samples/ session file should be is
+    replaced by a regular file (`files.open_own`); what it pointed at is left as it was."""
+    from cockpit.metrics import samples
+    from cockpit.run.folder import RunFolder
+
+    outside = tmp_path / "outside.txt"
+    outside.write_text("theirs\n")
+    run = RunFolder(tmp_path / "run")
+    run.samples.mkdir(parents=True)
+    for name in (STORE, INDEX):
+        (run.path / name).symlink_to(outside)
+    session = samples.new_session(run)
+    session.symlink_to(outside)
+    w = CompletionsWriter(run.path)
+    w.append(1, _rows(1), source="trainer_logs")
+    w.close()
+    samples.append(session, {"mode": "compare", "checkpoint": "base", "completion": "hi"})
+    assert outside.read_text() == "theirs\n"
+    assert not any(p.is_symlink() for p in (run.path / STORE, run.path / INDEX, session))
+    assert [r["completion"] for r in samples.read(run)] == ["hi"]
+    lib = CompletionsLibrary(run.path)
+    assert lib.refresh() and lib.steps() == [1]
