@@ -77,6 +77,8 @@ class FrameDriver(HeadlessDriver):
                 FrameDriver.first_seen = True
                 with open(path, "w", encoding="utf-8") as fh:
                     fh.write(repr(time.time()))
+                with open(f"{path}.cpu", "w", encoding="utf-8") as fh:  # this process's CPU time so far
+                    fh.write(repr(time.process_time()))
                 if not every:
                     os._exit(0)
             if every and FrameDriver.first_seen and self._rows_shown(every=True):

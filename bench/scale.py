@@ -102,13 +102,17 @@ def _sft_journal_body(steps: int, created: float, path: Path, rnd: random.Random
 
 
 def mark_live(runs_dir: Path, pid: int, live: int = 10) -> None:
-    """The first `live` runs are running under `pid` (a process alive while measured)."""
+    """The first `live` runs are running under `pid` (a process alive while measured), recorded
+    as the supervisor records itself: its pid and its start time. (With the pid alone a reader
+    cannot tell the supervisor from a newcomer given the same number, and looks for the run's
+    trainer among every process instead: the "supervisor gone" case, not a live run's.)"""
+    from cockpit.run import owner
     from cockpit.run.folder import RunFolder
 
     for i in range(live):
         run = RunFolder(runs_dir / f"sft-demo-{i:04d}")
         st = run.read_status()
-        st.supervisor_pid = pid
+        st.supervisor_pid, st.supervisor_started = pid, owner.start_time(pid)
         run.write_status(st)
 
 
