@@ -189,7 +189,7 @@ def _plots_drawn(screen) -> bool:
         if not plot.size.width or plot._wanted is None:
             continue
         sig = plot.drawn_signature
-        if sig is None or sig[1] != screen.x_mode or sig[2] != round(screen.smoothing, 3) \
+        if not isinstance(sig, tuple) or sig[1] != screen.x_mode or sig[2] != round(screen.smoothing, 3) \
                 or sig[4] != tuple(plot.size) or sig[5] != screen.view:
             return False
     return True
