@@ -199,15 +199,19 @@ class HomeScreen(Screen):
 
     def _script_commands(self, rows: list) -> dict[str, str]:
         """The command of each script run (run.yaml's `cockpit.script`), read once per run."""
+        out: dict[str, str] = {}
+        known: dict[str, tuple[object, str | None]] = {}
+        scripts = [row for row in rows if row.script]  # status.json, read for the summary, names a script
+        if not scripts:
+            self._commands = known
+            return out
+        # Imported only for a script run: run.section brings pydantic (a quarter of a second under
+        # load, before home's first frame; bench: home_10k_runs_s).
         from cockpit.run.folder import RunFolder
         from cockpit.run.section import script_command
         from cockpit.ui.widgets.home.runs_table import command_line
 
-        out: dict[str, str] = {}
-        known: dict[str, tuple[object, str | None]] = {}
-        for row in rows:
-            if not row.script:  # status.json, read for the summary, names no script
-                continue
+        for row in scripts:
             run = RunFolder(Path(row.path))
             stamp: list[object] = []
             for path in (run.run_yaml, run.status_json):  # what script_command reads
