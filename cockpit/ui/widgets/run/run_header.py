@@ -48,7 +48,7 @@ class RunHeader(Static):
         (run names, trainer, phase...) is filled into the markup literally (`ui.text.markup`)."""
         state = state or data.state or "?"
         style = STATE_STYLES.get(state, "$foreground")
-        phase = data.phase or "-"
+        phase = data.phase or ""  # none known (a replay of a trainer_state.json): not shown
         detail = ""
         training_over = data.phase == "done" or state == "stopping"
         if state in LIVE_STATES and data.phase == "done":
@@ -65,7 +65,7 @@ class RunHeader(Static):
                 markup("[dim]trainer[/] [b]$v[/b]", v=trainer) if trainer
                 else markup("[dim]unknown trainer[/]"),
                 markup(f"[dim]state[/] [b {style}]$v[/]", v=state),
-                markup("[dim]phase[/] [b]$v[/b]", v=phase + detail),
+                *([markup("[dim]phase[/] [b]$v[/b]", v=phase + detail)] if phase else []),
             ])
 
         # The phase is read whole: the run's name gives way first (to 20 cells), then the

@@ -95,7 +95,8 @@ class CheckpointTable(DataTable):
         from cockpit.formats import fmt_size
 
         for c in found.checkpoints:
-            state = "complete" if c.complete else ("being written" if c.being_written else "incomplete")
+            # Short: the column is the last before "what it is" at the table's edge (`complet` at 100x30).
+            state = "✓" if c.complete else ("writing…" if c.being_written else "incomplete")
             # The kind first, whole; a long base path gives way from its start (its end names it).
             kind = {"lora": f"LoRA on {fold_tail(c.base, 28) if c.base else 'the base model'}",
                     "full": "full model"}.get(c.kind, "unknown (no config.json)")
