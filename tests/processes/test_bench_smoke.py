@@ -179,21 +179,31 @@ def test_runs_index_rereads_only_the_runs_that_changed(tmp_path):
     assert rows["run1"].step == 7 and rows["run0"].step == 5
 
 
-@pytest.mark.anyio
-async def test_runs_table_rewrites_only_the_cells_that_changed():
+def _summary(i: int, step: int, state: str = "finished"):
+    from cockpit.run.summaries import RunSummary
+
+    return RunSummary(f"run{i}", f"/runs/run{i}", state, "sft", step, 100, None, 1e9, None, None)
+
+
+def _table_app():
+    """An app holding Home's runs table alone."""
     from textual.app import App
 
-    from cockpit.run.summaries import RunSummary
     from cockpit.ui.widgets.home.runs_table import RunsTable
-
-    def row(i: int, step: int, state: str = "finished") -> RunSummary:
-        return RunSummary(f"run{i}", f"/runs/run{i}", state, "sft", step, 100, None, 1e9, None, None)
 
     class Host(App):
         def compose(self):
             yield RunsTable(id="runs-table")
 
-    app = Host()
+    return Host()
+
+
+@pytest.mark.anyio
+async def test_runs_table_rewrites_only_the_cells_that_changed():
+    from cockpit.ui.widgets.home.runs_table import RunsTable
+
+    row = _summary
+    app = _table_app()
     async with app.run_test(size=(120, 30)) as pilot:
         table = app.query_one(RunsTable)
         table.show([row(i, 10) for i in range(50)])
@@ -213,23 +223,13 @@ async def test_runs_table_rewrites_only_the_cells_that_changed():
 async def test_runs_table_shows_the_first_screen_first_and_the_rest_after(monkeypatch):
     """A long list: the table holds its first rows at once and the rest a chunk at a time after
     (bench: home_10k_runs_s); a refresh meanwhile rewrites what is in and what is still to come."""
-    from textual.app import App
-
-    from cockpit.run.summaries import RunSummary
     from cockpit.ui.widgets.home import runs_table
     from cockpit.ui.widgets.home.runs_table import RunsTable
 
     monkeypatch.setattr(runs_table, "FIRST_ROWS", 10)
     monkeypatch.setattr(runs_table, "FILL_ROWS", 15)
-
-    def row(i: int, step: int) -> RunSummary:
-        return RunSummary(f"run{i}", f"/runs/run{i}", "finished", "sft", step, 100, None, 1e9, None, None)
-
-    class Host(App):
-        def compose(self):
-            yield RunsTable(id="runs-table")
-
-    app = Host()
+    row = _summary
+    app = _table_app()
     async with app.run_test(size=(120, 30)) as pilot:
         table = app.query_one(RunsTable)
         table.show([row(i, 10) for i in range(50)])
