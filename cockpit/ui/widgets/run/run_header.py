@@ -10,6 +10,7 @@ from textual.widgets import Static
 from cockpit.formats import fmt_duration
 from cockpit.metrics.rundata import RunData
 from cockpit.run.folder import LIVE_STATES
+from cockpit.text import one_line
 from cockpit.ui.colors import STATE_STYLES
 from cockpit.ui.text import fold, markup
 
@@ -57,7 +58,7 @@ class RunHeader(Static):
             detail = f" ({data.phase_detail})"
         trainer = trainer or data.trainer
         width = (self.size.width or 100) - 2  # 2: the header's padding
-        name = title or data.label
+        name = one_line(title or data.label)  # the header's first line is one line, whatever a name holds
 
         def first_line(name: str, detail: str) -> Content:
             return SEP.join([
