@@ -80,8 +80,8 @@ class StepClock:
 
     def __init__(self, limits: HangLimits) -> None:
         self.limits = limits
-        self.times: list[float] = []
-        """When each recent new step was seen (monotonic)."""
+        self.last_seen: float | None = None
+        """When the newest step was seen (monotonic)."""
         self.gaps: list[float] = []
         """Recent step durations in seconds."""
         self.last_step: int | None = None
@@ -97,12 +97,11 @@ class StepClock:
             gap = wall - self._last_wall
             if 0 < gap < MAX_WALL_GAP_S:  # a backwards or days-long jump of the trainer's clock is no step time
                 self.gaps.append(gap / max(1, step - (self.last_step or 0)))
-        elif wall is None and self.times and seen > self.times[-1]:
-            self.gaps.append(seen - self.times[-1])
+        elif wall is None and self.last_seen is not None and seen > self.last_seen:
+            self.gaps.append(seen - self.last_seen)
         self._last_wall = wall
         self.last_step = step
-        self.times.append(seen)
-        del self.times[:-64]
+        self.last_seen = seen
         del self.gaps[:-64]
         return True
 
@@ -119,7 +118,7 @@ class StepClock:
         return None
 
     def silent_for(self, now: float) -> float | None:
-        since = self.times[-1] if self.times else self.training_since
+        since = self.last_seen if self.last_seen is not None else self.training_since
         return None if since is None else now - since
 
 
