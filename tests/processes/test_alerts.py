@@ -174,11 +174,11 @@ def test_a_stop_save_rule_early_stops_a_real_run_with_a_checkpoint(runs_dir):
 
 @pytest.mark.proc
 def test_a_stall_rule_fires_on_a_paused_trainer_and_a_refusing_url_never_stops_training(tmp_path, runs_dir):
-    """The fake trainer (tests/helpers), 4 s between steps: the subject is the supervisor's alerter."""
+    """The fake trainer (tests/helpers), 3.5 s between steps: the subject is the supervisor's alerter."""
     rules = tmp_path / "alerts.yaml"
     rules.write_text("notify: {webhook: 'http://127.0.0.1:9/refused'}\n"
                      "alerts:\n  - {stalled_minutes: 0.03, do: [notify]}\n", encoding="utf-8")
-    cmd = fake_argv("--steps", "3", "--every", "4")
+    cmd = fake_argv("--steps", "2", "--every", "3.5")
     proc = subprocess.run(cockpit_cmd("run", "--alerts", str(rules), "--runs-dir", str(runs_dir), "--wait", "--",
                                       *cmd), cwd=tmp_path, capture_output=True, text=True, timeout=600,
                           stdin=subprocess.DEVNULL)

@@ -312,7 +312,7 @@ def test_a_full_disk_is_named_the_final_state_written_and_resume_works_once_spac
     work = small_tmpfs / "work"
     work.mkdir()
     filler = small_tmpfs / "filler"
-    proc = _script_run(runs, work, max_steps=8, save_steps=2, sleep=1.0)
+    proc = _script_run(runs, work, max_steps=8, save_steps=2, sleep=0.5)
     run = _run_of(proc)
     try:
         proc.wait(timeout=60)
