@@ -20,7 +20,17 @@ from cockpit.launch.plan import start_supervisor
 from cockpit.launch.script import prepare_script
 from cockpit.run import journal
 from cockpit.run.folder import RunFolder
-from helpers import PIPELINE, REPO, cockpit_cmd, demo_assets, fill_disk, hub_cache_env, tmpfs_mount, wait_for
+from helpers import (
+    NO_SFT_CHECK,
+    PIPELINE,
+    REPO,
+    cockpit_cmd,
+    demo_assets,
+    fill_disk,
+    hub_cache_env,
+    tmpfs_mount,
+    wait_for,
+)
 
 
 @pytest.fixture(scope="module")
@@ -172,10 +182,11 @@ def test_a_copy_migrated_for_its_script_and_run_as_a_trl_config_is_told_the_comm
     fixed = tmp_path / "for-trl.yaml"
     done = _cli("migrate", str(copy), "--trainer", "sft", "--for", "trl-cli", "-o", str(fixed), cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
-    # Offline, as the tests run: the recipe's model and data are in the local cache.
+    # Offline, as the tests run: the recipe's model and data are in the local cache. The SFT data
+    # check (a TRL import in a process of its own) is not the subject: off.
     env = hub_cache_env(tmp_path, models=("Qwen/Qwen2.5-0.5B",), datasets=("HuggingFaceH4/ultrachat_200k",))
-    again = _cli("run", "sft", str(fixed), "--dry-run", cwd=tmp_path, HF_HUB_CACHE=env["HF_HUB_CACHE"],
-                 HF_DATASETS_CACHE=env["HF_DATASETS_CACHE"])
+    again = _cli("run", "sft", str(fixed), "--dry-run", "--set", NO_SFT_CHECK, cwd=tmp_path,
+                 HF_HUB_CACHE=env["HF_HUB_CACHE"], HF_DATASETS_CACHE=env["HF_DATASETS_CACHE"])
     assert again.returncode == 0, again.stderr
 
 
@@ -403,90 +414,6 @@ def test_accelerate_asked_for_two_processes_on_a_cpu_is_told_it_runs_one(tmp_pat
 
 
 @pytest.mark.slow
-def test_a_resumed_script_carries_on_from_the_checkpoint_command_txt_names_whatever_it_passes_train(
-        tmp_path, runs_dir, demo):
-    """Issue 31: after a resume the journal started over at step 1, and command.txt named another
-    checkpoint than the one used. One real script run, stopped and resumed three times, each time
-    passing train() something else: `train(None)` and open-r1's `get_last_checkpoint` (which takes
-    a checkpoint whose weights were cut short) get the checkpoint `cockpit resume` chose, and carry on
-    from its step; a checkpoint the script chose itself is kept, said, and named by command.txt."""
-    how = tmp_path / "resume-as"
-    cmd = [sys.executable, str(PIPELINE), str(demo / "models" / "tiny-lm"), str(demo / "data"), "out", "--stage",
-           "sft", "--max-steps", "20", "--save-steps", "2", "--sleep", "0.5", "--resume-as-file", str(how)]
-    # 20 steps: each stop comes a few steps after the attempt is seen training (later under load), and
-    # the third attempt must still be short of the end when its stop lands (14 once was not: 4 workers)
-    run = prepare_script(cmd, cwd=tmp_path, runs_dir=runs_dir, name="resumes")
-    out = tmp_path / "out"
-
-    def attempt() -> list[journal.Record]:
-        records = _records(run)
-        starts = [i for i, r in enumerate(records) if r.kind == journal.RUN_STARTED]
-        return records[starts[-1]:] if starts else []
-
-    def steps() -> list[int]:
-        return [r.step for r in attempt()
-                if r.kind == journal.METRICS and not r.data.get("summary") and r.step is not None]
-
-    def said() -> list[str]:  # the hook's word, written before the Trainer's run_started
-        return [r.data["message"] for r in _records(run) if r.kind == journal.WARNING
-                and r.data.get("code") == "resume_checkpoint"]
-
-    def stop_after(n: int) -> None:
-        wait_for(lambda: len(steps()) >= n, timeout=300)
-        stopped = _cli("stop", run.name, "--runs-dir", str(runs_dir))
-        assert stopped.returncode == 0, stopped.stderr
-        wait_for(lambda: not run.read_status().live, timeout=120)
-        assert run.read_status().state == "stopped", run.stdout_log.read_text()[-3000:]
-
-    def resume(mode: str) -> tuple[str, list[int], str]:
-        how.write_text(mode)
-        before = sum(r.kind == journal.RUN_STARTED for r in _records(run))
-        done = _cli("resume", run.name, "--runs-dir", str(runs_dir))
-        assert done.returncode == 0, done.stdout + done.stderr
-        wait_for(lambda: sum(r.kind == journal.RUN_STARTED for r in _records(run)) > before
-                 and len(steps()) >= 2, timeout=300)
-        named = next(ln for ln in run.command_txt.read_text().splitlines() if ln.startswith("# resumed from "))
-        return str(attempt()[0].data["resumed_from"]), steps(), named
-
-    try:
-        start_supervisor(run)
-        stop_after(3)
-        chosen = max((c for c in out.glob("checkpoint-*")), key=lambda c: int(c.name.split("-")[1]))
-        # train(None): resumed from the checkpoint cockpit chose, not from step 0
-        used, seen, named = resume("none")
-        at = int(chosen.name.split("-")[1])
-        assert used == str(chosen) and seen[0] == at + 1, (used, seen)
-        assert named.startswith(f"# resumed from {chosen} ") and said() == []
-        stop_after(len(seen) + 2)
-        # get_last_checkpoint: the highest number, here one whose weights were cut short
-        newest = max((c for c in out.glob("checkpoint-*")), key=lambda c: int(c.name.split("-")[1]))
-        with open(newest / "model.safetensors", "r+b") as fh:
-            fh.truncate(100)
-        previous = max((c for c in out.glob("checkpoint-*") if c != newest), key=lambda c: int(c.name.split("-")[1]))
-        used, seen, named = resume("last")
-        assert used == str(previous) and seen[0] == int(previous.name.split("-")[1]) + 1, (used, seen)
-        assert named.startswith(f"# resumed from {previous} ")
-        assert said() == [f"the script passes train() its own checkpoint out/{newest.name}; cockpit resumes from "
-                        f"{previous}, the newest complete one"], said
-        stop_after(len(seen) + 2)
-        # a checkpoint the script chose itself (its oldest): kept, said, and command.txt names it
-        used, seen, named = resume("first")
-        assert used == "out/checkpoint-2" and seen[0] == 3, (used, seen)
-        wait_for(lambda: "out/checkpoint-2" in run.command_txt.read_text() or str(out / "checkpoint-2")
-                 in run.command_txt.read_text(), timeout=60)
-        named = next(ln for ln in run.command_txt.read_text().splitlines() if ln.startswith("# resumed from "))
-        assert named.startswith(f"# resumed from {out / 'checkpoint-2'} (the script's own"), named
-        assert len(said()) == 2 and said()[1].startswith("the script resumes from its own checkpoint "
-                                                          "out/checkpoint-2, not "), said()
-        wait_for(lambda: not run.read_status().live, timeout=300)
-        assert run.read_status().state == "finished", run.stdout_log.read_text()[-3000:]
-        assert steps()[-1] == 20
-    finally:
-        if run.read_status().live:
-            _cli("stop", run.name, "--force", "--grace", "1", "--runs-dir", str(runs_dir))
-            wait_for(lambda: not run.read_status().live, timeout=60)
-
-@pytest.mark.slow
 def test_two_processes_that_each_think_they_are_rank_zero_are_said(tmp_path, runs_dir, demo):
     """torchrun starts two processes, and each trainer trains alone (as transformers does on a CPU
     where it does not join them; here the script drops the launcher's variables itself): two
@@ -514,23 +441,51 @@ def test_two_processes_that_each_think_they_are_rank_zero_are_said(tmp_path, run
     assert said.startswith("the launcher started 2 processes (WORLD_SIZE=2) but this trainer runs alone"), said
 
 
-# -- round three (issue 42): stop means stop, a finished run trains further ---------------------
+# -- one script run stopped and resumed, read by three tests (issues 31 and 42) ------------------
 
 
-@pytest.mark.slow
-def test_stop_and_save_ends_the_script_at_its_checkpoint_and_resume_runs_it_to_its_end(tmp_path, runs_dir, demo):
-    """open-r1's script went on past train() after a stop-and-save, and saved the cut-short model as
-    its final one. Now nothing after train() runs (the script's `--after-train` file and its final
-    save_model are absent); `stop --finish-script` keeps the script's own ending; the resumed run
-    runs the script to its end."""
-    marker, out = tmp_path / "after-train.txt", tmp_path / "out"
+@pytest.fixture(scope="module")
+def stopped_and_resumed(tmp_path_factory, demo):
+    """One real script run (`pipeline.py`, SFT, 20 steps, a checkpoint every 2) through four
+    attempts, what each test of it reads written down as it happened (a test's own asserts are
+    in the test); the run is left finished at step 20 for the train-further test, which trains it
+    on itself. The first three attempts sleep 0.5 s a step so that each stop lands short of the
+    end (a stop comes a few steps after the attempt is seen training, later under load); the
+    last runs at full speed. What `train()` is given comes from the file `--resume-as-file`
+    names, written before each resume.
+
+    1. `stop --finish-script` after 3 steps: the script goes on past train() to its own ending.
+    2. resumed with `train(None)`, then a plain `stop`: ended at its checkpoint, nothing after
+       train() ran.
+    3. resumed with open-r1's `get_last_checkpoint`, which takes the newest checkpoint, whose
+       weights are cut short here; then `stop`.
+    4. resumed with the script's own oldest checkpoint, and left to run the script to its end."""
+    tmp_path = tmp_path_factory.mktemp("resumed")
+    runs_dir = tmp_path / "runs"
+    runs_dir.mkdir()
+    how, slow, marker, out = (tmp_path / "resume-as", tmp_path / "slow", tmp_path / "after-train.txt",
+                              tmp_path / "out")
+    slow.touch()
     cmd = [sys.executable, str(PIPELINE), str(demo / "models" / "tiny-lm"), str(demo / "data"), "out", "--stage",
-           "sft", "--max-steps", "24", "--save-steps", "1000", "--sleep", "0.3", "--after-train", str(marker)]
-    run = prepare_script(cmd, cwd=tmp_path, runs_dir=runs_dir, name="ends")
+           "sft", "--max-steps", "20", "--save-steps", "2", "--sleep", "0.5", "--sleep-while", str(slow),
+           "--resume-as-file", str(how), "--after-train", str(marker)]
+    # 20 steps: the third attempt must still be short of the end when its stop lands (14 once was
+    # not: 4 workers)
+    run = prepare_script(cmd, cwd=tmp_path, runs_dir=runs_dir, name="resumes")
+    seen = {"run": run, "tmp_path": tmp_path, "runs_dir": runs_dir, "marker": marker}
+
+    def attempt() -> list[journal.Record]:
+        records = _records(run)
+        starts = [i for i, r in enumerate(records) if r.kind == journal.RUN_STARTED]
+        return records[starts[-1]:] if starts else []
 
     def steps() -> list[int]:
-        return [r.step for r in _records(run)
+        return [r.step for r in attempt()
                 if r.kind == journal.METRICS and not r.data.get("summary") and r.step is not None]
+
+    def said() -> list[str]:  # the hook's word, written before the Trainer's run_started
+        return [r.data["message"] for r in _records(run) if r.kind == journal.WARNING
+                and r.data.get("code") == "resume_checkpoint"]
 
     def stop_after(n: int, *extra: str) -> str:
         wait_for(lambda: len(steps()) >= n, timeout=300)
@@ -540,36 +495,55 @@ def test_stop_and_save_ends_the_script_at_its_checkpoint_and_resume_runs_it_to_i
         assert run.read_status().state == "stopped", run.stdout_log.read_text()[-3000:]
         return stopped.stdout
 
-    def resume() -> None:
+    def resume(mode: str) -> tuple[str, list[int], str]:
+        how.write_text(mode)
+        before = sum(r.kind == journal.RUN_STARTED for r in _records(run))
         done = _cli("resume", run.name, "--runs-dir", str(runs_dir))
-        assert done.returncode == 0, done.stderr
+        assert done.returncode == 0, done.stdout + done.stderr
+        wait_for(lambda: sum(r.kind == journal.RUN_STARTED for r in _records(run)) > before
+                 and len(steps()) >= 2, timeout=300)
+        named = next(ln for ln in run.command_txt.read_text().splitlines() if ln.startswith("# resumed from "))
+        return str(attempt()[0].data["resumed_from"]), steps(), named
+
+    def newest(but: Path | None = None) -> Path:
+        return max((c for c in out.glob("checkpoint-*") if c != but), key=lambda c: int(c.name.split("-")[1]))
+
+    def warned(code: str) -> list[str]:
+        return [r.data["message"] for r in _records(run) if r.kind == journal.WARNING and r.data.get("code") == code]
 
     try:
         start_supervisor(run)
-        said = stop_after(2, "--finish-script")
-        assert "the script then goes on past train() to its own ending" in said, said
-        assert marker.is_file() and (out / "model.safetensors").is_file()  # the script's own ending ran
-        assert any(r.data.get("code") == "stop_finish_script" for r in _records(run) if r.kind == journal.WARNING)
-        marker.unlink()
-        (out / "model.safetensors").unlink()
-
-        resume()
-        before = len(steps())
-        said = stop_after(before + 2)
-        assert "the script ends there: nothing after its train() runs" in said, said
-        assert not marker.exists() and not (out / "model.safetensors").exists()  # ended at the checkpoint
+        # 1. stop --finish-script: the script's own ending runs
+        seen["finish_said"] = stop_after(3, "--finish-script")
+        seen["finish_ending"] = (marker.is_file(), (out / "model.safetensors").is_file())
+        seen["finish_warned"] = warned("stop_finish_script")
+        marker.unlink(missing_ok=True)
+        (out / "model.safetensors").unlink(missing_ok=True)
+        # 2. train(None), then a plain stop: the script ends at its checkpoint
+        chosen = newest()
+        seen["none"] = none = (chosen, *resume("none"), said())
+        seen["stop_said"] = stop_after(len(none[2]) + 2)
         at = max(steps())
-        assert (out / f"checkpoint-{at}").is_dir()
-        ended = [r for r in _records(run)
-                 if r.kind == journal.WARNING and r.data.get("code") == "stopped_at_checkpoint"]
-        assert len(ended) == 1 and ended[0].data["message"].startswith(f"stopped and saved at step {at}: the script "
-                                                                       "was ended at its checkpoint"), ended
-        assert "nothing after train() ran" in (run.read_status().reason or ""), run.read_status()
-
-        resume()
-        wait_for(lambda: not run.read_status().live and run.read_status().attempt == 3, timeout=300)
-        assert run.read_status().state == "finished", run.stdout_log.read_text()[-3000:]
-        assert marker.read_text() == "train() returned at step 24\n" and (out / "model.safetensors").is_file()
+        seen["stop_ending"] = (marker.exists(), (out / "model.safetensors").exists(),
+                               (out / f"checkpoint-{at}").is_dir())
+        seen["stopped_at"] = (at, warned("stopped_at_checkpoint"), run.read_status().reason or "")
+        # 3. get_last_checkpoint: the highest number, here one whose weights were cut short
+        cut = newest()
+        with open(cut / "model.safetensors", "r+b") as fh:
+            fh.truncate(100)
+        seen["last"] = last = (cut, newest(but=cut), *resume("last"), said())
+        stop_after(len(last[3]) + 2)
+        # 4. a checkpoint the script chose itself (its oldest), at full speed to the end
+        slow.unlink()
+        used, first_steps, _ = resume("first")
+        wait_for(lambda: "out/checkpoint-2" in run.command_txt.read_text() or str(out / "checkpoint-2")
+                 in run.command_txt.read_text(), timeout=60)
+        named = next(ln for ln in run.command_txt.read_text().splitlines() if ln.startswith("# resumed from "))
+        seen["first"] = (used, first_steps, named, said())
+        wait_for(lambda: not run.read_status().live, timeout=300)
+        seen["end"] = (run.read_status().state, steps()[-1], marker.read_text() if marker.is_file() else None,
+                       (out / "model.safetensors").is_file(), run.stdout_log.read_text()[-3000:])
+        yield seen
     finally:
         if run.read_status().live:
             _cli("stop", run.name, "--force", "--grace", "1", "--runs-dir", str(runs_dir))
@@ -577,31 +551,90 @@ def test_stop_and_save_ends_the_script_at_its_checkpoint_and_resume_runs_it_to_i
 
 
 @pytest.mark.slow
-def test_a_finished_script_run_trains_further_with_resume_set_max_steps(tmp_path, runs_dir, demo):
-    """`cockpit resume RUN --set max_steps=N` on a finished script run: the hook sets the Trainer's
-    max_steps at train(), says so in the journal, and the script runs to its end again. What the
-    hook cannot change at train() is refused in one line."""
-    marker = tmp_path / "after-train.txt"
-    cmd = [sys.executable, str(PIPELINE), str(demo / "models" / "tiny-lm"), str(demo / "data"), "out", "--stage",
-           "sft", "--max-steps", "2", "--save-steps", "2", "--after-train", str(marker)]
-    run = _run_to_end(cmd, tmp_path, runs_dir, name="further")
-    assert run.read_status().state == "finished", run.stdout_log.read_text()[-3000:]
+def test_a_resumed_script_carries_on_from_the_checkpoint_command_txt_names_whatever_it_passes_train(
+        stopped_and_resumed):
+    """Issue 31: after a resume the journal started over at step 1, and command.txt named another
+    checkpoint than the one used. One real script run, stopped and resumed three times, each time
+    passing train() something else (the module's `stopped_and_resumed`): `train(None)` and
+    open-r1's `get_last_checkpoint` (which takes a checkpoint whose weights were cut short) get the
+    checkpoint `cockpit resume` chose, and carry on from its step; a checkpoint the script chose
+    itself is kept, said, and named by command.txt, and the script runs to its end from it."""
+    seen = stopped_and_resumed
+    out = seen["tmp_path"] / "out"
+    # train(None): resumed from the checkpoint cockpit chose, not from step 0
+    chosen, used, steps, named, said = seen["none"]
+    at = int(chosen.name.split("-")[1])
+    assert used == str(chosen) and steps[0] == at + 1, (used, steps)
+    assert named.startswith(f"# resumed from {chosen} ") and said == []
+    # get_last_checkpoint: the newest was cut short; cockpit resumes from the one before, and says so
+    newest, previous, used, steps, named, said = seen["last"]
+    assert used == str(previous) and steps[0] == int(previous.name.split("-")[1]) + 1, (used, steps)
+    assert named.startswith(f"# resumed from {previous} ")
+    assert said == [f"the script passes train() its own checkpoint out/{newest.name}; cockpit resumes from "
+                    f"{previous}, the newest complete one"], said
+    # a checkpoint the script chose itself (its oldest): kept, said, and command.txt names it
+    used, steps, named, said = seen["first"]
+    assert used == "out/checkpoint-2" and steps[0] == 3, (used, steps)
+    assert named.startswith(f"# resumed from {out / 'checkpoint-2'} (the script's own"), named
+    assert len(said) == 2 and said[1].startswith("the script resumes from its own checkpoint out/checkpoint-2, "
+                                                 "not "), said
+    state, last_step, _, _, tail = seen["end"]
+    assert state == "finished", tail
+    assert last_step == 20
+
+
+@pytest.mark.slow
+def test_stop_and_save_ends_the_script_at_its_checkpoint_and_resume_runs_it_to_its_end(stopped_and_resumed):
+    """open-r1's script went on past train() after a stop-and-save, and saved the cut-short model as
+    its final one. Now nothing after train() runs (the script's `--after-train` file and its final
+    save_model are absent); `stop --finish-script` keeps the script's own ending; the resumed run
+    runs the script to its end. The run is the module's `stopped_and_resumed`: its first stop is
+    the `--finish-script` one, its second the plain stop-and-save, its last attempt the one that
+    runs to the end."""
+    seen = stopped_and_resumed
+    assert "the script then goes on past train() to its own ending" in seen["finish_said"], seen["finish_said"]
+    assert seen["finish_ending"] == (True, True)  # the script's own ending ran: --after-train's file, save_model
+    assert seen["finish_warned"]
+
+    assert "the script ends there: nothing after its train() runs" in seen["stop_said"], seen["stop_said"]
+    assert seen["stop_ending"] == (False, False, True)  # ended at the checkpoint, nothing after train()
+    at, ended, reason = seen["stopped_at"]
+    assert len(ended) == 1 and ended[0].startswith(f"stopped and saved at step {at}: the script was ended at its "
+                                                   "checkpoint"), ended
+    assert "nothing after train() ran" in reason, reason
+
+    state, _, after, model, tail = seen["end"]
+    assert state == "finished", tail
+    assert after == "train() returned at step 20\n" and model  # the script's ending: its file, save_model
+
+
+@pytest.mark.slow
+def test_a_finished_script_run_trains_further_with_resume_set_max_steps(stopped_and_resumed):
+    """`cockpit resume RUN --set max_steps=N` on a finished script run (the module's
+    `stopped_and_resumed`, finished at step 20): the hook sets the Trainer's max_steps at train(),
+    says so in the journal, and the script runs to its end again. What the hook cannot change at
+    train() is refused in one line."""
+    seen = stopped_and_resumed
+    run, runs_dir, marker = seen["run"], seen["runs_dir"], seen["marker"]
+    assert run.read_status().state == "finished"
+    (seen["tmp_path"] / "resume-as").write_text("")  # the script calls a plain train() again
     refused = _cli("resume", run.name, "--runs-dir", str(runs_dir))
-    assert refused.returncode == 2 and "--set max_steps=4" in refused.stderr, refused.stderr
+    assert refused.returncode == 2 and "--set max_steps=40" in refused.stderr, refused.stderr
     wrong = _cli("resume", run.name, "--set", "learning_rate=1", "--runs-dir", str(runs_dir))
     assert wrong.returncode == 2 and len(wrong.stderr.strip().splitlines()) == 1, wrong.stderr
     assert "--set learning_rate:" in wrong.stderr and "max_steps" in wrong.stderr
-    too_few = _cli("resume", run.name, "--set", "max_steps=2", "--runs-dir", str(runs_dir))
-    assert too_few.returncode == 2 and "already at step 2" in too_few.stderr, too_few.stderr
+    too_few = _cli("resume", run.name, "--set", "max_steps=20", "--runs-dir", str(runs_dir))
+    assert too_few.returncode == 2 and "already at step 20" in too_few.stderr, too_few.stderr
 
-    done = _cli("resume", run.name, "--set", "max_steps=4", "--wait", "--runs-dir", str(runs_dir))
+    done = _cli("resume", run.name, "--set", "max_steps=22", "--wait", "--runs-dir", str(runs_dir))
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    assert "trains with max_steps=4" in done.stderr
+    assert "trains with max_steps=22" in done.stderr
     records = _records(run)
-    assert [r.step for r in records if r.kind == journal.METRICS and not r.data.get("summary")] == [1, 2, 3, 4]
+    this = records[max(i for i, r in enumerate(records) if r.kind == journal.RUN_STARTED):]
+    assert [r.step for r in this if r.kind == journal.METRICS and not r.data.get("summary")] == [21, 22]
     changed = [r.data["message"] for r in records if r.kind == journal.WARNING and r.data.get("code") == "train_args"]
-    assert changed == ["cockpit resume --set: Trainer 1 of the script trains with max_steps 2 → 4"], changed
-    assert marker.read_text() == "train() returned at step 4\n"
+    assert changed == ["cockpit resume --set: Trainer 1 of the script trains with max_steps 20 → 22"], changed
+    assert marker.read_text() == "train() returned at step 22\n"
     assert run.read_status().state == "finished"
 
 
@@ -616,34 +649,40 @@ def _bare_venv(where: Path) -> Path:
 @pytest.mark.slow
 def test_sample_and_merge_take_python_for_a_model_trained_elsewhere(tmp_path):
     """An output folder trained outside the cockpit, in another env: `sample --python PY` loads it
-    with that env's Python; a Python that lacks transformers is named, with the fix."""
+    with that env's Python; a Python that lacks transformers is named, with the fix. The two
+    samples that load the model share one sampler process (`helpers.SharedSampler`, `cockpit
+    sample` run in this process), which takes only the Python the command chose: this one."""
     from cockpit.run.section import output_dir
-    from helpers import farm_copy
+    from helpers import SharedSampler, farm_copy
 
     run = farm_copy("sft", tmp_path / "runs")
     out = output_dir(run)
     assert out is not None
     bare = _bare_venv(tmp_path / "bare")
     ask = ("--prompt", "hi", "--max-new-tokens", "2", "--no-keep")
+    shared = SharedSampler(tmp_path / "sampler.log")
+    try:
+        done = shared.cli("sample", str(out), *ask, "--python", sys.executable)
+        assert done.returncode == 0 and "── prompt 1: hi" in done.stdout, done.stderr
 
-    done = _cli("sample", str(out), *ask, "--python", sys.executable)
-    assert done.returncode == 0 and "── prompt 1: hi" in done.stdout, done.stderr
+        lacks = _cli("sample", str(out), *ask, "--python", str(bare))
+        line = lacks.stderr.strip().splitlines()[-1]
+        assert lacks.returncode != 0 and "No module named" in line
+        assert f"it ran on {bare} (given with --python)" in line, line
 
-    lacks = _cli("sample", str(out), *ask, "--python", str(bare))
-    line = lacks.stderr.strip().splitlines()[-1]
-    assert lacks.returncode != 0 and "No module named" in line and f"it ran on {bare} (given with --python)" in line
-
-    # a run that recorded a Python without transformers (the env it trained in is gone, or other):
-    # the line names the Python it tried and says to give --python
-    with journal.JournalWriter(run.events) as jw:
-        jw.write(journal.run_started("sft", output_dir=str(out), python=str(bare)))
-    tried = _cli("sample", run.name, *ask, "--runs-dir", str(run.path.parent))
-    line = tried.stderr.strip().splitlines()[-1]
-    assert tried.returncode != 0 and "No module named" in line, tried.stderr
-    assert f"it ran on {bare} (the Python the run's script trained with); give the Python of the env the model " \
-           "was trained in: --python " in line, line
-    assert _cli("sample", run.name, *ask, "--python", sys.executable,
-                "--runs-dir", str(run.path.parent)).returncode == 0
+        # a run that recorded a Python without transformers (the env it trained in is gone, or other):
+        # the line names the Python it tried and says to give --python
+        with journal.JournalWriter(run.events) as jw:
+            jw.write(journal.run_started("sft", output_dir=str(out), python=str(bare)))
+        tried = _cli("sample", run.name, *ask, "--runs-dir", str(run.path.parent))
+        line = tried.stderr.strip().splitlines()[-1]
+        assert tried.returncode != 0 and "No module named" in line, tried.stderr
+        assert f"it ran on {bare} (the Python the run's script trained with); give the Python of the env the " \
+               "model was trained in: --python " in line, line
+        again = shared.cli("sample", run.name, *ask, "--python", sys.executable, "--runs-dir", str(run.path.parent))
+        assert again.returncode == 0, again.stderr
+    finally:
+        shared.close()
 
     merged = _cli("merge", str(out), "-o", str(tmp_path / "merged"), "--python", "/no/such/python")
     assert merged.returncode == 2 and merged.stderr.strip() == (
