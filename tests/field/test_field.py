@@ -146,14 +146,25 @@ def test_a_grpo_scripts_own_trainer_subclass_gets_grpos_builtin_alerts(tmp_path,
 
 # -- 9. a model that did not change, said once --------------------------------------------------
 
-@pytest.mark.slow
-def test_a_script_whose_model_never_moves_is_told_once_in_words_for_a_script(tmp_path, runs_dir, demo):
-    """learning_rate 0 in the script: checkpoint-2, checkpoint-4 and the final model all equal the
-    start; one warning says so (one run wrote fifteen), and its fix names the script's arguments."""
-    run = _run_to_end([sys.executable, str(PIPELINE), str(demo / "models" / "tiny-lm"), str(demo / "data"), "out",
-                       "--stage", "sft", "--max-steps", "4", "--save-steps", "2", "--learning-rate", "0"],
-                      tmp_path, runs_dir)
+@pytest.fixture(scope="module")
+def unmoved_under_accelerate(tmp_path_factory, demo):
+    """One script run read by two tests: `accelerate launch --num_processes 2` on this CPU (which
+    starts one process) runs `pipeline.py` SFT for 4 steps at learning rate 0, saving every 2."""
+    tmp_path = tmp_path_factory.mktemp("unmoved")
+    cmd = [sys.executable, "-m", "accelerate.commands.launch", "--num_processes", "2", str(PIPELINE),
+           str(demo / "models" / "tiny-lm"), str(demo / "data"), "out", "--stage", "sft", "--max-steps", "4",
+           "--save-steps", "2", "--learning-rate", "0"]
+    run = _run_to_end(cmd, tmp_path, tmp_path / "runs")
     assert run.read_status().state == "finished", run.stdout_log.read_text()[-3000:]
+    return run
+
+
+@pytest.mark.slow
+def test_a_script_whose_model_never_moves_is_told_once_in_words_for_a_script(unmoved_under_accelerate):
+    """learning_rate 0 in the script: checkpoint-2, checkpoint-4 and the final model all equal the
+    start; one warning says so (one run wrote fifteen), and its fix names the script's arguments.
+    (The script runs under `accelerate launch`: the module's run, shared with the world-size test.)"""
+    run = unmoved_under_accelerate
     assert [r.step for r in _records(run) if r.kind == journal.CHECKPOINT] == [2, 4]
     unchanged = [r for r in _records(run) if r.kind == journal.FINDING and r.data["kind"] == "model_unchanged"]
     assert len(unchanged) == 1, [r.data["summary"] for r in unchanged]
@@ -398,14 +409,11 @@ def test_a_scripts_own_cockpit_callback_on_a_full_disk_ends_without_a_traceback(
 # -- 8. processes that are not what was asked ---------------------------------------------------
 
 @pytest.mark.slow
-def test_accelerate_asked_for_two_processes_on_a_cpu_is_told_it_runs_one(tmp_path, runs_dir, demo):
+def test_accelerate_asked_for_two_processes_on_a_cpu_is_told_it_runs_one(unmoved_under_accelerate):
     """`accelerate launch --num_processes 2` on a CPU silently starts one process; the run said
-    "finished" with no word. The journal now says the world size is not what was asked."""
-    cmd = [sys.executable, "-m", "accelerate.commands.launch", "--num_processes", "2", str(PIPELINE),
-           str(demo / "models" / "tiny-lm"), str(demo / "data"), "out", "--stage", "sft", "--max-steps", "2",
-           "--save-steps", "100"]
-    run = _run_to_end(cmd, tmp_path, runs_dir)
-    assert run.read_status().state == "finished", run.stdout_log.read_text()[-3000:]
+    "finished" with no word. The journal now says the world size is not what was asked. (The
+    module's run, shared with the test of a model that never moves: its learning rate is 0.)"""
+    run = unmoved_under_accelerate
     started = [r for r in _records(run) if r.kind == journal.RUN_STARTED]
     assert len(started) == 1 and started[0].data["world_size"] == 1
     said = [r.data["message"] for r in _records(run) if r.kind == journal.WARNING and r.data["code"] == "world_size"]
