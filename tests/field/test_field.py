@@ -20,6 +20,7 @@ from cockpit.launch.plan import start_supervisor
 from cockpit.launch.script import prepare_script
 from cockpit.run import journal
 from cockpit.run.folder import RunFolder
+from cockpit.run.section import output_dir
 from helpers import (
     NO_SFT_CHECK,
     PIPELINE,
@@ -28,8 +29,10 @@ from helpers import (
     demo_assets,
     fill_disk,
     hub_cache_env,
+    stored_completions,
     tmpfs_mount,
     wait_for,
+    wait_journal_end,
 )
 
 
@@ -116,10 +119,12 @@ def test_a_sampler_failure_names_the_log_that_holds_its_traceback(tmp_path):
 
 # -- 5. a script's trainer family ----------------------------------------------------------------
 
-@pytest.mark.slow
-def test_a_grpo_scripts_own_trainer_subclass_gets_grpos_builtin_alerts(tmp_path, runs_dir, demo):
-    """A script's own GRPOTrainer subclass (open-r1 style) is named grpo, as a preset is, so the
-    supervisor's built-in rules are GRPO's: no loss spike on a loss that rises from ~0 with the KL."""
+@pytest.fixture(scope="module")
+def grpo_script(tmp_path_factory, demo):
+    """One hand-written GRPO script run, read by two tests: `pipeline.py`'s GRPO stage (a Python
+    reward function, 4 steps, a checkpoint every 2) run by a script that puts its own
+    GRPOTrainer subclass in TRL's place first (open-r1 style), from the folder it was given in."""
+    tmp_path = tmp_path_factory.mktemp("grpo")
     script = tmp_path / "mygrpo.py"
     script.write_text(textwrap.dedent(f"""\
         import runpy, sys
@@ -133,7 +138,49 @@ def test_a_grpo_scripts_own_trainer_subclass_gets_grpos_builtin_alerts(tmp_path,
         runpy.run_path({str(PIPELINE)!r}, run_name="__main__")
         """), encoding="utf-8")
     run = _run_to_end([sys.executable, str(script), str(demo / "models" / "tiny-lm"), str(demo / "data"), "out",
-                       "--stage", "grpo", "--max-steps", "2", "--save-steps", "100"], tmp_path, runs_dir)
+                       "--stage", "grpo", "--max-steps", "4", "--save-steps", "2"], tmp_path, tmp_path / "runs")
+    wait_journal_end(run)
+    return run, tmp_path
+
+
+@pytest.mark.slow
+def test_a_hand_written_grpo_script_is_watched_with_its_python_reward_and_completions(grpo_script):
+    """A GRPO script cockpit has never seen, run unchanged under the supervisor (the module's
+    `grpo_script`), is journaled as a preset run is: its steps, its Python reward's metrics and
+    completions, its checkpoints in its own output_dir, the Python it ran on."""
+    run, tmp_path = grpo_script
+    status = run.read_status()
+    assert status.state == "finished", (status, run.stdout_log.read_text()[-2000:])
+    records = _records(run)
+    started = next(r for r in records if r.kind == journal.RUN_STARTED)
+    assert started.data["trainer"] == "grpo" and started.data["max_steps"] == 4
+    assert started.data["trainer_class"].endswith("GRPOTrainer") and started.data["script"] is True
+    assert started.data["output_dir"] == "out"
+    assert started.data["python"] == sys.executable  # `cockpit sample` loads with the script's own Python
+    from cockpit.metrics.checkpoints import list_run_checkpoints
+
+    assert [c.step for c in list_run_checkpoints(run.path).checkpoints] == [2, 4]  # in the script's output_dir
+    steps = [r.step for r in records if r.kind == journal.METRICS and not r.data.get("summary")]
+    assert steps == [1, 2, 3, 4]
+    assert all("rewards/number_reward/mean" in r.data for r in records if r.kind == journal.METRICS
+               and not r.data.get("summary"))
+    comps = stored_completions(run)
+    assert comps and all(row["completion"] is not None and "number_reward" in row["rewards"]
+                         for c in comps for row in c.data["rows"])
+    assert [r.step for r in records if r.kind == journal.CHECKPOINT] == [2, 4]
+    assert records[-1].kind == journal.RUN_ENDED and records[-1].data["state"] == "finished"
+    assert output_dir(run) == tmp_path / "out"
+    # The command ran unchanged, from the folder it was given in.
+    assert (tmp_path / "out" / "checkpoint-4" / "trainer_state.json").is_file()
+    assert "cd " + str(tmp_path) in run.command_txt.read_text()
+
+
+@pytest.mark.slow
+def test_a_grpo_scripts_own_trainer_subclass_gets_grpos_builtin_alerts(grpo_script):
+    """A script's own GRPOTrainer subclass (open-r1 style) is named grpo, as a preset is, so the
+    supervisor's built-in rules are GRPO's: no loss spike on a loss that rises from ~0 with the KL.
+    (The module's `grpo_script`.)"""
+    run, _ = grpo_script
     assert run.read_status().state == "finished", run.stdout_log.read_text()[-3000:]
     started = next(r for r in _records(run) if r.kind == journal.RUN_STARTED)
     assert started.data["trainer"] == "grpo" and started.data["trainer_class"] == "__main__.MyGRPOTrainer"
@@ -660,7 +707,6 @@ def test_sample_and_merge_take_python_for_a_model_trained_elsewhere(tmp_path):
     with that env's Python; a Python that lacks transformers is named, with the fix. The two
     samples that load the model share one sampler process (`helpers.SharedSampler`, `cockpit
     sample` run in this process), which takes only the Python the command chose: this one."""
-    from cockpit.run.section import output_dir
     from helpers import SharedSampler, farm_copy
 
     run = farm_copy("sft", tmp_path / "runs")
