@@ -501,12 +501,12 @@ def test_two_processes_that_each_think_they_are_rank_zero_are_said(tmp_path, run
 
 @pytest.fixture(scope="module")
 def stopped_and_resumed(tmp_path_factory, demo):
-    """One real script run (`pipeline.py`, SFT, 20 steps, a checkpoint every 2) through four
+    """One real script run (`pipeline.py`, SFT, 30 steps, a checkpoint every 2) through four
     attempts, what each test of it reads written down as it happened (a test's own asserts are
-    in the test); the run is left finished at step 20 for the train-further test, which trains it
-    on itself. The first three attempts sleep 0.5 s a step so that each stop lands short of the
-    end (a stop comes a few steps after the attempt is seen training, later under load); the
-    last runs at full speed. What `train()` is given comes from the file `--resume-as-file`
+    in the test); the run is left finished at step 30 for the train-further test, which trains it
+    on itself. The first three attempts sleep 0.3 s a step so that each stop lands short of the
+    end (a stop comes a few steps after the attempt is seen training, later under load: the third
+    stops near step 15); the last runs at full speed. What `train()` is given comes from the file `--resume-as-file`
     names, written before each resume.
 
     1. `stop --finish-script` after 3 steps: the script goes on past train() to its own ending.
@@ -522,10 +522,8 @@ def stopped_and_resumed(tmp_path_factory, demo):
                               tmp_path / "out")
     slow.touch()
     cmd = [sys.executable, str(PIPELINE), str(demo / "models" / "tiny-lm"), str(demo / "data"), "out", "--stage",
-           "sft", "--max-steps", "20", "--save-steps", "2", "--sleep", "0.5", "--sleep-while", str(slow),
+           "sft", "--max-steps", "30", "--save-steps", "2", "--sleep", "0.3", "--sleep-while", str(slow),
            "--resume-as-file", str(how), "--after-train", str(marker)]
-    # 20 steps: the third attempt must still be short of the end when its stop lands (14 once was
-    # not: 4 workers)
     run = prepare_script(cmd, cwd=tmp_path, runs_dir=runs_dir, name="resumes")
     seen = {"run": run, "tmp_path": tmp_path, "runs_dir": runs_dir, "marker": marker}
 
@@ -635,7 +633,7 @@ def test_a_resumed_script_carries_on_from_the_checkpoint_command_txt_names_whate
                                                  "not "), said
     state, last_step, _, _, tail = seen["end"]
     assert state == "finished", tail
-    assert last_step == 20
+    assert last_step == 30
 
 
 @pytest.mark.slow
@@ -660,13 +658,13 @@ def test_stop_and_save_ends_the_script_at_its_checkpoint_and_resume_runs_it_to_i
 
     state, _, after, model, tail = seen["end"]
     assert state == "finished", tail
-    assert after == "train() returned at step 20\n" and model  # the script's ending: its file, save_model
+    assert after == "train() returned at step 30\n" and model  # the script's ending: its file, save_model
 
 
 @pytest.mark.slow
 def test_a_finished_script_run_trains_further_with_resume_set_max_steps(stopped_and_resumed):
     """`cockpit resume RUN --set max_steps=N` on a finished script run (the module's
-    `stopped_and_resumed`, finished at step 20): the hook sets the Trainer's max_steps at train(),
+    `stopped_and_resumed`, finished at step 30): the hook sets the Trainer's max_steps at train(),
     says so in the journal, and the script runs to its end again. What the hook cannot change at
     train() is refused in one line."""
     seen = stopped_and_resumed
@@ -674,22 +672,22 @@ def test_a_finished_script_run_trains_further_with_resume_set_max_steps(stopped_
     assert run.read_status().state == "finished"
     (seen["tmp_path"] / "resume-as").write_text("")  # the script calls a plain train() again
     refused = _cli("resume", run.name, "--runs-dir", str(runs_dir))
-    assert refused.returncode == 2 and "--set max_steps=40" in refused.stderr, refused.stderr
+    assert refused.returncode == 2 and "--set max_steps=60" in refused.stderr, refused.stderr
     wrong = _cli("resume", run.name, "--set", "learning_rate=1", "--runs-dir", str(runs_dir))
     assert wrong.returncode == 2 and len(wrong.stderr.strip().splitlines()) == 1, wrong.stderr
     assert "--set learning_rate:" in wrong.stderr and "max_steps" in wrong.stderr
-    too_few = _cli("resume", run.name, "--set", "max_steps=20", "--runs-dir", str(runs_dir))
-    assert too_few.returncode == 2 and "already at step 20" in too_few.stderr, too_few.stderr
+    too_few = _cli("resume", run.name, "--set", "max_steps=30", "--runs-dir", str(runs_dir))
+    assert too_few.returncode == 2 and "already at step 30" in too_few.stderr, too_few.stderr
 
-    done = _cli("resume", run.name, "--set", "max_steps=22", "--wait", "--runs-dir", str(runs_dir))
+    done = _cli("resume", run.name, "--set", "max_steps=32", "--wait", "--runs-dir", str(runs_dir))
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    assert "trains with max_steps=22" in done.stderr
+    assert "trains with max_steps=32" in done.stderr
     records = _records(run)
     this = records[max(i for i, r in enumerate(records) if r.kind == journal.RUN_STARTED):]
-    assert [r.step for r in this if r.kind == journal.METRICS and not r.data.get("summary")] == [21, 22]
+    assert [r.step for r in this if r.kind == journal.METRICS and not r.data.get("summary")] == [31, 32]
     changed = [r.data["message"] for r in records if r.kind == journal.WARNING and r.data.get("code") == "train_args"]
-    assert changed == ["cockpit resume --set: Trainer 1 of the script trains with max_steps 20 → 22"], changed
-    assert marker.read_text() == "train() returned at step 22\n"
+    assert changed == ["cockpit resume --set: Trainer 1 of the script trains with max_steps 30 → 32"], changed
+    assert marker.read_text() == "train() returned at step 32\n"
     assert run.read_status().state == "finished"
 
 
