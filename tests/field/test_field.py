@@ -20,7 +20,20 @@ from cockpit.launch.plan import start_supervisor
 from cockpit.launch.script import prepare_script
 from cockpit.run import journal
 from cockpit.run.folder import RunFolder
-from helpers import PIPELINE, REPO, cockpit_cmd, demo_assets, fill_disk, hub_cache_env, tmpfs_mount, wait_for
+from cockpit.run.section import output_dir
+from helpers import (
+    NO_SFT_CHECK,
+    PIPELINE,
+    REPO,
+    cockpit_cmd,
+    demo_assets,
+    fill_disk,
+    hub_cache_env,
+    stored_completions,
+    tmpfs_mount,
+    wait_for,
+    wait_journal_end,
+)
 
 
 @pytest.fixture(scope="module")
@@ -106,10 +119,12 @@ def test_a_sampler_failure_names_the_log_that_holds_its_traceback(tmp_path):
 
 # -- 5. a script's trainer family ----------------------------------------------------------------
 
-@pytest.mark.slow
-def test_a_grpo_scripts_own_trainer_subclass_gets_grpos_builtin_alerts(tmp_path, runs_dir, demo):
-    """A script's own GRPOTrainer subclass (open-r1 style) is named grpo, as a preset is, so the
-    supervisor's built-in rules are GRPO's: no loss spike on a loss that rises from ~0 with the KL."""
+@pytest.fixture(scope="module")
+def grpo_script(tmp_path_factory, demo):
+    """One hand-written GRPO script run, read by two tests: `pipeline.py`'s GRPO stage (a Python
+    reward function, 4 steps, a checkpoint every 2) run by a script that puts its own
+    GRPOTrainer subclass in TRL's place first (open-r1 style), from the folder it was given in."""
+    tmp_path = tmp_path_factory.mktemp("grpo")
     script = tmp_path / "mygrpo.py"
     script.write_text(textwrap.dedent(f"""\
         import runpy, sys
@@ -123,7 +138,49 @@ def test_a_grpo_scripts_own_trainer_subclass_gets_grpos_builtin_alerts(tmp_path,
         runpy.run_path({str(PIPELINE)!r}, run_name="__main__")
         """), encoding="utf-8")
     run = _run_to_end([sys.executable, str(script), str(demo / "models" / "tiny-lm"), str(demo / "data"), "out",
-                       "--stage", "grpo", "--max-steps", "2", "--save-steps", "100"], tmp_path, runs_dir)
+                       "--stage", "grpo", "--max-steps", "4", "--save-steps", "2"], tmp_path, tmp_path / "runs")
+    wait_journal_end(run)
+    return run, tmp_path
+
+
+@pytest.mark.slow
+def test_a_hand_written_grpo_script_is_watched_with_its_python_reward_and_completions(grpo_script):
+    """A GRPO script cockpit has never seen, run unchanged under the supervisor (the module's
+    `grpo_script`), is journaled as a preset run is: its steps, its Python reward's metrics and
+    completions, its checkpoints in its own output_dir, the Python it ran on."""
+    run, tmp_path = grpo_script
+    status = run.read_status()
+    assert status.state == "finished", (status, run.stdout_log.read_text()[-2000:])
+    records = _records(run)
+    started = next(r for r in records if r.kind == journal.RUN_STARTED)
+    assert started.data["trainer"] == "grpo" and started.data["max_steps"] == 4
+    assert started.data["trainer_class"].endswith("GRPOTrainer") and started.data["script"] is True
+    assert started.data["output_dir"] == "out"
+    assert started.data["python"] == sys.executable  # `cockpit sample` loads with the script's own Python
+    from cockpit.metrics.checkpoints import list_run_checkpoints
+
+    assert [c.step for c in list_run_checkpoints(run.path).checkpoints] == [2, 4]  # in the script's output_dir
+    steps = [r.step for r in records if r.kind == journal.METRICS and not r.data.get("summary")]
+    assert steps == [1, 2, 3, 4]
+    assert all("rewards/number_reward/mean" in r.data for r in records if r.kind == journal.METRICS
+               and not r.data.get("summary"))
+    comps = stored_completions(run)
+    assert comps and all(row["completion"] is not None and "number_reward" in row["rewards"]
+                         for c in comps for row in c.data["rows"])
+    assert [r.step for r in records if r.kind == journal.CHECKPOINT] == [2, 4]
+    assert records[-1].kind == journal.RUN_ENDED and records[-1].data["state"] == "finished"
+    assert output_dir(run) == tmp_path / "out"
+    # The command ran unchanged, from the folder it was given in.
+    assert (tmp_path / "out" / "checkpoint-4" / "trainer_state.json").is_file()
+    assert "cd " + str(tmp_path) in run.command_txt.read_text()
+
+
+@pytest.mark.slow
+def test_a_grpo_scripts_own_trainer_subclass_gets_grpos_builtin_alerts(grpo_script):
+    """A script's own GRPOTrainer subclass (open-r1 style) is named grpo, as a preset is, so the
+    supervisor's built-in rules are GRPO's: no loss spike on a loss that rises from ~0 with the KL.
+    (The module's `grpo_script`.)"""
+    run, _ = grpo_script
     assert run.read_status().state == "finished", run.stdout_log.read_text()[-3000:]
     started = next(r for r in _records(run) if r.kind == journal.RUN_STARTED)
     assert started.data["trainer"] == "grpo" and started.data["trainer_class"] == "__main__.MyGRPOTrainer"
@@ -136,14 +193,25 @@ def test_a_grpo_scripts_own_trainer_subclass_gets_grpos_builtin_alerts(tmp_path,
 
 # -- 9. a model that did not change, said once --------------------------------------------------
 
-@pytest.mark.slow
-def test_a_script_whose_model_never_moves_is_told_once_in_words_for_a_script(tmp_path, runs_dir, demo):
-    """learning_rate 0 in the script: checkpoint-2, checkpoint-4 and the final model all equal the
-    start; one warning says so (one run wrote fifteen), and its fix names the script's arguments."""
-    run = _run_to_end([sys.executable, str(PIPELINE), str(demo / "models" / "tiny-lm"), str(demo / "data"), "out",
-                       "--stage", "sft", "--max-steps", "4", "--save-steps", "2", "--learning-rate", "0"],
-                      tmp_path, runs_dir)
+@pytest.fixture(scope="module")
+def unmoved_under_accelerate(tmp_path_factory, demo):
+    """One script run read by two tests: `accelerate launch --num_processes 2` on this CPU (which
+    starts one process) runs `pipeline.py` SFT for 4 steps at learning rate 0, saving every 2."""
+    tmp_path = tmp_path_factory.mktemp("unmoved")
+    cmd = [sys.executable, "-m", "accelerate.commands.launch", "--num_processes", "2", str(PIPELINE),
+           str(demo / "models" / "tiny-lm"), str(demo / "data"), "out", "--stage", "sft", "--max-steps", "4",
+           "--save-steps", "2", "--learning-rate", "0"]
+    run = _run_to_end(cmd, tmp_path, tmp_path / "runs")
     assert run.read_status().state == "finished", run.stdout_log.read_text()[-3000:]
+    return run
+
+
+@pytest.mark.slow
+def test_a_script_whose_model_never_moves_is_told_once_in_words_for_a_script(unmoved_under_accelerate):
+    """learning_rate 0 in the script: checkpoint-2, checkpoint-4 and the final model all equal the
+    start; one warning says so (one run wrote fifteen), and its fix names the script's arguments.
+    (The script runs under `accelerate launch`: the module's run, shared with the world-size test.)"""
+    run = unmoved_under_accelerate
     assert [r.step for r in _records(run) if r.kind == journal.CHECKPOINT] == [2, 4]
     unchanged = [r for r in _records(run) if r.kind == journal.FINDING and r.data["kind"] == "model_unchanged"]
     assert len(unchanged) == 1, [r.data["summary"] for r in unchanged]
@@ -172,10 +240,11 @@ def test_a_copy_migrated_for_its_script_and_run_as_a_trl_config_is_told_the_comm
     fixed = tmp_path / "for-trl.yaml"
     done = _cli("migrate", str(copy), "--trainer", "sft", "--for", "trl-cli", "-o", str(fixed), cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
-    # Offline, as the tests run: the recipe's model and data are in the local cache.
+    # Offline, as the tests run: the recipe's model and data are in the local cache. The SFT data
+    # check (a TRL import in a process of its own) is not the subject: off.
     env = hub_cache_env(tmp_path, models=("Qwen/Qwen2.5-0.5B",), datasets=("HuggingFaceH4/ultrachat_200k",))
-    again = _cli("run", "sft", str(fixed), "--dry-run", cwd=tmp_path, HF_HUB_CACHE=env["HF_HUB_CACHE"],
-                 HF_DATASETS_CACHE=env["HF_DATASETS_CACHE"])
+    again = _cli("run", "sft", str(fixed), "--dry-run", "--set", NO_SFT_CHECK, cwd=tmp_path,
+                 HF_HUB_CACHE=env["HF_HUB_CACHE"], HF_DATASETS_CACHE=env["HF_DATASETS_CACHE"])
     assert again.returncode == 0, again.stderr
 
 
@@ -387,104 +456,17 @@ def test_a_scripts_own_cockpit_callback_on_a_full_disk_ends_without_a_traceback(
 # -- 8. processes that are not what was asked ---------------------------------------------------
 
 @pytest.mark.slow
-def test_accelerate_asked_for_two_processes_on_a_cpu_is_told_it_runs_one(tmp_path, runs_dir, demo):
+def test_accelerate_asked_for_two_processes_on_a_cpu_is_told_it_runs_one(unmoved_under_accelerate):
     """`accelerate launch --num_processes 2` on a CPU silently starts one process; the run said
-    "finished" with no word. The journal now says the world size is not what was asked."""
-    cmd = [sys.executable, "-m", "accelerate.commands.launch", "--num_processes", "2", str(PIPELINE),
-           str(demo / "models" / "tiny-lm"), str(demo / "data"), "out", "--stage", "sft", "--max-steps", "2",
-           "--save-steps", "100"]
-    run = _run_to_end(cmd, tmp_path, runs_dir)
-    assert run.read_status().state == "finished", run.stdout_log.read_text()[-3000:]
+    "finished" with no word. The journal now says the world size is not what was asked. (The
+    module's run, shared with the test of a model that never moves: its learning rate is 0.)"""
+    run = unmoved_under_accelerate
     started = [r for r in _records(run) if r.kind == journal.RUN_STARTED]
     assert len(started) == 1 and started[0].data["world_size"] == 1
     said = [r.data["message"] for r in _records(run) if r.kind == journal.WARNING and r.data["code"] == "world_size"]
     assert len(said) == 1 and said[0].startswith("the command asked for 2 processes (--num_processes 2) and the "
                                                  "trainer runs with world size 1"), said
 
-
-@pytest.mark.slow
-def test_a_resumed_script_carries_on_from_the_checkpoint_command_txt_names_whatever_it_passes_train(
-        tmp_path, runs_dir, demo):
-    """Issue 31: after a resume the journal started over at step 1, and command.txt named another
-    checkpoint than the one used. One real script run, stopped and resumed three times, each time
-    passing train() something else: `train(None)` and open-r1's `get_last_checkpoint` (which takes
-    a checkpoint whose weights were cut short) get the checkpoint `cockpit resume` chose, and carry on
-    from its step; a checkpoint the script chose itself is kept, said, and named by command.txt."""
-    how = tmp_path / "resume-as"
-    cmd = [sys.executable, str(PIPELINE), str(demo / "models" / "tiny-lm"), str(demo / "data"), "out", "--stage",
-           "sft", "--max-steps", "20", "--save-steps", "2", "--sleep", "0.5", "--resume-as-file", str(how)]
-    # 20 steps: each stop comes a few steps after the attempt is seen training (later under load), and
-    # the third attempt must still be short of the end when its stop lands (14 once was not: 4 workers)
-    run = prepare_script(cmd, cwd=tmp_path, runs_dir=runs_dir, name="resumes")
-    out = tmp_path / "out"
-
-    def attempt() -> list[journal.Record]:
-        records = _records(run)
-        starts = [i for i, r in enumerate(records) if r.kind == journal.RUN_STARTED]
-        return records[starts[-1]:] if starts else []
-
-    def steps() -> list[int]:
-        return [r.step for r in attempt()
-                if r.kind == journal.METRICS and not r.data.get("summary") and r.step is not None]
-
-    def said() -> list[str]:  # the hook's word, written before the Trainer's run_started
-        return [r.data["message"] for r in _records(run) if r.kind == journal.WARNING
-                and r.data.get("code") == "resume_checkpoint"]
-
-    def stop_after(n: int) -> None:
-        wait_for(lambda: len(steps()) >= n, timeout=300)
-        stopped = _cli("stop", run.name, "--runs-dir", str(runs_dir))
-        assert stopped.returncode == 0, stopped.stderr
-        wait_for(lambda: not run.read_status().live, timeout=120)
-        assert run.read_status().state == "stopped", run.stdout_log.read_text()[-3000:]
-
-    def resume(mode: str) -> tuple[str, list[int], str]:
-        how.write_text(mode)
-        before = sum(r.kind == journal.RUN_STARTED for r in _records(run))
-        done = _cli("resume", run.name, "--runs-dir", str(runs_dir))
-        assert done.returncode == 0, done.stdout + done.stderr
-        wait_for(lambda: sum(r.kind == journal.RUN_STARTED for r in _records(run)) > before
-                 and len(steps()) >= 2, timeout=300)
-        named = next(ln for ln in run.command_txt.read_text().splitlines() if ln.startswith("# resumed from "))
-        return str(attempt()[0].data["resumed_from"]), steps(), named
-
-    try:
-        start_supervisor(run)
-        stop_after(3)
-        chosen = max((c for c in out.glob("checkpoint-*")), key=lambda c: int(c.name.split("-")[1]))
-        # train(None): resumed from the checkpoint cockpit chose, not from step 0
-        used, seen, named = resume("none")
-        at = int(chosen.name.split("-")[1])
-        assert used == str(chosen) and seen[0] == at + 1, (used, seen)
-        assert named.startswith(f"# resumed from {chosen} ") and said() == []
-        stop_after(len(seen) + 2)
-        # get_last_checkpoint: the highest number, here one whose weights were cut short
-        newest = max((c for c in out.glob("checkpoint-*")), key=lambda c: int(c.name.split("-")[1]))
-        with open(newest / "model.safetensors", "r+b") as fh:
-            fh.truncate(100)
-        previous = max((c for c in out.glob("checkpoint-*") if c != newest), key=lambda c: int(c.name.split("-")[1]))
-        used, seen, named = resume("last")
-        assert used == str(previous) and seen[0] == int(previous.name.split("-")[1]) + 1, (used, seen)
-        assert named.startswith(f"# resumed from {previous} ")
-        assert said() == [f"the script passes train() its own checkpoint out/{newest.name}; cockpit resumes from "
-                        f"{previous}, the newest complete one"], said
-        stop_after(len(seen) + 2)
-        # a checkpoint the script chose itself (its oldest): kept, said, and command.txt names it
-        used, seen, named = resume("first")
-        assert used == "out/checkpoint-2" and seen[0] == 3, (used, seen)
-        wait_for(lambda: "out/checkpoint-2" in run.command_txt.read_text() or str(out / "checkpoint-2")
-                 in run.command_txt.read_text(), timeout=60)
-        named = next(ln for ln in run.command_txt.read_text().splitlines() if ln.startswith("# resumed from "))
-        assert named.startswith(f"# resumed from {out / 'checkpoint-2'} (the script's own"), named
-        assert len(said()) == 2 and said()[1].startswith("the script resumes from its own checkpoint "
-                                                          "out/checkpoint-2, not "), said()
-        wait_for(lambda: not run.read_status().live, timeout=300)
-        assert run.read_status().state == "finished", run.stdout_log.read_text()[-3000:]
-        assert steps()[-1] == 20
-    finally:
-        if run.read_status().live:
-            _cli("stop", run.name, "--force", "--grace", "1", "--runs-dir", str(runs_dir))
-            wait_for(lambda: not run.read_status().live, timeout=60)
 
 @pytest.mark.slow
 def test_two_processes_that_each_think_they_are_rank_zero_are_said(tmp_path, runs_dir, demo):
@@ -514,23 +496,49 @@ def test_two_processes_that_each_think_they_are_rank_zero_are_said(tmp_path, run
     assert said.startswith("the launcher started 2 processes (WORLD_SIZE=2) but this trainer runs alone"), said
 
 
-# -- round three (issue 42): stop means stop, a finished run trains further ---------------------
+# -- one script run stopped and resumed, read by three tests (issues 31 and 42) ------------------
 
 
-@pytest.mark.slow
-def test_stop_and_save_ends_the_script_at_its_checkpoint_and_resume_runs_it_to_its_end(tmp_path, runs_dir, demo):
-    """open-r1's script went on past train() after a stop-and-save, and saved the cut-short model as
-    its final one. Now nothing after train() runs (the script's `--after-train` file and its final
-    save_model are absent); `stop --finish-script` keeps the script's own ending; the resumed run
-    runs the script to its end."""
-    marker, out = tmp_path / "after-train.txt", tmp_path / "out"
+@pytest.fixture(scope="module")
+def stopped_and_resumed(tmp_path_factory, demo):
+    """One real script run (`pipeline.py`, SFT, 30 steps, a checkpoint every 2) through four
+    attempts, what each test of it reads written down as it happened (a test's own asserts are
+    in the test); the run is left finished at step 30 for the train-further test, which trains it
+    on itself. The first three attempts sleep 0.3 s a step so that each stop lands short of the
+    end (a stop comes a few steps after the attempt is seen training, later under load: the third
+    stops near step 15); the last runs at full speed. What `train()` is given comes from the file `--resume-as-file`
+    names, written before each resume.
+
+    1. `stop --finish-script` after 3 steps: the script goes on past train() to its own ending.
+    2. resumed with `train(None)`, then a plain `stop`: ended at its checkpoint, nothing after
+       train() ran.
+    3. resumed with open-r1's `get_last_checkpoint`, which takes the newest checkpoint, whose
+       weights are cut short here; then `stop`.
+    4. resumed with the script's own oldest checkpoint, and left to run the script to its end."""
+    tmp_path = tmp_path_factory.mktemp("resumed")
+    runs_dir = tmp_path / "runs"
+    runs_dir.mkdir()
+    how, slow, marker, out = (tmp_path / "resume-as", tmp_path / "slow", tmp_path / "after-train.txt",
+                              tmp_path / "out")
+    slow.touch()
     cmd = [sys.executable, str(PIPELINE), str(demo / "models" / "tiny-lm"), str(demo / "data"), "out", "--stage",
-           "sft", "--max-steps", "24", "--save-steps", "1000", "--sleep", "0.3", "--after-train", str(marker)]
-    run = prepare_script(cmd, cwd=tmp_path, runs_dir=runs_dir, name="ends")
+           "sft", "--max-steps", "30", "--save-steps", "2", "--sleep", "0.3", "--sleep-while", str(slow),
+           "--resume-as-file", str(how), "--after-train", str(marker)]
+    run = prepare_script(cmd, cwd=tmp_path, runs_dir=runs_dir, name="resumes")
+    seen = {"run": run, "tmp_path": tmp_path, "runs_dir": runs_dir, "marker": marker}
+
+    def attempt() -> list[journal.Record]:
+        records = _records(run)
+        starts = [i for i, r in enumerate(records) if r.kind == journal.RUN_STARTED]
+        return records[starts[-1]:] if starts else []
 
     def steps() -> list[int]:
-        return [r.step for r in _records(run)
+        return [r.step for r in attempt()
                 if r.kind == journal.METRICS and not r.data.get("summary") and r.step is not None]
+
+    def said() -> list[str]:  # the hook's word, written before the Trainer's run_started
+        return [r.data["message"] for r in _records(run) if r.kind == journal.WARNING
+                and r.data.get("code") == "resume_checkpoint"]
 
     def stop_after(n: int, *extra: str) -> str:
         wait_for(lambda: len(steps()) >= n, timeout=300)
@@ -540,36 +548,55 @@ def test_stop_and_save_ends_the_script_at_its_checkpoint_and_resume_runs_it_to_i
         assert run.read_status().state == "stopped", run.stdout_log.read_text()[-3000:]
         return stopped.stdout
 
-    def resume() -> None:
+    def resume(mode: str) -> tuple[str, list[int], str]:
+        how.write_text(mode)
+        before = sum(r.kind == journal.RUN_STARTED for r in _records(run))
         done = _cli("resume", run.name, "--runs-dir", str(runs_dir))
-        assert done.returncode == 0, done.stderr
+        assert done.returncode == 0, done.stdout + done.stderr
+        wait_for(lambda: sum(r.kind == journal.RUN_STARTED for r in _records(run)) > before
+                 and len(steps()) >= 2, timeout=300)
+        named = next(ln for ln in run.command_txt.read_text().splitlines() if ln.startswith("# resumed from "))
+        return str(attempt()[0].data["resumed_from"]), steps(), named
+
+    def newest(but: Path | None = None) -> Path:
+        return max((c for c in out.glob("checkpoint-*") if c != but), key=lambda c: int(c.name.split("-")[1]))
+
+    def warned(code: str) -> list[str]:
+        return [r.data["message"] for r in _records(run) if r.kind == journal.WARNING and r.data.get("code") == code]
 
     try:
         start_supervisor(run)
-        said = stop_after(2, "--finish-script")
-        assert "the script then goes on past train() to its own ending" in said, said
-        assert marker.is_file() and (out / "model.safetensors").is_file()  # the script's own ending ran
-        assert any(r.data.get("code") == "stop_finish_script" for r in _records(run) if r.kind == journal.WARNING)
-        marker.unlink()
-        (out / "model.safetensors").unlink()
-
-        resume()
-        before = len(steps())
-        said = stop_after(before + 2)
-        assert "the script ends there: nothing after its train() runs" in said, said
-        assert not marker.exists() and not (out / "model.safetensors").exists()  # ended at the checkpoint
+        # 1. stop --finish-script: the script's own ending runs
+        seen["finish_said"] = stop_after(3, "--finish-script")
+        seen["finish_ending"] = (marker.is_file(), (out / "model.safetensors").is_file())
+        seen["finish_warned"] = warned("stop_finish_script")
+        marker.unlink(missing_ok=True)
+        (out / "model.safetensors").unlink(missing_ok=True)
+        # 2. train(None), then a plain stop: the script ends at its checkpoint
+        chosen = newest()
+        seen["none"] = none = (chosen, *resume("none"), said())
+        seen["stop_said"] = stop_after(len(none[2]) + 2)
         at = max(steps())
-        assert (out / f"checkpoint-{at}").is_dir()
-        ended = [r for r in _records(run)
-                 if r.kind == journal.WARNING and r.data.get("code") == "stopped_at_checkpoint"]
-        assert len(ended) == 1 and ended[0].data["message"].startswith(f"stopped and saved at step {at}: the script "
-                                                                       "was ended at its checkpoint"), ended
-        assert "nothing after train() ran" in (run.read_status().reason or ""), run.read_status()
-
-        resume()
-        wait_for(lambda: not run.read_status().live and run.read_status().attempt == 3, timeout=300)
-        assert run.read_status().state == "finished", run.stdout_log.read_text()[-3000:]
-        assert marker.read_text() == "train() returned at step 24\n" and (out / "model.safetensors").is_file()
+        seen["stop_ending"] = (marker.exists(), (out / "model.safetensors").exists(),
+                               (out / f"checkpoint-{at}").is_dir())
+        seen["stopped_at"] = (at, warned("stopped_at_checkpoint"), run.read_status().reason or "")
+        # 3. get_last_checkpoint: the highest number, here one whose weights were cut short
+        cut = newest()
+        with open(cut / "model.safetensors", "r+b") as fh:
+            fh.truncate(100)
+        seen["last"] = last = (cut, newest(but=cut), *resume("last"), said())
+        stop_after(len(last[3]) + 2)
+        # 4. a checkpoint the script chose itself (its oldest), at full speed to the end
+        slow.unlink()
+        used, first_steps, _ = resume("first")
+        wait_for(lambda: "out/checkpoint-2" in run.command_txt.read_text() or str(out / "checkpoint-2")
+                 in run.command_txt.read_text(), timeout=60)
+        named = next(ln for ln in run.command_txt.read_text().splitlines() if ln.startswith("# resumed from "))
+        seen["first"] = (used, first_steps, named, said())
+        wait_for(lambda: not run.read_status().live, timeout=300)
+        seen["end"] = (run.read_status().state, steps()[-1], marker.read_text() if marker.is_file() else None,
+                       (out / "model.safetensors").is_file(), run.stdout_log.read_text()[-3000:])
+        yield seen
     finally:
         if run.read_status().live:
             _cli("stop", run.name, "--force", "--grace", "1", "--runs-dir", str(runs_dir))
@@ -577,31 +604,90 @@ def test_stop_and_save_ends_the_script_at_its_checkpoint_and_resume_runs_it_to_i
 
 
 @pytest.mark.slow
-def test_a_finished_script_run_trains_further_with_resume_set_max_steps(tmp_path, runs_dir, demo):
-    """`cockpit resume RUN --set max_steps=N` on a finished script run: the hook sets the Trainer's
-    max_steps at train(), says so in the journal, and the script runs to its end again. What the
-    hook cannot change at train() is refused in one line."""
-    marker = tmp_path / "after-train.txt"
-    cmd = [sys.executable, str(PIPELINE), str(demo / "models" / "tiny-lm"), str(demo / "data"), "out", "--stage",
-           "sft", "--max-steps", "2", "--save-steps", "2", "--after-train", str(marker)]
-    run = _run_to_end(cmd, tmp_path, runs_dir, name="further")
-    assert run.read_status().state == "finished", run.stdout_log.read_text()[-3000:]
+def test_a_resumed_script_carries_on_from_the_checkpoint_command_txt_names_whatever_it_passes_train(
+        stopped_and_resumed):
+    """Issue 31: after a resume the journal started over at step 1, and command.txt named another
+    checkpoint than the one used. One real script run, stopped and resumed three times, each time
+    passing train() something else (the module's `stopped_and_resumed`): `train(None)` and
+    open-r1's `get_last_checkpoint` (which takes a checkpoint whose weights were cut short) get the
+    checkpoint `cockpit resume` chose, and carry on from its step; a checkpoint the script chose
+    itself is kept, said, and named by command.txt, and the script runs to its end from it."""
+    seen = stopped_and_resumed
+    out = seen["tmp_path"] / "out"
+    # train(None): resumed from the checkpoint cockpit chose, not from step 0
+    chosen, used, steps, named, said = seen["none"]
+    at = int(chosen.name.split("-")[1])
+    assert used == str(chosen) and steps[0] == at + 1, (used, steps)
+    assert named.startswith(f"# resumed from {chosen} ") and said == []
+    # get_last_checkpoint: the newest was cut short; cockpit resumes from the one before, and says so
+    newest, previous, used, steps, named, said = seen["last"]
+    assert used == str(previous) and steps[0] == int(previous.name.split("-")[1]) + 1, (used, steps)
+    assert named.startswith(f"# resumed from {previous} ")
+    assert said == [f"the script passes train() its own checkpoint out/{newest.name}; cockpit resumes from "
+                    f"{previous}, the newest complete one"], said
+    # a checkpoint the script chose itself (its oldest): kept, said, and command.txt names it
+    used, steps, named, said = seen["first"]
+    assert used == "out/checkpoint-2" and steps[0] == 3, (used, steps)
+    assert named.startswith(f"# resumed from {out / 'checkpoint-2'} (the script's own"), named
+    assert len(said) == 2 and said[1].startswith("the script resumes from its own checkpoint out/checkpoint-2, "
+                                                 "not "), said
+    state, last_step, _, _, tail = seen["end"]
+    assert state == "finished", tail
+    assert last_step == 30
+
+
+@pytest.mark.slow
+def test_stop_and_save_ends_the_script_at_its_checkpoint_and_resume_runs_it_to_its_end(stopped_and_resumed):
+    """open-r1's script went on past train() after a stop-and-save, and saved the cut-short model as
+    its final one. Now nothing after train() runs (the script's `--after-train` file and its final
+    save_model are absent); `stop --finish-script` keeps the script's own ending; the resumed run
+    runs the script to its end. The run is the module's `stopped_and_resumed`: its first stop is
+    the `--finish-script` one, its second the plain stop-and-save, its last attempt the one that
+    runs to the end."""
+    seen = stopped_and_resumed
+    assert "the script then goes on past train() to its own ending" in seen["finish_said"], seen["finish_said"]
+    assert seen["finish_ending"] == (True, True)  # the script's own ending ran: --after-train's file, save_model
+    assert seen["finish_warned"]
+
+    assert "the script ends there: nothing after its train() runs" in seen["stop_said"], seen["stop_said"]
+    assert seen["stop_ending"] == (False, False, True)  # ended at the checkpoint, nothing after train()
+    at, ended, reason = seen["stopped_at"]
+    assert len(ended) == 1 and ended[0].startswith(f"stopped and saved at step {at}: the script was ended at its "
+                                                   "checkpoint"), ended
+    assert "nothing after train() ran" in reason, reason
+
+    state, _, after, model, tail = seen["end"]
+    assert state == "finished", tail
+    assert after == "train() returned at step 30\n" and model  # the script's ending: its file, save_model
+
+
+@pytest.mark.slow
+def test_a_finished_script_run_trains_further_with_resume_set_max_steps(stopped_and_resumed):
+    """`cockpit resume RUN --set max_steps=N` on a finished script run (the module's
+    `stopped_and_resumed`, finished at step 30): the hook sets the Trainer's max_steps at train(),
+    says so in the journal, and the script runs to its end again. What the hook cannot change at
+    train() is refused in one line."""
+    seen = stopped_and_resumed
+    run, runs_dir, marker = seen["run"], seen["runs_dir"], seen["marker"]
+    assert run.read_status().state == "finished"
+    (seen["tmp_path"] / "resume-as").write_text("")  # the script calls a plain train() again
     refused = _cli("resume", run.name, "--runs-dir", str(runs_dir))
-    assert refused.returncode == 2 and "--set max_steps=4" in refused.stderr, refused.stderr
+    assert refused.returncode == 2 and "--set max_steps=60" in refused.stderr, refused.stderr
     wrong = _cli("resume", run.name, "--set", "learning_rate=1", "--runs-dir", str(runs_dir))
     assert wrong.returncode == 2 and len(wrong.stderr.strip().splitlines()) == 1, wrong.stderr
     assert "--set learning_rate:" in wrong.stderr and "max_steps" in wrong.stderr
-    too_few = _cli("resume", run.name, "--set", "max_steps=2", "--runs-dir", str(runs_dir))
-    assert too_few.returncode == 2 and "already at step 2" in too_few.stderr, too_few.stderr
+    too_few = _cli("resume", run.name, "--set", "max_steps=30", "--runs-dir", str(runs_dir))
+    assert too_few.returncode == 2 and "already at step 30" in too_few.stderr, too_few.stderr
 
-    done = _cli("resume", run.name, "--set", "max_steps=4", "--wait", "--runs-dir", str(runs_dir))
+    done = _cli("resume", run.name, "--set", "max_steps=32", "--wait", "--runs-dir", str(runs_dir))
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    assert "trains with max_steps=4" in done.stderr
+    assert "trains with max_steps=32" in done.stderr
     records = _records(run)
-    assert [r.step for r in records if r.kind == journal.METRICS and not r.data.get("summary")] == [1, 2, 3, 4]
+    this = records[max(i for i, r in enumerate(records) if r.kind == journal.RUN_STARTED):]
+    assert [r.step for r in this if r.kind == journal.METRICS and not r.data.get("summary")] == [31, 32]
     changed = [r.data["message"] for r in records if r.kind == journal.WARNING and r.data.get("code") == "train_args"]
-    assert changed == ["cockpit resume --set: Trainer 1 of the script trains with max_steps 2 → 4"], changed
-    assert marker.read_text() == "train() returned at step 4\n"
+    assert changed == ["cockpit resume --set: Trainer 1 of the script trains with max_steps 30 → 32"], changed
+    assert marker.read_text() == "train() returned at step 32\n"
     assert run.read_status().state == "finished"
 
 
@@ -616,34 +702,39 @@ def _bare_venv(where: Path) -> Path:
 @pytest.mark.slow
 def test_sample_and_merge_take_python_for_a_model_trained_elsewhere(tmp_path):
     """An output folder trained outside the cockpit, in another env: `sample --python PY` loads it
-    with that env's Python; a Python that lacks transformers is named, with the fix."""
-    from cockpit.run.section import output_dir
-    from helpers import farm_copy
+    with that env's Python; a Python that lacks transformers is named, with the fix. The two
+    samples that load the model share one sampler process (`helpers.SharedSampler`, `cockpit
+    sample` run in this process), which takes only the Python the command chose: this one."""
+    from helpers import SharedSampler, farm_copy
 
     run = farm_copy("sft", tmp_path / "runs")
     out = output_dir(run)
     assert out is not None
     bare = _bare_venv(tmp_path / "bare")
     ask = ("--prompt", "hi", "--max-new-tokens", "2", "--no-keep")
+    shared = SharedSampler(tmp_path / "sampler.log")
+    try:
+        done = shared.cli("sample", str(out), *ask, "--python", sys.executable)
+        assert done.returncode == 0 and "── prompt 1: hi" in done.stdout, done.stderr
 
-    done = _cli("sample", str(out), *ask, "--python", sys.executable)
-    assert done.returncode == 0 and "── prompt 1: hi" in done.stdout, done.stderr
+        lacks = _cli("sample", str(out), *ask, "--python", str(bare))
+        line = lacks.stderr.strip().splitlines()[-1]
+        assert lacks.returncode != 0 and "No module named" in line
+        assert f"it ran on {bare} (given with --python)" in line, line
 
-    lacks = _cli("sample", str(out), *ask, "--python", str(bare))
-    line = lacks.stderr.strip().splitlines()[-1]
-    assert lacks.returncode != 0 and "No module named" in line and f"it ran on {bare} (given with --python)" in line
-
-    # a run that recorded a Python without transformers (the env it trained in is gone, or other):
-    # the line names the Python it tried and says to give --python
-    with journal.JournalWriter(run.events) as jw:
-        jw.write(journal.run_started("sft", output_dir=str(out), python=str(bare)))
-    tried = _cli("sample", run.name, *ask, "--runs-dir", str(run.path.parent))
-    line = tried.stderr.strip().splitlines()[-1]
-    assert tried.returncode != 0 and "No module named" in line, tried.stderr
-    assert f"it ran on {bare} (the Python the run's script trained with); give the Python of the env the model " \
-           "was trained in: --python " in line, line
-    assert _cli("sample", run.name, *ask, "--python", sys.executable,
-                "--runs-dir", str(run.path.parent)).returncode == 0
+        # a run that recorded a Python without transformers (the env it trained in is gone, or other):
+        # the line names the Python it tried and says to give --python
+        with journal.JournalWriter(run.events) as jw:
+            jw.write(journal.run_started("sft", output_dir=str(out), python=str(bare)))
+        tried = _cli("sample", run.name, *ask, "--runs-dir", str(run.path.parent))
+        line = tried.stderr.strip().splitlines()[-1]
+        assert tried.returncode != 0 and "No module named" in line, tried.stderr
+        assert f"it ran on {bare} (the Python the run's script trained with); give the Python of the env the " \
+               "model was trained in: --python " in line, line
+        again = shared.cli("sample", run.name, *ask, "--python", sys.executable, "--runs-dir", str(run.path.parent))
+        assert again.returncode == 0, again.stderr
+    finally:
+        shared.close()
 
     merged = _cli("merge", str(out), "-o", str(tmp_path / "merged"), "--python", "/no/such/python")
     assert merged.returncode == 2 and merged.stderr.strip() == (
