@@ -97,7 +97,8 @@ class CheckpointListing(Vertical):
             self.show_path(path, live=live)
 
     def on_resize(self) -> None:
-        self.call_after_refresh(self._fit_box_titles)
+        self._fit_box_titles()  # laid out already: the box has its new width
+        self.call_after_refresh(self._fit_box_titles)  # and if the table's width moved it again
 
     def _fit_box_titles(self) -> None:
         """The prompt box's title and subtitle, the longest that fits its border whole (at 60
