@@ -86,10 +86,10 @@ def notifications(app) -> list[str]:
 
 
 def footer_keys(app) -> list[str]:
-    """The descriptions the footer shows, in order."""
+    """The descriptions the footer shows, in order (not those left out for want of room)."""
     from textual.widgets import Footer
 
-    return [k.description for k in app.screen.query_one(Footer).query("FooterKey")]
+    return [k.description for k in app.screen.query_one(Footer).query("FooterKey") if k.display]
 
 
 # -- the completions tab ---------------------------------------------------------------------------

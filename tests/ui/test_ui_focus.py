@@ -400,3 +400,30 @@ async def test_the_footer_is_rebuilt_only_when_the_keys_it_shows_change(tmp_path
         await pilot.press("3")  # the log history tab has keys of its own
         await app_wait(pilot, lambda: footer_keys(app) != shown, "the tab's keys")
         assert all(key not in before for key in footer.query(FooterKey))
+
+
+async def test_the_footer_shows_whole_keys_only_keeping_back_and_help(tmp_path):
+    """At 60 columns a replay's keys do not all fit: the footer leaves the last ones out,
+    whole (it cut `a Add ru` mid-label), keeps `q Back` and `? Help`, and shows them all
+    again when the terminal grows."""
+    from textual.widgets import Footer
+    from textual.widgets._footer import FooterKey
+
+    from cockpit.ui.screens.replay import ReplayScreen
+
+    app = app_for(tmp_path, "replay", [str(FIXTURES / "trl_sft_token_accuracy.json")])
+    async with app.run_test(size=(60, 20)) as pilot:
+        await app_wait(pilot, lambda: isinstance(app.screen, ReplayScreen) and app.screen.sources
+                       and footer_keys(app), "the run and its footer")
+        footer = app.screen.query_one(Footer)
+        every = [k.description for k in footer.query(FooterKey)]
+
+        def fits() -> bool:
+            shown = [k for k in footer.query(FooterKey) if k.display]
+            return bool(shown) and max(k.region.right for k in shown) <= footer.region.right
+
+        await app_wait(pilot, fits, "whole keys at 60 columns")
+        shown = footer_keys(app)
+        assert shown[0] == "Back" and "Help" in shown and len(shown) < len(every), (shown, every)
+        await pilot.resize_terminal(160, 48)
+        await app_wait(pilot, lambda: footer_keys(app) == every, "every key at 160 columns")

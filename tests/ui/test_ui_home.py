@@ -260,3 +260,36 @@ async def test_at_60_columns_the_presets_go_under_the_runs_and_the_note_is_not_d
     async with app_for(tmp_path).run_test(size=(160, 48)) as pilot:
         await pilot.pause()
         assert not pilot.app.screen.query_one("#home-body").has_class("-stacked")
+
+
+async def test_at_60_columns_the_home_footer_keeps_quit_and_help_whole(tmp_path):
+    make_run(tmp_path / "runs", "one", sft_records(range(1, 4)), state="finished")
+    app = app_for(tmp_path)
+    async with app.run_test(size=(60, 20)) as pilot:
+        await app_wait(pilot, lambda: {"Quit", "Help"} <= set(footer_keys(app)), "Quit and Help in the footer")
+
+
+async def test_the_presets_pane_says_what_it_waits_for_and_then_says_nothing(tmp_path, monkeypatch):
+    """While the presets are read and checked against the installed TRL the pane says so (a
+    spinner line); once they are, the line goes. Where the trainers cannot be read, it says
+    that instead."""
+    from cockpit.errors import CockpitError
+    from cockpit.ui.widgets.home.preset_list import PresetList
+    from cockpit.ui.widgets.waiting import Waiting
+
+    app = app_for(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        status = app.screen.query_one("#presets-status", Waiting)
+        presets = app.screen.query_one(PresetList)
+        await app_wait(pilot, lambda: presets.option_count and not status.display, "the presets checked")
+        assert not status.waiting
+
+    def no_trl(*_a, **_k):
+        raise CockpitError("cannot import trl: No module named 'trl' — pip install trl")
+
+    monkeypatch.setattr("cockpit.trainers.registry.load_registry", no_trl)
+    app = app_for(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        status = app.screen.query_one("#presets-status", Waiting)
+        await app_wait(pilot, lambda: "could not check" in str(status.content), "the problem said")
+        assert status.display and not status.waiting and "No module named 'trl'" in str(status.content)

@@ -225,3 +225,31 @@ async def test_while_the_preset_is_checked_the_verdict_spins_and_counts_seconds(
         await app_wait(pilot, lambda: verdict.waiting, "checking", limit=2)
         assert "checking the preset" in str(verdict.render()) and " s" in str(verdict.render())
         await app_wait(pilot, lambda: not verdict.waiting, "checked")
+
+
+@pytest.mark.usefixtures("registry")
+async def test_at_60x20_the_form_has_the_rows_and_no_help_is_cut_in_a_word(runs_dir):
+    """A 60x20 terminal: the preview keeps its verdict only (launch and save are in the
+    footer), the field being typed in is in sight and wide enough, and each help line is cut
+    after a whole word."""
+    import re
+
+    app = Host(runs_dir)
+    async with app.run_test(size=(60, 20)) as pilot:
+        await pick(pilot, app, "sft")
+        screen = setup_screen(app)
+        model = control(app, "model_name_or_path")
+
+        def in_sight() -> bool:
+            return (screen.has_class("-short") and app.focused is model and model.size.width >= 20
+                    and model.region.y >= 1 and model.region.bottom <= 18
+                    and screen.query_one("#validation").region.height > 0)
+
+        await app_wait(pilot, in_sight, "the short layout, the model field in sight and wide enough")
+        assert not screen.query_one("#preset-preview").region.height  # hidden: the verdict stays
+        for help_line in screen.query(".field-help"):
+            shown = str(help_line.render())
+            whole = str(help_line.content)
+            if help_line.region.width and shown != whole and shown.endswith("…"):
+                kept = shown[:-1]
+                assert whole.startswith(kept) and re.match(r"\W|$", whole[len(kept):]), (shown, whole)

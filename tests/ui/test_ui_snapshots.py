@@ -102,8 +102,29 @@ def test_home_with_no_runs(snap_compare, fixed_runs_dir, tmp_path, monkeypatch):
     assert snap_compare(app, terminal_size=SIZE, run_before=_settle)
 
 
-# The setup screen has no snapshot: its trainer list is the installed TRL's, so a snapshot
-# would change with every TRL release. tests/ui/test_ui_setup.py drives it instead.
+# The setup screen: its trainer list and its fields are the installed TRL's, so these change with
+# the TRL the test extra pins (update them with it). tests/ui/test_ui_setup*.py drive it.
+SETUP_VIEWS = [("picker", "100x30"), ("sft-form", "100x30"), ("sft-form", "60x20")]
+
+
+@pytest.mark.parametrize(("view", "size"), SETUP_VIEWS, ids=[f"{v}-{s}" for v, s in SETUP_VIEWS])
+def test_setup_views(snap_compare, fixed_runs_dir, tmp_path, monkeypatch, view, size):
+    monkeypatch.setenv("COCKPIT_CONFIG_DIR", str(tmp_path / "config"))
+    app = make_app("home", [], str(fixed_runs_dir))
+
+    async def run_before(pilot) -> None:
+        from cockpit.ui.screens.setup import SetupScreen
+        from helpers.ui import app_wait, pick
+
+        await _views_settled(pilot)
+        await pilot.press("n")
+        await app_wait(pilot, lambda: isinstance(pilot.app.screen, SetupScreen), "the setup screen")
+        await _views_settled(pilot)
+        if view == "sft-form":
+            await pick(pilot, pilot.app, "sft")
+            await _views_settled(pilot)
+
+    assert snap_compare(app, terminal_size=SIZES[size], run_before=run_before)
 
 
 # -- every screen, tab and modal on real runs (issue 40) --------------------------------------------

@@ -98,7 +98,7 @@ def test_cut_overlay_labels_keep_every_run_apart():
     cut = elide_all(names, 12)
     assert all(len(c) <= 12 for c in cut)
     assert len(set(cut)) == len(cut)
-    assert {c.split(":")[0] for c in cut} == {"mode", "lega"}
+    assert {c.split(":")[0] for c in cut} == {"modern", "legacy"}  # whole words, never `mode`
 
 
 COLORS = [(255, 0, 0), (0, 255, 0), (0, 0, 255), (255, 255, 0), (0, 255, 255), (255, 0, 255)]
@@ -125,3 +125,21 @@ def test_the_legend_fits_its_room_and_accounts_for_every_series(width, max_rows)
     assert len(set(legend.shown)) == len(legend.shown)
     for label in legend.shown:
         assert label in text
+
+
+@pytest.mark.parametrize("width,max_rows", [(28, 2), (40, 3), (60, 4)])
+def test_a_compare_legend_names_each_run_by_whole_words_and_each_function_by_its_own_name(width, max_rows):
+    # The compare of two real GRPO runs of tests/fixtures: the legend said `113:reward`.
+    series = [("trl_grpo_1134_steps_noisy", k) for k in
+              ("reward", "rewards/correctness_reward_func", "rewards/format_reward_func")] + \
+             [("trl_grpo_modern_multireward", k) for k in
+              ("reward", "rewards/diversity_reward_fn/mean", "rewards/pnl_reward_fn/mean")]
+    short = legend_names(series, multi=True, short=True)
+    assert short == ["1134_steps_noisy: reward", "1134_steps_noisy: correctness", "1134_steps_noisy: format",
+                     "modern_multireward: reward", "modern_multireward: diversity", "modern_multireward: pnl"]
+    legend = place_legend(legend_names(series, multi=True), short, COLORS, width=width, max_rows=max_rows,
+                          border_room=0)
+    assert legend.shown and len(set(legend.shown)) == len(legend.shown)
+    for label in legend.shown:
+        run = label.split(":")[0]
+        assert run in ("1134", "modern", "1134_steps_noisy", "modern_multireward"), label

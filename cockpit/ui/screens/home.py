@@ -24,6 +24,7 @@ from cockpit.ui.textual_fixes import Header
 from cockpit.ui.widgets.footer import CockpitFooter
 from cockpit.ui.widgets.home.preset_list import PresetList
 from cockpit.ui.widgets.home.runs_table import RunsTable
+from cockpit.ui.widgets.waiting import Waiting
 
 if TYPE_CHECKING:
     from textual import getters
@@ -93,6 +94,8 @@ class HomeScreen(Screen):
         blocked: dict[str, str] | None = None
         """Preset path -> why it cannot start on this machine (greyed out with that line);
         None until the trainers are read."""
+        problem: str = ""
+        """Why the trainers could not be read (the presets stay listed; Enter names it too)."""
 
     @dataclass
     class LaunchChecked(Message):
@@ -138,6 +141,7 @@ class HomeScreen(Screen):
                 yield RunsTable(id="runs-table")
             with Vertical(id="home-presets"):
                 yield Static("[b]Presets[/b]  [dim]Enter launches[/]", classes="pane-title")
+                yield Waiting(id="presets-status")
                 yield PresetList(id="preset-list")
         # Compact, without the palette's hint (help names ctrl+p): at 100 columns the everyday keys,
         # Quit and `? Help` fit on the one row.
@@ -147,6 +151,7 @@ class HomeScreen(Screen):
         self.sub_title = str(self.runs_dir)
         # Built on the way back from a run opened from the command line: the cursor on that run.
         self.query_one(RunsTable).wanted = getattr(self.app, "last_opened", None)
+        self.query_one("#presets-status", Waiting).wait("reading the presets")
         self.action_refresh()
         self.set_interval(REFRESH_S, self._tick)
         self.query_one(RunsTable).focus()  # until the runs are read (then _place_focus)
@@ -253,8 +258,9 @@ class HomeScreen(Screen):
         self.post_message(self.PresetsLoaded(infos))
         try:  # the trainers of the installed TRL: slow only the first time (then cached)
             registry = load_registry()
-        except CockpitError:
-            return  # the presets stay listed; Enter names the problem
+        except CockpitError as exc:  # the presets stay listed; Enter names the problem
+            self.post_message(self.PresetsLoaded(infos, {}, problem=str(exc).splitlines()[0]))
+            return
         gpu, blocked = has_gpu(), {}
         for info in infos:
             if info.error:
@@ -292,6 +298,18 @@ class HomeScreen(Screen):
 
     def on_home_screen_presets_loaded(self, message: PresetsLoaded) -> None:
         self.query_one(PresetList).show(message.infos, message.blocked)
+        status = self.query_one("#presets-status", Waiting)
+        if message.problem:
+            status.update(markup("[$text-warning]could not check which presets run here:[/] $why",
+                                 why=message.problem))
+            status.display = True
+        elif message.blocked is None:  # listed; which of them can run here is not known yet
+            if not status.display:  # a refresh (F5, back from a screen): quick, cached, unsaid
+                return
+            status.wait("checking which presets can run here", "the first time imports TRL")
+        else:
+            status.update("")
+            status.display = False
 
     # -- choices -------------------------------------------------------------------------------
 

@@ -56,6 +56,9 @@ if TYPE_CHECKING:
 
 STACK_BELOW = 110
 """Screen width under which the preview goes under the form instead of beside it."""
+SHORT_BELOW = 26
+"""Fewer rows (60x20), stacked: the preview pane keeps the verdict only (ctrl+l and ctrl+s are
+in the footer), so the form has the rows to be filled in."""
 VALIDATE_DELAY_S = 0.35
 """Validation (and the data check) waits this long after the last keystroke."""
 
@@ -179,11 +182,11 @@ class SetupScreen(Screen["RunFolder | None"]):
         enough to type in."""
         picked = self.spec is not None or self.draft.mode == COMMAND
         compact = picked and self.focused is not self.query_one(TrainerPicker)
-        if compact != self.has_class("-compact"):
-            self.set_class(compact, "-compact")
         stacked = 0 < self.size.width < STACK_BELOW
-        if stacked != self.has_class("-stacked"):
-            self.set_class(stacked, "-stacked")
+        short = stacked and 0 < self.size.height < SHORT_BELOW
+        for name, wanted in (("-compact", compact), ("-stacked", stacked), ("-short", short)):
+            if wanted != self.has_class(name):
+                self.set_class(wanted, name)
         self.call_after_refresh(self._fit_labels)
 
     def _fit_labels(self) -> None:

@@ -230,8 +230,9 @@ class MetricPlot(Widget, can_focus=True):
         legend = Legend()
         if len(series) > 1 or multi:
             pairs = [(printable(label), printable(key)) for _, label, key, *_ in series]
+            runs = [printable(src.label) for src in sources]  # a run is shortened alike in every panel
             legend = place_legend(
-                legend_names(pairs, multi=multi), legend_names(pairs, multi=multi, short=True),
+                legend_names(pairs, multi=multi), legend_names(pairs, multi=multi, short=True, runs=runs),
                 line_colors, dotted=[is_eval(key) and len(series) > 1 for _, _, key, *_ in series], width=width,
                 # A small panel keeps one legend row (the reward legend vanished at 100x30).
                 max_rows=max(1 if height >= 6 else 0, min(height - self.MIN_PLOT_ROWS, max(2, height // 3))),

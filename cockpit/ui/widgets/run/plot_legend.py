@@ -14,19 +14,25 @@ from rich.text import Text
 
 
 def legend_names(series: Sequence[tuple[str, str]], *, multi: bool,
-                 short: bool = False) -> list[str]:
+                 short: bool = False, runs: Sequence[str] = ()) -> list[str]:
     """What the legend calls each (source label, key): the key, and in an overlay the run
     first (only the run when the panel draws one key). `short` drops what all the panel's
     names share (`rewards/format_reward_fn/mean` -> `format`, two runs `trl_grpo_a` and
-    `trl_grpo_b` -> `a` and `b`), for when the full names do not fit."""
+    `trl_grpo_b` -> `a` and `b`), for when the full names do not fit; a run's name is
+    shortened among `runs` (every run of the compare) when given, so a panel that draws one
+    run's keys still calls it `dpo_…`, not `trl_dpo_…`."""
     keys = list(dict.fromkeys(key for _, key in series))
-    runs = list(dict.fromkeys(label for label, _ in series))
+    runs = list(dict.fromkeys([*runs, *(label for label, _ in series)]))
     key_name = dict(zip(keys, distinguishing(keys) if short else keys, strict=False))
     run_name = dict(zip(runs, distinguishing(runs) if short else runs, strict=False))
     if not multi:
         return [key_name[key] for _, key in series]
     if len(keys) == 1:
         return [run_name[label] for label, _ in series]
+    if short:  # each run's keys shortened among themselves: runs name their functions differently
+        per_run = {label: [key for lab, key in series if lab == label] for label in runs}
+        run_keys = {label: dict(zip(ks, distinguishing(ks), strict=True)) for label, ks in per_run.items()}
+        return [f"{run_name[label]}: {run_keys[label][key]}" for label, key in series]
     return [f"{run_name[label]}: {key_name[key]}" for label, key in series]
 
 
@@ -96,7 +102,7 @@ def place_legend(full: Sequence[str], short: Sequence[str], colors: Sequence[tup
         return Legend(rows=[_legend_line(names, row, colors, dotted) for row in _wrap(names, width)],
                       shown=list(names))
     cap = max(cell_len(n) for n in short)
-    while cap > LEGEND_MIN_BORDER_LABEL:
+    while cap > max(LEGEND_MIN_BORDER_LABEL, _min_label(short)):
         cap -= 1
         names = elide_all(short, cap)
         if _line_width(names) <= border_room:
@@ -156,13 +162,41 @@ def elide_all(names: Sequence[str], width: int) -> list[str]:
     pairs = [n.partition(": ") for n in names]
     if width < 6 or not all(sep for _, sep, _ in pairs):
         return _unique_cuts(names, width)
-    run_w = max(2, width // 3)
+    runs = word_prefixes([run for run, _, _ in pairs])
+    if max(cell_len(r) for r in runs.values()) > width - 1 - MIN_KEY_CELLS:
+        run_w = max(2, width // 3)
+        runs = {run: word_head(run, run_w) for run, _, _ in pairs}
     out = []
     for run, _, key in pairs:
-        run = word_head(run, run_w)
-        key_w = width - cell_len(run) - 1
-        out.append(f"{run}:{key if cell_len(key) <= key_w else cells_head(key, key_w - 1) + '…'}")
+        head = runs[run]
+        key_w = width - cell_len(head) - 1
+        out.append(f"{head}:{key if cell_len(key) <= key_w else cells_head(key, key_w - 1) + '…'}")
     return out if len(set(out)) == len(set(names)) else _unique_cuts(names, width)
+
+
+def _min_label(names: Sequence[str]) -> int:
+    """The narrowest a label is cut to: in an overlay, room for each run's first words and
+    a few cells of the key (fewer labels shown, with "+N more", rather than `113:re…`)."""
+    pairs = [n.partition(": ") for n in names]
+    if not names or not all(sep for _, sep, _ in pairs):
+        return 0
+    runs = word_prefixes([run for run, _, _ in pairs])
+    return max(cell_len(r) for r in runs.values()) + 1 + MIN_KEY_CELLS + 1
+
+
+MIN_KEY_CELLS = 4
+"""The fewest cells a cut label leaves the key after the run's name (`1134:corr…`)."""
+
+
+def word_prefixes(names: Sequence[str]) -> dict[str, str]:
+    """Each name's first whole words, as few as keep the names apart (`1134_steps_noisy` and
+    `modern_multireward` -> `1134` and `modern`): a run's name is cut after a word, never in one."""
+    spans = {n: [m.end() for m in _WORD.finditer(n)] or [len(n)] for n in names}
+    for k in range(1, max(len(ends) for ends in spans.values()) + 1):
+        heads = {n: n[: ends[min(k, len(ends)) - 1]] for n, ends in spans.items()}
+        if len(set(heads.values())) == len(heads):
+            return heads
+    return {n: n for n in names}
 
 
 def _unique_cuts(names: Sequence[str], width: int) -> list[str]:
@@ -195,11 +229,12 @@ def legend_rows(names: Sequence[str], colors: Sequence[tuple[int, int, int]], wi
     if not names or max_rows <= 0 or width <= len(LEGEND_MARK) + 1:
         return [], []
     cap = min(max(cell_len(n) for n in names), width - len(LEGEND_MARK))
+    least = min(cap, max(LEGEND_MIN_LABEL, _min_label(names)))
     while True:
         rows = _wrap(elide_all(names, cap), width)
-        if len(rows) <= max_rows or cap <= LEGEND_MIN_LABEL:
+        if len(rows) <= max_rows or cap <= least:
             break
-        cap = max(LEGEND_MIN_LABEL, cap - max(1, cap // 8))
+        cap = max(least, cap - max(1, cap // 8))
     labels = elide_all(names, cap)
     more = ""
     if len(rows) > max_rows:  # not all fit: keep what does and say how many are left

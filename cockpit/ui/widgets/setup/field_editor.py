@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from textual import on
-from textual.app import ComposeResult
+from textual.app import ComposeResult, RenderResult
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.message import Message
@@ -21,6 +21,7 @@ from textual.widget import Widget
 from textual.widgets import Input, Label, Select, Static, Switch
 
 from cockpit.trainers.registry import ConfigField
+from cockpit.ui.text import fold_words
 from cockpit.ui.widgets.setup.values import (
     UNSET,
     default_text,
@@ -56,6 +57,17 @@ class FieldValueValidator(Validator):
 def editor_id(name: str) -> str:
     """The DOM id of a field's editor ('cockpit.dataset.split' -> 'field-cockpit-dataset-split')."""
     return "field-" + name.replace(".", "-")
+
+
+class HelpLine(Static):
+    """A field's help: one line cut after a whole word (`that ship…`, not `that sh…`) while
+    the field is not focused, all of it wrapped while it is."""
+
+    def render(self) -> RenderResult:
+        width = self.content_size.width
+        if width <= 0 or self.parent is None or self.parent.has_class("-focused"):
+            return super().render()
+        return Content(fold_words(str(self.content), width))
 
 
 class FieldEditor(Vertical):
@@ -182,7 +194,7 @@ class FieldEditor(Vertical):
             if isinstance(control, Switch):  # the switch's colour alone is not enough to read
                 yield Static(bool_glyph(control.value), classes="bool-glyph")
         if self.field.help:
-            yield Static(first_sentence(self.field.help), classes="field-help", markup=False)
+            yield HelpLine(first_sentence(self.field.help), classes="field-help", markup=False)
         yield Static("", classes="field-error", markup=False)
 
     def on_mount(self) -> None:

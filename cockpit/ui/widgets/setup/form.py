@@ -88,6 +88,13 @@ class SetupForm(VerticalScroll):
     def on_mount(self) -> None:
         self.query_one(FieldSearch).display = False
 
+    def on_resize(self) -> None:
+        """The form changed size (the trainer list made room, the preview went under it): the
+        field being typed in stays in sight, wherever the new layout puts it."""
+        focused = self.screen.focused
+        if focused is not None and self in focused.ancestors:
+            self.call_after_refresh(self.scroll_to_widget, focused, animate=False)
+
     def editor(self, field: ConfigField, **kw: Any) -> FieldEditor:
         return FieldEditor(field, self.draft.get(field.name), **kw)
 

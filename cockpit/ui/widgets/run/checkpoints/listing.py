@@ -89,14 +89,28 @@ class CheckpointListing(Vertical):
         if not tables:
             return  # mounted as the app closes (a deferred tab): its children never came
         tables.first().show_loading()
-        box = self.query_one("#ckpt-prompts", TextArea)
-        box.border_title = f"prompts (a line of {PROMPT_SEPARATOR} between two)"
-        box.border_subtitle = "ctrl+r runs them · Esc leaves the box"
+        self._fit_box_titles()
         self.set_status(markup(HINT))
         source = getattr(self.screen, "checkpoints_source", None)
         if callable(source):
             path, live = source()
             self.show_path(path, live=live)
+
+    def on_resize(self) -> None:
+        self._fit_box_titles()  # laid out already: the box has its new width
+        self.call_after_refresh(self._fit_box_titles)  # and if the table's width moved it again
+
+    def _fit_box_titles(self) -> None:
+        """The prompt box's title and subtitle, the longest that fits its border whole (at 60
+        columns `prompts`, not `prompts (a line o…`)."""
+        box = self.query_one("#ckpt-prompts", TextArea)
+        room = box.size.width - 4 if box.size.width else 1_000
+        box.border_title = _longest_fitting(
+            (f"prompts (a line of {PROMPT_SEPARATOR} between two)", f"prompts ({PROMPT_SEPARATOR} between two)",
+             "prompts"), room)
+        box.border_subtitle = _longest_fitting(
+            ("ctrl+r runs them · Esc leaves the box", "ctrl+r runs them · Esc leaves",
+             "ctrl+r runs them", "ctrl+r"), room)
 
     def on_text_area_changed(self, event: TextArea.Changed) -> None:
         if event.text_area.id == "ckpt-prompts" and event.text_area.text.strip():
@@ -218,3 +232,8 @@ class CheckpointListing(Vertical):
         self.columns, session = kept_columns(rows)
         self._render_columns()
         self.set_status(literal(f"kept answers: {len(rows)} in samples/ — the newest session ({session}) shown"))
+
+
+def _longest_fitting(texts: tuple[str, ...], room: int) -> str:
+    """The first of `texts` (longest first) that fits `room` cells, else the last."""
+    return next((t for t in texts if len(t) <= room), texts[-1])
