@@ -108,7 +108,7 @@ def pytest_collection_modifyitems(config, items):
     """Under xdist (`--dist loadgroup`), the tests of a module that share a module- or class-scoped
     fixture (a trained run, a started cluster) go to one worker, so the fixture is built once; the
     slow tests go first (the same order on every worker)."""
-    _leave_out_the_sweep(config, items)
+    _leave_out_own_steps(config, items)
     for item in items:
         info = getattr(item, "_fixtureinfo", None)
         if info is None or any(True for _ in item.iter_markers("xdist_group")):
@@ -122,15 +122,30 @@ def pytest_collection_modifyitems(config, items):
         items.sort(key=lambda item: (item.get_closest_marker("slow") is None, not _many_examples(item)))
 
 
-def _leave_out_the_sweep(config, items) -> None:
-    """The crash hunt's long sweep (marker `crash_sweep`) runs only when `-m` names it
-    (`.ci/run` runs it as its own step); the suite runs the hunt's fixed sample."""
-    if "crash_sweep" in (config.getoption("markexpr", "") or ""):
-        return
-    sweep = [item for item in items if item.get_closest_marker("crash_sweep")]
-    if sweep:
-        config.hook.pytest_deselected(items=sweep)
-        items[:] = [item for item in items if not item.get_closest_marker("crash_sweep")]
+OWN_STEPS = {"crash_sweep": "tests/ui/test_ui_crash_hunt.py", "field": "tests/field"}
+"""Markers of tests that `.ci/run` runs as steps of their own, after the suite: the crash hunt's
+long sweep, and the field pass (tests/field, every test there carries `field`: real projects'
+scripts, launchers, Slurm and multi-attempt runs, each a few training processes). The suite
+(`python -m pytest`) leaves them out; `-m NAME` runs them, and so does naming the field folder
+or one of its files (`python -m pytest tests/field/test_field.py`)."""
+
+
+def _leave_out_own_steps(config, items) -> None:
+    """What OWN_STEPS lists, unless `-m` names its marker or (for the field pass) the command line
+    names a path in its folder."""
+    field = (Path(config.rootpath) / OWN_STEPS["field"]).resolve()
+    for item in items:
+        if field in Path(item.path).resolve().parents:
+            item.add_marker(pytest.mark.field)
+    markexpr = config.getoption("markexpr", "") or ""
+    named = [Path(a.split("::")[0]).resolve() for a in config.args]
+    for marker in OWN_STEPS:
+        if marker in markexpr or (marker == "field" and any(p == field or field in p.parents for p in named)):
+            continue
+        out = [item for item in items if item.get_closest_marker(marker)]
+        if out:
+            config.hook.pytest_deselected(items=out)
+            items[:] = [item for item in items if not item.get_closest_marker(marker)]
 
 
 def _many_examples(item) -> bool:

@@ -1,7 +1,7 @@
 """Detectors of one trainer family's metrics (the ones `findings/judge.py` has had since the first
 kinds live there): GRPO reward functions that never pay or always pay the same, length growing
 without reward, entropy collapse, KL blow-up, clipping that drags a reward down; DPO saturation
-and chosen log-probs falling.
+and chosen log-probs falling; PPO updates too large.
 
 Same contract as `findings/general.py`: findings, or `Quiet` / `Absent` with the one number.
 """
@@ -175,19 +175,20 @@ def length_without_reward(r: Reader, kind: FindingKind) -> Outcome:
 
 def entropy_collapse(r: Reader, kind: FindingKind) -> Outcome:
     t = kind.thresholds
-    if isinstance(got := r.pick("entropy", need=t["min_points"]), str):
+    if isinstance(got := r.pick("entropy", "policy/entropy_avg", need=t["min_points"]), str):
         return got
-    _, s, v = got
+    key, s, v = got
     k = edges(len(v), t["edge"])
-    e0, e1 = level(v[:k]), level(v[-k:])
+    # an entropy that collapsed inside the early window is judged against where it began
+    e0, e1 = max(level(v[:k]), level(v[:t["start"]])), level(v[-k:])
     fell = 1 - e1 / e0 if e0 > 0 else 0.0
     if not ((fell >= t["fall"] and e1 < t["below"]) or fell >= t["fall_alone"]):
-        return Quiet(f"entropy went {fmt(e0)} → {fmt(e1)} ({-fell:+.0%}; fires at −{t['fall']:.0%} and "
+        return Quiet(f"{key} went {fmt(e0)} → {fmt(e1)} ({-fell:+.0%}; fires at −{t['fall']:.0%} and "
                      f"below {t['below']:g}, or at −{t['fall_alone']:.0%})")
     first, last = change_start(s, v, e0, e1), int(s[-1])
     return [Finding(kind.name, (first, last), kind.severity,
-                    f"entropy fell {fmt(e0)} → {fmt(e1)} ({-fell:.0%}) over steps {first:,}–{last:,}",
-                    kind.fix, [points("entropy", s, v, int(s[0]), last)])]
+                    f"{key} fell {fmt(e0)} → {fmt(e1)} ({-fell:.0%}) over steps {first:,}–{last:,}",
+                    kind.fix, [points(key, s, v, int(s[0]), last)])]
 
 
 def kl_nonzero_at_start(r: Reader, kind: FindingKind) -> Outcome:
@@ -350,6 +351,37 @@ def dpo_saturated(r: Reader, kind: FindingKind) -> Outcome:
     return [Finding(kind.name, (first, last), kind.severity, summary, kind.fix, evidence)]
 
 
+# -- PPO ---------------------------------------------------------------------------------------
+
+
+def ppo_update_too_large(r: Reader, kind: FindingKind) -> Outcome:
+    t = kind.thresholds
+    if isinstance(got := r.pick("policy/approxkl_avg", need=int(t["count"])), str):
+        return got
+    key, s, v = got
+    over = v > t["above"]
+    n = int(over.sum())
+    if n < t["count"]:
+        return Quiet(f"{key} peaked at {fmt(float(v.max()))} (step {int(s[int(v.argmax())]):,}; fires above "
+                     f"{t['above']:g} at {t['count']} logged steps)")
+    hit = s[over]
+    first, last = int(hit[0]), int(hit[-1])
+    i = int(v.argmax())
+    evidence = [points(key, s, v, int(s[0]), int(s[-1]), keep=hit)]
+    clip = ""
+    if isinstance(c := r.pick("policy/clipfrac_avg"), tuple):
+        cs, cv = c[1], c[2]
+        at = np.isin(cs, hit)
+        if at.any():
+            clip = (f"; policy/clipfrac_avg between {fmt(float(cv[at].min()))} and {fmt(float(cv[at].max()))} "
+                    "at those steps")
+        evidence.append(points(c[0], cs, cv, int(cs[0]), int(cs[-1]), keep=hit))
+    return [Finding(kind.name, (first, last), kind.severity,
+                    f"{key} was above {t['above']:g} at {n:,} of {len(v):,} logged steps {first:,}–{last:,} "
+                    f"(its largest {fmt(float(v[i]))} at step {int(s[i]):,}){clip}",
+                    kind.fix, evidence)]
+
+
 DETECTORS = {
     "reward_flat": reward_flat,
     "reward_never_pays": reward_never_pays,
@@ -361,4 +393,5 @@ DETECTORS = {
     "clipping_drags_reward": clipping_drags_reward,
     "chosen_logps_falling": chosen_logps_falling,
     "dpo_saturated": dpo_saturated,
+    "ppo_update_too_large": ppo_update_too_large,
 }

@@ -572,6 +572,21 @@ def train_eval_gap(r: Reader, kind: FindingKind) -> Outcome:
 # -- spikes ------------------------------------------------------------------------------------
 
 
+def _between_centres(med: np.ndarray, b: int, n: int) -> np.ndarray:
+    """The block medians `med` (blocks of `b` points) drawn as a line through the blocks' centres
+    at each of `n` points, flat before the first centre and after the last: `np.interp` over
+    `arange(n)`, without its search (the centres are evenly spaced, so the points between two
+    centres sit at the same fractions of the way, `w`), in a third of its time."""
+    h = b // 2  # the first point past the first centre, (b - 1) / 2
+    w = (h + np.arange(b) - (b - 1) / 2) / b
+    inner = (med[:-1, None] + np.diff(med)[:, None] * w).ravel()
+    base = np.empty(n)
+    base[:h] = med[0]
+    base[h:h + len(inner)] = inner
+    base[h + len(inner):] = med[-1]
+    return base
+
+
 def spikes(r: Reader, kind: FindingKind, *keys: str) -> Outcome:
     """Points far above the run's own level around them (the first of `keys` the run logged): a
     baseline of block medians (robust to the spikes themselves), the spread of the points around
@@ -584,10 +599,9 @@ def spikes(r: Reader, kind: FindingKind, *keys: str) -> Outcome:
     b = max(4, min(int(t["block"]), n // 4))
     nb = n // b
     med = np.partition(v[: nb * b].reshape(nb, b), b // 2, axis=1)[:, b // 2]  # each block's (upper) median
-    centres = np.arange(nb) * b + (b - 1) / 2
-    base = np.interp(np.arange(n), centres, med)
+    base = _between_centres(med, b, n)
     # the level before: the median of the block before each point's own (a falling start is no spike)
-    before = np.concatenate(([np.inf], med))[np.minimum(np.arange(n) // b, nb)]
+    before = np.repeat(np.concatenate(([np.inf], med)), b)[:n]
     resid = v - base
     skip = max(b, int(t["skip"] * n))  # the first block is the warm-up: not judged
     # the spread of the points around their level; a few thousand evenly picked points tell it as

@@ -390,9 +390,10 @@ def _value_loss_blowup(store: Reader, kind: FindingKind) -> list[Finding] | str:
     base = _level(np.abs(values[:k]))
     over = np.abs(values) > t["times"] * max(base, 1e-12)
     over[:k] = False
-    runs = _runs_where(steps, over, 1)
+    runs = _runs_where(steps, over, int(t["for"]))
     if not runs:
-        return Quiet(f"{key} stayed under {t['times']:g}× its early level {base:.3g}")
+        return Quiet(f"{key} stayed under {t['times']:g}× its early level {base:.3g} (or above it for fewer than "
+                     f"{t['for']} logged steps in a row)")
     first, last = runs[0][0], int(steps[-1])
     peak = float(np.max(np.abs(values[steps >= first])))
     return [Finding(kind.name, (first, last), kind.severity,

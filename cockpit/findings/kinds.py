@@ -24,6 +24,9 @@ class FindingKind:
     severity: str
     fix: str
     thresholds: dict[str, Any] = field(default_factory=dict)
+    also: tuple[str, ...] = ()
+    # Other families whose runs log the same quantity and get this kind too (PPO's policy
+    # entropy and KL to the reference are GRPO's, under other names).
 
 
 GENERAL = "general"
@@ -194,7 +197,10 @@ KINDS: dict[str, FindingKind] = {k.name: k for k in (
         "grad_spike", "Gradient-norm spikes", GENERAL, "warning",
         "the gradient norm jumped at these steps: lower the learning rate, keep max_grad_norm "
         "(clipping) on, and look at the batches of those steps",
-        {"min_points": 50, "block": 16, "sigma": 10.0, "ratio": 10.0, "skip": 0.05, "max_share": 0.05,
+        {"min_points": 30, "block": 16, "sigma": 10.0, "ratio": 10.0, "skip": 0.05, "max_share": 0.05,
+         # 30 points, not the loss's 50: ×10 the run's median grad_norm too is a bar the healthy
+         # runs of 30-49 points do not reach (19 files: ×8.7 at most, ×4.6 on the zoo's); the
+         # zoo's rloo-lr-too-high's 1,640 at step 39 of 40 is ×46
          "typical": True,
          # the level a spike is measured against is at least the run's median grad_norm (its
          # typical level), not only the level around it: a quiet stretch is no baseline
@@ -356,18 +362,23 @@ KINDS: dict[str, FindingKind] = {k.name: k for k in (
         }),
     FindingKind(
         "entropy_collapse", "Entropy collapsed", "grpo", "warning",
-        "the policy became nearly deterministic: completions of a group stop differing, so "
-        "groups stop teaching. Lower the learning rate, raise beta or the sampling temperature",
+        "the policy became nearly deterministic: its completions of a prompt stop differing, so "
+        "there is nothing left to compare and learn from. Lower the learning rate, raise beta "
+        "(kl_coef for PPO) or the sampling temperature",
         {
             "min_points": 10,
             "edge": 0.2,
             "fall": 0.7,
             # entropy late below early by this share or more ...
             "below": 0.3,
-            # ... and to a level below this (nats per token) ...
+            # ... and to a level below this (nats per token: PPO's policy/entropy_avg, not its
+            # objective/entropy, a sum over each completion's tokens) ...
             "fall_alone": 0.9,
             # ... or by this share or more, whatever the level (a large vocabulary's 6.6 → 0.4)
-        }),
+            "start": 3,
+            # "early" is the higher of the early window's median and that of the first this many
+            # points (an entropy that collapsed inside the early window)
+        }, also=("ppo",)),
     FindingKind(
         "kl_blowup", "KL blow-up", "grpo", "warning",
         "the policy drifts ever further from the reference: lower the learning rate, raise beta, "
@@ -378,7 +389,9 @@ KINDS: dict[str, FindingKind] = {k.name: k for k in (
             "times": 10.0,
             # KL late above early by this factor ...
             "above": 1.0,
-            # ... and above this level (late median)
+            # ... and above this level (late median, nats per token; not judged on PPO, whose
+            # objective/kl is a sum over each completion's tokens, kl.sum(1), so its scale is the
+            # completion's length's)
         }),
     FindingKind(
         "clipping_drags_reward", "Clipping drags a reward down", "grpo", "warning",
@@ -434,10 +447,24 @@ KINDS: dict[str, FindingKind] = {k.name: k for k in (
         }),
     # --- PPO (the PPO article's debugging recipes)
     FindingKind(
-        "ppo_ratio", "Value ratio far from 1", "ppo", "warning",
-        "val/ratio should hover near 1: lower the learning rate, raise num_mini_batches, or "
-        "lower cliprange_value",
+        "ppo_ratio", "Policy ratio far from 1", "ppo", "warning",
+        "val/ratio (new to old policy probabilities) should hover near 1: each update moves the "
+        "policy too far from the one that sampled the batch. Lower the learning rate, or take "
+        "fewer optimizer steps on each batch (num_ppo_epochs, num_mini_batches)",
         {"far": 0.5, "for": 3}),
+    FindingKind(
+        "ppo_update_too_large", "PPO updates too large", "ppo", "warning",
+        "an update moved the policy far beyond PPO's clip range (many tokens clipped): the "
+        "learning rate is too high for this model. Lower it, or take fewer optimizer steps on "
+        "each batch (num_ppo_epochs, num_mini_batches), and keep max_grad_norm on",
+        {
+            "above": 0.1,
+            # policy/approxkl_avg (the KL between the policy that sampled a batch and the one
+            # its updates made) above this: the clip range 0.2 bounds a ratio of 1.2, a KL of
+            # about 0.02 per token, so 0.1 is an update far beyond it (ppo-healthy: 4e-4 at most)
+            "count": 2,
+            # at this many logged updates or more (one is an outlier)
+        }),
     FindingKind(
         "rlhf_reward_falling", "RLHF reward falling", "ppo", "warning",
         "objective/rlhf_reward should rise: check the reward model on a few completions, lower "
@@ -447,7 +474,15 @@ KINDS: dict[str, FindingKind] = {k.name: k for k in (
         "value_loss_blowup", "Value loss blow-up", "ppo", "error",
         "the value head diverges: lower the learning rate, lower vf_coef or cliprange_value, "
         "or whiten the rewards",
-        {"min_points": 6, "edge": 0.2, "times": 10.0}),
+        {
+            "min_points": 6,
+            "edge": 0.2,
+            "times": 10.0,
+            # loss/value_avg above this many times its early level ...
+            "for": 3,
+            # ... for this many logged steps in a row: one update whose completion ran to the cap
+            # (×13 for one step in the zoo's healthy PPO run) is not a blow-up
+        }),
 )}
 
 
@@ -458,4 +493,4 @@ checkpoint that said it (the latest one's words and evidence)."""
 
 def kinds_for(family: str | None) -> list[FindingKind]:
     """The kinds that apply to a trainer family (the general ones first), in table order."""
-    return [k for k in KINDS.values() if k.family in (GENERAL, family)]
+    return [k for k in KINDS.values() if k.family in (GENERAL, family) or family in k.also]

@@ -4,8 +4,9 @@ toolong's `Watcher` is the model: a thread outside the UI reads what was appende
 and hands it on. The live screen, the replay screen (each followed source of an overlay) and
 `cockpit watch` all take their updates from here, at one cadence:
 
-- `RunFollower`: a run folder's journal (and, for the live screen, stdout.log and the alert
-  rules' files), polled every POLL_S (a poll that finds nothing is one open + fstat per file),
+- `RunFollower`: a run folder's journal (and, for the live screen, stdout.log and a `RulesFeed`:
+  the alert rules' files, watched by `alerts.board.RulesWatch`, which the screen hands in: metrics/
+  does not import alerts/), polled every POLL_S (a poll that finds nothing is one open + fstat per file),
   read on at once while a poll finds more, and the run's state every STATUS_S;
 - `FilesFollower`: an output dir that no cockpit run owns (a training started elsewhere), read
   again whenever a checkpoint's trainer_state.json or a completions parquet lands in it.
@@ -22,7 +23,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from cockpit.errors import CockpitError
 from cockpit.metrics.rundata import RunData, load_journal
@@ -31,11 +32,6 @@ from cockpit.run.journal import Record
 from cockpit.run.summaries import effective_state
 from cockpit.run.tailer import Tailer
 from cockpit.run.trainer_output import OutputTail
-
-if TYPE_CHECKING:
-    # The alert rules (pydantic models) are read only where a follower is asked for them (the live
-    # screen): a replay's screen does not import them on its way to the first frame (issue 33).
-    from cockpit.alerts import board as alert_board
 
 POLL_S = 0.02
 """How often the journal (and stdout.log) are polled: a new step shows within this."""
@@ -52,6 +48,20 @@ Stop = Callable[[], bool]
 """Asked before each poll: True ends the following (a cancelled worker, a closed screen)."""
 
 
+class RulesFeed(Protocol):
+    """Files watched beside the journal and read at the state's cadence: the alert rules
+    (`alerts.board.RulesWatch`, handed in by the live screen). What it reads is passed on as it is."""
+
+    def first(self) -> Any:
+        """Everything, read now."""
+
+    def changed(self) -> Any | None:
+        """Everything again when a file changed since the last read, else None."""
+
+    def alerts(self) -> list[Record]:
+        """The journal's alert records so far."""
+
+
 @dataclass
 class Update:
     """What one poll found: only what changed is set."""
@@ -64,8 +74,8 @@ class Update:
     """The run's new state, or None when it did not change."""
     resumable: bool = False
     """With a new state: whether the run can be resumed (the follower's `resumable` rule)."""
-    rules: alert_board.RuleSources | None = None
-    """The alert rules, when one of their files changed."""
+    rules: Any | None = None
+    """The `RulesFeed`'s read (the alert rules), when one of their files changed."""
     journal_error: str | None = None
     """status.json's journal_error, when it changed to a new trouble (the supervisor cannot
     write events.jsonl: what is shown is behind the training)."""
@@ -93,8 +103,8 @@ class Opened:
     """The run's state (None when it could not be read, or for a source that is not a run)."""
     resumable: bool = False
     """Whether the run can be resumed."""
-    rules: alert_board.RuleSources | None = None
-    """The alert rules, when the follower reads them."""
+    rules: Any | None = None
+    """The `RulesFeed`'s first read (the alert rules), when the follower has one."""
     alerts: list[Record] = field(default_factory=list)
     """The journal's `alert` records so far (history: no bell)."""
     journal_error: str | None = None
@@ -115,7 +125,7 @@ class RunFollower:
     `until_ended`, the run is no longer live). `poll()` is one step of it, for a caller with a
     loop of its own."""
 
-    def __init__(self, run: RunFolder, *, output: bool = False, rules: bool = False,
+    def __init__(self, run: RunFolder, *, output: bool = False, rules: RulesFeed | None = None,
                  journal_errors: bool = False, resumable: Callable[[str | None], bool] | None = None,
                  until_ended: bool = False, tailer: Tailer | None = None,
                  poll_s: float = POLL_S, status_s: float = STATUS_S) -> None:
@@ -130,11 +140,7 @@ class RunFollower:
         self._until_ended = until_ended
         self._journal_errors = journal_errors
         self._resumable = resumable
-        self._rules: alert_board.RulesWatch | None = None
-        if rules:
-            from cockpit.alerts import board as alert_board
-
-            self._rules = alert_board.RulesWatch(run)
+        self._rules = rules
         self._status_due = 0.0
         self._trouble: str | None = None
         self._problem: str | None = None

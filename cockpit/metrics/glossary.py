@@ -116,9 +116,11 @@ GLOSSARY: tuple[Entry, ...] = (
           "rises over the run; this is the number training is for"),
     Entry("objective/scores", "the mean score the reward model (or environment) gave the completions",
           "rises; rising while rlhf_reward falls means the KL penalty eats the gain"),
-    Entry("objective/kl", "the mean KL divergence between the policy and the reference policy",
+    Entry("objective/kl", "the KL divergence between the policy and the reference policy, summed over "
+          "each completion's tokens (so it grows with their length), averaged over the completions",
           "grows slowly and stays bounded; a runaway KL is the policy leaving the reference behind"),
-    Entry("objective/entropy", "the mean entropy of the policy: how random its token choices are",
+    Entry("objective/entropy", "the entropy of the policy, summed over each completion's tokens: how "
+          "random its token choices are (policy/entropy_avg is the per-token one)",
           "falls slowly; a fast collapse means the policy stopped exploring"),
     Entry("objective/non_score_reward", "the KL part of the reward: minus kl_coef × the summed per-token KL",
           "small and negative; growing in size as the KL grows"),
@@ -132,7 +134,8 @@ GLOSSARY: tuple[Entry, ...] = (
     Entry("policy/clipfrac_avg", "the share of policy updates the clip range bounded",
           "small; a high share means updates keep hitting the clip"),
     Entry("val/clipfrac_avg", "the share of value updates the value clip range bounded", "small"),
-    Entry("policy/entropy_avg", "the mean entropy of the policy during the updates", "falls slowly"),
+    Entry("policy/entropy_avg", "the mean per-token entropy of the policy during the updates",
+          "falls slowly; near 0 the policy writes one completion a prompt"),
     Entry("eps", "episodes (prompts) processed per second", "steady; a drop means a slowdown"),
 )
 

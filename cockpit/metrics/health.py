@@ -64,7 +64,8 @@ class HealthMonitor:
             self._rule("ppo_ratio", abs(ratio - 1.0) > 0.5,
                        f"PPO val/ratio is {ratio:.3g} at step {step} (it should hover near 1.0): "
                        "updates are too violent",
-                       "lower learning_rate, raise num_mini_batches or lower cliprange", step, out)
+                       "lower learning_rate, or take fewer optimizer steps on each batch (lower num_ppo_epochs or "
+                       "num_mini_batches)", step, out)
 
         for key in ("objective/rlhf_reward", "reward"):
             v = _finite(values.get(key))

@@ -23,7 +23,8 @@ CLASS_KIND = {"other:clipping": "clipping", "other:wasted_groups": "wasted_group
               "other:nonfinite_values": "nonfinite_values", "other:loss_rises_in_warmup": "loss_rises_in_warmup",
               "other:memorisation_no_eval": "memorisation_no_eval", "other:kl_nonzero_at_start": "kl_nonzero_at_start",
               "other:best_metric_inverted": "best_metric_inverted",
-              "other:reward_model_at_chance": "reward_model_at_chance"}
+              "other:reward_model_at_chance": "reward_model_at_chance",
+              "other:ppo_update_too_large": "ppo_update_too_large"}
 """Label classes named differently from the kind that answers them."""
 
 

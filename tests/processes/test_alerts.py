@@ -113,41 +113,53 @@ class _Receiver(BaseHTTPRequestHandler):
         pass
 
 
-@pytest.fixture
-def receiver():
+@pytest.fixture(scope="module")
+def alerted(tmp_path_factory):
+    """One real demo-sft run (400 steps at most) with nobody attached, whose preset holds both rules
+    of the two tests below: `loss > 0.0` and `run_ended` notify a local webhook receiver (its URL
+    from the environment, an ntfy topic with a token in its path), and `loss < 1000 for 3 steps`
+    early-stops it with a save. One training for both; each test reads what its own rule did."""
     _Receiver.got = []
     server = HTTPServer(("127.0.0.1", 0), _Receiver)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    yield f"http://127.0.0.1:{server.server_port}", _Receiver.got
-    server.shutdown()
-    server.server_close()
+    url = f"http://127.0.0.1:{server.server_port}"
+    try:
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setenv("COCKPIT_TEST_HOOK", url + "/hook")
+            preset = apply_overrides(load_preset("demo-sft"), ["max_steps=400", "logging_steps=1",
+                                                                 "save_steps=1000", NO_SFT_CHECK])
+            preset.cockpit["notify"] = {"webhook": "env:COCKPIT_TEST_HOOK", "ntfy": url + "/topic-with-token"}
+            preset.cockpit["alerts"] = [{"metric": "loss", "above": 0.0, "do": ["notify"]},
+                                        {"event": "run_ended", "do": ["notify"]},
+                                        {"metric": "loss", "below": 1000.0, "for": 3, "do": ["stop_save"]}]
+            run = launch(preset, tmp_path_factory.mktemp("alerted") / "runs")
+            # The final status is written when training ends; the supervisor sends the run_ended
+            # notices after it (`supervisor/main.py` _finish), and exits once they are out.
+            wait_for(lambda: not run.read_status().live and not supervisor_alive(run.read_status()), timeout=300)
+        yield run, list(_Receiver.got)
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 def _records(run: RunFolder) -> list[journal.Record]:
     return journal.read_all(run.events)[0]
 
 
+NOTIFIED = {"loss > 0.0", "run_ended"}
+
+
 @pytest.mark.slow
-def test_a_preset_rule_notifies_a_local_webhook_with_nobody_attached(runs_dir, receiver, monkeypatch):
-    url, got = receiver
-    monkeypatch.setenv("COCKPIT_TEST_HOOK", url + "/hook")
-    preset = apply_overrides(load_preset("demo-sft"), ["max_steps=4", "logging_steps=1", NO_SFT_CHECK])
-    preset.cockpit["notify"] = {"webhook": "env:COCKPIT_TEST_HOOK", "ntfy": url + "/topic-with-token"}
-    preset.cockpit["alerts"] = [{"metric": "loss", "above": 0.0, "do": ["notify"]},
-                                {"event": "run_ended", "do": ["notify"]}]
-    run = launch(preset, runs_dir)
-    # The final status is written when training ends; the supervisor sends the run_ended notices
-    # after it (`supervisor/main.py` _finish), and exits once they are out.
-    wait_for(lambda: not run.read_status().live and not supervisor_alive(run.read_status()), timeout=300)
-    assert run.read_status().state == "finished"
+def test_a_preset_rule_notifies_a_local_webhook_with_nobody_attached(alerted):
+    run, got = alerted
     hooks = [json.loads(body) for path, _, body in got if path == "/hook"]
-    assert {h["rule"] for h in hooks} == {"loss > 0.0", "run_ended"}
+    assert {h["rule"] for h in hooks} == NOTIFIED
     first = next(h for h in hooks if h["rule"] == "loss > 0.0")
     assert first["run"] == run.name and first["key"] == "loss" and first["value"] > 0 and first["step"] == 1
     assert any(path == "/topic-with-token" and body.startswith(b"[cockpit] ") for path, _, body in got)
-    alerts = [r for r in _records(run) if r.kind == journal.ALERT]
-    assert {a.data["rule"] for a in alerts} == {"loss > 0.0", "run_ended"}
+    alerts = [r for r in _records(run) if r.kind == journal.ALERT and r.data["rule"] in NOTIFIED]
+    assert {a.data["rule"] for a in alerts} == NOTIFIED
     assert all(res["ok"] for a in alerts for res in a.data["actions"])
     # The secret URL is in neither run.yaml nor the journal.
     assert "topic-with-token" not in run.run_yaml.read_text() and "topic-with-token" not in run.events.read_text()
@@ -157,28 +169,24 @@ def test_a_preset_rule_notifies_a_local_webhook_with_nobody_attached(runs_dir, r
 
 
 @pytest.mark.slow
-def test_a_stop_save_rule_early_stops_a_real_run_with_a_checkpoint(runs_dir):
-    preset = apply_overrides(load_preset("demo-sft"), ["max_steps=400", "logging_steps=1", "save_steps=1000",
-                                                             NO_SFT_CHECK])
-    preset.cockpit["alerts"] = [{"metric": "loss", "below": 1000.0, "for": 3, "do": ["stop_save"]}]
-    run = launch(preset, runs_dir)
-    wait_for(lambda: not run.read_status().live, timeout=300)
+def test_a_stop_save_rule_early_stops_a_real_run_with_a_checkpoint(alerted):
+    run, _ = alerted
     status = run.read_status()
     assert status.state == "stopped", status
     steps = [r.step for r in _records(run) if r.kind == journal.METRICS and not r.data.get("summary")]
     assert 3 <= max(steps) < 400
     assert list((run.output).glob("checkpoint-*"))
-    (alert,) = [r for r in _records(run) if r.kind == journal.ALERT]
+    (alert,) = [r for r in _records(run) if r.kind == journal.ALERT and r.data["rule"] not in NOTIFIED]
     assert alert.step == 3 and alert.data["actions"][0]["action"] == "stop_save"
 
 
 @pytest.mark.proc
 def test_a_stall_rule_fires_on_a_paused_trainer_and_a_refusing_url_never_stops_training(tmp_path, runs_dir):
-    """The fake trainer (tests/helpers), 4 s between steps: the subject is the supervisor's alerter."""
+    """The fake trainer (tests/helpers), 3.5 s between steps: the subject is the supervisor's alerter."""
     rules = tmp_path / "alerts.yaml"
     rules.write_text("notify: {webhook: 'http://127.0.0.1:9/refused'}\n"
                      "alerts:\n  - {stalled_minutes: 0.03, do: [notify]}\n", encoding="utf-8")
-    cmd = fake_argv("--steps", "3", "--every", "4")
+    cmd = fake_argv("--steps", "2", "--every", "3.5")
     proc = subprocess.run(cockpit_cmd("run", "--alerts", str(rules), "--runs-dir", str(runs_dir), "--wait", "--",
                                       *cmd), cwd=tmp_path, capture_output=True, text=True, timeout=600,
                           stdin=subprocess.DEVNULL)

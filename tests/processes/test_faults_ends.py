@@ -59,7 +59,7 @@ def test_out_of_inodes_the_end_is_written_and_named_as_inodes_not_a_full_disk(tm
         runs, work, filler = mnt / "runs", mnt / "work", mnt / "filler"
         work.mkdir()
         filler.mkdir()
-        run = _start(runs, work, steps=40, every=0.25)
+        run = _start(runs, work, steps=24, every=0.25)  # 6 s: a system sample (every 5 s) falls in it
         try:
             wait_for(lambda: _training(run), timeout=120)
             if spare == "gone":  # the reserved room taken away too: even the end's status cannot be written

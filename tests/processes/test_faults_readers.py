@@ -422,27 +422,12 @@ def test_resume_skips_a_checkpoint_with_truncated_weights_to_the_newest_good_one
 
 
 @pytest.mark.slow
-def test_merge_onto_a_full_disk_is_one_line_and_leaves_no_half_written_folder(tmp_path, tiny_mount):
-    """A real LoRA adapter (peft, untrained) on the demo's tiny model, merged onto a 96 KB tmpfs: the
-    merged weights do not fit. One line naming ENOSPC; the mount holds nothing afterwards."""
-    import shutil
-
-    from peft import LoraConfig, get_peft_model
-    from transformers import AutoModelForCausalLM
-
-    from cockpit.demo import demo_dir
-    from cockpit.runner.assets import ensure_all
-
-    base = ensure_all(demo_dir()) / "models" / "tiny-lm"
-    run = make_run_folder(tmp_path / "runs", "lora-full")
-    ckpt = run.output / "checkpoint-1"
-    model = get_peft_model(AutoModelForCausalLM.from_pretrained(base),
-                           LoraConfig(r=2, target_modules="all-linear", task_type="CAUSAL_LM"))
-    model.save_pretrained(ckpt)
-    for name in ("tokenizer.json", "tokenizer_config.json", "chat_template.jinja"):
-        if (base / name).is_file():
-            shutil.copy(base / name, ckpt / name)
-    (ckpt / "trainer_state.json").write_text(json.dumps({"global_step": 1, "max_steps": 1, "log_history": []}))
+def test_merge_onto_a_full_disk_is_one_line_and_leaves_no_half_written_folder(farm_run, tiny_mount):
+    """A real LoRA run's adapter (a copy of the run farm's `sft-lora`: the demo's tiny model, trained
+    once through the real supervisor), merged onto a 96 KB tmpfs: the merged weights do not fit. One
+    line naming ENOSPC; the mount holds nothing afterwards."""
+    run = farm_run("sft-lora")
+    assert (run.output / "checkpoint-4" / "adapter_model.safetensors").is_file()
 
     full = tiny_mount("size=96k")
     proc = cli("merge", str(run.path), "-o", str(full / "merged"), timeout=300)

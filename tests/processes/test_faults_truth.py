@@ -85,7 +85,7 @@ def _close(proc: subprocess.Popen) -> None:
 
 @pytest.mark.slow
 def test_a_script_that_trains_to_the_end_after_its_supervisor_was_killed_reads_finished(tmp_path, runs_dir):
-    run, proc = _pipeline(tmp_path, runs_dir, max_steps=10, sleep=0.5)  # long in time, few steps
+    run, proc = _pipeline(tmp_path, runs_dir, max_steps=6, sleep=0.5)  # long in time, few steps
     try:
         proc.wait(timeout=60)
         wait_for(lambda: _steps(run), timeout=300)
@@ -119,7 +119,7 @@ def test_a_script_that_exits_0_mid_training_is_not_finished(tmp_path, runs_dir):
 
 @pytest.mark.slow
 def test_a_journal_emptied_mid_run_does_not_turn_a_trained_script_into_one_that_never_trained(tmp_path, runs_dir):
-    run, proc = _pipeline(tmp_path, runs_dir, max_steps=10, sleep=0.4)  # long in time, few steps
+    run, proc = _pipeline(tmp_path, runs_dir, max_steps=6, sleep=0.4)  # long in time, few steps
     try:
         proc.wait(timeout=60)
         wait_for(lambda: _steps(run), timeout=300)
@@ -135,18 +135,18 @@ def test_a_journal_emptied_mid_run_does_not_turn_a_trained_script_into_one_that_
 
 @pytest.mark.slow
 def test_a_script_run_resumed_from_another_shell_runs_with_its_launch_environment(tmp_path, runs_dir):
-    launch_env = {**os.environ, "PIPELINE_MAX_STEPS": "30"}
-    run, proc = _pipeline(tmp_path, runs_dir, env=launch_env, max_steps=20, save_steps=5, sleep=0.3)
+    launch_env = {**os.environ, "PIPELINE_MAX_STEPS": "14"}
+    run, proc = _pipeline(tmp_path, runs_dir, env=launch_env, max_steps=10, save_steps=4, sleep=0.4)
     try:
         proc.wait(timeout=60)
-        wait_for(lambda: (tmp_path / "out" / "checkpoint-5" / "trainer_state.json").exists(), timeout=300)
+        wait_for(lambda: (tmp_path / "out" / "checkpoint-4" / "trainer_state.json").exists(), timeout=300)
         stopped = _cli("stop", run.name, "--force", "--grace", "5", "--runs-dir", str(runs_dir))
         assert stopped.returncode == 0, stopped.stderr
         other_shell = {k: v for k, v in os.environ.items() if k != "PIPELINE_MAX_STEPS"}
         resumed = _cli("resume", run.name, "--runs-dir", str(runs_dir), "--wait", env=other_shell, timeout=600)
         assert resumed.returncode == 0, resumed.stderr[-2000:]
         assert run.read_status().state == "finished"
-        assert max(_steps(run)) == 30  # the launch's 30 steps, not the command line's 20
+        assert max(_steps(run)) == 14  # the launch's 14 steps, not the command line's 10
     finally:
         _close(proc)
         _cleanup(run)
@@ -357,7 +357,7 @@ def test_force_stop_ends_the_processes_of_a_run_folder_moved_mid_run(tmp_path, r
 
 @pytest.mark.slow
 def test_a_training_script_whose_folder_is_moved_mid_run_ends_finished_where_it_is_now(tmp_path, runs_dir):
-    run, proc = _pipeline(tmp_path, runs_dir, max_steps=12, sleep=0.3)
+    run, proc = _pipeline(tmp_path, runs_dir, max_steps=8, sleep=0.3)
     moved = RunFolder(run.path.with_name(run.path.name + "-moved"))
     try:
         proc.wait(timeout=60)
@@ -366,7 +366,7 @@ def test_a_training_script_whose_folder_is_moved_mid_run_ends_finished_where_it_
         wait_for(lambda: not moved.read_status().live, timeout=300)
         status = moved.read_status()
         assert status.state == "finished" and status.reason == "training finished", status
-        assert max(_steps(moved)) == 12  # the trainer's lines went on into the moved journal
+        assert max(_steps(moved)) == 8  # the trainer's lines went on into the moved journal
         assert (moved.control / "outcome.json").exists() and not run.path.exists()
     finally:
         _close(proc)

@@ -97,30 +97,40 @@ def _tiny_sft(runs_dir: Path, *overrides: str) -> RunFolder:
     return run
 
 
+@pytest.fixture(scope="module")
+def still(tmp_path_factory) -> RunFolder:
+    """A 2-step demo-sft run with learning rate 0, the SFT data check on beside it: the run whose
+    weights did not move, and the run whose data check is read (one training for both tests)."""
+    # The run's end waits for the SFT data check (8 s by default: on a loaded test machine the
+    # niced probe's imports can take longer than the 2-step run and those 8 s).
+    return _tiny_sft(tmp_path_factory.mktemp("still") / "runs", "learning_rate=0", "cockpit.doctor={end_wait_s: 120}")
+
+
 @pytest.mark.slow
-def test_a_run_with_learning_rate_0_is_named_the_model_did_not_change(runs_dir):
-    run = _tiny_sft(runs_dir, "learning_rate=0", NO_SFT_CHECK)  # the weights are the subject
-    unchanged = _findings(run, "model_unchanged")
-    assert unchanged, [f.summary for f in _findings(run)]
+def test_a_run_with_learning_rate_0_is_named_the_model_did_not_change(still):
+    unchanged = _findings(still, "model_unchanged")
+    assert unchanged, [f.summary for f in _findings(still)]
     assert unchanged[0].summary.startswith("the model did not change")
     assert "the base model" in unchanged[0].summary and "checkpoint-2" in unchanged[0].summary
     layers = next(e for e in unchanged[0].evidence if e["type"] == "layers")
     assert layers["rows"] and all(v == 0.0 for _, v in layers["rows"])
-    assert not _findings(run, "weight_change")
+    assert not _findings(still, "weight_change")
 
 
 @pytest.mark.slow
-def test_a_normal_run_moves_its_weights_and_is_not_named_unchanged(runs_dir):
-    # The run's end waits for the SFT data check (8 s by default: on a loaded test machine the
-    # niced probe's imports can take longer than the 2-step run and those 8 s).
-    run = _tiny_sft(runs_dir, "cockpit.doctor={end_wait_s: 120}")
-    assert not _findings(run, "model_unchanged") and not _findings(run, "one_layer_change")
-    # The SFT data check ran at the start, beside the training: demo-sft's max_length 128 cuts nothing.
-    cut = _findings(run, "truncation")
+def test_the_sft_data_check_runs_beside_a_real_run_and_its_finding_is_in_the_journal(still):
+    # It ran at the start, beside the training: demo-sft's max_length 128 cuts nothing.
+    cut = _findings(still, "truncation")
     assert [(f.steps, f.severity) for f in cut] == [((0, 0), "info")]
     assert cut[0].summary.startswith("max_length 128 cuts none of the 64 training rows")
+
+
+@pytest.mark.slow
+def test_a_normal_run_moves_its_weights_and_is_not_named_unchanged(farm_run):
+    run = farm_run("sft")  # the run farm's: 4 demo-sft steps, checkpoints 2 and 4 (tests/helpers)
+    assert not _findings(run, "model_unchanged") and not _findings(run, "one_layer_change")
     moved = _findings(run, "weight_change")
-    assert moved[0].steps == (2, 2)  # checkpoint-2, then the final model
+    assert moved[0].steps == (2, 2)  # checkpoint-2 first (then checkpoint-4 and the final model)
     layers = next(e for e in moved[0].evidence if e["type"] == "layers")
     assert all(v > 0 for _, v in layers["rows"]), layers["rows"]
     assert {name for name, _ in layers["rows"]} >= {"model.layers.0", "model.embed_tokens"}

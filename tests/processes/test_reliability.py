@@ -40,7 +40,7 @@ def _read_until(fd: int, needle: bytes, timeout: float) -> bytes:
 
 def test_hanging_up_the_terminal_does_not_touch_the_run(tmp_path):
     runs = tmp_path / "runs"
-    max_steps = 60
+    max_steps = 30  # 2.7 s left after the hang-up at step 3
     # The fake trainer (tests/helpers): the subject is the terminal, the supervisor and the journal.
     argv = cockpit_cmd("run", "--wait", "--runs-dir", str(runs), "--",
                        *fake_argv("--steps", str(max_steps), "--every", "0.1"))

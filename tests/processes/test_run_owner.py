@@ -3,7 +3,8 @@ left running or gone, a real unrelated process holding a recorded pid, real CLI 
 
 The "trainer" of most tests here is a tiny script run (a Python process under the supervisor,
 with the run's marker in its environment, exactly as a training script gets); the resume test
-trains for real. Every test ends every process it started, by pid."""
+trains for real (a resumed copy of the run farm's stopped run). Every test ends every process it
+started, by pid."""
 
 from __future__ import annotations
 
@@ -21,10 +22,9 @@ from cockpit.launch.plan import launch_prepared, stop
 from cockpit.launch.script import prepare_script
 from cockpit.run import journal, owner
 from cockpit.run.summaries import effective_state
-from helpers import REPO, cockpit_cmd, gone, kill_and_reap, wait_for
+from helpers import cockpit_cmd, gone, kill_and_reap, wait_for
 
 pytestmark = pytest.mark.proc  # the resume test trains for real: slow
-PIPELINE = REPO / "tests" / "fixtures" / "scripts" / "pipeline.py"
 
 WAITER = """
 import os, sys, time
@@ -149,25 +149,17 @@ def test_force_stop_never_signals_an_unrelated_process_that_took_the_recorded_pi
 
 
 @pytest.mark.slow
-def test_two_resumes_at_once_start_one_owner_and_the_winner_continues_from_the_checkpoint(tmp_path, runs_dir):
-    from cockpit.demo import demo_dir
-    from cockpit.runner.assets import ensure_all
-
-    demo = ensure_all(demo_dir())
-    cmd = [sys.executable, str(PIPELINE), str(demo / "models" / "tiny-lm"), str(demo / "data"), "out",
-           "--stage", "sft", "--max-steps", "400", "--save-steps", "2", "--sleep", "0.2"]
-    run = launch_prepared(prepare_script(cmd, cwd=tmp_path, runs_dir=runs_dir, name="twice"))
+def test_two_resumes_at_once_start_one_owner_and_the_winner_continues_from_the_checkpoint(farm_run):
+    """The run is a copy of the farm's `stopped` one (tests/helpers: demo-sft stopped with a save a few
+    steps in, trained once through the real supervisor): what is tested here is the two resumes."""
+    run = farm_run("stopped")
+    runs_dir = run.path.parent
     started: list[int] = []
     try:
-        wait_for(lambda: any(r.kind == journal.CHECKPOINT for r in journal.read_all(run.events)[0])
-                 and (tmp_path / "out" / "checkpoint-2" / "model.safetensors").exists(), timeout=300)
-        status = run.read_status()
-        started += [status.supervisor_pid, status.pid]
-        kill_and_reap(status.supervisor_pid)
-        assert _cli("stop", run.name, "--force", "--grace", "3", "--runs-dir", str(runs_dir)).returncode == 0
-        assert run.read_status().state == "killed"
-
-        procs = [subprocess.Popen(cockpit_cmd("resume", run.name, "--runs-dir", str(runs_dir)),
+        assert run.read_status().state == "stopped" and run.checkpoints()
+        newest = run.checkpoints()[-1].name
+        more = ("--set", "max_steps=400")  # room to be force-stopped mid-way
+        procs = [subprocess.Popen(cockpit_cmd("resume", run.name, "--runs-dir", str(runs_dir), *more),
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                   stdin=subprocess.DEVNULL) for _ in range(2)]
         outs = [(p.wait(timeout=120), *p.communicate()) for p in procs]
@@ -183,7 +175,7 @@ def test_two_resumes_at_once_start_one_owner_and_the_winner_continues_from_the_c
         assert [p.pid for p in supervisors] == [status.supervisor_pid]
         resumed = wait_for(lambda: [r for r in journal.read_all(run.events)[0]
                                     if r.kind == journal.RUN_STARTED and r.data.get("resumed_from")], timeout=300)
-        assert Path(resumed[0].data["resumed_from"]).name.startswith("checkpoint-")
+        assert Path(resumed[0].data["resumed_from"]).name == newest
         assert _cli("stop", run.name, "--force", "--grace", "3", "--runs-dir", str(runs_dir)).returncode == 0
         assert wait_for(lambda: run.read_status().state == "killed", timeout=60)
     finally:

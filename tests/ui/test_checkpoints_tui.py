@@ -40,7 +40,9 @@ async def test_two_checkpoints_answer_the_same_prompts_side_by_side_while_the_ru
     from cockpit.ui.widgets.run.checkpoints.listing import split_prompts
 
     preset = apply_overrides(load_preset("demo-sft"), [
-        "max_steps=5000", "save_steps=4", "eval_strategy=no", "cockpit.completions.every_steps=4",
+        # a checkpoint (and the supervisor's weight check of it) every 16 steps, not every 4: the run
+        # trains on (~35 steps/s) all through the test, and each save costs the other processes CPU
+        "max_steps=5000", "save_steps=16", "eval_strategy=no", "cockpit.completions.every_steps=16",
         "cockpit.completions.num_prompts=2", "cockpit.sample.max_new_tokens=8", NO_SFT_CHECK])
     run = launch(preset, tmp_path / "runs")
     try:
@@ -77,13 +79,11 @@ async def test_two_checkpoints_answer_the_same_prompts_side_by_side_while_the_ru
             assert run.read_status().state == "running", "the run trained on while its checkpoints answered"
         kept = samples.read(run)
         assert {(r["checkpoint"], r["prompt"]) for r in kept} == {(c, p) for c in picked for p in prompts}
-        # steps/s from the journal, with and without sampling beside it (reported, not asserted)
-        after = time.time()
-        wait_until(lambda: time.time() > after + (sampling_until - sampling_from), timeout=600, every=1)
+        # steps/s from the journal, before and during sampling (reported, not asserted: speed is the
+        # bench's; the run is stopped now rather than trained on as long again to measure "after")
         during = steps_per_s(run, sampling_from, sampling_until)
-        without = steps_per_s(run, sampling_until + 1, time.time())
         before = steps_per_s(run, quiet_from - 30, quiet_from)
-        print(f"\nsteps/s: before {before} during sampling {during} after {without} "
+        print(f"\nsteps/s: before {before} during sampling {during} "
               f"(sampling took {sampling_until - sampling_from:.1f}s)")
     finally:
         if run.read_status().live:

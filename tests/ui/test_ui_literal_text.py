@@ -173,9 +173,10 @@ async def test_the_reported_completions_do_not_take_the_tui_down(tmp_path):
             await visit_everything(app, pilot, run, text, f"{text} more", f"reward/{text}", text)
 
 
-# Each example opens the app: few examples, and no shrinking (minutes a step); a failure is
-# printed as found.
-FEW = settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck),
+# Each example opens the app and visits every screen (~7 s on two busy cores): few examples a run,
+# and no shrinking (minutes a step); a failure is printed as found. Each run draws new ones, and the
+# explicit examples (earlier finds) run every time.
+FEW = settings(max_examples=5, deadline=None, suppress_health_check=list(HealthCheck),
                phases=(Phase.explicit, Phase.reuse, Phase.generate))
 
 

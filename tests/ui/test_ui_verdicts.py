@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import cockpit_cmd, hub_cache_env
+from helpers import NO_SFT_CHECK, cockpit_cmd, hub_cache_env
 from helpers.ui import (
     Host,
     app_for,
@@ -73,8 +73,9 @@ def test_dry_run_refuses_a_hub_model_missing_from_the_offline_cache_and_takes_a_
     import os
 
     env = {**os.environ, "HF_HUB_CACHE": str(tmp_path / "hub"), "HF_DATASETS_CACHE": str(tmp_path / "ds")}
+    # The SFT data check (a TRL import of its own) is not the subject: off.
     args = cockpit_cmd("run", "demo-sft", "--dry-run", "--runs-dir", str(runs_dir),
-                       "--set", f"model_name_or_path={HUB_MODEL}")
+                       "--set", f"model_name_or_path={HUB_MODEL}", "--set", NO_SFT_CHECK)
     proc = subprocess.run(args, capture_output=True, text=True, timeout=120, env=env)
     assert proc.returncode == 2
     assert f"model_name_or_path {HUB_MODEL}: not in the local Hugging Face cache" in proc.stderr

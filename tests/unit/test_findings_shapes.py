@@ -206,3 +206,18 @@ def test_a_reward_model_that_learns_shuffled_pairs_by_heart_is_judged_on_its_hel
     found = {f.kind: f for f in judge_run(MetricStore.from_records(recs), None).findings}
     chance = found["reward_model_at_chance"]
     assert "eval_accuracy stayed at chance" in chance.summary and "training accuracy went" in chance.summary
+
+
+def test_the_spike_baseline_is_the_block_medians_line_np_interp_draws():
+    """The spike rules' baseline (a line through the block medians at the blocks' centres, flat
+    outside them) is computed without `np.interp`'s search; it is the same line, for even and odd
+    blocks, short and long series."""
+    from cockpit.findings.general import _between_centres
+
+    rng = np.random.default_rng(0)
+    for b in (4, 5, 16):
+        for n in (b, b + 3, 1001, 20_000):
+            nb = n // b
+            med = rng.random(nb)
+            want = np.interp(np.arange(n), np.arange(nb) * b + (b - 1) / 2, med)
+            assert np.allclose(_between_centres(med, b, n), want, rtol=1e-12, atol=1e-12), (b, n)

@@ -124,7 +124,9 @@ class LiveRunScreen(RunView):
     @work(thread=True, exclusive=True, group="tail", exit_on_error=False)
     def follow(self) -> None:
         worker = get_current_worker()
-        follower = RunFollower(self.run, output=True, rules=True, journal_errors=True,
+        from cockpit.alerts.board import RulesWatch  # pydantic models: not on a replay's way to its first frame
+
+        follower = RunFollower(self.run, output=True, rules=RulesWatch(self.run), journal_errors=True,
                                resumable=self._can_resume, poll_s=self.poll_interval)
         self.post_message(self.Loaded(follower.open()))
         for update in follower.updates(lambda: worker.is_cancelled):

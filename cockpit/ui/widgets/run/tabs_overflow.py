@@ -49,6 +49,7 @@ class TabsOverflow(Static):
         display: none;
     }
     """
+    _placed: tuple[str, int | None] = ("", None)  # the text and width last put on screen (none at first)
 
     @classmethod
     def attach(cls, tabbed: TabbedContent) -> None:
@@ -89,7 +90,8 @@ class TabsOverflow(Static):
         if scroller.scroll_x != x:
             scroller.scroll_to(x=x, animate=False, force=True)
         width = room - (spans[last][1] - spans[first][0]) if text else None
-        if text != str(self.render()) or bool(text) != self.display or self.styles.width != width:
+        if (text, width) != self._placed:  # only a change: each update lays the screen out again
+            self._placed = (text, width)
             self.update(text)
             self.styles.width = width
             self.display = bool(text)
