@@ -58,8 +58,9 @@ async def test_a_grid_of_five_panels_leaves_no_empty_slot_and_a_compare_titles_e
                                        str(FIXTURES / "trl_grpo_modern_multireward.json")])
     async with app.run_test(size=(160, 48)) as pilot:
         await app_wait(pilot, lambda: len(app.screen.sources) == 2, "both runs")
-        await app_wait(pilot, lambda: all(len({lbl.split(":")[0] for lbl in p.labels_drawn}) == 2
-                                          for p in plots(app) if p.panel.title == "KL"), "both runs drawn")
+        await app_wait(pilot, lambda: any(p.panel.title == "KL" for p in plots(app))
+                       and all(len({lbl.split(":")[0] for lbl in p.labels_drawn}) == 2
+                               for p in plots(app) if p.panel.title == "KL"), "both runs drawn")
         kl = next(p for p in plots(app) if p.panel.title == "KL")
         legacy, modern = (s.store for s in app.screen.sources)
         title = kl._border_title.plain  # textual Content
