@@ -28,6 +28,7 @@ from cockpit.findings.series import change_start as _change_start
 from cockpit.findings.series import edges as _edges
 from cockpit.findings.series import fell as _fell
 from cockpit.findings.series import fmt as _fmt
+from cockpit.findings.series import index_runs as _index_runs
 from cockpit.findings.series import level as _level
 from cockpit.findings.series import noise as _noise
 from cockpit.findings.series import points as _points
@@ -362,8 +363,15 @@ def _ppo_ratio(store: Reader, kind: FindingKind) -> list[Finding] | str:
                            f"val/ratio stayed far from 1 over steps {first}–{last} (up to {worst:.3g})",
                            kind.fix, [_points("val/ratio", steps, values, first, last)]))
     if not out and len(values):
-        return Quiet(f"val/ratio stayed within {float(np.max(np.abs(values - 1.0))):.3g} of 1 "
-                     f"(fires {t['far']:g} away for {t['for']} logged steps)")
+        far = np.abs(values - 1.0) > t["far"]
+        farthest = float(np.max(np.abs(values - 1.0)))
+        if not far.any():
+            return Quiet(f"val/ratio stayed within {farthest:.3g} of 1 "
+                         f"(fires {t['far']:g} away for {t['for']} logged steps in a row)")
+        longest = max(b - a for a, b in _index_runs(far, 1))
+        return Quiet(f"val/ratio was more than {t['far']:g} from 1 at {int(far.sum())} logged "
+                     f"step{'s' if far.sum() > 1 else ''}, at most {longest} in a row (the farthest "
+                     f"{farthest:.3g} away; fires at {t['for']} in a row)")
     return out
 
 
@@ -374,7 +382,10 @@ def _rlhf_reward_falling(store: Reader, kind: FindingKind) -> list[Finding] | st
     _, steps, values = got
     early, late, fell = _fell(values, _edges(len(steps), t["edge"]), 0.0, t["fall_sigma"])
     if not fell:
-        return Quiet(f"objective/rlhf_reward went {_fmt(early)} → {_fmt(late)}")
+        moved = "rose" if late > early else "fell" if late < early else "stayed at"
+        return Quiet(f"objective/rlhf_reward {moved} {_fmt(early)} → {_fmt(late)}"
+                     + (f", less than {t['fall_sigma']:g} robust σ of its early spread (fires beyond it)"
+                        if moved == "fell" else ""))
     first, last = _change_start(steps, values, early, late), int(steps[-1])
     return [Finding(kind.name, (first, last), kind.severity,
                     f"objective/rlhf_reward fell {early:.4g} → {late:.4g} over steps {first}–{last}",
