@@ -355,16 +355,17 @@ def _ppo_ratio(store: Reader, kind: FindingKind) -> list[Finding] | str:
     if isinstance(got := store.pick("val/ratio"), str):
         return got
     _, steps, values = got
+    away = np.abs(values - 1.0)
+    far = away > t["far"]
     out = []
-    for first, last in _runs_where(steps, np.abs(values - 1.0) > t["far"], int(t["for"])):
+    for first, last in _runs_where(steps, far, int(t["for"])):
         inside = (steps >= first) & (steps <= last)
-        worst = float(values[inside][np.argmax(np.abs(values[inside] - 1.0))])
+        worst = float(values[inside][np.argmax(away[inside])])
         out.append(Finding(kind.name, (first, last), kind.severity,
                            f"val/ratio stayed far from 1 over steps {first}–{last} (up to {worst:.3g})",
                            kind.fix, [_points("val/ratio", steps, values, first, last)]))
     if not out and len(values):
-        far = np.abs(values - 1.0) > t["far"]
-        farthest = float(np.max(np.abs(values - 1.0)))
+        farthest = float(np.max(away))
         if not far.any():
             return Quiet(f"val/ratio stayed within {farthest:.3g} of 1 "
                          f"(fires {t['far']:g} away for {t['for']} logged steps in a row)")
