@@ -215,17 +215,36 @@ def kl_nonzero_at_start(r: Reader, kind: FindingKind) -> Outcome:
 
 def kl_blowup(r: Reader, kind: FindingKind) -> Outcome:
     t = kind.thresholds
-    if isinstance(got := r.pick("kl", need=t["min_points"]), str):
+    if isinstance(got := r.pick("kl", "objective/kl", need=t["min_points"]), str):
         return got
-    _, s, v = got
+    key, s, v = got
+    above = t["above"] if key == "kl" else t["above_sum"]
+    per = "" if key == "kl" else " (a sum over each completion's tokens)"
     k = edges(len(v), t["edge"])
     k0, k1 = level(v[:k]), level(v[-k:])
-    if not (k1 > t["above"] and k1 > t["times"] * max(k0, 1e-6)):
-        return Quiet(f"kl went {fmt(k0)} → {fmt(k1)} (fires above {t['above']:g} and ×{t['times']:g})")
-    first, last = change_start(s, v, k0, k1), int(s[-1])
-    return [Finding(kind.name, (first, last), kind.severity,
-                    f"kl grew {fmt(k0)} → {fmt(k1)} (×{k1 / max(k0, 1e-6):.0f}) over steps {first:,}–{last:,}",
-                    kind.fix, [points("kl", s, v, int(s[0]), last)])]
+    if k1 > above and k1 > t["times"] * max(k0, 1e-6):
+        first, last = change_start(s, v, k0, k1), int(s[-1])
+        return [Finding(kind.name, (first, last), kind.severity,
+                        f"{key}{per} grew {fmt(k0)} → {fmt(k1)} (×{k1 / max(k0, 1e-6):.0f}) over steps "
+                        f"{first:,}–{last:,}", kind.fix, [points(key, s, v, int(s[0]), last)])]
+    # A blow-up inside the early window (the early level holds it): judged against the first
+    # points, before the policy had moved, from the first point of the early window that crossed
+    # the bar, if the median from there to the end stays above it.
+    n0 = int(t["start"])
+    start = level(v[:n0])
+    bar = max(above, t["times"] * max(start, 1e-6))
+    crossed = np.nonzero(v[:k] > bar)[0]
+    if len(crossed):
+        j = int(crossed[0])
+        after = level(v[j:])
+        if after > bar:
+            first, last = int(s[j]), int(s[-1])
+            return [Finding(kind.name, (first, last), kind.severity,
+                            f"{key}{per} jumped to {fmt(float(v[j]))} at step {first:,} from {fmt(start)} (the median "
+                            f"of its first {n0} logged steps) and stayed up: {fmt(after)} (median) over steps "
+                            f"{first:,}–{last:,}", kind.fix, [points(key, s, v, int(s[0]), last)])]
+    return Quiet(f"{key}{per} went {fmt(k0)} → {fmt(k1)} (fires above {above:g} and ×{t['times']:g}, or from a "
+                 f"jump above {fmt(bar)} in its early window that holds to the end)")
 
 
 def clipping_drags_reward(r: Reader, kind: FindingKind) -> Outcome:
