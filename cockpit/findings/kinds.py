@@ -495,8 +495,9 @@ KINDS: dict[str, FindingKind] = {k.name: k for k in (
         }),
     FindingKind(
         "value_loss_blowup", "Value loss blow-up", "ppo", "error",
-        "the value head diverges: lower the learning rate, lower vf_coef or cliprange_value, "
-        "or whiten the rewards",
+        "the value head cannot follow the returns it must predict: bring their scale down "
+        "(whiten_rewards, the reward model's scores, kl_coef when the KL grows: the penalty is "
+        "part of every return) or lower the learning rate",
         {
             "min_points": 6,
             "edge": 0.2,
