@@ -130,8 +130,8 @@ def test_each_kind_fires_on_the_shape_of_its_problem_with_its_steps(kind, traine
 def test_a_kl_that_blew_up_inside_the_early_window_is_judged_against_its_first_points():
     """The KL at its reference (0) for 2 steps, then ~2 a token from step 3 to the end (the zoo's
     rloo-lr-too-high): the early window holds the jump, so late against early is ×1; against the
-    first 3 points it is a blow-up from step 3. A KL that creeps to ~1.1 over the run
-    (grpo-clipped-midrun, labelled no blow-up) never crosses 1 in its early window: quiet. PPO's
+    first 3 points it is a blow-up from step 3. A KL that creeps to ~1.1 over the run (the level
+    of grpo-clipped-midrun, labelled no blow-up) is under 1 in its early window: quiet. PPO's
     objective/kl, a sum over a completion's tokens, is judged at 10 a completion: ~2 is not one."""
     s = np.arange(1, N + 1)
     noise = 0.1 * _rng().standard_normal(N)
