@@ -397,6 +397,13 @@ KINDS: dict[str, FindingKind] = {k.name: k for k in (
             # a KL that blew up inside the early window is judged against the median of its first
             # this many points (the policy had barely moved): above that ×times and above the
             # level at a point of the early window, and its median from there to the end too
+            "stretch_share": 0.1,
+            "stretch_min": 5,
+            "stretch_times": 2.0,
+            # or a blow-up that came back (the policy collapsed, the penalty pulled it in): over
+            # this share of the run's points in a row, and this many at least, a median at this
+            # many times the level or more (and ×times the first points): far above the level,
+            # not a creep to it (grpo-clipped-midrun's 1.03-1.17 a token at the level of 1)
         }, also=("ppo",)),
     FindingKind(
         "clipping_drags_reward", "Clipping drags a reward down", "grpo", "warning",

@@ -65,13 +65,9 @@ KNOWN_MISSES: dict[str, list[str]] = {
     # (rloo-lr-too-high's KL and ppo-many-updates-a-batch's KL and RLHF reward, which blew up
     # inside the early window, are judged against their first points and named since; so is its
     # val/ratio of 2.13 and 1.78 two updates in a row, by ppo_ratio's PPO-article route.)
-    "kl_blowup": ["zoo/ppo-kl-penalty-20x/events.jsonl [16, 40]", "zoo/ppo-kl-penalty-20x/trainer_state.json [16, 40]"],
-    # a blow-up that came back: objective/kl 19-83 a completion over updates 16-27 and 31-60 over
-    # 37-40, then ~1-2 as the policy collapsed. The rule judges where the KL ends (its late level)
-    # or an early jump that holds to the end; a stretch rule (the median of 5, 8 or 10 updates in a
-    # row above the level) names it, and grpo-clipped-midrun's last steps too (1.03-1.17 a token,
-    # labelled no blow-up): the two differ by level alone. The live judge names it (at the poll
-    # of update 20: "grew 0.611 → 29.16 over steps 13–20"); judged whole, the KL has come back.
+    # (ppo-kl-penalty-20x's KL, 19-83 a completion over updates 16-27 and 31-60 over 37-40, then
+    # ~1-2 as the policy collapsed, is named since by kl_blowup's stretch route: most of 6 updates
+    # in a row at 2x the level of 10 or more; grpo-clipped-midrun's 1.03-1.17 a token is under 2x.)
     "rlhf_reward_falling": ["zoo/ppo-kl-penalty-20x/events.jsonl [2, 60]",
                             "zoo/ppo-kl-penalty-20x/trainer_state.json [2, 60]"],
     # it fell at update 2, inside the first 5 points the early-window route measures from (their
