@@ -499,6 +499,13 @@ KINDS: dict[str, FindingKind] = {k.name: k for k in (
             # ... or, a fall inside the early window (its median already below the first points'),
             # the early and the late medians both below the median of the first this many points
             # by `fall_sigma` robust σ of those points
+            "stretch_share": 0.1,
+            "stretch_min": 5,
+            "stretch_sigma": 10.0,
+            # or a fall that came back (the penalty of a KL that blew up, until the policy
+            # collapsed): over this share of the run's points in a row, and this many at least, a
+            # median below the first points' by this many robust σ of them (ppo-kl-penalty-20x:
+            # 110 σ, ppo-many-updates-a-batch 33; the healthy PPO and online DPO runs 0.2 and 1.0)
         }),
     FindingKind(
         "value_loss_blowup", "Value loss blow-up", "ppo", "error",

@@ -145,6 +145,36 @@ def test_a_kl_that_blew_up_inside_the_early_window_is_judged_against_its_first_p
     assert _warnings(_store({**ppo, "objective/kl": 10 * jumped}), "ppo")["kl_blowup"] == (3, N)
 
 
+def test_a_kl_that_blew_up_and_came_back_is_named_over_its_stretch():
+    """The KL at ~0.02 a token, ~3 (3× the level of 1) over steps 60–100, ~0.05 after (the policy
+    collapsed, as the zoo's ppo-kl-penalty-20x did): judged by where it ends it is no blow-up; over
+    a stretch of 20% of the run far above the level, it is one. Twice as long at 1.5 (a creep to
+    about the level, grpo-clipped-midrun's 1.03-1.17) is not far above it."""
+    s = np.arange(1, N + 1)
+    noise = 0.1 * _rng().standard_normal(N)
+    base = np.abs(0.02 + 0.01 * noise)
+    came_back = np.where((s >= 60) & (s <= 100), 3.0 + noise, np.where(s > 100, 0.05 + 0.01 * noise, base))
+    first, last = _warnings(_store(_grpo(kl=came_back)), "grpo")["kl_blowup"]
+    assert 60 <= first <= 62 and 98 <= last <= 100
+    near_level = np.where((s >= 60) & (s <= 140), 1.5 + 0.1 * noise, base)
+    assert "kl_blowup" not in _warnings(_store(_grpo(kl=near_level)), "grpo")
+
+
+def test_an_rlhf_reward_that_fell_and_came_back_is_named_over_its_stretch():
+    """PPO's RLHF reward at ~0.1, ~-5 over steps 60-100 (the KL penalty of a blow-up), back to ~0.1
+    after: judged by its late level it did not fall; over a stretch of 20% of the run far below its
+    first points, it did. A dip of 2 robust σ over the same stretch is noise, not a fall."""
+    s = np.arange(1, N + 1)
+    noise = _rng().standard_normal(N)
+    ppo = {"val/ratio": 1.0 + 0.001 * noise, "loss/value_avg": 0.01 + 0.001 * np.abs(noise),
+           "loss/policy_avg": 0.01 * noise, "objective/kl": 0.1 + 0.01 * np.abs(noise)}
+    fell = np.where((s >= 60) & (s <= 100), -5.0, 0.1) + 0.02 * noise
+    first, last = _warnings(_store({**ppo, "objective/rlhf_reward": fell}), "ppo")["rlhf_reward_falling"]
+    assert 60 <= first <= 62 and 98 <= last <= 100
+    dip = np.where((s >= 60) & (s <= 100), 0.06, 0.1) + 0.02 * noise
+    assert "rlhf_reward_falling" not in _warnings(_store({**ppo, "objective/rlhf_reward": dip}), "ppo")
+
+
 @pytest.mark.parametrize("far,named", [({1: 3.06}, False), ({150: 2.13, 151: 1.78}, True),
                                        ({150: 1.6, 151: 1.6}, False), ({150: 1.6, 151: 1.6, 152: 1.6}, True),
                                        ({150: 0.08, 151: 0.4}, True)])
