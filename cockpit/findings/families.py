@@ -324,7 +324,7 @@ def chosen_logps_falling(r: Reader, kind: FindingKind) -> Outcome:
     if not c_fell:
         return Quiet(f"{chosen} went {fmt(c0)} → {fmt(c1)} (fires at a fall of {t['fall']:.0%} of its level "
                      f"and {t['fall_sigma']:g} robust σ)")
-    first, last = change_start(cs, cv, c0, c1), int(cs[-1])
+    first, last = change_start(cs, cv, c0, c1, over=t["start_over"]), int(cs[-1])
     evidence = [points(chosen, cs, cv, int(cs[0]), last)]
     also = ""
     if not isinstance(rejected := r.pick("logps/rejected", "logps_rejected", need=t["min_points"]), str):
@@ -337,8 +337,48 @@ def chosen_logps_falling(r: Reader, kind: FindingKind) -> Outcome:
     return [Finding(kind.name, (first, last), kind.severity, summary, kind.fix, evidence)]
 
 
+def _one_side_saturated(r: Reader, kind: FindingKind) -> list[Finding] | None:
+    """KTO logs no accuracy, and a batch of its unpaired rows may hold one side only (a paired
+    dataset unpaired by the trainer: its chosen rows, then its rejected ones): such a batch logs
+    that side's log-probs alone, and its loss is that side's loss. Saturated when, on one side's
+    batches, the loss is below the kind's floor from its first half on, at `hold` of them."""
+    t = kind.thresholds
+    if "loss" not in r:
+        return None
+    ls, lv = r.finite("loss")
+    for what, other in (("rejected", "chosen"), ("chosen", "rejected")):
+        key = f"logps/{what}"
+        if key not in r:
+            continue
+        alone = r.finite(key)[0]
+        if f"logps/{other}" in r:
+            alone = np.setdiff1d(alone, r.finite(f"logps/{other}")[0])
+        on = np.isin(ls, alone)
+        steps, loss = ls[on], lv[on]
+        n = len(steps)
+        if n < t["min_points"]:
+            continue
+        pinned = loss < t["loss"]
+        suffix = np.cumsum(pinned[::-1])[::-1] / (n - np.arange(n))
+        ok = np.nonzero((suffix >= t["hold"]) & pinned)[0]
+        if not len(ok) or ok[0] > t["early"] * n or n - ok[0] < 3:
+            continue
+        i = int(ok[0])
+        first, last = int(steps[i]), int(ls[-1])
+        ks, kv = r.finite(key)
+        summary = (f"saturated over steps {first:,}–{last:,} on the batches of {what} answers alone (KTO: "
+                   f"each held one side): their loss below {t['loss']:g} at {int(pinned[i:].sum())} of "
+                   f"{n - i} points (median {fmt(float(np.median(loss[i:])))}) while {key} went "
+                   f"{fmt(float(kv[0]))} → {fmt(float(kv[-1]))}")
+        evidence = [points("loss", ls, lv, int(ls[0]), last), points(key, ks, kv, int(ks[0]), last)]
+        return [Finding(kind.name, (first, last), kind.severity, summary, kind.fix, evidence)]
+    return None
+
+
 def dpo_saturated(r: Reader, kind: FindingKind) -> Outcome:
     t = kind.thresholds
+    if "rewards/accuracies" not in r and (one_side := _one_side_saturated(r, kind)):
+        return one_side
     if isinstance(base := r.pick("rewards/accuracies", "rewards/margins", need=t["min_points"]), str):
         return base
     acc_key, margin_key = first_key(r, "rewards/accuracies"), first_key(r, "rewards/margins")

@@ -434,6 +434,10 @@ KINDS: dict[str, FindingKind] = {k.name: k for k in (
             # logps/chosen fell by this share of its |early| level ...
             "fall_sigma": 2.0,
             # ... and by this many robust standard deviations (1.4826 × MAD) of its early points.
+            "start_over": 5,
+            # the fall's start read on the median of 5 points around each: the per-batch means of
+            # DPO and KTO repeat their batches' spread, and one batch back at the early level
+            # (kto-lr-too-high's -8.1 at step 39 of 40) is not where the fall began
         }),
     FindingKind(
         "dpo_saturated", "Preference loss saturated", "preference", "warning",

@@ -170,9 +170,15 @@ def index_runs(holds: np.ndarray, min_len: int) -> list[tuple[int, int]]:
     return [(int(a), int(b)) for a, b in zip(starts, ends, strict=True) if b - a >= min_len]
 
 
-def change_start(steps: np.ndarray, values: np.ndarray, early: float, late: float) -> int:
+def change_start(steps: np.ndarray, values: np.ndarray, early: float, late: float, *, over: int = 1) -> int:
     """The step a move from `early` to `late` began: after the last point still on the early side
-    of a quarter of the way."""
+    of a quarter of the way. `over` > 1: each point read as the median of the `over` points
+    centred on it, so that one point back on the early side (one batch of a series that differs
+    from batch to batch) does not move the start to the end of the run."""
+    if over > 1 and len(values) > over:
+        half = over // 2
+        padded = np.pad(values, half, mode="edge")
+        values = np.median(np.lib.stride_tricks.sliding_window_view(padded, 2 * half + 1), axis=1)
     mark = early + 0.25 * (late - early)
     before = values <= mark if late > early else values >= mark
     idx = np.nonzero(before)[0]

@@ -127,6 +127,35 @@ def test_each_kind_fires_on_the_shape_of_its_problem_with_its_steps(kind, traine
     assert last >= hi - 10 if hi else True
 
 
+def test_a_chosen_fall_starts_where_it_began_though_one_late_batch_is_back_at_the_early_level():
+    """Per-batch log-probs repeat their batches' spread: one late point back on the early side
+    (kto-lr-too-high's -8.1 at step 39 of 40) is not where the fall began."""
+    s = np.arange(1, N + 1)
+    chosen = np.where(s < 60, -300.0, -420.0) + 5 * _rng().standard_normal(N)
+    chosen[N - 2] = -290.0
+    first, last = _warnings(_store(_dpo(**{"logps/chosen": chosen})), "dpo")["chosen_logps_falling"]
+    assert abs(first - 60) <= 3 and last == N, (first, last)
+
+
+def test_kto_batches_of_one_side_whose_loss_is_pinned_are_a_saturation_and_mixed_ones_are_not():
+    """KTO logs no accuracy; a batch of one side logs that side's log-probs alone and its loss is
+    that side's (kto-easy-rows-saturated: 8 good-answer batches at 0.5, then 8 refusal batches
+    whose loss falls to 0.002, each epoch)."""
+    s = np.arange(1, N + 1)
+    bad = (s - 1) // 8 % 2 == 1
+    loss = np.where(bad, np.where(s >= 32, 0.002, 0.3), 0.5)
+    kto = {"loss": loss, "learning_rate": np.full(N, 5e-3), "grad_norm": np.full(N, 0.1),
+           "kl": np.where(bad, 0.0, 9.0)}
+    chosen = {"logps/chosen": np.where(bad, np.nan, -10.0), "rewards/chosen": np.where(bad, np.nan, 0.9)}
+    rejected = {"logps/rejected": np.where(bad, np.linspace(-54, -130, N), np.nan),
+                "rewards/rejected": np.where(bad, -6.0, np.nan)}
+    found = _warnings(_store({**kto, **chosen, **rejected}), "kto")
+    assert found.get("dpo_saturated") == (32, N), found
+    mixed = {**kto, "loss": np.where(bad, 0.002, 0.5), "logps/chosen": np.full(N, -10.0),
+             "logps/rejected": np.linspace(-54, -130, N), "rewards/margins": np.full(N, 5.0)}
+    assert "dpo_saturated" not in _warnings(_store(mixed), "kto")
+
+
 def test_a_kl_that_blew_up_inside_the_early_window_is_judged_against_its_first_points():
     """The KL at its reference (0) for 2 steps, then ~2 a token from step 3 to the end (the zoo's
     rloo-lr-too-high): the early window holds the jump, so late against early is ×1; against the

@@ -71,6 +71,14 @@ KNOWN_MISSES: dict[str, list[str]] = {
     # (its RLHF reward, which fell at update 2, inside the first 5 points the early-window route
     # measures from, and came back to -0.86 late, is named since by rlhf_reward_falling's stretch
     # route: a median of 6 updates in a row below its first 5 points' by 10 robust σ of them.)
+    # kto-lr-too-high's token entropy, 6.6 → a median of 1.64 over its last 8 steps while both
+    # log-probs fell: entropy_collapse judges GRPO and PPO (sampled completions), not the preference
+    # family; judging KTO would not name it either (-75%: it fires at -70% and below 0.3, or -90%),
+    # and no threshold could, sound: kto-20-epochs-near-saturation's entropy went 6.6 → 1.74 (-74%)
+    # while its chosen answers gained likelihood (the rows learnt, labelled no collapse). What tells
+    # the two apart is the chosen log-probs, which chosen_logps_falling names on kto-lr-too-high.
+    "entropy_collapse": ["zoo/kto-lr-too-high/events.jsonl [26, 40]",
+                         "zoo/kto-lr-too-high/trainer_state.json [26, 40]"],
 }
 """Labelled problems the judge misses today: a ratchet (one named now, or a new miss, fails the
 tests below until this says so). The docs' table lists them under "Missed"."""
@@ -163,6 +171,13 @@ KNOWN_EARLY = {
         "blow-up's last, reads as a spike; judged whole it is 9.3 robust σ (fires at 10)",
     ("reward-shuffled-labels", "overfitting"):
         "at step 27 eval_loss is 26% above its best of step 5; it comes back later (train_eval_gap)",
+    ("kto-20-epochs-near-saturation", "memorisation_no_eval"):
+        "at step 66 (8.2 epochs of 64 rows, no eval) the median of its last 13 per-batch losses is 0.041, "
+        "under 0.05; judged whole it ends at 0.12 (its 8th batch of each epoch stays 0.13-0.31)",
+    ("kto-easy-rows-saturated", "memorisation_no_eval"):
+        "at step 53 the last 10 batches are mostly refusal batches (loss 0.005); judged whole the loss "
+        "alternates 8 good-answer batches at 0.5 and 8 refusal batches at 0.002 (median 0.25): "
+        "dpo_saturated's one-side route names the refusal side",
 }
 """What the zoo's problem runs get at some poll that their labels do not name: a ratchet (a new
 one fails the test below until it is understood and written here, or the rule is fixed)."""
