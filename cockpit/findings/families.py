@@ -215,17 +215,58 @@ def kl_nonzero_at_start(r: Reader, kind: FindingKind) -> Outcome:
 
 def kl_blowup(r: Reader, kind: FindingKind) -> Outcome:
     t = kind.thresholds
-    if isinstance(got := r.pick("kl", need=t["min_points"]), str):
+    if isinstance(got := r.pick("kl", "objective/kl", need=t["min_points"]), str):
         return got
-    _, s, v = got
+    key, s, v = got
+    above = t["above"] if key == "kl" else t["above_sum"]
+    per = "" if key == "kl" else " (a sum over each completion's tokens)"
     k = edges(len(v), t["edge"])
     k0, k1 = level(v[:k]), level(v[-k:])
-    if not (k1 > t["above"] and k1 > t["times"] * max(k0, 1e-6)):
-        return Quiet(f"kl went {fmt(k0)} → {fmt(k1)} (fires above {t['above']:g} and ×{t['times']:g})")
-    first, last = change_start(s, v, k0, k1), int(s[-1])
-    return [Finding(kind.name, (first, last), kind.severity,
-                    f"kl grew {fmt(k0)} → {fmt(k1)} (×{k1 / max(k0, 1e-6):.0f}) over steps {first:,}–{last:,}",
-                    kind.fix, [points("kl", s, v, int(s[0]), last)])]
+    if k1 > above and k1 > t["times"] * max(k0, 1e-6):
+        first, last = change_start(s, v, k0, k1), int(s[-1])
+        return [Finding(kind.name, (first, last), kind.severity,
+                        f"{key}{per} grew {fmt(k0)} → {fmt(k1)} (×{k1 / max(k0, 1e-6):.0f}) over steps "
+                        f"{first:,}–{last:,}", kind.fix, [points(key, s, v, int(s[0]), last)])]
+    # A blow-up inside the early window (the early level holds it): judged against the first
+    # points, before the policy had moved, from the first point of the early window that crossed
+    # the bar, if the median from there to the end stays above it.
+    n0 = int(t["start"])
+    start = level(v[:n0])
+    bar = max(above, t["times"] * max(start, 1e-6))
+    crossed = np.nonzero(v[:k] > bar)[0]
+    if len(crossed):
+        j = int(crossed[0])
+        after = level(v[j:])
+        if after > bar:
+            first, last = int(s[j]), int(s[-1])
+            return [Finding(kind.name, (first, last), kind.severity,
+                            f"{key}{per} jumped to {fmt(float(v[j]))} at step {first:,} from {fmt(start)} (the median "
+                            f"of its first {n0} logged steps) and stayed up: {fmt(after)} (median) over steps "
+                            f"{first:,}–{last:,}", kind.fix, [points(key, s, v, int(s[0]), last)])]
+    # A blow-up that came back (the policy collapsed, or the penalty pulled it in): a stretch of
+    # consecutive points, `stretch_share` of the run and at least `stretch_min`, more than half of
+    # them (its median) at ×`stretch_times` the level and ×times the first points or more. Far
+    # above the level, not at it: a KL that creeps to about the level stays quiet.
+    w = max(int(t["stretch_min"]), round(len(v) * t["stretch_share"]))
+    high = max(t["stretch_times"] * above, t["times"] * max(start, 1e-6))
+    over = v >= high
+    if len(v) >= w and over.sum() * 2 > w:
+        c = np.concatenate(([0], np.cumsum(over)))
+        held = np.nonzero((c[w:] - c[:-w]) * 2 > w)[0]  # windows [i, i + w) with most points over
+        if len(held):
+            inside = np.nonzero(over[held[0]: held[-1] + w])[0] + held[0]
+            i, j = int(inside[0]), int(inside[-1])
+            first, last = int(s[i]), int(s[j])
+            n_over = int(over[i: j + 1].sum())
+            return [Finding(kind.name, (first, last), kind.severity,
+                            f"{key}{per} stayed far above {above:g} (×{high / above:.2g} or more) at {n_over} of "
+                            f"the {j - i + 1} logged steps {first:,}–{last:,} (median {fmt(level(v[i: j + 1]))}); "
+                            f"it began at {fmt(start)} (the median of its first {n0} logged steps) and ended at "
+                            f"{fmt(k1)} (the median of its last {k} logged steps)",
+                            kind.fix, [points(key, s, v, int(s[0]), int(s[-1]))])]
+    return Quiet(f"{key}{per} went {fmt(k0)} → {fmt(k1)} (fires above {above:g} and ×{t['times']:g}, or from a "
+                 f"jump above {fmt(bar)} in its early window that holds to the end, or at ×{high / above:.2g} "
+                 f"that level over most of {w} logged steps in a row)")
 
 
 def clipping_drags_reward(r: Reader, kind: FindingKind) -> Outcome:

@@ -357,12 +357,18 @@ def _ppo_ratio(store: Reader, kind: FindingKind) -> list[Finding] | str:
     _, steps, values = got
     away = np.abs(values - 1.0)
     far = away > t["far"]
+    extreme = (values >= t["high"]) | (values <= t["low"])
     out = []
-    for first, last in _runs_where(steps, far, int(t["for"])):
-        inside = (steps >= first) & (steps <= last)
-        worst = float(values[inside][np.argmax(away[inside])])
+    for a, b in _index_runs(far, min(int(t["for"]), int(t["for_extreme"]))):
+        if b - a < t["for"] and not extreme[a:b].any():
+            continue
+        first, last = int(steps[a]), int(steps[b - 1])
+        worst = float(values[a:b][np.argmax(away[a:b])])
+        why = f"at {b - a} logged steps in a row its distance from one was above {t['far']:g}"
+        if b - a < t["for"]:
+            why += f", one of them at the PPO article's warning level (above {t['high']:g} or below {t['low']:g})"
         out.append(Finding(kind.name, (first, last), kind.severity,
-                           f"val/ratio stayed far from 1 over steps {first}–{last} (up to {worst:.3g})",
+                           f"val/ratio stayed far from one over steps {first}–{last} (up to {worst:.3g}): {why}",
                            kind.fix, [_points("val/ratio", steps, values, first, last)]))
     if not out and len(values):
         farthest = float(np.max(away))
@@ -372,7 +378,8 @@ def _ppo_ratio(store: Reader, kind: FindingKind) -> list[Finding] | str:
         longest = max(b - a for a, b in _index_runs(far, 1))
         return Quiet(f"val/ratio was more than {t['far']:g} from 1 at {int(far.sum())} logged "
                      f"step{'s' if far.sum() > 1 else ''}, at most {longest} in a row (the farthest "
-                     f"{farthest:.3g} away; fires at {t['for']} in a row)")
+                     f"{farthest:.3g} away; fires at {t['for']} in a row, or {t['for_extreme']} with one at "
+                     f"{t['high']:g} or {t['low']:g})")
     return out
 
 
@@ -381,7 +388,47 @@ def _rlhf_reward_falling(store: Reader, kind: FindingKind) -> list[Finding] | st
     if isinstance(got := store.pick("objective/rlhf_reward", need=t["min_points"]), str):
         return got
     _, steps, values = got
-    early, late, fell = _fell(values, _edges(len(steps), t["edge"]), 0.0, t["fall_sigma"])
+    k = _edges(len(steps), t["edge"])
+    early, late, fell = _fell(values, k, 0.0, t["fall_sigma"])
+    if not fell and len(values) > k:
+        # a fall inside the early window: the early median is itself below the first points
+        n0 = int(t["start"])
+        first_level, spread = _level(values[:n0]), _noise(values[:n0])
+        bar = first_level - t["fall_sigma"] * max(spread, 1e-12)
+        if early < bar and late < bar:
+            # from the first point of the early window below the bar
+            first, last = int(steps[int(np.argmax(values[:k] < bar))]), int(steps[-1])
+            return [Finding(kind.name, (first, last), kind.severity,
+                            f"objective/rlhf_reward fell {first_level:.4g} → {late:.4g} over steps {first}–{last}: "
+                            f"from the median of its first {n0} logged steps (its early median, {early:.4g}, had "
+                            "fallen already) to the late median", kind.fix,
+                            [_points("objective/rlhf_reward", steps, values, int(steps[0]), last)])]
+    if not fell and len(values) > k:
+        # a fall that came back (the penalty of a KL that blew up, until the policy collapsed):
+        # most of a stretch of `stretch_share` of the run in a row (at least `stretch_min`) far
+        # below the first points, by `stretch_sigma` robust σ of them and `fall_sigma` robust σ of
+        # the whole run (first points that happen to agree are no measure of its noise)
+        n0 = int(t["start"])
+        first_level, spread = _level(values[:n0]), _noise(values[:n0])
+        w = max(int(t["stretch_min"]), round(len(values) * t["stretch_share"]))
+        gap = max(t["stretch_sigma"] * spread, t["fall_sigma"] * _noise(values))
+        under = values < first_level - gap
+        if gap > 0 and len(values) >= w and under.sum() * 2 > w:
+            c = np.concatenate(([0], np.cumsum(under)))
+            held = np.nonzero((c[w:] - c[:-w]) * 2 > w)[0]
+            if len(held):
+                inside = np.nonzero(under[held[0]: held[-1] + w])[0] + held[0]
+                i, j = int(inside[0]), int(inside[-1])
+                first, last = int(steps[i]), int(steps[j])
+                by = (f"{t['stretch_sigma']:g} robust σ of its first {n0} points"
+                      if gap == t["stretch_sigma"] * spread else f"{t['fall_sigma']:g} robust σ of the whole run")
+                return [Finding(kind.name, (first, last), kind.severity,
+                                f"objective/rlhf_reward fell from {first_level:.4g} (the median of its first {n0} "
+                                f"logged steps) to a median of {_level(values[i: j + 1]):.4g} over the logged steps "
+                                f"{first}–{last} ({int(under[i: j + 1].sum())} of its {j - i + 1} points there below "
+                                f"it by more than {by}), and ended at {late:.4g} (the median of its last {k} logged "
+                                "steps)", kind.fix,
+                                [_points("objective/rlhf_reward", steps, values, int(steps[0]), int(steps[-1]))])]
     if not fell:
         moved = "rose" if late > early else "fell" if late < early else "stayed at"
         return Quiet(f"objective/rlhf_reward {moved} {_fmt(early)} → {_fmt(late)}"

@@ -389,10 +389,22 @@ KINDS: dict[str, FindingKind] = {k.name: k for k in (
             "times": 10.0,
             # KL late above early by this factor ...
             "above": 1.0,
-            # ... and above this level (late median, nats per token; not judged on PPO, whose
-            # objective/kl is a sum over each completion's tokens, kl.sum(1), so its scale is the
-            # completion's length's)
-        }),
+            # ... and above this level (late median, nats per token) ...
+            "above_sum": 10.0,
+            # ... or this one for objective/kl (PPO; RLOO before TRL 0.17), a sum over each
+            # completion's tokens (kl.sum(1)): TRL's docs keep it "between 0 and 10"
+            "start": 3,
+            # a KL that blew up inside the early window is judged against the median of its first
+            # this many points (the policy had barely moved): above that ×times and above the
+            # level at a point of the early window, and its median from there to the end too
+            "stretch_share": 0.1,
+            "stretch_min": 5,
+            "stretch_times": 2.0,
+            # or a blow-up that came back (the policy collapsed, the penalty pulled it in): over
+            # this share of the run's points in a row, and this many at least, a median at this
+            # many times the level or more (and ×times the first points): far above the level,
+            # not a creep to it (grpo-clipped-midrun's 1.03-1.17 a token at the level of 1)
+        }, also=("ppo",)),
     FindingKind(
         "clipping_drags_reward", "Clipping drags a reward down", "grpo", "warning",
         "more completions hit max_completion_length and a reward that needs a finished answer "
@@ -451,7 +463,16 @@ KINDS: dict[str, FindingKind] = {k.name: k for k in (
         "val/ratio (new to old policy probabilities) should hover near 1: each update moves the "
         "policy too far from the one that sampled the batch. Lower the learning rate, or take "
         "fewer optimizer steps on each batch (num_ppo_epochs, num_mini_batches)",
-        {"far": 0.5, "for": 3}),
+        {
+            "far": 0.5,
+            "for": 3,
+            # val/ratio more than `far` from 1 for `for` logged updates in a row ...
+            "high": 2.0,
+            "low": 0.1,
+            "for_extreme": 2,
+            # ... or for `for_extreme` in a row when one of them is at the PPO article's "too far"
+            # (2.0 and above, 0.1 and below): one such update alone is not named
+        }),
     FindingKind(
         "ppo_update_too_large", "PPO updates too large", "ppo", "warning",
         "an update moved the policy far beyond PPO's clip range (many tokens clipped): the "
@@ -469,11 +490,28 @@ KINDS: dict[str, FindingKind] = {k.name: k for k in (
         "rlhf_reward_falling", "RLHF reward falling", "ppo", "warning",
         "objective/rlhf_reward should rise: check the reward model on a few completions, lower "
         "the learning rate, or raise kl_coef if the KL grows",
-        {"min_points": 8, "edge": 0.2, "fall_sigma": 2.0}),
+        {
+            "min_points": 8,
+            "edge": 0.2,
+            "fall_sigma": 2.0,
+            # late median below early median by this many robust σ of the early points ...
+            "start": 5,
+            # ... or, a fall inside the early window (its median already below the first points'),
+            # the early and the late medians both below the median of the first this many points
+            # by `fall_sigma` robust σ of those points
+            "stretch_share": 0.1,
+            "stretch_min": 5,
+            "stretch_sigma": 10.0,
+            # or a fall that came back (the penalty of a KL that blew up, until the policy
+            # collapsed): over this share of the run's points in a row, and this many at least, a
+            # median below the first points' by this many robust σ of them (ppo-kl-penalty-20x:
+            # 110 σ, ppo-many-updates-a-batch 33; the healthy PPO and online DPO runs 0.2 and 1.0)
+        }),
     FindingKind(
         "value_loss_blowup", "Value loss blow-up", "ppo", "error",
-        "the value head diverges: lower the learning rate, lower vf_coef or cliprange_value, "
-        "or whiten the rewards",
+        "the value head cannot follow the returns it must predict: bring their scale down "
+        "(whiten_rewards, the reward model's scores, kl_coef when the KL grows: the penalty is "
+        "part of every return) or lower the learning rate",
         {
             "min_points": 6,
             "edge": 0.2,

@@ -326,3 +326,29 @@ async def test_the_presets_pane_says_what_it_waits_for_and_then_says_nothing(tmp
         status = app.screen.query_one("#presets-status", Waiting)
         await app_wait(pilot, lambda: "could not check" in str(status.content), "the problem said")
         assert status.display and not status.waiting and "No module named 'trl'" in str(status.content)
+
+
+async def test_the_eta_column_is_there_only_while_a_listed_run_is_live():
+    """An ended run has no ETA: with none live the column goes (its room is the names'), and it
+    comes back with the first live run."""
+    from textual.app import App, ComposeResult
+
+    from cockpit.run.summaries import RunSummary
+    from cockpit.ui.widgets.home.runs_table import RunsTable
+
+    class One(App):
+        def compose(self) -> ComposeResult:
+            yield RunsTable()
+
+    ended = RunSummary("done", "/runs/done", "finished", "sft", 4, 4, None, 1e9, None, None)
+    live = RunSummary("busy", "/runs/busy", "running", "sft", 2, 40, 90.0, 1e9, "training", None)
+    app = One()
+    async with app.run_test(size=(100, 20)) as pilot:
+        table = app.query_one(RunsTable)
+        table.show([ended])
+        await pilot.pause()
+        assert "eta" not in [k.value for k in table.columns]
+        table.show([live, ended])
+        await pilot.pause()
+        assert "eta" in [k.value for k in table.columns]
+        assert table.get_row("/runs/busy")[5].plain.strip() not in ("", "-")  # the live run's ETA

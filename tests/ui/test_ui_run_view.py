@@ -411,3 +411,17 @@ def test_the_end_of_a_resumed_run_says_how_long_every_attempt_took_together(tmp_
     assert took(run, 6.0) == "56s over 2 attempts, the last 6s"  # not "finished in 6s"
     fresh = make_run(tmp_path / "runs", "fresh", second)
     assert took(fresh, 6.0) == "6s"
+
+
+def test_an_empty_system_tab_says_why_in_the_runs_own_terms(tmp_path):
+    """A trainer_state.json never has samples, an ended run will not get one, a live run soon will:
+    only the live one says "yet"."""
+    from cockpit.metrics.rundata import Alert, RunData
+    from cockpit.ui.widgets.run.system_pane import no_samples
+
+    replay = RunData("state")
+    assert "trainer_state.json holds no system samples" in no_samples(replay)
+    live = RunData("live", run_dir=tmp_path)
+    assert "yet" in no_samples(live)
+    ended = RunData("ended", run_dir=tmp_path, ended=Alert("information", "run finished"))
+    assert "yet" not in no_samples(ended) and "ended before" in no_samples(ended)

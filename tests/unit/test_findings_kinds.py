@@ -127,6 +127,71 @@ def test_each_kind_fires_on_the_shape_of_its_problem_with_its_steps(kind, traine
     assert last >= hi - 10 if hi else True
 
 
+def test_a_kl_that_blew_up_inside_the_early_window_is_judged_against_its_first_points():
+    """The KL at its reference (0) for 2 steps, then ~2 a token from step 3 to the end (the zoo's
+    rloo-lr-too-high): the early window holds the jump, so late against early is ×1; against the
+    first 3 points it is a blow-up from step 3. A KL that creeps to ~1.1 over the run (the level
+    of grpo-clipped-midrun, labelled no blow-up) is under 1 in its early window: quiet. PPO's
+    objective/kl, a sum over a completion's tokens, is judged at 10 a completion: ~2 is not one."""
+    s = np.arange(1, N + 1)
+    noise = 0.1 * _rng().standard_normal(N)
+    jumped = np.where(s <= 2, 0.0, 2.0 + noise)
+    assert _warnings(_store(_grpo(kl=jumped)), "grpo")["kl_blowup"] == (3, N)
+    creeping = np.abs(1.1 * s / N + 0.02 * noise)
+    assert "kl_blowup" not in _warnings(_store(_grpo(kl=creeping)), "grpo")
+    ppo = {"objective/rlhf_reward": 0.1 + 0.01 * noise, "val/ratio": 1.0 + 0.001 * noise,
+           "loss/value_avg": 0.01 + 0.001 * np.abs(noise), "loss/policy_avg": 0.01 * noise}
+    assert "kl_blowup" not in _warnings(_store({**ppo, "objective/kl": jumped}), "ppo")
+    assert _warnings(_store({**ppo, "objective/kl": 10 * jumped}), "ppo")["kl_blowup"] == (3, N)
+
+
+def test_a_kl_that_blew_up_and_came_back_is_named_over_its_stretch():
+    """The KL at ~0.02 a token, ~3 (3× the level of 1) over steps 60–100, ~0.05 after (the policy
+    collapsed, as the zoo's ppo-kl-penalty-20x did): judged by where it ends it is no blow-up; over
+    a stretch of 20% of the run far above the level, it is one. Twice as long at 1.5 (a creep to
+    about the level, grpo-clipped-midrun's 1.03-1.17) is not far above it."""
+    s = np.arange(1, N + 1)
+    noise = 0.1 * _rng().standard_normal(N)
+    base = np.abs(0.02 + 0.01 * noise)
+    came_back = np.where((s >= 60) & (s <= 100), 3.0 + noise, np.where(s > 100, 0.05 + 0.01 * noise, base))
+    first, last = _warnings(_store(_grpo(kl=came_back)), "grpo")["kl_blowup"]
+    assert 60 <= first <= 62 and 98 <= last <= 100
+    near_level = np.where((s >= 60) & (s <= 140), 1.5 + 0.1 * noise, base)
+    assert "kl_blowup" not in _warnings(_store(_grpo(kl=near_level)), "grpo")
+
+
+def test_an_rlhf_reward_that_fell_and_came_back_is_named_over_its_stretch():
+    """PPO's RLHF reward at ~0.1, ~-5 over steps 60-100 (the KL penalty of a blow-up), back to ~0.1
+    after: judged by its late level it did not fall; over a stretch of 20% of the run far below its
+    first points, it did. A dip of 2 robust σ over the same stretch is noise, not a fall."""
+    s = np.arange(1, N + 1)
+    noise = _rng().standard_normal(N)
+    ppo = {"val/ratio": 1.0 + 0.001 * noise, "loss/value_avg": 0.01 + 0.001 * np.abs(noise),
+           "loss/policy_avg": 0.01 * noise, "objective/kl": 0.1 + 0.01 * np.abs(noise)}
+    fell = np.where((s >= 60) & (s <= 100), -5.0, 0.1) + 0.02 * noise
+    first, last = _warnings(_store({**ppo, "objective/rlhf_reward": fell}), "ppo")["rlhf_reward_falling"]
+    assert 60 <= first <= 62 and 98 <= last <= 100
+    dip = np.where((s >= 60) & (s <= 100), 0.06, 0.1) + 0.02 * noise
+    assert "rlhf_reward_falling" not in _warnings(_store({**ppo, "objective/rlhf_reward": dip}), "ppo")
+
+
+@pytest.mark.parametrize("far,named", [({1: 3.06}, False), ({150: 2.13, 151: 1.78}, True),
+                                       ({150: 1.6, 151: 1.6}, False), ({150: 1.6, 151: 1.6, 152: 1.6}, True),
+                                       ({150: 0.08, 151: 0.4}, True)])
+def test_ppo_ratio_far_from_one_two_updates_in_a_row_one_at_the_articles_level(far, named):
+    """val/ratio more than 0.5 from 1 for 3 updates in a row, or for 2 when one is at the PPO
+    article's "too far" (2.0 and above, 0.1 and below: the zoo's ppo-many-updates-a-batch, 2.13
+    then 1.78); one such update alone is not named."""
+    s = np.arange(1, N + 1)
+    ratio = 1.0 + 0.01 * _rng().standard_normal(N)
+    for step, v in far.items():
+        ratio[step - 1] = v
+    cols = {"objective/rlhf_reward": 0.1 + 0.0 * s, "val/ratio": ratio, "loss/value_avg": 0.01 + 0.0 * s,
+            "loss/policy_avg": 0.0 * s, "objective/kl": 0.0 * s}
+    found = _warnings(_store(cols), "ppo")
+    assert found.get("ppo_ratio") == ((min(far), max(far)) if named else None)
+
+
 def test_a_train_eval_gap_that_widens_while_the_eval_loss_stalls():
     s = np.arange(1, N + 1)
     cols = _sft(loss=1.0 - 0.5 * s / N + 0.01 * _rng().standard_normal(N))

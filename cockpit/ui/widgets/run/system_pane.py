@@ -52,6 +52,17 @@ def gib(mb: Any) -> str:
     return f"{mb / 1024:.1f} GiB" if isinstance(mb, (int, float)) else "?"
 
 
+def no_samples(data: RunData) -> str:
+    """Why the tab is empty, in the run's own terms: a trainer_state.json never holds samples, an
+    ended run will not get one, a live one soon will."""
+    if data.run_dir is None:
+        return ("a trainer_state.json holds no system samples: the supervisor samples CPU, memory and "
+                "GPUs only for runs the cockpit watches")
+    if data.ended is not None:
+        return "no system samples: the run ended before its supervisor wrote one"
+    return "no system samples yet — the supervisor writes one every few seconds while the run is alive"
+
+
 class SystemPane(Static):
     def show(self, data: RunData | None) -> None:
         if data is None:
@@ -62,8 +73,7 @@ class SystemPane(Static):
         self._key = key
         sys = data.system
         if not sys:
-            self.update("no system samples yet — the supervisor writes one every few seconds "
-                        "while the run is alive (replays of trainer_state.json have none)")
+            self.update(no_samples(data))
             return
         history = list(data.system_history)
         width = max(8, min(SPARK_WIDTH, (self.size.width or 100) - LABEL_W - VALUE_W - 6))
