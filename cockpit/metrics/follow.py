@@ -44,8 +44,37 @@ FILES_SETTLE_S = 0.2
 OUTPUT_MAX_LINES = 2000
 """stdout.log lines handed over by the first read."""
 
+TRIM_EVERY_RECORDS = 20_000
+"""A follower gives the memory freed meanwhile back to the system (`give_back_freed_memory`) each
+time it has read this many records: at a real run's step or two a second, every few hours; a
+catch-up at thousands of steps a second, every few seconds."""
+
 Stop = Callable[[], bool]
 """Asked before each poll: True ends the following (a cancelled worker, a closed screen)."""
+
+
+_malloc_trim: Any = None
+
+
+def give_back_freed_memory() -> bool:
+    """Return to the system the memory the process freed that the C library still holds (glibc's
+    `malloc_trim`): glibc keeps freed heap pages for reuse, so the records of a long follow, each
+    batch freed once applied, left a 72-hour run's view ~7 MB larger than what it held (bench:
+    follow_72h_rss_growth_mb). False where the C library has no malloc_trim (macOS, musl)."""
+    global _malloc_trim
+    if _malloc_trim is None:
+        import ctypes
+
+        try:
+            _malloc_trim = getattr(ctypes.CDLL(None), "malloc_trim", False)
+        except OSError:
+            _malloc_trim = False
+        if _malloc_trim:
+            _malloc_trim.argtypes, _malloc_trim.restype = [ctypes.c_size_t], ctypes.c_int
+    if not _malloc_trim:
+        return False
+    _malloc_trim(0)
+    return True
 
 
 class RulesFeed(Protocol):
@@ -144,11 +173,15 @@ class RunFollower:
         self._status_due = 0.0
         self._trouble: str | None = None
         self._problem: str | None = None
+        self._read_since_trim = 0
+        self.trims = 0
+        """How many times the memory freed meanwhile was given back (TRIM_EVERY_RECORDS)."""
 
     def open(self, label: str | None = None) -> Opened:
         """The whole journal so far (the tailer left at its end), the end of stdout.log, the
         state, the alert rules and records: what a screen shows first."""
         data, self.tailer = load_journal(self.run.events, label or self.run.name)
+        self.trims += give_back_freed_memory()  # the journal's reads, freed batch by batch
         first = Update()
         self._status(first, force=True)
         return Opened(data, output=self.output.first(OUTPUT_MAX_LINES) if self.output else [],
@@ -162,6 +195,12 @@ class RunFollower:
         trouble and the alert rules when they changed."""
         update = Update(records=self.tailer.poll(), output=self.output.poll() if self.output else [])
         self._status(update)
+        # The records of earlier polls are applied and freed by now (those of this one are not
+        # yet: the next trim takes them).
+        self._read_since_trim += len(update.records)
+        if self._read_since_trim >= TRIM_EVERY_RECORDS:
+            self._read_since_trim = 0
+            self.trims += give_back_freed_memory()
         return update
 
     def caught_up(self, before: tuple[int, int]) -> bool:

@@ -464,6 +464,12 @@ def read_index(runs_dir: Path) -> dict[str, tuple[tuple, RunSummary]]:
     """The kept summaries of a runs folder by run name, each with the stamp it was read at; {} when
     there is no index, or it is a link, not a regular file, too large, damaged or from another
     version (an entry that does not parse is skipped). Never raises: the index only saves reads."""
+    return read_index_and_live(runs_dir)[0]
+
+
+def read_index_and_live(runs_dir: Path) -> tuple[dict[str, tuple[tuple, RunSummary]], list[str]]:
+    """`read_index`, and the names of the runs that were live when it was written (their rows are
+    not kept: they are read again each time)."""
     import stat as _stat
 
     path = Path(runs_dir) / INDEX_NAME
@@ -471,15 +477,15 @@ def read_index(runs_dir: Path) -> dict[str, tuple[tuple, RunSummary]]:
         # Never through a link: an index pointing out of the runs folder is no index.
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError:
-        return {}
+        return {}, []
     try:
         with os.fdopen(fd, "rb") as fh:
             st = os.fstat(fh.fileno())
             if not _stat.S_ISREG(st.st_mode) or st.st_size > INDEX_MAX_BYTES:
-                return {}
+                return {}, []
             raw = fh.read(INDEX_MAX_BYTES + 1)
     except OSError:
-        return {}
+        return {}, []
     with _gc_paused():  # 10,000 runs are ~300,000 objects: collections while they are made doubled the read
         return _index_entries(raw)
 
@@ -496,19 +502,21 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _index_entries(raw: bytes) -> dict[str, tuple[tuple, RunSummary]]:
+def _index_entries(raw: bytes) -> tuple[dict[str, tuple[tuple, RunSummary]], list[str]]:
     try:
         obj = _json_loads(raw)
     except (ValueError, RecursionError, TypeError):
-        return {}
+        return {}, []
     if not isinstance(obj, dict) or obj.get("version") != INDEX_VERSION or not isinstance(obj.get("runs"), dict):
-        return {}
+        return {}, []
+    live = obj.get("live")  # absent from an index written before it was kept: none known
+    live_names = [name for name in live if _run_name_ok(name)] if type(live) is list else []
     out: dict[str, tuple[tuple, RunSummary]] = {}
     # Exact types (orjson and json give exactly these): a bool is never taken for an int; the
     # checks run once a field, 10,000 runs' 150,000 values in a few tens of ms.
     names, checks = _FIELD_NAMES, _FIELD_CHECKS
     for name, entry in obj["runs"].items():
-        if type(entry) is not dict or type(name) is not str or "/" in name or name.startswith("."):
+        if type(entry) is not dict or not _run_name_ok(name):
             continue
         stamp = _stamp_key(entry.get("stamp"))
         row = entry.get("row")
@@ -517,7 +525,13 @@ def _index_entries(raw: bytes) -> dict[str, tuple[tuple, RunSummary]]:
         if any(type(row[k]) not in want for k, want in checks):
             continue
         out[name] = (stamp, RunSummary(**row))
-    return out
+    return out, live_names
+
+
+def _run_name_ok(name: Any) -> bool:
+    """A run's name as the index may hold it: a folder right in the runs folder, not hidden."""
+    return type(name) is str and bool(name) and "/" not in name and not name.startswith(".") \
+        and "\0" not in name
 
 
 def _json_loads(raw: bytes) -> Any:
@@ -552,14 +566,18 @@ def write_index(runs_dir: Path, known: dict[str, tuple[tuple, RunSummary]]) -> b
 
     runs = {os.path.basename(key): {"stamp": stamp, "row": {f.name: getattr(row, f.name) for f in _SUMMARY_FIELDS}}
             for key, (stamp, row) in known.items() if not row.live}
+    # The live runs by name only: a fresh process shows them, read at once, with the kept rows
+    # before it checks any file (`RunsIndex.kept`).
+    index = {"version": INDEX_VERSION, "runs": runs,
+             "live": [os.path.basename(key) for key, (_stamp, row) in known.items() if row.live]}
     try:
         import orjson
 
-        data = orjson.dumps({"version": INDEX_VERSION, "runs": runs})
+        data = orjson.dumps(index)
     except ImportError:
         import json
 
-        data = json.dumps({"version": INDEX_VERSION, "runs": runs}).encode()
+        data = json.dumps(index).encode()
     try:
         write_atomic(Path(runs_dir) / INDEX_NAME, data)
     except OSError:
@@ -576,43 +594,83 @@ class RunsIndex:
     so a fresh process (`cockpit runs`, home's first frame) reads only the runs whose files
     changed since: each entry holds the stamp (size, mtime, inode of events.jsonl, status.json,
     run.yaml) it was read at, and is used only while the files still have it. The files always
-    win: a changed run is read again, a deleted one dropped, a damaged index ignored."""
+    win: a changed run is read again, a deleted one dropped, a damaged index ignored.
+
+    Home shows the kept rows before checking them (`kept`, then `summaries`): stat-ing 10,000
+    folders is a third of a second its first frame does not wait for."""
 
     def __init__(self, runs_dir: Path, *, keep: bool = True) -> None:
         self.runs_dir = Path(runs_dir)
-        self._known: dict[str, tuple[tuple, RunSummary]] = {}
+        self._known: dict[str, tuple[tuple | None, RunSummary]] = {}
         self.reread = 0
         """How many runs the last refresh read again (the rest came from the cache)."""
         self.keep = keep
         """Read and write the runs folder's index (INDEX_NAME)."""
-        self._saved: dict[str, tuple] | None = None
-        """The settled runs' stamps as the index on disk holds them (None: not read yet)."""
+        self._saved: tuple[dict[str, tuple], list[str]] | None = None
+        """The settled runs' stamps and the live runs' names as the index on disk holds them
+        (None: not read yet)."""
+
+    def _read_saved(self) -> dict[str, tuple[tuple | None, RunSummary]]:
+        """The index on disk, once: its entries by run path (and `_saved` from it)."""
+        on_disk, live = read_index_and_live(self.runs_dir)
+        self._saved = ({name: stamp for name, (stamp, _row) in on_disk.items()}, live)
+        entries: dict[str, tuple[tuple | None, RunSummary]] = {}
+        for name, entry in on_disk.items():
+            key = os.path.join(self.runs_dir, name)
+            if entry[1].path != key:  # where the folder is now
+                entry[1].path = key
+            entries[key] = entry
+        return entries
+
+    def kept(self) -> list[RunSummary] | None:
+        """The runs as the runs folder's index keeps them, before any of their files is checked:
+        the settled runs' rows as they were written, and the runs that were live then read now
+        (a live run's row changes at every step). None when there is nothing kept, or this index
+        has read the folder already: then `summaries`.
+
+        What changed since the index was written shows at the next `summaries`, which checks
+        every run's files (a run changed, made or deleted since: read again, added, dropped)."""
+        if not self.keep or self._saved is not None or self._known:
+            return None
+        known = self._read_saved()
+        if not known:
+            return None
+        live: list[str] = self._saved[1] if self._saved else []
+        for name in live:
+            key = os.path.join(self.runs_dir, name)
+            if key in known or not os.path.isfile(os.path.join(key, "run.yaml")):
+                continue
+            known[key] = (None, summarize(RunFolder(Path(key))))  # no stamp: read again by `summaries`
+        self._known = known
+        rows = [row for _stamp, row in known.values()]
+        rows.sort(key=lambda r: (not r.live, -r.created))
+        return rows
 
     def summaries(self) -> list[RunSummary]:
-        rows, known, reread = [], {}, 0
+        rows: list[RunSummary] = []
+        known: dict[str, tuple[tuple, RunSummary]] = {}
+        reread = 0
         previous = self._known
         if self.keep and self._saved is None:
-            on_disk = read_index(self.runs_dir)
-            self._saved = {name: stamp for name, (stamp, _row) in on_disk.items()}
+            on_disk = self._read_saved()
             if not previous:
-                previous = {os.path.join(self.runs_dir, name): entry for name, entry in on_disk.items()}
+                previous = on_disk
         for key, stamp in _stamped_runs(self.runs_dir):
             cached = previous.get(key)
             if cached is not None and cached[0] == stamp and not cached[1].live:
                 row = cached[1]
-                if row.path != key:  # read back from the index: where the folder is now
-                    row.path = key
             else:
                 row = summarize(RunFolder(Path(key)))
                 reread += 1
             known[key] = (stamp, row)
             rows.append(row)
-        self._known, self.reread = known, reread
+        self._known, self.reread = dict(known), reread
         if self.keep:
-            settled = {os.path.basename(key): stamp for key, (stamp, row) in known.items() if not row.live}
-            if settled != self._saved:
+            saved = ({os.path.basename(key): stamp for key, (stamp, row) in known.items() if not row.live},
+                     [os.path.basename(key) for key, (_stamp, row) in known.items() if row.live])
+            if saved != self._saved:
                 write_index(self.runs_dir, known)
-                self._saved = settled
+                self._saved = saved
         rows.sort(key=lambda r: (not r.live, -r.created))
         return rows
 

@@ -13,15 +13,18 @@ formats); a trainer `KNOWLEDGE` knows but the installed TRL lacks (PPO after 1.1
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import difflib
 import json
 import re
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+from filelock import FileLock, Timeout
 from packaging.version import InvalidVersion, Version
 
 from cockpit.errors import CockpitError
@@ -363,6 +366,37 @@ def load_registry(refresh: bool = False, python: str = sys.executable, project: 
         cached = read_cache(path)
         if cached is not None:
             return Registry(cached)
+    with _discovery_lock(path):
+        if not refresh:  # another process may have discovered while this one waited for the lock
+            cached = read_cache(path)
+            if cached is not None:
+                return Registry(cached)
+        return _discover(python, trl_version, tf_version)
+
+
+@contextlib.contextmanager
+def _discovery_lock(path: Path) -> Iterator[None]:
+    """One discovery at a time per cache entry: the processes that start together on a cold cache
+    (a TUI, a run's supervisor, the CLI) wait for the first one's cache instead of each importing
+    TRL for 10-30 s. A cache folder that cannot hold a lock only costs the waiting."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        lock = FileLock(str(path) + ".lock", timeout=DISCOVERY_LOCK_S)
+        lock.acquire()
+    except (OSError, Timeout):
+        yield
+        return
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+DISCOVERY_LOCK_S = 300.0
+"""How long a process waits for another's discovery before running its own."""
+
+
+def _discover(python: str, trl_version: str, tf_version: str) -> Registry:
     data = run_discovery(python)
     # Key by what the discovery actually imported (a different `python` may have other versions).
     found = schema_cache_path(

@@ -99,6 +99,39 @@ async def test_home_shows_a_run_whole_after_it_finishes_while_listed(tmp_path):
         assert "finished" in shown and "120/120" in shown
 
 
+async def test_home_shows_the_kept_rows_first_then_a_run_changed_since_in_its_new_state(tmp_path, monkeypatch):
+    """A fresh home lists the runs folder's index as kept, then checks each run's files after that
+    frame: a run that moved on since the index was written shows its new step, a deleted one goes."""
+    import shutil
+
+    from cockpit.run.summaries import RunsIndex
+    from cockpit.ui.screens.home import HomeScreen
+    from cockpit.ui.widgets.home.runs_table import RunsTable
+
+    runs = tmp_path / "runs"
+    moved = make_run(runs, "moved", sft_records(range(1, 6), max_steps=120), state="finished")
+    gone = make_run(runs, "gone", sft_records(range(1, 3)), state="finished")
+    RunsIndex(runs).summaries()  # the index, as an earlier home or `cockpit runs` left it
+    with journal.JournalWriter(moved.events) as jw:
+        jw.write(journal.progress(77, 120))
+    shutil.rmtree(gone.path)
+    lists: list[tuple[bool, dict]] = []
+    shown = HomeScreen.on_home_screen_runs_loaded
+
+    def record(self, message):
+        lists.append((message.checked, {r.name: r.step for r in message.rows}))
+        shown(self, message)
+
+    monkeypatch.setattr(HomeScreen, "on_home_screen_runs_loaded", record)
+    app = app_for(tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        table = app.screen.query_one(RunsTable)
+        await app_wait(pilot, lambda: "77/120" in app.export_screenshot(), "the run's new step", limit=20)
+        assert table.row_count == 1 and "gone" not in app.export_screenshot()
+    assert lists[0] == (False, {moved.name: 5, gone.name: 2})  # the kept rows, before any file was checked
+    assert (True, {moved.name: 77}) in lists
+
+
 async def test_ctrl_c_on_home_says_which_key_quits_in_words(tmp_path):
     app = app_for(tmp_path)
     async with app.run_test(size=(100, 30)) as pilot:
@@ -293,3 +326,29 @@ async def test_the_presets_pane_says_what_it_waits_for_and_then_says_nothing(tmp
         status = app.screen.query_one("#presets-status", Waiting)
         await app_wait(pilot, lambda: "could not check" in str(status.content), "the problem said")
         assert status.display and not status.waiting and "No module named 'trl'" in str(status.content)
+
+
+async def test_the_eta_column_is_there_only_while_a_listed_run_is_live():
+    """An ended run has no ETA: with none live the column goes (its room is the names'), and it
+    comes back with the first live run."""
+    from textual.app import App, ComposeResult
+
+    from cockpit.run.summaries import RunSummary
+    from cockpit.ui.widgets.home.runs_table import RunsTable
+
+    class One(App):
+        def compose(self) -> ComposeResult:
+            yield RunsTable()
+
+    ended = RunSummary("done", "/runs/done", "finished", "sft", 4, 4, None, 1e9, None, None)
+    live = RunSummary("busy", "/runs/busy", "running", "sft", 2, 40, 90.0, 1e9, "training", None)
+    app = One()
+    async with app.run_test(size=(100, 20)) as pilot:
+        table = app.query_one(RunsTable)
+        table.show([ended])
+        await pilot.pause()
+        assert "eta" not in [k.value for k in table.columns]
+        table.show([live, ended])
+        await pilot.pause()
+        assert "eta" in [k.value for k in table.columns]
+        assert table.get_row("/runs/busy")[5].plain.strip() not in ("", "-")  # the live run's ETA

@@ -9,6 +9,7 @@ file; the help screen. A property test does the same with arbitrary strings.
 
 from __future__ import annotations
 
+import os
 import tempfile
 import time
 from pathlib import Path
@@ -173,10 +174,12 @@ async def test_the_reported_completions_do_not_take_the_tui_down(tmp_path):
             await visit_everything(app, pilot, run, text, f"{text} more", f"reward/{text}", text)
 
 
-# Each example opens the app and visits every screen (~7 s on two busy cores): few examples a run,
-# and no shrinking (minutes a step); a failure is printed as found. Each run draws new ones, and the
-# explicit examples (earlier finds) run every time.
-FEW = settings(max_examples=5, deadline=None, suppress_health_check=list(HealthCheck),
+# Each example opens the app and visits every screen (~5 s of CPU): few examples a run, and no
+# shrinking (minutes a step); a failure is printed as found. Each run draws new ones, and the explicit
+# examples (earlier finds) run every time. The suite draws 2; `.ci/run`'s crash sweep step draws
+# more (COCKPIT_LITERAL_EXAMPLES).
+FEW = settings(max_examples=int(os.environ.get("COCKPIT_LITERAL_EXAMPLES", "2")), deadline=None,
+               suppress_health_check=list(HealthCheck),
                phases=(Phase.explicit, Phase.reuse, Phase.generate))
 
 

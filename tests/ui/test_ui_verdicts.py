@@ -254,9 +254,10 @@ async def test_below_110_columns_the_preview_stacks_under_the_form(runs_dir):
         await pick(pilot, app, "sft")
         screen = setup_screen(app)
         await app_wait(pilot, lambda: screen.has_class("-stacked"), "stacked")
-        await pilot.pause(0.2)
         side, form = screen.query_one("#setup-side"), screen.query_one("#setup-form")
-        assert side.region.y > form.region.y and form.region.width >= 90
+        # The class is set before the next layout: wait for the layout (a busy machine takes a while).
+        await app_wait(pilot, lambda: side.region.y > form.region.y and form.region.width >= 90,
+                       "the preview under a form as wide as the screen")
         assert control(app, "model_name_or_path").size.width >= 40
 
 

@@ -68,3 +68,24 @@ def test_stdout_lines_read_as_a_person_reads_them():
            b"bar [00:00]\rbar done [00:01, 5.0it/s]table starts", b"\x07bell"]
     assert readable_lines(raw) == ["plain", "header", " 20%|## | 2/10 [00:01<00:08]",
                                    "bar done [00:01, 5.0it/s]", "table starts", "·bell"]
+
+
+def test_a_follower_gives_freed_memory_back_after_opening_and_every_so_many_records(tmp_path, monkeypatch):
+    """glibc keeps what Python frees; a follower asks it to give that back after the whole journal
+    is read and each TRIM_EVERY_RECORDS records after (bench: follow_72h_rss_growth_mb)."""
+    import sys
+
+    from cockpit.metrics import follow
+
+    monkeypatch.setattr(follow, "TRIM_EVERY_RECORDS", 5)
+    run = _run(tmp_path)
+    follower = RunFollower(run, poll_s=0.01, status_s=0.0)
+    follower.open()
+    glibc = sys.platform.startswith("linux") and follow.give_back_freed_memory()
+    assert follower.trims == int(glibc)
+    with journal.JournalWriter(run.events) as jw:
+        jw.write_all([journal.metrics(s, {"loss": 1.0 / s}) for s in range(2, 6)])  # 4: not yet
+    assert len(follower.poll().records) == 4 and follower.trims == int(glibc)
+    with journal.JournalWriter(run.events) as jw:
+        jw.write(journal.metrics(6, {"loss": 0.1}))
+    assert len(follower.poll().records) == 1 and follower.trims == 2 * int(glibc)

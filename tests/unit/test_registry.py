@@ -185,6 +185,36 @@ def test_schema_cache_is_written_and_reused_without_a_subprocess(
         load_registry(refresh=True, python=no_python)  # proof that a spawn with it does fail
 
 
+def test_a_process_that_finds_a_discovery_under_way_waits_for_its_cache_instead_of_running_its_own(
+    discovered: tuple[Path, Registry], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Processes that start together on a cold cache (a TUI, a supervisor, the CLI) import TRL once."""
+    import threading
+
+    from filelock import FileLock
+
+    monkeypatch.setenv("COCKPIT_CACHE_DIR", str(tmp_path / "cold"))
+    path = schema_cache_path(*installed_versions())
+    path.parent.mkdir(parents=True)
+    got: list[Registry | BaseException] = []
+
+    def second() -> None:
+        try:
+            got.append(load_registry(python=str(tmp_path / "no-such-python")))  # a spawn would fail
+        except BaseException as exc:  # noqa: BLE001 - handed to the test's thread
+            got.append(exc)
+
+    with FileLock(str(path) + ".lock"):  # the first process's discovery, under way
+        waiting = threading.Thread(target=second)
+        waiting.start()
+        waiting.join(0.5)
+        assert waiting.is_alive() and not got  # it waits for the lock
+        path.write_text((discovered[0] / "schemas" / path.name).read_text(encoding="utf-8"), encoding="utf-8")
+    waiting.join(30)
+    assert len(got) == 1 and isinstance(got[0], Registry), got
+    assert got[0].names() == discovered[1].names()
+
+
 def test_a_corrupt_cache_is_rediscovered(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("COCKPIT_CACHE_DIR", str(tmp_path))
     path = schema_cache_path(*installed_versions())
@@ -203,7 +233,7 @@ def test_failed_discovery_reports_the_last_stderr_line(monkeypatch: pytest.Monke
     fake.chmod(0o755)
     with pytest.raises(CockpitError, match="reading the TRL trainers failed: ImportError: broken trl"):
         load_registry(refresh=True, python=str(fake))
-    assert not (tmp_path / "cache" / "schemas").exists() or not any((tmp_path / "cache" / "schemas").iterdir())
+    assert not list((tmp_path / "cache").glob("schemas/*.json"))  # no cache written (its lock file may stay)
 
 
 def test_missing_trl_is_a_one_line_install_hint(monkeypatch: pytest.MonkeyPatch) -> None:

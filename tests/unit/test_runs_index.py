@@ -125,3 +125,40 @@ def test_an_unwritable_index_lists_the_same(tmp_path):
     index = RunsIndex(root)
     assert [r.to_dict() for r in index.summaries()] == _rows(root)
     assert [r.to_dict() for r in index.summaries()] == _rows(root) and index.reread == 0
+
+
+def test_the_kept_rows_come_before_any_file_is_checked_and_summaries_then_corrects_them(tmp_path):
+    """Home's first frame shows `kept` (the index's rows, the live runs read now); the `summaries`
+    after it checks every run's files: what changed since the index was written shows then."""
+    root = _runs(tmp_path / "runs", n=5, live=(0,))
+    RunsIndex(root).summaries()
+    assert json.loads((root / INDEX_NAME).read_text())["live"] == ["run0"]
+    before = {r["name"]: r for r in _rows(root)}
+    for name, step in (("run0", 7), ("run2", 9)):  # the live run and a settled one move on
+        with journal.JournalWriter(root / name / "events.jsonl") as jw:
+            jw.write(journal.progress(step, 10))
+    shutil.rmtree(root / "run1")
+    _runs(tmp_path / "more", n=6)
+    shutil.move(str(tmp_path / "more" / "run5"), str(root / "run5"))  # a run made since
+
+    fresh = RunsIndex(root)
+    kept = {r.name: r for r in fresh.kept() or []}
+    assert set(kept) == {"run0", "run1", "run2", "run3", "run4"}  # as the index has them
+    assert kept["run0"].step == 7 and kept["run0"].live  # read now
+    assert kept["run2"].to_dict() == before["run2"]  # as kept: not checked yet
+    assert fresh.kept() is None  # once: then the checked list
+    checked = [r.to_dict() for r in fresh.summaries()]
+    assert checked == _rows(root)
+    assert [r["name"] for r in checked] == ["run0", "run5", "run4", "run3", "run2"]
+    assert {r["name"]: r["step"] for r in checked}["run2"] == 9
+    assert fresh.reread == 3  # the live run, the changed one and the new one
+
+
+def test_nothing_is_kept_without_an_index(tmp_path):
+    root = _runs(tmp_path / "runs")
+    assert RunsIndex(root).kept() is None and RunsIndex(root, keep=False).kept() is None
+    index = RunsIndex(root)
+    index.summaries()
+    assert index.kept() is None  # this one has read the folder: its list is `summaries`
+    (root / INDEX_NAME).write_text(json.dumps({"version": 1, "runs": {}, "live": ["../x", 3, ".h", "nope"]}))
+    assert RunsIndex(root).kept() is None

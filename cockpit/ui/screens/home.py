@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +36,9 @@ if TYPE_CHECKING:
     from cockpit.ui.app import CockpitApp
 
 REFRESH_S = 2.0
+KEPT_DRAWN_WAIT_S = 2.0
+"""The longest the runs' files wait to be checked for the frame with the index's rows (a
+screen on top of home draws no frame of it)."""
 
 
 STACK_BELOW = 90
@@ -84,6 +88,9 @@ class HomeScreen(Screen):
         """Run path -> the command a script run runs (`python train.py --lr 1e-5`)."""
         archived: bool = False
         """Read from the archived runs (a list read before `v` switched views is dropped)."""
+        checked: bool = True
+        """False: the rows the runs folder's index keeps, before their files are checked (the
+        first list of a fresh home; the checked list follows once it is drawn)."""
 
     @dataclass
     class PresetsLoaded(Message):
@@ -124,6 +131,9 @@ class HomeScreen(Screen):
         again at the same time (mounting home asks twice: mount and resume)."""
         self._commands: dict[str, tuple[object, str | None]] = {}
         """Run path -> (run.yaml and status.json stamps, its script command or None): read once."""
+        self._kept_drawn = threading.Event()
+        """Set once the frame with the index's rows (a `checked=False` list) is drawn: the
+        worker checks the runs' files only then, not while that frame is being made."""
         self._presets_after_runs = True
         """The first read of the presets waits for the first runs list: both are Python work on
         threads sharing the one interpreter lock, and the runs are what the first screen is for
@@ -196,6 +206,11 @@ class HomeScreen(Screen):
         if index is None:
             index = self._runs[archived] = RunsIndex(archive_dir(self.runs_dir) if archived else self.runs_dir)
         try:
+            kept = index.kept()  # a fresh home: the kept rows first, their files checked after
+            if kept is not None:
+                self._kept_drawn.clear()
+                self.post_message(self.RunsLoaded(kept, self._script_commands(kept), archived, checked=False))
+                self._kept_drawn.wait(KEPT_DRAWN_WAIT_S)
             rows = index.summaries()
         except (OSError, CockpitError) as exc:
             self.app.call_from_thread(self._load_failed, f"{self.runs_dir}: {exc}")
@@ -274,10 +289,14 @@ class HomeScreen(Screen):
         self.post_message(self.PresetsLoaded(infos, blocked))
 
     def on_home_screen_runs_loaded(self, message: RunsLoaded) -> None:
-        self._loading = False
+        if not message.checked:  # the checked list follows from the same worker
+            self.call_after_refresh(self._kept_drawn.set)
+        else:
+            self._loading = False
         self.call_after_refresh(self._presets_now)  # after the frame with the runs
         if message.archived != self.archived:  # read before v switched views
-            self._refresh_runs()
+            if message.checked:
+                self._refresh_runs()
             return
         table = self.query_one(RunsTable)
         table.show(message.rows, message.commands)

@@ -28,6 +28,9 @@ NAME_MIN = 12
 _BOLD_STATES = ("running", "failed")
 """States that stand out in the list: the runs to look at."""
 _COLUMNS = ("name", "state", "trainer", "step", "metric", "eta", "age", "note")
+_ENDED_COLUMNS = tuple(c for c in _COLUMNS if c != "eta")
+"""The columns when no listed run is live: only a live run has an ETA, so the column goes and its
+room is the names' (at 60 columns it was a cut `E` at the edge)."""
 NOTE_WIDTH = 60
 NOTE_ROOM = 16
 """The note's columns a long name leaves on screen (`training` whole, a reason's start)."""
@@ -73,6 +76,8 @@ class RunsTable(DataTable):
         self._filling = False
         """A `_fill` is scheduled."""
         self._name_width: int | None = None
+        self._columns: tuple[str, ...] = _COLUMNS
+        """The columns the table has now (`_ENDED_COLUMNS` while no listed run is live)."""
         self.wanted: str | None = None
         """A run path the cursor goes to at the next `show` that lists it (the run just left with
         Esc, or just renamed)."""
@@ -122,7 +127,8 @@ class RunsTable(DataTable):
         for label, key in (("state", "state"), ("trainer", "trainer"), ("step", "step"), ("last", "metric")):
             self.add_column(label, key=key)
         # Durations are right-aligned in a column as wide as the longest one can be.
-        self.add_column(Text("ETA", justify="right"), key="eta", width=DURATION_WIDTH)
+        if "eta" in self._columns:
+            self.add_column(Text("ETA", justify="right"), key="eta", width=DURATION_WIDTH)
         self.add_column(Text("age", justify="right"), key="age", width=DURATION_WIDTH)
         self.add_column("note", key="note")
 
@@ -143,6 +149,7 @@ class RunsTable(DataTable):
         self.summaries = list(rows)
         self.marked = [p for p in self.marked if any(r.path == p for r in rows)]  # deleted ones go
         now = time.time()
+        columns = _COLUMNS if any(r.live for r in rows) else _ENDED_COLUMNS
         cells = []
         for r in rows:
             step = f"{r.step if r.step is not None else '-'}/{r.max_steps or '?'}"
@@ -156,9 +163,9 @@ class RunsTable(DataTable):
         fixed = (max([len("state")] + [len(r.state_label) for r in rows])
                  + max([len("trainer")] + [len(r.trainer) for r in rows])
                  + max([len("step")] + [len(c[1]) for c in cells])
-                 + max([len("last")] + [len(r.metric or "-") for r in rows]) + 2 * DURATION_WIDTH
-                 + NOTE_ROOM)
-        pad = 2 * self.cell_padding * 8  # name, state, trainer, step, last, ETA, age, note
+                 + max([len("last")] + [len(r.metric or "-") for r in rows])
+                 + DURATION_WIDTH * (1 + ("eta" in columns)) + NOTE_ROOM)
+        pad = 2 * self.cell_padding * len(columns)
         self._laid_out_width = self.scrollable_content_region.width
         room = (self._laid_out_width or 80) - pad - fixed
         marked = set(self.marked)
@@ -174,10 +181,14 @@ class RunsTable(DataTable):
                 note = " · ".join(p for p in parts if p)
                 note = note if len(note) <= COMMAND_WIDTH else note[:COMMAND_WIDTH - 1] + "…"
             name = f"✓ {r.name}" if r.path in marked else r.name
-            shown.append((r.path, (name, r.state_label, r.trainer, step, r.metric or "-", eta, age, note)))
-        if name_width == self._name_width and [k for k, _ in shown] == [k for k, _ in self._shown]:
+            values = dict(zip(_COLUMNS, (name, r.state_label, r.trainer, step, r.metric or "-", eta, age, note),
+                              strict=True))
+            shown.append((r.path, tuple(values[c] for c in columns)))
+        if (name_width == self._name_width and columns == self._columns
+                and [k for k, _ in shown] == [k for k, _ in self._shown]):
             self._update_cells(shown)
         else:
+            self._columns = columns
             self._rebuild(shown, name_width)
         if current is not None:
             for i, r in enumerate(rows):
@@ -233,13 +244,13 @@ class RunsTable(DataTable):
         self._add_columns(name_width)
         self._shown, self._name_width, self._filled = shown, name_width, 0
         self._fill_to(FIRST_ROWS)
-        self.cells_updated = len(shown) * len(_COLUMNS)
+        self.cells_updated = len(shown) * len(self._columns)
 
     def _fill_to(self, n: int) -> None:
         """The listed runs up to the `n`th in the table; a `_fill` scheduled for the rest."""
         end = min(n, len(self._shown))
         for key, values in self._shown[self._filled:end]:
-            self.add_row(*(self._cell(c, v) for c, v in zip(_COLUMNS, values, strict=True)), key=key)
+            self.add_row(*(self._cell(c, v) for c, v in zip(self._columns, values, strict=True)), key=key)
         self._filled = max(self._filled, end)
         if self._filled < len(self._shown) and not self._filling:
             self._filling = True
@@ -254,7 +265,7 @@ class RunsTable(DataTable):
         for (key, values), (_, before) in zip(shown[:self._filled], self._shown, strict=False):
             if values == before:
                 continue
-            for column, value, old in zip(_COLUMNS, values, before, strict=True):
+            for column, value, old in zip(self._columns, values, before, strict=True):
                 if value != old:
                     # A cell grows its column (`running` -> `finished`, `5/120` -> `120/120`);
                     # the name's column has its width set from the room left. Only a cell wider
