@@ -352,7 +352,7 @@ def _one_side_saturated(r: Reader, kind: FindingKind) -> list[Finding] | None:
             continue
         alone = r.finite(key)[0]
         if f"logps/{other}" in r:
-            alone = np.setdiff1d(alone, r.finite(f"logps/{other}")[0])
+            alone = alone[~np.isin(alone, r.finite(f"logps/{other}")[0])]
         on = np.isin(ls, alone)
         steps, loss = ls[on], lv[on]
         n = len(steps)
