@@ -720,7 +720,8 @@ def loss_level_shift(r: Reader, kind: FindingKind) -> Outcome:
     top, top_at = 0.0, skip
     i = skip
     while i < nb:
-        lvl = float(np.median(med[max(0, i - int(t["before"])): i]))
+        lvl = min(float(np.median(med[max(0, i - int(t["before"])): i])),
+                  float(np.median(med[max(0, i - int(t["recent"])): i])))
         if lvl > 0 and med[i] >= t["times"] * lvl:
             j = i
             while j < nb and med[j] >= t["times"] * lvl:

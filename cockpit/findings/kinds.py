@@ -239,7 +239,10 @@ KINDS: dict[str, FindingKind] = {k.name: k for k in (
             "times": 2.0,
             # a block's level at this many times the level before the stretch or more ...
             "before": 8,
-            # ... "the level before": the median of up to this many blocks before the stretch
+            # ... "the level before": the median of up to this many blocks before the stretch,
+            "recent": 3,
+            # or of this many blocks just before it when that is lower (a loss still falling
+            # from its start: the median of 8 blocks lags it)
             "min_blocks": 3,
             # ... for this many blocks in a row or more ...
             "min_share": 0.05,

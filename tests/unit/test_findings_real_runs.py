@@ -231,8 +231,9 @@ def test_each_zoo_failure_is_named_by_its_kind_with_its_steps_and_no_healthy_zoo
 
 
 def test_the_held_out_shapes_fire_on_real_zoo_files_journal_and_trainer_state_alike():
-    """A reward that does not rise while the KL grows, and an epoch that falls back with the
-    learning rate constant (its fix the epoch's, not a schedule restart's), on files trained here."""
+    """A reward that does not rise while the KL grows, an epoch that falls back with the
+    learning rate constant (its fix the epoch's, not a schedule restart's), and a loss at a new
+    level for as long as a corrupted shard lasts, on files trained here."""
     from cockpit.findings.general import EPOCH_FIX
     from helpers.real_runs import ZOO, judge_file
 
@@ -242,3 +243,6 @@ def test_the_held_out_shapes_fire_on_real_zoo_files_journal_and_trainer_state_al
         fell = {f.kind: f for f in judge_file(ZOO / "sft-resumed-with-more-data" / what).findings}["schedule_restart"]
         assert "3 → 0.3125 at step 25" in fell.summary and "constant at 0.001" in fell.summary
         assert fell.fix == EPOCH_FIX
+        shift = {f.kind: f for f in judge_file(ZOO / "sft-corrupted-shard-midrun" / what).findings}["loss_level_shift"]
+        assert shift.steps == (121, 180) and shift.severity == "warning"
+        assert "about 1.631 before, 5.346 there (×3.3); after it the loss was about 1.106" in shift.summary
