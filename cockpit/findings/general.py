@@ -701,6 +701,16 @@ def _loss_moved(r: Reader, at: np.ndarray, after: int) -> int | None:
     return None
 
 
+def _level_before(med: np.ndarray, k: int) -> np.ndarray:
+    """For each block i, the median of the (up to) k blocks before it (NaN for the first)."""
+    out = np.full(len(med), np.nan)
+    for i in range(1, min(k, len(med))):
+        out[i] = np.median(med[:i])
+    if len(med) > k:
+        out[k:] = np.median(np.lib.stride_tricks.sliding_window_view(med, k)[:-1], axis=1)
+    return out
+
+
 def loss_level_shift(r: Reader, kind: FindingKind) -> Outcome:
     """The train loss at a new, higher level for a long stretch (a regime, not a spike): each
     block's median against the level before the stretch began."""
@@ -717,11 +727,11 @@ def loss_level_shift(r: Reader, kind: FindingKind) -> Outcome:
     skip = max(1, int(np.ceil(t["skip"] * n / b)))
     need = max(int(t["min_blocks"]), int(np.ceil(t["min_share"] * n / b)))
     stretches: list[tuple[int, int, float]] = []
+    level = np.minimum(_level_before(med, int(t["before"])), _level_before(med, int(t["recent"])))
     top, top_at = 0.0, skip
     i = skip
     while i < nb:
-        lvl = min(float(np.median(med[max(0, i - int(t["before"])): i])),
-                  float(np.median(med[max(0, i - int(t["recent"])): i])))
+        lvl = float(level[i])
         if lvl > 0 and med[i] >= t["times"] * lvl:
             j = i
             while j < nb and med[j] >= t["times"] * lvl:
