@@ -110,6 +110,7 @@ def test_the_y_range_holds_the_bulk_of_the_points_and_is_ordered(ys):
 
 @settings(max_examples=200, deadline=None)
 @given(finite, finite, st.integers(0, 12), st.booleans())
+@example(a=150.0, b=2.5e-05, n=0, integer=False).via("CI, 2026-11-28: a 0 tick below the range")
 def test_ticks_lie_in_the_range_and_every_tick_has_a_label_that_tells_it_apart(a, b, n, integer):
     ticks = nice_ticks(a, b, n, integer=integer)
     lo, hi = min(a, b), max(a, b)

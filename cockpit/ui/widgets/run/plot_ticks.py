@@ -32,14 +32,19 @@ def nice_ticks(lo: float, hi: float, max_ticks: int = 5, *, integer: bool = Fals
         last = math.floor(hi / step + 1e-9)
         return [k * step for k in range(first, last + 1)]
 
-    # The finest step that gives no more than max_ticks ticks (and at least two when any does).
-    step = steps[-1]
-    ticks = ticks_for(step)
+    # The finest step that gives no more than max_ticks ticks (and at least two when any does;
+    # else one, the finest step's lone tick inside the range; else the range's ends).
+    choice: tuple[float, list[float]] | None = None
     for candidate in steps:
         found = ticks_for(candidate)
         if 2 <= len(found) <= max_ticks:
-            step, ticks = candidate, found
+            choice = candidate, found
             break
+        if choice is None and len(found) == 1:
+            choice = candidate, found
+    if choice is None:
+        return [lo, hi]
+    step, ticks = choice
     digits = max(0, -math.floor(math.log10(step)) + 2)
     return [(float(round(t)) if integer else round(t, digits)) + 0.0 for t in ticks] or [lo]
 
