@@ -23,6 +23,7 @@ from cockpit.findings.series import (
     fmt,
     function_name,
     level,
+    mostly_held,
     noise,
     points,
     reward_functions,
@@ -250,20 +251,16 @@ def kl_blowup(r: Reader, kind: FindingKind) -> Outcome:
     w = max(int(t["stretch_min"]), round(len(v) * t["stretch_share"]))
     high = max(t["stretch_times"] * above, t["times"] * max(start, 1e-6))
     over = v >= high
-    if len(v) >= w and over.sum() * 2 > w:
-        c = np.concatenate(([0], np.cumsum(over)))
-        held = np.nonzero((c[w:] - c[:-w]) * 2 > w)[0]  # windows [i, i + w) with most points over
-        if len(held):
-            inside = np.nonzero(over[held[0]: held[-1] + w])[0] + held[0]
-            i, j = int(inside[0]), int(inside[-1])
-            first, last = int(s[i]), int(s[j])
-            n_over = int(over[i: j + 1].sum())
-            return [Finding(kind.name, (first, last), kind.severity,
-                            f"{key}{per} stayed far above {above:g} (×{high / above:.2g} or more) at {n_over} of "
-                            f"the {j - i + 1} logged steps {first:,}–{last:,} (median {fmt(level(v[i: j + 1]))}); "
-                            f"it began at {fmt(start)} (the median of its first {n0} logged steps) and ended at "
-                            f"{fmt(k1)} (the median of its last {k} logged steps)",
-                            kind.fix, [points(key, s, v, int(s[0]), int(s[-1]))])]
+    if (stretch := mostly_held(over, w)) is not None:
+        i, j = stretch
+        first, last = int(s[i]), int(s[j])
+        n_over = int(over[i: j + 1].sum())
+        return [Finding(kind.name, (first, last), kind.severity,
+                        f"{key}{per} stayed far above {above:g} (×{high / above:.2g} or more) at {n_over} of "
+                        f"the {j - i + 1} logged steps {first:,}–{last:,} (median {fmt(level(v[i: j + 1]))}); "
+                        f"it began at {fmt(start)} (the median of its first {n0} logged steps) and ended at "
+                        f"{fmt(k1)} (the median of its last {k} logged steps)",
+                        kind.fix, [points(key, s, v, int(s[0]), int(s[-1]))])]
     return Quiet(f"{key}{per} went {fmt(k0)} → {fmt(k1)} (fires above {above:g} and ×{t['times']:g}, or from a "
                  f"jump above {fmt(bar)} in its early window that holds to the end, or at ×{high / above:.2g} "
                  f"that level over most of {w} logged steps in a row)")

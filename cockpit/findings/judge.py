@@ -30,6 +30,7 @@ from cockpit.findings.series import fell as _fell
 from cockpit.findings.series import fmt as _fmt
 from cockpit.findings.series import index_runs as _index_runs
 from cockpit.findings.series import level as _level
+from cockpit.findings.series import mostly_held as _mostly_held
 from cockpit.findings.series import noise as _noise
 from cockpit.findings.series import points as _points
 from cockpit.findings.series import reward_functions as _reward_functions
@@ -390,10 +391,10 @@ def _rlhf_reward_falling(store: Reader, kind: FindingKind) -> list[Finding] | st
     _, steps, values = got
     k = _edges(len(steps), t["edge"])
     early, late, fell = _fell(values, k, 0.0, t["fall_sigma"])
+    n0 = int(t["start"])
+    first_level, spread = _level(values[:n0]), _noise(values[:n0])
     if not fell and len(values) > k:
         # a fall inside the early window: the early median is itself below the first points
-        n0 = int(t["start"])
-        first_level, spread = _level(values[:n0]), _noise(values[:n0])
         bar = first_level - t["fall_sigma"] * max(spread, 1e-12)
         if early < bar and late < bar:
             # from the first point of the early window below the bar
@@ -408,27 +409,21 @@ def _rlhf_reward_falling(store: Reader, kind: FindingKind) -> list[Finding] | st
         # most of a stretch of `stretch_share` of the run in a row (at least `stretch_min`) far
         # below the first points, by `stretch_sigma` robust σ of them and `fall_sigma` robust σ of
         # the whole run (first points that happen to agree are no measure of its noise)
-        n0 = int(t["start"])
-        first_level, spread = _level(values[:n0]), _noise(values[:n0])
         w = max(int(t["stretch_min"]), round(len(values) * t["stretch_share"]))
         gap = max(t["stretch_sigma"] * spread, t["fall_sigma"] * _noise(values))
         under = values < first_level - gap
-        if gap > 0 and len(values) >= w and under.sum() * 2 > w:
-            c = np.concatenate(([0], np.cumsum(under)))
-            held = np.nonzero((c[w:] - c[:-w]) * 2 > w)[0]
-            if len(held):
-                inside = np.nonzero(under[held[0]: held[-1] + w])[0] + held[0]
-                i, j = int(inside[0]), int(inside[-1])
-                first, last = int(steps[i]), int(steps[j])
-                by = (f"{t['stretch_sigma']:g} robust σ of its first {n0} points"
-                      if gap == t["stretch_sigma"] * spread else f"{t['fall_sigma']:g} robust σ of the whole run")
-                return [Finding(kind.name, (first, last), kind.severity,
-                                f"objective/rlhf_reward fell from {first_level:.4g} (the median of its first {n0} "
-                                f"logged steps) to a median of {_level(values[i: j + 1]):.4g} over the logged steps "
-                                f"{first}–{last} ({int(under[i: j + 1].sum())} of its {j - i + 1} points there below "
-                                f"it by more than {by}), and ended at {late:.4g} (the median of its last {k} logged "
-                                "steps)", kind.fix,
-                                [_points("objective/rlhf_reward", steps, values, int(steps[0]), int(steps[-1]))])]
+        if gap > 0 and (stretch := _mostly_held(under, w)) is not None:
+            i, j = stretch
+            first, last = int(steps[i]), int(steps[j])
+            by = (f"{t['stretch_sigma']:g} robust σ of its first {n0} points"
+                  if gap == t["stretch_sigma"] * spread else f"{t['fall_sigma']:g} robust σ of the whole run")
+            return [Finding(kind.name, (first, last), kind.severity,
+                            f"objective/rlhf_reward fell from {first_level:.4g} (the median of its first {n0} "
+                            f"logged steps) to a median of {_level(values[i: j + 1]):.4g} over the logged steps "
+                            f"{first}–{last} ({int(under[i: j + 1].sum())} of its {j - i + 1} points there below "
+                            f"it by more than {by}), and ended at {late:.4g} (the median of its last {k} logged "
+                            "steps)", kind.fix,
+                            [_points("objective/rlhf_reward", steps, values, int(steps[0]), int(steps[-1]))])]
     if not fell:
         moved = "rose" if late > early else "fell" if late < early else "stayed at"
         return Quiet(f"objective/rlhf_reward {moved} {_fmt(early)} → {_fmt(late)}"

@@ -170,6 +170,20 @@ def index_runs(holds: np.ndarray, min_len: int) -> list[tuple[int, int]]:
     return [(int(a), int(b)) for a, b in zip(starts, ends, strict=True) if b - a >= min_len]
 
 
+def mostly_held(holds: np.ndarray, w: int) -> tuple[int, int] | None:
+    """The first and last index where `holds`, inside the windows of `w` points in a row of which
+    more than half hold (a stretch of a run that came back: a KL that blew up, a reward that fell);
+    None without such a window."""
+    if len(holds) < w or holds.sum() * 2 <= w:
+        return None
+    c = np.concatenate(([0], np.cumsum(holds)))
+    held = np.nonzero((c[w:] - c[:-w]) * 2 > w)[0]  # windows [i, i + w) with most points holding
+    if not len(held):
+        return None
+    inside = np.nonzero(holds[held[0]: held[-1] + w])[0] + held[0]
+    return int(inside[0]), int(inside[-1])
+
+
 def change_start(steps: np.ndarray, values: np.ndarray, early: float, late: float, *, over: int = 1) -> int:
     """The step a move from `early` to `late` began: after the last point still on the early side
     of a quarter of the way. `over` > 1: each point read as the median of the `over` points
