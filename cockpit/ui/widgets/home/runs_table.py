@@ -181,9 +181,8 @@ class RunsTable(DataTable):
                 note = " · ".join(p for p in parts if p)
                 note = note if len(note) <= COMMAND_WIDTH else note[:COMMAND_WIDTH - 1] + "…"
             name = f"✓ {r.name}" if r.path in marked else r.name
-            values = dict(zip(_COLUMNS, (name, r.state_label, r.trainer, step, r.metric or "-", eta, age, note),
-                              strict=True))
-            shown.append((r.path, tuple(values[c] for c in columns)))
+            head = (name, r.state_label, r.trainer, step, r.metric or "-")
+            shown.append((r.path, (*head, eta, age, note) if columns is _COLUMNS else (*head, age, note)))
         if (name_width == self._name_width and columns == self._columns
                 and [k for k, _ in shown] == [k for k, _ in self._shown]):
             self._update_cells(shown)
