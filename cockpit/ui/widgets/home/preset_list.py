@@ -6,13 +6,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from cockpit.config.presets import PresetInfo
 from cockpit.ui.text import markup
+
+if TYPE_CHECKING:  # the presets are read in home's worker: yaml and the demo's assets not on the way to the first frame
+    from cockpit.config.presets import PresetInfo
 
 
 class PresetList(OptionList):
