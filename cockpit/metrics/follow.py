@@ -49,6 +49,11 @@ TRIM_EVERY_RECORDS = 20_000
 time it has read this many records: at a real run's step or two a second, every few hours; a
 catch-up at thousands of steps a second, every few seconds."""
 
+TRIM_IDLE_RECORDS = 2_000
+"""... and once a poll finds nothing after at least this many: a burst (an attach's catch-up, a
+fast stretch of steps) is over, and what its records took is given back at once, not at the next
+TRIM_EVERY_RECORDS (a real run's 2,000 records are a quarter of an hour or more)."""
+
 Stop = Callable[[], bool]
 """Asked before each poll: True ends the following (a cancelled worker, a closed screen)."""
 
@@ -198,7 +203,8 @@ class RunFollower:
         # The records of earlier polls are applied and freed by now (those of this one are not
         # yet: the next trim takes them).
         self._read_since_trim += len(update.records)
-        if self._read_since_trim >= TRIM_EVERY_RECORDS:
+        if self._read_since_trim >= TRIM_EVERY_RECORDS or (
+                not update.records and self._read_since_trim >= TRIM_IDLE_RECORDS):
             self._read_since_trim = 0
             self.trims += give_back_freed_memory()
         return update

@@ -72,7 +72,8 @@ def test_stdout_lines_read_as_a_person_reads_them():
 
 def test_a_follower_gives_freed_memory_back_after_opening_and_every_so_many_records(tmp_path, monkeypatch):
     """glibc keeps what Python frees; a follower asks it to give that back after the whole journal
-    is read and each TRIM_EVERY_RECORDS records after (bench: follow_72h_rss_growth_mb)."""
+    is read, each TRIM_EVERY_RECORDS records after, and when a burst of records is over
+    (bench: follow_72h_rss_growth_mb)."""
     import sys
 
     from cockpit.metrics import follow
@@ -89,3 +90,10 @@ def test_a_follower_gives_freed_memory_back_after_opening_and_every_so_many_reco
     with journal.JournalWriter(run.events) as jw:
         jw.write(journal.metrics(6, {"loss": 0.1}))
     assert len(follower.poll().records) == 1 and follower.trims == 2 * int(glibc)
+    # a burst below TRIM_EVERY_RECORDS, given back once a poll finds nothing (TRIM_IDLE_RECORDS)
+    monkeypatch.setattr(follow, "TRIM_IDLE_RECORDS", 3)
+    with journal.JournalWriter(run.events) as jw:
+        jw.write_all([journal.metrics(s, {"loss": 1.0 / s}) for s in range(7, 10)])
+    assert len(follower.poll().records) == 3 and follower.trims == 2 * int(glibc)
+    assert not follower.poll().records and follower.trims == 3 * int(glibc)
+    assert not follower.poll().records and follower.trims == 3 * int(glibc)  # once
