@@ -168,6 +168,7 @@ def test_nothing_is_kept_without_an_index(tmp_path):
     index = RunsIndex(root)
     index.summaries()
     assert index.kept() is None  # this one has read the folder: its list is `summaries`
-    (root / INDEX_NAME).write_text(json.dumps({"version": 2, "fields": json.loads((root / INDEX_NAME).read_text())["fields"],
-                                                   "runs": {}, "live": ["../x", 3, ".h", "nope"]}))
+    fields = json.loads((root / INDEX_NAME).read_text())["fields"]
+    (root / INDEX_NAME).write_text(json.dumps({"version": 2, "fields": fields, "runs": {},
+                                               "live": ["../x", 3, ".h", "nope"]}))
     assert RunsIndex(root).kept() is None
