@@ -227,19 +227,22 @@ def load_journal(path: Path, label: str) -> tuple[RunData, Any]:
     data = RunData(label, run_dir=Path(path).parent)
     # Of the lines that only their newest matter to (the progress line's step and ETA; the
     # completions_ref lines of the steps the completions buffer keeps: each step has a row or
-    # more), only those are decoded: a 100,000-step GRPO journal is 300,000 lines, 100,000 of
-    # them metrics (bench: attach_100k_grpo_s). Later polls (the live follow) decode every line.
-    newest = {journal.PROGRESS: 1, journal.COMPLETIONS_REF: data.completions.capacity}
+    # more), only those are decoded, and applied after the rest: a 100,000-step GRPO journal is
+    # 300,000 lines, 100,000 of them metrics (bench: attach_100k_grpo_s). Later polls (the live
+    # follow) decode every line.
+    held: dict[bytes, deque[bytes]] = {journal.PROGRESS.encode(): deque(maxlen=1),
+                                       journal.COMPLETIONS_REF.encode(): deque(maxlen=data.completions.capacity)}
     # In reads of LOAD_READ bytes: what one read holds at once (its lines, their records) is what
     # the whole load's memory peaks at, and a process keeps its peak (attach_100k_grpo_rss_mb).
     following, tailer.max_read = tailer.max_read, LOAD_READ
     while True:  # one poll reads at most LineTailer.max_read bytes; a long journal (or line) takes several
         before = tailer.offset
-        batch = tailer.poll(newest=newest)
+        batch = tailer.poll(held=held)
         if batch:
             data.apply(batch)
         if tailer.offset == before:
             break
     tailer.max_read = following
+    data.apply(tailer.decode(line for kept in held.values() for line in kept))
     data.notes.extend(f"{path}: {problem}" for problem in tailer.problems())
     return data, tailer
