@@ -442,7 +442,11 @@ async def test_a_long_run_is_drawn_from_its_newest_steps_first_said_so_then_whol
     from cockpit.ui.widgets.run.metric_plot import MetricPlot
     from cockpit.ui.widgets.run.run_header import RunHeader
 
-    run = make_run(tmp_path / "runs", "long", sft_records(range(1, 2001), max_steps=4000))
+    records = sft_records(range(1, 2001), max_steps=4000)
+    for at in (1000, 3990):  # an alert fired mid-run and one among the newest steps
+        records.insert(at, journal.alert("loss_high", "loss above 1", key="loss", value=1.5,
+                                         step=at // 2, actions=[]))
+    run = make_run(tmp_path / "runs", "long", records)
     size = run.events.stat().st_size
     monkeypatch.setattr(follow, "FIRST_LOOK_BYTES", size // 4)
     monkeypatch.setattr(follow, "TAIL_BYTES", size // 10)
@@ -468,6 +472,7 @@ async def test_a_long_run_is_drawn_from_its_newest_steps_first_said_so_then_whol
                    for p in plots)
         assert all("(min" not in str(p.border_title) for p in plots)  # no best of the newest steps alone
         assert not app.screen.panes_revealed  # the other tabs (the findings' judge) wait for the whole
+        assert not app.screen.board.records  # the alerts are the whole read's, taken once
         seen.set()
         await app_wait(pilot, lambda: app.screen.sources[0].tail_from is None, "the whole journal")
         await app_wait(pilot, lambda: "reading" not in str(header.render())
@@ -476,6 +481,8 @@ async def test_a_long_run_is_drawn_from_its_newest_steps_first_said_so_then_whol
         assert list(whole.store.series("loss")[0]) == list(range(1, 2001))
         await app_wait(pilot, lambda: any("(min" in str(p.border_title) for p in plots), "the best, of every step")
         await app_wait(pilot, lambda: app.screen.panes_revealed, "the other tabs")
+        assert [r.step for r in app.screen.board.records] == [500, 1995]  # each once
+        assert app.screen.board.fired["loss_high"].count == 2
         with journal.JournalWriter(run.events) as jw:
             jw.write_all(sft_records(range(2001, 2006), max_steps=4000)[2:])
         await app_wait(pilot, lambda: whole.store.count("loss") == 2005, "the steps written since")
