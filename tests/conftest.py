@@ -124,28 +124,37 @@ def pytest_collection_modifyitems(config, items):
 
 OWN_STEPS = {"crash_sweep": "tests/ui/test_ui_crash_hunt.py", "field": "tests/field"}
 """Markers of tests that `.ci/run` runs as steps of their own, after the suite: the crash hunt's
-long sweep, and the field pass (tests/field, every test there carries `field`: real projects'
-scripts, launchers, Slurm and multi-attempt runs, each a few training processes). The suite
-(`python -m pytest`) leaves them out; `-m NAME` runs them, and so does naming the field folder
-or one of its files (`python -m pytest tests/field/test_field.py`)."""
+long sweep, and the field pass (`field`: every test in tests/field — real projects' scripts,
+launchers, Slurm, the trainer matrix — and, in the folders of their kind, the tests that train a
+run again or two at once: resumes, competing owners, a TUI killed and attached again; each a few
+training processes). The suite (`python -m pytest`) leaves them out; `-m NAME` runs them, and so
+does, for `field`, naming the field folder or the file (or test) a marked test is in."""
 
 
 def _leave_out_own_steps(config, items) -> None:
-    """What OWN_STEPS lists, unless `-m` names its marker or (for the field pass) the command line
-    names a path in its folder."""
+    """What OWN_STEPS lists, unless `-m` names its marker, or (for `field`) the command line names
+    the field folder (for a test there) or the marked test's own file."""
     field = (Path(config.rootpath) / OWN_STEPS["field"]).resolve()
     for item in items:
         if field in Path(item.path).resolve().parents:
             item.add_marker(pytest.mark.field)
     markexpr = config.getoption("markexpr", "") or ""
     named = [Path(a.split("::")[0]).resolve() for a in config.args]
+
+    def asked(item, marker: str) -> bool:
+        if marker != "field":
+            return False
+        path = Path(item.path).resolve()
+        return path in named or (field in path.parents and any(p == field or field in p.parents for p in named))
+
     for marker in OWN_STEPS:
-        if marker in markexpr or (marker == "field" and any(p == field or field in p.parents for p in named)):
+        if marker in markexpr:
             continue
-        out = [item for item in items if item.get_closest_marker(marker)]
+        out = [item for item in items if item.get_closest_marker(marker) and not asked(item, marker)]
         if out:
             config.hook.pytest_deselected(items=out)
-            items[:] = [item for item in items if not item.get_closest_marker(marker)]
+            left = set(map(id, out))
+            items[:] = [item for item in items if id(item) not in left]
 
 
 def _many_examples(item) -> bool:

@@ -399,17 +399,18 @@ _STAMPED = ("events.jsonl", "status.json", "run.yaml")
 
 
 def _stamp_of(path: str) -> tuple[tuple, float | None]:
-    """(the stamp of the run folder at `path`: size, mtime_ns, inode of each of _STAMPED or None,
-    run.yaml's mtime or None), with plain `os.stat` calls: 10,000 runs are 30,000 of them."""
-    out: list[tuple[int, int, int] | None] = []
+    """(the stamp of the run folder at `path`: size, mtime_ns, inode of each of _STAMPED, in one
+    flat tuple of 9, None three times for a file that is missing; run.yaml's mtime or None), with
+    plain `os.stat` calls: 10,000 runs are 30,000 of them."""
+    out: list[int | None] = []
     for name in _STAMPED:
         try:
             st = os.stat(f"{path}/{name}")
-            out.append((st.st_size, st.st_mtime_ns, st.st_ino))
+            out += (st.st_size, st.st_mtime_ns, st.st_ino)
         except OSError:
-            out.append(None)
-    yaml = out[2]
-    return tuple(out), (yaml[1] / 1e9 if yaml is not None else None)
+            out += (None, None, None)
+    yaml = out[7]
+    return tuple(out), (yaml / 1e9 if yaml is not None else None)
 
 
 def _stamped_runs(runs_dir: Path) -> list[tuple[str, tuple]]:
@@ -439,25 +440,23 @@ def _stamped_runs(runs_dir: Path) -> list[tuple[str, tuple]]:
 
 INDEX_NAME = ".cockpit-index"
 """The runs folder's kept summaries (`RunsIndex`): hidden, so never listed as a run."""
-INDEX_VERSION = 1
+INDEX_VERSION = 2
+"""2: each run a list [stamp, values in `fields` order] (1 held a dict of fields a run: read ~3× slower)."""
 INDEX_MAX_BYTES = 64 << 20
 """An index larger than this is not read (100,000 runs' summaries are ~30 MB)."""
 
 
+_STAMP_TYPES = frozenset(tuple(t for part in parts for t in part)
+                         for parts in itertools.product(((int, int, int), (type(None),) * 3), repeat=len(_STAMPED)))
+"""The types a stamp read back from the index may have (`_stamp_of`: three ints or three None a file)."""
+
+
 def _stamp_key(stamp: Any) -> tuple | None:
-    """A stamp read back from the index (lists) as `_stamp` makes it (tuples), or None if malformed."""
-    if type(stamp) is not list or len(stamp) != 3:
+    """A stamp read back from the index (a list) as `_stamp_of` makes it (a tuple), or None if malformed."""
+    if type(stamp) is not list:
         return None
-    out: list[tuple[int, int, int] | None] = []
-    for part in stamp:
-        if part is None:
-            out.append(None)
-        elif type(part) is list and len(part) == 3 and type(part[0]) is int and type(part[1]) is int \
-                and type(part[2]) is int:
-            out.append((part[0], part[1], part[2]))
-        else:
-            return None
-    return tuple(out)
+    key = tuple(stamp)
+    return key if tuple(map(type, key)) in _STAMP_TYPES else None
 
 
 def read_index(runs_dir: Path) -> dict[str, tuple[tuple, RunSummary]]:
@@ -507,24 +506,29 @@ def _index_entries(raw: bytes) -> tuple[dict[str, tuple[tuple, RunSummary]], lis
         obj = _json_loads(raw)
     except (ValueError, RecursionError, TypeError):
         return {}, []
-    if not isinstance(obj, dict) or obj.get("version") != INDEX_VERSION or not isinstance(obj.get("runs"), dict):
+    if not isinstance(obj, dict) or obj.get("version") != INDEX_VERSION or not isinstance(obj.get("runs"), dict) \
+            or obj.get("fields") != _FIELD_ORDER:  # written for another RunSummary
         return {}, []
     live = obj.get("live")  # absent from an index written before it was kept: none known
     live_names = [name for name in live if _run_name_ok(name)] if type(live) is list else []
     out: dict[str, tuple[tuple, RunSummary]] = {}
-    # Exact types (orjson and json give exactly these): a bool is never taken for an int; the
-    # checks run once a field, 10,000 runs' 150,000 values in a few tens of ms.
-    names, checks = _FIELD_NAMES, _FIELD_CHECKS
+    # Exact types (orjson and json give exactly these): a bool is never taken for an int. A row's
+    # types as one tuple, checked once for each such tuple met (a folder's runs share a few).
+    good, bad, n = set(), set(), len(_FIELD_ORDER)
     for name, entry in obj["runs"].items():
-        if type(entry) is not dict or not _run_name_ok(name):
+        if type(entry) is not list or len(entry) != 2 or not _run_name_ok(name):
             continue
-        stamp = _stamp_key(entry.get("stamp"))
-        row = entry.get("row")
-        if stamp is None or type(row) is not dict or row.keys() != names:
+        stamp = _stamp_key(entry[0])
+        values = entry[1]
+        if stamp is None or type(values) is not list or len(values) != n:
             continue
-        if any(type(row[k]) not in want for k, want in checks):
-            continue
-        out[name] = (stamp, RunSummary(**row))
+        types = tuple(map(type, values))
+        if types not in good:
+            if types in bad or not all(t in want for t, want in zip(types, _FIELD_WANTS, strict=True)):
+                bad.add(types)
+                continue
+            good.add(types)
+        out[name] = (stamp, RunSummary(*values))
     return out, live_names
 
 
@@ -553,8 +557,9 @@ _FIELD_TYPES: dict[str, tuple[type, ...]] = {
     for f in _SUMMARY_FIELDS}
 """What each summary field read back from the index may hold: the types `summarize` writes (a
 damaged or hand-edited entry is read again, never shown)."""
-_FIELD_NAMES = frozenset(_FIELD_TYPES)
-_FIELD_CHECKS = tuple((k, frozenset(want)) for k, want in _FIELD_TYPES.items())
+_FIELD_ORDER = [f.name for f in _SUMMARY_FIELDS]
+"""The index's `fields`: the order of each run's values."""
+_FIELD_WANTS = tuple(frozenset(_FIELD_TYPES[name]) for name in _FIELD_ORDER)
 
 
 def write_index(runs_dir: Path, known: dict[str, tuple[tuple, RunSummary]]) -> bool:
@@ -564,11 +569,11 @@ def write_index(runs_dir: Path, known: dict[str, tuple[tuple, RunSummary]]) -> b
     shared folder): the list is the same, only the next start reads more."""
     from cockpit.files import write_atomic
 
-    runs = {os.path.basename(key): {"stamp": stamp, "row": {f.name: getattr(row, f.name) for f in _SUMMARY_FIELDS}}
+    runs = {os.path.basename(key): [stamp, [getattr(row, name) for name in _FIELD_ORDER]]
             for key, (stamp, row) in known.items() if not row.live}
     # The live runs by name only: a fresh process shows them, read at once, with the kept rows
     # before it checks any file (`RunsIndex.kept`).
-    index = {"version": INDEX_VERSION, "runs": runs,
+    index = {"version": INDEX_VERSION, "fields": _FIELD_ORDER, "runs": runs,
              "live": [os.path.basename(key) for key, (_stamp, row) in known.items() if row.live]}
     try:
         import orjson
@@ -615,8 +620,9 @@ class RunsIndex:
         on_disk, live = read_index_and_live(self.runs_dir)
         self._saved = ({name: stamp for name, (stamp, _row) in on_disk.items()}, live)
         entries: dict[str, tuple[tuple | None, RunSummary]] = {}
+        folder = os.path.join(self.runs_dir, "")  # a name holds no "/" (`_run_name_ok`): joined by hand, 10,000 times
         for name, entry in on_disk.items():
-            key = os.path.join(self.runs_dir, name)
+            key = folder + name
             if entry[1].path != key:  # where the folder is now
                 entry[1].path = key
             entries[key] = entry

@@ -94,6 +94,7 @@ def resumed(tmp_path_factory):
             "live_after_watch": live_after_watch}
 
 
+@pytest.mark.field  # several training processes (attempts): the field pass runs it
 @pytest.mark.slow
 def test_resume_wait_follows_the_new_attempt_and_exits_0_when_it_finishes(resumed):
     run, last, proc = resumed["run"], resumed["last"], resumed["resume"]
@@ -111,6 +112,7 @@ def test_resume_wait_follows_the_new_attempt_and_exits_0_when_it_finishes(resume
     assert [e.data["state"] for e in _ends(run)] == ["stopped", "finished"]
 
 
+@pytest.mark.field  # several training processes (attempts): the field pass runs it
 @pytest.mark.slow
 def test_watch_follows_a_resumed_run_to_the_end_of_its_newest_attempt(resumed):
     last, watch = resumed["last"], resumed["watch"]
@@ -142,6 +144,7 @@ def test_resuming_a_finished_run_is_refused_and_starts_nothing(finished):
     assert [c.name for c in finished.checkpoints()] == ["checkpoint-2", "checkpoint-4"]
 
 
+@pytest.mark.field  # several training processes (attempts): the field pass runs it
 @pytest.mark.slow
 def test_the_fix_for_a_finished_run_trains_it_further(tmp_path):
     """`resume --set max_steps=N`, as the refusal says, continues from the last checkpoint."""
@@ -155,6 +158,7 @@ def test_the_fix_for_a_finished_run_trains_it_further(tmp_path):
     assert again.returncode == 2 and "already finished at step 6 of 6" in again.stderr
 
 
+@pytest.mark.field  # several training processes (attempts): the field pass runs it
 @pytest.mark.slow
 def test_resume_names_the_steps_it_will_train_again(tmp_path):
     """Issue 42: a resume after `stop --force` (or a crash) trained steps again, and nothing said

@@ -403,6 +403,7 @@ def test_a_120_kb_value_is_named_not_echoed(tmp_path):
 # -- D10: resume past a checkpoint whose weights were cut short -----------------------------------
 
 
+@pytest.mark.field  # several training processes (attempts): the field pass runs it
 @pytest.mark.slow
 def test_resume_skips_a_checkpoint_with_truncated_weights_to_the_newest_good_one_and_names_it(farm_run):
     run = farm_run("sft")  # the run farm's: 4 demo-sft steps, checkpoints 2 and 4 (tests/helpers)

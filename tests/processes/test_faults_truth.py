@@ -133,6 +133,7 @@ def test_a_journal_emptied_mid_run_does_not_turn_a_trained_script_into_one_that_
         _cleanup(run)
 
 
+@pytest.mark.field  # several training processes (attempts): the field pass runs it
 @pytest.mark.slow
 def test_a_script_run_resumed_from_another_shell_runs_with_its_launch_environment(tmp_path, runs_dir):
     launch_env = {**os.environ, "PIPELINE_MAX_STEPS": "14"}

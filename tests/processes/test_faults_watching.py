@@ -306,6 +306,7 @@ def small_tmpfs(tmp_path):
         yield mnt
 
 
+@pytest.mark.field  # several training processes (attempts): the field pass runs it
 @pytest.mark.slow
 def test_a_full_disk_is_named_the_final_state_written_and_resume_works_once_space_is_freed(small_tmpfs):
     runs = small_tmpfs / "runs"

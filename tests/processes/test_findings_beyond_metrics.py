@@ -146,6 +146,7 @@ def test_a_lora_run_with_learning_rate_0_has_every_adapter_update_still_zero(run
     assert all(v == 0.0 for _, v in layers["rows"])
 
 
+@pytest.mark.field  # several training processes (attempts): the field pass runs it
 @pytest.mark.slow
 def test_a_stopped_and_resumed_run_gets_a_resume_check_with_both_segments(farm_run):
     from cockpit.errors import CockpitError

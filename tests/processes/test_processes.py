@@ -72,6 +72,7 @@ def test_demo_grpo_wait_in_an_empty_directory(farm_run):
     assert run.trl_yaml.is_file() and (run.output / "trainer_state.json").is_file()
 
 
+@pytest.mark.field  # several training processes (attempts): the field pass runs it
 @pytest.mark.slow
 def test_stop_and_save_then_resume_continues_the_same_journal(farm_run):
     """The stop with a save is the run farm's `stopped` run (tests/helpers: STOPPED_STEPS demo-sft steps,
@@ -172,6 +173,7 @@ def test_sigkill_of_the_trainer_is_classified_as_oom_killer(tmp_path):
     assert end.data["state"] == "killed" and "OOM" in end.data["reason"]
 
 
+@pytest.mark.field  # several training processes (attempts): the field pass runs it
 @pytest.mark.slow
 def test_two_processes_write_one_journal(tmp_path):
     """cockpit.launcher.num_processes=2 on a CPU box: two ranks (torchrun, gloo), rank 0 alone

@@ -148,6 +148,7 @@ def test_force_stop_never_signals_an_unrelated_process_that_took_the_recorded_pi
         stranger.wait()
 
 
+@pytest.mark.field  # several training processes (attempts): the field pass runs it
 @pytest.mark.slow
 def test_two_resumes_at_once_start_one_owner_and_the_winner_continues_from_the_checkpoint(farm_run):
     """The run is a copy of the farm's `stopped` one (tests/helpers: demo-sft stopped with a save a few

@@ -29,6 +29,7 @@ def steps_per_s(run, since: float, until: float) -> float | None:
     return (points[-1][1] - points[0][1]) / (points[-1][0] - points[0][0])
 
 
+@pytest.mark.field  # several training processes (attempts): the field pass runs it
 @pytest.mark.slow
 async def test_two_checkpoints_answer_the_same_prompts_side_by_side_while_the_run_trains(tmp_path):
     from textual.widgets import DataTable, TextArea

@@ -33,6 +33,7 @@ def _session(cmd: list[str], env: dict[str, str]) -> str:
     return name
 
 
+@pytest.mark.field  # several training processes (attempts): the field pass runs it
 def test_killing_the_tui_leaves_the_run_alone_and_attach_shows_it_all(tmp_path):
     runs = tmp_path / "runs"
     env = {"COCKPIT_CACHE_DIR": os.environ["COCKPIT_CACHE_DIR"], "HF_HUB_OFFLINE": "1",

@@ -70,21 +70,29 @@ def test_a_damaged_index_is_ignored_and_rewritten(tmp_path):
     want = _rows(root)
     good = RunsIndex(root)
     good.summaries()
-    entry = json.loads((root / INDEX_NAME).read_text())["runs"]["run0"]
+    index = json.loads((root / INDEX_NAME).read_text())
+    fields = index["fields"]
+    stamp, values = index["runs"]["run0"]
+    wrong = [*values]
+    wrong[fields.index("step")] = "many"  # a wrong type
+    old_fields = dict(index, fields=[*fields[:-1], "bogus"])  # written for another RunSummary
     damaged = [
-        b"\x00garbage{", b"[]", b'{"version": 99, "runs": {}}', b'{"version": 1, "runs": []}',
-        json.dumps({"version": 1, "runs": {
-            "run0": {**entry, "row": {**entry["row"], "step": "many"}},  # a wrong type
-            "run1": {"stamp": "x", "row": {}},
-            "run2": {**entry, "row": {**entry["row"], "bogus": 1}},  # a field it does not know
-            "../x": entry, "run3": 7}}).encode(),
+        b"\x00garbage{", b"[]", b'{"version": 99, "runs": {}}', b'{"version": 2, "runs": []}',
+        json.dumps(old_fields).encode(),
+        json.dumps({"version": 1, "runs": {"run0": {"stamp": [None] * 3, "row": {}}}}).encode(),  # the old format
+        json.dumps({**index, "runs": {
+            "run0": [stamp, wrong],
+            "run1": ["x", values],
+            "run2": [stamp, [*values, 1]],  # a value too many
+            "run3": [[*stamp[:8], "9"], values],  # a stamp of the wrong type
+            "../x": [stamp, values], "run4": 7}}).encode(),
     ]
     for data in damaged:
         (root / INDEX_NAME).write_bytes(data)
         fresh = RunsIndex(root)
         assert [r.to_dict() for r in fresh.summaries()] == want, data
         assert fresh.reread == 4, data
-        assert json.loads((root / INDEX_NAME).read_text())["version"] == 1
+        assert json.loads((root / INDEX_NAME).read_text())["version"] == 2
 
 
 def test_an_index_with_the_right_stamp_but_another_folder_is_not_trusted(tmp_path):
@@ -105,9 +113,9 @@ def test_the_index_is_never_read_or_written_through_a_link(tmp_path):
     RunsIndex(root).summaries()
     outside = tmp_path / "outside.json"
     forged = json.loads((root / INDEX_NAME).read_text())
-    for entry in forged["runs"].values():
-        entry["row"]["state"] = "failed"
-        entry["row"]["reason"] = "forged"
+    for _stamp, values in forged["runs"].values():
+        values[forged["fields"].index("state")] = "failed"
+        values[forged["fields"].index("reason")] = "forged"
     payload = json.dumps(forged)
     outside.write_text(payload)
     (root / INDEX_NAME).unlink()
@@ -160,5 +168,6 @@ def test_nothing_is_kept_without_an_index(tmp_path):
     index = RunsIndex(root)
     index.summaries()
     assert index.kept() is None  # this one has read the folder: its list is `summaries`
-    (root / INDEX_NAME).write_text(json.dumps({"version": 1, "runs": {}, "live": ["../x", 3, ".h", "nope"]}))
+    (root / INDEX_NAME).write_text(json.dumps({"version": 2, "fields": json.loads((root / INDEX_NAME).read_text())["fields"],
+                                                   "runs": {}, "live": ["../x", 3, ".h", "nope"]}))
     assert RunsIndex(root).kept() is None

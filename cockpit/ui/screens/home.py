@@ -289,8 +289,8 @@ class HomeScreen(Screen):
         self.post_message(self.PresetsLoaded(infos, blocked))
 
     def on_home_screen_runs_loaded(self, message: RunsLoaded) -> None:
-        if not message.checked:  # the checked list follows from the same worker
-            self.call_after_refresh(self._kept_drawn.set)
+        if not message.checked:  # the checked list follows from the same worker, once these rows are drawn
+            self.query_one(RunsTable).after_rows_drawn(self._kept_drawn.set)
         else:
             self._loading = False
         self.call_after_refresh(self._presets_now)  # after the frame with the runs

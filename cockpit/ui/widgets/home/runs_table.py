@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import shlex
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from rich.cells import cell_len
 from rich.style import Style
 from rich.text import Text
+from textual.geometry import Region
 from textual.message import Message
+from textual.strip import Strip
 from textual.widgets import DataTable
 from textual.widgets.data_table import ColumnKey
 
@@ -88,6 +90,27 @@ class RunsTable(DataTable):
         """Each state's style in the current theme (cells are Rich text: no `$variables`)."""
         self.marked: list[str] = []
         """Run paths marked with space, in the order they were marked (c compares them)."""
+        self._painted = False
+        """The rows of the last `show` have been drawn (`render_lines`) since it rebuilt the table."""
+        self._after_paint: list[Callable[[], object]] = []
+
+    def after_rows_drawn(self, callback: Callable[[], object]) -> None:
+        """Call `callback` once the table has drawn its rows (at once if it has): the work that
+        can wait for the first frame with the runs in it (the rows below the first screen, the
+        check of every run's files) does not slow that frame down."""
+        if self._painted:
+            callback()
+        else:
+            self._after_paint.append(callback)
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        lines = super().render_lines(crop)
+        if not self._painted and self.row_count:
+            self._painted = True
+            waiting, self._after_paint = self._after_paint, []
+            for callback in waiting:
+                callback()
+        return lines
 
     def on_mount(self) -> None:
         self._add_columns(None)
@@ -242,6 +265,7 @@ class RunsTable(DataTable):
         self.clear(columns=True)
         self._add_columns(name_width)
         self._shown, self._name_width, self._filled = shown, name_width, 0
+        self._painted = False
         self._fill_to(FIRST_ROWS)
         self.cells_updated = len(shown) * len(self._columns)
 
@@ -253,7 +277,8 @@ class RunsTable(DataTable):
         self._filled = max(self._filled, end)
         if self._filled < len(self._shown) and not self._filling:
             self._filling = True
-            self.set_timer(0.01, self._fill)  # after this frame: the first screen is drawn first
+            # after the frame with the first screen of rows: it is drawn first
+            self.after_rows_drawn(lambda: self.set_timer(0.01, self._fill))
 
     def _fill(self) -> None:
         self._filling = False
