@@ -473,6 +473,9 @@ async def test_a_long_run_is_drawn_from_its_newest_steps_first_said_so_then_whol
         assert all("(min" not in str(p.border_title) for p in plots)  # no best of the newest steps alone
         assert not app.screen.panes_revealed  # the other tabs (the findings' judge) wait for the whole
         assert not app.screen.board.records  # the alerts are the whole read's, taken once
+        await pilot.press("w")  # no CSV of the newest steps alone
+        await app_wait(pilot, lambda: any("still being read" in n for n in notifications(app)), "the refusal")
+        assert not (run.path / "metrics.csv").exists()
         seen.set()
         await app_wait(pilot, lambda: app.screen.sources[0].tail_from is None, "the whole journal")
         await app_wait(pilot, lambda: "reading" not in str(header.render())

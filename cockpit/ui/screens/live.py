@@ -348,6 +348,11 @@ class LiveRunScreen(RunView):
                              answered)
 
     def action_export(self) -> None:
+        if self.detail is not None and self.detail.tail_from is not None:
+            # A first look holds the newest steps alone: a CSV of it would be a part said as whole.
+            self.notify("the journal is still being read — export in a moment, once every step is",
+                        severity="warning", timeout=4)
+            return
         self.notify(f"exporting {self.run.name}…", timeout=2)
         self._export()
 
