@@ -43,6 +43,8 @@ class PlotWatch:
         self.rendered_step: dict[int, int] = {}  # id(plot) -> step held by its last render
         self.rendered_at: dict[int, float] = {}
         self.drawn_step: dict[int, int] = {}
+        self.drawn_whole: dict[int, bool] = {}  # id(plot) -> drawn from whole sources (no first look)
+        self.rendered_whole: dict[int, bool] = {}
         self.draw_s: list[float] = []
         self.render_s: list[float] = []
         watch = self
@@ -54,6 +56,7 @@ class PlotWatch:
             watch.draw_s.append(time.perf_counter() - t0)
             steps = [s.store.last_step for s in sources if s.store.last_step is not None]
             watch.drawn_step[id(self)] = max(steps) if steps and self.points_drawn else -1
+            watch.drawn_whole[id(self)] = all(getattr(s, "tail_from", None) is None for s in sources)
 
         def render(self):  # type: ignore[no-untyped-def]
             t0 = time.perf_counter()
@@ -61,6 +64,7 @@ class PlotWatch:
             watch.render_s.append(time.perf_counter() - t0)
             if id(self) in watch.drawn_step:
                 watch.rendered_step[id(self)] = watch.drawn_step[id(self)]
+                watch.rendered_whole[id(self)] = watch.drawn_whole[id(self)]
                 watch.rendered_at[id(self)] = time.perf_counter()
             return out
 
@@ -364,15 +368,20 @@ async def run_frame(out: Path, points: int, repeats: int) -> None:
 # -- attach to a long live run: first plot, memory, the completions tab ----------------------
 
 
-def _all_drawn(app, watch) -> bool:  # type: ignore[no-untyped-def]
+def _all_drawn(app, watch, whole: bool = False) -> bool:  # type: ignore[no-untyped-def]
+    """Every panel on screen drawn with data (with `whole`, from the whole journal: not from a
+    long journal's first look)."""
     plots = _plots(app)
-    return bool(plots) and all(watch.rendered_step.get(id(p), -1) >= 0 for p in plots)
+    return bool(plots) and all(watch.rendered_step.get(id(p), -1) >= 0 for p in plots) and \
+        (not whole or all(watch.rendered_whole.get(id(p), False) for p in plots))
 
 
 async def run_attach(run_dir: Path, out: Path) -> None:
     """`cockpit attach RUN` (make_app("live", [run])): the wall time of the first frame with
-    every default panel drawn (the parent subtracts its spawn time), the UI's RSS then, and
-    stepping the completions tab back one kept step at a time."""
+    every default panel drawn (the parent subtracts its spawn time; a long journal's first look
+    at its newest steps counts), the first with every panel drawn from the whole journal
+    (`open_to_whole_s`), the UI's RSS then, and stepping the completions tab back one kept step
+    at a time."""
     import gc
 
     import psutil
@@ -386,11 +395,12 @@ async def run_attach(run_dir: Path, out: Path) -> None:
 
     def open_live(self, path):  # type: ignore[no-untyped-def]
         marks.setdefault("open", time.perf_counter())
+        marks.setdefault("open_cpu", time.process_time())
         return orig_open(self, path)
 
     CockpitApp.open_live = open_live  # type: ignore[method-assign]
     app = make_app("live", [str(run_dir)], str(run_dir.parent))
-    drawn = asyncio.Event()
+    drawn, whole = asyncio.Event(), asyncio.Event()
     frame_after: dict[str, float] = {}
 
     def on_write(data: str) -> None:
@@ -399,7 +409,12 @@ async def run_attach(run_dir: Path, out: Path) -> None:
         if "drawn_wall" not in marks and _all_drawn(app, watch):
             marks["drawn_wall"] = time.time()
             marks["drawn"] = time.perf_counter()
+            marks["drawn_cpu"] = time.process_time()
             drawn.set()
+        if "whole" not in marks and _all_drawn(app, watch, whole=True):
+            marks["whole"] = time.perf_counter()
+            marks["whole_cpu"] = time.process_time()
+            whole.set()
         if "pending" in frame_after:
             frame_after["at"] = time.perf_counter()
             frame_after.pop("pending")
@@ -413,6 +428,7 @@ async def run_attach(run_dir: Path, out: Path) -> None:
         active_app.set(app)
         try:
             await asyncio.wait_for(drawn.wait(), 60)
+            await asyncio.wait_for(whole.wait(), 120)
             await asyncio.sleep(0.5)
             gc.collect()
             result["rss_mb"] = psutil.Process().memory_info().rss / 2**20
@@ -442,6 +458,10 @@ async def run_attach(run_dir: Path, out: Path) -> None:
     await app.run_async()
     await task
     result.update({"drawn_wall": marks["drawn_wall"], "open_to_drawn_s": marks["drawn"] - marks["open"],
+                   "open_to_whole_s": marks["whole"] - marks["open"],
+                   # The process's CPU seconds (every thread), what the other tenants move least.
+                   "cpu_to_drawn_s": marks["drawn_cpu"] - marks["open_cpu"],
+                   "cpu_to_whole_s": marks["whole_cpu"] - marks["open_cpu"],
                    "panels": len(watch.rendered_step)})
     out.write_text(json.dumps(result))
 

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from cockpit.errors import CockpitError
-from cockpit.metrics.rundata import RunData, load_journal
+from cockpit.metrics.rundata import RunData, load_ends, load_journal
 from cockpit.run.folder import LIVE_STATES, RunFolder, checkpoint_step
 from cockpit.run.journal import Record
 from cockpit.run.summaries import effective_state
@@ -43,6 +43,15 @@ FILES_SETTLE_S = 0.2
 """transformers writes trainer_state.json without a rename: the pause that lets it finish."""
 OUTPUT_MAX_LINES = 2000
 """stdout.log lines handed over by the first read."""
+
+FIRST_LOOK_BYTES = 32 << 20
+"""A journal longer than this (a 30,000-step GRPO run: a second or more to read whole on a slow
+machine) is opened with a first look at its ends (`RunFollower.first_look`) before the whole."""
+HEAD_BYTES = 256 << 10
+"""The start of the journal a first look reads: the run_started and phase lines the header needs."""
+TAIL_BYTES = 4 << 20
+"""The end of the journal a first look reads: some 4,000 steps of a GRPO run (a metrics, a
+progress and a completions_ref line a step), enough for every panel's first frame."""
 
 TRIM_EVERY_RECORDS = 20_000
 """A follower gives the memory freed meanwhile back to the system (`give_back_freed_memory`) each
@@ -147,6 +156,9 @@ class Opened:
     """Why the run's state cannot be read."""
     following: bool = False
     """A live run's journal: followed from here on."""
+    first_look: bool = False
+    """Only the journal's ends (`RunFollower.first_look`; `data.tail_from` says from which step):
+    the whole read (`open`) follows and replaces it."""
     snapshot_of: str | None = None
     """The live run this path is a fixed part of (a checkpoint, its output dir)."""
 
@@ -157,7 +169,8 @@ class RunFollower:
     `open(label)` reads the whole journal once (and what else is asked for), then `updates(stop)`
     yields one `Update` per poll that found something, until `stop()` says so (or, with
     `until_ended`, the run is no longer live). `poll()` is one step of it, for a caller with a
-    loop of its own."""
+    loop of its own. Before `open`, `first_look` reads a long journal's ends alone, for a screen
+    to draw while the whole is read (the live screen)."""
 
     def __init__(self, run: RunFolder, *, output: bool = False, rules: RulesFeed | None = None,
                  journal_errors: bool = False, resumable: Callable[[str | None], bool] | None = None,
@@ -181,6 +194,23 @@ class RunFollower:
         self._read_since_trim = 0
         self.trims = 0
         """How many times the memory freed meanwhile was given back (TRIM_EVERY_RECORDS)."""
+
+    def first_look(self, label: str | None = None) -> Opened | None:
+        """A journal longer than FIRST_LOOK_BYTES: its start and its newest steps (`load_ends`)
+        and the run's state, to draw while `open` reads the whole; None for a shorter one (or
+        one that cannot be read now: `open` says why). Nothing else is read, and the tailer is
+        left alone: `open` reads every record, this one's too, once."""
+        try:
+            if self.run.events.stat().st_size <= FIRST_LOOK_BYTES:
+                return None
+            data = load_ends(self.run.events, label or self.run.name, HEAD_BYTES, TAIL_BYTES)
+        except OSError:
+            return None
+        try:  # for the header alone: `open` reads it again, and says what is wrong
+            state: str | None = effective_state(self.run)[0]
+        except (CockpitError, OSError):
+            state = None
+        return Opened(data, state=state, following=True, first_look=True)
 
     def open(self, label: str | None = None) -> Opened:
         """The whole journal so far (the tailer left at its end), the end of stdout.log, the

@@ -8,6 +8,7 @@ polls are small and are applied on the UI thread).
 
 from __future__ import annotations
 
+import os
 import time
 from collections import deque
 from collections.abc import Iterable, Sequence
@@ -82,6 +83,10 @@ class RunData:
     """Which Trainer of a script the newest `run_started` was (its `segment`; 0 for one)."""
     finding_segments: list[int] = field(default_factory=list)
     """The Trainer each of `findings` was said of (the segment training when it was written)."""
+    tail_from: int | None = None
+    """Set on a first look at a long journal (`load_ends`: its start and its newest steps, read
+    for the live screen's first frame while the whole is read): the first step it holds (0 when
+    it holds none); the steps before it are not read yet. None: the whole journal (or source)."""
 
     def apply(self, records: Iterable[journal.Record]) -> int:
         """Take a batch of journal records; returns how many there were."""
@@ -227,19 +232,56 @@ def load_journal(path: Path, label: str) -> tuple[RunData, Any]:
     data = RunData(label, run_dir=Path(path).parent)
     # Of the lines that only their newest matter to (the progress line's step and ETA; the
     # completions_ref lines of the steps the completions buffer keeps: each step has a row or
-    # more), only those are decoded: a 100,000-step GRPO journal is 300,000 lines, 100,000 of
-    # them metrics (bench: attach_100k_grpo_s). Later polls (the live follow) decode every line.
-    newest = {journal.PROGRESS: 1, journal.COMPLETIONS_REF: data.completions.capacity}
+    # more), only those are decoded, and applied after the rest: a 100,000-step GRPO journal is
+    # 300,000 lines, 100,000 of them metrics (bench: attach_100k_grpo_s). Later polls (the live
+    # follow) decode every line.
+    held: dict[bytes, deque[bytes]] = {journal.PROGRESS.encode(): deque(maxlen=1),
+                                       journal.COMPLETIONS_REF.encode(): deque(maxlen=data.completions.capacity)}
     # In reads of LOAD_READ bytes: what one read holds at once (its lines, their records) is what
     # the whole load's memory peaks at, and a process keeps its peak (attach_100k_grpo_rss_mb).
     following, tailer.max_read = tailer.max_read, LOAD_READ
     while True:  # one poll reads at most LineTailer.max_read bytes; a long journal (or line) takes several
         before = tailer.offset
-        batch = tailer.poll(newest=newest)
+        batch = tailer.poll(held=held)
         if batch:
             data.apply(batch)
         if tailer.offset == before:
             break
     tailer.max_read = following
+    data.apply(tailer.decode(line for kept in held.values() for line in kept))
     data.notes.extend(f"{path}: {problem}" for problem in tailer.problems())
     return data, tailer
+
+
+_STEP_KINDS = frozenset({journal.METRICS, journal.EVAL, journal.PROGRESS, journal.COMPLETIONS,
+                         journal.COMPLETIONS_REF})
+"""The records a step writes: a first look takes them from the journal's end alone."""
+
+
+def load_ends(path: Path, label: str, head: int, tail: int) -> RunData:
+    """A first look at a long journal, for a first frame while the whole is read: of its first
+    `head` bytes the records that are no step's (run_started, phase: what the header says), and
+    every record of its last `tail` bytes (its newest steps); `tail_from` names the first step
+    held. Problems met are left to the whole read to say (`load_journal`), which replaces it.
+    Raises OSError when the journal cannot be read."""
+    from cockpit.files import open_regular
+    from cockpit.run.tailer import Tailer, hold_back
+
+    decoder = Tailer(path)  # decodes and counts; never reads
+    data = RunData(label, run_dir=Path(path).parent)
+    with open_regular(path) as fh:
+        size = os.fstat(fh.fileno()).st_size
+        start = fh.read(min(head, size))
+        fh.seek(max(0, size - tail))
+        end = fh.read(size - fh.tell())
+    # Complete lines only: the head's last and the tail's first may be cut (and the very last
+    # may be half written).
+    data.apply(r for r in decoder.decode(x for x in start.split(b"\n")[:-1] if x.strip())
+               if r.kind not in _STEP_KINDS)
+    held: dict[bytes, deque[bytes]] = {journal.PROGRESS.encode(): deque(maxlen=1),
+                                       journal.COMPLETIONS_REF.encode(): deque(maxlen=data.completions.capacity)}
+    newest = decoder.decode(hold_back([x for x in end.split(b"\n")[1:-1] if x.strip()], held))
+    data.apply(newest)
+    data.apply(decoder.decode(line for kept in held.values() for line in kept))
+    data.tail_from = next((r.step for r in newest if r.step is not None and r.kind in _STEP_KINDS), 0)
+    return data

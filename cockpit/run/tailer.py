@@ -9,7 +9,8 @@ new inode at the same path) and start over from the beginning.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections import deque
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
@@ -191,16 +192,20 @@ class Tailer:
     def seek_end(self) -> None:
         self._lines.seek_end()
 
-    def poll(self, upto: int | None = None, newest: Mapping[str, int] | None = None) -> list[journal.Record]:
-        """The records appended since the last poll; with `newest` (kind -> n), of each of those
-        kinds only the newest n lines of this poll are decoded (the rest are passed over)."""
-        out: list[journal.Record] = []
+    def poll(self, upto: int | None = None, held: Mapping[bytes, deque[bytes]] | None = None) -> list[journal.Record]:
+        """The records appended since the last poll; with `held` (kind -> a bounded deque), the
+        lines of those kinds go to their deque undecoded (`hold_back`) for the caller to decode."""
         lines = self._lines.poll(upto)
         if self._lines.too_long != self._too_long_seen:
             self.skipped += self._lines.too_long - self._too_long_seen
             self._too_long_seen = self._lines.too_long
-        if newest:
-            lines = newest_lines(lines, newest)
+        if held:
+            lines = hold_back(lines, held)
+        return self.decode(lines)
+
+    def decode(self, lines: Iterable[bytes]) -> list[journal.Record]:
+        """Lines of this journal as records; those that do not decode are counted (`problems`)."""
+        out: list[journal.Record] = []
         for line in lines:
             try:
                 out.append(journal.decode(line))
@@ -214,28 +219,20 @@ class Tailer:
         return out
 
 
-def newest_lines(lines: list[bytes], newest: Mapping[str, int]) -> list[bytes]:
-    """`lines` without the older lines of the kinds in `newest` (kind -> how many of the newest
-    to keep). A line's kind is found with a byte search for the `"kind":"..."` the codec writes
-    before the record's `"data"` (the same text inside a record's data is not its kind), so only
-    the lines kept are decoded: a 100,000-step GRPO journal is a progress and a completions_ref
-    line a step beside its metrics, and opening it needs the newest of those alone."""
-    markers = [(b'"kind":"' + kind.encode() + b'"', n) for kind, n in newest.items()]
-    left = [n for _, n in markers]
-    kept: list[bytes] = []
-    for line in reversed(lines):
-        for i, (marker, _n) in enumerate(markers):
-            at = line.find(marker)
-            if at < 0:
+def hold_back(lines: list[bytes], held: Mapping[bytes, deque[bytes]]) -> list[bytes]:
+    """`lines` without those of the kinds in `held` (kind -> a deque, bounded to the newest
+    lines its reader needs), which go to their deque undecoded. A line's kind is the text after
+    its first `"kind":"`, found with a byte search near its start: the codec writes it before the
+    record's `"data"` (a line whose first one comes after `"data":` is kept: that text is inside
+    its data). A 100,000-step GRPO journal is a progress and a completions_ref line a step beside
+    its metrics, and opening it needs the newest of those alone: only they are decoded."""
+    out: list[bytes] = []
+    for line in lines:
+        at = line.find(b'"kind":"')
+        if at >= 0 and line.find(b'"data":', 0, at) < 0:
+            q = held.get(line[at + 8:line.find(b'"', at + 8)])
+            if q is not None:
+                q.append(line)
                 continue
-            data = line.find(b'"data":')
-            if 0 <= data < at:  # inside the data: not this record's kind
-                continue
-            left[i] -= 1
-            if left[i] < 0:
-                line = b""
-            break
-        if line:
-            kept.append(line)
-    kept.reverse()
-    return kept
+        out.append(line)
+    return out

@@ -80,9 +80,11 @@ def test_opening_a_journal_decodes_only_the_newest_progress_and_completions_refs
     """`load_journal` passes over the older progress and completions_ref lines (bench:
     attach_100k_grpo_s): what it shows is the same as decoding every line, and the same text
     inside another record's data is not taken for its kind."""
+    from collections import deque
+
     from cockpit.metrics.rundata import RunData, load_journal
     from cockpit.run import journal
-    from cockpit.run.tailer import Tailer, newest_lines
+    from cockpit.run.tailer import Tailer, hold_back
 
     path = tmp_path / "events.jsonl"
     recs = [journal.run_started("grpo", max_steps=50)]
@@ -95,9 +97,10 @@ def test_opening_a_journal_decodes_only_the_newest_progress_and_completions_refs
     with journal.JournalWriter(path) as jw:
         jw.write_all(recs)
     lines = path.read_bytes().splitlines()
-    kept = newest_lines(lines, {journal.PROGRESS: 2})
-    assert len(kept) == len(lines) - 48 and kept[-1] == lines[-1]
-    assert [journal.decode(x).step for x in kept if journal.decode(x).kind == journal.PROGRESS] == [49, 50]
+    held: dict[bytes, deque[bytes]] = {journal.PROGRESS.encode(): deque(maxlen=2)}
+    kept = hold_back(lines, held)
+    assert len(kept) == len(lines) - 50 and kept[-1] == lines[-1]  # the nested one is no progress line
+    assert [journal.decode(x).step for x in held[journal.PROGRESS.encode()]] == [49, 50]
 
     data, _tailer = load_journal(path, "x")
     every = RunData("x", run_dir=tmp_path)

@@ -425,3 +425,68 @@ def test_an_empty_system_tab_says_why_in_the_runs_own_terms(tmp_path):
     assert "yet" in no_samples(live)
     ended = RunData("ended", run_dir=tmp_path, ended=Alert("information", "run finished"))
     assert "yet" not in no_samples(ended) and "ended before" in no_samples(ended)
+
+
+# -- a long journal: its newest steps first, then the whole -------------------------------------------
+
+
+async def test_a_long_run_is_drawn_from_its_newest_steps_first_said_so_then_whole_and_followed(
+        tmp_path, monkeypatch):
+    """Attaching to a long run (bench: attach_100k_grpo_s): the first frame is the journal's first
+    look (its start and newest steps), the header and every panel saying earlier steps are being
+    read, no best value from the steps read so far and no findings judged from them; then the
+    whole journal replaces it, and the follow goes on from where the whole read ended."""
+    import threading
+
+    from cockpit.metrics import follow
+    from cockpit.ui.widgets.run.metric_plot import MetricPlot
+    from cockpit.ui.widgets.run.run_header import RunHeader
+
+    records = sft_records(range(1, 2001), max_steps=4000)
+    for at in (1000, 3990):  # an alert fired mid-run and one among the newest steps
+        records.insert(at, journal.alert("loss_high", "loss above 1", key="loss", value=1.5,
+                                         step=at // 2, actions=[]))
+    run = make_run(tmp_path / "runs", "long", records)
+    size = run.events.stat().st_size
+    monkeypatch.setattr(follow, "FIRST_LOOK_BYTES", size // 4)
+    monkeypatch.setattr(follow, "TAIL_BYTES", size // 10)
+    # The whole read held until the first look was seen here (it is quick at this size).
+    seen = threading.Event()
+    whole_read = follow.RunFollower.open
+
+    def open_after_the_first_look(self, label=None):
+        seen.wait(20)
+        return whole_read(self, label)
+
+    monkeypatch.setattr(follow.RunFollower, "open", open_after_the_first_look)
+    app = app_for(tmp_path, "live", [str(run.path)])
+    async with app.run_test(size=(160, 48)) as pilot:
+        header = app.screen.query_one(RunHeader)
+        await app_wait(pilot, lambda: "reading the steps before" in str(header.render()), "the first look")
+        look = app.screen.sources[0]
+        assert "step 2000/4000" in str(header.render()) and "trainer sft" in str(header.render())
+        assert list(look.store.series("loss")[0]) == list(range(look.tail_from, 2001))
+        plots = list(app.screen.query(MetricPlot))
+        await app_wait(pilot, lambda: plots and all(p.chart is not None for p in plots), "the panels")
+        assert all(f"from step {look.tail_from}: earlier steps being read" in str(p.border_subtitle)
+                   for p in plots)
+        assert all("(min" not in str(p.border_title) for p in plots)  # no best of the newest steps alone
+        assert not app.screen.panes_revealed  # the other tabs (the findings' judge) wait for the whole
+        assert not app.screen.board.records  # the alerts are the whole read's, taken once
+        await pilot.press("w")  # no CSV of the newest steps alone
+        await app_wait(pilot, lambda: any("still being read" in n for n in notifications(app)), "the refusal")
+        assert not (run.path / "metrics.csv").exists()
+        seen.set()
+        await app_wait(pilot, lambda: app.screen.sources[0].tail_from is None, "the whole journal")
+        await app_wait(pilot, lambda: "reading" not in str(header.render())
+                       and not any("being read" in str(p.border_subtitle) for p in plots), "the marks gone")
+        whole = app.screen.sources[0]
+        assert list(whole.store.series("loss")[0]) == list(range(1, 2001))
+        await app_wait(pilot, lambda: any("(min" in str(p.border_title) for p in plots), "the best, of every step")
+        await app_wait(pilot, lambda: app.screen.panes_revealed, "the other tabs")
+        assert [r.step for r in app.screen.board.records] == [500, 1995]  # each once
+        assert app.screen.board.fired["loss_high"].count == 2
+        with journal.JournalWriter(run.events) as jw:
+            jw.write_all(sft_records(range(2001, 2006), max_steps=4000)[2:])
+        await app_wait(pilot, lambda: whole.store.count("loss") == 2005, "the steps written since")
+        assert list(whole.store.series("loss")[0]) == list(range(1, 2006))  # none lost, none twice

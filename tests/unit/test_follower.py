@@ -97,3 +97,54 @@ def test_a_follower_gives_freed_memory_back_after_opening_and_every_so_many_reco
     assert len(follower.poll().records) == 3 and follower.trims == 2 * int(glibc)
     assert not follower.poll().records and follower.trims == 3 * int(glibc)
     assert not follower.poll().records and follower.trims == 3 * int(glibc)  # once
+
+
+# -- a long journal's first look ------------------------------------------------------------------
+
+
+def _long_run(tmp_path, steps: int = 3000):
+    run = create_run_folder(tmp_path / "runs", "long")
+    run.run_yaml.write_text("trainer: sft\n", encoding="utf-8")
+    run.write_status(Status(state="running", name=run.name, trainer="sft", started=time.time()))
+    records = [journal.run_started("sft", max_steps=5000), journal.phase("training")]
+    for s in range(1, steps + 1):
+        records += [journal.metrics(s, {"loss": 2.0 / s, "reward": s / steps}, epoch=s / 1000),
+                    journal.progress(s, 5000, steps_per_s=2.0, eta_s=(5000 - s) / 2)]
+        if s % 1000 == 0:
+            records.append(journal.warning(f"a warning at step {s}", step=s))
+    with journal.JournalWriter(run.events) as jw:
+        jw.write_all(records)
+    return run
+
+
+def test_a_long_journal_is_first_looked_at_by_its_ends_then_read_whole_and_followed(tmp_path, monkeypatch):
+    """The live screen's first frame of a long run (bench: attach_100k_grpo_s): its start (the
+    header's run_started and phase) and its newest steps, said to be so (`tail_from`); then the
+    whole read, and the follow on from where that read ended: nothing lost, nothing twice."""
+    from cockpit.metrics import follow
+
+    run = _long_run(tmp_path)
+    size = run.events.stat().st_size
+    assert RunFollower(run).first_look() is None  # a short journal: read whole at once
+    monkeypatch.setattr(follow, "FIRST_LOOK_BYTES", size // 4)
+    monkeypatch.setattr(follow, "HEAD_BYTES", 1000)  # cut inside a line: complete lines only
+    monkeypatch.setattr(follow, "TAIL_BYTES", size // 10)
+    follower = RunFollower(run, poll_s=0.01)
+    first = follower.first_look()
+    assert first is not None and first.first_look and first.state == "running"
+    look = first.data
+    assert 2500 < look.tail_from < 3000 and look.trainer == "sft" and look.phase == "training"
+    steps, _ = look.store.series("loss")
+    assert list(steps) == list(range(look.tail_from, 3001))  # the newest steps, none from the head
+    assert (look.step, look.max_steps, look.eta_s) == (3000, 5000, 1000.0)
+    assert follower.tailer.offset == 0  # the first look leaves the follow to the whole read
+
+    opened = follower.open()
+    whole = opened.data
+    assert not opened.first_look and whole.tail_from is None
+    assert list(whole.store.series("loss")[0]) == list(range(1, 3001))
+    assert [a.step for a in whole.alerts] == [1000, 2000, 3000]
+    with journal.JournalWriter(run.events) as jw:
+        jw.write_all([journal.metrics(s, {"loss": 2.0 / s}) for s in range(3001, 3011)])
+    whole.apply(follower.poll().records)
+    assert list(whole.store.series("loss")[0]) == list(range(1, 3011))

@@ -2,7 +2,9 @@
 
 The follower (`metrics.follow.RunFollower`) runs in a thread worker: it reads the whole journal
 once (building the RunData off the UI thread), then the journal and stdout.log as they grow and
-the run's state, and the screen gets one message per poll that found something.
+the run's state, and the screen gets one message per poll that found something. A long journal
+is first looked at (its start and its newest steps, `first_look`): the screen draws that, saying
+earlier steps are being read, and the whole read replaces it.
 
 Alerts: the run's rules (`cockpit.alerts.board`: the files the supervisor reads, re-read when
 they change) and every `alert` record fill the alerts tab and the alert bar; a firing seen while
@@ -13,6 +15,7 @@ control/mute.json.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -26,7 +29,7 @@ from textual.worker import get_current_worker
 
 from cockpit.alerts import board as alert_board
 from cockpit.errors import CockpitError
-from cockpit.metrics.follow import OUTPUT_MAX_LINES, POLL_S, Opened, RunFollower, Update
+from cockpit.metrics.follow import OUTPUT_MAX_LINES, POLL_S, Opened, RunFollower, Update, give_back_freed_memory
 from cockpit.metrics.rundata import RunData
 from cockpit.run.folder import LIVE_STATES, Request, RunFolder
 from cockpit.trainers.knowledge import SCRIPT_TRAINER
@@ -39,6 +42,9 @@ from cockpit.ui.widgets.run.plot_grid import PlotGrid
 
 RING_S = 4.0
 """How long the bar and a plot stay marked after an alert fired."""
+FIRST_LOOK_WAIT_S = 2.0
+"""The longest the whole read of a long journal waits for its first look to be drawn (a screen
+covered by another draws nothing)."""
 
 
 class LiveRunScreen(RunView):
@@ -80,6 +86,8 @@ class LiveRunScreen(RunView):
         """Ended, not finished, with a complete checkpoint to go on from: `u` is offered."""
         self.board = alert_board.AlertBoard()
         """The run's alert rules and their firings (the alerts tab and the alert bar read it)."""
+        self._first_look_drawn = threading.Event()
+        """A long journal's first look is on screen: the follower reads the whole now."""
 
     def checkpoints_source(self) -> tuple[str | None, bool]:
         return str(self.run.path), True
@@ -128,6 +136,14 @@ class LiveRunScreen(RunView):
 
         follower = RunFollower(self.run, output=True, rules=RulesWatch(self.run), journal_errors=True,
                                resumable=self._can_resume, poll_s=self.poll_interval)
+        first = follower.first_look()
+        if first is not None:  # a long journal: its ends drawn first, then the whole read
+            self.post_message(self.Loaded(first))
+            del first  # not held here once the whole replaces it
+            # The whole read waits for that frame (it would take turns with its drawing).
+            self._first_look_drawn.wait(FIRST_LOOK_WAIT_S)
+            if worker.is_cancelled:
+                return
         self.post_message(self.Loaded(follower.open()))
         for update in follower.updates(lambda: worker.is_cancelled):
             self.post_message(self.Polled(update))
@@ -151,12 +167,22 @@ class LiveRunScreen(RunView):
         if problem:
             self.notify(problem, severity="error", timeout=10)
 
+    def first_look_drawn(self) -> None:
+        self._first_look_drawn.set()
+
     def on_live_run_screen_loaded(self, message: Loaded) -> None:
         opened = message.opened
+        if self.sources and self.sources[0].tail_from is not None:
+            # The first look, replaced: what it held goes back to the system once the plots
+            # drop it (the follower gave back the whole read's before it was let go).
+            self.call_after_refresh(give_back_freed_memory)
         self.sources = [opened.data]
         self.state = opened.state or opened.data.state
         self.resumable = opened.resumable
         self.refresh_bindings()
+        if opened.first_look:  # the rest comes with the whole read, once
+            self.request_redraw()
+            return
         if opened.rules is not None:
             self.board.set_sources(opened.rules)
         self.board.feed(opened.alerts)
@@ -322,6 +348,11 @@ class LiveRunScreen(RunView):
                              answered)
 
     def action_export(self) -> None:
+        if self.detail is not None and self.detail.tail_from is not None:
+            # A first look holds the newest steps alone: a CSV of it would be a part said as whole.
+            self.notify("the journal is still being read — export in a moment, once every step is",
+                        severity="warning", timeout=4)
+            return
         self.notify(f"exporting {self.run.name}…", timeout=2)
         self._export()
 

@@ -129,6 +129,10 @@ class RunDisplay(Screen):
         """The live screen adds the trainer's output here."""
         yield from ()
 
+    def first_look_drawn(self) -> None:
+        """A first look at a long journal (`RunData.tail_from`) is on screen: the live screen's
+        follower reads the whole now."""
+
     def on_mount(self) -> None:
         self.set_interval(1 / REDRAW_HZ, self.refresh_view)
         TabsOverflow.attach(self.query_one(TabbedContent))  # `6 7 8 →` where tabs are off screen
@@ -214,6 +218,9 @@ class RunDisplay(Screen):
         settings = f"x: {self.x_mode} · smoothing " + (f"{self.smoothing:.2f}" if self.smoothing
                                                         else "off")
         settings += " · log y" if self.view.log_y else ""
+        if data.tail_from is not None:
+            settings = (f"reading the steps before {data.tail_from}…" if data.tail_from > 1
+                        else "reading the whole journal…") + " · " + settings
         if self.view.x_window:
             settings += " · " + window_text(self.view.x_window)
         keys = tuple(self.all_keys())
@@ -246,10 +253,15 @@ class RunDisplay(Screen):
             grid.redraw(self.sources, x_mode=self.x_mode, smoothing=self.smoothing,
                         colors=series_colors(self.app), theme=self.app.theme, view=self.view)
         if not self._reveal_asked and (not keys or all(p.chart is not None for p in grid.plots())):
-            # The first frame holds the plots (or says why there are none): the other tabs'
-            # panes, and the work they start, come after it.
-            self._reveal_asked = True
-            self.call_after_refresh(self.reveal_panes)
+            if data.tail_from is not None:
+                # A long journal's first look: the whole is read once it is on screen, and the
+                # other tabs' panes come after the whole.
+                self.call_after_refresh(self.first_look_drawn)
+            else:
+                # The first frame holds the plots (or says why there are none): the other tabs'
+                # panes, and the work they start, come after it.
+                self._reveal_asked = True
+                self.call_after_refresh(self.reveal_panes)
         if not self.panes_revealed:
             return
         tabs = self._tabbed()

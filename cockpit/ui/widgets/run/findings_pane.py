@@ -151,6 +151,9 @@ class FindingsPane(Vertical):
             # Home opened at once over a replay, the crash hunt): shown once they are.
             self.call_after_refresh(self.show, data)
             return
+        if data.tail_from is not None:  # a long journal's first look: judged once read whole
+            self.query_one("#findings-title", Static).update(Text("Reading the whole journal…"))
+            return
         self.data = data
         whole = self.judge or data.ended is not None  # a run that ended is judged whole, as a replay
         key = (id(data), len(data.findings), data.store.version, whole)

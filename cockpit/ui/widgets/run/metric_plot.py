@@ -207,6 +207,10 @@ class MetricPlot(Widget, can_focus=True):
                 notes.append("log y: ≤0 left out" if any(len(v) for v in logged) else "log y: nothing >0 (l: linear)")
             samples = logged
         title_parts = self._title_parts(sources[0] if sources else None)
+        reading = [s.tail_from for s in sources if s.tail_from is not None]
+        if reading:  # a long journal's first look: said until the whole is read
+            notes.append(f"from step {min(reading)}: earlier steps being read…" if min(reading) > 1
+                         else "the journal being read…")
         if not drawn:
             held = any(src.store.count(k) for src in sources for k in self.panel.resolve(src.store.keys()))
             notes.append("no finite value to draw" if held else "no data yet")
@@ -622,8 +626,8 @@ def _value_text(source: RunData, key: str) -> str:
     kept[key] = (n, best, best_step, last)
     if last is None:
         return ""
-    if direction is None or best is None or n < 2:
-        return short_value(last)
+    if direction is None or best is None or n < 2 or source.tail_from is not None:
+        return short_value(last)  # a first look's best would be its newest steps' alone
     return f"{short_value(last)} ({direction} {short_value(best)} @{best_step})"
 
 
