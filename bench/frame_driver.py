@@ -58,7 +58,9 @@ class FrameDriver(HeadlessDriver):
             return False
         table = tables.first()
         listed = getattr(table, "listed", table.row_count)
-        return listed >= want and table.row_count >= (want if every else min(want, table.size.height))
+        # and drawn: a frame of a spinner elsewhere, written before the table's rows are, is not it
+        return listed >= want and table.row_count >= (want if every else min(want, table.size.height)) \
+            and getattr(table, "rows_drawn", True)
 
     @property
     def is_headless(self) -> bool:

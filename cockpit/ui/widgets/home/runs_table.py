@@ -37,8 +37,9 @@ NOTE_WIDTH = 60
 NOTE_ROOM = 16
 """The note's columns a long name leaves on screen (`training` whole, a reason's start)."""
 COMMAND_WIDTH = 100
-FIRST_ROWS = 100
-"""Rows put in the table at once when it is (re)built: more than a screen shows. The rest follow
+FIRST_ROWS = 50
+"""Rows put in the table at once when it is (re)built (or its height and a few more, when it is
+taller): more than a screen shows. The rest follow
 in FILL_ROWS chunks between frames (`_fill`): DataTable measures every cell it is given, and
 10,000 runs' 80,000 cells took seconds before the first frame (bench: home_10k_runs_s)."""
 FILL_ROWS = 1000
@@ -221,6 +222,11 @@ class RunsTable(DataTable):
                     break
 
     @property
+    def rows_drawn(self) -> bool:
+        """The rows of the last `show` have been drawn since it rebuilt the table."""
+        return self._painted
+
+    @property
     def listed(self) -> int:
         """How many runs the table lists (some may still be on their way into it: `_fill`)."""
         return len(self._shown)
@@ -266,7 +272,7 @@ class RunsTable(DataTable):
         self._add_columns(name_width)
         self._shown, self._name_width, self._filled = shown, name_width, 0
         self._painted = False
-        self._fill_to(FIRST_ROWS)
+        self._fill_to(max(FIRST_ROWS, self.scrollable_content_region.height + 2))
         self.cells_updated = len(shown) * len(self._columns)
 
     def _fill_to(self, n: int) -> None:
