@@ -235,8 +235,7 @@ def load_journal(path: Path, label: str) -> tuple[RunData, Any]:
     # more), only those are decoded, and applied after the rest: a 100,000-step GRPO journal is
     # 300,000 lines, 100,000 of them metrics (bench: attach_100k_grpo_s). Later polls (the live
     # follow) decode every line.
-    held: dict[bytes, deque[bytes]] = {journal.PROGRESS.encode(): deque(maxlen=1),
-                                       journal.COMPLETIONS_REF.encode(): deque(maxlen=data.completions.capacity)}
+    held = _held_newest(data)
     # In reads of LOAD_READ bytes: what one read holds at once (its lines, their records) is what
     # the whole load's memory peaks at, and a process keeps its peak (attach_100k_grpo_rss_mb).
     following, tailer.max_read = tailer.max_read, LOAD_READ
@@ -248,9 +247,22 @@ def load_journal(path: Path, label: str) -> tuple[RunData, Any]:
         if tailer.offset == before:
             break
     tailer.max_read = following
-    data.apply(tailer.decode(line for kept in held.values() for line in kept))
+    _apply_held(data, tailer, held)
     data.notes.extend(f"{path}: {problem}" for problem in tailer.problems())
     return data, tailer
+
+
+def _held_newest(data: RunData) -> dict[bytes, deque[bytes]]:
+    """The kinds of line only the newest of which a first read needs, each with the deque its
+    lines are held back in undecoded (`tailer.hold_back`): the progress line (the step, the ETA)
+    and the completions_ref lines of as many steps as `data`'s completions buffer keeps."""
+    return {journal.PROGRESS.encode(): deque(maxlen=1),
+            journal.COMPLETIONS_REF.encode(): deque(maxlen=data.completions.capacity)}
+
+
+def _apply_held(data: RunData, decoder: Any, held: dict[bytes, deque[bytes]]) -> None:
+    """The held-back lines (`_held_newest`), decoded once and applied after the rest."""
+    data.apply(decoder.decode(line for kept in held.values() for line in kept))
 
 
 _STEP_KINDS = frozenset({journal.METRICS, journal.EVAL, journal.PROGRESS, journal.COMPLETIONS,
@@ -278,10 +290,9 @@ def load_ends(path: Path, label: str, head: int, tail: int) -> RunData:
     # may be half written).
     data.apply(r for r in decoder.decode(x for x in start.split(b"\n")[:-1] if x.strip())
                if r.kind not in _STEP_KINDS)
-    held: dict[bytes, deque[bytes]] = {journal.PROGRESS.encode(): deque(maxlen=1),
-                                       journal.COMPLETIONS_REF.encode(): deque(maxlen=data.completions.capacity)}
+    held = _held_newest(data)
     newest = decoder.decode(hold_back([x for x in end.split(b"\n")[1:-1] if x.strip()], held))
     data.apply(newest)
-    data.apply(decoder.decode(line for kept in held.values() for line in kept))
+    _apply_held(data, decoder, held)
     data.tail_from = next((r.step for r in newest if r.step is not None and r.kind in _STEP_KINDS), 0)
     return data
