@@ -221,9 +221,17 @@ async def test_while_the_preset_is_checked_the_verdict_spins_and_counts_seconds(
         model = control(app, "model_name_or_path")
         await app_wait(pilot, lambda: app.focused is model, "the model field focused")
         await app_wait(pilot, lambda: not verdict.waiting, "the first check done")
+        said: list[str] = []  # each spinner line, as it is drawn (a loaded machine may check
+        tick = verdict._tick  # and finish between two looks at the screen)
+
+        def spied() -> None:
+            tick()
+            said.append(str(verdict.render()))
+
+        verdict._tick = spied  # type: ignore[method-assign]
         await pilot.press("x")  # a change: checked again after a short pause
-        await app_wait(pilot, lambda: verdict.waiting, "checking", limit=2)
-        assert "checking the preset" in str(verdict.render()) and " s" in str(verdict.render())
+        await app_wait(pilot, lambda: said, "checking")
+        assert "checking the preset" in said[0] and " s" in said[0]
         await app_wait(pilot, lambda: not verdict.waiting, "checked")
 
 
