@@ -459,6 +459,14 @@ def _stamp_key(stamp: Any) -> tuple | None:
     return key if tuple(map(type, key)) in _STAMP_TYPES else None
 
 
+def index_bytes(runs_dir: Path) -> int:
+    """The size of the runs folder's index (INDEX_NAME), 0 when there is none: what reading it costs."""
+    try:
+        return os.lstat(os.path.join(runs_dir, INDEX_NAME)).st_size
+    except OSError:
+        return 0
+
+
 def read_index(runs_dir: Path) -> dict[str, tuple[tuple, RunSummary]]:
     """The kept summaries of a runs folder by run name, each with the stamp it was read at; {} when
     there is no index, or it is a link, not a regular file, too large, damaged or from another

@@ -100,8 +100,9 @@ async def test_home_shows_a_run_whole_after_it_finishes_while_listed(tmp_path):
 
 
 async def test_home_shows_the_kept_rows_first_then_a_run_changed_since_in_its_new_state(tmp_path, monkeypatch):
-    """A fresh home lists the runs folder's index as kept, then checks each run's files after that
-    frame: a run that moved on since the index was written shows its new step, a deleted one goes."""
+    """A fresh home lists the runs folder's index as kept, in its very first frame (read before
+    it), then checks each run's files after that frame: a run that moved on since the index was
+    written shows its new step, a deleted one goes."""
     import shutil
 
     from cockpit.run.summaries import RunsIndex
@@ -123,11 +124,21 @@ async def test_home_shows_the_kept_rows_first_then_a_run_changed_since_in_its_ne
         shown(self, message)
 
     monkeypatch.setattr(HomeScreen, "on_home_screen_runs_loaded", record)
+    first_drawn: list[int] = []  # the table's rows at its first drawing
+    drawn = RunsTable.render_lines
+
+    def render_lines(self, crop):
+        if not first_drawn:
+            first_drawn.append(self.row_count)
+        return drawn(self, crop)
+
+    monkeypatch.setattr(RunsTable, "render_lines", render_lines)
     app = app_for(tmp_path)
     async with app.run_test(size=(100, 30)) as pilot:
         table = app.screen.query_one(RunsTable)
         await app_wait(pilot, lambda: "77/120" in app.export_screenshot(), "the run's new step", limit=20)
         assert table.row_count == 1 and "gone" not in app.export_screenshot()
+    assert first_drawn == [2]  # the first frame: both kept rows, no spinner's frame before them
     assert lists[0] == (False, {moved.name: 5, gone.name: 2})  # the kept rows, before any file was checked
     assert (True, {moved.name: 77}) in lists
 

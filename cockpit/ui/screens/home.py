@@ -39,6 +39,10 @@ REFRESH_S = 2.0
 KEPT_DRAWN_WAIT_S = 2.0
 """The longest the runs' files wait to be checked for the frame with the index's rows (a
 screen on top of home draws no frame of it)."""
+KEPT_NOW_BYTES = 8 << 20
+"""A runs index up to this size (~30,000 runs, a few tenths of a second) is read before home's
+first frame, which then has the runs in it; a larger one is read on a worker behind a spinner.
+(Read on the worker, 10,000 runs waited for the frames drawn meanwhile: bench home_10k_runs_s.)"""
 
 
 STACK_BELOW = 90
@@ -132,8 +136,10 @@ class HomeScreen(Screen):
         self._commands: dict[str, tuple[object, str | None]] = {}
         """Run path -> (run.yaml and status.json stamps, its script command or None): read once."""
         self._kept_drawn = threading.Event()
-        """Set once the frame with the index's rows (a `checked=False` list) is drawn: the
-        worker checks the runs' files only then, not while that frame is being made."""
+        """Clear from when the index's rows (a `checked=False` list) are shown to when their
+        frame is drawn: the worker checks the runs' files only then, not while that frame is
+        being made."""
+        self._kept_drawn.set()
         self._presets_after_runs = True
         """The first read of the presets waits for the first runs list: both are Python work on
         threads sharing the one interpreter lock, and the runs are what the first screen is for
@@ -162,6 +168,7 @@ class HomeScreen(Screen):
         # Built on the way back from a run opened from the command line: the cursor on that run.
         self.query_one(RunsTable).wanted = getattr(self.app, "last_opened", None)
         self.query_one("#presets-status", Waiting).wait("reading the presets")
+        self._kept_now()
         self.action_refresh()
         self.set_interval(REFRESH_S, self._tick)
         self.query_one(RunsTable).focus()  # until the runs are read (then _place_focus)
@@ -196,6 +203,25 @@ class HomeScreen(Screen):
         self._loading = True
         self.load_runs()
 
+    def _kept_now(self) -> None:
+        """A fresh home's runs as the runs folder's index keeps them, read here, before the first
+        frame (when the index is small enough: KEPT_NOW_BYTES); the worker checks their files
+        once they are drawn."""
+        from cockpit.run.summaries import RunsIndex, index_bytes
+
+        if not 0 < index_bytes(self.runs_dir) <= KEPT_NOW_BYTES:
+            return
+        index = self._runs[False] = RunsIndex(self.runs_dir)
+        try:
+            kept = index.kept()
+            if kept is None:
+                return
+            message = self.RunsLoaded(kept, self._script_commands(kept), False, checked=False)
+        except (OSError, CockpitError):
+            return  # the worker reads the folder and says what is wrong
+        self._kept_drawn.clear()
+        self.on_home_screen_runs_loaded(message)
+
     @work(thread=True, exclusive=True, group="home-runs", exit_on_error=False)
     def load_runs(self) -> None:
         from cockpit.run.manage import archive_dir
@@ -210,7 +236,7 @@ class HomeScreen(Screen):
             if kept is not None:
                 self._kept_drawn.clear()
                 self.post_message(self.RunsLoaded(kept, self._script_commands(kept), archived, checked=False))
-                self._kept_drawn.wait(KEPT_DRAWN_WAIT_S)
+            self._kept_drawn.wait(KEPT_DRAWN_WAIT_S)  # these rows, or the ones read before the first frame
             rows = index.summaries()
         except (OSError, CockpitError) as exc:
             self.app.call_from_thread(self._load_failed, f"{self.runs_dir}: {exc}")

@@ -45,6 +45,15 @@ in FILL_ROWS chunks between frames (`_fill`): DataTable measures every cell it i
 FILL_ROWS = 1000
 
 
+def _step(r: RunSummary) -> str:
+    return f"{r.step if r.step is not None else '-'}/{r.max_steps or '?'}"
+
+
+def _name_len(name: str) -> int:
+    """A name's width as its cell shows it (`printable`), without measuring a plain one."""
+    return len(name) if name.isascii() and name.isprintable() else cell_len(printable(name))
+
+
 def command_line(words: list[str]) -> str:
     """A script run's command as a person would type it: the program by its name, not the
     interpreter's full path."""
@@ -70,10 +79,20 @@ class RunsTable(DataTable):
         self.summaries: list[RunSummary] = []
         self.commands: dict[str, str] = {}
         """Run path -> a script run's command (its note)."""
-        self._shown: list[tuple[str, tuple]] = []
-        """(row key, cell texts) of every run listed, in order: the table holds the first
-        `_filled` of them, the rest are added a chunk at a time (`_fill`)."""
-        self._filled = 0
+        self._keys: list[str] = []
+        """The row key (run path) of every run listed, in order: the table holds the first
+        `len(_drawn)` of them, the rest are added a chunk at a time (`_fill`)."""
+        self._drawn: list[tuple[str, ...]] = []
+        """The cell texts of the rows in the table (`_values`), in order."""
+        self._now = 0.0
+        """The time the ages are counted to (the last `show`)."""
+        self._marked_set: set[str] = set()
+        self._fixed = 0
+        """The columns' width but the name's, and the note's start (the last `show`)."""
+        self._longest = 0
+        """The longest name's width (the last `show`)."""
+        self._cursor_to: str | None = None
+        """The run the cursor goes back to once the rows of the last `show` are in."""
         self._laid_out_width: int | None = None
         """The width the rows were last laid out for (`show`)."""
         self._filling = False
@@ -159,10 +178,14 @@ class RunsTable(DataTable):
     def on_resize(self) -> None:
         # The name's column is sized from the width: only a new width lays the rows out again.
         if self.summaries and self.scrollable_content_region.width != self._laid_out_width:
-            self.show(self.summaries)
+            self._lay_out()
 
     def show(self, rows: Sequence[RunSummary], commands: Mapping[str, str] | None = None) -> None:
-        """`commands`: run path -> the command of a script run, shown as its note."""
+        """`commands`: run path -> the command of a script run, shown as its note.
+
+        The columns are measured over every run; each row's cells are made as it goes into the
+        table (`_values`): 10,000 runs' cells, made at once, were a tenth of a second before
+        home's first frame (bench: home_10k_runs_s)."""
         if commands is not None:
             self.commands = dict(commands)
         current = None
@@ -172,54 +195,71 @@ class RunsTable(DataTable):
             current, self.wanted = self.wanted, None  # the run the user just came back from, or renamed
         self.summaries = list(rows)
         self.marked = [p for p in self.marked if any(r.path == p for r in rows)]  # deleted ones go
-        now = time.time()
+        self._marked_set = set(self.marked)
+        self._now = time.time()
         columns = _COLUMNS if any(r.live for r in rows) else _ENDED_COLUMNS
-        cells = []
-        for r in rows:
-            step = f"{r.step if r.step is not None else '-'}/{r.max_steps or '?'}"
-            # Only a live run will finish at some time; an ended one has no ETA.
-            eta = short_duration(r.eta_s) if r.live and r.eta_s is not None else "-"
-            age = age_of(r.created, now, short_duration) if r.created else "?"
-            cells.append((r, step, eta, age))
         # The columns up to age, and the start of the note, fit the table's width: a long name is
-        # cut at the column's edge
-        # (the cell keeps the whole name).
-        fixed = (max([len("state")] + [len(r.state_label) for r in rows])
-                 + max([len("trainer")] + [len(r.trainer) for r in rows])
-                 + max([len("step")] + [len(c[1]) for c in cells])
-                 + max([len("last")] + [len(r.metric or "-") for r in rows])
-                 + DURATION_WIDTH * (1 + ("eta" in columns)) + NOTE_ROOM)
-        pad = 2 * self.cell_padding * len(columns)
-        self._laid_out_width = self.scrollable_content_region.width
-        room = (self._laid_out_width or 80) - pad - fixed
-        marked = set(self.marked)
-        longest = max([len("name")] + [cell_len(printable(r.name)) + 2 * (r.path in marked) for r in rows])
-        name_width = min(longest, max(NAME_MIN, room))
-        shown = []
-        for r, step, eta, age in cells:
-            note = (r.error or r.journal_note or r.reason or (r.phase if r.live else "") or "")[:NOTE_WIDTH]
-            command = self.commands.get(r.path)
-            if command:  # what ran comes first, unless it failed: then why does
-                failed = bool(r.error) or r.state in ("failed", "killed")
-                parts = [note, f"$ {command}"] if failed else [f"$ {command}", note]
-                note = " · ".join(p for p in parts if p)
-                note = note if len(note) <= COMMAND_WIDTH else note[:COMMAND_WIDTH - 1] + "…"
-            name = f"✓ {r.name}" if r.path in marked else r.name
-            head = (name, r.state_label, r.trainer, step, r.metric or "-")
-            shown.append((r.path, (*head, eta, age, note) if columns is _COLUMNS else (*head, age, note)))
-        if (name_width == self._name_width and columns == self._columns
-                and [k for k, _ in shown] == [k for k, _ in self._shown]):
-            self._update_cells(shown)
+        # cut at the column's edge (the cell keeps the whole name).
+        self._fixed = (max([len("state")] + [len(r.state_label) for r in rows])
+                       + max([len("trainer")] + [len(r.trainer) for r in rows])
+                       + max([len("step")] + [len(_step(r)) for r in rows])
+                       + max([len("last")] + [len(r.metric or "-") for r in rows])
+                       + DURATION_WIDTH * (1 + ("eta" in columns)) + NOTE_ROOM)
+        self._longest = max([len("name")] + [_name_len(r.name) + 2 * (r.path in self._marked_set) for r in rows])
+        keys = [r.path for r in rows]
+        self._cursor_to = current
+        if self._name_width_now(columns) == self._name_width and columns == self._columns and keys == self._keys:
+            self._update_cells()
+            self._place_cursor()
         else:
             self._columns = columns
-            self._rebuild(shown, name_width)
-        if current is not None:
-            for i, r in enumerate(rows):
-                if r.path == current:
-                    self._fill_to(i + 1)
-                    if i != self.cursor_row:
-                        self.move_cursor(row=i)
-                    break
+            self._keys = keys
+            self._lay_out(force=True)
+
+    def _name_width_now(self, columns: tuple[str, ...]) -> int:
+        """The name's column width at the table's width now. Before its first layout (home's
+        first frame, with the runs read before it), the terminal's width: the names fit as they
+        will, unless they are longer than the room left (then the first resize cuts them)."""
+        pad = 2 * self.cell_padding * len(columns)
+        room = (self.scrollable_content_region.width or self.app.size.width) - pad - self._fixed
+        return min(self._longest, max(NAME_MIN, room))
+
+    def _lay_out(self, *, force: bool = False) -> None:
+        """The rows again from the first, when the name's column width changed (or `force`)."""
+        self._laid_out_width = self.scrollable_content_region.width
+        name_width = self._name_width_now(self._columns)
+        if force or name_width != self._name_width:
+            self._rebuild(name_width)
+            self._place_cursor()
+
+    def _place_cursor(self) -> None:
+        """The cursor on the run it was on before the last `show` (or the one `wanted`)."""
+        current, self._cursor_to = self._cursor_to, None
+        if current is None:
+            return
+        for i, path in enumerate(self._keys):
+            if path == current:
+                self._fill_to(i + 1)
+                if i != self.cursor_row:
+                    self.move_cursor(row=i)
+                break
+
+    def _values(self, i: int) -> tuple[str, ...]:
+        """The cell texts of the `i`th run listed, in the columns' order."""
+        r = self.summaries[i]
+        # Only a live run will finish at some time; an ended one has no ETA.
+        eta = short_duration(r.eta_s) if r.live and r.eta_s is not None else "-"
+        age = age_of(r.created, self._now, short_duration) if r.created else "?"
+        note = (r.error or r.journal_note or r.reason or (r.phase if r.live else "") or "")[:NOTE_WIDTH]
+        command = self.commands.get(r.path)
+        if command:  # what ran comes first, unless it failed: then why does
+            failed = bool(r.error) or r.state in ("failed", "killed")
+            parts = [note, f"$ {command}"] if failed else [f"$ {command}", note]
+            note = " · ".join(p for p in parts if p)
+            note = note if len(note) <= COMMAND_WIDTH else note[:COMMAND_WIDTH - 1] + "…"
+        name = f"✓ {r.name}" if r.path in self._marked_set else r.name
+        head = (name, r.state_label, r.trainer, _step(r), r.metric or "-")
+        return (*head, eta, age, note) if self._columns is _COLUMNS else (*head, age, note)
 
     @property
     def rows_drawn(self) -> bool:
@@ -229,7 +269,7 @@ class RunsTable(DataTable):
     @property
     def listed(self) -> int:
         """How many runs the table lists (some may still be on their way into it: `_fill`)."""
-        return len(self._shown)
+        return len(self._keys)
 
     def toggle_mark(self) -> None:
         """Space: mark the highlighted run (or unmark it); its name gets a ✓."""
@@ -267,32 +307,34 @@ class RunsTable(DataTable):
             return Text(printable(value), style=self._muted_style(), no_wrap=True, overflow="ellipsis")
         return Text(printable(value))  # trainer and step come from files: never markup
 
-    def _rebuild(self, shown: list[tuple[str, tuple]], name_width: int) -> None:
+    def _rebuild(self, name_width: int) -> None:
         self.clear(columns=True)
         self._add_columns(name_width)
-        self._shown, self._name_width, self._filled = shown, name_width, 0
+        self._name_width, self._drawn = name_width, []
         self._painted = False
         self._fill_to(max(FIRST_ROWS, self.scrollable_content_region.height + 2))
-        self.cells_updated = len(shown) * len(self._columns)
+        self.cells_updated = len(self._keys) * len(self._columns)
 
     def _fill_to(self, n: int) -> None:
         """The listed runs up to the `n`th in the table; a `_fill` scheduled for the rest."""
-        end = min(n, len(self._shown))
-        for key, values in self._shown[self._filled:end]:
-            self.add_row(*(self._cell(c, v) for c, v in zip(self._columns, values, strict=True)), key=key)
-        self._filled = max(self._filled, end)
-        if self._filled < len(self._shown) and not self._filling:
+        for i in range(len(self._drawn), min(n, len(self._keys))):
+            values = self._values(i)
+            self.add_row(*(self._cell(c, v) for c, v in zip(self._columns, values, strict=True)), key=self._keys[i])
+            self._drawn.append(values)
+        if len(self._drawn) < len(self._keys) and not self._filling:
             self._filling = True
             # after the frame with the first screen of rows: it is drawn first
             self.after_rows_drawn(lambda: self.set_timer(0.01, self._fill))
 
     def _fill(self) -> None:
         self._filling = False
-        self._fill_to(self._filled + FILL_ROWS)
+        self._fill_to(len(self._drawn) + FILL_ROWS)
 
-    def _update_cells(self, shown: list[tuple[str, tuple]]) -> None:
+    def _update_cells(self) -> None:
+        """The same runs in the same order: only the cells that changed are written again."""
         updated = 0
-        for (key, values), (_, before) in zip(shown[:self._filled], self._shown, strict=False):
+        for i, (key, before) in enumerate(zip(self._keys, self._drawn, strict=False)):
+            values = self._values(i)
             if values == before:
                 continue
             for column, value, old in zip(self._columns, values, before, strict=True):
@@ -304,7 +346,7 @@ class RunsTable(DataTable):
                     grow = column != "name" and cell_len(value) > self.columns[ColumnKey(column)].content_width
                     self.update_cell(key, column, self._cell(column, value), update_width=grow)
                     updated += 1
-        self._shown = shown
+            self._drawn[i] = values
         self.cells_updated = updated
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
