@@ -117,13 +117,19 @@ def mark_live(runs_dir: Path, pid: int, live: int = 10) -> None:
 
 
 def _live_run_folder(path: Path, trainer: str, max_steps: int):  # type: ignore[no-untyped-def]
+    """A running run supervised by this process (alive while measured), recorded as `mark_live`
+    records it: with the pid alone, every status check of the view read the run as one whose
+    supervisor is gone (and its journal's tail again, to say how it ended)."""
+    from cockpit.run import owner
     from cockpit.run.folder import RunFolder, Status
 
     path.mkdir(parents=True, exist_ok=True)
     run = RunFolder(path)
     run.run_yaml.write_text(f"trainer: {trainer}\ntrl:\n  max_steps: {max_steps}\n", encoding="utf-8")
+    pid = os.getpid()
     run.write_status(Status(state="running", name=run.name, trainer=trainer, started=time.time(),
-                            supervisor_pid=os.getpid(), host=os.uname().nodename))
+                            supervisor_pid=pid, supervisor_started=owner.start_time(pid),
+                            host=os.uname().nodename))
     return run
 
 

@@ -147,6 +147,9 @@ class LiveRunScreen(RunView):
         self.post_message(self.Loaded(follower.open()))
         for update in follower.updates(lambda: worker.is_cancelled):
             self.post_message(self.Polled(update))
+            # Not held here until the next one: the last batch of a run gone quiet would stay
+            # alive (and its memory taken) for as long as the run is watched.
+            del update
 
     def _can_resume(self, state: str | None) -> bool:
         """(In the follower's thread) Ended, not finished, with a checkpoint where `cockpit
