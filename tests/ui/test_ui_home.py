@@ -363,3 +363,25 @@ async def test_the_eta_column_is_there_only_while_a_listed_run_is_live():
         await pilot.pause()
         assert "eta" in [k.value for k in table.columns]
         assert table.get_row("/runs/busy")[5].plain.strip() not in ("", "-")  # the live run's ETA
+
+
+async def test_a_narrower_terminal_cuts_long_names_and_the_cursor_stays_on_its_run(tmp_path):
+    """Long names get the room the other columns leave: a resize that narrows their column lays
+    the rows out again, and the highlighted run stays highlighted."""
+    from cockpit.ui.widgets.home.runs_table import RunsTable
+
+    names = [f"sweep-{i}-learning-rate-1e-5-beta-0.1-warmup-0.03-seed-{i}" for i in range(5)]
+    for name in names:
+        make_run(tmp_path / "runs", name, sft_records(range(1, 4)), state="finished")
+    app = app_for(tmp_path)
+    async with app.run_test(size=(160, 40)) as pilot:
+        table = app.screen.query_one(RunsTable)
+        await app_wait(pilot, lambda: table.row_count == 5, "the runs listed")
+        table.focus()
+        await pilot.press("down", "down", "down")
+        chosen = table.highlighted_path()
+        wide = table.columns[next(iter(table.columns))].width
+        await pilot.resize_terminal(100, 40)
+        await app_wait(pilot, lambda: table.columns[next(iter(table.columns))].width < wide, "the names cut")
+        await pilot.pause()
+        assert table.highlighted_path() == chosen and table.cursor_row == 3

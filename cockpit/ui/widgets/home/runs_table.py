@@ -229,6 +229,8 @@ class RunsTable(DataTable):
         self._laid_out_width = self.scrollable_content_region.width
         name_width = self._name_width_now(self._columns)
         if force or name_width != self._name_width:
+            if self._cursor_to is None:  # a new width: the cursor stays on its run
+                self._cursor_to = self.highlighted_path()
             self._rebuild(name_width)
             self._place_cursor()
 
