@@ -228,7 +228,7 @@ async def test_while_the_preset_is_checked_the_verdict_spins_and_counts_seconds(
             tick()
             said.append(str(verdict.render()))
 
-        verdict._tick = spied  # type: ignore[method-assign]
+        verdict._tick = spied
         await pilot.press("x")  # a change: checked again after a short pause
         await app_wait(pilot, lambda: said, "checking")
         assert "checking the preset" in said[0] and " s" in said[0]
