@@ -213,14 +213,21 @@ class HomeScreen(Screen):
             return
         index = self._runs[False] = RunsIndex(self.runs_dir)
         try:
-            kept = index.kept()
-            if kept is None:
-                return
-            message = self.RunsLoaded(kept, self._script_commands(kept), False, checked=False)
+            message = self._kept_list(index, False)
         except (OSError, CockpitError):
             return  # the worker reads the folder and says what is wrong
+        if message is not None:
+            self.on_home_screen_runs_loaded(message)
+
+    def _kept_list(self, index: RunsIndex, archived: bool) -> RunsLoaded | None:
+        """The rows `index` keeps, as a list not yet checked (`RunsIndex.kept`), or None when it
+        keeps none; the worker's check of their files then waits for them to be drawn."""
+        kept = index.kept()
+        if kept is None:
+            return None
+        message = self.RunsLoaded(kept, self._script_commands(kept), archived, checked=False)
         self._kept_drawn.clear()
-        self.on_home_screen_runs_loaded(message)
+        return message
 
     @work(thread=True, exclusive=True, group="home-runs", exit_on_error=False)
     def load_runs(self) -> None:
@@ -232,10 +239,9 @@ class HomeScreen(Screen):
         if index is None:
             index = self._runs[archived] = RunsIndex(archive_dir(self.runs_dir) if archived else self.runs_dir)
         try:
-            kept = index.kept()  # a fresh home: the kept rows first, their files checked after
+            kept = self._kept_list(index, archived)  # a fresh home: the kept rows first, their files checked after
             if kept is not None:
-                self._kept_drawn.clear()
-                self.post_message(self.RunsLoaded(kept, self._script_commands(kept), archived, checked=False))
+                self.post_message(kept)
             self._kept_drawn.wait(KEPT_DRAWN_WAIT_S)  # these rows, or the ones read before the first frame
             rows = index.summaries()
         except (OSError, CockpitError) as exc:
